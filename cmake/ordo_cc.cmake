@@ -1,0 +1,23 @@
+# ordo_cc_library(NAME SRCS ... DEPS ...): one library per concept folder.
+# ordo_cc_test(NAME SRCS ... DEPS ...): a GoogleTest binary registered with ctest.
+function(ordo_cc_library name)
+  cmake_parse_arguments(ARG "" "" "SRCS;HDRS;DEPS" ${ARGN})
+  add_library(${name} ${ARG_SRCS} ${ARG_HDRS})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+endfunction()
+
+function(ordo_cc_test name)
+  if(NOT ORDO_BUILD_TESTS)
+    return()
+  endif()
+  cmake_parse_arguments(ARG "" "" "SRCS;DEPS;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SRCS})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main)
+  target_compile_definitions(${name} PRIVATE
+    ORDO_SHARED_MODELS_DIR="${ORDO_SHARED_MODELS_DIR}"
+    ORDO_EXAMPLE_MODELS_DIR="${ORDO_EXAMPLE_MODELS_DIR}"
+    ORDO_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${ARG_LABELS}")
+endfunction()

@@ -1,0 +1,316 @@
+#include "core/graph/graph.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/util/checked_math.h"
+#include "core/util/status_macros.h"
+
+namespace ordo {
+
+absl::string_view TensorKindName(TensorKind kind) {
+  switch (kind) {
+    case TensorKind::kInput:
+      return "input";
+    case TensorKind::kActivation:
+      return "activation";
+    case TensorKind::kWeight:
+      return "weight";
+    case TensorKind::kOutput:
+      return "output";
+  }
+  return "unknown";
+}
+
+std::optional<OpId> Graph::FindOp(absl::string_view name) const {
+  auto it = op_index_.find(name);
+  if (it == op_index_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<TensorId> Graph::FindTensor(absl::string_view name) const {
+  auto it = tensor_index_.find(name);
+  if (it == tensor_index_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<OpId> Graph::Successors(OpId op) const {
+  std::vector<OpId> result;
+  for (TensorId t : ops_[op].outputs) {
+    const auto& consumers = tensors_[t].consumers;
+    result.insert(result.end(), consumers.begin(), consumers.end());
+  }
+  std::sort(result.begin(), result.end());
+  result.erase(std::unique(result.begin(), result.end()), result.end());
+  return result;
+}
+
+std::vector<OpId> Graph::Predecessors(OpId op) const {
+  std::vector<OpId> result;
+  for (TensorId t : ops_[op].inputs) {
+    if (tensors_[t].producer != kNoId) result.push_back(tensors_[t].producer);
+  }
+  std::sort(result.begin(), result.end());
+  result.erase(std::unique(result.begin(), result.end()), result.end());
+  return result;
+}
+
+GraphBuilder::GraphBuilder(std::string name, GraphLimits limits)
+    : name_(std::move(name)), limits_(limits) {}
+
+void GraphBuilder::AddTensor(std::string name, DataType dtype,
+                             std::vector<int64_t> dims, TensorKind kind) {
+  pending_tensors_.push_back({std::move(name), dtype, std::move(dims), -1, kind});
+}
+
+void GraphBuilder::AddTensorBytes(std::string name, int64_t bytes,
+                                  TensorKind kind) {
+  pending_tensors_.push_back({std::move(name), DataType::kUnknown, {}, bytes, kind});
+}
+
+void GraphBuilder::AddOp(std::string name, std::string type,
+                         std::vector<std::string> inputs,
+                         std::vector<std::string> outputs,
+                         std::vector<Attribute> attributes, int32_t source_index,
+                         std::string domain) {
+  std::erase(inputs, std::string());
+  pending_ops_.push_back({std::move(name), std::move(type), std::move(domain),
+                          std::move(inputs), std::move(outputs),
+                          std::move(attributes), source_index});
+}
+
+void GraphBuilder::AddGraphInput(std::string tensor_name) {
+  graph_inputs_.push_back(std::move(tensor_name));
+}
+
+void GraphBuilder::AddGraphOutput(std::string tensor_name) {
+  graph_outputs_.push_back(std::move(tensor_name));
+}
+
+namespace {
+
+absl::StatusOr<int64_t> TensorBytes(absl::string_view name, DataType dtype,
+                                    const std::vector<int64_t>& dims) {
+  if (dtype == DataType::kUnknown) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor \"", name, "\": unknown dtype"));
+  }
+  int64_t bytes = ElementSize(dtype);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor \"", name, "\": dim ", i, " is ", dims[i],
+          dims[i] == 0 ? " (zero-size tensor)" : " (unknown or dynamic dim)",
+          "; dims must be static and positive"));
+    }
+    std::optional<int64_t> product = CheckedMul(bytes, dims[i]);
+    if (!product) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor \"", name, "\": dims overflow int64"));
+    }
+    bytes = *product;
+  }
+  return bytes;
+}
+
+}  // namespace
+
+absl::StatusOr<Graph> GraphBuilder::Build() && {
+  if (pending_ops_.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("graph \"", name_, "\" has no ops to schedule"));
+  }
+  if (static_cast<int64_t>(pending_ops_.size()) > limits_.max_ops) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("graph has ", pending_ops_.size(), " ops; the limit is ",
+                     limits_.max_ops));
+  }
+  if (static_cast<int64_t>(pending_tensors_.size()) > limits_.max_tensors) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("graph has ", pending_tensors_.size(),
+                     " tensors; the limit is ", limits_.max_tensors));
+  }
+  Graph graph;
+  graph.name_ = name_;
+  ORDO_RETURN_IF_ERROR(ResolveTensors(graph));
+  ORDO_RETURN_IF_ERROR(ResolveOps(graph));
+  ORDO_RETURN_IF_ERROR(ResolveGraphIo(graph));
+  ORDO_RETURN_IF_ERROR(CheckAcyclic(graph));
+  return graph;
+}
+
+absl::Status GraphBuilder::ResolveTensors(Graph& graph) const {
+  graph.tensors_.reserve(pending_tensors_.size());
+  for (const PendingTensor& pending : pending_tensors_) {
+    if (pending.name.empty()) {
+      return absl::InvalidArgumentError("a tensor has an empty name");
+    }
+    Tensor tensor;
+    tensor.name = pending.name;
+    tensor.dtype = pending.dtype;
+    tensor.dims = pending.dims;
+    tensor.kind = pending.kind;
+    if (pending.bytes >= 0) {
+      if (pending.bytes == 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("tensor \"", pending.name, "\": size is zero bytes"));
+      }
+      tensor.bytes = pending.bytes;
+    } else {
+      ORDO_ASSIGN_OR_RETURN(tensor.bytes,
+                            TensorBytes(pending.name, pending.dtype, pending.dims));
+    }
+    TensorId id = static_cast<TensorId>(graph.tensors_.size());
+    if (!graph.tensor_index_.emplace(tensor.name, id).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor \"", tensor.name, "\" is declared twice"));
+    }
+    graph.tensors_.push_back(std::move(tensor));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GraphBuilder::ResolveOps(Graph& graph) const {
+  graph.ops_.reserve(pending_ops_.size());
+  for (const PendingOp& pending : pending_ops_) {
+    OpId id = static_cast<OpId>(graph.ops_.size());
+    if (pending.name.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("op ", id, " (", pending.type, ") has an empty name"));
+    }
+    if (!graph.op_index_.emplace(pending.name, id).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("op \"", pending.name, "\": name is used twice"));
+    }
+    if (pending.outputs.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("op \"", pending.name, "\" has no outputs"));
+    }
+    Op op{pending.name,  pending.type, pending.domain, {}, {},
+          pending.attributes, pending.source_index};
+    for (const std::string& name : pending.inputs) {
+      std::optional<TensorId> t = graph.FindTensor(name);
+      if (!t) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("op \"", pending.name, "\" reads tensor \"", name,
+                         "\", which is not defined"));
+      }
+      op.inputs.push_back(*t);
+      std::vector<OpId>& consumers = graph.tensors_[*t].consumers;
+      if (consumers.empty() || consumers.back() != id) consumers.push_back(id);
+    }
+    for (const std::string& name : pending.outputs) {
+      std::optional<TensorId> t = name.empty() ? std::nullopt : graph.FindTensor(name);
+      if (!t) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("op \"", pending.name, "\" writes tensor \"", name,
+                         "\", which is not declared"));
+      }
+      Tensor& tensor = graph.tensors_[*t];
+      if (tensor.producer != kNoId) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "tensor \"", name, "\" has two producers: op \"",
+            graph.ops_[tensor.producer].name, "\" and op \"", pending.name, "\""));
+      }
+      if (tensor.kind == TensorKind::kWeight || tensor.kind == TensorKind::kInput) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("op \"", pending.name, "\" writes tensor \"", name,
+                         "\", which is a ", TensorKindName(tensor.kind)));
+      }
+      tensor.producer = id;
+      op.outputs.push_back(*t);
+    }
+    graph.ops_.push_back(std::move(op));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GraphBuilder::ResolveGraphIo(Graph& graph) const {
+  for (const std::string& name : graph_inputs_) {
+    std::optional<TensorId> t = graph.FindTensor(name);
+    if (!t) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("graph input \"", name, "\" is not declared"));
+    }
+    Tensor& tensor = graph.tensors_[*t];
+    if (tensor.producer != kNoId) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("graph input \"", name, "\" is also written by op \"",
+                       graph.ops_[tensor.producer].name, "\""));
+    }
+    if (tensor.kind == TensorKind::kInput) continue;  // listed twice
+    tensor.kind = TensorKind::kInput;
+    graph.inputs_.push_back(*t);
+  }
+  for (const std::string& name : graph_outputs_) {
+    std::optional<TensorId> t = graph.FindTensor(name);
+    if (!t) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("graph output \"", name, "\" is not declared"));
+    }
+    Tensor& tensor = graph.tensors_[*t];
+    if (tensor.is_graph_output) continue;
+    if (tensor.kind == TensorKind::kWeight) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "graph output \"", name, "\" is a weight (computed at compile time)"));
+    }
+    tensor.is_graph_output = true;
+    if (tensor.kind == TensorKind::kActivation) tensor.kind = TensorKind::kOutput;
+    graph.outputs_.push_back(*t);
+  }
+  for (const Tensor& tensor : graph.tensors_) {
+    if (tensor.producer == kNoId && (tensor.kind == TensorKind::kActivation ||
+                                     tensor.kind == TensorKind::kOutput)) {
+      if (tensor.consumers.empty() && !tensor.is_graph_output) continue;
+      std::string user = tensor.consumers.empty()
+                             ? std::string("the graph outputs")
+                             : absl::StrCat("op \"", graph.ops_[tensor.consumers[0]].name, "\"");
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor \"", tensor.name, "\" is read by ", user,
+                       " but never produced (not a graph input or weight)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Kahn's algorithm; on a cycle names an op on it (found by walking
+// predecessors among the ops that never became ready).
+absl::Status GraphBuilder::CheckAcyclic(const Graph& graph) {
+  const int32_t n = graph.num_ops();
+  std::vector<int32_t> indegree(n, 0);
+  for (OpId op = 0; op < n; ++op) {
+    indegree[op] = static_cast<int32_t>(graph.Predecessors(op).size());
+  }
+  std::vector<OpId> ready;
+  for (OpId op = 0; op < n; ++op) {
+    if (indegree[op] == 0) ready.push_back(op);
+  }
+  int32_t visited = 0;
+  while (!ready.empty()) {
+    OpId op = ready.back();
+    ready.pop_back();
+    ++visited;
+    for (OpId next : graph.Successors(op)) {
+      if (--indegree[next] == 0) ready.push_back(next);
+    }
+  }
+  if (visited == n) return absl::OkStatus();
+  // Every op left has a predecessor that is left: walking back n steps lands
+  // on a cycle.
+  OpId op = 0;
+  while (indegree[op] == 0) ++op;
+  for (int32_t i = 0; i < n; ++i) {
+    for (OpId pred : graph.Predecessors(op)) {
+      if (indegree[pred] > 0) {
+        op = pred;
+        break;
+      }
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "graph has a cycle through op \"", graph.op(op).name, "\""));
+}
+
+}  // namespace ordo

@@ -1,0 +1,169 @@
+#include "core/graph/graph.h"
+
+#include "core/testing/status_matchers.h"
+#include "core/testing/test_graph.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ordo {
+namespace {
+
+using ::ordo::testing::ParseTestGraph;
+using ::ordo::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr auto kInvalid = absl::StatusCode::kInvalidArgument;
+
+TEST(GraphTest, ResolvesProducersConsumersAndKinds) {
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph g, ParseTestGraph(R"(
+    input x 4
+    weight w 9
+    op a Conv x w -> y:8
+    op b Add y y -> z:8
+    output z
+  )"));
+  TensorId y = *g.FindTensor("y");
+  EXPECT_EQ(g.tensor(y).producer, *g.FindOp("a"));
+  EXPECT_THAT(g.tensor(y).consumers, ElementsAre(*g.FindOp("b")));
+  EXPECT_EQ(g.tensor(*g.FindTensor("x")).kind, TensorKind::kInput);
+  EXPECT_EQ(g.tensor(*g.FindTensor("w")).kind, TensorKind::kWeight);
+  EXPECT_EQ(g.tensor(y).kind, TensorKind::kActivation);
+  EXPECT_EQ(g.tensor(*g.FindTensor("z")).kind, TensorKind::kOutput);
+  EXPECT_THAT(g.Successors(0), ElementsAre(1));
+  EXPECT_THAT(g.Predecessors(1), ElementsAre(0));
+}
+
+TEST(GraphTest, BytesFromDtypeAndDims) {
+  GraphBuilder builder;
+  builder.AddTensor("x", DataType::kFloat16, {2, 3}, TensorKind::kInput);
+  builder.AddGraphInput("x");
+  builder.AddTensor("y", DataType::kInt64, {5});
+  builder.AddOp("a", "Cast", {"x"}, {"y"});
+  builder.AddGraphOutput("y");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph g, std::move(builder).Build());
+  EXPECT_EQ(g.tensor(0).bytes, 12);
+  EXPECT_EQ(g.tensor(1).bytes, 40);
+}
+
+TEST(GraphValidationTest, Cycle) {
+  EXPECT_THAT(ParseTestGraph(R"(
+    input x 1
+    op a Add x c -> b:1
+    op d Relu b -> c:1
+    output c
+  )").status(), StatusIs(kInvalid, HasSubstr("cycle through op")));
+}
+
+TEST(GraphValidationTest, SelfLoop) {
+  EXPECT_THAT(ParseTestGraph(R"(
+    input x 1
+    op a Add x y -> y:1
+    output y
+  )").status(), StatusIs(kInvalid, HasSubstr("cycle through op \"a\"")));
+}
+
+TEST(GraphValidationTest, UndefinedTensor) {
+  EXPECT_THAT(ParseTestGraph(R"(
+    input x 1
+    op a Add x ghost -> y:1
+    output y
+  )").status(), StatusIs(kInvalid, HasSubstr("op \"a\" reads tensor \"ghost\"")));
+}
+
+TEST(GraphValidationTest, DuplicateProducer) {
+  GraphBuilder builder;
+  builder.AddTensorBytes("x", 1, TensorKind::kInput);
+  builder.AddGraphInput("x");
+  builder.AddTensorBytes("y", 1);
+  builder.AddOp("a", "Relu", {"x"}, {"y"});
+  builder.AddOp("b", "Relu", {"x"}, {"y"});
+  EXPECT_THAT(std::move(builder).Build().status(),
+              StatusIs(kInvalid, HasSubstr("tensor \"y\" has two producers")));
+}
+
+TEST(GraphValidationTest, ConsumedButNeverProduced) {
+  GraphBuilder builder;
+  builder.AddTensorBytes("x", 1);  // activation, not an input
+  builder.AddTensorBytes("y", 1);
+  builder.AddOp("a", "Relu", {"x"}, {"y"});
+  EXPECT_THAT(std::move(builder).Build().status(),
+              StatusIs(kInvalid, HasSubstr("\"x\" is read by op \"a\" but never produced")));
+}
+
+TEST(GraphValidationTest, BadDims) {
+  for (auto [dims, message] : std::vector<std::pair<std::vector<int64_t>, std::string>>{
+           {{1, 0, 3}, "zero-size"},
+           {{1, -1}, "unknown or dynamic"},
+           {{int64_t{1} << 40, int64_t{1} << 40}, "overflow"}}) {
+    GraphBuilder builder;
+    builder.AddTensor("x", DataType::kFloat32, {1}, TensorKind::kInput);
+    builder.AddGraphInput("x");
+    builder.AddTensor("conv3:0", DataType::kFloat32, dims);
+    builder.AddOp("conv3", "Conv", {"x"}, {"conv3:0"});
+    EXPECT_THAT(std::move(builder).Build().status(),
+                StatusIs(kInvalid, ::testing::AllOf(HasSubstr("conv3:0"), HasSubstr(message))));
+  }
+}
+
+TEST(GraphValidationTest, UnknownDtype) {
+  GraphBuilder builder;
+  builder.AddTensor("x", DataType::kUnknown, {1}, TensorKind::kInput);
+  builder.AddGraphInput("x");
+  EXPECT_THAT(std::move(builder).Build().status(),
+              StatusIs(kInvalid, HasSubstr("no ops")));
+  GraphBuilder with_op;
+  with_op.AddTensor("x", DataType::kUnknown, {1}, TensorKind::kInput);
+  with_op.AddGraphInput("x");
+  with_op.AddTensorBytes("y", 1);
+  with_op.AddOp("a", "Relu", {"x"}, {"y"});
+  EXPECT_THAT(std::move(with_op).Build().status(),
+              StatusIs(kInvalid, HasSubstr("tensor \"x\": unknown dtype")));
+}
+
+TEST(GraphValidationTest, EmptyGraph) {
+  EXPECT_THAT(ParseTestGraph("input x 1\n").status(),
+              StatusIs(kInvalid, HasSubstr("no ops")));
+}
+
+TEST(GraphValidationTest, OpLimit) {
+  EXPECT_THAT(ParseTestGraph(R"(
+    input x 1
+    op a Relu x -> y:1
+    op b Relu y -> z:1
+  )", GraphLimits{.max_ops = 1}).status(),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("limit is 1")));
+}
+
+TEST(GraphValidationTest, DuplicateNames) {
+  EXPECT_THAT(ParseTestGraph(R"(
+    input x 1
+    op a Relu x -> y:1
+    op a Relu y -> z:1
+  )").status(), StatusIs(kInvalid, HasSubstr("op \"a\": name is used twice")));
+}
+
+TEST(GraphValidationTest, GraphOutputNotDeclared) {
+  EXPECT_THAT(ParseTestGraph(R"(
+    input x 1
+    op a Relu x -> y:1
+    output nothing
+  )").status(), StatusIs(kInvalid, HasSubstr("graph output \"nothing\"")));
+}
+
+TEST(GraphTest, DeepChainDoesNotRecurse) {
+  GraphBuilder builder;
+  builder.AddTensorBytes("t0", 1, TensorKind::kInput);
+  builder.AddGraphInput("t0");
+  const int kDepth = 90000;
+  for (int i = 1; i <= kDepth; ++i) {
+    builder.AddTensorBytes("t" + std::to_string(i), 1);
+    builder.AddOp("op" + std::to_string(i), "Relu", {"t" + std::to_string(i - 1)},
+                  {"t" + std::to_string(i)});
+  }
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph g, std::move(builder).Build());
+  EXPECT_EQ(g.num_ops(), kDepth);
+}
+
+}  // namespace
+}  // namespace ordo

@@ -1,0 +1,108 @@
+#include "core/memory/memory_model.h"
+
+#include <algorithm>
+#include <array>
+#include "absl/strings/string_view.h"
+
+#include "absl/strings/str_cat.h"
+#include "core/util/checked_math.h"
+
+namespace ordo {
+namespace {
+
+// ONNX element-wise (unary, binary, activation) ops and reinterpreting ops:
+// the output has the input's layout, so it may be written over the input.
+constexpr std::array<absl::string_view, 50> kInplaceOpTypes = {
+    // Reinterpreting.
+    "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity",
+    // Activations.
+    "Relu", "LeakyRelu", "PRelu", "Elu", "Selu", "Celu", "Gelu", "Sigmoid",
+    "HardSigmoid", "HardSwish", "Tanh", "Softplus", "Softsign", "ThresholdedRelu",
+    "Clip", "Mish",
+    // Unary math.
+    "Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round",
+    "Sign", "Erf", "Sin", "Cos", "Not", "Cast",
+    // Binary math.
+    "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Mod", "Sum", "Mean",
+    "And", "Or", "Xor", "Where",
+};
+
+}  // namespace
+
+bool IsInplaceOpType(absl::string_view op_type) {
+  return std::find(kInplaceOpTypes.begin(), kInplaceOpTypes.end(), op_type) !=
+         kInplaceOpTypes.end();
+}
+
+void AssignInplaceInputs(const Graph& graph, MemoryModel& model) {
+  for (OpId id = 0; id < graph.num_ops(); ++id) {
+    const Op& op = graph.op(id);
+    MemoryModel::OpInfo& info = model.ops[id];
+    info.inplace_input = kNoId;
+    if (!model.options.inplace || op.outputs.size() != 1 ||
+        !IsInplaceOpType(op.type)) {
+      continue;
+    }
+    const int64_t out_bytes = model.tensors[op.outputs[0]].bytes;
+    // Positional order: "its first non-weight input of the same byte size".
+    for (TensorId t : op.inputs) {
+      if (graph.tensor(t).kind == TensorKind::kWeight) continue;
+      if (model.tensors[t].bytes == out_bytes) info.inplace_input = t;
+      break;
+    }
+  }
+}
+
+absl::StatusOr<MemoryModel> BuildMemoryModel(const Graph& graph,
+                                             const MemoryOptions& options) {
+  MemoryModel model;
+  model.options = options;
+  model.tensors.resize(graph.num_tensors());
+  for (TensorId t = 0; t < graph.num_tensors(); ++t) {
+    const Tensor& tensor = graph.tensor(t);
+    MemoryModel::TensorInfo& info = model.tensors[t];
+    if (tensor.kind == TensorKind::kWeight) {
+      if (options.count_weights) {
+        std::optional<int64_t> sum = CheckedAdd(model.constant_bytes, tensor.bytes);
+        if (!sum) {
+          return absl::InvalidArgumentError("total weight bytes overflow int64");
+        }
+        model.constant_bytes = *sum;
+      }
+      continue;
+    }
+    info.bytes = tensor.bytes;
+    if (options.activation_element_bytes > 0 && tensor.dtype != DataType::kUnknown) {
+      std::optional<int64_t> bytes = CheckedMul(
+          tensor.bytes / ElementSize(tensor.dtype), options.activation_element_bytes);
+      if (!bytes) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "tensor \"", tensor.name, "\": size overflows int64"));
+      }
+      info.bytes = *bytes;
+    }
+    info.producer = tensor.producer;
+    info.consumers = tensor.consumers;
+    info.live_at_end = tensor.is_graph_output;
+  }
+  model.ops.resize(graph.num_ops());
+  for (OpId id = 0; id < graph.num_ops(); ++id) {
+    const Op& op = graph.op(id);
+    MemoryModel::OpInfo& info = model.ops[id];
+    for (TensorId t : op.inputs) {
+      if (graph.tensor(t).kind != TensorKind::kWeight) info.inputs.push_back(t);
+    }
+    std::sort(info.inputs.begin(), info.inputs.end());
+    info.inputs.erase(std::unique(info.inputs.begin(), info.inputs.end()),
+                      info.inputs.end());
+    info.outputs = op.outputs;
+  }
+  // Weights keep no consumers in the model: they are never freed.
+  for (TensorId t = 0; t < graph.num_tensors(); ++t) {
+    if (graph.tensor(t).kind == TensorKind::kWeight) model.tensors[t].consumers.clear();
+  }
+  AssignInplaceInputs(graph, model);
+  return model;
+}
+
+}  // namespace ordo

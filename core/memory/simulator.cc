@@ -1,0 +1,145 @@
+#include "core/memory/simulator.h"
+
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace ordo {
+namespace {
+
+// A tensor holds memory between steps when someone still needs it.
+bool OutlivesProducer(const MemoryModel::TensorInfo& t) {
+  return t.live_at_end || !t.consumers.empty();
+}
+
+absl::Status CheckSchedule(const MemoryModel& model,
+                           absl::Span<const int32_t> schedule,
+                           std::vector<int32_t>& step_of) {
+  const int32_t n = model.num_ops();
+  if (static_cast<int32_t>(schedule.size()) != n) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "schedule has ", schedule.size(), " ops; the graph has ", n));
+  }
+  step_of.assign(n, -1);
+  for (int32_t step = 0; step < n; ++step) {
+    const int32_t op = schedule[step];
+    if (op < 0 || op >= n) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("schedule step ", step, ": op id ", op, " out of range"));
+    }
+    if (step_of[op] != -1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("schedule runs op ", op, " twice"));
+    }
+    step_of[op] = step;
+  }
+  for (int32_t op = 0; op < n; ++op) {
+    for (int32_t t : model.ops[op].inputs) {
+      const int32_t producer = model.tensors[t].producer;
+      if (producer != kNoId && step_of[producer] > step_of[op]) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("schedule runs op ", op, " at step ", step_of[op],
+                         " before its producer op ", producer, " (step ",
+                         step_of[producer], ")"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int64_t InitialBytes(const MemoryModel& model) {
+  int64_t bytes = model.constant_bytes;
+  for (const MemoryModel::TensorInfo& t : model.tensors) {
+    if (t.producer == kNoId) bytes += t.bytes;
+  }
+  return bytes;
+}
+
+int64_t OpStepBytes(const MemoryModel& model, int32_t op) {
+  const MemoryModel::OpInfo& info = model.ops[op];
+  int64_t bytes = model.constant_bytes;
+  for (int32_t t : info.inputs) bytes += model.tensors[t].bytes;
+  for (int32_t t : info.outputs) bytes += model.tensors[t].bytes;
+  if (info.inplace_input != kNoId && !model.tensors[info.inplace_input].live_at_end) {
+    bytes -= model.tensors[info.inplace_input].bytes;
+  }
+  return bytes;
+}
+
+int64_t MemoryLowerBound(const MemoryModel& model) {
+  int64_t bound = InitialBytes(model);
+  for (int32_t op = 0; op < model.num_ops(); ++op) {
+    bound = std::max(bound, OpStepBytes(model, op));
+  }
+  return bound;
+}
+
+absl::StatusOr<SimulationResult> Simulate(const MemoryModel& model,
+                                          absl::Span<const int32_t> schedule) {
+  std::vector<int32_t> step_of;
+  if (absl::Status status = CheckSchedule(model, schedule, step_of); !status.ok()) {
+    return status;
+  }
+  const int32_t n = model.num_ops();
+  const int32_t num_tensors = model.num_tensors();
+  SimulationResult result;
+  result.intervals.assign(num_tensors, LiveInterval{});
+  result.has_interval.assign(num_tensors, false);
+  result.inplace_source.assign(num_tensors, kNoId);
+  result.step_bytes.resize(n);
+
+  std::vector<int32_t> remaining(num_tensors);
+  int64_t current = model.constant_bytes;
+  result.initial_bytes = model.constant_bytes;
+  for (int32_t t = 0; t < num_tensors; ++t) {
+    const MemoryModel::TensorInfo& info = model.tensors[t];
+    remaining[t] = static_cast<int32_t>(info.consumers.size());
+    if (info.producer != kNoId || info.bytes == 0) continue;
+    result.initial_bytes += info.bytes;
+    result.has_interval[t] = true;
+    result.intervals[t] = {-1, info.live_at_end ? n - 1 : -1};
+    if (OutlivesProducer(info)) current += info.bytes;
+  }
+  result.peak_bytes = result.initial_bytes;
+
+  for (int32_t step = 0; step < n; ++step) {
+    const MemoryModel::OpInfo& op = model.ops[schedule[step]];
+    int64_t footprint = current;
+    for (int32_t t : op.outputs) {
+      const MemoryModel::TensorInfo& info = model.tensors[t];
+      footprint += info.bytes;
+      result.has_interval[t] = true;
+      result.intervals[t] = {step, info.live_at_end ? n - 1 : step};
+      if (OutlivesProducer(info)) current += info.bytes;
+    }
+    const int32_t inplace = op.inplace_input;
+    if (inplace != kNoId && remaining[inplace] == 1 &&
+        !model.tensors[inplace].live_at_end) {
+      footprint -= model.tensors[inplace].bytes;
+      result.inplace_source[op.outputs[0]] = inplace;
+    }
+    for (int32_t t : op.inputs) {
+      const MemoryModel::TensorInfo& info = model.tensors[t];
+      if (!info.live_at_end) result.intervals[t].last = step;
+      if (--remaining[t] == 0 && !info.live_at_end) current -= info.bytes;
+    }
+    result.step_bytes[step] = footprint;
+    if (footprint > result.peak_bytes) {
+      result.peak_bytes = footprint;
+      result.peak_step = step;
+    }
+  }
+  return result;
+}
+
+absl::StatusOr<int64_t> SimulatePeak(const MemoryModel& model,
+                                     absl::Span<const int32_t> schedule) {
+  absl::StatusOr<SimulationResult> result = Simulate(model, schedule);
+  if (!result.ok()) return result.status();
+  return result->peak_bytes;
+}
+
+}  // namespace ordo

@@ -1,0 +1,191 @@
+#include "core/memory/simulator.h"
+
+#include <random>
+
+#include "core/memory/memory_model.h"
+#include "core/testing/status_matchers.h"
+#include "core/testing/test_graph.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ordo {
+namespace {
+
+using ::ordo::testing::StatusIs;
+using ::ordo::testing::TestGraph;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+MemoryModel Model(const Graph& graph, MemoryOptions options = {}) {
+  absl::StatusOr<MemoryModel> model = BuildMemoryModel(graph, options);
+  EXPECT_TRUE(model.ok());
+  return *std::move(model);
+}
+
+SimulationResult SimulateOk(const MemoryModel& model, std::vector<int32_t> order) {
+  absl::StatusOr<SimulationResult> result = Simulate(model, order);
+  EXPECT_TRUE(result.ok()) << result.status();
+  return *std::move(result);
+}
+
+// x -> a -> y -> b -> z ; chain, no in-place (Conv).
+TEST(SimulatorTest, ChainCountsInputsAndOutputsOfEachStep) {
+  Graph g = TestGraph(R"(
+    input x 10
+    op a Conv x -> y:20
+    op b Conv y -> z:5
+    output z
+  )");
+  SimulationResult r = SimulateOk(Model(g), {0, 1});
+  EXPECT_EQ(r.initial_bytes, 10);
+  EXPECT_THAT(r.step_bytes, ElementsAre(30, 25));
+  EXPECT_EQ(r.peak_bytes, 30);
+  EXPECT_EQ(r.peak_step, 0);
+}
+
+TEST(SimulatorTest, InplaceOpOverwritesDyingInputOfSameSize) {
+  Graph g = TestGraph(R"(
+    input x 10
+    op a Conv x -> y:20
+    op r Relu y -> z:20
+    op b Conv z -> w:1
+    output w
+  )");
+  SimulationResult with = SimulateOk(Model(g), {0, 1, 2});
+  EXPECT_THAT(with.step_bytes, ElementsAre(30, 20, 21));
+  EXPECT_EQ(with.inplace_source[*g.FindTensor("z")], *g.FindTensor("y"));
+  SimulationResult without = SimulateOk(Model(g, {.inplace = false}), {0, 1, 2});
+  EXPECT_THAT(without.step_bytes, ElementsAre(30, 40, 21));
+  EXPECT_EQ(without.inplace_source[*g.FindTensor("z")], kNoId);
+}
+
+TEST(SimulatorTest, InplaceNeedsLastUseAndSameSize) {
+  // y is read later by c, so r cannot overwrite it at its step; s has a
+  // different output size, so it never runs in place.
+  Graph g = TestGraph(R"(
+    input x 10
+    op a Conv x -> y:20
+    op r Relu y -> z:20
+    op s Relu z -> q:7
+    op c Add y q -> w:20
+    output w
+  )");
+  SimulationResult r = SimulateOk(Model(g), {0, 1, 2, 3});
+  // step 0: x+y = 30; step 1: y+z = 40 (y still needed); step 2: y+z+q = 47;
+  // step 3: y+q+w - y (Add overwrites y, its first input, last use) = 27.
+  EXPECT_THAT(r.step_bytes, ElementsAre(30, 40, 47, 27));
+}
+
+TEST(SimulatorTest, MultiOutputUnusedOutputFreedAtItsStep) {
+  Graph g = TestGraph(R"(
+    input x 4
+    op split Split x -> a:2 b:2 unused:100
+    op f Conv a -> c:1
+    op g Conv b c -> d:1
+    output d
+  )");
+  SimulationResult r = SimulateOk(Model(g), {0, 1, 2});
+  EXPECT_THAT(r.step_bytes, ElementsAre(108, 5, 4));
+  EXPECT_EQ(r.intervals[*g.FindTensor("unused")].last, 0);
+}
+
+TEST(SimulatorTest, GraphOutputConsumedByOthersStaysLiveToTheEnd) {
+  Graph g = TestGraph(R"(
+    input x 4
+    op a Conv x -> y:8
+    op b Relu y -> z:8
+    output y
+    output z
+  )");
+  // y is a graph output: Relu may not overwrite it.
+  SimulationResult r = SimulateOk(Model(g), {0, 1});
+  EXPECT_THAT(r.step_bytes, ElementsAre(12, 16));
+  EXPECT_EQ(r.intervals[*g.FindTensor("y")].last, 1);
+}
+
+TEST(SimulatorTest, WeightsExcludedUnlessCounted) {
+  Graph g = TestGraph(R"(
+    input x 4
+    weight w 100
+    op a Conv x w -> y:8
+    output y
+  )");
+  EXPECT_EQ(SimulateOk(Model(g), {0}).peak_bytes, 12);
+  SimulationResult counted = SimulateOk(Model(g, {.count_weights = true}), {0});
+  EXPECT_EQ(counted.initial_bytes, 104);
+  EXPECT_EQ(counted.peak_bytes, 112);
+}
+
+TEST(SimulatorTest, ActivationElementOverrideScalesTypedTensors) {
+  GraphBuilder builder;
+  builder.AddTensor("x", DataType::kFloat32, {1, 8}, TensorKind::kInput);
+  builder.AddGraphInput("x");
+  builder.AddTensor("y", DataType::kFloat32, {1, 16});
+  builder.AddOp("a", "Conv", {"x"}, {"y"});
+  builder.AddGraphOutput("y");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph g, std::move(builder).Build());
+  EXPECT_EQ(SimulateOk(Model(g), {0}).peak_bytes, 96);
+  EXPECT_EQ(SimulateOk(Model(g, {.activation_element_bytes = 1}), {0}).peak_bytes, 24);
+}
+
+TEST(SimulatorTest, PeakBeforeFirstStepCountsAllGraphInputs) {
+  Graph g = TestGraph(R"(
+    input x 50
+    input unused 60
+    op a Conv x -> y:1
+    output y
+  )");
+  SimulationResult r = SimulateOk(Model(g), {0});
+  EXPECT_EQ(r.initial_bytes, 110);
+  EXPECT_EQ(r.peak_bytes, 110);
+  EXPECT_EQ(r.peak_step, -1);
+}
+
+TEST(SimulatorTest, RejectsInvalidSchedules) {
+  Graph g = TestGraph(R"(
+    input x 1
+    op a Conv x -> y:1
+    op b Conv y -> z:1
+    output z
+  )");
+  MemoryModel model = Model(g);
+  EXPECT_THAT(Simulate(model, {1, 0}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("before its producer")));
+  EXPECT_THAT(Simulate(model, {0}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("has 1 ops")));
+  EXPECT_THAT(Simulate(model, {0, 0}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("twice")));
+  EXPECT_THAT(Simulate(model, {0, 7}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("out of range")));
+}
+
+TEST(SimulatorTest, LowerBoundIsLargestSingleStepNeed) {
+  Graph g = TestGraph(R"(
+    input x 10
+    op a Conv x -> y:20
+    op r Relu y -> z:20
+    op b Conv z -> w:3
+    output w
+  )");
+  // a: 10+20, r: 20+20-20 (in place), b: 20+3.
+  EXPECT_EQ(MemoryLowerBound(Model(g)), 30);
+  EXPECT_EQ(MemoryLowerBound(Model(g, {.inplace = false})), 40);
+}
+
+TEST(SimulatorTest, PeakNeverBelowLowerBoundOnRandomGraphs) {
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 200; ++i) {
+    Graph g = ::ordo::testing::RandomDag(rng, {.num_ops = 12});
+    MemoryModel model = Model(g);
+    std::vector<int32_t> order(g.num_ops());
+    for (int32_t k = 0; k < g.num_ops(); ++k) order[k] = k;
+    SimulationResult r = SimulateOk(model, order);
+    EXPECT_GE(r.peak_bytes, MemoryLowerBound(model));
+    for (int32_t step = 0; step < g.num_ops(); ++step) {
+      EXPECT_GE(r.step_bytes[step], 0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ordo

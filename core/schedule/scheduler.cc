@@ -1,0 +1,55 @@
+#include "core/schedule/scheduler.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/memory/simulator.h"
+
+namespace ordo {
+
+absl::string_view ScheduleStatusName(ScheduleStatus status) {
+  switch (status) {
+    case ScheduleStatus::kHeuristic:
+      return "heuristic";
+    case ScheduleStatus::kBounded:
+      return "bounded";
+    case ScheduleStatus::kOptimal:
+      return "optimal";
+  }
+  return "unknown";
+}
+
+absl::Time ScheduleLimits::Now() const {
+  return clock != nullptr ? clock->Now() : absl::Now();
+}
+
+bool ScheduleLimits::Expired() const {
+  if (cancelled != nullptr && cancelled->load(std::memory_order_relaxed)) return true;
+  return deadline != absl::InfiniteFuture() && Now() >= deadline;
+}
+
+absl::StatusOr<ScheduleResult> FinishSchedule(const MemoryModel& model,
+                                              std::vector<int32_t> order,
+                                              std::string algorithm,
+                                              absl::Time start,
+                                              const ScheduleLimits& limits) {
+  absl::StatusOr<int64_t> peak = SimulatePeak(model, order);
+  if (!peak.ok()) {
+    return absl::InternalError(absl::StrCat("scheduler ", algorithm,
+                                            " produced an invalid order: ",
+                                            peak.status().message()));
+  }
+  ScheduleResult result;
+  result.order = std::move(order);
+  result.peak_bytes = *peak;
+  result.lower_bound_bytes = MemoryLowerBound(model);
+  result.status = result.peak_bytes == result.lower_bound_bytes
+                      ? ScheduleStatus::kOptimal
+                      : ScheduleStatus::kHeuristic;
+  result.algorithm = std::move(algorithm);
+  result.stats.time = limits.Now() - start;
+  return result;
+}
+
+}  // namespace ordo

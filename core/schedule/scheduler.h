@@ -1,0 +1,83 @@
+#ifndef ORDO_CORE_SCHEDULE_SCHEDULER_H_
+#define ORDO_CORE_SCHEDULE_SCHEDULER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "core/memory/memory_model.h"
+#include "core/util/clock.h"
+
+namespace ordo {
+
+// How much a returned schedule is known to be worth.
+enum class ScheduleStatus : int8_t {
+  kHeuristic,  // a valid schedule; nothing proved beyond the spec's bound
+  kBounded,    // best found, with a proven lower bound above the spec's
+  kOptimal,    // proved: no schedule has a lower peak
+};
+
+absl::string_view ScheduleStatusName(ScheduleStatus status);
+
+// What a scheduler may spend. Every scheduler returns its best schedule so
+// far when a limit is hit, never nothing while a heuristic schedule exists.
+struct ScheduleLimits {
+  // Wall-clock deadline, read from `clock`.
+  absl::Time deadline = absl::InfiniteFuture();
+  // Must outlive the call; null means the real clock.
+  const Clock* clock = nullptr;
+  // Memory the search may use for its states.
+  int64_t max_state_bytes = int64_t{2} << 30;
+  // Set by another thread to stop early; may be null. Must outlive the call.
+  const std::atomic<bool>* cancelled = nullptr;
+
+  absl::Time Now() const;
+  bool Expired() const;
+};
+
+struct ScheduleStats {
+  int64_t states_expanded = 0;
+  int64_t states_stored = 0;
+  absl::Duration time = absl::ZeroDuration();
+};
+
+struct ScheduleResult {
+  std::vector<int32_t> order;
+  // Re-simulated by the simulator, never the scheduler's own count.
+  int64_t peak_bytes = 0;
+  // A proven lower bound on every schedule's peak (>= the spec's bound).
+  int64_t lower_bound_bytes = 0;
+  ScheduleStatus status = ScheduleStatus::kHeuristic;
+  // The algorithm that produced `order` (for portfolios: the winner).
+  std::string algorithm;
+  ScheduleStats stats;
+};
+
+// A scheduling algorithm. Implementations are stateless between calls, so one
+// instance may serve concurrent calls.
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+  virtual absl::string_view name() const = 0;
+  // An order of all ops of `model`. Errors only for limits that leave not even
+  // a heuristic schedule, or a cancelled call.
+  virtual absl::StatusOr<ScheduleResult> Schedule(
+      const MemoryModel& model, const ScheduleLimits& limits) const = 0;
+};
+
+// Fills peak_bytes (re-simulated), lower_bound_bytes (at least the spec's
+// bound) and stats.time for an order a scheduler computed. Fails on an
+// invalid order: that is a bug in the scheduler, reported, never returned.
+absl::StatusOr<ScheduleResult> FinishSchedule(const MemoryModel& model,
+                                              std::vector<int32_t> order,
+                                              std::string algorithm,
+                                              absl::Time start,
+                                              const ScheduleLimits& limits);
+
+}  // namespace ordo
+
+#endif  // ORDO_CORE_SCHEDULE_SCHEDULER_H_

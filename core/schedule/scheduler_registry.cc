@@ -1,0 +1,69 @@
+#include "core/schedule/scheduler_registry.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/schedule/baseline_schedulers.h"
+#include "core/schedule/greedy_scheduler.h"
+#include "core/schedule/portfolio_scheduler.h"
+#include "core/schedule/topological_orders.h"
+
+namespace ordo {
+
+void SchedulerRegistry::Register(SchedulerInfo info) {
+  schedulers_.push_back(std::move(info));
+}
+
+absl::StatusOr<std::unique_ptr<Scheduler>> SchedulerRegistry::Create(
+    absl::string_view name) const {
+  for (const SchedulerInfo& info : schedulers_) {
+    if (info.name == name) return info.create();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown scheduler \"", name, "\"; known: ", NamesJoined()));
+}
+
+std::string SchedulerRegistry::NamesJoined() const {
+  return absl::StrJoin(schedulers_, "|", [](std::string* out, const SchedulerInfo& info) {
+    out->append(info.name);
+  });
+}
+
+namespace {
+
+std::unique_ptr<Scheduler> MakeOrderScheduler(
+    std::string name, std::vector<int32_t> (*order)(const OpDag&)) {
+  return std::make_unique<OrderFunctionScheduler>(
+      std::move(name), [order](const MemoryModel&, const OpDag& dag) { return order(dag); });
+}
+
+std::unique_ptr<Scheduler> MakeGreedy() {
+  return std::make_unique<OrderFunctionScheduler>("greedy", GreedyOrder);
+}
+
+std::unique_ptr<Scheduler> MakeBest() {
+  std::vector<std::unique_ptr<Scheduler>> members;
+  members.push_back(MakeGreedy());
+  members.push_back(MakeOrderScheduler("model", ModelOrder));
+  members.push_back(MakeOrderScheduler("kahn", KahnOrder));
+  members.push_back(MakeOrderScheduler("rpo", ReversePostOrder));
+  return std::make_unique<PortfolioScheduler>("best", std::move(members));
+}
+
+}  // namespace
+
+SchedulerRegistry BuiltinSchedulers() {
+  SchedulerRegistry registry;
+  registry.Register({"model", "the order of the model file", false,
+                     [] { return MakeOrderScheduler("model", ModelOrder); }});
+  registry.Register({"kahn", "Kahn's algorithm, FIFO (what most frameworks do)", false,
+                     [] { return MakeOrderScheduler("kahn", KahnOrder); }});
+  registry.Register({"rpo", "reverse post-order DFS (HMCOS baseline)", false,
+                     [] { return MakeOrderScheduler("rpo", ReversePostOrder); }});
+  registry.Register({"greedy", "memory-aware greedy list scheduling", false, MakeGreedy});
+  registry.Register({"best", "portfolio: lowest peak of every scheduler", false, MakeBest});
+  return registry;
+}
+
+}  // namespace ordo
