@@ -45,6 +45,17 @@ struct ScheduleStats {
   absl::Duration time = absl::ZeroDuration();
 };
 
+// One part of a divided schedule (divide-and-conquer), for reports.
+struct PartStats {
+  int32_t ops = 0;
+  int64_t peak_bytes = 0;
+  int64_t lower_bound_bytes = 0;
+  ScheduleStatus status = ScheduleStatus::kHeuristic;
+  std::string algorithm;
+  int64_t states_expanded = 0;
+  absl::Duration time = absl::ZeroDuration();
+};
+
 struct ScheduleResult {
   std::vector<int32_t> order;
   // Re-simulated by the simulator, never the scheduler's own count.
@@ -55,6 +66,8 @@ struct ScheduleResult {
   // The algorithm that produced `order` (for portfolios: the winner).
   std::string algorithm;
   ScheduleStats stats;
+  // Per part when the scheduler divided the graph; empty otherwise.
+  std::vector<PartStats> parts;
 };
 
 // A scheduling algorithm. Implementations are stateless between calls, so one

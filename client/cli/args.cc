@@ -1,0 +1,44 @@
+#include "client/cli/args.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace ordo::cli {
+
+std::optional<std::string> Args::Value(const std::string& name) const {
+  auto it = values.find(name);
+  if (it == values.end()) return std::nullopt;
+  return it->second;
+}
+
+absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& argv, const ArgSpec& spec) {
+  Args args;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& arg = argv[i];
+    if (arg.size() < 2 || arg.compare(0, 2, "--") != 0) {
+      args.positionals.push_back(arg);
+      continue;
+    }
+    std::string name = arg.substr(2);
+    std::optional<std::string> value;
+    if (size_t eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    }
+    if (spec.switch_flags.count(name) > 0 && !value) {
+      args.switches.insert(name);
+    } else if (spec.value_flags.count(name) > 0) {
+      if (!value) {
+        if (i + 1 >= argv.size()) {
+          return absl::InvalidArgumentError(absl::StrCat("flag --", name, " needs a value"));
+        }
+        value = argv[++i];
+      }
+      args.values[name] = *value;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name));
+    }
+  }
+  return args;
+}
+
+}  // namespace ordo::cli

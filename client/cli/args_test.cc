@@ -1,0 +1,35 @@
+#include "client/cli/args.h"
+
+#include "core/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ordo::cli {
+namespace {
+
+using ::ordo::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const ArgSpec kSpec{{"scheduler", "alignment"}, {"json"}};
+
+TEST(ArgsTest, ParsesPositionalsValuesAndSwitches) {
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      Args args, ParseArgs({"model.onnx", "--scheduler", "greedy", "--alignment=16", "--json"},
+                           kSpec));
+  EXPECT_THAT(args.positionals, ElementsAre("model.onnx"));
+  EXPECT_EQ(args.Value("scheduler"), "greedy");
+  EXPECT_EQ(args.Value("alignment"), "16");
+  EXPECT_TRUE(args.Has("json"));
+  EXPECT_FALSE(args.Value("missing").has_value());
+}
+
+TEST(ArgsTest, UnknownFlagAndMissingValueAreNamed) {
+  EXPECT_THAT(ParseArgs({"--bogus"}, kSpec).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--bogus")));
+  EXPECT_THAT(ParseArgs({"--scheduler"}, kSpec).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--scheduler needs")));
+}
+
+}  // namespace
+}  // namespace ordo::cli

@@ -1,0 +1,39 @@
+#include "client/cli/byte_size.h"
+
+#include "core/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ordo::cli {
+namespace {
+
+using ::ordo::testing::StatusIs;
+using ::testing::HasSubstr;
+
+TEST(ByteSizeTest, ParsesUnits) {
+  EXPECT_EQ(*ParseByteSize("1048576"), 1048576);
+  EXPECT_EQ(*ParseByteSize("512KiB"), 512 * 1024);
+  EXPECT_EQ(*ParseByteSize("2 MiB"), 2 * 1024 * 1024);
+  EXPECT_EQ(*ParseByteSize("1.5MB"), 1536 * 1024);
+  EXPECT_EQ(*ParseByteSize("1g"), int64_t{1} << 30);
+}
+
+TEST(ByteSizeTest, RejectsGarbage) {
+  EXPECT_THAT(ParseByteSize("lots").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("lots")));
+  EXPECT_THAT(ParseByteSize("3 parsecs").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown unit")));
+  EXPECT_THAT(ParseByteSize("-5").status(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                      HasSubstr("not a byte size")));
+  EXPECT_THAT(ParseByteSize("99999999999GiB").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("out of range")));
+}
+
+TEST(ByteSizeTest, Formats) {
+  EXPECT_EQ(FormatBytes(100), "100 B");
+  EXPECT_EQ(FormatBytes(1536), "1.50 KiB");
+  EXPECT_EQ(FormatBytes(3 * 1024 * 1024), "3.00 MiB");
+}
+
+}  // namespace
+}  // namespace ordo::cli

@@ -1,0 +1,205 @@
+#include "client/cli/commands.h"
+
+#include <optional>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "client/cli/args.h"
+#include "client/cli/byte_size.h"
+#include "client/cli/files.h"
+#include "client/cli/report.h"
+#include "core/compile/compile.h"
+#include "core/compile/import_model.h"
+#include "core/graph/dtype.h"
+#include "core/onnx/onnx_import.h"
+#include "core/schedule/scheduler_registry.h"
+#include "core/util/status_macros.h"
+
+namespace ordo::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "usage:\n"
+    "  ordo compile MODEL [--scheduler NAME] [--memory-limit BYTES|KiB|MiB]\n"
+    "               [--time-limit 10s] [--alignment N] [--no-inplace] [--count-weights]\n"
+    "               [--activation-dtype int8|float16|...] [--json] [--emit-onnx OUT.onnx]\n"
+    "  ordo inspect MODEL [--json]\n"
+    "  ordo schedulers\n"
+    "MODEL is .onnx, or ordo.v1.Graph as .json (protobuf JSON) or .pb (binary).\n"
+    "Exit codes: 0 ok, 2 bad input, 1 internal error.\n";
+
+int ExitCodeFor(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kOutOfRange:
+      return kExitBadInput;
+    default:
+      return kExitInternal;
+  }
+}
+
+int Fail(const absl::Status& status, std::ostream& err) {
+  err << "ordo: " << status.message() << "\n";
+  return ExitCodeFor(status);
+}
+
+const ArgSpec& CompileSpec() {
+  static const ArgSpec kSpec{
+      {"scheduler", "memory-limit", "time-limit", "alignment", "activation-dtype",
+       "emit-onnx", "max-ops"},
+      {"no-inplace", "count-weights", "json"}};
+  return kSpec;
+}
+
+absl::StatusOr<absl::Duration> ParseTimeLimit(const std::string& text) {
+  absl::Duration duration;
+  double seconds;
+  if (absl::SimpleAtod(text, &seconds)) {
+    duration = absl::Seconds(seconds);
+  } else if (!absl::ParseDuration(text, &duration)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--time-limit: not a duration: \"", text, "\" (e.g. 10s, 500ms)"));
+  }
+  if (duration < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--time-limit: must not be negative");
+  }
+  return duration;
+}
+
+absl::StatusOr<CompileOptions> CompileOptionsFromArgs(const Args& args) {
+  CompileOptions options;
+  options.scheduler = args.Value("scheduler").value_or("best");
+  options.memory.inplace = !args.Has("no-inplace");
+  options.memory.count_weights = args.Has("count-weights");
+  if (auto limit = args.Value("memory-limit")) {
+    ORDO_ASSIGN_OR_RETURN(options.memory_limit_bytes, ParseByteSize(*limit));
+  }
+  if (auto limit = args.Value("time-limit")) {
+    ORDO_ASSIGN_OR_RETURN(options.time_limit, ParseTimeLimit(*limit));
+  }
+  if (auto alignment = args.Value("alignment")) {
+    if (!absl::SimpleAtoi(*alignment, &options.alignment) || options.alignment <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--alignment: not a positive integer: \"", *alignment, "\""));
+    }
+  }
+  if (auto dtype = args.Value("activation-dtype")) {
+    std::optional<DataType> parsed = ParseDataType(*dtype);
+    if (!parsed) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--activation-dtype: unknown dtype \"", *dtype, "\""));
+    }
+    options.memory.activation_element_bytes = ElementSize(*parsed);
+  }
+  return options;
+}
+
+struct LoadedModel {
+  std::string path;
+  std::string bytes;
+  Graph graph;
+};
+
+absl::StatusOr<LoadedModel> LoadModel(const Args& args) {
+  if (args.positionals.size() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected one MODEL argument, got ", args.positionals.size()));
+  }
+  LoadedModel loaded;
+  loaded.path = args.positionals[0];
+  GraphLimits limits;
+  if (auto max_ops = args.Value("max-ops")) {
+    if (!absl::SimpleAtoi(*max_ops, &limits.max_ops) || limits.max_ops <= 0) {
+      return absl::InvalidArgumentError("--max-ops: not a positive integer");
+    }
+  }
+  ORDO_ASSIGN_OR_RETURN(loaded.bytes, ReadFile(loaded.path));
+  absl::StatusOr<Graph> graph =
+      ImportModel(loaded.bytes, ModelFormatFromPath(loaded.path), limits);
+  if (!graph.ok()) {
+    return absl::Status(graph.status().code(),
+                        absl::StrCat(loaded.path, ": ", graph.status().message()));
+  }
+  loaded.graph = *std::move(graph);
+  return loaded;
+}
+
+absl::Status EmitOnnx(const LoadedModel& model, const CompileResult& result,
+                      const std::string& out_path) {
+  if (ModelFormatFromPath(model.path) != ModelFormat::kOnnx) {
+    return absl::InvalidArgumentError("--emit-onnx needs an ONNX input model");
+  }
+  ORDO_ASSIGN_OR_RETURN(std::string bytes,
+                        ReorderOnnxNodes(model.bytes, model.graph, result.schedule));
+  return WriteFile(out_path, bytes);
+}
+
+int RunCompile(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<Args> args = ParseArgs(argv, CompileSpec());
+  if (!args.ok()) return Fail(args.status(), err);
+  absl::StatusOr<CompileOptions> options = CompileOptionsFromArgs(*args);
+  if (!options.ok()) return Fail(options.status(), err);
+  absl::StatusOr<LoadedModel> model = LoadModel(*args);
+  if (!model.ok()) return Fail(model.status(), err);
+  RealClock clock;
+  absl::StatusOr<CompileResult> result = Compile(model->graph, *options, clock);
+  if (!result.ok()) return Fail(result.status(), err);
+  if (auto emit = args->Value("emit-onnx")) {
+    if (absl::Status status = EmitOnnx(*model, *result, *emit); !status.ok()) {
+      return Fail(status, err);
+    }
+  }
+  if (args->Has("json")) {
+    out << CompileReportJson(model->path, model->graph, *options, *result).dump(2) << "\n";
+  } else {
+    out << CompileReportText(model->path, model->graph, *options, *result);
+  }
+  return kExitOk;
+}
+
+int RunInspect(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<Args> args = ParseArgs(argv, {{"max-ops"}, {"json", "no-inplace"}});
+  if (!args.ok()) return Fail(args.status(), err);
+  absl::StatusOr<LoadedModel> model = LoadModel(*args);
+  if (!model.ok()) return Fail(model.status(), err);
+  absl::StatusOr<MemoryModel> memory =
+      BuildMemoryModel(model->graph, {.inplace = !args->Has("no-inplace")});
+  if (!memory.ok()) return Fail(memory.status(), err);
+  if (args->Has("json")) {
+    out << InspectJson(model->path, model->graph, *memory).dump(2) << "\n";
+  } else {
+    out << InspectText(model->path, model->graph, *memory);
+  }
+  return kExitOk;
+}
+
+int RunSchedulers(std::ostream& out) {
+  const SchedulerRegistry registry = BuiltinSchedulers();
+  for (const SchedulerInfo& info : registry.schedulers()) {
+    out << info.name << "\t" << (info.exact ? "exact" : "heuristic") << "\t"
+        << info.description << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunOrdo(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    (args.empty() ? err : out) << kUsage;
+    return args.empty() ? kExitBadInput : kExitOk;
+  }
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (args[0] == "compile") return RunCompile(rest, out, err);
+  if (args[0] == "inspect") return RunInspect(rest, out, err);
+  if (args[0] == "schedulers") return RunSchedulers(out);
+  err << "ordo: unknown command \"" << args[0] << "\"\n" << kUsage;
+  return kExitBadInput;
+}
+
+}  // namespace ordo::cli

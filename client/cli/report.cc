@@ -1,0 +1,177 @@
+#include "client/cli/report.h"
+
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "client/cli/byte_size.h"
+#include "core/memory/simulator.h"
+
+namespace ordo::cli {
+namespace {
+
+double Gap(int64_t peak, int64_t bound) {
+  return bound > 0 ? static_cast<double>(peak - bound) / static_cast<double>(bound) : 0.0;
+}
+
+double Milliseconds(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
+
+nlohmann::ordered_json OptionsJson(const CompileOptions& options) {
+  return {{"inplace", options.memory.inplace},
+          {"count_weights", options.memory.count_weights},
+          {"activation_element_bytes", options.memory.activation_element_bytes},
+          {"alignment", options.alignment},
+          {"time_limit_ms", Milliseconds(options.time_limit)}};
+}
+
+nlohmann::ordered_json PartsJson(const CompileResult& result) {
+  nlohmann::ordered_json parts = nlohmann::ordered_json::array();
+  for (const PartStats& part : result.parts) {
+    parts.push_back({{"ops", part.ops},
+                     {"peak_bytes", part.peak_bytes},
+                     {"lower_bound_bytes", part.lower_bound_bytes},
+                     {"status", std::string(ScheduleStatusName(part.status))},
+                     {"algorithm", part.algorithm},
+                     {"states_expanded", part.states_expanded},
+                     {"time_ms", Milliseconds(part.time)}});
+  }
+  return parts;
+}
+
+std::string Row(absl::string_view label, absl::string_view value) {
+  return absl::StrFormat("%-13s %s\n", label, value);
+}
+
+}  // namespace
+
+nlohmann::ordered_json CompileReportJson(const std::string& model_path, const Graph& graph,
+                                         const CompileOptions& options,
+                                         const CompileResult& result) {
+  nlohmann::ordered_json json;
+  json["model"] = model_path;
+  json["ops"] = graph.num_ops();
+  json["tensors"] = graph.num_tensors();
+  json["scheduler"] = result.scheduler;
+  json["algorithm"] = result.algorithm;
+  json["status"] = std::string(ScheduleStatusName(result.status));
+  json["peak_bytes"] = result.peak_bytes;
+  json["lower_bound_bytes"] = result.lower_bound_bytes;
+  json["gap"] = Gap(result.peak_bytes, result.lower_bound_bytes);
+  nlohmann::ordered_json baselines = nlohmann::ordered_json::object();
+  for (const BaselinePeak& baseline : result.baselines) {
+    baselines[baseline.name] = {{"peak_bytes", baseline.peak_bytes}};
+  }
+  json["baselines"] = baselines;
+  json["memory_limit_bytes"] = options.memory_limit_bytes;
+  json["fits"] = options.memory_limit_bytes == 0
+                     ? nlohmann::ordered_json(nullptr)
+                     : nlohmann::ordered_json(result.peak_bytes <= options.memory_limit_bytes);
+  json["options"] = OptionsJson(options);
+  nlohmann::ordered_json schedule = nlohmann::ordered_json::array();
+  for (OpId op : result.schedule) schedule.push_back(graph.op(op).name);
+  json["schedule"] = schedule;
+  json["initial_bytes"] = result.simulation.initial_bytes;
+  json["profile"] = result.simulation.step_bytes;
+  json["peak_step"] = result.simulation.peak_step;
+  json["parts"] = PartsJson(result);
+  json["stats"] = {{"states_expanded", result.stats.states_expanded},
+                   {"states_stored", result.stats.states_stored},
+                   {"schedule_time_ms", Milliseconds(result.stats.time)}};
+  json["time_ms"] = Milliseconds(result.time);
+  return json;
+}
+
+std::string CompileReportText(const std::string& model_path, const Graph& graph,
+                              const CompileOptions& options, const CompileResult& result) {
+  std::string out;
+  out += Row("model", model_path);
+  out += Row("ops", absl::StrCat(graph.num_ops(), " (", graph.num_tensors(), " tensors)"));
+  out += Row("scheduler", absl::StrCat(result.scheduler, " (schedule by ", result.algorithm,
+                                       ", ", ScheduleStatusName(result.status), ")"));
+  out += Row("peak", absl::StrCat(FormatBytes(result.peak_bytes), " (", result.peak_bytes,
+                                  " B)"));
+  out += Row("lower bound",
+             absl::StrFormat("%s (%d B), gap %.1f%%", FormatBytes(result.lower_bound_bytes),
+                             result.lower_bound_bytes,
+                             100 * Gap(result.peak_bytes, result.lower_bound_bytes)));
+  std::string baselines;
+  for (const BaselinePeak& baseline : result.baselines) {
+    absl::StrAppend(&baselines, baselines.empty() ? "" : ", ", baseline.name, " ",
+                    FormatBytes(baseline.peak_bytes));
+  }
+  out += Row("baselines", baselines);
+  if (options.memory_limit_bytes > 0) {
+    bool fits = result.peak_bytes <= options.memory_limit_bytes;
+    out += Row("memory limit", absl::StrCat(FormatBytes(options.memory_limit_bytes), ": ",
+                                            fits ? "fits" : "DOES NOT FIT"));
+  }
+  if (!result.parts.empty()) out += Row("parts", absl::StrCat(result.parts.size()));
+  out += Row("time", absl::StrFormat("%.1f ms", Milliseconds(result.time)));
+  return out;
+}
+
+nlohmann::ordered_json InspectJson(const std::string& model_path, const Graph& graph,
+                                   const MemoryModel& model) {
+  std::map<std::string, int> op_types;
+  for (const Op& op : graph.ops()) ++op_types[op.type];
+  int64_t activation_bytes = 0, weight_bytes = 0;
+  int weights = 0;
+  for (const Tensor& tensor : graph.tensors()) {
+    if (tensor.kind == TensorKind::kWeight) {
+      ++weights;
+      weight_bytes += tensor.bytes;
+    } else {
+      activation_bytes += tensor.bytes;
+    }
+  }
+  nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
+  for (TensorId t : graph.inputs()) {
+    inputs.push_back({{"name", graph.tensor(t).name}, {"dims", graph.tensor(t).dims},
+                      {"bytes", graph.tensor(t).bytes}});
+  }
+  nlohmann::ordered_json outputs = nlohmann::ordered_json::array();
+  for (TensorId t : graph.outputs()) {
+    outputs.push_back({{"name", graph.tensor(t).name}, {"dims", graph.tensor(t).dims},
+                       {"bytes", graph.tensor(t).bytes}});
+  }
+  return {{"model", model_path},
+          {"name", graph.name()},
+          {"ops", graph.num_ops()},
+          {"tensors", graph.num_tensors()},
+          {"weights", weights},
+          {"weight_bytes", weight_bytes},
+          {"activation_bytes_total", activation_bytes},
+          {"lower_bound_bytes", MemoryLowerBound(model)},
+          {"inputs", inputs},
+          {"outputs", outputs},
+          {"op_types", op_types}};
+}
+
+std::string InspectText(const std::string& model_path, const Graph& graph,
+                        const MemoryModel& model) {
+  nlohmann::ordered_json json = InspectJson(model_path, graph, model);
+  std::string out;
+  out += Row("model", model_path);
+  out += Row("ops", absl::StrCat(graph.num_ops(), " (", graph.num_tensors(), " tensors, ",
+                                 json["weights"].get<int>(), " weights)"));
+  out += Row("activations", FormatBytes(json["activation_bytes_total"].get<int64_t>()) +
+                                " in total");
+  out += Row("weights", FormatBytes(json["weight_bytes"].get<int64_t>()));
+  out += Row("lower bound", FormatBytes(MemoryLowerBound(model)));
+  for (TensorId t : graph.inputs()) {
+    out += Row("input", absl::StrCat(graph.tensor(t).name, " ",
+                                     FormatBytes(graph.tensor(t).bytes)));
+  }
+  for (TensorId t : graph.outputs()) {
+    out += Row("output", absl::StrCat(graph.tensor(t).name, " ",
+                                      FormatBytes(graph.tensor(t).bytes)));
+  }
+  std::string types;
+  for (const auto& [type, count] : json["op_types"].items()) {
+    absl::StrAppend(&types, types.empty() ? "" : ", ", type, " ", count.get<int>());
+  }
+  out += Row("op types", types);
+  return out;
+}
+
+}  // namespace ordo::cli

@@ -1,0 +1,29 @@
+#ifndef ORDO_CLIENT_CLI_REPORT_H_
+#define ORDO_CLIENT_CLI_REPORT_H_
+
+#include <string>
+
+#include "core/compile/compile.h"
+#include "core/graph/graph.h"
+#include "nlohmann/json.hpp"
+
+namespace ordo::cli {
+
+// The JSON object `ordo compile --json` prints (README documents the fields).
+nlohmann::ordered_json CompileReportJson(const std::string& model_path, const Graph& graph,
+                                         const CompileOptions& options,
+                                         const CompileResult& result);
+
+// The short aligned summary `ordo compile` prints.
+std::string CompileReportText(const std::string& model_path, const Graph& graph,
+                              const CompileOptions& options, const CompileResult& result);
+
+// `ordo inspect`: what the graph is made of.
+nlohmann::ordered_json InspectJson(const std::string& model_path, const Graph& graph,
+                                   const MemoryModel& model);
+std::string InspectText(const std::string& model_path, const Graph& graph,
+                        const MemoryModel& model);
+
+}  // namespace ordo::cli
+
+#endif  // ORDO_CLIENT_CLI_REPORT_H_

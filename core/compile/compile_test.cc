@@ -1,0 +1,51 @@
+#include "core/compile/compile.h"
+
+#include "core/testing/status_matchers.h"
+#include "core/testing/test_graph.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ordo {
+namespace {
+
+using ::ordo::testing::StatusIs;
+using ::ordo::testing::TestGraph;
+using ::testing::HasSubstr;
+
+constexpr char kTwoBranches[] = R"(
+  input x 1
+  op a1 Conv x -> a:50
+  op b1 Conv x -> b:50
+  op a2 Conv a -> a_small:1
+  op b2 Conv b -> b_small:1
+  op j Add a_small b_small -> y:1
+  output y
+)";
+
+TEST(CompileTest, ReportsScheduleBaselinesAndVerifiedProfile) {
+  Graph g = TestGraph(kTwoBranches);
+  RealClock clock;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(g, {}, clock));
+  EXPECT_EQ(result.peak_bytes, 52);
+  EXPECT_EQ(result.simulation.peak_bytes, 52);
+  EXPECT_EQ(result.schedule.size(), 5u);
+  ASSERT_EQ(result.baselines.size(), 3u);
+  EXPECT_EQ(result.baselines[0].name, "model_order");
+  EXPECT_EQ(result.baselines[0].peak_bytes, 101);
+  EXPECT_LE(result.lower_bound_bytes, result.peak_bytes);
+  EXPECT_EQ(result.scheduler, "best");
+}
+
+TEST(CompileTest, RejectsUnknownSchedulerAndBadOptions) {
+  Graph g = TestGraph(kTwoBranches);
+  RealClock clock;
+  EXPECT_THAT(Compile(g, {.scheduler = "nope"}, clock).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown scheduler")));
+  EXPECT_THAT(Compile(g, {.time_limit = absl::Seconds(-1)}, clock).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("negative")));
+  EXPECT_THAT(Compile(g, {.alignment = 0}, clock).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("alignment")));
+}
+
+}  // namespace
+}  // namespace ordo
