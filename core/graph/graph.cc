@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/util/checked_math.h"
@@ -228,6 +229,7 @@ absl::Status GraphBuilder::ResolveOps(Graph& graph) const {
 }
 
 absl::Status GraphBuilder::ResolveGraphIo(Graph& graph) const {
+  absl::flat_hash_set<TensorId> listed_inputs;
   for (const std::string& name : graph_inputs_) {
     std::optional<TensorId> t = graph.FindTensor(name);
     if (!t) {
@@ -240,7 +242,11 @@ absl::Status GraphBuilder::ResolveGraphIo(Graph& graph) const {
           absl::StrCat("graph input \"", name, "\" is also written by op \"",
                        graph.ops_[tensor.producer].name, "\""));
     }
-    if (tensor.kind == TensorKind::kInput) continue;  // listed twice
+    if (!listed_inputs.insert(*t).second) continue;  // listed twice
+    if (tensor.kind == TensorKind::kWeight) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("graph input \"", name, "\" is declared as a weight"));
+    }
     tensor.kind = TensorKind::kInput;
     graph.inputs_.push_back(*t);
   }

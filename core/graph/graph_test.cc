@@ -30,6 +30,8 @@ TEST(GraphTest, ResolvesProducersConsumersAndKinds) {
   EXPECT_EQ(g.tensor(*g.FindTensor("w")).kind, TensorKind::kWeight);
   EXPECT_EQ(g.tensor(y).kind, TensorKind::kActivation);
   EXPECT_EQ(g.tensor(*g.FindTensor("z")).kind, TensorKind::kOutput);
+  EXPECT_THAT(g.inputs(), ElementsAre(*g.FindTensor("x")));
+  EXPECT_THAT(g.outputs(), ElementsAre(*g.FindTensor("z")));
   EXPECT_THAT(g.Successors(0), ElementsAre(1));
   EXPECT_THAT(g.Predecessors(1), ElementsAre(0));
 }

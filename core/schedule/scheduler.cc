@@ -52,4 +52,17 @@ absl::StatusOr<ScheduleResult> FinishSchedule(const MemoryModel& model,
   return result;
 }
 
+void ApplyLowerBound(int64_t proven_bytes, int64_t spec_bound_bytes,
+                     ScheduleResult& result) {
+  result.lower_bound_bytes = std::min(
+      result.peak_bytes, std::max({result.lower_bound_bytes, proven_bytes, spec_bound_bytes}));
+  if (result.lower_bound_bytes == result.peak_bytes) {
+    result.status = ScheduleStatus::kOptimal;
+  } else if (result.lower_bound_bytes > spec_bound_bytes) {
+    result.status = ScheduleStatus::kBounded;
+  } else {
+    result.status = ScheduleStatus::kHeuristic;
+  }
+}
+
 }  // namespace ordo

@@ -91,6 +91,13 @@ absl::StatusOr<ScheduleResult> FinishSchedule(const MemoryModel& model,
                                               absl::Time start,
                                               const ScheduleLimits& limits);
 
+// Raises result.lower_bound_bytes to `proven_bytes` (a bound a search proved;
+// capped at the peak) and sets the status from it: kOptimal when the bound
+// reaches the peak, kBounded when it beats `spec_bound_bytes` (the spec's
+// MemoryLowerBound), else kHeuristic.
+void ApplyLowerBound(int64_t proven_bytes, int64_t spec_bound_bytes,
+                     ScheduleResult& result);
+
 }  // namespace ordo
 
 #endif  // ORDO_CORE_SCHEDULE_SCHEDULER_H_

@@ -5,8 +5,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/schedule/baseline_schedulers.h"
+#include "core/schedule/divide_and_conquer_scheduler.h"
+#include "core/schedule/dp_scheduler.h"
 #include "core/schedule/greedy_scheduler.h"
-#include "core/schedule/portfolio_scheduler.h"
+#include "core/schedule/serenity_scheduler.h"
 #include "core/schedule/topological_orders.h"
 
 namespace ordo {
@@ -43,12 +45,7 @@ std::unique_ptr<Scheduler> MakeGreedy() {
 }
 
 std::unique_ptr<Scheduler> MakeBest() {
-  std::vector<std::unique_ptr<Scheduler>> members;
-  members.push_back(MakeGreedy());
-  members.push_back(MakeOrderScheduler("model", ModelOrder));
-  members.push_back(MakeOrderScheduler("kahn", KahnOrder));
-  members.push_back(MakeOrderScheduler("rpo", ReversePostOrder));
-  return std::make_unique<PortfolioScheduler>("best", std::move(members));
+  return std::make_unique<DivideAndConquerScheduler>("best");
 }
 
 }  // namespace
@@ -62,7 +59,14 @@ SchedulerRegistry BuiltinSchedulers() {
   registry.Register({"rpo", "reverse post-order DFS (HMCOS baseline)", false,
                      [] { return MakeOrderScheduler("rpo", ReversePostOrder); }});
   registry.Register({"greedy", "memory-aware greedy list scheduling", false, MakeGreedy});
-  registry.Register({"best", "portfolio: lowest peak of every scheduler", false, MakeBest});
+  registry.Register({"dp", "exact best-first search over partial schedules", true,
+                     [] { return std::make_unique<DpScheduler>(); }});
+  registry.Register({"serenity",
+                     "SERENITY: dynamic programming under an adaptive soft budget", true,
+                     [] { return std::make_unique<SerenityScheduler>(); }});
+  registry.Register({"best",
+                     "divide and conquer at cut ops: best heuristic per part, then dp",
+                     true, MakeBest});
   return registry;
 }
 

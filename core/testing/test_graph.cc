@@ -78,6 +78,7 @@ Graph TestGraph(absl::string_view text) {
 Graph RandomDag(std::mt19937_64& rng, const RandomDagOptions& options) {
   GraphBuilder builder("random");
   std::vector<std::string> available;
+  std::vector<int64_t> sizes;  // bytes, parallel to `available`
   std::vector<int32_t> uses;
   auto random_bytes = [&] {
     return std::uniform_int_distribution<int64_t>(options.min_bytes,
@@ -85,7 +86,8 @@ Graph RandomDag(std::mt19937_64& rng, const RandomDagOptions& options) {
   };
   for (int32_t i = 0; i < options.num_inputs; ++i) {
     std::string name = absl::StrCat("in", i);
-    builder.AddTensorBytes(name, random_bytes(), TensorKind::kInput);
+    sizes.push_back(random_bytes());
+    builder.AddTensorBytes(name, sizes.back(), TensorKind::kInput);
     builder.AddGraphInput(name);
     available.push_back(name);
     uses.push_back(0);
@@ -95,12 +97,14 @@ Graph RandomDag(std::mt19937_64& rng, const RandomDagOptions& options) {
     int32_t max_inputs = std::min<int32_t>(options.max_inputs, available.size());
     int32_t num_inputs = std::uniform_int_distribution<int32_t>(1, max_inputs)(rng);
     std::vector<std::string> inputs;
+    int64_t first_input_bytes = 0;
     // Favour recent tensors so graphs are deep, not all fan-out from inputs.
     for (int32_t k = 0; k < num_inputs; ++k) {
       int32_t lo = std::max<int32_t>(0, static_cast<int32_t>(available.size()) - 4);
       int32_t pick = chance(rng) < 0.7
                          ? std::uniform_int_distribution<int32_t>(lo, available.size() - 1)(rng)
                          : std::uniform_int_distribution<int32_t>(0, available.size() - 1)(rng);
+      if (inputs.empty()) first_input_bytes = sizes[pick];
       inputs.push_back(available[pick]);
       ++uses[pick];
     }
@@ -111,10 +115,12 @@ Graph RandomDag(std::mt19937_64& rng, const RandomDagOptions& options) {
     std::string type = chance(rng) < options.inplace_chance
                            ? (inputs.size() > 1 ? "Add" : "Relu")
                            : "Conv";
+    const bool inplace_type = type != "Conv" && outputs.size() == 1;
     for (const std::string& out : outputs) {
       // In-place ops keep their input's size half the time, so the rule fires.
-      int64_t bytes = random_bytes();
+      int64_t bytes = inplace_type && chance(rng) < 0.5 ? first_input_bytes : random_bytes();
       builder.AddTensorBytes(out, bytes);
+      sizes.push_back(bytes);
       available.push_back(out);
       uses.push_back(0);
     }
@@ -126,6 +132,110 @@ Graph RandomDag(std::mt19937_64& rng, const RandomDagOptions& options) {
   absl::StatusOr<Graph> graph = std::move(builder).Build();
   ORDO_CHECK(graph.ok());
   return *std::move(graph);
+}
+
+Graph RandomHourglass(std::mt19937_64& rng, const RandomHourglassOptions& options) {
+  GraphBuilder builder("hourglass");
+  std::uniform_real_distribution<double> chance(0.0, 1.0);
+  auto random_bytes = [&] {
+    return std::uniform_int_distribution<int64_t>(options.min_bytes, options.max_bytes)(rng);
+  };
+  struct Available {
+    std::string name;
+    int64_t bytes;
+    bool read;
+  };
+  std::vector<Available> earlier;  // tensors of finished cells
+  std::string cell_input = "in";
+  int64_t cell_input_bytes = random_bytes();
+  builder.AddTensorBytes(cell_input, cell_input_bytes, TensorKind::kInput);
+  builder.AddGraphInput(cell_input);
+  int32_t next_op = 0;
+  for (int32_t cell = 0; cell < options.num_cells; ++cell) {
+    std::vector<Available> cell_tensors = {{cell_input, cell_input_bytes, false}};
+    const int32_t ops = std::uniform_int_distribution<int32_t>(1, options.max_cell_ops)(rng);
+    for (int32_t i = 0; i < ops; ++i) {
+      const int32_t size = static_cast<int32_t>(cell_tensors.size());
+      const int32_t reads = std::uniform_int_distribution<int32_t>(1, std::min(size, 3))(rng);
+      std::vector<std::string> inputs;
+      int64_t first_bytes = 0;
+      for (int32_t k = 0; k < reads; ++k) {
+        const int32_t lo = std::max(0, size - 3);
+        Available& pick = cell_tensors[std::uniform_int_distribution<int32_t>(lo, size - 1)(rng)];
+        if (inputs.empty()) first_bytes = pick.bytes;
+        pick.read = true;
+        inputs.push_back(pick.name);
+      }
+      if (!earlier.empty() && chance(rng) < options.skip_chance) {
+        Available& skip = earlier[rng() % earlier.size()];
+        skip.read = true;
+        inputs.push_back(skip.name);
+      }
+      const bool two = chance(rng) < options.second_output_chance;
+      const bool inplace = !two && chance(rng) < options.inplace_chance;
+      std::vector<std::string> outputs;
+      for (int32_t k = 0; k < (two ? 2 : 1); ++k) {
+        Available out{absl::StrCat("t", next_op, k == 0 ? "" : "b"),
+                      inplace && chance(rng) < 0.5 ? first_bytes : random_bytes(), false};
+        builder.AddTensorBytes(out.name, out.bytes);
+        if (chance(rng) < options.output_chance) builder.AddGraphOutput(out.name);
+        outputs.push_back(out.name);
+        cell_tensors.push_back(out);
+      }
+      builder.AddOp(absl::StrCat("op", next_op++), inplace ? "Relu" : "Conv", inputs, outputs);
+    }
+    std::vector<std::string> unread;
+    for (Available& t : cell_tensors) {
+      if (!t.read) unread.push_back(t.name);
+      t.read = true;
+    }
+    cell_input = absl::StrCat("join", cell);
+    cell_input_bytes = random_bytes();
+    builder.AddTensorBytes(cell_input, cell_input_bytes);
+    builder.AddOp(absl::StrCat("op", next_op++), "Concat", unread, {cell_input});
+    earlier.insert(earlier.end(), cell_tensors.begin(), cell_tensors.end());
+  }
+  builder.AddGraphOutput(cell_input);
+  absl::StatusOr<Graph> graph = std::move(builder).Build();
+  ORDO_CHECK(graph.ok());
+  return *std::move(graph);
+}
+
+Graph ManyBranches(int branches) {
+  std::string text = "input x 1\n";
+  std::string join = "op join Concat";
+  for (int i = 0; i < branches; ++i) {
+    absl::StrAppend(&text, "op a", i, " Conv x -> p", i, ":10\n");
+    absl::StrAppend(&text, "op b", i, " Conv p", i, " -> r", i, ":1\n");
+    absl::StrAppend(&join, " r", i);
+  }
+  absl::StrAppend(&text, join, " -> y:1\noutput y\n");
+  return TestGraph(text);
+}
+
+std::vector<int32_t> RandomTopologicalOrder(const MemoryModel& model, std::mt19937_64& rng) {
+  std::vector<int32_t> missing(model.num_ops(), 0);
+  for (int32_t op = 0; op < model.num_ops(); ++op) {
+    for (int32_t t : model.ops[op].inputs) {
+      if (model.tensors[t].producer != kNoId) ++missing[op];
+    }
+  }
+  std::vector<int32_t> ready, order;
+  for (int32_t op = 0; op < model.num_ops(); ++op) {
+    if (missing[op] == 0) ready.push_back(op);
+  }
+  while (!ready.empty()) {
+    const size_t pick = std::uniform_int_distribution<size_t>(0, ready.size() - 1)(rng);
+    const int32_t op = ready[pick];
+    ready.erase(ready.begin() + pick);
+    order.push_back(op);
+    for (int32_t t : model.ops[op].outputs) {
+      for (int32_t consumer : model.tensors[t].consumers) {
+        if (--missing[consumer] == 0) ready.push_back(consumer);
+      }
+    }
+  }
+  return order;
 }
 
 namespace {

@@ -44,6 +44,35 @@ struct RandomDagOptions {
 // so the id order is topological. Ops nobody reads become graph outputs.
 Graph RandomDag(std::mt19937_64& rng, const RandomDagOptions& options);
 
+struct RandomHourglassOptions {
+  int32_t num_cells = 4;
+  // Each cell has 1..max_cell_ops ops before the op that joins it.
+  int32_t max_cell_ops = 6;
+  // Chance an op also reads a tensor of an earlier cell (a skip that passes
+  // over the cells between).
+  double skip_chance = 0.15;
+  // Chance a tensor is also a graph output.
+  double output_chance = 0.05;
+  double inplace_chance = 0.3;
+  double second_output_chance = 0.15;
+  int64_t min_bytes = 1;
+  int64_t max_bytes = 64;
+};
+
+// Cells in a row, each a random DAG on the previous cell's output ended by a
+// join op reading every tensor of the cell nobody read: hourglass-shaped
+// like NAS and random-wired networks, so the joins are cut ops.
+Graph RandomHourglass(std::mt19937_64& rng, const RandomHourglassOptions& options);
+
+// `branches` identical branches x -> p_i (10 bytes) -> r_i (1 byte), all
+// joined by one Concat: whatever the order, the last branch runs beside the
+// other branches' results, so the optimum is above the spec's bound and
+// proving it means visiting every subset of branches.
+Graph ManyBranches(int branches);
+
+// A uniformly random ready op at every step: a random valid schedule.
+std::vector<int32_t> RandomTopologicalOrder(const MemoryModel& model, std::mt19937_64& rng);
+
 // Minimum peak over all topological orders by exhaustive enumeration, and one
 // order achieving it. Exponential: for <= ~10 ops.
 struct BruteForceResult {

@@ -1,0 +1,174 @@
+#include "core/schedule/divide_and_conquer_scheduler.h"
+
+#include <atomic>
+#include <random>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "core/memory/simulator.h"
+#include "core/schedule/dp_scheduler.h"
+#include "core/schedule/greedy_scheduler.h"
+#include "core/schedule/op_dag.h"
+#include "core/testing/status_matchers.h"
+#include "core/testing/test_graph.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ordo {
+namespace {
+
+using ::ordo::testing::ManyBranches;
+
+using ::ordo::testing::BruteForceMinPeak;
+using ::ordo::testing::RandomDag;
+using ::ordo::testing::RandomHourglass;
+using ::ordo::testing::TestGraph;
+using ::testing::AnyOf;
+
+MemoryModel Model(const Graph& graph) { return *BuildMemoryModel(graph, {}); }
+
+void ExpectValid(const MemoryModel& model, const ScheduleResult& result) {
+  absl::StatusOr<int64_t> peak = SimulatePeak(model, result.order);
+  ASSERT_TRUE(peak.ok()) << peak.status();
+  EXPECT_EQ(result.peak_bytes, *peak);
+  EXPECT_LE(result.lower_bound_bytes, result.peak_bytes);
+  int64_t ops = 0, max_part_peak = 0;
+  for (const PartStats& part : result.parts) {
+    ops += part.ops;
+    max_part_peak = std::max(max_part_peak, part.peak_bytes);
+    EXPECT_LE(part.lower_bound_bytes, part.peak_bytes);
+  }
+  EXPECT_EQ(ops, model.num_ops());
+  EXPECT_EQ(max_part_peak, result.peak_bytes);
+}
+
+// Two cells joined by a single op; in the second greedy goes wrong (see
+// dp_scheduler_test), which RPO or the search put right.
+TEST(DivideAndConquerSchedulerTest, SplitsAtTheWaistAndSolvesEachPart) {
+  Graph g = TestGraph(R"(
+    input x 1
+    op c1 Conv x -> u:8
+    op c2 Conv x -> v:8
+    op waist Add u v -> w:1
+    op a1 Conv w -> a:40
+    op a2 Conv a -> a_small:30
+    op b1 Conv w -> b:45
+    op b2 Conv b -> b_small:1
+    op j Add a_small b_small -> y:1
+    output y
+  )");
+  MemoryModel model = Model(g);
+  DivideAndConquerOptions options;
+  options.partition.merge_up_to_ops = 1;
+  ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result,
+                            DivideAndConquerScheduler("best", options).Schedule(model, {}));
+  ExpectValid(model, result);
+  ASSERT_EQ(result.parts.size(), 2u);
+  EXPECT_EQ(result.parts[0].ops, 3);
+  EXPECT_EQ(result.parts[1].ops, 5);
+  EXPECT_NE(result.parts[1].algorithm, "greedy");
+  EXPECT_EQ(result.parts[1].status, ScheduleStatus::kOptimal);
+  EXPECT_EQ(result.peak_bytes, BruteForceMinPeak(model).peak_bytes);
+  EXPECT_EQ(result.status, ScheduleStatus::kOptimal);
+  EXPECT_EQ(result.algorithm, absl::StrCat(result.parts[1].algorithm, "+greedy"));
+}
+
+TEST(DivideAndConquerSchedulerTest, MatchesBruteForceOnRandomGraphs) {
+  std::mt19937_64 rng(99);
+  DivideAndConquerOptions options;
+  options.partition.merge_up_to_ops = 2;
+  const DivideAndConquerScheduler best("best", options);
+  for (int trial = 0; trial < 2000; ++trial) {
+    MemoryModel model;
+    if (trial % 2 == 0) {
+      testing::RandomDagOptions options;
+      options.num_ops = 1 + static_cast<int32_t>(rng() % 10);
+      options.num_inputs = 1 + static_cast<int32_t>(rng() % 3);
+      options.max_inputs = 1 + static_cast<int32_t>(rng() % 3);
+      options.second_output_chance = 0.2;
+      options.inplace_chance = 0.4;
+      model = Model(RandomDag(rng, options));
+    } else {
+      testing::RandomHourglassOptions options;
+      options.num_cells = 1 + static_cast<int32_t>(rng() % 3);
+      options.max_cell_ops = 3;
+      options.skip_chance = 0.3;
+      options.output_chance = 0.1;
+      model = Model(RandomHourglass(rng, options));
+    }
+    if (model.num_ops() > 10) continue;
+    const int64_t expected = BruteForceMinPeak(model).peak_bytes;
+    ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, best.Schedule(model, {}));
+    ExpectValid(model, result);
+    ASSERT_EQ(result.peak_bytes, expected) << "trial " << trial;
+    ASSERT_EQ(result.status, ScheduleStatus::kOptimal) << "trial " << trial;
+  }
+}
+
+// Bigger hourglass graphs than brute force can check: dividing must not
+// change the optimum dp finds on the whole graph.
+TEST(DivideAndConquerSchedulerTest, EqualsDpOnTheWholeGraph) {
+  std::mt19937_64 rng(123);
+  for (int trial = 0; trial < 200; ++trial) {
+    testing::RandomHourglassOptions options;
+    options.num_cells = 2 + static_cast<int32_t>(rng() % 6);
+    options.max_cell_ops = 6;
+    options.skip_chance = 0.3;
+    options.output_chance = 0.05;
+    MemoryModel model = Model(RandomHourglass(rng, options));
+    ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult whole, DpScheduler().Schedule(model, {}));
+    ASSERT_EQ(whole.status, ScheduleStatus::kOptimal);
+    DivideAndConquerOptions options1;
+    options1.partition.merge_up_to_ops = 1;
+    ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult divided,
+                              DivideAndConquerScheduler("best", options1).Schedule(model, {}));
+    ExpectValid(model, divided);
+    ASSERT_EQ(divided.peak_bytes, whole.peak_bytes) << "trial " << trial;
+    ASSERT_EQ(divided.status, ScheduleStatus::kOptimal);
+    ASSERT_GT(divided.parts.size(), 1u);
+  }
+}
+
+TEST(DivideAndConquerSchedulerTest, NeverWorseThanGreedyWithoutTheSearch) {
+  std::mt19937_64 rng(4);
+  DivideAndConquerOptions options;
+  options.exact = false;
+  const DivideAndConquerScheduler heuristic("best", options);
+  for (int trial = 0; trial < 300; ++trial) {
+    testing::RandomHourglassOptions cells;
+    cells.num_cells = 1 + static_cast<int32_t>(rng() % 6);
+    MemoryModel model = Model(RandomHourglass(rng, cells));
+    OpDag dag(model);
+    const int64_t greedy = *SimulatePeak(model, GreedyOrder(model, dag));
+    ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, heuristic.Schedule(model, {}));
+    ExpectValid(model, result);
+    ASSERT_LE(result.peak_bytes, greedy);
+  }
+}
+
+TEST(DivideAndConquerSchedulerTest, DeadlineIsHonouredOnAnUnsolvablePart) {
+  MemoryModel model = Model(ManyBranches(200));
+  ScheduleLimits limits;
+  const absl::Time start = absl::Now();
+  limits.deadline = start + absl::Milliseconds(200);
+  ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result,
+                            DivideAndConquerScheduler("best").Schedule(model, limits));
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(200 + 300));
+  ExpectValid(model, result);
+  EXPECT_THAT(result.status, AnyOf(ScheduleStatus::kBounded, ScheduleStatus::kHeuristic));
+}
+
+TEST(DivideAndConquerSchedulerTest, CancelledCallReturnsAValidSchedule) {
+  MemoryModel model = Model(ManyBranches(200));
+  std::atomic<bool> cancelled{true};
+  ScheduleLimits limits;
+  limits.cancelled = &cancelled;
+  ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result,
+                            DivideAndConquerScheduler("best").Schedule(model, limits));
+  ExpectValid(model, result);
+  EXPECT_EQ(result.stats.states_expanded, 0);
+}
+
+}  // namespace
+}  // namespace ordo

@@ -1,0 +1,218 @@
+#include "core/schedule/dp_scheduler.h"
+
+#include <atomic>
+#include <random>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "core/memory/simulator.h"
+#include "core/schedule/greedy_scheduler.h"
+#include "core/schedule/op_dag.h"
+#include "core/testing/fake_clock.h"
+#include "core/testing/status_matchers.h"
+#include "core/testing/test_graph.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ordo {
+namespace {
+
+using ::ordo::testing::TickingClock;
+
+using ::ordo::testing::ManyBranches;
+
+using ::ordo::testing::BruteForceMinPeak;
+using ::ordo::testing::RandomDag;
+using ::ordo::testing::TestGraph;
+using ::testing::AnyOf;
+
+
+MemoryModel Model(const Graph& graph) { return *BuildMemoryModel(graph, {}); }
+
+
+void ExpectValid(const MemoryModel& model, const ScheduleResult& result) {
+  absl::StatusOr<int64_t> peak = SimulatePeak(model, result.order);
+  ASSERT_TRUE(peak.ok()) << peak.status();
+  EXPECT_EQ(result.peak_bytes, *peak);
+  EXPECT_LE(result.lower_bound_bytes, result.peak_bytes);
+  EXPECT_GE(result.lower_bound_bytes, MemoryLowerBound(model));
+}
+
+// Greedy starts the wide branch (a1) first because its first step is
+// cheaper, and then holds 50 bytes while the other branch runs.
+TEST(DpSchedulerTest, BeatsGreedyWhereGreedyIsShortSighted) {
+  Graph g = TestGraph(R"(
+    input x 1
+    op a1 Conv x -> a:40
+    op a2 Conv a -> a_small:30
+    op b1 Conv x -> b:45
+    op b2 Conv b -> b_small:1
+    op j Add a_small b_small -> y:1
+    output y
+  )");
+  MemoryModel model = Model(g);
+  OpDag dag(model);
+  const int64_t greedy_peak = *SimulatePeak(model, GreedyOrder(model, dag));
+  ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, DpScheduler().Schedule(model, {}));
+  ExpectValid(model, result);
+  EXPECT_EQ(result.peak_bytes, testing::BruteForceMinPeak(model).peak_bytes);
+  EXPECT_LT(result.peak_bytes, greedy_peak);
+  EXPECT_EQ(result.status, ScheduleStatus::kOptimal);
+  EXPECT_EQ(result.lower_bound_bytes, result.peak_bytes);
+  EXPECT_EQ(result.algorithm, "dp");
+}
+
+TEST(DpSchedulerTest, EmptyAndSingleOpModels) {
+  MemoryModel empty;
+  ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult none, DpScheduler().Schedule(empty, {}));
+  EXPECT_TRUE(none.order.empty());
+  EXPECT_EQ(none.status, ScheduleStatus::kOptimal);
+  MemoryModel one = Model(TestGraph("input x 3\nop a Conv x -> y:4\noutput y\n"));
+  ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, DpScheduler().Schedule(one, {}));
+  EXPECT_EQ(result.peak_bytes, 7);
+  EXPECT_EQ(result.status, ScheduleStatus::kOptimal);
+}
+
+struct RandomCase {
+  int32_t max_ops;
+  double inplace_chance;
+  double second_output_chance;
+};
+
+// The property every exact scheduler must have: the brute-force optimum,
+// proved, on thousands of random small DAGs.
+TEST(DpSchedulerTest, MatchesBruteForceOnRandomDags) {
+  std::mt19937_64 rng(2024);
+  int beaten = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    testing::RandomDagOptions options;
+    options.num_ops = 1 + static_cast<int32_t>(rng() % 10);
+    options.num_inputs = 1 + static_cast<int32_t>(rng() % 3);
+    options.max_inputs = 1 + static_cast<int32_t>(rng() % 3);
+    options.second_output_chance = (trial % 3) * 0.2;
+    options.inplace_chance = (trial % 4) * 0.25;
+    Graph g = RandomDag(rng, options);
+    MemoryModel model = Model(g);
+    if (trial % 11 == 0) model.constant_bytes = 7;
+    const int64_t expected = BruteForceMinPeak(model).peak_bytes;
+    ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, DpScheduler().Schedule(model, {}));
+    ExpectValid(model, result);
+    ASSERT_EQ(result.peak_bytes, expected) << "trial " << trial;
+    ASSERT_EQ(result.status, ScheduleStatus::kOptimal) << "trial " << trial;
+    ASSERT_EQ(result.lower_bound_bytes, expected);
+    if (result.algorithm == "dp") ++beaten;
+  }
+  EXPECT_GT(beaten, 0);  // the search did more than confirm the heuristic
+}
+
+TEST(DpSchedulerTest, DominanceChangesNoPeak) {
+  std::mt19937_64 rng(7);
+  DpScheduler plain(DpOptions{.dominance = false, .complete_every = 0});
+  for (int trial = 0; trial < 500; ++trial) {
+    testing::RandomDagOptions options;
+    options.num_ops = 1 + static_cast<int32_t>(rng() % 10);
+    options.num_inputs = 1 + static_cast<int32_t>(rng() % 2);
+    options.second_output_chance = 0.2;
+    options.inplace_chance = 0.5;
+    MemoryModel model = Model(RandomDag(rng, options));
+    ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult with, DpScheduler().Schedule(model, {}));
+    ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult without, plain.Schedule(model, {}));
+    ASSERT_EQ(with.peak_bytes, without.peak_bytes) << "trial " << trial;
+  }
+}
+
+// The dominance rule on graphs too big for brute force: the search without
+// it (and without greedy completions) must prove the same optimum.
+TEST(DpSchedulerTest, DominanceChangesNoPeakOnMediumGraphs) {
+  std::mt19937_64 rng(8);
+  DpScheduler plain(DpOptions{.dominance = false, .complete_every = 0});
+  for (int trial = 0; trial < 300; ++trial) {
+    MemoryModel model;
+    if (trial % 2 == 0) {
+      testing::RandomDagOptions options;
+      options.num_ops = 12 + static_cast<int32_t>(rng() % 10);
+      options.num_inputs = 1 + static_cast<int32_t>(rng() % 3);
+      options.second_output_chance = 0.2;
+      options.inplace_chance = 0.5;
+      model = Model(RandomDag(rng, options));
+    } else {
+      testing::RandomHourglassOptions options;
+      options.num_cells = 2 + static_cast<int32_t>(rng() % 3);
+      options.skip_chance = 0.3;
+      options.output_chance = 0.1;
+      options.inplace_chance = 0.5;
+      model = Model(testing::RandomHourglass(rng, options));
+    }
+    ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult with, DpScheduler().Schedule(model, {}));
+    ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult without, plain.Schedule(model, {}));
+    ASSERT_EQ(with.status, ScheduleStatus::kOptimal);
+    ASSERT_EQ(without.status, ScheduleStatus::kOptimal);
+    ASSERT_EQ(with.peak_bytes, without.peak_bytes) << "trial " << trial;
+  }
+}
+
+TEST(DpSchedulerTest, ImprovesOnAGivenIncumbentAndNamesItWhenKept) {
+  MemoryModel model = Model(ManyBranches(3));
+  // Model order runs every a_i first: 1 + 3*10 + ... ; dp finds better.
+  ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result,
+                            DpScheduler().Improve(model, {}, {0, 2, 4, 1, 3, 5, 6}, "model"));
+  EXPECT_EQ(result.algorithm, "dp");
+  EXPECT_EQ(result.status, ScheduleStatus::kOptimal);
+  ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult kept,
+                            DpScheduler().Improve(model, {}, result.order, "mine"));
+  EXPECT_EQ(kept.algorithm, "mine");
+  EXPECT_EQ(kept.peak_bytes, result.peak_bytes);
+  EXPECT_EQ(kept.status, ScheduleStatus::kOptimal);
+}
+
+TEST(DpSchedulerTest, DeadlineOnFakeClockReturnsTheIncumbent) {
+  MemoryModel model = Model(ManyBranches(200));
+  TickingClock clock(absl::Milliseconds(1));
+  ScheduleLimits limits;
+  limits.clock = &clock;
+  limits.deadline = clock.Now() + absl::Milliseconds(200);
+  ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, DpScheduler().Schedule(model, limits));
+  ExpectValid(model, result);
+  EXPECT_THAT(result.status, AnyOf(ScheduleStatus::kBounded, ScheduleStatus::kHeuristic));
+  EXPECT_GT(result.stats.states_expanded, 0);
+  EXPECT_LT(result.stats.states_expanded, 200 * DpOptions().check_every);
+}
+
+TEST(DpSchedulerTest, RealDeadlineIsHonoured) {
+  MemoryModel model = Model(ManyBranches(200));
+  ScheduleLimits limits;
+  const absl::Time start = absl::Now();
+  limits.deadline = start + absl::Milliseconds(200);
+  ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, DpScheduler().Schedule(model, limits));
+  const absl::Duration took = absl::Now() - start;
+  ExpectValid(model, result);
+  EXPECT_LT(took, absl::Milliseconds(200 + 300));
+  EXPECT_THAT(result.status, AnyOf(ScheduleStatus::kBounded, ScheduleStatus::kHeuristic));
+}
+
+TEST(DpSchedulerTest, CancelledCallReturnsAValidScheduleAtOnce) {
+  MemoryModel model = Model(ManyBranches(200));
+  std::atomic<bool> cancelled{true};
+  ScheduleLimits limits;
+  limits.cancelled = &cancelled;
+  ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, DpScheduler().Schedule(model, limits));
+  ExpectValid(model, result);
+  EXPECT_LE(result.stats.states_expanded, DpOptions().check_every);
+  EXPECT_NE(result.status, ScheduleStatus::kOptimal);
+}
+
+TEST(DpSchedulerTest, StateMemoryLimitStopsTheSearch) {
+  MemoryModel model = Model(ManyBranches(200));
+  ScheduleLimits limits;
+  limits.max_state_bytes = 4 << 20;
+  ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, DpScheduler().Schedule(model, limits));
+  ExpectValid(model, result);
+  EXPECT_GT(result.stats.states_stored, 1000);
+  // Each stored state costs well over 40 bytes, so 4 MiB holds < 100k.
+  EXPECT_LT(result.stats.states_stored, 100000);
+  EXPECT_NE(result.status, ScheduleStatus::kOptimal);
+}
+
+}  // namespace
+}  // namespace ordo

@@ -1,0 +1,72 @@
+#include "core/schedule/op_set_table.h"
+
+#include <algorithm>
+
+#include "core/util/check.h"
+
+namespace ordo {
+namespace {
+
+constexpr int32_t kInitialLog2Capacity = 10;
+
+}  // namespace
+
+OpSetTable::OpSetTable(int32_t words)
+    : words_(words),
+      log2_capacity_(kInitialLog2Capacity),
+      slots_(size_t{1} << kInitialLog2Capacity, 0) {
+  ORDO_CHECK(words > 0);
+}
+
+bool OpSetTable::Equal(int32_t entry, const uint64_t* set) const {
+  return std::equal(set, set + words_, this->set(entry));
+}
+
+std::pair<int32_t, bool> OpSetTable::FindOrInsert(const uint64_t* set, uint64_t hash) {
+  const uint32_t tag = Tag(hash);
+  const size_t mask = slots_.size() - 1;
+  size_t i = Home(tag);
+  while (slots_[i] != 0) {
+    const uint64_t slot = slots_[i];
+    if (static_cast<uint32_t>(slot >> 32) == tag) {
+      const int32_t entry = static_cast<int32_t>(static_cast<uint32_t>(slot)) - 1;
+      if (hashes_[entry] == hash && Equal(entry, set)) return {entry, false};
+    }
+    i = (i + 1) & mask;
+  }
+  ORDO_CHECK(size_ < INT32_MAX - 1);
+  const int32_t entry = size_++;
+  slots_[i] = (uint64_t{tag} << 32) | static_cast<uint32_t>(entry + 1);
+  arena_.insert(arena_.end(), set, set + words_);
+  hashes_.push_back(hash);
+  if (size_t{static_cast<uint32_t>(size_)} * 2 > slots_.size()) Grow();
+  return {entry, true};
+}
+
+void OpSetTable::Grow() {
+  std::vector<uint64_t> old = std::move(slots_);
+  ++log2_capacity_;
+  ORDO_CHECK(log2_capacity_ <= 32);
+  slots_.assign(size_t{1} << log2_capacity_, 0);
+  const size_t mask = slots_.size() - 1;
+  for (uint64_t slot : old) {
+    if (slot == 0) continue;
+    size_t i = Home(static_cast<uint32_t>(slot >> 32));
+    while (slots_[i] != 0) i = (i + 1) & mask;
+    slots_[i] = slot;
+  }
+}
+
+int64_t OpSetTable::MemoryBytes() const {
+  return static_cast<int64_t>(sizeof(uint64_t) *
+                              (arena_.capacity() + hashes_.capacity() + slots_.capacity()));
+}
+
+void OpSetTable::Clear() {
+  size_ = 0;
+  arena_.clear();
+  hashes_.clear();
+  std::fill(slots_.begin(), slots_.end(), 0);
+}
+
+}  // namespace ordo

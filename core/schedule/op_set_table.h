@@ -1,0 +1,69 @@
+#ifndef ORDO_CORE_SCHEDULE_OP_SET_TABLE_H_
+#define ORDO_CORE_SCHEDULE_OP_SET_TABLE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace ordo {
+
+// A set of distinct op sets ("signatures" of partial schedules, SERENITY
+// §3.1), each a bitset of `words` uint64 words, stored back to back in one
+// flat arena and found again through an open-addressing hash index. Entries
+// are numbered 0, 1, ... in insertion order; callers keep per-entry data in
+// parallel vectors under the same number.
+//
+// The caller supplies the hash (the search space uses Zobrist hashing, so a
+// child's hash is its parent's XOR one key and no set is ever rehashed).
+// Linear probing over 8-byte slots (32 bits of hash, 32 bits of entry
+// number) at load <= 1/2: one cache line per lookup in the common case, and
+// growth reinserts slots without touching the arena. No per-entry heap
+// allocation. Not thread-safe.
+class OpSetTable {
+ public:
+  explicit OpSetTable(int32_t words);
+
+  OpSetTable(const OpSetTable&) = delete;
+  OpSetTable& operator=(const OpSetTable&) = delete;
+  OpSetTable(OpSetTable&&) = default;
+  OpSetTable& operator=(OpSetTable&&) = default;
+
+  int32_t words() const { return words_; }
+  int32_t size() const { return size_; }
+
+  // The entry equal to `set`, inserting a copy when there is none.
+  // Returns {entry, inserted}.
+  std::pair<int32_t, bool> FindOrInsert(const uint64_t* set, uint64_t hash);
+
+  const uint64_t* set(int32_t entry) const {
+    return arena_.data() + static_cast<size_t>(entry) * words_;
+  }
+  uint64_t hash(int32_t entry) const { return hashes_[entry]; }
+
+  // Bytes held by the arena, the hashes and the index (capacity, not size:
+  // what the process actually pays).
+  int64_t MemoryBytes() const;
+
+  // Forgets every entry, keeping the allocated memory.
+  void Clear();
+
+ private:
+  static uint32_t Tag(uint64_t hash) { return static_cast<uint32_t>(hash >> 32); }
+  // The tag's top bits: Zobrist hashes are uniform, so they need no mixing.
+  size_t Home(uint32_t tag) const { return tag >> (32 - log2_capacity_); }
+  bool Equal(int32_t entry, const uint64_t* set) const;
+  void Grow();
+
+  int32_t words_;
+  int32_t size_ = 0;
+  int32_t log2_capacity_ = 0;
+  std::vector<uint64_t> arena_;
+  std::vector<uint64_t> hashes_;
+  // 0 = empty; else (tag << 32) | (entry + 1).
+  std::vector<uint64_t> slots_;
+};
+
+}  // namespace ordo
+
+#endif  // ORDO_CORE_SCHEDULE_OP_SET_TABLE_H_

@@ -1,0 +1,132 @@
+#include "core/schedule/schedule_state_space.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace ordo {
+namespace {
+
+// SplitMix64: a fixed, well-mixed key per op, so runs are reproducible.
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+bool OutlivesProducer(const MemoryModel::TensorInfo& t) {
+  return t.live_at_end || !t.consumers.empty();
+}
+
+}  // namespace
+
+ScheduleStateSpace::ScheduleStateSpace(const MemoryModel& model)
+    : num_ops_(model.num_ops()), words_(std::max(1, (model.num_ops() + 63) / 64)) {
+  initial_live_ = model.constant_bytes;
+  initial_footprint_ = model.constant_bytes;
+  for (const MemoryModel::TensorInfo& t : model.tensors) {
+    if (t.producer != kNoId) continue;
+    initial_footprint_ += t.bytes;
+    if (OutlivesProducer(t)) initial_live_ += t.bytes;
+  }
+  zobrist_.resize(num_ops_);
+  output_bytes_.assign(num_ops_, 0);
+  kept_output_bytes_.assign(num_ops_, 0);
+  pred_begin_.assign(1, 0);
+  use_begin_.assign(1, 0);
+  min_step_growth_ = num_ops_ > 0 ? INT64_MAX : 0;
+  std::vector<int32_t> preds;
+  for (int32_t op = 0; op < num_ops_; ++op) {
+    const MemoryModel::OpInfo& info = model.ops[op];
+    zobrist_[op] = SplitMix64(static_cast<uint64_t>(op) + 0x6F72646Full);
+    for (int32_t t : info.outputs) {
+      output_bytes_[op] += model.tensors[t].bytes;
+      if (OutlivesProducer(model.tensors[t])) kept_output_bytes_[op] += model.tensors[t].bytes;
+    }
+    int64_t growth = output_bytes_[op];
+    preds.clear();
+    for (int32_t t : info.inputs) {
+      const MemoryModel::TensorInfo& tensor = model.tensors[t];
+      if (tensor.producer != kNoId) preds.push_back(tensor.producer);
+      InputUse use;
+      use.bytes = tensor.bytes;
+      use.persistent = tensor.live_at_end;
+      use.inplace = t == info.inplace_input && !tensor.live_at_end;
+      use.others_begin = static_cast<int32_t>(other_consumers_.size());
+      for (int32_t consumer : tensor.consumers) {
+        if (consumer != op) other_consumers_.push_back(consumer);
+      }
+      use.others_end = static_cast<int32_t>(other_consumers_.size());
+      if (use.inplace) growth -= use.bytes;
+      uses_.push_back(use);
+    }
+    use_begin_.push_back(static_cast<int32_t>(uses_.size()));
+    min_step_growth_ = std::min(min_step_growth_, growth);
+    std::sort(preds.begin(), preds.end(), std::greater<int32_t>());
+    preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
+    preds_.insert(preds_.end(), preds.begin(), preds.end());
+    pred_begin_.push_back(static_cast<int32_t>(preds_.size()));
+  }
+}
+
+bool ScheduleStateSpace::IsReady(const uint64_t* set, int32_t op) const {
+  if (Contains(set, op)) return false;
+  for (int32_t i = pred_begin_[op]; i < pred_begin_[op + 1]; ++i) {
+    if (!Contains(set, preds_[i])) return false;
+  }
+  return true;
+}
+
+void ScheduleStateSpace::ReadyOps(const uint64_t* set, std::vector<int32_t>& ready) const {
+  ready.clear();
+  for (int32_t w = 0; w < words_; ++w) {
+    uint64_t open = ~set[w];
+    if (w == words_ - 1 && (num_ops_ & 63) != 0) open &= (uint64_t{1} << (num_ops_ & 63)) - 1;
+    while (open != 0) {
+      const int32_t op = w * 64 + __builtin_ctzll(open);
+      open &= open - 1;
+      bool ready_now = true;
+      for (int32_t i = pred_begin_[op]; i < pred_begin_[op + 1]; ++i) {
+        if (!Contains(set, preds_[i])) {
+          ready_now = false;
+          break;
+        }
+      }
+      if (ready_now) ready.push_back(op);
+    }
+  }
+}
+
+bool ScheduleStateSpace::AllIn(const uint64_t* set, int32_t begin, int32_t end) const {
+  for (int32_t i = begin; i < end; ++i) {
+    if (!Contains(set, other_consumers_[i])) return false;
+  }
+  return true;
+}
+
+ScheduleStateSpace::Step ScheduleStateSpace::Run(const uint64_t* set, int64_t live,
+                                                 int32_t op) const {
+  Step step{live + output_bytes_[op], live + kept_output_bytes_[op]};
+  for (int32_t i = use_begin_[op]; i < use_begin_[op + 1]; ++i) {
+    const InputUse& use = uses_[i];
+    if (use.persistent || !AllIn(set, use.others_begin, use.others_end)) continue;
+    // `op` is the last consumer: the input dies after this step, and an
+    // in-place op writes over it at this step.
+    step.live_after -= use.bytes;
+    if (use.inplace) step.footprint -= use.bytes;
+  }
+  return step;
+}
+
+int64_t ScheduleStateSpace::LiveBytes(const MemoryModel& model, const uint64_t* set) {
+  int64_t live = model.constant_bytes;
+  for (const MemoryModel::TensorInfo& t : model.tensors) {
+    if (t.producer != kNoId && !Contains(set, t.producer)) continue;
+    bool needed = t.live_at_end;
+    for (int32_t consumer : t.consumers) needed = needed || !Contains(set, consumer);
+    if (needed) live += t.bytes;
+  }
+  return live;
+}
+
+}  // namespace ordo

@@ -1,0 +1,102 @@
+#ifndef ORDO_CORE_SCHEDULE_SCHEDULE_STATE_SPACE_H_
+#define ORDO_CORE_SCHEDULE_SCHEDULE_STATE_SPACE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "core/memory/memory_model.h"
+
+namespace ordo {
+
+// The state space of partial schedules of one MemoryModel, for the exact
+// schedulers. A state is the set S of ops scheduled so far, a bitset of
+// `words()` uint64 words: everything else follows from S alone, which is what
+// makes dynamic programming over S exact (SERENITY §3.1: the zero-indegree
+// set z is the signature; z and S determine each other).
+//
+//   live(S): a tensor is live after the steps of S when it is produced in S
+//     or has no producer, and it has a consumer outside S or is live_at_end
+//     (plus constant bytes).
+//   Run(S, u): the footprint of the step that runs u after S, and live(S+u),
+//     by the simulator's rules (core/memory/simulator.cc): every output of u
+//     counts at its step; u's in-place input does not when u is its last
+//     consumer and it is not live_at_end; an input dies after its last
+//     consumer's step.
+//
+// Run is O(inputs + outputs + other consumers of u's inputs); ReadyOps is
+// O(ops + their predecessors) in the worst case, usually one check per op.
+// Copies what it needs from the model (no reference kept). Immutable after
+// construction; thread-compatible.
+class ScheduleStateSpace {
+ public:
+  explicit ScheduleStateSpace(const MemoryModel& model);
+
+  int32_t num_ops() const { return num_ops_; }
+  int32_t words() const { return words_; }
+
+  // live(empty set).
+  int64_t initial_live() const { return initial_live_; }
+  // The footprint before step 0 (the simulator's initial_bytes): every
+  // graph input counts there, even one nobody reads.
+  int64_t initial_footprint() const { return initial_footprint_; }
+  // A lower bound on Run(S, u).footprint - live(S) over all S and u: the
+  // least an op can add to the live bytes at its step.
+  int64_t min_step_growth() const { return min_step_growth_; }
+  // Random key of each op; the hash of a set is the XOR of its ops' keys
+  // (Zobrist), so adding an op updates the hash in O(1).
+  uint64_t zobrist(int32_t op) const { return zobrist_[op]; }
+
+  static bool Contains(const uint64_t* set, int32_t op) { return (set[op >> 6] >> (op & 63)) & 1; }
+  static void Add(uint64_t* set, int32_t op) { set[op >> 6] |= uint64_t{1} << (op & 63); }
+
+  // Whether `op` is outside `set` and all its producers are in it.
+  bool IsReady(const uint64_t* set, int32_t op) const;
+  // The ready ops of `set`, ascending (replaces the contents of `ready`).
+  void ReadyOps(const uint64_t* set, std::vector<int32_t>& ready) const;
+
+  struct Step {
+    int64_t footprint;   // at the step that runs the op
+    int64_t live_after;  // live(set + op)
+  };
+  // Running ready `op` after `set`, whose live bytes are `live`.
+  Step Run(const uint64_t* set, int64_t live, int32_t op) const;
+
+  // live(set) of `model` from scratch, O(tensors + edges): for tests.
+  static int64_t LiveBytes(const MemoryModel& model, const uint64_t* set);
+
+ private:
+  // One input of one op, with what deciding its death at that op needs.
+  struct InputUse {
+    int64_t bytes;
+    // Index range in other_consumers_ of the tensor's other consumers.
+    int32_t others_begin;
+    int32_t others_end;
+    // live_at_end: never dies, never overwritten.
+    bool persistent;
+    // The op's in-place input.
+    bool inplace;
+  };
+
+  bool AllIn(const uint64_t* set, int32_t begin, int32_t end) const;
+
+  int32_t num_ops_ = 0;
+  int32_t words_ = 1;
+  int64_t initial_live_ = 0;
+  int64_t initial_footprint_ = 0;
+  int64_t min_step_growth_ = 0;
+  std::vector<uint64_t> zobrist_;
+  // Per op: bytes of all outputs, and of those that outlive the step.
+  std::vector<int64_t> output_bytes_;
+  std::vector<int64_t> kept_output_bytes_;
+  // Per op, compressed: distinct producers, latest id first (the one most
+  // likely still unscheduled, so IsReady usually stops at the first).
+  std::vector<int32_t> pred_begin_, preds_;
+  // Per op, compressed: its InputUses.
+  std::vector<int32_t> use_begin_;
+  std::vector<InputUse> uses_;
+  std::vector<int32_t> other_consumers_;
+};
+
+}  // namespace ordo
+
+#endif  // ORDO_CORE_SCHEDULE_SCHEDULE_STATE_SPACE_H_
