@@ -27,6 +27,9 @@ constexpr std::array<absl::string_view, 50> kInplaceOpTypes = {
     "And", "Or", "Xor", "Where",
 };
 
+// Leaves headroom for alignment padding and differences of sums.
+constexpr int64_t kMaxTotalBytes = int64_t{1} << 62;
+
 }  // namespace
 
 bool IsInplaceOpType(absl::string_view op_type) {
@@ -84,6 +87,17 @@ absl::StatusOr<MemoryModel> BuildMemoryModel(const Graph& graph,
     info.producer = tensor.producer;
     info.consumers = tensor.consumers;
     info.live_at_end = tensor.is_graph_output;
+  }
+  // Every footprint is a sum of these sizes; bounding the total keeps all
+  // sums (and the arena's aligned sums) far from int64 overflow.
+  int64_t total = model.constant_bytes;
+  for (TensorId t = 0; t < graph.num_tensors(); ++t) {
+    std::optional<int64_t> sum = CheckedAdd(total, model.tensors[t].bytes);
+    if (!sum || *sum > kMaxTotalBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor \"", graph.tensor(t).name, "\": total tensor bytes exceed 2^62"));
+    }
+    total = *sum;
   }
   model.ops.resize(graph.num_ops());
   for (OpId id = 0; id < graph.num_ops(); ++id) {

@@ -159,6 +159,19 @@ TEST(SimulatorTest, RejectsInvalidSchedules) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("out of range")));
 }
 
+TEST(MemoryModelTest, RejectsTotalsThatCouldOverflow) {
+  GraphBuilder builder;
+  builder.AddTensorBytes("x", int64_t{1} << 61, TensorKind::kInput);
+  builder.AddGraphInput("x");
+  builder.AddTensorBytes("y", int64_t{1} << 61);
+  builder.AddTensorBytes("z", int64_t{1} << 61);
+  builder.AddOp("a", "Conv", {"x"}, {"y"});
+  builder.AddOp("b", "Conv", {"y"}, {"z"});
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph g, std::move(builder).Build());
+  EXPECT_THAT(BuildMemoryModel(g, {}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("exceed 2^62")));
+}
+
 TEST(SimulatorTest, LowerBoundIsLargestSingleStepNeed) {
   Graph g = TestGraph(R"(
     input x 10

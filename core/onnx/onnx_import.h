@@ -2,9 +2,9 @@
 #define ORDO_CORE_ONNX_ONNX_IMPORT_H_
 
 #include <string>
-#include <string_view>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "core/graph/graph.h"
 
@@ -12,28 +12,48 @@ namespace ordo {
 
 // Reads an ONNX model (serialized onnx::ModelProto) into a Graph.
 //
-// 1. Parses the bytes; rejects control flow (If/Loop/Scan, graph attributes).
-// 2. Runs ONNX shape inference when intermediate shapes are missing.
-// 3. Folds compile-time values (spec: an op whose inputs are all weights, and
+// 1. Parses the bytes; rejects control flow (If/Loop/Scan, graph attributes)
+//    and conv/pool window attributes that are not positive (ONNX's own shape
+//    inference would divide by zero on them).
+// 2. Checks the node-level structure: one producer per tensor, every input
+//    defined, no cycle.
+// 3. Runs ONNX shape inference when intermediate shapes are missing.
+// 4. Folds compile-time values (spec: an op whose inputs are all weights, and
 //    Shape/Size of statically shaped tensors), evaluating the small integer
 //    shape computations PyTorch exports so that the shapes they determine
-//    become static, then re-runs shape inference; repeats to a fixed point.
-// 4. Builds the Graph: unnamed nodes are named "n<index in file>"; folded
-//    outputs and initializers are weights; ops keep file order and
-//    Op::source_index is the node's index in the file.
+//    become static, then re-runs shape inference; repeats to a fixed point
+//    (see core/onnx/constant_folding.h).
+// 5. Builds the Graph: ops keep file order and Op::source_index is the node's
+//    index in the file. (A file whose nodes are not topologically sorted, as
+//    ONNX requires, gets the stable topological order runtimes load it in, so
+//    OpId order is always a valid schedule.) Unnamed nodes are named "n<index in file>"; a name
+//    used twice in the file keeps its first use, later ones become
+//    "<name>_1", "<name>_2", ... (skipping names taken in the file).
+//    Initializers and folded outputs are weights; only those read by an op
+//    are declared (intermediate values of folded chains disappear, as in a
+//    deployment converter). A weight whose size is unknown or zero is
+//    declared as 1 byte, which only matters under count_weights.
 //
-// Initializers may carry dims without data (the benchmark set strips them).
-// Errors are INVALID_ARGUMENT naming the node or tensor; RESOURCE_EXHAUSTED
-// when the node count is over limits.max_ops (checked before building).
-absl::StatusOr<Graph> ImportOnnx(std::string_view model_bytes,
-                                 const GraphLimits& limits = {});
+// Initializers may carry dims without data (the benchmark set strips them);
+// external data is never read. Errors are INVALID_ARGUMENT naming the node or
+// tensor and the rule broken (e.g. `tensor "t" (output of op "foo"): dim 0 is
+// "N" (symbolic); dims must be static and positive`); RESOURCE_EXHAUSTED when
+// the node count is over limits.max_ops (checked before anything is built).
+// Never throws; exceptions from libonnx are caught.
+absl::StatusOr<Graph> ImportOnnx(absl::string_view model_bytes, const GraphLimits& limits = {});
 
-// The original model with its nodes reordered: compile-time (folded) nodes
-// first in file order, then the graph's ops in `schedule` order. Everything
-// else is kept as it was, so the result is a valid model that runtimes
-// executing nodes in file order run in the chosen order.
-absl::StatusOr<std::string> ReorderOnnxNodes(std::string_view model_bytes,
-                                             const Graph& graph,
+// The original model with its nodes reordered so that runtimes executing
+// nodes in file order run the graph's ops in `schedule` order. Compile-time
+// (folded) nodes come first in file order, except those that read an
+// activation (Shape of a conv output), which follow right after the op that
+// produces it. Everything else is kept as it was.
+//
+// `graph` must be ImportOnnx(model_bytes). INVALID_ARGUMENT when the schedule
+// is not a permutation of the ops, runs an op before the producer of one of
+// its inputs, or makes an op read a folded value derived from an activation
+// that the schedule produces later (no topologically sorted file expresses
+// that; it needs Shape of a tensor the op does not otherwise depend on).
+absl::StatusOr<std::string> ReorderOnnxNodes(absl::string_view model_bytes, const Graph& graph,
                                              absl::Span<const OpId> schedule);
 
 }  // namespace ordo

@@ -109,6 +109,7 @@ TEST(OrdoCliTest, BadInputExitsTwoWithAMessage) {
         absl::StrCat("compile ", Example("tiny_cell.onnx"), " --bogus"),
         absl::StrCat("compile ", Example("tiny_cell.onnx"), " --time-limit -3s"),
         absl::StrCat("compile ", Example("tiny_cell.onnx"), " --max-ops 3"),
+        absl::StrCat("compile ", ORDO_SOURCE_DIR, "/tests/data/bad/activation_total_overflows.onnx"),
         std::string("frobnicate"), std::string("")}) {
     ProcessResult run = RunOrdo(args);
     EXPECT_EQ(run.exit_code, 2) << args << "\n" << run.out;

@@ -1,0 +1,180 @@
+#include "core/onnx/constant_evaluator.h"
+
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ordo::onnx_import {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::Optional;
+
+ConstantTensor Ints(std::vector<int64_t> dims, std::vector<int64_t> values,
+                    int32_t elem_type = onnx::TensorProto::INT64) {
+  ConstantTensor t;
+  t.elem_type = elem_type;
+  t.dims = std::move(dims);
+  t.ints = std::move(values);
+  return t;
+}
+
+ConstantTensor Floats(std::vector<int64_t> dims, std::vector<double> values) {
+  ConstantTensor t;
+  t.elem_type = onnx::TensorProto::FLOAT;
+  t.dims = std::move(dims);
+  t.reals = std::move(values);
+  return t;
+}
+
+onnx::NodeProto Node(const std::string& op, int num_inputs) {
+  onnx::NodeProto node;
+  node.set_op_type(op);
+  for (int i = 0; i < num_inputs; ++i) node.add_input("i" + std::to_string(i));
+  node.add_output("out");
+  return node;
+}
+
+void SetInt(onnx::NodeProto& node, const std::string& name, int64_t value) {
+  onnx::AttributeProto& a = *node.add_attribute();
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INT);
+  a.set_i(value);
+}
+
+void SetInts(onnx::NodeProto& node, const std::string& name,
+             std::initializer_list<int64_t> values) {
+  onnx::AttributeProto& a = *node.add_attribute();
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a.add_ints(v);
+}
+
+// Evaluates a single-output node; nullopt when the evaluator declines.
+std::optional<ConstantTensor> Eval(const onnx::NodeProto& node,
+                                   std::vector<const ConstantTensor*> inputs) {
+  auto outputs = EvaluateConstantNode(node, inputs);
+  if (!outputs) return std::nullopt;
+  return (*outputs)[0];
+}
+
+MATCHER_P2(IntTensor, dims, values, "") {
+  return !arg.is_real() && arg.dims == std::vector<int64_t>(dims) &&
+         arg.ints == std::vector<int64_t>(values);
+}
+
+TEST(ConstantEvaluatorTest, ChannelSplitBounds) {
+  // Shape -> Gather(1) -> Div(2) -> Unsqueeze([0]).
+  onnx::NodeProto shape = Node("Shape", 1);
+  std::optional<ConstantTensor> dims = EvaluateShapeOf(shape, {1, 16, 8, 8});
+  ASSERT_TRUE(dims.has_value());
+  ConstantTensor one = Ints({}, {1});
+  std::optional<ConstantTensor> channels = Eval(Node("Gather", 2), {&*dims, &one});
+  EXPECT_THAT(channels, Optional(IntTensor(std::vector<int64_t>{}, std::vector<int64_t>{16})));
+  ConstantTensor two = Ints({}, {2});
+  std::optional<ConstantTensor> half = Eval(Node("Div", 2), {&*channels, &two});
+  ConstantTensor axes = Ints({1}, {0});
+  EXPECT_THAT(Eval(Node("Unsqueeze", 2), {&*half, &axes}),
+              Optional(IntTensor(std::vector<int64_t>{1}, std::vector<int64_t>{8})));
+}
+
+TEST(ConstantEvaluatorTest, ShapeHonorsStartAndEnd) {
+  onnx::NodeProto shape = Node("Shape", 1);
+  SetInt(shape, "start", 1);
+  SetInt(shape, "end", -1);
+  EXPECT_THAT(EvaluateShapeOf(shape, {2, 3, 4, 5}),
+              Optional(IntTensor(std::vector<int64_t>{2}, std::vector<int64_t>{3, 4})));
+  EXPECT_THAT(EvaluateShapeOf(Node("Size", 1), {2, 3, 4}),
+              Optional(IntTensor(std::vector<int64_t>{}, std::vector<int64_t>{24})));
+}
+
+TEST(ConstantEvaluatorTest, SliceWithNegativeStepReverses) {
+  ConstantTensor pairs = Ints({4, 2}, {1, 2, 0, 1, 0, 0, 0, 0});
+  ConstantTensor starts = Ints({1}, {-1});
+  ConstantTensor ends = Ints({1}, {-std::numeric_limits<int64_t>::max()});
+  ConstantTensor axes = Ints({1}, {0});
+  ConstantTensor steps = Ints({1}, {-1});
+  EXPECT_THAT(Eval(Node("Slice", 5), {&pairs, &starts, &ends, &axes, &steps}),
+              Optional(IntTensor(std::vector<int64_t>{4, 2},
+                                 std::vector<int64_t>{0, 0, 0, 0, 0, 1, 1, 2})));
+}
+
+TEST(ConstantEvaluatorTest, SliceClampsEnds) {
+  ConstantTensor data = Ints({5}, {10, 11, 12, 13, 14});
+  ConstantTensor starts = Ints({1}, {3});
+  ConstantTensor ends = Ints({1}, {std::numeric_limits<int64_t>::max()});
+  EXPECT_THAT(Eval(Node("Slice", 3), {&data, &starts, &ends}),
+              Optional(IntTensor(std::vector<int64_t>{2}, std::vector<int64_t>{13, 14})));
+}
+
+TEST(ConstantEvaluatorTest, ReshapeTransposeConcat) {
+  ConstantTensor values = Ints({6}, {0, 1, 2, 3, 4, 5});
+  ConstantTensor target = Ints({2}, {-1, 3});
+  std::optional<ConstantTensor> matrix = Eval(Node("Reshape", 2), {&values, &target});
+  ASSERT_THAT(matrix, Optional(IntTensor(std::vector<int64_t>{2, 3},
+                                         std::vector<int64_t>{0, 1, 2, 3, 4, 5})));
+  onnx::NodeProto transpose = Node("Transpose", 1);
+  SetInts(transpose, "perm", {1, 0});
+  std::optional<ConstantTensor> t = Eval(transpose, {&*matrix});
+  EXPECT_THAT(
+      t, Optional(IntTensor(std::vector<int64_t>{3, 2}, std::vector<int64_t>{0, 3, 1, 4, 2, 5})));
+  onnx::NodeProto concat = Node("Concat", 2);
+  SetInt(concat, "axis", 1);
+  EXPECT_THAT(Eval(concat, {&*matrix, &*matrix}),
+              Optional(IntTensor(std::vector<int64_t>{2, 6},
+                                 std::vector<int64_t>{0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5})));
+}
+
+TEST(ConstantEvaluatorTest, ConstantOfShapeAndCast) {
+  ConstantTensor shape = Ints({1}, {3});
+  std::optional<ConstantTensor> zeros = Eval(Node("ConstantOfShape", 1), {&shape});
+  ASSERT_TRUE(zeros.has_value());
+  EXPECT_TRUE(zeros->is_real());  // the default fill is float 0
+  onnx::NodeProto cast = Node("Cast", 1);
+  SetInt(cast, "to", onnx::TensorProto::INT32);
+  ConstantTensor reals = Floats({3}, {1.9, -1.9, 3.0});
+  EXPECT_THAT(Eval(cast, {&reals}),
+              Optional(IntTensor(std::vector<int64_t>{3}, std::vector<int64_t>{1, -1, 3})));
+}
+
+TEST(ConstantEvaluatorTest, BroadcastingArithmeticAndWhere) {
+  ConstantTensor a = Ints({2, 1}, {10, 20});
+  ConstantTensor b = Ints({3}, {1, 2, 3});
+  EXPECT_THAT(
+      Eval(Node("Sub", 2), {&a, &b}),
+      Optional(IntTensor(std::vector<int64_t>{2, 3}, std::vector<int64_t>{9, 8, 7, 19, 18, 17})));
+  ConstantTensor minus_seven = Ints({}, {-7});
+  ConstantTensor two = Ints({}, {2});
+  // Integer division truncates toward zero, as runtimes do.
+  EXPECT_THAT(Eval(Node("Div", 2), {&minus_seven, &two}),
+              Optional(IntTensor(std::vector<int64_t>{}, std::vector<int64_t>{-3})));
+  ConstantTensor cond = Ints({3}, {1, 0, 1}, onnx::TensorProto::BOOL);
+  ConstantTensor y = Ints({}, {-1});
+  EXPECT_THAT(Eval(Node("Where", 3), {&cond, &b, &y}),
+              Optional(IntTensor(std::vector<int64_t>{3}, std::vector<int64_t>{1, -1, 3})));
+}
+
+TEST(ConstantEvaluatorTest, DeclinesWhatItCannotComputeExactly) {
+  ConstantTensor zero = Ints({}, {0});
+  ConstantTensor one = Ints({}, {1});
+  ConstantTensor max = Ints({}, {std::numeric_limits<int64_t>::max()});
+  EXPECT_EQ(Eval(Node("Div", 2), {&one, &zero}), std::nullopt);
+  EXPECT_EQ(Eval(Node("Add", 2), {&max, &one}), std::nullopt);
+  ConstantTensor real = Floats({}, {1.0});
+  EXPECT_EQ(Eval(Node("Add", 2), {&one, &real}), std::nullopt);  // mixed types
+  EXPECT_EQ(Eval(Node("Conv", 2), {&one, &one}), std::nullopt);  // not supported
+  ConstantTensor huge_shape = Ints({2}, {1 << 20, 1 << 20});
+  EXPECT_EQ(Eval(Node("ConstantOfShape", 1), {&huge_shape}), std::nullopt);
+  ConstantTensor data = Ints({3}, {1, 2, 3});
+  ConstantTensor index = Ints({}, {3});
+  EXPECT_EQ(Eval(Node("Gather", 2), {&data, &index}), std::nullopt);
+}
+
+}  // namespace
+}  // namespace ordo::onnx_import

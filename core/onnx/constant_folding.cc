@@ -1,0 +1,202 @@
+#include "core/onnx/constant_folding.h"
+
+#include <optional>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "core/onnx/constant_evaluator.h"
+#include "core/onnx/constant_tensor.h"
+
+namespace ordo::onnx_import {
+namespace {
+
+using onnx::NodeProto;
+
+bool IsShapeOf(const NodeProto& node) {
+  return (node.domain().empty() || node.domain() == "ai.onnx") &&
+         (node.op_type() == "Shape" || node.op_type() == "Size") && node.input_size() == 1;
+}
+
+// One FoldConstants call. Owns the working copy of the model whose folded
+// nodes are replaced by initializers; `model_` and `nodes_` must outlive it.
+class ConstantFolder {
+ public:
+  ConstantFolder(const onnx::ModelProto& model, const NodeGraph& nodes);
+
+  FoldingResult Run() &&;
+
+ private:
+  bool NeedsInference() const;
+  void InferShapes();
+  std::optional<std::vector<int64_t>> StaticDims(const std::string& tensor) const;
+  bool IsCompileTime(const NodeProto& node) const;
+  void Propagate();
+  void Evaluate(int32_t index);
+  bool HasAllValues(const NodeProto& node) const;
+  bool ReplaceEvaluatedNodes();
+
+  const onnx::ModelProto& model_;
+  const NodeGraph& nodes_;
+  onnx::ModelProto working_;
+  TensorTypes types_;
+  absl::flat_hash_map<std::string, ConstantTensor> values_;
+  absl::flat_hash_set<std::string> compile_time_;
+  std::vector<bool> folded_;
+  std::vector<bool> replaced_;
+  std::string inference_error_;
+};
+
+ConstantFolder::ConstantFolder(const onnx::ModelProto& model, const NodeGraph& nodes)
+    : model_(model),
+      nodes_(nodes),
+      working_(model),
+      folded_(model.graph().node_size(), false),
+      replaced_(model.graph().node_size(), false) {
+  // Below IR version 4 inference only types initializers that are also graph
+  // inputs; the initializers added here are not, so the copy says 4.
+  if (working_.ir_version() < 4) working_.set_ir_version(4);
+  // Inference reads data only of small shape-like operands; dropping the
+  // bulk of real weights keeps the copies made per round cheap.
+  DropBulkInitializerData(*working_.mutable_graph());
+  for (const onnx::TensorProto& initializer : working_.graph().initializer()) {
+    std::optional<ConstantTensor> value = ConstantFromProto(initializer);
+    if (value) values_.insert_or_assign(initializer.name(), std::move(*value));
+  }
+  types_ = CollectTensorTypes(working_.graph());
+}
+
+FoldingResult ConstantFolder::Run() && {
+  if (NeedsInference()) InferShapes();
+  for (int round = 0; round < kMaxFoldingRounds; ++round) {
+    Propagate();
+    if (!ReplaceEvaluatedNodes()) break;
+    types_ = CollectTensorTypes(working_.graph());
+    if (NeedsInference()) InferShapes();
+  }
+  // Evaluated values are exact even where no initializer replaced their node
+  // (a multi-output node with one unknown output).
+  for (const auto& [name, value] : values_) {
+    TensorType& type = types_[name];
+    type.elem_type = value.elem_type;
+    type.has_shape = true;
+    type.dims = value.dims;
+    type.symbols.assign(value.dims.size(), "");
+  }
+  return {std::move(folded_), std::move(types_), std::move(inference_error_)};
+}
+
+bool ConstantFolder::NeedsInference() const {
+  for (const NodeProto& node : working_.graph().node()) {
+    for (const std::string& output : node.output()) {
+      if (output.empty() || values_.contains(output)) continue;
+      auto it = types_.find(output);
+      if (it == types_.end() || !it->second.IsStatic() || it->second.elem_type == 0) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+void ConstantFolder::InferShapes() {
+  absl::Status status = InferShapesInPlace(working_);
+  inference_error_ = status.ok() ? "" : std::string(status.message());
+  types_ = CollectTensorTypes(working_.graph());
+}
+
+std::optional<std::vector<int64_t>> ConstantFolder::StaticDims(const std::string& tensor) const {
+  if (auto value = values_.find(tensor); value != values_.end()) {
+    return value->second.dims;
+  }
+  auto type = types_.find(tensor);
+  if (type == types_.end() || !type->second.IsStatic()) return std::nullopt;
+  return type->second.dims;
+}
+
+bool ConstantFolder::IsCompileTime(const NodeProto& node) const {
+  if (IsShapeOf(node) && StaticDims(node.input(0))) return true;
+  for (const std::string& input : node.input()) {
+    if (!input.empty() && !compile_time_.contains(input)) return false;
+  }
+  return true;
+}
+
+// Recomputed from scratch each round: the compile-time set only grows as
+// shapes become static, and a fresh walk in topological order sees each
+// node's inputs settled before the node.
+void ConstantFolder::Propagate() {
+  compile_time_ = nodes_.initializers;
+  for (int32_t index : nodes_.order) {
+    const NodeProto& node = model_.graph().node(index);
+    if (!IsCompileTime(node)) continue;
+    folded_[index] = true;
+    for (const std::string& output : node.output()) {
+      if (!output.empty()) compile_time_.insert(output);
+    }
+    if (!HasAllValues(node)) Evaluate(index);
+  }
+}
+
+void ConstantFolder::Evaluate(int32_t index) {
+  const NodeProto& node = model_.graph().node(index);
+  std::optional<std::vector<ConstantTensor>> outputs;
+  std::optional<std::vector<int64_t>> dims =
+      IsShapeOf(node) ? StaticDims(node.input(0)) : std::nullopt;
+  if (dims) {
+    std::optional<ConstantTensor> shape = EvaluateShapeOf(node, *dims);
+    if (shape) outputs.emplace().push_back(std::move(*shape));
+  } else {
+    std::vector<const ConstantTensor*> inputs;
+    for (const std::string& input : node.input()) {
+      auto it = input.empty() ? values_.end() : values_.find(input);
+      if (!input.empty() && it == values_.end()) return;  // not computable (yet)
+      inputs.push_back(it == values_.end() ? nullptr : &it->second);
+    }
+    outputs = EvaluateConstantNode(node, inputs);
+  }
+  if (!outputs || static_cast<int>(outputs->size()) != node.output_size()) return;
+  for (int i = 0; i < node.output_size(); ++i) {
+    if (!node.output(i).empty()) {
+      values_.insert_or_assign(node.output(i), std::move((*outputs)[i]));
+    }
+  }
+}
+
+bool ConstantFolder::HasAllValues(const NodeProto& node) const {
+  for (const std::string& output : node.output()) {
+    if (!output.empty() && !values_.contains(output)) return false;
+  }
+  return true;
+}
+
+bool ConstantFolder::ReplaceEvaluatedNodes() {
+  const onnx::GraphProto& original = model_.graph();
+  bool replaced_any = false;
+  for (int32_t i = 0; i < original.node_size(); ++i) {
+    if (!folded_[i] || replaced_[i] || !HasAllValues(original.node(i))) continue;
+    replaced_[i] = true;
+    replaced_any = true;
+    for (const std::string& output : original.node(i).output()) {
+      if (output.empty()) continue;
+      // HasAllValues above: the value is there.
+      *working_.mutable_graph()->add_initializer() =
+          ConstantToProto(values_.find(output)->second, output);
+    }
+  }
+  if (!replaced_any) return false;
+  onnx::GraphProto& graph = *working_.mutable_graph();
+  graph.clear_node();
+  for (int32_t i = 0; i < original.node_size(); ++i) {
+    if (!replaced_[i]) *graph.add_node() = original.node(i);
+  }
+  return true;
+}
+
+}  // namespace
+
+FoldingResult FoldConstants(const onnx::ModelProto& model, const NodeGraph& nodes) {
+  return ConstantFolder(model, nodes).Run();
+}
+
+}  // namespace ordo::onnx_import

@@ -1,0 +1,50 @@
+#ifndef ORDO_CORE_ONNX_CONSTANT_FOLDING_H_
+#define ORDO_CORE_ONNX_CONSTANT_FOLDING_H_
+
+#include <string>
+#include <vector>
+
+#include "core/onnx/node_graph.h"
+#include "core/onnx/tensor_shapes.h"
+#include "onnx/onnx_pb.h"
+
+namespace ordo::onnx_import {
+
+// How many rounds of fold-then-infer FoldConstants runs at most. Each round
+// resolves one level of "the shape of a tensor whose shape was computed by a
+// folded shape computation"; real exports need 2-4.
+inline constexpr int kMaxFoldingRounds = 64;
+
+struct FoldingResult {
+  // Per node in file order: computed at compile time, so not a scheduled op;
+  // its outputs are weights.
+  std::vector<bool> folded;
+  // Types and shapes of all tensors after folding and shape inference.
+  TensorTypes types;
+  // The last ONNX shape-inference failure, or "": explains unknown shapes.
+  std::string inference_error;
+};
+
+// Constant folding as the spec defines it ("An op whose inputs are all
+// weights (or that has no inputs) is evaluated at compile time ... Shape and
+// Size of a tensor whose dims are static are compile-time constants too"),
+// with just enough evaluation to make the shapes those constants determine
+// static. Works on a copy of `model`; a round is:
+//   1. If some node output has no static shape, run ONNX shape inference.
+//   2. Walk the nodes in `nodes.order`, marking compile-time nodes and
+//      evaluating them with the constant evaluator where their input values
+//      are known (initializers with data, Constant attributes, earlier
+//      results; Shape/Size from static dims).
+//   3. Replace every compile-time node whose outputs all have values by
+//      initializers holding those values, so the next inference sees the
+//      data (a Reshape's target, a Pad's pads, a Slice's bounds).
+// Rounds repeat until step 3 replaces nothing (or kMaxFoldingRounds).
+// Compile-time nodes whose values are unknown (no weight data, unsupported
+// op) still fold; their outputs keep the shapes inference gives them.
+// Cost: O(rounds x (nodes + inference)); values are capped at
+// kMaxConstantElements elements. Never throws and never reads external data.
+FoldingResult FoldConstants(const onnx::ModelProto& model, const NodeGraph& nodes);
+
+}  // namespace ordo::onnx_import
+
+#endif  // ORDO_CORE_ONNX_CONSTANT_FOLDING_H_

@@ -1,0 +1,238 @@
+#include "core/onnx/constant_tensor.h"
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "core/util/checked_math.h"
+
+namespace ordo::onnx_import {
+namespace {
+
+using onnx::TensorProto;
+
+// Bytes per element in raw_data; 0 for types we do not represent.
+int RawElementSize(int32_t elem_type) {
+  switch (elem_type) {
+    case TensorProto::BOOL:
+    case TensorProto::INT8:
+    case TensorProto::UINT8:
+      return 1;
+    case TensorProto::INT16:
+    case TensorProto::UINT16:
+      return 2;
+    case TensorProto::INT32:
+    case TensorProto::UINT32:
+    case TensorProto::FLOAT:
+      return 4;
+    case TensorProto::INT64:
+    case TensorProto::DOUBLE:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+// Appends one little-endian element of raw_data to `out` (x86 and ARM hosts
+// are little-endian, as is the ONNX raw_data format).
+void AppendRawElement(const char* p, int32_t elem_type, ConstantTensor& out) {
+  switch (elem_type) {
+    case TensorProto::BOOL:
+    case TensorProto::UINT8:
+      out.ints.push_back(static_cast<uint8_t>(*p));
+      return;
+    case TensorProto::INT8:
+      out.ints.push_back(static_cast<int8_t>(*p));
+      return;
+    case TensorProto::INT16: {
+      int16_t v;
+      std::memcpy(&v, p, sizeof(v));
+      out.ints.push_back(v);
+      return;
+    }
+    case TensorProto::UINT16: {
+      uint16_t v;
+      std::memcpy(&v, p, sizeof(v));
+      out.ints.push_back(v);
+      return;
+    }
+    case TensorProto::INT32: {
+      int32_t v;
+      std::memcpy(&v, p, sizeof(v));
+      out.ints.push_back(v);
+      return;
+    }
+    case TensorProto::UINT32: {
+      uint32_t v;
+      std::memcpy(&v, p, sizeof(v));
+      out.ints.push_back(v);
+      return;
+    }
+    case TensorProto::INT64: {
+      int64_t v;
+      std::memcpy(&v, p, sizeof(v));
+      out.ints.push_back(v);
+      return;
+    }
+    case TensorProto::FLOAT: {
+      float v;
+      std::memcpy(&v, p, sizeof(v));
+      out.reals.push_back(v);
+      return;
+    }
+    case TensorProto::DOUBLE: {
+      double v;
+      std::memcpy(&v, p, sizeof(v));
+      out.reals.push_back(v);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+// `header` carries elem_type and dims; the result adds the values.
+std::optional<ConstantTensor> ReadRawData(const TensorProto& proto, ConstantTensor header,
+                                          int64_t count) {
+  const int size = RawElementSize(header.elem_type);
+  const std::string& raw = proto.raw_data();
+  if (size == 0 || static_cast<int64_t>(raw.size()) != count * size) {
+    return std::nullopt;
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    AppendRawElement(raw.data() + i * size, header.elem_type, header);
+  }
+  return header;
+}
+
+std::optional<ConstantTensor> ReadTypedData(const TensorProto& proto, ConstantTensor header,
+                                            int64_t count) {
+  switch (header.elem_type) {
+    case TensorProto::FLOAT:
+      header.reals.assign(proto.float_data().begin(), proto.float_data().end());
+      break;
+    case TensorProto::DOUBLE:
+      header.reals.assign(proto.double_data().begin(), proto.double_data().end());
+      break;
+    case TensorProto::INT64:
+      header.ints.assign(proto.int64_data().begin(), proto.int64_data().end());
+      break;
+    case TensorProto::UINT32:
+      header.ints.assign(proto.uint64_data().begin(), proto.uint64_data().end());
+      break;
+    default:
+      // int32_data holds every narrower integer type and bool.
+      for (int32_t v : proto.int32_data()) {
+        header.ints.push_back(WrapToElemType(v, header.elem_type));
+      }
+      break;
+  }
+  if (header.num_elements() != count) return std::nullopt;
+  return header;
+}
+
+}  // namespace
+
+bool ConstantTensor::is_real() const { return IsRealElemType(elem_type); }
+
+int64_t ConstantTensor::num_elements() const {
+  return static_cast<int64_t>(is_real() ? reals.size() : ints.size());
+}
+
+bool IsIntegerElemType(int32_t elem_type) {
+  return RawElementSize(elem_type) != 0 && !IsRealElemType(elem_type);
+}
+
+bool IsRealElemType(int32_t elem_type) {
+  return elem_type == TensorProto::FLOAT || elem_type == TensorProto::DOUBLE;
+}
+
+std::optional<int64_t> SmallElementCount(absl::Span<const int64_t> dims) {
+  int64_t count = 1;
+  for (int64_t dim : dims) {
+    if (dim < 0) return std::nullopt;
+    std::optional<int64_t> product = CheckedMul(count, dim);
+    if (!product || *product > kMaxConstantElements) return std::nullopt;
+    count = *product;
+  }
+  return count;
+}
+
+std::optional<ConstantTensor> ConstantFromProto(const TensorProto& proto) {
+  if (proto.data_location() == TensorProto::EXTERNAL) return std::nullopt;
+  if (!IsIntegerElemType(proto.data_type()) && !IsRealElemType(proto.data_type())) {
+    return std::nullopt;
+  }
+  ConstantTensor header;
+  header.elem_type = proto.data_type();
+  header.dims.assign(proto.dims().begin(), proto.dims().end());
+  std::optional<int64_t> count = SmallElementCount(header.dims);
+  if (!count) return std::nullopt;
+  return proto.has_raw_data() ? ReadRawData(proto, std::move(header), *count)
+                              : ReadTypedData(proto, std::move(header), *count);
+}
+
+TensorProto ConstantToProto(const ConstantTensor& value, const std::string& name) {
+  TensorProto proto;
+  proto.set_name(name);
+  proto.set_data_type(value.elem_type);
+  for (int64_t dim : value.dims) proto.add_dims(dim);
+  switch (value.elem_type) {
+    case TensorProto::FLOAT:
+      for (double v : value.reals) proto.add_float_data(static_cast<float>(v));
+      break;
+    case TensorProto::DOUBLE:
+      for (double v : value.reals) proto.add_double_data(v);
+      break;
+    case TensorProto::INT64:
+      for (int64_t v : value.ints) proto.add_int64_data(v);
+      break;
+    case TensorProto::UINT32:
+      for (int64_t v : value.ints) proto.add_uint64_data(static_cast<uint64_t>(v));
+      break;
+    default:
+      for (int64_t v : value.ints) proto.add_int32_data(static_cast<int32_t>(v));
+      break;
+  }
+  return proto;
+}
+
+void DropBulkInitializerData(onnx::GraphProto& graph) {
+  for (TensorProto& tensor : *graph.mutable_initializer()) {
+    if (SmallElementCount(absl::MakeConstSpan(tensor.dims().data(), tensor.dims_size()))) {
+      continue;
+    }
+    // Release and Swap free the memory; clear_*() would keep the capacity.
+    std::unique_ptr<std::string> raw(tensor.release_raw_data());
+    google::protobuf::RepeatedField<float>().Swap(tensor.mutable_float_data());
+    google::protobuf::RepeatedField<double>().Swap(tensor.mutable_double_data());
+    google::protobuf::RepeatedField<int32_t>().Swap(tensor.mutable_int32_data());
+    google::protobuf::RepeatedField<int64_t>().Swap(tensor.mutable_int64_data());
+    google::protobuf::RepeatedField<uint64_t>().Swap(tensor.mutable_uint64_data());
+    google::protobuf::RepeatedPtrField<std::string>().Swap(tensor.mutable_string_data());
+  }
+}
+
+int64_t WrapToElemType(int64_t value, int32_t elem_type) {
+  switch (elem_type) {
+    case TensorProto::BOOL:
+      return value != 0 ? 1 : 0;
+    case TensorProto::INT8:
+      return static_cast<int8_t>(value);
+    case TensorProto::UINT8:
+      return static_cast<uint8_t>(value);
+    case TensorProto::INT16:
+      return static_cast<int16_t>(value);
+    case TensorProto::UINT16:
+      return static_cast<uint16_t>(value);
+    case TensorProto::INT32:
+      return static_cast<int32_t>(value);
+    case TensorProto::UINT32:
+      return static_cast<uint32_t>(value);
+    default:
+      return value;
+  }
+}
+
+}  // namespace ordo::onnx_import

@@ -1,0 +1,125 @@
+#include "core/onnx/node_reordering.h"
+
+#include <functional>
+#include <queue>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace ordo::onnx_import {
+namespace {
+
+// Emits nodes while tracking which compile-time nodes have all their
+// producers written. `graph` and `nodes` must outlive it.
+class NodeWriter {
+ public:
+  NodeWriter(const onnx::GraphProto& graph, const NodeGraph& nodes,
+             absl::Span<const int32_t> scheduled);
+
+  // Writes `node` and then every compile-time node it makes ready.
+  absl::Status WriteScheduled(int32_t node);
+  // Writes the compile-time nodes that are ready now.
+  void WriteReady();
+  // Compile-time nodes that never became ready (only on a cycle, which
+  // import rejects), in file order.
+  void WriteRest();
+
+  std::vector<int32_t> TakeOrder() && { return std::move(order_); }
+
+ private:
+  void Write(int32_t node);
+
+  const onnx::GraphProto& graph_;
+  const NodeGraph& nodes_;
+  std::vector<bool> scheduled_;
+  std::vector<bool> written_;
+  // Per compile-time node: inputs whose producer is not written yet, counted
+  // per input edge.
+  std::vector<int32_t> waiting_;
+  absl::flat_hash_map<std::string, std::vector<int32_t>> compile_time_readers_;
+  std::priority_queue<int32_t, std::vector<int32_t>, std::greater<int32_t>> ready_;
+  std::vector<int32_t> order_;
+};
+
+NodeWriter::NodeWriter(const onnx::GraphProto& graph, const NodeGraph& nodes,
+                       absl::Span<const int32_t> scheduled)
+    : graph_(graph),
+      nodes_(nodes),
+      scheduled_(graph.node_size(), false),
+      written_(graph.node_size(), false),
+      waiting_(graph.node_size(), 0) {
+  for (int32_t node : scheduled) scheduled_[node] = true;
+  for (int32_t i = 0; i < graph.node_size(); ++i) {
+    if (scheduled_[i]) continue;
+    for (const std::string& input : graph.node(i).input()) {
+      if (!nodes.producer.contains(input)) continue;
+      ++waiting_[i];
+      compile_time_readers_[input].push_back(i);
+    }
+    if (waiting_[i] == 0) ready_.push(i);
+  }
+}
+
+absl::Status NodeWriter::WriteScheduled(int32_t node) {
+  for (const std::string& input : graph_.node(node).input()) {
+    auto it = nodes_.producer.find(input);
+    if (it == nodes_.producer.end() || written_[it->second]) continue;
+    const std::string& name = nodes_.names[node];
+    if (scheduled_[it->second]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("schedule runs op \"", name, "\" before op \"", nodes_.names[it->second],
+                       "\", which produces its input \"", input, "\""));
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("op \"", name, "\" reads compile-time tensor \"", input,
+                     "\", which is computed from an activation the schedule produces later; "
+                     "no topologically sorted file can run this schedule"));
+  }
+  Write(node);
+  WriteReady();
+  return absl::OkStatus();
+}
+
+void NodeWriter::WriteReady() {
+  while (!ready_.empty()) {
+    const int32_t node = ready_.top();
+    ready_.pop();
+    Write(node);
+  }
+}
+
+void NodeWriter::WriteRest() {
+  for (int32_t i = 0; i < graph_.node_size(); ++i) {
+    if (!written_[i]) Write(i);
+  }
+}
+
+void NodeWriter::Write(int32_t node) {
+  written_[node] = true;
+  order_.push_back(node);
+  for (const std::string& output : graph_.node(node).output()) {
+    auto it = compile_time_readers_.find(output);
+    if (it == compile_time_readers_.end()) continue;
+    for (int32_t reader : it->second) {
+      if (--waiting_[reader] == 0 && !written_[reader]) ready_.push(reader);
+    }
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<int32_t>> InterleaveCompileTimeNodes(
+    const onnx::GraphProto& graph, const NodeGraph& nodes, absl::Span<const int32_t> scheduled) {
+  NodeWriter writer(graph, nodes, scheduled);
+  writer.WriteReady();
+  for (int32_t node : scheduled) {
+    absl::Status status = writer.WriteScheduled(node);
+    if (!status.ok()) return status;
+  }
+  writer.WriteRest();
+  return std::move(writer).TakeOrder();
+}
+
+}  // namespace ordo::onnx_import

@@ -1,0 +1,406 @@
+#include "core/onnx/onnx_import.h"
+
+#include <climits>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/onnx/constant_folding.h"
+#include "core/onnx/constant_tensor.h"
+#include "core/onnx/node_graph.h"
+#include "core/onnx/node_reordering.h"
+#include "core/onnx/tensor_shapes.h"
+#include "core/util/checked_math.h"
+#include "core/util/status_macros.h"
+#include "onnx/onnx_pb.h"
+
+namespace ordo {
+namespace {
+
+using onnx::AttributeProto;
+using onnx::GraphProto;
+using onnx::NodeProto;
+using onnx::TensorProto;
+using onnx_import::FoldingResult;
+using onnx_import::NodeGraph;
+using onnx_import::TensorType;
+
+absl::StatusOr<onnx::ModelProto> ParseModel(absl::string_view bytes) {
+  if (bytes.size() > static_cast<size_t>(INT_MAX)) {
+    return absl::InvalidArgumentError("not a valid ONNX model: larger than protobuf's 2 GiB limit");
+  }
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::InvalidArgumentError(
+        "not a valid ONNX model: the bytes do not parse as onnx.ModelProto");
+  }
+  if (!model.has_graph()) {
+    return absl::InvalidArgumentError("not a valid ONNX model: it has no graph");
+  }
+  return model;
+}
+
+absl::Status RejectControlFlow(const GraphProto& graph, const std::vector<std::string>& names) {
+  for (int32_t i = 0; i < graph.node_size(); ++i) {
+    const NodeProto& node = graph.node(i);
+    bool has_subgraph =
+        node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan";
+    for (const AttributeProto& attribute : node.attribute()) {
+      has_subgraph = has_subgraph || attribute.type() == AttributeProto::GRAPH ||
+                     attribute.type() == AttributeProto::GRAPHS || attribute.has_g() ||
+                     attribute.graphs_size() > 0;
+    }
+    if (has_subgraph) {
+      return absl::InvalidArgumentError(absl::StrCat("control-flow op \"", names[i], "\" (",
+                                                     node.op_type(), ") is not supported yet"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool IsConvOrPool(const std::string& op_type) {
+  static constexpr absl::string_view kTypes[] = {"Conv",        "ConvTranspose", "ConvInteger",
+                                                 "QLinearConv", "MaxPool",       "AveragePool",
+                                                 "LpPool",      "MaxUnpool",     "MaxRoiPool"};
+  for (absl::string_view type : kTypes) {
+    if (type == op_type) return true;
+  }
+  return false;
+}
+
+// ONNX 1.12's conv/pool shape inference divides by strides without checking
+// them (a zero stride is SIGFPE, found by fuzzing), so window attributes are
+// checked before inference can see them.
+absl::Status CheckWindowAttributes(const GraphProto& graph, const std::vector<std::string>& names) {
+  for (int32_t i = 0; i < graph.node_size(); ++i) {
+    const NodeProto& node = graph.node(i);
+    if (!IsConvOrPool(node.op_type())) continue;
+    for (const AttributeProto& attribute : node.attribute()) {
+      const std::string& name = attribute.name();
+      if (name != "strides" && name != "dilations" && name != "kernel_shape") continue;
+      for (int64_t value : attribute.ints()) {
+        if (value > 0) continue;
+        return absl::InvalidArgumentError(absl::StrCat("op \"", names[i], "\" (", node.op_type(),
+                                                       "): attribute \"", name,
+                                                       "\" must be positive, got ", value));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::optional<DataType> FromOnnxElemType(int32_t elem_type) {
+  switch (elem_type) {
+    case TensorProto::FLOAT:
+      return DataType::kFloat32;
+    case TensorProto::FLOAT16:
+      return DataType::kFloat16;
+    case TensorProto::BFLOAT16:
+      return DataType::kBFloat16;
+    case TensorProto::INT8:
+      return DataType::kInt8;
+    case TensorProto::UINT8:
+      return DataType::kUInt8;
+    case TensorProto::BOOL:
+      return DataType::kBool;
+    case TensorProto::INT16:
+      return DataType::kInt16;
+    case TensorProto::UINT16:
+      return DataType::kUInt16;
+    case TensorProto::INT32:
+      return DataType::kInt32;
+    case TensorProto::UINT32:
+      return DataType::kUInt32;
+    case TensorProto::INT64:
+      return DataType::kInt64;
+    case TensorProto::UINT64:
+      return DataType::kUInt64;
+    case TensorProto::DOUBLE:
+      return DataType::kFloat64;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string ElemTypeName(int32_t elem_type) {
+  if (elem_type == 0 || !TensorProto::DataType_IsValid(elem_type)) {
+    return absl::StrCat("unknown element type ", elem_type);
+  }
+  return absl::StrCat("element type ",
+                      TensorProto::DataType_Name(static_cast<TensorProto::DataType>(elem_type)));
+}
+
+std::vector<Attribute> ConvertAttributes(const NodeProto& node) {
+  std::vector<Attribute> attributes;
+  for (const AttributeProto& a : node.attribute()) {
+    switch (a.type()) {
+      case AttributeProto::INT:
+        attributes.push_back({a.name(), a.i()});
+        break;
+      case AttributeProto::FLOAT:
+        attributes.push_back({a.name(), static_cast<double>(a.f())});
+        break;
+      case AttributeProto::STRING:
+        attributes.push_back({a.name(), a.s()});
+        break;
+      case AttributeProto::INTS:
+        attributes.push_back({a.name(), std::vector<int64_t>(a.ints().begin(), a.ints().end())});
+        break;
+      case AttributeProto::FLOATS:
+        attributes.push_back({a.name(), std::vector<double>(a.floats().begin(), a.floats().end())});
+        break;
+      default:
+        break;  // tensors, strings lists, types: nothing the memory model reads
+    }
+  }
+  return attributes;
+}
+
+// The dtype and dims of a tensor that costs memory, or the rule it breaks.
+struct ActivationShape {
+  DataType dtype;
+  std::vector<int64_t> dims;
+};
+
+std::string DescribeBadDim(const TensorType& type, size_t d) {
+  if (type.dims[d] == 0) return "0 (zero-size tensor)";
+  if (!type.symbols[d].empty()) {
+    return absl::StrCat("\"", type.symbols[d], "\" (symbolic)");
+  }
+  return type.dims[d] == onnx_import::kUnknownDim ? std::string("unknown")
+                                                  : absl::StrCat(type.dims[d]);
+}
+
+absl::StatusOr<ActivationShape> StaticShape(const std::string& what, const TensorType* type,
+                                            const std::string& inference_error) {
+  if (type == nullptr || !type->has_shape) {
+    const std::string reason =
+        inference_error.empty() ? "" : absl::StrCat(" (", inference_error, ")");
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": shape is unknown after shape inference and constant folding", reason));
+  }
+  std::optional<DataType> dtype = FromOnnxElemType(type->elem_type);
+  if (!dtype) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": ", ElemTypeName(type->elem_type), " is not supported"));
+  }
+  int64_t bytes = ElementSize(*dtype);
+  for (size_t d = 0; d < type->dims.size(); ++d) {
+    const int64_t dim = type->dims[d];
+    if (dim <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": dim ", d, " is ",
+                                                     DescribeBadDim(*type, d),
+                                                     "; dims must be static and positive"));
+    }
+    std::optional<int64_t> product = CheckedMul(bytes, dim);
+    if (!product) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": dims overflow int64"));
+    }
+    bytes = *product;
+  }
+  return ActivationShape{*dtype, type->dims};
+}
+
+// Declares the tensors and ops of one ONNX graph to a GraphBuilder. The
+// arguments must outlive it.
+class GraphAssembler {
+ public:
+  GraphAssembler(const GraphProto& graph, const NodeGraph& nodes, const FoldingResult& folding,
+                 const GraphLimits& limits)
+      : graph_(graph), nodes_(nodes), folding_(folding), builder_(graph.name(), limits) {}
+
+  absl::StatusOr<Graph> Assemble() &&;
+
+ private:
+  const TensorType* FindType(const std::string& tensor) const;
+  bool IsWeight(const std::string& tensor) const;
+  absl::Status DeclareInputs();
+  absl::Status DeclareOp(int32_t index);
+  absl::Status DeclareWeight(const std::string& tensor);
+
+  const GraphProto& graph_;
+  const NodeGraph& nodes_;
+  const FoldingResult& folding_;
+  GraphBuilder builder_;
+  absl::flat_hash_set<std::string> declared_;
+};
+
+absl::StatusOr<Graph> GraphAssembler::Assemble() && {
+  ORDO_RETURN_IF_ERROR(DeclareInputs());
+  // A valid file is topologically sorted, so this is file order; for a file
+  // that is not, it is the stable topological order a runtime would load it
+  // in, which keeps OpId order a valid schedule.
+  for (int32_t i : nodes_.order) {
+    if (!folding_.folded[i]) ORDO_RETURN_IF_ERROR(DeclareOp(i));
+  }
+  for (const onnx::ValueInfoProto& output : graph_.output()) {
+    // Declared so that the builder can say a folded output is a weight.
+    if (IsWeight(output.name())) ORDO_RETURN_IF_ERROR(DeclareWeight(output.name()));
+    builder_.AddGraphOutput(output.name());
+  }
+  return std::move(builder_).Build();
+}
+
+const TensorType* GraphAssembler::FindType(const std::string& tensor) const {
+  auto it = folding_.types.find(tensor);
+  return it == folding_.types.end() ? nullptr : &it->second;
+}
+
+bool GraphAssembler::IsWeight(const std::string& tensor) const {
+  if (nodes_.initializers.contains(tensor)) return true;
+  auto it = nodes_.producer.find(tensor);
+  return it != nodes_.producer.end() && folding_.folded[it->second];
+}
+
+absl::Status GraphAssembler::DeclareInputs() {
+  for (const onnx::ValueInfoProto& input : graph_.input()) {
+    const std::string& name = input.name();
+    if (!nodes_.graph_inputs.contains(name) || !declared_.insert(name).second) continue;
+    ORDO_ASSIGN_OR_RETURN(ActivationShape shape,
+                          StaticShape(absl::StrCat("graph input \"", name, "\""), FindType(name),
+                                      folding_.inference_error));
+    builder_.AddTensor(name, shape.dtype, std::move(shape.dims), TensorKind::kInput);
+    builder_.AddGraphInput(name);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GraphAssembler::DeclareOp(int32_t index) {
+  const NodeProto& node = graph_.node(index);
+  const std::string& op = nodes_.names[index];
+  std::vector<std::string> outputs;
+  for (const std::string& output : node.output()) {
+    if (output.empty()) continue;
+    ORDO_ASSIGN_OR_RETURN(
+        ActivationShape shape,
+        StaticShape(absl::StrCat("tensor \"", output, "\" (output of op \"", op, "\")"),
+                    FindType(output), folding_.inference_error));
+    builder_.AddTensor(output, shape.dtype, std::move(shape.dims));
+    declared_.insert(output);
+    outputs.push_back(output);
+  }
+  for (const std::string& input : node.input()) {
+    if (IsWeight(input)) ORDO_RETURN_IF_ERROR(DeclareWeight(input));
+  }
+  builder_.AddOp(op, node.op_type(), {node.input().begin(), node.input().end()}, std::move(outputs),
+                 ConvertAttributes(node), index, node.domain());
+  return absl::OkStatus();
+}
+
+// Only weights that a scheduled op or the graph outputs read are declared:
+// the intermediate values of folded chains are gone after folding, as in a
+// deployment converter, and must not count under count_weights. A weight
+// whose size is unknown (no shape after inference, an unsupported element
+// type) or zero is declared as 1 byte, because the builder needs a positive
+// size; weights cost nothing unless count_weights is on.
+absl::Status GraphAssembler::DeclareWeight(const std::string& tensor) {
+  if (!declared_.insert(tensor).second) return absl::OkStatus();
+  const TensorType* type = FindType(tensor);
+  std::optional<DataType> dtype =
+      type != nullptr ? FromOnnxElemType(type->elem_type) : std::nullopt;
+  int64_t bytes = 0;
+  if (dtype && type->IsStatic()) {
+    bytes = ElementSize(*dtype);
+    for (int64_t dim : type->dims) {
+      std::optional<int64_t> product = CheckedMul(bytes, dim);
+      if (!product) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("weight \"", tensor, "\": dims overflow int64"));
+      }
+      bytes = *product;
+    }
+  }
+  if (bytes > 0) {
+    builder_.AddTensor(tensor, *dtype, type->dims, TensorKind::kWeight);
+  } else {
+    builder_.AddTensorBytes(tensor, 1, TensorKind::kWeight);
+  }
+  return absl::OkStatus();
+}
+
+// Which node each op came from, checking that `graph` was imported from this
+// model.
+absl::StatusOr<std::vector<int32_t>> NodesOfOps(const GraphProto& model_graph, const Graph& graph) {
+  std::vector<int32_t> nodes;
+  std::vector<bool> taken(model_graph.node_size(), false);
+  for (const Op& op : graph.ops()) {
+    const int32_t index = op.source_index;
+    if (index < 0 || index >= model_graph.node_size() || taken[index] ||
+        model_graph.node(index).op_type() != op.type) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("op \"", op.name, "\" does not match a node of this model ",
+                       "(source index ", index, "); was the graph imported from it?"));
+    }
+    taken[index] = true;
+    nodes.push_back(index);
+  }
+  return nodes;
+}
+
+absl::Status CheckSchedule(const Graph& graph, absl::Span<const OpId> schedule) {
+  if (static_cast<int64_t>(schedule.size()) != graph.num_ops()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "schedule has ", schedule.size(), " steps; the graph has ", graph.num_ops(), " ops"));
+  }
+  std::vector<bool> seen(graph.num_ops(), false);
+  for (OpId op : schedule) {
+    if (op < 0 || op >= graph.num_ops()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("schedule names op id ", op, ", which is not in the graph"));
+    }
+    if (seen[op]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("schedule runs op \"", graph.op(op).name, "\" twice"));
+    }
+    seen[op] = true;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Graph> ImportOnnx(absl::string_view model_bytes, const GraphLimits& limits) {
+  ORDO_ASSIGN_OR_RETURN(onnx::ModelProto model, ParseModel(model_bytes));
+  // Folding copies the model; weights' values are never needed.
+  onnx_import::DropBulkInitializerData(*model.mutable_graph());
+  const GraphProto& graph = model.graph();
+  if (graph.node_size() > limits.max_ops) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "model has ", graph.node_size(), " nodes; the limit is ", limits.max_ops, " ops"));
+  }
+  std::vector<std::string> names = onnx_import::UniqueNodeNames(graph);
+  ORDO_RETURN_IF_ERROR(RejectControlFlow(graph, names));
+  ORDO_RETURN_IF_ERROR(CheckWindowAttributes(graph, names));
+  ORDO_ASSIGN_OR_RETURN(NodeGraph nodes, onnx_import::AnalyzeNodeGraph(graph, std::move(names)));
+  const FoldingResult folding = onnx_import::FoldConstants(model, nodes);
+  return GraphAssembler(graph, nodes, folding, limits).Assemble();
+}
+
+absl::StatusOr<std::string> ReorderOnnxNodes(absl::string_view model_bytes, const Graph& graph,
+                                             absl::Span<const OpId> schedule) {
+  ORDO_ASSIGN_OR_RETURN(onnx::ModelProto model, ParseModel(model_bytes));
+  ORDO_RETURN_IF_ERROR(CheckSchedule(graph, schedule));
+  ORDO_ASSIGN_OR_RETURN(std::vector<int32_t> node_of_op, NodesOfOps(model.graph(), graph));
+  ORDO_ASSIGN_OR_RETURN(
+      NodeGraph nodes,
+      onnx_import::AnalyzeNodeGraph(model.graph(), onnx_import::UniqueNodeNames(model.graph())));
+  std::vector<int32_t> scheduled;
+  scheduled.reserve(schedule.size());
+  for (OpId op : schedule) scheduled.push_back(node_of_op[op]);
+  ORDO_ASSIGN_OR_RETURN(std::vector<int32_t> order,
+                        onnx_import::InterleaveCompileTimeNodes(model.graph(), nodes, scheduled));
+  GraphProto& out = *model.mutable_graph();
+  google::protobuf::RepeatedPtrField<NodeProto> original;
+  original.Swap(out.mutable_node());
+  for (int32_t index : order) *out.add_node() = std::move(*original.Mutable(index));
+  std::string bytes;
+  if (!model.SerializeToString(&bytes)) {
+    return absl::InvalidArgumentError("reordered model does not serialize (over 2 GiB?)");
+  }
+  return bytes;
+}
+
+}  // namespace ordo

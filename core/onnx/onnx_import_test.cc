@@ -1,0 +1,722 @@
+#include "core/onnx/onnx_import.h"
+
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <initializer_list>
+#include <queue>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/memory/memory_model.h"
+#include "core/memory/simulator.h"
+#include "core/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "onnx/checker.h"
+#include "onnx/onnx_pb.h"
+
+namespace ordo {
+namespace {
+
+using ::ordo::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+using ::testing::Optional;
+
+constexpr auto kInvalid = absl::StatusCode::kInvalidArgument;
+constexpr auto kExhausted = absl::StatusCode::kResourceExhausted;
+
+// In TestModel dims, a symbolic dim named "N".
+constexpr int64_t kN = -1;
+
+// A small ONNX model written inline: opset 13, IR version 7. Tensors are
+// float unless an element type is given.
+class TestModel {
+ public:
+  TestModel() {
+    model_.set_ir_version(7);
+    model_.add_opset_import()->set_version(13);
+    model_.mutable_graph()->set_name("test");
+  }
+
+  TestModel& Input(const std::string& name, std::initializer_list<int64_t> dims,
+                   int32_t elem_type = onnx::TensorProto::FLOAT) {
+    SetType(model_.mutable_graph()->add_input(), name, dims, elem_type);
+    return *this;
+  }
+  TestModel& Output(const std::string& name, std::initializer_list<int64_t> dims,
+                    int32_t elem_type = onnx::TensorProto::FLOAT) {
+    SetType(model_.mutable_graph()->add_output(), name, dims, elem_type);
+    return *this;
+  }
+  TestModel& ValueInfo(const std::string& name, std::initializer_list<int64_t> dims,
+                       int32_t elem_type = onnx::TensorProto::FLOAT) {
+    SetType(model_.mutable_graph()->add_value_info(), name, dims, elem_type);
+    return *this;
+  }
+  // A float initializer; without values it has dims only and points at an
+  // external file that does not exist, like the benchmark models.
+  TestModel& Weight(const std::string& name, std::initializer_list<int64_t> dims,
+                    std::initializer_list<float> values = {}) {
+    onnx::TensorProto& t = *model_.mutable_graph()->add_initializer();
+    t.set_name(name);
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t.add_dims(d);
+    for (float v : values) t.add_float_data(v);
+    if (values.size() == 0) {
+      t.set_data_location(onnx::TensorProto::EXTERNAL);
+      auto* entry = t.add_external_data();
+      entry->set_key("location");
+      entry->set_value("missing.bin");
+    }
+    return *this;
+  }
+  onnx::NodeProto& Node(const std::string& op, std::vector<std::string> inputs,
+                        std::vector<std::string> outputs, const std::string& name = "",
+                        const std::string& domain = "") {
+    onnx::NodeProto& node = *model_.mutable_graph()->add_node();
+    node.set_op_type(op);
+    node.set_name(name);
+    node.set_domain(domain);
+    for (const std::string& i : inputs) node.add_input(i);
+    for (const std::string& o : outputs) node.add_output(o);
+    return node;
+  }
+
+  onnx::ModelProto& proto() { return model_; }
+  std::string Bytes() const { return model_.SerializeAsString(); }
+
+ private:
+  static void SetType(onnx::ValueInfoProto* info, const std::string& name,
+                      std::initializer_list<int64_t> dims, int32_t elem_type) {
+    info->set_name(name);
+    auto* tensor = info->mutable_type()->mutable_tensor_type();
+    tensor->set_elem_type(elem_type);
+    auto* shape = tensor->mutable_shape();
+    for (int64_t d : dims) {
+      if (d == kN) {
+        shape->add_dim()->set_dim_param("N");
+      } else {
+        shape->add_dim()->set_dim_value(d);
+      }
+    }
+  }
+
+  onnx::ModelProto model_;
+};
+
+void AddIntsAttribute(onnx::NodeProto& node, const std::string& name,
+                      std::initializer_list<int64_t> values) {
+  onnx::AttributeProto& a = *node.add_attribute();
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a.add_ints(v);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream contents;
+  contents << file.rdbuf();
+  return contents.str();
+}
+
+std::string ExampleModel(const std::string& name) {
+  return ReadFile(std::string(ORDO_EXAMPLE_MODELS_DIR) + "/" + name + ".onnx");
+}
+
+std::vector<std::string> OpNames(const Graph& graph) {
+  std::vector<std::string> names;
+  for (const Op& op : graph.ops()) names.push_back(op.name);
+  return names;
+}
+
+std::vector<OpId> ModelOrder(const Graph& graph) {
+  std::vector<OpId> order(graph.num_ops());
+  for (OpId i = 0; i < graph.num_ops(); ++i) order[i] = i;
+  return order;
+}
+
+// Peak under the default rules of the memory model.
+int64_t Peak(const Graph& graph, const std::vector<OpId>& schedule) {
+  absl::StatusOr<MemoryModel> model = BuildMemoryModel(graph, MemoryOptions{});
+  if (!model.ok()) return -1;
+  return SimulatePeak(*model, schedule).value_or(-1);
+}
+
+// A topological order that always runs the ready op with the highest id: as
+// far from model order as a valid order gets.
+std::vector<OpId> LatestFirstOrder(const Graph& graph) {
+  std::vector<int32_t> waiting(graph.num_ops());
+  std::priority_queue<OpId> ready;
+  for (OpId op = 0; op < graph.num_ops(); ++op) {
+    waiting[op] = static_cast<int32_t>(graph.Predecessors(op).size());
+    if (waiting[op] == 0) ready.push(op);
+  }
+  std::vector<OpId> order;
+  while (!ready.empty()) {
+    OpId op = ready.top();
+    ready.pop();
+    order.push_back(op);
+    for (OpId next : graph.Successors(op)) {
+      if (--waiting[next] == 0) ready.push(next);
+    }
+  }
+  return order;
+}
+
+const Tensor& TensorNamed(const Graph& graph, const std::string& name) {
+  static const Tensor kMissing = [] {
+    Tensor t;
+    t.name = "<missing>";
+    return t;
+  }();
+  std::optional<TensorId> id = graph.FindTensor(name);
+  return id ? graph.tensor(*id) : kMissing;
+}
+
+// --------------------------------------------------------------------------
+// The example models (scripts/make-example-models).
+
+TEST(OnnxImportTest, ImportsTinyCellInFileOrder) {
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(ExampleModel("tiny_cell")));
+  EXPECT_THAT(OpNames(graph), ElementsAre("a", "a_relu", "e", "b", "c", "b_relu", "k", "d", "f",
+                                          "g", "h", "i", "j", "l", "m", "o", "p", "q", "fc"));
+  for (OpId op = 0; op < graph.num_ops(); ++op) {
+    EXPECT_EQ(graph.op(op).source_index, op);
+  }
+  EXPECT_EQ(TensorNamed(graph, "x").kind, TensorKind::kInput);
+  EXPECT_EQ(TensorNamed(graph, "x").bytes, 16 * 32 * 32 * 4);
+  EXPECT_EQ(TensorNamed(graph, "a").bytes, 32 * 32 * 32 * 4);
+  EXPECT_EQ(TensorNamed(graph, "a.weight").kind, TensorKind::kWeight);
+  EXPECT_THAT(TensorNamed(graph, "a.weight").dims, ElementsAre(32, 16, 1, 1));
+  EXPECT_EQ(TensorNamed(graph, "y").kind, TensorKind::kOutput);
+  EXPECT_THAT(TensorNamed(graph, "y").dims, ElementsAre(1, 10));
+}
+
+TEST(OnnxImportTest, TinyCellPeakDependsOnTheSchedule) {
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(ExampleModel("tiny_cell")));
+  // File order keeps a_relu and e (32 channels each) live beside x.
+  EXPECT_EQ(Peak(graph, ModelOrder(graph)), 393216);
+  // Finishing a_relu's consumers (d, e, f) before opening the narrow branches.
+  EXPECT_EQ(Peak(graph, {0, 1, 7, 2, 8, 4, 3, 5, 9, 10, 11, 12, 6, 13, 14, 15, 16, 17, 18}),
+            360448);
+}
+
+TEST(OnnxImportTest, ImportsSmallResnet) {
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(ExampleModel("small_resnet")));
+  EXPECT_EQ(graph.num_ops(), 16);
+  EXPECT_THAT(TensorNamed(graph, "b2.add").dims, ElementsAre(1, 32, 16, 16));
+  // At b1.conv2 the skip (stem_relu), b1.relu1 and b1.conv2's output are
+  // live: 3 x 16 x 32 x 32 x 4 bytes.
+  EXPECT_EQ(Peak(graph, ModelOrder(graph)), 196608);
+}
+
+// Hand-computed: x [1,8,16,16] -> conv1/relu1 [1,16,16,16] -> the channel
+// split's Shape -> Gather -> Div -> Unsqueeze folds to [8], so left and right
+// are [1,8,16,16]; F.pad's pads fold to [0,0,0,1, 0,0,1,2], so padded is
+// [1,8,17,19]; the flatten target folds to [1,-1], so flat is [1,16].
+TEST(OnnxImportTest, FoldsShapeSubgraphToStaticShapes) {
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(ExampleModel("shape_subgraph")));
+  EXPECT_THAT(OpNames(graph), ElementsAre("conv1", "relu1", "left", "right", "pad", "conv2",
+                                          "merge", "pool", "flat", "fc"));
+  std::vector<int32_t> source_indices;
+  for (const Op& op : graph.ops()) source_indices.push_back(op.source_index);
+  EXPECT_THAT(source_indices, ElementsAre(0, 1, 12, 13, 30, 31, 32, 33, 41, 42));
+
+  EXPECT_THAT(TensorNamed(graph, "left").dims, ElementsAre(1, 8, 16, 16));
+  EXPECT_THAT(TensorNamed(graph, "right").dims, ElementsAre(1, 8, 16, 16));
+  EXPECT_THAT(TensorNamed(graph, "padded").dims, ElementsAre(1, 8, 17, 19));
+  EXPECT_EQ(TensorNamed(graph, "padded").bytes, 8 * 17 * 19 * 4);
+  EXPECT_THAT(TensorNamed(graph, "conv2").dims, ElementsAre(1, 8, 16, 16));
+  EXPECT_THAT(TensorNamed(graph, "flat").dims, ElementsAre(1, 16));
+  // Symbolic dims in the file's output declaration are resolved by inference.
+  EXPECT_THAT(TensorNamed(graph, "y").dims, ElementsAre(1, 10));
+
+  // Folded values are weights, read by the ops that need them.
+  const Tensor& pads = TensorNamed(graph, "pad.pads");
+  EXPECT_EQ(pads.kind, TensorKind::kWeight);
+  EXPECT_THAT(pads.dims, ElementsAre(8));
+  EXPECT_EQ(pads.dtype, DataType::kInt64);
+  EXPECT_EQ(TensorNamed(graph, "split.half_1d").kind, TensorKind::kWeight);
+  EXPECT_EQ(TensorNamed(graph, "flat.target").kind, TensorKind::kWeight);
+  // Shape reads of activations are gone with the Shape ops.
+  EXPECT_THAT(TensorNamed(graph, "relu1").consumers,
+              ElementsAre(*graph.FindOp("left"), *graph.FindOp("right")));
+  // Intermediate folded values nobody scheduled reads are not declared.
+  EXPECT_EQ(graph.FindTensor("pad.concat"), std::nullopt);
+  EXPECT_EQ(graph.FindOp("pad.cast"), std::nullopt);
+  EXPECT_EQ(graph.FindOp("split.shape"), std::nullopt);
+  EXPECT_EQ(graph.FindOp("n3"), std::nullopt);  // an unnamed Constant
+
+  // x 8192 | conv1 24576 | relu1 in place 16384 | left 24576 |
+  // right: relu1 + left + right = 32768 | pad 26720 | conv2 26720 |
+  // merge: conv2 + right + merged = 32768 | pool | flat in place | fc.
+  EXPECT_EQ(Peak(graph, ModelOrder(graph)), 32768);
+}
+
+// --------------------------------------------------------------------------
+// Folding, naming, attributes, optional tensors.
+
+TEST(OnnxImportTest, FoldsWeightOnlyChainsEvenWithoutWeightData) {
+  TestModel m;
+  m.Input("x", {1, 4}).Output("z", {1, 4});
+  m.Weight("w", {4}, {1, 2, 3, 4});  // evaluated: Neg has data to work on
+  m.Weight("v", {4});                // no data: Sin folds, value unknown
+  m.Node("Neg", {"w"}, {"neg_w"}, "neg");
+  m.Node("Sin", {"v"}, {"sin_v"}, "sin");
+  m.Node("Add", {"x", "neg_w"}, {"y"}, "add");
+  m.Node("Mul", {"y", "sin_v"}, {"z"}, "mul");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  EXPECT_THAT(OpNames(graph), ElementsAre("add", "mul"));
+  EXPECT_EQ(TensorNamed(graph, "neg_w").kind, TensorKind::kWeight);
+  EXPECT_EQ(TensorNamed(graph, "sin_v").kind, TensorKind::kWeight);
+  EXPECT_THAT(TensorNamed(graph, "sin_v").dims, ElementsAre(4));
+  // Only the weights the ops read count under count_weights: neg_w + sin_v.
+  MemoryOptions options;
+  options.count_weights = true;
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel model, BuildMemoryModel(graph, options));
+  EXPECT_EQ(model.constant_bytes, 16 + 16);
+}
+
+TEST(OnnxImportTest, NamesNodesUniquelyAndDeterministically) {
+  TestModel m;
+  m.Input("x", {2}).Output("e", {2});
+  for (const char* t : {"a", "b", "c", "d", "e"}) m.ValueInfo(t, {2});
+  m.Node("Relu", {"x"}, {"a"});  // unnamed -> n0
+  m.Node("Relu", {"a"}, {"b"}, "dup");
+  m.Node("Relu", {"b"}, {"c"}, "dup");  // duplicate -> dup_1
+  m.Node("Relu", {"c"}, {"d"});         // n3 is taken by the next node
+  m.Node("Relu", {"d"}, {"e"}, "n3");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  EXPECT_THAT(OpNames(graph), ElementsAre("n0", "dup", "dup_1", "n3_1", "n3"));
+}
+
+TEST(OnnxImportTest, UnsortedFileGetsStableTopologicalOrder) {
+  TestModel m;
+  m.Input("x", {2}).Output("c", {2}).ValueInfo("a", {2}).ValueInfo("b", {2});
+  m.Node("Relu", {"b"}, {"c"}, "last");
+  m.Node("Relu", {"x"}, {"a"}, "first");
+  m.Node("Relu", {"a"}, {"b"}, "middle");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  EXPECT_THAT(OpNames(graph), ElementsAre("first", "middle", "last"));
+  EXPECT_EQ(graph.op(0).source_index, 1);
+  EXPECT_EQ(graph.op(2).source_index, 0);
+  ORDO_ASSERT_OK_AND_ASSIGN(std::string sorted,
+                            ReorderOnnxNodes(m.Bytes(), graph, ModelOrder(graph)));
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(sorted));
+  EXPECT_EQ(model.graph().node(0).name(), "first");
+}
+
+TEST(OnnxImportTest, KeepsAttributes) {
+  TestModel m;
+  m.Input("x", {1, 4}).Output("y", {1, 4});
+  onnx::NodeProto& node = m.Node("LeakyRelu", {"x"}, {"y"}, "leaky");
+  onnx::AttributeProto& alpha = *node.add_attribute();
+  alpha.set_name("alpha");
+  alpha.set_type(onnx::AttributeProto::FLOAT);
+  alpha.set_f(0.25f);
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  ASSERT_EQ(graph.op(0).attributes.size(), 1u);
+  EXPECT_EQ(graph.op(0).attributes[0].name, "alpha");
+  EXPECT_EQ(std::get<double>(graph.op(0).attributes[0].value), 0.25);
+
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph cell, ImportOnnx(ExampleModel("tiny_cell")));
+  const Op& conv = cell.op(*cell.FindOp("o"));
+  std::vector<std::string> names;
+  for (const Attribute& a : conv.attributes) names.push_back(a.name);
+  // onnx.helper writes attributes sorted by name.
+  EXPECT_THAT(names, ElementsAre("kernel_shape", "pads", "strides"));
+  EXPECT_THAT(std::get<std::vector<int64_t>>(conv.attributes[2].value), ElementsAre(2, 2));
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph folded, ImportOnnx(ExampleModel("shape_subgraph")));
+  EXPECT_EQ(std::get<std::string>(folded.op(*folded.FindOp("pad")).attributes[0].value),
+            "constant");
+}
+
+// No value_info at all: shapes come from ONNX shape inference.
+TEST(OnnxImportTest, MultipleAndOptionalOutputsAndOptionalInputs) {
+  TestModel m;
+  m.Input("x", {1, 4, 8, 8}).Weight("hi", {}, {6.0f});
+  onnx::NodeProto& pool = m.Node("MaxPool", {"x"}, {"y", "indices"}, "pool");
+  AddIntsAttribute(pool, "kernel_shape", {2, 2});
+  AddIntsAttribute(pool, "strides", {2, 2});
+  m.Node("Clip", {"y", "", "hi"}, {"z"}, "clip");
+  m.Node("Dropout", {"z"}, {"w", ""}, "drop");
+  m.proto().mutable_graph()->add_output()->set_name("w");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  ASSERT_EQ(graph.num_ops(), 3);
+  const Op& pool_op = graph.op(0);
+  ASSERT_EQ(pool_op.outputs.size(), 2u);
+  EXPECT_EQ(graph.tensor(pool_op.outputs[1]).dtype, DataType::kInt64);
+  EXPECT_EQ(graph.tensor(pool_op.outputs[1]).bytes, 4 * 4 * 4 * 8);
+  EXPECT_TRUE(graph.tensor(pool_op.outputs[1]).consumers.empty());
+  const Op& clip = graph.op(1);
+  ASSERT_EQ(clip.inputs.size(), 2u);
+  EXPECT_EQ(graph.tensor(clip.inputs[1]).name, "hi");
+  EXPECT_EQ(graph.tensor(clip.inputs[1]).kind, TensorKind::kWeight);
+  EXPECT_EQ(graph.op(2).outputs.size(), 1u);
+  EXPECT_THAT(TensorNamed(graph, "w").dims, ElementsAre(1, 4, 4, 4));
+}
+
+// --------------------------------------------------------------------------
+// Bad input: every error has a code and names what is wrong.
+
+TEST(OnnxImportErrorTest, TruncatedBytes) {
+  const std::string bytes = ExampleModel("tiny_cell");
+  ASSERT_GT(bytes.size(), 1000u);
+  EXPECT_THAT(ImportOnnx(absl::string_view(bytes).substr(0, bytes.size() / 2)),
+              StatusIs(kInvalid, HasSubstr("not a valid ONNX model")));
+}
+
+TEST(OnnxImportErrorTest, GarbageBytes) {
+  EXPECT_THAT(ImportOnnx("\xff\xff\xff\xff\xff this is not protobuf"),
+              StatusIs(kInvalid, HasSubstr("not a valid ONNX model")));
+}
+
+TEST(OnnxImportErrorTest, EmptyBytes) {
+  EXPECT_THAT(ImportOnnx(""),
+              StatusIs(kInvalid, HasSubstr("not a valid ONNX model: it has no graph")));
+}
+
+TEST(OnnxImportErrorTest, Cycle) {
+  TestModel m;
+  m.Input("x", {4}).Output("c", {4}).ValueInfo("b", {4});
+  m.Node("Add", {"x", "c"}, {"b"}, "add");
+  m.Node("Relu", {"b"}, {"c"}, "relu");
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, HasSubstr("graph has a cycle through op \"add\"")));
+}
+
+TEST(OnnxImportErrorTest, UndefinedTensor) {
+  TestModel m;
+  m.Input("x", {4}).Output("y", {4});
+  m.Node("Add", {"x", "ghost"}, {"y"}, "add");
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, HasSubstr("op \"add\" reads tensor \"ghost\", which is "
+                                           "not defined")));
+}
+
+TEST(OnnxImportErrorTest, TwoProducers) {
+  TestModel m;
+  m.Input("x", {4}).Output("y", {4});
+  m.Node("Relu", {"x"}, {"y"}, "first");
+  m.Node("Neg", {"x"}, {"y"}, "second");
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, HasSubstr("tensor \"y\" has two producers: op "
+                                           "\"first\" and op \"second\"")));
+}
+
+TEST(OnnxImportErrorTest, NodeWritesAWeight) {
+  TestModel m;
+  m.Input("x", {4}).Output("w", {4}).Weight("w", {4});
+  m.Node("Relu", {"x"}, {"w"}, "relu");
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, HasSubstr("op \"relu\" writes tensor \"w\", which is "
+                                           "a weight")));
+}
+
+TEST(OnnxImportErrorTest, SymbolicInputDim) {
+  TestModel m;
+  m.Input("x", {kN, 4}).Output("y", {kN, 4});
+  m.Node("Relu", {"x"}, {"y"}, "relu");
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, HasSubstr("graph input \"x\": dim 0 is \"N\" "
+                                           "(symbolic); dims must be static")));
+}
+
+// A custom op: ONNX cannot infer it, so the file's declaration stands.
+TEST(OnnxImportErrorTest, SymbolicActivationDimNamesTheProducer) {
+  TestModel m;
+  m.Input("x", {1, 4}).Output("y", {kN, 4});
+  m.Node("Foo", {"x"}, {"y"}, "foo", "com.example");
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, HasSubstr("tensor \"y\" (output of op \"foo\"): dim 0 "
+                                           "is \"N\" (symbolic)")));
+}
+
+TEST(OnnxImportErrorTest, UnknownShapeNamesTheProducer) {
+  TestModel m;
+  m.Input("x", {1, 4});
+  m.Node("Foo", {"x"}, {"t"}, "foo", "com.example");
+  m.Node("Relu", {"t"}, {"y"}, "relu");
+  m.proto().mutable_graph()->add_output()->set_name("y");
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, HasSubstr("tensor \"t\" (output of op \"foo\"): shape "
+                                           "is unknown")));
+}
+
+TEST(OnnxImportErrorTest, ZeroDim) {
+  TestModel m;
+  m.Input("x", {0, 4}).Output("y", {0, 4});
+  m.Node("Relu", {"x"}, {"y"}, "relu");
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, HasSubstr("graph input \"x\": dim 0 is 0 (zero-size "
+                                           "tensor)")));
+}
+
+TEST(OnnxImportErrorTest, DimsOverflowInt64) {
+  TestModel m;
+  m.Input("x", {1, 4}).Output("y", {int64_t{1} << 31, int64_t{1} << 31});
+  m.Node("Foo", {"x"}, {"y"}, "blowup", "com.example");
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, HasSubstr("tensor \"y\" (output of op \"blowup\"): "
+                                           "dims overflow int64")));
+}
+
+TEST(OnnxImportErrorTest, UnsupportedElementType) {
+  TestModel m;
+  m.Input("x", {1, 4}).Output("s", {1, 4}, onnx::TensorProto::STRING);
+  m.Node("Foo", {"x"}, {"s"}, "to_string", "com.example");
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, HasSubstr("tensor \"s\" (output of op \"to_string\"): "
+                                           "element type STRING is not supported")));
+}
+
+TEST(OnnxImportErrorTest, IfIsRejected) {
+  TestModel m;
+  m.Input("cond", {}, onnx::TensorProto::BOOL).Output("y", {4});
+  onnx::NodeProto& node = m.Node("If", {"cond"}, {"y"}, "branch");
+  for (const char* name : {"then_branch", "else_branch"}) {
+    onnx::AttributeProto& a = *node.add_attribute();
+    a.set_name(name);
+    a.set_type(onnx::AttributeProto::GRAPH);
+    a.mutable_g()->set_name(name);
+  }
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, HasSubstr("control-flow op \"branch\" (If) is not "
+                                           "supported yet")));
+}
+
+TEST(OnnxImportErrorTest, GraphAttributeIsRejected) {
+  TestModel m;
+  m.Input("x", {4}).Output("y", {4});
+  onnx::NodeProto& node = m.Node("MyLoop", {"x"}, {"y"}, "custom", "com.example");
+  onnx::AttributeProto& a = *node.add_attribute();
+  a.set_name("bodies");
+  a.set_type(onnx::AttributeProto::GRAPHS);
+  a.add_graphs()->set_name("body");
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, HasSubstr("control-flow op \"custom\" (MyLoop)")));
+}
+
+TEST(OnnxImportErrorTest, ZeroStrideIsRejectedBeforeShapeInference) {
+  TestModel m;
+  m.Input("x", {1, 1, 8, 8}).Weight("w", {1, 1, 3, 3});
+  onnx::NodeProto& conv = m.Node("Conv", {"x", "w"}, {"y"}, "conv");
+  AddIntsAttribute(conv, "strides", {1, 0});
+  m.proto().mutable_graph()->add_output()->set_name("y");
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, HasSubstr("op \"conv\" (Conv): attribute \"strides\" "
+                                           "must be positive, got 0")));
+}
+
+TEST(OnnxImportErrorTest, TooManyNodes) {
+  TestModel m;
+  m.Input("x", {4}).Output("c", {4});
+  m.Node("Relu", {"x"}, {"a"}, "r1");
+  m.Node("Relu", {"a"}, {"b"}, "r2");
+  m.Node("Relu", {"b"}, {"c"}, "r3");
+  GraphLimits limits;
+  limits.max_ops = 2;
+  EXPECT_THAT(ImportOnnx(m.Bytes(), limits),
+              StatusIs(kExhausted, HasSubstr("model has 3 nodes; the limit is 2")));
+}
+
+TEST(OnnxImportErrorTest, EverythingFolds) {
+  TestModel m;
+  m.Weight("w", {4}, {1, 2, 3, 4}).Output("y", {4});
+  m.Node("Neg", {"w"}, {"y"}, "neg");
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, HasSubstr("graph \"test\" has no ops to schedule")));
+}
+
+TEST(OnnxImportErrorTest, FoldedGraphOutput) {
+  TestModel m;
+  m.Input("x", {4}).Weight("w", {4}, {1, 2, 3, 4}).Output("y", {4}).Output("r", {4});
+  m.Node("Neg", {"w"}, {"y"}, "neg");
+  m.Node("Relu", {"x"}, {"r"}, "relu");
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, HasSubstr("graph output \"y\" is a weight")));
+}
+
+// Flipped and truncated bytes of real models must come back as a status:
+// nothing may throw, crash or hang. Fixed seed, so failures reproduce.
+TEST(OnnxImportErrorTest, MutatedModelsNeverCrash) {
+  std::mt19937_64 rng(20240601);
+  for (const char* name : {"tiny_cell", "small_resnet", "shape_subgraph"}) {
+    const std::string original = ExampleModel(name);
+    ASSERT_FALSE(original.empty());
+    for (int trial = 0; trial < 300; ++trial) {
+      std::string bytes = original;
+      const int flips = 1 + static_cast<int>(rng() % 8);
+      for (int i = 0; i < flips; ++i) {
+        bytes[rng() % bytes.size()] = static_cast<char>(rng() % 256);
+      }
+      if (trial % 3 == 0) bytes.resize(rng() % bytes.size());
+      absl::StatusOr<Graph> graph = ImportOnnx(bytes);
+      if (!graph.ok()) {
+        EXPECT_THAT(graph.status().code(), ::testing::AnyOf(kInvalid, kExhausted))
+            << graph.status();
+      }
+    }
+  }
+}
+
+// --------------------------------------------------------------------------
+// ReorderOnnxNodes.
+
+int64_t RawElementBytes(int32_t elem_type) {
+  switch (elem_type) {
+    case onnx::TensorProto::INT64:
+    case onnx::TensorProto::DOUBLE:
+      return 8;
+    case onnx::TensorProto::FLOAT16:
+      return 2;
+    case onnx::TensorProto::UINT8:
+    case onnx::TensorProto::INT8:
+    case onnx::TensorProto::BOOL:
+      return 1;
+    default:
+      return 4;
+  }
+}
+
+// Reorders, checks the result with ONNX's checker, and re-imports it.
+absl::StatusOr<Graph> ReorderAndReimport(const std::string& bytes, const Graph& graph,
+                                         const std::vector<OpId>& schedule) {
+  absl::StatusOr<std::string> reordered = ReorderOnnxNodes(bytes, graph, schedule);
+  if (!reordered.ok()) return reordered.status();
+  onnx::ModelProto model;
+  if (!model.ParseFromString(*reordered)) {
+    return absl::InternalError("reordered bytes do not parse");
+  }
+  // The checker insists that external data files exist; the weightless models
+  // here point at files that are not shipped. Their initializers are checked
+  // as if they held their data inline, which is what matters for node order.
+  for (onnx::TensorProto& t : *model.mutable_graph()->mutable_initializer()) {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL) continue;
+    t.clear_external_data();
+    t.clear_data_location();
+    int64_t bytes = RawElementBytes(t.data_type());
+    for (int64_t d : t.dims()) bytes *= d;
+    t.set_raw_data(std::string(bytes, '\0'));
+  }
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    return absl::InternalError(std::string("check_model: ") + e.what());
+  }
+  return ImportOnnx(*reordered);
+}
+
+std::vector<std::string> NamesInOrder(const Graph& graph, const std::vector<OpId>& schedule) {
+  std::vector<std::string> names;
+  for (OpId op : schedule) names.push_back(graph.op(op).name);
+  return names;
+}
+
+TEST(ReorderOnnxNodesTest, RoundTripsTinyCell) {
+  const std::string bytes = ExampleModel("tiny_cell");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(bytes));
+  const std::vector<OpId> schedule = {0,  1,  7, 2,  8,  4,  3,  5,  9, 10,
+                                      11, 12, 6, 13, 14, 15, 16, 17, 18};
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph reordered, ReorderAndReimport(bytes, graph, schedule));
+  EXPECT_THAT(OpNames(reordered), ElementsAreArray(NamesInOrder(graph, schedule)));
+  EXPECT_EQ(Peak(reordered, ModelOrder(reordered)), Peak(graph, schedule));
+  EXPECT_EQ(Peak(reordered, ModelOrder(reordered)), 360448);
+}
+
+// Folded nodes come first, except Shape of an activation, which has to wait
+// for its producer; the result is still topologically sorted.
+TEST(ReorderOnnxNodesTest, RoundTripsShapeSubgraphInLatestFirstOrder) {
+  const std::string bytes = ExampleModel("shape_subgraph");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(bytes));
+  const std::vector<OpId> schedule = LatestFirstOrder(graph);
+  ASSERT_NE(schedule, ModelOrder(graph));
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph reordered, ReorderAndReimport(bytes, graph, schedule));
+  EXPECT_THAT(OpNames(reordered), ElementsAreArray(NamesInOrder(graph, schedule)));
+  EXPECT_EQ(Peak(reordered, ModelOrder(reordered)), Peak(graph, schedule));
+
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(ReorderOnnxNodes(bytes, graph, schedule).value()));
+  EXPECT_EQ(model.graph().node(0).op_type(), "Constant");
+  EXPECT_EQ(model.graph().node_size(), 43);
+}
+
+TEST(ReorderOnnxNodesTest, RoundTripsModelWithoutWeightData) {
+  TestModel m;
+  m.Input("x", {1, 4}).Output("z", {1, 4}).Weight("v", {4});
+  m.Node("Relu", {"x"}, {"a"}, "a");
+  m.Node("Sigmoid", {"x"}, {"b"}, "b");
+  m.Node("Add", {"a", "v"}, {"c"}, "c");
+  m.Node("Mul", {"b", "c"}, {"z"}, "z");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph reordered, ReorderAndReimport(m.Bytes(), graph, {1, 0, 2, 3}));
+  EXPECT_THAT(OpNames(reordered), ElementsAre("b", "a", "c", "z"));
+}
+
+TEST(ReorderOnnxNodesTest, RoundTripsSharedModel) {
+  const std::string bytes = ReadFile(std::string(ORDO_SHARED_MODELS_DIR) + "/squeezenet1_1.onnx");
+  if (bytes.empty()) GTEST_SKIP() << "../shared/models not found";
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(bytes));
+  const std::vector<OpId> schedule = LatestFirstOrder(graph);
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph reordered, ReorderAndReimport(bytes, graph, schedule));
+  EXPECT_THAT(OpNames(reordered), ElementsAreArray(NamesInOrder(graph, schedule)));
+  EXPECT_EQ(Peak(reordered, ModelOrder(reordered)), Peak(graph, schedule));
+}
+
+TEST(ReorderOnnxNodesTest, RejectsBadSchedules) {
+  const std::string bytes = ExampleModel("tiny_cell");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(bytes));
+  std::vector<OpId> order = ModelOrder(graph);
+  EXPECT_THAT(ReorderOnnxNodes(bytes, graph, absl::MakeSpan(order).subspan(1)),
+              StatusIs(kInvalid, HasSubstr("schedule has 18 steps; the graph has 19")));
+  std::vector<OpId> twice = order;
+  twice[1] = 0;
+  EXPECT_THAT(ReorderOnnxNodes(bytes, graph, twice),
+              StatusIs(kInvalid, HasSubstr("runs op \"a\" twice")));
+  std::vector<OpId> out_of_range = order;
+  out_of_range[3] = 19;
+  EXPECT_THAT(ReorderOnnxNodes(bytes, graph, out_of_range),
+              StatusIs(kInvalid, HasSubstr("op id 19")));
+  std::vector<OpId> swapped = order;
+  std::swap(swapped[0], swapped[1]);
+  EXPECT_THAT(ReorderOnnxNodes(bytes, graph, swapped),
+              StatusIs(kInvalid, HasSubstr("schedule runs op \"a_relu\" before op "
+                                           "\"a\"")));
+  EXPECT_THAT(ReorderOnnxNodes("garbage", graph, order),
+              StatusIs(kInvalid, HasSubstr("not a valid ONNX model")));
+}
+
+TEST(ReorderOnnxNodesTest, RejectsGraphOfAnotherModel) {
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(ExampleModel("tiny_cell")));
+  EXPECT_THAT(ReorderOnnxNodes(ExampleModel("small_resnet"), graph, ModelOrder(graph)),
+              StatusIs(kInvalid, HasSubstr("does not match a node of this model")));
+}
+
+// Reshape(y, Shape(a)) does not read a, so the Graph lets it run before a;
+// a file cannot, because the folded Shape must follow a's producer.
+TEST(ReorderOnnxNodesTest, RejectsScheduleNoFileOrderCanExpress) {
+  TestModel m;
+  m.Input("x", {2, 3}).Output("r", {2, 3}).Output("a", {2, 3});
+  m.ValueInfo("y", {6}).ValueInfo("s", {2});
+  m.Node("Relu", {"x"}, {"a"}, "producer");
+  m.Node("Shape", {"a"}, {"s"}, "shape");
+  m.Node("Flatten", {"x"}, {"y_2d"}, "flatten");
+  m.ValueInfo("y_2d", {2, 3});
+  m.Node("Reshape", {"y_2d", "s"}, {"r"}, "reshape");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  ASSERT_THAT(OpNames(graph), ElementsAre("producer", "flatten", "reshape"));
+  EXPECT_THAT(ReorderOnnxNodes(m.Bytes(), graph, {1, 2, 0}),
+              StatusIs(kInvalid, HasSubstr("op \"reshape\" reads compile-time tensor "
+                                           "\"s\"")));
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph reordered, ReorderAndReimport(m.Bytes(), graph, {1, 0, 2}));
+  EXPECT_THAT(OpNames(reordered), ElementsAre("flatten", "producer", "reshape"));
+}
+
+}  // namespace
+}  // namespace ordo
