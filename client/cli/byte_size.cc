@@ -5,7 +5,6 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 
 namespace ordo::cli {
 
@@ -36,18 +35,6 @@ absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
     return absl::InvalidArgumentError(absl::StrCat("byte size out of range: \"", text, "\""));
   }
   return static_cast<int64_t>(bytes);
-}
-
-std::string FormatBytes(int64_t bytes) {
-  if (bytes < 1024) return absl::StrCat(bytes, " B");
-  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = -1;
-  while (value >= 1024 && unit < 3) {
-    value /= 1024;
-    ++unit;
-  }
-  return absl::StrFormat("%.2f %s", value, kUnits[unit]);
 }
 
 }  // namespace ordo::cli

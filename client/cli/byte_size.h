@@ -13,9 +13,6 @@ namespace ordo::cli {
 // 1024 with or without "i" (memory sizes, as device sheets use them).
 absl::StatusOr<int64_t> ParseByteSize(absl::string_view text);
 
-// 1536 -> "1.50 KiB"; below 1 KiB -> "123 B".
-std::string FormatBytes(int64_t bytes);
-
 }  // namespace ordo::cli
 
 #endif  // ORDO_CLIENT_CLI_BYTE_SIZE_H_

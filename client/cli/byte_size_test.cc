@@ -29,11 +29,5 @@ TEST(ByteSizeTest, RejectsGarbage) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("out of range")));
 }
 
-TEST(ByteSizeTest, Formats) {
-  EXPECT_EQ(FormatBytes(100), "100 B");
-  EXPECT_EQ(FormatBytes(1536), "1.50 KiB");
-  EXPECT_EQ(FormatBytes(3 * 1024 * 1024), "3.00 MiB");
-}
-
 }  // namespace
 }  // namespace ordo::cli

@@ -1,5 +1,6 @@
 #include "client/cli/commands.h"
 
+#include <filesystem>
 #include <optional>
 
 #include "absl/status/status.h"
@@ -13,6 +14,7 @@
 #include "core/compile/compile.h"
 #include "core/compile/import_model.h"
 #include "core/graph/dtype.h"
+#include "core/report/memory_svg.h"
 #include "core/onnx/onnx_import.h"
 #include "core/schedule/scheduler_registry.h"
 #include "core/util/status_macros.h"
@@ -25,6 +27,8 @@ constexpr char kUsage[] =
     "  ordo compile MODEL [--scheduler NAME] [--memory-limit BYTES|KiB|MiB]\n"
     "               [--time-limit 10s] [--alignment N] [--no-inplace] [--count-weights]\n"
     "               [--activation-dtype int8|float16|...] [--json] [--emit-onnx OUT.onnx]\n"
+    "               [--arena tflite|tflm|greedy-by-size|greedy-by-breadth|best]\n"
+    "               [--on-chip BYTES] [--out-dir DIR]\n"
     "  ordo inspect MODEL [--json]\n"
     "  ordo schedulers\n"
     "MODEL is .onnx, or ordo.v1.Graph as .json (protobuf JSON) or .pb (binary).\n"
@@ -51,7 +55,7 @@ int Fail(const absl::Status& status, std::ostream& err) {
 const ArgSpec& CompileSpec() {
   static const ArgSpec kSpec{
       {"scheduler", "memory-limit", "time-limit", "alignment", "activation-dtype",
-       "emit-onnx", "max-ops"},
+       "emit-onnx", "max-ops", "arena", "on-chip", "out-dir"},
       {"no-inplace", "count-weights", "json"}};
   return kSpec;
 }
@@ -79,6 +83,11 @@ absl::StatusOr<CompileOptions> CompileOptionsFromArgs(const Args& args) {
   if (auto limit = args.Value("memory-limit")) {
     ORDO_ASSIGN_OR_RETURN(options.memory_limit_bytes, ParseByteSize(*limit));
   }
+  options.arena_planner = args.Value("arena").value_or("best");
+  if (auto on_chip = args.Value("on-chip")) {
+    ORDO_ASSIGN_OR_RETURN(options.on_chip_bytes, ParseByteSize(*on_chip));
+  }
+  options.record_residency = options.on_chip_bytes > 0;
   if (auto limit = args.Value("time-limit")) {
     ORDO_ASSIGN_OR_RETURN(options.time_limit, ParseTimeLimit(*limit));
   }
@@ -139,6 +148,39 @@ absl::Status EmitOnnx(const LoadedModel& model, const CompileResult& result,
   return WriteFile(out_path, bytes);
 }
 
+// schedule.json, arena.json and memory.svg (plus memory.png when
+// rsvg-convert, Debian package librsvg2-bin, is installed) in `dir`.
+absl::Status WriteReportFiles(const std::string& dir, const std::string& model_path,
+                              const Graph& graph, const CompileOptions& options,
+                              const CompileResult& result) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--out-dir: cannot create \"", dir, "\": ", error.message()));
+  }
+  ORDO_RETURN_IF_ERROR(WriteFile(
+      dir + "/schedule.json",
+      CompileReportJson(model_path, graph, options, result).dump(2) + "\n"));
+  ORDO_RETURN_IF_ERROR(
+      WriteFile(dir + "/arena.json", ArenaJson(graph, result).dump(2) + "\n"));
+  MemorySvgOptions svg;
+  svg.title = absl::StrCat(std::filesystem::path(model_path).filename().string(),
+                           ": memory profile");
+  svg.memory_limit_bytes = options.memory_limit_bytes;
+  const std::string svg_path = dir + "/memory.svg";
+  ORDO_RETURN_IF_ERROR(WriteFile(
+      svg_path, MemoryProfileSvg(graph, result.model_order_simulation, result.simulation,
+                                 result.arena, svg)));
+  // The PNG is a convenience: without the tool, the SVG is the picture.
+  std::optional<int> exit_code = RunProgram(
+      {"rsvg-convert", "-o", dir + "/memory.png", svg_path});
+  if (exit_code.has_value() && *exit_code != 0) {
+    return absl::InternalError("rsvg-convert failed to draw memory.png");
+  }
+  return absl::OkStatus();
+}
+
 int RunCompile(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   absl::StatusOr<Args> args = ParseArgs(argv, CompileSpec());
   if (!args.ok()) return Fail(args.status(), err);
@@ -151,6 +193,12 @@ int RunCompile(const std::vector<std::string>& argv, std::ostream& out, std::ost
   if (!result.ok()) return Fail(result.status(), err);
   if (auto emit = args->Value("emit-onnx")) {
     if (absl::Status status = EmitOnnx(*model, *result, *emit); !status.ok()) {
+      return Fail(status, err);
+    }
+  }
+  if (auto dir = args->Value("out-dir")) {
+    if (absl::Status status = WriteReportFiles(*dir, model->path, model->graph, *options, *result);
+        !status.ok()) {
       return Fail(status, err);
     }
   }

@@ -1,5 +1,8 @@
 #include "client/cli/files.h"
 
+#include <spawn.h>
+#include <sys/wait.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -34,6 +37,21 @@ absl::Status WriteFile(const std::string& path, const std::string& contents) {
   out.close();
   if (!out) return absl::InvalidArgumentError(absl::StrCat("cannot write \"", path, "\""));
   return absl::OkStatus();
+}
+
+std::optional<int> RunProgram(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+  pid_t pid;
+  if (posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0) {
+    return std::nullopt;
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  // posix_spawnp reports a missing program as exit code 127 on glibc.
+  if (WEXITSTATUS(status) == 127) return std::nullopt;
+  return WEXITSTATUS(status);
 }
 
 }  // namespace ordo::cli

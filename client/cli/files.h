@@ -2,7 +2,9 @@
 #define ORDO_CLIENT_CLI_FILES_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -13,6 +15,10 @@ namespace ordo::cli {
 absl::StatusOr<std::string> ReadFile(const std::string& path,
                                      int64_t max_bytes = int64_t{2} << 30);
 absl::Status WriteFile(const std::string& path, const std::string& contents);
+
+// Runs a program found on PATH with these arguments (no shell) and waits for
+// it; its exit code, or nullopt when it cannot be started (not installed).
+std::optional<int> RunProgram(const std::vector<std::string>& argv);
 
 }  // namespace ordo::cli
 

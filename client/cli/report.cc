@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "client/cli/byte_size.h"
+#include "core/report/memory_svg.h"
 #include "core/memory/simulator.h"
 
 namespace ordo::cli {
@@ -21,6 +21,7 @@ nlohmann::ordered_json OptionsJson(const CompileOptions& options) {
           {"count_weights", options.memory.count_weights},
           {"activation_element_bytes", options.memory.activation_element_bytes},
           {"alignment", options.alignment},
+          {"arena_planner", options.arena_planner},
           {"time_limit_ms", Milliseconds(options.time_limit)}};
 }
 
@@ -42,7 +43,52 @@ std::string Row(absl::string_view label, absl::string_view value) {
   return absl::StrFormat("%-13s %s\n", label, value);
 }
 
+nlohmann::ordered_json TrafficJson(const CompileResult& result) {
+  if (!result.traffic) return nullptr;
+  const TrafficResult& traffic = *result.traffic;
+  nlohmann::ordered_json json = {
+      {"on_chip_bytes", traffic.on_chip_bytes},
+      {"read_bytes", traffic.read_bytes},
+      {"write_bytes", traffic.write_bytes},
+      {"total_bytes", traffic.total_bytes},
+      {"baseline_total_bytes", result.model_order_traffic->total_bytes},
+      {"fixed_read_bytes", traffic.fixed_read_bytes},
+      {"fixed_write_bytes", traffic.fixed_write_bytes},
+      {"streamed_steps", traffic.streamed_steps}};
+  if (!traffic.resident_bytes.empty()) json["resident_bytes"] = traffic.resident_bytes;
+  return json;
+}
+
+nlohmann::ordered_json ArenaBaselinesJson(const CompileResult& result) {
+  nlohmann::ordered_json json = nlohmann::ordered_json::object();
+  for (const ArenaBaseline& baseline : result.arena_baselines) {
+    json[baseline.name] = {{"schedule_bytes", baseline.schedule_bytes},
+                           {"model_order_bytes", baseline.model_order_bytes}};
+  }
+  return json;
+}
+
 }  // namespace
+
+nlohmann::ordered_json ArenaJson(const Graph& graph, const CompileResult& result) {
+  const ArenaPlan& arena = result.arena;
+  nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
+  for (const TensorPlacement& placement : arena.tensors) {
+    tensors.push_back({{"name", graph.tensor(placement.tensor).name},
+                       {"offset", placement.offset},
+                       {"size", placement.size},
+                       {"first_step", placement.first_step},
+                       {"last_step", placement.last_step}});
+  }
+  return {{"bytes", arena.arena_bytes},
+          {"lower_bound_bytes", arena.lower_bound_bytes},
+          {"gap", Gap(arena.arena_bytes, arena.lower_bound_bytes)},
+          {"planner", arena.planner},
+          {"algorithm", arena.algorithm},
+          {"alignment", arena.alignment},
+          {"optimal", arena.optimal},
+          {"tensors", tensors}};
+}
 
 nlohmann::ordered_json CompileReportJson(const std::string& model_path, const Graph& graph,
                                          const CompileOptions& options,
@@ -74,6 +120,9 @@ nlohmann::ordered_json CompileReportJson(const std::string& model_path, const Gr
   json["profile"] = result.simulation.step_bytes;
   json["peak_step"] = result.simulation.peak_step;
   json["parts"] = PartsJson(result);
+  json["arena"] = ArenaJson(graph, result);
+  json["arena_baselines"] = ArenaBaselinesJson(result);
+  json["traffic"] = TrafficJson(result);
   json["stats"] = {{"states_expanded", result.stats.states_expanded},
                    {"states_stored", result.stats.states_stored},
                    {"schedule_time_ms", Milliseconds(result.stats.time)}};
@@ -104,6 +153,21 @@ std::string CompileReportText(const std::string& model_path, const Graph& graph,
     bool fits = result.peak_bytes <= options.memory_limit_bytes;
     out += Row("memory limit", absl::StrCat(FormatBytes(options.memory_limit_bytes), ": ",
                                             fits ? "fits" : "DOES NOT FIT"));
+  }
+  out += Row("arena", absl::StrFormat("%s by %s (bound %s, gap %.1f%%); tflite %s",
+                                      FormatBytes(result.arena.arena_bytes),
+                                      result.arena.algorithm,
+                                      FormatBytes(result.arena.lower_bound_bytes),
+                                      100 * Gap(result.arena.arena_bytes,
+                                                result.arena.lower_bound_bytes),
+                                      FormatBytes(result.arena_baselines.empty()
+                                                      ? 0
+                                                      : result.arena_baselines[0].schedule_bytes)));
+  if (result.traffic) {
+    out += Row("traffic", absl::StrFormat("%s off-chip with %s on-chip (model order %s)",
+                                          FormatBytes(result.traffic->total_bytes),
+                                          FormatBytes(result.traffic->on_chip_bytes),
+                                          FormatBytes(result.model_order_traffic->total_bytes)));
   }
   if (!result.parts.empty()) out += Row("parts", absl::StrCat(result.parts.size()));
   out += Row("time", absl::StrFormat("%.1f ms", Milliseconds(result.time)));

@@ -14,6 +14,9 @@ nlohmann::ordered_json CompileReportJson(const std::string& model_path, const Gr
                                          const CompileOptions& options,
                                          const CompileResult& result);
 
+// `arena.json` of --out-dir: the layout with tensor names.
+nlohmann::ordered_json ArenaJson(const Graph& graph, const CompileResult& result);
+
 // The short aligned summary `ordo compile` prints.
 std::string CompileReportText(const std::string& model_path, const Graph& graph,
                               const CompileOptions& options, const CompileResult& result);

@@ -1,8 +1,10 @@
 #include "core/compile/compile.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/arena/arena_planner_registry.h"
 #include "core/schedule/baseline_schedulers.h"
 #include "core/schedule/scheduler_registry.h"
 #include "core/util/status_macros.h"
@@ -10,16 +12,113 @@
 namespace ordo {
 namespace {
 
-absl::StatusOr<std::vector<BaselinePeak>> RunBaselines(const SchedulerRegistry& registry,
-                                                       const MemoryModel& model,
-                                                       const ScheduleLimits& limits) {
-  std::vector<BaselinePeak> baselines;
+// A schedule that may carry the result: the chosen one, or a baseline order.
+struct Candidate {
+  std::vector<int32_t> order;
+  std::string algorithm;
+  int64_t peak_bytes = 0;
+};
+
+absl::Status CheckOptions(const CompileOptions& options) {
+  if (options.time_limit < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("time limit is negative");
+  }
+  if (options.alignment <= 0 || options.memory_limit_bytes < 0 || options.on_chip_bytes < 0) {
+    return absl::InvalidArgumentError(
+        "alignment must be positive, the memory limit and on-chip size non-negative");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Candidate>> RunBaselines(const SchedulerRegistry& registry,
+                                                    const MemoryModel& model,
+                                                    const ScheduleLimits& limits,
+                                                    std::vector<BaselinePeak>& peaks) {
+  std::vector<Candidate> candidates;
   for (const Baseline& baseline : ReportedBaselines()) {
     ORDO_ASSIGN_OR_RETURN(auto scheduler, registry.Create(baseline.scheduler_name));
     ORDO_ASSIGN_OR_RETURN(ScheduleResult result, scheduler->Schedule(model, limits));
-    baselines.push_back({baseline.report_name, result.peak_bytes});
+    peaks.push_back({baseline.report_name, result.peak_bytes});
+    candidates.push_back({std::move(result.order), baseline.scheduler_name, result.peak_bytes});
   }
-  return baselines;
+  return candidates;
+}
+
+// The simulator is the only authority: a schedule whose re-simulated peak
+// differs from the scheduler's claim is a bug and never leaves.
+absl::StatusOr<SimulationResult> Verify(const MemoryModel& model, const Candidate& candidate) {
+  absl::StatusOr<SimulationResult> simulation = Simulate(model, candidate.order);
+  if (!simulation.ok()) {
+    return absl::InternalError(absl::StrCat("scheduler ", candidate.algorithm,
+                                            " returned an invalid schedule: ",
+                                            simulation.status().message()));
+  }
+  if (simulation->peak_bytes != candidate.peak_bytes) {
+    return absl::InternalError(absl::StrCat("scheduler ", candidate.algorithm, " reported peak ",
+                                            candidate.peak_bytes, "; the simulator says ",
+                                            simulation->peak_bytes));
+  }
+  return simulation;
+}
+
+ArenaOptions ArenaOptionsFor(const CompileOptions& options, absl::Time deadline,
+                             const Clock& clock, absl::string_view planner) {
+  ArenaOptions arena;
+  arena.planner = std::string(planner);
+  arena.alignment = options.alignment;
+  // Layout gets what scheduling left, but always enough for the greedy
+  // planners (milliseconds) and never more than a couple of seconds.
+  arena.time_limit =
+      std::clamp(deadline - clock.Now(), absl::Milliseconds(100), absl::Seconds(2));
+  return arena;
+}
+
+// Many schedules share the best peak; their arenas differ. Plans the chosen
+// schedule, and when its arena is above its bound, every other candidate
+// with the same peak, keeping the smallest arena (peak first, arena second).
+absl::Status ChooseLayout(const MemoryModel& model, const CompileOptions& options,
+                          absl::Time deadline, const Clock& clock,
+                          const std::vector<Candidate>& alternatives, CompileResult& result) {
+  ORDO_ASSIGN_OR_RETURN(
+      result.arena, PlanArena(model, result.simulation,
+                              ArenaOptionsFor(options, deadline, clock, options.arena_planner),
+                              clock));
+  for (const Candidate& candidate : alternatives) {
+    if (result.arena.gap_bytes == 0) break;
+    if (candidate.peak_bytes != result.peak_bytes || candidate.order == result.schedule) continue;
+    ORDO_ASSIGN_OR_RETURN(SimulationResult simulation, Verify(model, candidate));
+    ORDO_ASSIGN_OR_RETURN(
+        ArenaPlan arena,
+        PlanArena(model, simulation,
+                  ArenaOptionsFor(options, deadline, clock, options.arena_planner), clock));
+    if (arena.arena_bytes < result.arena.arena_bytes) {
+      result.schedule = candidate.order;
+      result.simulation = std::move(simulation);
+      result.arena = std::move(arena);
+      result.algorithm = absl::StrCat(candidate.algorithm, " (smaller arena)");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CompareArenas(const MemoryModel& model, const CompileOptions& options,
+                           absl::Time deadline, const Clock& clock, CompileResult& result) {
+  ArenaOptions tflite = ArenaOptionsFor(options, deadline, clock, "tflite");
+  ORDO_ASSIGN_OR_RETURN(ArenaPlan on_schedule, PlanArena(model, result.simulation, tflite, clock));
+  ORDO_ASSIGN_OR_RETURN(ArenaPlan on_model_order,
+                        PlanArena(model, result.model_order_simulation, tflite, clock));
+  result.arena_baselines.push_back(
+      {"tflite", on_schedule.arena_bytes, on_model_order.arena_bytes});
+  return absl::OkStatus();
+}
+
+absl::Status EstimateTrafficBoth(const MemoryModel& model, const CompileOptions& options,
+                                 absl::Span<const int32_t> model_order, CompileResult& result) {
+  if (options.on_chip_bytes == 0) return absl::OkStatus();
+  TrafficOptions traffic{options.on_chip_bytes, options.record_residency};
+  ORDO_ASSIGN_OR_RETURN(result.traffic, EstimateTraffic(model, result.schedule, traffic));
+  ORDO_ASSIGN_OR_RETURN(result.model_order_traffic, EstimateTraffic(model, model_order, traffic));
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -27,16 +126,12 @@ absl::StatusOr<std::vector<BaselinePeak>> RunBaselines(const SchedulerRegistry& 
 absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& options,
                                       const Clock& clock) {
   const absl::Time start = clock.Now();
-  if (options.time_limit < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError("time limit is negative");
-  }
-  if (options.alignment <= 0 || options.memory_limit_bytes < 0) {
-    return absl::InvalidArgumentError(
-        "alignment must be positive and the memory limit non-negative");
-  }
+  ORDO_RETURN_IF_ERROR(CheckOptions(options));
   SchedulerRegistry registry = BuiltinSchedulers();
   ORDO_ASSIGN_OR_RETURN(std::unique_ptr<Scheduler> scheduler,
                         registry.Create(options.scheduler));
+  // Refuse a bad planner name before spending the scheduling time.
+  ORDO_RETURN_IF_ERROR(BuiltinArenaPlanners().Create(options.arena_planner).status());
   ORDO_ASSIGN_OR_RETURN(MemoryModel model, BuildMemoryModel(graph, options.memory));
 
   ScheduleLimits limits;
@@ -45,18 +140,13 @@ absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& 
   limits.max_state_bytes = options.max_state_bytes;
 
   CompileResult result;
-  ORDO_ASSIGN_OR_RETURN(result.baselines, RunBaselines(registry, model, limits));
+  ORDO_ASSIGN_OR_RETURN(std::vector<Candidate> baselines,
+                        RunBaselines(registry, model, limits, result.baselines));
   ORDO_ASSIGN_OR_RETURN(ScheduleResult scheduled, scheduler->Schedule(model, limits));
-
-  // Verify before anything leaves: the simulator is the only authority.
-  absl::StatusOr<SimulationResult> simulation = Simulate(model, scheduled.order);
-  if (!simulation.ok() || simulation->peak_bytes != scheduled.peak_bytes) {
-    return absl::InternalError(absl::StrCat(
-        "scheduler ", scheduled.algorithm, " returned a schedule the simulator rejects",
-        simulation.ok() ? " (peak differs)" : absl::StrCat(": ", simulation.status().message())));
-  }
-  result.schedule = std::move(scheduled.order);
-  result.simulation = *std::move(simulation);
+  Candidate chosen{std::move(scheduled.order), scheduled.algorithm, scheduled.peak_bytes};
+  ORDO_ASSIGN_OR_RETURN(result.simulation, Verify(model, chosen));
+  ORDO_ASSIGN_OR_RETURN(result.model_order_simulation, Verify(model, baselines.front()));
+  result.schedule = std::move(chosen.order);
   result.peak_bytes = scheduled.peak_bytes;
   result.lower_bound_bytes = std::max(scheduled.lower_bound_bytes, MemoryLowerBound(model));
   result.status = scheduled.status;
@@ -64,6 +154,11 @@ absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& 
   result.algorithm = std::move(scheduled.algorithm);
   result.stats = scheduled.stats;
   result.parts = std::move(scheduled.parts);
+
+  ORDO_RETURN_IF_ERROR(
+      ChooseLayout(model, options, limits.deadline, clock, baselines, result));
+  ORDO_RETURN_IF_ERROR(CompareArenas(model, options, limits.deadline, clock, result));
+  ORDO_RETURN_IF_ERROR(EstimateTrafficBoth(model, options, baselines.front().order, result));
   result.time = clock.Now() - start;
   return result;
 }

@@ -2,15 +2,18 @@
 #define ORDO_CORE_COMPILE_COMPILE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "core/arena/arena_plan.h"
 #include "core/graph/graph.h"
 #include "core/memory/memory_model.h"
 #include "core/memory/simulator.h"
 #include "core/schedule/scheduler.h"
+#include "core/traffic/traffic.h"
 #include "core/util/clock.h"
 
 namespace ordo {
@@ -27,6 +30,12 @@ struct CompileOptions {
   int64_t memory_limit_bytes = 0;
   // Arena alignment in bytes (spec: Arena layout).
   int64_t alignment = 64;
+  // A name from BuiltinArenaPlanners().
+  std::string arena_planner = "best";
+  // On-chip memory for the off-chip traffic estimate; 0 skips the estimate.
+  int64_t on_chip_bytes = 0;
+  // Also record bytes resident on-chip per step (TrafficResult).
+  bool record_residency = false;
   // Memory the scheduler's search may use.
   int64_t max_state_bytes = int64_t{1} << 30;
 };
@@ -35,6 +44,13 @@ struct CompileOptions {
 struct BaselinePeak {
   std::string name;  // "model_order", "kahn", "rpo"
   int64_t peak_bytes = 0;
+};
+
+// An arena planner's size for some schedule, for comparison.
+struct ArenaBaseline {
+  std::string name;  // e.g. "tflite"
+  int64_t schedule_bytes = 0;     // on the chosen schedule
+  int64_t model_order_bytes = 0;  // on the model order
 };
 
 // Everything a compile returns. The schedule has been re-checked by the
@@ -50,11 +66,21 @@ struct CompileResult {
   std::vector<BaselinePeak> baselines;
   ScheduleStats stats;
   std::vector<PartStats> parts;
+  // The model order's profile, for pictures and comparisons.
+  SimulationResult model_order_simulation;
+  // Layout of `schedule` in one arena (verified).
+  ArenaPlan arena;
+  std::vector<ArenaBaseline> arena_baselines;
+  // Off-chip traffic of `schedule` and of the model order, when
+  // CompileOptions::on_chip_bytes > 0.
+  std::optional<TrafficResult> traffic;
+  std::optional<TrafficResult> model_order_traffic;
   absl::Duration time = absl::ZeroDuration();
 };
 
 // The one compile path (STYLE: CLI local mode and server run this):
-// memory model -> baselines -> schedule -> verify. Errors: INVALID_ARGUMENT
+// memory model -> baselines -> schedule -> verify -> arena (the smallest over
+// the schedules that share the best peak) -> traffic. Errors: INVALID_ARGUMENT
 // for an unknown scheduler or a model the memory model rejects; INTERNAL when
 // a scheduler returns an order the simulator refuses (a bug, never shipped).
 absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& options,

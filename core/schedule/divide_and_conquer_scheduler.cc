@@ -196,8 +196,10 @@ absl::StatusOr<ScheduleResult> DivideAndConquerScheduler::Schedule(
     std::vector<bool> searched(results.size(), false);
     ORDO_RETURN_IF_ERROR(
         ImproveParts(partition, dp, limits, by_size, true, proven, searched, results));
-    ORDO_RETURN_IF_ERROR(
-        ImproveParts(partition, dp, limits, by_size, false, proven, searched, results));
+    if (options_.prove_every_part) {
+      ORDO_RETURN_IF_ERROR(
+          ImproveParts(partition, dp, limits, by_size, false, proven, searched, results));
+    }
   }
   return Combine(model, partition, results, start, limits);
 }

@@ -15,6 +15,10 @@ struct DivideAndConquerOptions {
   DpOptions dp;
   // Run the exact search on parts the heuristics do not solve.
   bool exact = true;
+  // Also search the parts whose peak cannot change the whole peak, with the
+  // time left. Off by default: it proves parts (worth caching) but does not
+  // lower the answer, and can take seconds the caller is waiting for.
+  bool prove_every_part = false;
 };
 
 // ordo's default scheduler ("best"): SERENITY's divide-and-conquer (§3.2)
@@ -28,9 +32,9 @@ struct DivideAndConquerOptions {
 //    A part whose peak meets its spec bound is optimal already.
 // 3. The exact search (DpScheduler::Improve, seeded with that schedule) on
 //    the remaining parts, smallest first, each given an equal share of the
-//    time left: first the parts that can still lower the whole peak (peak
-//    above the best lower bound proved for any part), then, with the time
-//    that remains, the others.
+//    time left: the parts that can still lower the whole peak (peak above
+//    the best lower bound proved for any part); with prove_every_part,
+//    then the others with the time that remains.
 // 4. Concatenate. Lower bound = max over parts of their proven bounds (and
 //    the spec's bound of the whole); kOptimal exactly when the peak reaches
 //    it (always when every part is optimal; also when the part holding the

@@ -119,6 +119,33 @@ TEST(OrdoCliTest, BadInputExitsTwoWithAMessage) {
   for (const std::string& path : {garbage, truncated, bad_json}) std::filesystem::remove(path);
 }
 
+TEST(OrdoCliTest, ArenaTrafficAndOutDir) {
+  std::filesystem::path dir = TempPath("out");
+  ProcessResult run = RunOrdo(absl::StrCat("compile ", Example("tiny_cell.onnx"),
+                                           " --json --on-chip 64KiB --arena tflite --out-dir ",
+                                           dir.string()));
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  nlohmann::json report = nlohmann::json::parse(run.out);
+  EXPECT_EQ(report["arena"]["planner"], "tflite");
+  EXPECT_GE(report["arena"]["bytes"].get<int64_t>(),
+            report["arena"]["lower_bound_bytes"].get<int64_t>());
+  EXPECT_GE(report["arena_baselines"]["tflite"]["model_order_bytes"].get<int64_t>(), 0);
+  EXPECT_EQ(report["traffic"]["on_chip_bytes"], 64 * 1024);
+  EXPECT_EQ(report["traffic"]["total_bytes"].get<int64_t>(),
+            report["traffic"]["read_bytes"].get<int64_t>() +
+                report["traffic"]["write_bytes"].get<int64_t>());
+  for (const char* file : {"schedule.json", "arena.json", "memory.svg"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir / file)) << file;
+  }
+  std::ifstream svg(dir / "memory.svg");
+  std::string head(5, ' ');
+  svg.read(head.data(), 5);
+  EXPECT_EQ(head, "<svg ");
+  EXPECT_EQ(RunOrdo(absl::StrCat("compile ", Example("tiny_cell.onnx"), " --arena nope")).exit_code,
+            2);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(OrdoCliTest, InspectAndSchedulers) {
   ProcessResult inspect = RunOrdo(absl::StrCat("inspect ", Example("tiny_cell.onnx"), " --json"));
   ASSERT_EQ(inspect.exit_code, 0) << inspect.out;
