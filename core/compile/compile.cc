@@ -73,31 +73,62 @@ ArenaOptions ArenaOptionsFor(const CompileOptions& options, absl::Time deadline,
   return arena;
 }
 
-// Many schedules share the best peak; their arenas differ. Plans the chosen
-// schedule, and when its arena is above its bound, every other candidate
-// with the same peak, keeping the smallest arena (peak first, arena second).
+// A schedule with everything that ranks it among schedules of equal peak.
+struct Layout {
+  std::vector<int32_t> order;
+  std::string algorithm;
+  SimulationResult simulation;
+  ArenaPlan arena;
+  std::optional<TrafficResult> traffic;
+
+  // Off-chip traffic first when the device has on-chip memory (it costs
+  // time and energy on every run), then the arena.
+  std::pair<int64_t, int64_t> Rank() const {
+    return {traffic ? traffic->total_bytes : 0, arena.arena_bytes};
+  }
+};
+
+absl::StatusOr<Layout> Evaluate(const MemoryModel& model, const CompileOptions& options,
+                                absl::Time deadline, const Clock& clock,
+                                std::vector<int32_t> order, std::string algorithm,
+                                SimulationResult simulation) {
+  Layout layout{std::move(order), std::move(algorithm), std::move(simulation), {}, {}};
+  ORDO_ASSIGN_OR_RETURN(
+      layout.arena, PlanArena(model, layout.simulation,
+                              ArenaOptionsFor(options, deadline, clock, options.arena_planner),
+                              clock));
+  if (options.on_chip_bytes > 0) {
+    TrafficOptions traffic{options.on_chip_bytes, options.record_residency};
+    ORDO_ASSIGN_OR_RETURN(layout.traffic, EstimateTraffic(model, layout.order, traffic));
+  }
+  return layout;
+}
+
+// Many schedules share the best peak; their arenas and traffic differ. Ranks
+// the chosen schedule and every other candidate with the same peak (peak
+// first, then Layout::Rank) and keeps the best, unless nothing can beat the
+// chosen one (arena at its bound and no traffic to compare).
 absl::Status ChooseLayout(const MemoryModel& model, const CompileOptions& options,
                           absl::Time deadline, const Clock& clock,
                           const std::vector<Candidate>& alternatives, CompileResult& result) {
-  ORDO_ASSIGN_OR_RETURN(
-      result.arena, PlanArena(model, result.simulation,
-                              ArenaOptionsFor(options, deadline, clock, options.arena_planner),
-                              clock));
+  ORDO_ASSIGN_OR_RETURN(Layout best,
+                        Evaluate(model, options, deadline, clock, std::move(result.schedule),
+                                 std::move(result.algorithm), std::move(result.simulation)));
   for (const Candidate& candidate : alternatives) {
-    if (result.arena.gap_bytes == 0) break;
-    if (candidate.peak_bytes != result.peak_bytes || candidate.order == result.schedule) continue;
+    if (best.arena.gap_bytes == 0 && !best.traffic) break;
+    if (candidate.peak_bytes != result.peak_bytes || candidate.order == best.order) continue;
     ORDO_ASSIGN_OR_RETURN(SimulationResult simulation, Verify(model, candidate));
-    ORDO_ASSIGN_OR_RETURN(
-        ArenaPlan arena,
-        PlanArena(model, simulation,
-                  ArenaOptionsFor(options, deadline, clock, options.arena_planner), clock));
-    if (arena.arena_bytes < result.arena.arena_bytes) {
-      result.schedule = candidate.order;
-      result.simulation = std::move(simulation);
-      result.arena = std::move(arena);
-      result.algorithm = absl::StrCat(candidate.algorithm, " (smaller arena)");
-    }
+    ORDO_ASSIGN_OR_RETURN(Layout layout,
+                          Evaluate(model, options, deadline, clock, candidate.order,
+                                   absl::StrCat(candidate.algorithm, " (same peak, better layout)"),
+                                   std::move(simulation)));
+    if (layout.Rank() < best.Rank()) best = std::move(layout);
   }
+  result.schedule = std::move(best.order);
+  result.algorithm = std::move(best.algorithm);
+  result.simulation = std::move(best.simulation);
+  result.arena = std::move(best.arena);
+  result.traffic = std::move(best.traffic);
   return absl::OkStatus();
 }
 
@@ -112,12 +143,12 @@ absl::Status CompareArenas(const MemoryModel& model, const CompileOptions& optio
   return absl::OkStatus();
 }
 
-absl::Status EstimateTrafficBoth(const MemoryModel& model, const CompileOptions& options,
-                                 absl::Span<const int32_t> model_order, CompileResult& result) {
+absl::Status EstimateModelOrderTraffic(const MemoryModel& model, const CompileOptions& options,
+                                       absl::Span<const int32_t> model_order,
+                                       CompileResult& result) {
   if (options.on_chip_bytes == 0) return absl::OkStatus();
-  TrafficOptions traffic{options.on_chip_bytes, options.record_residency};
-  ORDO_ASSIGN_OR_RETURN(result.traffic, EstimateTraffic(model, result.schedule, traffic));
-  ORDO_ASSIGN_OR_RETURN(result.model_order_traffic, EstimateTraffic(model, model_order, traffic));
+  ORDO_ASSIGN_OR_RETURN(result.model_order_traffic,
+                        EstimateTraffic(model, model_order, {options.on_chip_bytes, false}));
   return absl::OkStatus();
 }
 
@@ -158,7 +189,8 @@ absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& 
   ORDO_RETURN_IF_ERROR(
       ChooseLayout(model, options, limits.deadline, clock, baselines, result));
   ORDO_RETURN_IF_ERROR(CompareArenas(model, options, limits.deadline, clock, result));
-  ORDO_RETURN_IF_ERROR(EstimateTrafficBoth(model, options, baselines.front().order, result));
+  ORDO_RETURN_IF_ERROR(
+      EstimateModelOrderTraffic(model, options, baselines.front().order, result));
   result.time = clock.Now() - start;
   return result;
 }

@@ -79,8 +79,9 @@ struct CompileResult {
 };
 
 // The one compile path (STYLE: CLI local mode and server run this):
-// memory model -> baselines -> schedule -> verify -> arena (the smallest over
-// the schedules that share the best peak) -> traffic. Errors: INVALID_ARGUMENT
+// memory model -> baselines -> schedule -> verify -> layout -> traffic. Among
+// the schedules that reach the best peak it keeps the one with the least
+// off-chip traffic (when on_chip_bytes > 0), then the smallest arena. Errors: INVALID_ARGUMENT
 // for an unknown scheduler or a model the memory model rejects; INTERNAL when
 // a scheduler returns an order the simulator refuses (a bug, never shipped).
 absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& options,

@@ -1,5 +1,8 @@
 #include "core/compile/compile.h"
 
+#include <random>
+
+#include "core/arena/arena_plan.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
 #include "gmock/gmock.h"
@@ -36,6 +39,27 @@ TEST(CompileTest, ReportsScheduleBaselinesAndVerifiedProfile) {
   EXPECT_EQ(result.scheduler, "best");
 }
 
+TEST(CompileTest, ArenaIsVerifiedAndTrafficNeverWorseThanModelOrderAtEqualPeak) {
+  std::mt19937_64 rng(5);
+  RealClock clock;
+  for (int i = 0; i < 100; ++i) {
+    Graph g = ::ordo::testing::RandomDag(rng, {.num_ops = 4 + i % 20, .num_inputs = 1 + i % 2});
+    CompileOptions options;
+    options.on_chip_bytes = 40 + i;
+    options.alignment = 8;
+    ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(g, options, clock));
+    MemoryModel model = *BuildMemoryModel(g, options.memory);
+    ORDO_EXPECT_OK(VerifyArena(model, result.simulation, result.arena));
+    ASSERT_TRUE(result.traffic.has_value());
+    ASSERT_TRUE(result.model_order_traffic.has_value());
+    if (result.baselines[0].peak_bytes == result.peak_bytes) {
+      EXPECT_LE(result.traffic->total_bytes, result.model_order_traffic->total_bytes);
+    }
+    ASSERT_EQ(result.arena_baselines.size(), 1u);
+    EXPECT_LE(result.arena.arena_bytes, result.arena_baselines[0].schedule_bytes);
+  }
+}
+
 TEST(CompileTest, RejectsUnknownSchedulerAndBadOptions) {
   Graph g = TestGraph(kTwoBranches);
   RealClock clock;
@@ -43,6 +67,8 @@ TEST(CompileTest, RejectsUnknownSchedulerAndBadOptions) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown scheduler")));
   EXPECT_THAT(Compile(g, {.time_limit = absl::Seconds(-1)}, clock).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("negative")));
+  EXPECT_THAT(Compile(g, {.arena_planner = "nope"}, clock).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("nope")));
   EXPECT_THAT(Compile(g, {.alignment = 0}, clock).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("alignment")));
 }
