@@ -22,6 +22,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "core/compile/compile.h"
 #include "core/arena/arena_planner_registry.h"
 #include "core/memory/memory_model.h"
 #include "core/memory/simulator.h"
@@ -94,18 +95,21 @@ absl::StatusOr<std::string> ReadFile(const std::filesystem::path& path) {
   return buffer.str();
 }
 
-absl::Status Traffic(const MemoryModel& model, const std::vector<int32_t>& ordo_order,
-                     const std::vector<int32_t>& model_order, Row& row) {
+// What `ordo compile --on-chip C` returns: Compile keeps, among schedules of
+// the best peak, the one with the least traffic, and reports the model
+// order's beside it.
+absl::Status Traffic(const Graph& graph, const Options& options, Row& row) {
+  const RealClock clock;
   for (int64_t kib : kOnChipKiB) {
-    TrafficOptions options;
-    options.on_chip_bytes = kib * 1024;
-    absl::StatusOr<TrafficResult> ours = EstimateTraffic(model, ordo_order, options);
-    if (!ours.ok()) return ours.status();
-    absl::StatusOr<TrafficResult> base = EstimateTraffic(model, model_order, options);
-    if (!base.ok()) return base.status();
-    row.traffic_ordo.push_back(ours->total_bytes);
-    row.traffic_model.push_back(base->total_bytes);
-    row.fixed_bytes = ours->fixed_read_bytes + ours->fixed_write_bytes;
+    CompileOptions compile;
+    compile.on_chip_bytes = kib * 1024;
+    compile.alignment = options.alignment;
+    compile.time_limit = absl::Seconds(options.schedule_time_limit_s);
+    absl::StatusOr<CompileResult> result = Compile(graph, compile, clock);
+    if (!result.ok()) return result.status();
+    row.traffic_ordo.push_back(result->traffic->total_bytes);
+    row.traffic_model.push_back(result->model_order_traffic->total_bytes);
+    row.fixed_bytes = result->traffic->fixed_read_bytes + result->traffic->fixed_write_bytes;
   }
   return absl::OkStatus();
 }
@@ -157,7 +161,7 @@ absl::Status RunModel(const std::filesystem::path& path, const Options& options,
   absl::StatusOr<ArenaPlan> best_base = PlanArena(*model, *base, arena_options, clock);
   if (!best_base.ok()) return best_base.status();
   row.best_model_order = best_base->arena_bytes;
-  return Traffic(*model, scheduled->order, model_order, row);
+  return Traffic(*graph, options, row);
 }
 
 std::string Ratio(int64_t a, int64_t b) {
