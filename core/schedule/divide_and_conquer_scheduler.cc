@@ -82,14 +82,65 @@ std::string AlgorithmName(const Partition& partition, const std::vector<Schedule
                        [](std::string* out, const auto& entry) { out->append(entry.second); });
 }
 
+// `limits` with `share` of the time to its deadline and of its state bytes
+// (at most `max_state_bytes`).
+ScheduleLimits ShareOf(const ScheduleLimits& limits, double share, int64_t max_state_bytes) {
+  ScheduleLimits part = limits;
+  if (limits.deadline != absl::InfiniteFuture()) {
+    const absl::Time now = limits.Now();
+    part.deadline = now + (limits.deadline - now) * share;
+  }
+  part.max_state_bytes = std::min(
+      max_state_bytes, static_cast<int64_t>(static_cast<double>(limits.max_state_bytes) * share));
+  return part;
+}
+
+// The exact search on one part from `part` (its best schedule so far),
+// with the hierarchical scheduler's help when a quick attempt does not
+// prove it (class comment, step 3).
+absl::StatusOr<ScheduleResult> SearchPart(const MemoryModel& model, const DpScheduler& dp,
+                                          const DivideAndConquerOptions& options,
+                                          const ScheduleLimits& limits, ScheduleResult part) {
+  const absl::Duration heuristic_time = part.stats.time;
+  if (!options.hierarchical) {
+    ORDO_ASSIGN_OR_RETURN(ScheduleResult improved,
+                          dp.Improve(model, limits, part.order, part.algorithm));
+    improved.stats.time += heuristic_time;
+    return improved;
+  }
+  ORDO_ASSIGN_OR_RETURN(
+      ScheduleResult quick,
+      dp.Improve(model,
+                 ShareOf(limits, options.quick_search_share, options.quick_search_max_state_bytes),
+                 part.order, part.algorithm));
+  quick.stats.time += heuristic_time;
+  if (quick.status == ScheduleStatus::kOptimal || limits.Expired()) return quick;
+  ORDO_ASSIGN_OR_RETURN(
+      ScheduleResult hierarchical,
+      HierarchicalScheduler(options.hierarchical_options)
+          .Schedule(model, ShareOf(limits, 0.5, limits.max_state_bytes)));
+  const ScheduleResult& incumbent =
+      hierarchical.peak_bytes < quick.peak_bytes ? hierarchical : quick;
+  ORDO_ASSIGN_OR_RETURN(ScheduleResult result,
+                        dp.Improve(model, limits, incumbent.order, incumbent.algorithm));
+  ApplyLowerBound(std::max({quick.lower_bound_bytes, hierarchical.lower_bound_bytes,
+                            result.lower_bound_bytes}),
+                  MemoryLowerBound(model), result);
+  result.stats.states_expanded += quick.stats.states_expanded +
+                                  hierarchical.stats.states_expanded;
+  result.stats.time += quick.stats.time + hierarchical.stats.time;
+  return result;
+}
+
 // Step 3 of the class comment: runs the exact search on the parts of
 // `pending` not yet `searched`, in turn, sharing the time left equally among
 // those not yet run. With `only_peak_parts`, only parts whose peak is above
 // `proven` (the best lower bound proved for any part, raised as parts are
 // solved), since only they can lower the whole peak.
 absl::Status ImproveParts(const Partition& partition, const DpScheduler& dp,
-                          const ScheduleLimits& limits, const std::vector<int32_t>& pending,
-                          bool only_peak_parts, int64_t& proven, std::vector<bool>& searched,
+                          const DivideAndConquerOptions& options, const ScheduleLimits& limits,
+                          const std::vector<int32_t>& pending, bool only_peak_parts,
+                          int64_t& proven, std::vector<bool>& searched,
                           std::vector<ScheduleResult>& results) {
   auto wanted = [&](int32_t p) {
     return !searched[p] && results[p].status != ScheduleStatus::kOptimal &&
@@ -103,11 +154,8 @@ absl::Status ImproveParts(const Partition& partition, const DpScheduler& dp,
     ScheduleLimits share = limits;
     const absl::Time now = limits.Now();
     share.deadline = now + (limits.deadline - now) / left;
-    const absl::Duration heuristic_time = part.stats.time;
-    ORDO_ASSIGN_OR_RETURN(ScheduleResult improved, dp.Improve(partition.parts[pending[i]].model,
-                                                              share, part.order, part.algorithm));
-    improved.stats.time += heuristic_time;
-    part = std::move(improved);
+    ORDO_ASSIGN_OR_RETURN(part, SearchPart(partition.parts[pending[i]].model, dp, options, share,
+                                           std::move(part)));
     searched[pending[i]] = true;
     proven = std::max(proven, part.lower_bound_bytes);
   }
@@ -194,11 +242,11 @@ absl::StatusOr<ScheduleResult> DivideAndConquerScheduler::Schedule(
     });
     const DpScheduler dp(options_.dp);
     std::vector<bool> searched(results.size(), false);
-    ORDO_RETURN_IF_ERROR(
-        ImproveParts(partition, dp, limits, by_size, true, proven, searched, results));
+    ORDO_RETURN_IF_ERROR(ImproveParts(partition, dp, options_, limits, by_size, true, proven,
+                                      searched, results));
     if (options_.prove_every_part) {
-      ORDO_RETURN_IF_ERROR(
-          ImproveParts(partition, dp, limits, by_size, false, proven, searched, results));
+      ORDO_RETURN_IF_ERROR(ImproveParts(partition, dp, options_, limits, by_size, false, proven,
+                                        searched, results));
     }
   }
   return Combine(model, partition, results, start, limits);

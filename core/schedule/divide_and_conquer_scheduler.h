@@ -6,6 +6,7 @@
 #include "absl/strings/string_view.h"
 #include "core/partition/hourglass_partitioner.h"
 #include "core/schedule/dp_scheduler.h"
+#include "core/schedule/hierarchical_scheduler.h"
 #include "core/schedule/scheduler.h"
 
 namespace ordo {
@@ -19,6 +20,17 @@ struct DivideAndConquerOptions {
   // time left. Off by default: it proves parts (worth caching) but does not
   // lower the answer, and can take seconds the caller is waiting for.
   bool prove_every_part = false;
+  // A part the exact search does not prove in a quick first attempt gets
+  // the hierarchical scheduler's order (HMCOS plus windows) as the incumbent
+  // to beat, and the search runs again with what is left: a near-optimal
+  // incumbent prunes more, and is what comes back if the search cannot
+  // finish (parts too wide for the exact search).
+  bool hierarchical = true;
+  HierarchicalOptions hierarchical_options;
+  // The quick attempt's share of the part's time (when there is a deadline)
+  // and of max_state_bytes, and a cap on its state bytes.
+  double quick_search_share = 0.125;
+  int64_t quick_search_max_state_bytes = int64_t{64} << 20;
 };
 
 // ordo's default scheduler ("best"): SERENITY's divide-and-conquer (§3.2)
@@ -34,7 +46,12 @@ struct DivideAndConquerOptions {
 //    the remaining parts, smallest first, each given an equal share of the
 //    time left: the parts that can still lower the whole peak (peak above
 //    the best lower bound proved for any part); with prove_every_part,
-//    then the others with the time that remains.
+//    then the others with the time that remains. With `hierarchical`, a
+//    part not proved by a quick attempt (quick_search_share of its share,
+//    at most quick_search_max_state_bytes) is scheduled by
+//    HierarchicalScheduler with half of what is left, and the search
+//    resumes from the better order with the rest; the part keeps the best
+//    bound any of them proved.
 // 4. Concatenate. Lower bound = max over parts of their proven bounds (and
 //    the spec's bound of the whole); kOptimal exactly when the peak reaches
 //    it (always when every part is optimal; also when the part holding the

@@ -8,6 +8,8 @@
 #include "core/schedule/divide_and_conquer_scheduler.h"
 #include "core/schedule/dp_scheduler.h"
 #include "core/schedule/greedy_scheduler.h"
+#include "core/schedule/hierarchical_scheduler.h"
+#include "core/schedule/hmcos_scheduler.h"
 #include "core/schedule/serenity_scheduler.h"
 #include "core/schedule/topological_orders.h"
 
@@ -64,6 +66,12 @@ SchedulerRegistry BuiltinSchedulers() {
   registry.Register({"serenity",
                      "SERENITY: dynamic programming under an adaptive soft budget", true,
                      [] { return std::make_unique<SerenityScheduler>(); }});
+  registry.Register({"hmcos",
+                     "HMCOS (DAC'22): iterative scheduling of the hierarchical graph", false,
+                     [] { return std::make_unique<HmcosScheduler>(); }});
+  registry.Register({"hierarchical",
+                     "HMCOS from the best cheap order, then exact windows around the peak", false,
+                     [] { return std::make_unique<HierarchicalScheduler>(); }});
   registry.Register({"best",
                      "divide and conquer at cut ops: best heuristic per part, then dp",
                      true, MakeBest});

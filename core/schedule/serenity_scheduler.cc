@@ -174,6 +174,17 @@ struct MetaSearch {
 MetaSearch SearchBudgets(const ScheduleStateSpace& space, const SerenityOptions& options,
                          const ScheduleLimits& limits, int64_t hard_budget, int64_t spec_bound) {
   MetaSearch search;
+  if (!options.adaptive_soft_budget) {
+    // Algorithm 1 alone: nothing is pruned (no peak exceeds INT64_MAX), so
+    // 'no solution' cannot happen and a limit proves nothing.
+    Attempt result = BudgetedDp(space, options, limits, limits.deadline).Run(INT64_MAX);
+    search.stats.states_expanded = result.expansions;
+    search.stats.states_stored = result.signatures;
+    search.flag = result.flag;
+    if (search.flag == Flag::kSolution) search.solution = std::move(result);
+    search.infeasible = spec_bound - 1;
+    return search;
+  }
   AdaptiveSoftBudget budgets(hard_budget, spec_bound);
   for (int32_t attempt = 0; attempt < options.max_attempts && !limits.Expired(); ++attempt) {
     const int64_t budget = budgets.Next(OutcomeOf(search.flag));

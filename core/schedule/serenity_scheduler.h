@@ -18,6 +18,11 @@ struct SerenityOptions {
   int32_t max_attempts = 64;
   // Signatures visited between two reads of the clock.
   int32_t check_every = 1024;
+  // Algorithm 2 around the DP. When false, Algorithm 1 alone (① of the
+  // paper's Table 2): one attempt with no budget at all, limited only by the
+  // call's limits (not attempt_time_limit); no pruning, so an attempt that
+  // finishes is optimal and one that hits a limit proves nothing.
+  bool adaptive_soft_budget = true;
 };
 
 // The budgets of SERENITY's Algorithm 2 (adaptive soft budgeting), one per

@@ -1,0 +1,138 @@
+#include "core/hierarchy/sequences.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/util/check.h"
+
+namespace ordo {
+namespace {
+
+bool OutlivesProducer(const MemoryModel::TensorInfo& t) {
+  return t.live_at_end || !t.consumers.empty();
+}
+
+int64_t OutputBytes(const MemoryModel& model, int32_t op) {
+  int64_t bytes = 0;
+  for (int32_t t : model.ops[op].outputs) bytes += model.tensors[t].bytes;
+  return bytes;
+}
+
+int64_t KeptOutputBytes(const MemoryModel& model, int32_t op) {
+  int64_t bytes = 0;
+  for (int32_t t : model.ops[op].outputs) {
+    if (OutlivesProducer(model.tensors[t])) bytes += model.tensors[t].bytes;
+  }
+  return bytes;
+}
+
+// Whether `v` may follow `u` in a sequence (structure only).
+bool Linked(const MemoryModel& model, const Digraph& ops, int32_t u, int32_t v) {
+  if (ops.successors(u).size() != 1 || ops.successors(u)[0] != v) return false;
+  if (ops.predecessors(v).size() != 1) return false;
+  for (int32_t t : model.ops[v].inputs) {
+    if (model.tensors[t].producer != u) return false;
+  }
+  return true;
+}
+
+// Whether tensor `t` dies at `op` whatever the order of the other ops: `op`
+// is its only reader and it is not a graph output.
+bool CertainlyDiesAt(const MemoryModel& model, int32_t t, int32_t op) {
+  const MemoryModel::TensorInfo& tensor = model.tensors[t];
+  return !tensor.live_at_end && tensor.consumers.size() == 1 && tensor.consumers[0] == op;
+}
+
+// The stable and transient footprints of a growing sequence relative to
+// the live bytes before it (FormSequences' comment). An input of the first
+// op that another op also reads is taken as surviving it (and not written
+// over in place): allowing for it dying can only lower later footprints
+// relative to the first op's, by at least as much as it lowers the first.
+// Later ops read only their predecessor's outputs, so every input of theirs
+// dies at them unless it is a graph output.
+class SequenceFootprints {
+ public:
+  SequenceFootprints(const MemoryModel& model, int32_t first) : model_(&model) {
+    const auto [stable, transient] = Step(first, 0);
+    first_stable_ = stable;
+    transient_ = transient;
+  }
+
+  // Appends `op` (whose inputs are all outputs of the previous op) when both
+  // conditions still hold.
+  bool TryAppend(int32_t op) {
+    const auto [stable, transient] = Step(op, transient_);
+    if (stable > first_stable_ || transient > transient_) return false;
+    transient_ = transient;
+    return true;
+  }
+
+ private:
+  // {stable, transient} of running `op` after transient footprint `before`.
+  std::pair<int64_t, int64_t> Step(int32_t op, int64_t before) const {
+    const MemoryModel::OpInfo& info = model_->ops[op];
+    int64_t stable = before + OutputBytes(*model_, op);
+    int64_t transient = before + KeptOutputBytes(*model_, op);
+    for (int32_t t : info.inputs) {
+      if (!CertainlyDiesAt(*model_, t, op)) continue;
+      transient -= model_->tensors[t].bytes;
+      if (t == info.inplace_input) stable -= model_->tensors[t].bytes;
+    }
+    return {stable, transient};
+  }
+
+  const MemoryModel* model_;  // must outlive this
+  int64_t first_stable_ = 0;
+  int64_t transient_ = 0;
+};
+
+std::vector<std::vector<int32_t>> NumberTopologically(std::vector<std::vector<int32_t>> sequences,
+                                                      const Digraph& ops) {
+  std::vector<int32_t> position(ops.num_nodes());
+  const std::vector<int32_t> order = ops.TopologicalOrder();
+  ORDO_CHECK(static_cast<int32_t>(order.size()) == ops.num_nodes());
+  for (int32_t i = 0; i < static_cast<int32_t>(order.size()); ++i) position[order[i]] = i;
+  std::sort(sequences.begin(), sequences.end(),
+            [&](const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+              return position[a.front()] < position[b.front()];
+            });
+  return sequences;
+}
+
+}  // namespace
+
+std::vector<std::vector<int32_t>> FormSequences(const MemoryModel& model, const Digraph& ops) {
+  const int32_t n = ops.num_nodes();
+  // A chain starts at every op that does not continue its predecessor's.
+  std::vector<bool> continues(n, false);
+  for (int32_t u = 0; u < n; ++u) {
+    if (ops.successors(u).size() == 1 && Linked(model, ops, u, ops.successors(u)[0])) {
+      continues[ops.successors(u)[0]] = true;
+    }
+  }
+  std::vector<std::vector<int32_t>> sequences;
+  for (int32_t head = 0; head < n; ++head) {
+    if (continues[head]) continue;
+    sequences.push_back({head});
+    SequenceFootprints footprints(model, head);
+    for (int32_t u = head; ops.successors(u).size() == 1;) {
+      const int32_t v = ops.successors(u)[0];
+      if (!Linked(model, ops, u, v)) break;
+      if (!footprints.TryAppend(v)) {
+        sequences.push_back({});
+        footprints = SequenceFootprints(model, v);
+      }
+      sequences.back().push_back(v);
+      u = v;
+    }
+  }
+  return NumberTopologically(std::move(sequences), ops);
+}
+
+std::vector<std::vector<int32_t>> SingletonSequences(const Digraph& ops) {
+  std::vector<std::vector<int32_t>> sequences;
+  for (int32_t op = 0; op < ops.num_nodes(); ++op) sequences.push_back({op});
+  return NumberTopologically(std::move(sequences), ops);
+}
+
+}  // namespace ordo
