@@ -1,0 +1,147 @@
+#include "core/cache/cached_part_scheduler.h"
+
+#include <atomic>
+
+#include "core/cache/lru_schedule_cache.h"
+#include "core/memory/simulator.h"
+#include "core/testing/status_matchers.h"
+#include "core/testing/test_graph.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ordo {
+namespace {
+
+using ::ordo::testing::TestGraph;
+
+// Three parts: the stem, then two identical cells (same sizes, renamed).
+constexpr absl::string_view kTwoCells = R"(
+input x 8
+op s Conv x -> s0:32
+op b1 Conv s0 -> b1:32
+op c1 Conv s0 -> c1:64
+op j1 Concat b1 c1 -> j1:32
+op b2 Conv j1 -> b2:32
+op c2 Conv j1 -> c2:64
+op j2 Concat b2 c2 -> j2:32
+output j2
+)";
+
+MemoryModel Model() {
+  absl::StatusOr<MemoryModel> model = BuildMemoryModel(TestGraph(kTwoCells), {});
+  EXPECT_TRUE(model.ok());
+  return *model;
+}
+
+PartScheduleOptions Options() {
+  PartScheduleOptions options;
+  options.scheduler = "dp";
+  options.time_limit = absl::Seconds(5);
+  options.partition.merge_up_to_ops = 1;  // keep every cell its own part
+  return options;
+}
+
+// Counts tasks, runs them locally; or fails them all.
+class CountingRunner final : public PartRunner {
+ public:
+  explicit CountingRunner(bool fail = false) : fail_(fail) {}
+  std::vector<PartOutcome> RunAll(absl::Span<const PartTask> tasks,
+                                  const ScheduleLimits& limits) override {
+    tasks_ += static_cast<int>(tasks.size());
+    if (!fail_) return ThreadPartRunner(2).RunAll(tasks, limits);
+    std::vector<PartOutcome> outcomes(tasks.size());
+    for (PartOutcome& outcome : outcomes) {
+      outcome.result = absl::UnavailableError("no worker");
+      outcome.retries = 1;
+    }
+    return outcomes;
+  }
+  int tasks() const { return tasks_; }
+
+ private:
+  bool fail_;
+  std::atomic<int> tasks_{0};
+};
+
+// Returns every entry with its peak off by one unit: a corrupt cache.
+class CorruptingCache final : public ScheduleCache {
+ public:
+  absl::StatusOr<std::optional<CachedSchedule>> Lookup(absl::string_view key) override {
+    auto entry = inner_.Lookup(key);
+    if (entry.ok() && entry->has_value()) ++(*entry)->peak_units;
+    return entry;
+  }
+  absl::Status Insert(absl::string_view key, const CachedSchedule& entry) override {
+    return inner_.Insert(key, entry);
+  }
+  absl::string_view kind() const override { return "corrupt"; }
+
+ private:
+  LruScheduleCache inner_{1 << 20};
+};
+
+TEST(CachedPartSchedulerTest, SecondRunIsAllHitsWithTheSamePeak) {
+  const MemoryModel model = Model();
+  LruScheduleCache cache(1 << 20);
+  CountingRunner runner;
+  ORDO_ASSERT_OK_AND_ASSIGN(PartScheduleResult first,
+                            ScheduleByParts(model, Options(), {}, runner, &cache));
+  EXPECT_EQ(first.stats.parts, 3);
+  EXPECT_EQ(first.stats.cache_misses, 3);
+  EXPECT_EQ(first.stats.deduplicated_parts, 1);  // the two cells share a key
+  EXPECT_EQ(runner.tasks(), 2);
+  EXPECT_EQ(first.schedule.status, ScheduleStatus::kOptimal);
+  ORDO_ASSERT_OK_AND_ASSIGN(int64_t peak, SimulatePeak(model, first.schedule.order));
+  EXPECT_EQ(first.schedule.peak_bytes, peak);
+
+  ORDO_ASSERT_OK_AND_ASSIGN(PartScheduleResult second,
+                            ScheduleByParts(model, Options(), {}, runner, &cache));
+  EXPECT_EQ(second.stats.cache_hits, 3);
+  EXPECT_EQ(second.stats.cache_misses, 0);
+  EXPECT_EQ(runner.tasks(), 2);  // nothing ran
+  EXPECT_EQ(second.schedule.order, first.schedule.order);
+  EXPECT_EQ(second.schedule.peak_bytes, first.schedule.peak_bytes);
+  EXPECT_THAT(second.part_cached, ::testing::ElementsAre(true, true, true));
+
+  const CachedPeak cached = LookupCachedPeak(model, Options(), cache);
+  EXPECT_EQ(cached.cached_parts, 3);
+  EXPECT_EQ(cached.peak_bytes, first.schedule.peak_bytes);
+}
+
+TEST(CachedPartSchedulerTest, CorruptEntriesAreRejectedAndRecomputed) {
+  const MemoryModel model = Model();
+  CorruptingCache cache;
+  CountingRunner runner;
+  ORDO_ASSERT_OK(ScheduleByParts(model, Options(), {}, runner, &cache));
+  ORDO_ASSERT_OK_AND_ASSIGN(PartScheduleResult again,
+                            ScheduleByParts(model, Options(), {}, runner, &cache));
+  EXPECT_EQ(again.stats.cache_hits, 0);
+  EXPECT_EQ(again.stats.cache_rejected, 3);
+  EXPECT_EQ(runner.tasks(), 4);
+}
+
+TEST(CachedPartSchedulerTest, FailedTasksFallBackToGreedyAndAreNotCached) {
+  const MemoryModel model = Model();
+  LruScheduleCache cache(1 << 20);
+  CountingRunner failing(/*fail=*/true);
+  ORDO_ASSERT_OK_AND_ASSIGN(PartScheduleResult result,
+                            ScheduleByParts(model, Options(), {}, failing, &cache));
+  EXPECT_EQ(result.stats.fallback_parts, 3);
+  EXPECT_EQ(result.stats.task_retries, 2);
+  ORDO_ASSERT_OK_AND_ASSIGN(int64_t peak, SimulatePeak(model, result.schedule.order));
+  EXPECT_EQ(result.schedule.peak_bytes, peak);
+  EXPECT_EQ(cache.size(), 0);
+}
+
+TEST(CachedPartSchedulerTest, UnknownSchedulerIsInvalidArgument) {
+  CountingRunner runner;
+  PartScheduleOptions options = Options();
+  options.scheduler = "nope";
+  EXPECT_THAT(ScheduleByParts(Model(), options, {}, runner, nullptr),
+              ::ordo::testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                        ::testing::HasSubstr("nope")));
+  EXPECT_EQ(runner.tasks(), 0);
+}
+
+}  // namespace
+}  // namespace ordo

@@ -1,0 +1,59 @@
+#include "core/cache/lru_schedule_cache.h"
+
+#include "gtest/gtest.h"
+
+namespace ordo {
+namespace {
+
+CachedSchedule Entry(int32_t ops, int64_t peak) {
+  CachedSchedule entry;
+  for (int32_t i = 0; i < ops; ++i) entry.order.push_back(i);
+  entry.peak_units = peak;
+  entry.status = ScheduleStatus::kOptimal;
+  entry.algorithm = "dp";
+  return entry;
+}
+
+std::optional<int64_t> PeakOf(LruScheduleCache& cache, absl::string_view key) {
+  absl::StatusOr<std::optional<CachedSchedule>> entry = cache.Lookup(key);
+  EXPECT_TRUE(entry.ok());
+  if (!entry.ok() || !entry->has_value()) return std::nullopt;
+  return (*entry)->peak_units;
+}
+
+TEST(LruScheduleCacheTest, MissThenHit) {
+  LruScheduleCache cache(1 << 20);
+  EXPECT_EQ(PeakOf(cache, "k"), std::nullopt);
+  ASSERT_TRUE(cache.Insert("k", Entry(3, 7)).ok());
+  EXPECT_EQ(PeakOf(cache, "k"), 7);
+  ASSERT_TRUE(cache.Insert("k", Entry(3, 5)).ok());  // replaces
+  EXPECT_EQ(PeakOf(cache, "k"), 5);
+  EXPECT_EQ(cache.size(), 1);
+}
+
+TEST(LruScheduleCacheTest, EvictsLeastRecentlyUsed) {
+  // Each entry charges 128 + 1 (key) + 2 ("dp") + 40 (10 ops) = 171 bytes.
+  LruScheduleCache cache(3 * 171);
+  ASSERT_TRUE(cache.Insert("a", Entry(10, 1)).ok());
+  ASSERT_TRUE(cache.Insert("b", Entry(10, 2)).ok());
+  ASSERT_TRUE(cache.Insert("c", Entry(10, 3)).ok());
+  EXPECT_EQ(PeakOf(cache, "a"), 1);  // a is now the most recent
+  ASSERT_TRUE(cache.Insert("d", Entry(10, 4)).ok());
+  EXPECT_EQ(PeakOf(cache, "b"), std::nullopt);  // evicted
+  EXPECT_EQ(PeakOf(cache, "a"), 1);
+  EXPECT_EQ(PeakOf(cache, "c"), 3);
+  EXPECT_EQ(PeakOf(cache, "d"), 4);
+  EXPECT_EQ(cache.size(), 3);
+  EXPECT_EQ(cache.charge_bytes(), 3 * 171);
+}
+
+TEST(LruScheduleCacheTest, EntryBiggerThanTheBudgetIsNotStored) {
+  LruScheduleCache cache(200);
+  ASSERT_TRUE(cache.Insert("small", Entry(1, 1)).ok());
+  ASSERT_TRUE(cache.Insert("huge", Entry(1000, 1)).ok());
+  EXPECT_EQ(PeakOf(cache, "huge"), std::nullopt);
+  EXPECT_EQ(PeakOf(cache, "small"), 1);
+}
+
+}  // namespace
+}  // namespace ordo

@@ -1,0 +1,45 @@
+#include "core/cache/part_runner.h"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include "core/schedule/scheduler_registry.h"
+#include "core/util/status_macros.h"
+
+namespace ordo {
+
+absl::StatusOr<ScheduleResult> RunPartTask(const PartTask& task, const ScheduleLimits& limits) {
+  if (task.model == nullptr) return absl::InvalidArgumentError("part task without a model");
+  ORDO_ASSIGN_OR_RETURN(std::unique_ptr<Scheduler> scheduler,
+                        BuiltinSchedulers().Create(task.scheduler));
+  ScheduleLimits own = limits;
+  own.deadline = std::min(limits.deadline, limits.Now() + task.time_limit);
+  return scheduler->Schedule(*task.model, own);
+}
+
+ThreadPartRunner::ThreadPartRunner(int32_t threads) : threads_(std::max(threads, 1)) {}
+
+std::vector<PartOutcome> ThreadPartRunner::RunAll(absl::Span<const PartTask> tasks,
+                                                  const ScheduleLimits& limits) {
+  std::vector<PartOutcome> outcomes(tasks.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < tasks.size(); i = next++) {
+      outcomes[i].runner = "local";
+      if (limits.cancelled != nullptr && limits.cancelled->load()) {
+        outcomes[i].result = absl::CancelledError("compile cancelled");
+        continue;
+      }
+      outcomes[i].result = RunPartTask(tasks[i], limits);
+    }
+  };
+  const size_t helpers = std::min<size_t>(threads_, tasks.size());
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < helpers; ++t) threads.emplace_back(work);
+  work();
+  for (std::thread& thread : threads) thread.join();
+  return outcomes;
+}
+
+}  // namespace ordo

@@ -1,0 +1,73 @@
+#ifndef ORDO_CORE_CACHE_PART_RUNNER_H_
+#define ORDO_CORE_CACHE_PART_RUNNER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "core/memory/memory_model.h"
+#include "core/schedule/scheduler.h"
+
+namespace ordo {
+
+// One part to schedule.
+struct PartTask {
+  // The part's problem. Not owned; must outlive RunAll.
+  const MemoryModel* model = nullptr;
+  // A name from BuiltinSchedulers().
+  std::string scheduler = "best";
+  // Search budget of this task; the runner also stops at limits.deadline.
+  absl::Duration time_limit = absl::Seconds(10);
+  // Request id, for the runner's logs.
+  std::string request_id;
+};
+
+// What became of one task.
+struct PartOutcome {
+  // The schedule; its order is unverified: callers re-simulate it.
+  absl::StatusOr<ScheduleResult> result = absl::UnknownError("not run");
+  // Who ran it: "local" or a worker address.
+  std::string runner;
+  // Attempts after the first one.
+  int32_t retries = 0;
+  // Ran in-process because no worker answered.
+  bool fallback = false;
+};
+
+// Where part schedules are computed (STYLE: the small interfaces of the one
+// compile path): threads of this process (ThreadPartRunner) or remote
+// workers (server/grpc_part_runner). Implementations are thread-safe and run
+// the tasks of one call concurrently.
+class PartRunner {
+ public:
+  virtual ~PartRunner() = default;
+  // One outcome per task, in task order. Stops early when
+  // limits.cancelled is set. `limits.clock` may be null (real clock).
+  virtual std::vector<PartOutcome> RunAll(absl::Span<const PartTask> tasks,
+                                          const ScheduleLimits& limits) = 0;
+};
+
+// Runs tasks on up to `threads` threads of this process, started per call
+// (a call's parts are few and long compared to a thread start). Each task
+// runs its scheduler until min(limits.deadline, its start + time_limit).
+// Thread-safe.
+class ThreadPartRunner final : public PartRunner {
+ public:
+  explicit ThreadPartRunner(int32_t threads);
+  std::vector<PartOutcome> RunAll(absl::Span<const PartTask> tasks,
+                                  const ScheduleLimits& limits) override;
+
+ private:
+  const int32_t threads_;
+};
+
+// Runs one task in the calling thread: the body of ThreadPartRunner, and the
+// in-process fallback of remote runners.
+absl::StatusOr<ScheduleResult> RunPartTask(const PartTask& task, const ScheduleLimits& limits);
+
+}  // namespace ordo
+
+#endif  // ORDO_CORE_CACHE_PART_RUNNER_H_

@@ -1,0 +1,28 @@
+#include "rpc/grpc_status.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace ordo::rpc {
+namespace {
+
+TEST(GrpcStatusTest, KeepsCodeAndMessage) {
+  const grpc::Status status = ToGrpcStatus(absl::InvalidArgumentError("op \"conv3\": bad"));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(), "op \"conv3\": bad");
+  EXPECT_TRUE(ToGrpcStatus(absl::OkStatus()).ok());
+  EXPECT_EQ(FromGrpcStatus(status), absl::InvalidArgumentError("op \"conv3\": bad"));
+}
+
+TEST(GrpcStatusTest, TruncatesLongMessagesAtACharacterBoundary) {
+  // 'é' is two bytes; a cut at an odd byte would split one.
+  std::string message;
+  for (int i = 0; i < 100; ++i) message += "\xc3\xa9";
+  const grpc::Status status = ToGrpcStatus(absl::ResourceExhaustedError(message), 11);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(status.error_message(), message.substr(0, 10) + "... (truncated)");
+}
+
+}  // namespace
+}  // namespace ordo::rpc

@@ -1,0 +1,91 @@
+#include "rpc/metrics.h"
+
+#include <exception>
+
+#include "absl/strings/str_cat.h"
+
+namespace ordo::rpc {
+namespace {
+
+const prometheus::Histogram::BucketBoundaries& LatencyBuckets() {
+  static const auto* buckets = new prometheus::Histogram::BucketBoundaries{
+      0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
+  return *buckets;
+}
+
+}  // namespace
+
+ServiceMetrics::ServiceMetrics()
+    : registry_(std::make_shared<prometheus::Registry>()),
+      requests_(prometheus::BuildCounter()
+                    .Name("ordo_requests_total")
+                    .Help("RPCs finished, by method and status code.")
+                    .Register(*registry_)),
+      request_duration_(prometheus::BuildHistogram()
+                            .Name("ordo_request_duration_seconds")
+                            .Help("RPC latency, by method.")
+                            .Register(*registry_)),
+      cache_lookups_(prometheus::BuildCounter()
+                         .Name("ordo_cache_lookups_total")
+                         .Help("Part schedule cache lookups, by result "
+                               "(hit, miss, error, rejected).")
+                         .Register(*registry_)),
+      worker_tasks_(prometheus::BuildCounter()
+                        .Name("ordo_worker_tasks_total")
+                        .Help("Part tasks, by result (ok, retry, fallback, error).")
+                        .Register(*registry_)),
+      worker_task_duration_(prometheus::BuildHistogram()
+                                .Name("ordo_worker_task_duration_seconds")
+                                .Help("Latency of part tasks.")
+                                .Register(*registry_)
+                                .Add({}, LatencyBuckets())),
+      inflight_(prometheus::BuildGauge()
+                    .Name("ordo_inflight_requests")
+                    .Help("RPCs running.")
+                    .Register(*registry_)
+                    .Add({})),
+      workers_healthy_(prometheus::BuildGauge()
+                           .Name("ordo_workers_healthy")
+                           .Help("Workers that answered their last health check.")
+                           .Register(*registry_)
+                           .Add({})) {}
+
+void ServiceMetrics::RecordRequest(absl::string_view method, absl::string_view code,
+                                   absl::Duration latency) {
+  requests_.Add({{"method", std::string(method)}, {"code", std::string(code)}}).Increment();
+  request_duration_.Add({{"method", std::string(method)}}, LatencyBuckets())
+      .Observe(absl::ToDoubleSeconds(latency));
+}
+
+void ServiceMetrics::AddCacheLookups(absl::string_view result, int64_t count) {
+  if (count <= 0) return;
+  cache_lookups_.Add({{"result", std::string(result)}}).Increment(static_cast<double>(count));
+}
+
+void ServiceMetrics::RecordWorkerTask(absl::string_view result, absl::Duration latency) {
+  worker_tasks_.Add({{"result", std::string(result)}}).Increment();
+  worker_task_duration_.Observe(absl::ToDoubleSeconds(latency));
+}
+
+void ServiceMetrics::AddWorkerTasks(absl::string_view result, int64_t count) {
+  if (count <= 0) return;
+  worker_tasks_.Add({{"result", std::string(result)}}).Increment(static_cast<double>(count));
+}
+
+absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
+    const std::string& address, std::shared_ptr<prometheus::Registry> registry) {
+  // prometheus-cpp reports a failed bind by throwing; nothing else of ours
+  // throws, so the exception stops here.
+  try {
+    auto exposer = std::make_unique<prometheus::Exposer>(address, /*num_threads=*/1);
+    exposer->RegisterCollectable(registry);
+    std::vector<int> ports = exposer->GetListeningPorts();
+    const int port = ports.empty() ? 0 : ports.front();
+    return std::unique_ptr<MetricsEndpoint>(new MetricsEndpoint(std::move(exposer), port));
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(
+        absl::StrCat("metrics: cannot listen on ", address, ": ", e.what()));
+  }
+}
+
+}  // namespace ordo::rpc

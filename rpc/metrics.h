@@ -1,0 +1,76 @@
+#ifndef ORDO_RPC_METRICS_H_
+#define ORDO_RPC_METRICS_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "prometheus/counter.h"
+#include "prometheus/exposer.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+
+namespace ordo::rpc {
+
+// The metrics of an ordo service process (STYLE: `ordo_` prefix, base
+// units, few label values). One instance per process, injected into the
+// services that record into it; core returns plain stats and never sees it.
+// Families (labels):
+//   ordo_requests_total{method,code}          calls finished
+//   ordo_request_duration_seconds{method}     call latency
+//   ordo_inflight_requests                    calls running
+//   ordo_cache_lookups_total{result}          hit | miss | error | rejected
+//   ordo_worker_tasks_total{result}           ok | retry | fallback | error
+//   ordo_worker_task_duration_seconds         part task latency
+//   ordo_workers_healthy                      workers answering
+// Thread-safe (prometheus-cpp metrics are atomic).
+class ServiceMetrics {
+ public:
+  ServiceMetrics();
+  ServiceMetrics(const ServiceMetrics&) = delete;
+  ServiceMetrics& operator=(const ServiceMetrics&) = delete;
+
+  void RecordRequest(absl::string_view method, absl::string_view code, absl::Duration latency);
+  void AddCacheLookups(absl::string_view result, int64_t count);
+  void RecordWorkerTask(absl::string_view result, absl::Duration latency);
+  void AddWorkerTasks(absl::string_view result, int64_t count);
+  prometheus::Gauge& inflight_requests() { return inflight_; }
+  prometheus::Gauge& workers_healthy() { return workers_healthy_; }
+
+  const std::shared_ptr<prometheus::Registry>& registry() const { return registry_; }
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Counter>& requests_;
+  prometheus::Family<prometheus::Histogram>& request_duration_;
+  prometheus::Family<prometheus::Counter>& cache_lookups_;
+  prometheus::Family<prometheus::Counter>& worker_tasks_;
+  prometheus::Histogram& worker_task_duration_;
+  prometheus::Gauge& inflight_;
+  prometheus::Gauge& workers_healthy_;
+};
+
+// Serves a registry's metrics over HTTP at /metrics (prometheus-cpp's
+// civetweb Exposer). Owns the listener; stops it when destroyed.
+class MetricsEndpoint {
+ public:
+  // `address` is host:port; port 0 picks a free one (see port()).
+  // UNAVAILABLE when it cannot listen.
+  static absl::StatusOr<std::unique_ptr<MetricsEndpoint>> Start(
+      const std::string& address, std::shared_ptr<prometheus::Registry> registry);
+  int port() const { return port_; }
+
+ private:
+  MetricsEndpoint(std::unique_ptr<prometheus::Exposer> exposer, int port)
+      : exposer_(std::move(exposer)), port_(port) {}
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  int port_;
+};
+
+}  // namespace ordo::rpc
+
+#endif  // ORDO_RPC_METRICS_H_

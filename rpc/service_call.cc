@@ -1,0 +1,73 @@
+#include "rpc/service_call.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "grpcpp/support/time.h"
+#include "rpc/grpc_status.h"
+#include "rpc/log.h"
+
+namespace ordo::rpc {
+namespace {
+
+// Finishes from a queue thread; flags cancellation for the body.
+class OffloadedReactor final : public grpc::ServerUnaryReactor {
+ public:
+  explicit OffloadedReactor(std::shared_ptr<std::atomic<bool>> cancelled)
+      : cancelled_(std::move(cancelled)) {}
+  void OnCancel() override { cancelled_->store(true); }
+  void OnDone() override { delete this; }
+
+ private:
+  std::shared_ptr<std::atomic<bool>> cancelled_;
+};
+
+}  // namespace
+
+CallInfo MakeCallInfo(grpc::CallbackServerContext* context, absl::string_view method) {
+  CallInfo call;
+  call.method = std::string(method);
+  const auto& metadata = context->client_metadata();
+  if (auto it = metadata.find("x-request-id"); it != metadata.end() && !it->second.empty() &&
+                                               it->second.size() <= 64) {
+    call.request_id = std::string(it->second.data(), it->second.size());
+  } else {
+    call.request_id = NewRequestId();
+  }
+  const std::chrono::system_clock::time_point deadline = context->deadline();
+  if (deadline != std::chrono::system_clock::time_point::max()) {
+    call.deadline = absl::FromChrono(deadline);
+  }
+  call.cancelled = std::make_shared<std::atomic<bool>>(false);
+  return call;
+}
+
+void RecordCallEnd(const CallEnvironment& env, const CallInfo& call, const absl::Status& status,
+                   absl::Duration latency) {
+  const char* code = GrpcCodeName(static_cast<grpc::StatusCode>(status.code()));
+  if (env.metrics != nullptr) env.metrics->RecordRequest(call.method, code, latency);
+  Log(status.ok() ? LogLevel::kInfo : LogLevel::kWarning, call.request_id,
+      absl::StrFormat("%s %s %.1f ms%s%s", call.method, code, absl::ToDoubleMilliseconds(latency),
+                      status.ok() ? "" : ": ", status.message()));
+}
+
+grpc::ServerUnaryReactor* ServeUnary(grpc::CallbackServerContext* context,
+                                     absl::string_view method, const CallEnvironment& env,
+                                     std::function<absl::Status(const CallInfo&)> body) {
+  CallInfo call = MakeCallInfo(context, method);
+  auto* reactor = new OffloadedReactor(call.cancelled);
+  const absl::Time start = absl::Now();
+  if (env.metrics != nullptr) env.metrics->inflight_requests().Increment();
+  Log(LogLevel::kDebug, call.request_id, absl::StrCat(method, " started"));
+  env.queue->Schedule([reactor, call = std::move(call), env, body = std::move(body), start] {
+    const absl::Status status = body(call);
+    RecordCallEnd(env, call, status, absl::Now() - start);
+    if (env.metrics != nullptr) env.metrics->inflight_requests().Decrement();
+    reactor->Finish(ToGrpcStatus(status));
+  });
+  return reactor;
+}
+
+}  // namespace ordo::rpc

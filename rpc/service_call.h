@@ -1,0 +1,57 @@
+#ifndef ORDO_RPC_SERVICE_CALL_H_
+#define ORDO_RPC_SERVICE_CALL_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "grpcpp/server_context.h"
+#include "grpcpp/support/server_callback.h"
+#include "rpc/metrics.h"
+#include "rpc/work_queue.h"
+
+namespace ordo::rpc {
+
+// What a method body learns about its call.
+struct CallInfo {
+  std::string method;
+  // From the client's `x-request-id` metadata, else fresh.
+  std::string request_id;
+  // The client's deadline (InfiniteFuture when it set none).
+  absl::Time deadline = absl::InfiniteFuture();
+  // Set when the client cancels or the deadline passes. Shared so it
+  // outlives the reactor.
+  std::shared_ptr<std::atomic<bool>> cancelled;
+};
+
+// Everything every method needs applied once (STYLE: the per-method
+// wrapper): where the body runs and what records it.
+struct CallEnvironment {
+  // Not owned; must outlive every call.
+  WorkQueue* queue = nullptr;
+  // Not owned; may be null (no metrics). Must outlive every call.
+  ServiceMetrics* metrics = nullptr;
+};
+
+// Serves one unary call of the callback API: runs `body` on env.queue (off
+// the reactor thread), then finishes the call with ToGrpcStatus of its
+// status. Around it: the request id, a debug log line at the start and an
+// info line (warning on error) with code and latency at the end, the
+// request metrics and the in-flight gauge. `body` fills the response it
+// captured; it must not touch the call after returning.
+grpc::ServerUnaryReactor* ServeUnary(grpc::CallbackServerContext* context,
+                                     absl::string_view method, const CallEnvironment& env,
+                                     std::function<absl::Status(const CallInfo&)> body);
+
+// The pieces of ServeUnary, for streaming methods.
+CallInfo MakeCallInfo(grpc::CallbackServerContext* context, absl::string_view method);
+void RecordCallEnd(const CallEnvironment& env, const CallInfo& call, const absl::Status& status,
+                   absl::Duration latency);
+
+}  // namespace ordo::rpc
+
+#endif  // ORDO_RPC_SERVICE_CALL_H_

@@ -1,0 +1,146 @@
+#include "server/grpc_part_runner.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/client_context.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "grpcpp/support/channel_arguments.h"
+#include "rpc/grpc_status.h"
+#include "rpc/log.h"
+#include "rpc/memory_model_proto.h"
+
+namespace ordo::server {
+
+// The in-flight RPC contexts of one RunAll call, so cancellation reaches them.
+struct GrpcPartRunner::Call {
+  absl::Mutex mu;
+  std::vector<grpc::ClientContext*> active ABSL_GUARDED_BY(mu);
+  int done ABSL_GUARDED_BY(mu) = 0;
+  int expected = 0;
+};
+
+GrpcPartRunner::GrpcPartRunner(const WorkerDirectory* directory, Options options,
+                               rpc::ServiceMetrics* metrics)
+    : directory_(directory), options_(options), metrics_(metrics) {}
+
+v1::Worker::Stub* GrpcPartRunner::StubFor(const std::string& address) {
+  absl::MutexLock lock(&mu_);
+  auto& stub = stubs_[address];
+  if (stub == nullptr) {
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(options_.max_message_bytes);
+    args.SetMaxSendMessageSize(options_.max_message_bytes);
+    // For resolver targets naming many workers (dns:///workers:50052).
+    args.SetLoadBalancingPolicyName("round_robin");
+    // Reconnect quickly to a restarted worker.
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+    stub = v1::Worker::NewStub(
+        grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+  }
+  return stub.get();
+}
+
+PartOutcome GrpcPartRunner::RunOne(const PartTask& task, const ScheduleLimits& limits,
+                                   Call& call) {
+  PartOutcome outcome;
+  v1::SubgraphTask request;
+  *request.mutable_model() = rpc::MemoryModelToProto(*task.model);
+  request.set_scheduler(task.scheduler);
+  request.set_request_id(task.request_id);
+  std::string failed_address;
+  absl::Status last_error = absl::UnavailableError("no healthy worker");
+  for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
+    if (limits.cancelled != nullptr && limits.cancelled->load()) {
+      outcome.result = absl::CancelledError("compile cancelled");
+      return outcome;
+    }
+    const absl::Time now = limits.Now();
+    const absl::Duration budget = std::min(task.time_limit, limits.deadline - now);
+    if (budget <= absl::ZeroDuration()) break;
+    std::vector<std::string> healthy;
+    for (const WorkerEndpoint& worker : directory_->Workers()) {
+      if (worker.healthy && !worker.address.empty()) healthy.push_back(worker.address);
+    }
+    if (healthy.empty()) break;
+    std::string address = healthy[next_worker_++ % healthy.size()];
+    if (address == failed_address && healthy.size() > 1) {
+      address = healthy[next_worker_++ % healthy.size()];
+    }
+    if (attempt > 0) {
+      ++outcome.retries;
+      if (metrics_ != nullptr) metrics_->AddWorkerTasks("retry", 1);
+    }
+    *request.mutable_time_limit() = rpc::DurationToProto(budget);
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + budget + options_.margin));
+    context.AddMetadata("x-request-id", task.request_id);
+    {
+      absl::MutexLock lock(&call.mu);
+      call.active.push_back(&context);
+    }
+    v1::SubgraphResult response;
+    const absl::Time start = absl::Now();
+    const grpc::Status status = StubFor(address)->ScheduleSubgraph(&context, request, &response);
+    {
+      absl::MutexLock lock(&call.mu);
+      call.active.erase(std::find(call.active.begin(), call.active.end(), &context));
+    }
+    if (status.ok()) {
+      if (metrics_ != nullptr) metrics_->RecordWorkerTask("ok", absl::Now() - start);
+      outcome.result = rpc::SubgraphResultFromProto(response);
+      outcome.runner = address;
+      return outcome;
+    }
+    last_error = rpc::FromGrpcStatus(status);
+    rpc::Log(rpc::LogLevel::kWarning, task.request_id,
+             absl::StrCat("worker ", address, " failed a part of ", task.model->num_ops(),
+                          " ops: ", last_error.ToString()));
+    if (metrics_ != nullptr) metrics_->RecordWorkerTask("error", absl::Now() - start);
+    failed_address = address;
+    if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) break;
+  }
+  // No worker could do it: schedule here, within what is left of the budget.
+  if (metrics_ != nullptr) metrics_->AddWorkerTasks("fallback", 1);
+  outcome.fallback = true;
+  outcome.runner = "local";
+  outcome.result = RunPartTask(task, limits);
+  return outcome;
+}
+
+std::vector<PartOutcome> GrpcPartRunner::RunAll(absl::Span<const PartTask> tasks,
+                                                const ScheduleLimits& limits) {
+  std::vector<PartOutcome> outcomes(tasks.size());
+  Call call;
+  std::atomic<size_t> next{0};
+  const size_t threads = std::min<size_t>(std::max(options_.max_in_flight, 1), tasks.size());
+  call.expected = static_cast<int>(threads);
+  std::vector<std::thread> pool;
+  for (size_t t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      for (size_t i = next++; i < tasks.size(); i = next++) {
+        outcomes[i] = RunOne(tasks[i], limits, call);
+      }
+      absl::MutexLock lock(&call.mu);
+      ++call.done;
+    });
+  }
+  // Wait; pass a cancellation on to the RPCs in flight.
+  {
+    absl::MutexLock lock(&call.mu);
+    const absl::Condition all_done(
+        +[](Call* c) ABSL_NO_THREAD_SAFETY_ANALYSIS { return c->done == c->expected; }, &call);
+    while (!call.mu.AwaitWithTimeout(all_done, absl::Milliseconds(50))) {
+      if (limits.cancelled != nullptr && limits.cancelled->load()) {
+        for (grpc::ClientContext* context : call.active) context->TryCancel();
+      }
+    }
+  }
+  for (std::thread& thread : pool) thread.join();
+  return outcomes;
+}
+
+}  // namespace ordo::server

@@ -1,0 +1,66 @@
+#ifndef ORDO_SERVER_GRPC_PART_RUNNER_H_
+#define ORDO_SERVER_GRPC_PART_RUNNER_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "core/cache/part_runner.h"
+#include "ordo/v1/worker_service.grpc.pb.h"
+#include "rpc/metrics.h"
+#include "server/worker_directory.h"
+
+namespace ordo::server {
+
+// A PartRunner over gRPC workers.
+//
+// Each task is sent to the next healthy worker in round-robin order with
+// time limit min(task limit, time to limits.deadline) and an RPC deadline a
+// margin later (the worker returns its best order at its limit). A failed
+// attempt (unreachable, crashed, timed out) is retried once on another
+// worker if time remains; INVALID_ARGUMENT is not retried (it would fail
+// again). When every attempt failed, or no worker is healthy, the task runs
+// in this process (RunPartTask), marked `fallback`. Tasks of one call run
+// concurrently, up to `max_in_flight` at a time. Setting limits.cancelled
+// cancels the RPCs in flight. Channels are made once per address and kept.
+// Thread-safe.
+class GrpcPartRunner final : public PartRunner {
+ public:
+  struct Options {
+    // Concurrent tasks of one RunAll call.
+    int max_in_flight = 8;
+    int max_attempts = 2;
+    // RPC deadline beyond the task's time limit.
+    absl::Duration margin = absl::Seconds(2);
+    int max_message_bytes = 256 << 20;
+  };
+
+  // `directory` and `metrics` (may be null) must outlive the runner.
+  GrpcPartRunner(const WorkerDirectory* directory, Options options,
+                 rpc::ServiceMetrics* metrics);
+  GrpcPartRunner(const GrpcPartRunner&) = delete;
+  GrpcPartRunner& operator=(const GrpcPartRunner&) = delete;
+
+  std::vector<PartOutcome> RunAll(absl::Span<const PartTask> tasks,
+                                  const ScheduleLimits& limits) override;
+
+ private:
+  struct Call;
+  PartOutcome RunOne(const PartTask& task, const ScheduleLimits& limits, Call& call);
+  v1::Worker::Stub* StubFor(const std::string& address);
+
+  const WorkerDirectory* directory_;
+  const Options options_;
+  rpc::ServiceMetrics* metrics_;
+  std::atomic<uint64_t> next_worker_{0};
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, std::unique_ptr<v1::Worker::Stub>> stubs_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace ordo::server
+
+#endif  // ORDO_SERVER_GRPC_PART_RUNNER_H_

@@ -1,0 +1,94 @@
+// ordo-server: the public Compiler service. Parses flags into
+// OrdoServer::Options, starts it, prints `listening on HOST:PORT` (and
+// `metrics on PORT`) on stdout, and shuts down gracefully on SIGTERM/SIGINT.
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
+#include "rpc/flag_names.h"
+#include "rpc/log.h"
+#include "rpc/termination_signals.h"
+#include "server/ordo_server.h"
+
+ABSL_FLAG(std::string, listen, "localhost:50051", "host:port to serve on; port 0 picks one");
+ABSL_FLAG(int, metrics_port, 9464, "port of /metrics (all interfaces); 0 = off");
+ABSL_FLAG(std::string, workers, "",
+          "remote workers: host:port,... or dns:///name:port; disables local workers");
+ABSL_FLAG(int, local_workers, -1,
+          "supervised ordo-worker processes (default: number of cores); 0 = in-process");
+ABSL_FLAG(std::string, worker_binary, "", "ordo-worker to spawn (default: next to this binary)");
+ABSL_FLAG(std::string, redis, "", "redis://host:port[/db] for a shared cache (default: in-memory)");
+ABSL_FLAG(absl::Duration, redis_ttl, absl::Hours(168), "expiry of Redis cache entries");
+ABSL_FLAG(int, cache_mb, 256, "budget of the in-memory cache");
+ABSL_FLAG(int, max_message_mb, 256, "largest request or response");
+ABSL_FLAG(int64_t, max_ops, 100000, "largest model, in ops");
+ABSL_FLAG(int, max_concurrent, 8, "compiles at once; more fail with RESOURCE_EXHAUSTED");
+ABSL_FLAG(absl::Duration, default_deadline, absl::Seconds(60), "deadline of calls without one");
+ABSL_FLAG(absl::Duration, max_deadline, absl::Minutes(10), "cap on call deadlines");
+ABSL_FLAG(std::string, log_level, "info", "debug|info|warning|error");
+
+int main(int argc, char** argv) {
+  ordo::rpc::BlockTerminationSignals();
+  absl::SetProgramUsageMessage("ordo-server [--listen HOST:PORT] [--local-workers N] ...");
+  std::vector<std::string> args = ordo::rpc::DashedFlagsToUnderscores(argc, argv);
+  std::vector<char*> arg_pointers;
+  for (std::string& arg : args) arg_pointers.push_back(arg.data());
+  absl::ParseCommandLine(static_cast<int>(arg_pointers.size()), arg_pointers.data());
+  ordo::rpc::LogLevel level;
+  if (!ordo::rpc::ParseLogLevel(absl::GetFlag(FLAGS_log_level), &level)) {
+    std::fprintf(stderr, "ordo-server: unknown --log-level\n");
+    return 2;
+  }
+  ordo::rpc::SetLogLevel(level);
+
+  ordo::server::OrdoServer::Options options;
+  options.listen = absl::GetFlag(FLAGS_listen);
+  const int metrics_port = absl::GetFlag(FLAGS_metrics_port);
+  options.metrics_listen = metrics_port > 0 ? absl::StrCat("0.0.0.0:", metrics_port) : "";
+  for (absl::string_view worker :
+       absl::StrSplit(absl::GetFlag(FLAGS_workers), ',', absl::SkipWhitespace())) {
+    options.workers.emplace_back(worker);
+  }
+  const int local_workers = absl::GetFlag(FLAGS_local_workers);
+  options.local_workers =
+      local_workers >= 0 ? local_workers : static_cast<int>(std::thread::hardware_concurrency());
+  options.local_threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  const std::string self_exe = n > 0 ? std::string(self, n) : std::string(argv[0]);
+  options.worker_binary = absl::GetFlag(FLAGS_worker_binary).empty()
+                              ? ordo::server::DefaultWorkerBinary(self_exe)
+                              : absl::GetFlag(FLAGS_worker_binary);
+  options.redis_url = absl::GetFlag(FLAGS_redis);
+  options.redis_ttl = absl::GetFlag(FLAGS_redis_ttl);
+  options.cache_bytes = int64_t{absl::GetFlag(FLAGS_cache_mb)} << 20;
+  options.limits.max_message_bytes = int64_t{absl::GetFlag(FLAGS_max_message_mb)} << 20;
+  options.limits.max_ops = absl::GetFlag(FLAGS_max_ops);
+  options.limits.max_concurrent_compiles = std::max(1, absl::GetFlag(FLAGS_max_concurrent));
+  options.limits.default_deadline = absl::GetFlag(FLAGS_default_deadline);
+  options.limits.max_deadline = absl::GetFlag(FLAGS_max_deadline);
+
+  absl::StatusOr<std::unique_ptr<ordo::server::OrdoServer>> server =
+      ordo::server::OrdoServer::Start(options);
+  if (!server.ok()) {
+    std::fprintf(stderr, "ordo-server: %s\n", server.status().ToString().c_str());
+    return 1;
+  }
+  const std::string host = options.listen.substr(0, options.listen.rfind(':'));
+  std::printf("listening on %s:%d\n", host.c_str(), (*server)->port());
+  if ((*server)->metrics_port() > 0) std::printf("metrics on %d\n", (*server)->metrics_port());
+  std::fflush(stdout);
+  const int signal_number = ordo::rpc::WaitForTerminationSignal();
+  ordo::rpc::Log(ordo::rpc::LogLevel::kInfo, "",
+                 absl::StrCat("signal ", signal_number, ": shutting down"));
+  (*server)->Shutdown();
+  return 0;
+}

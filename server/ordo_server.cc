@@ -1,0 +1,131 @@
+#include "server/ordo_server.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/cache/lru_schedule_cache.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_builder.h"
+#include "rpc/log.h"
+#include "server/cache/redis_schedule_cache.h"
+#include "server/grpc_part_runner.h"
+
+namespace ordo::server {
+
+absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(Options options) {
+  std::unique_ptr<OrdoServer> server(new OrdoServer());
+  server->shutdown_grace_ = options.shutdown_grace;
+  if (!options.metrics_listen.empty()) {
+    absl::StatusOr<std::unique_ptr<rpc::MetricsEndpoint>> endpoint =
+        rpc::MetricsEndpoint::Start(options.metrics_listen, server->metrics_.registry());
+    if (!endpoint.ok()) return endpoint.status();
+    server->metrics_endpoint_ = *std::move(endpoint);
+  }
+
+  if (!options.redis_url.empty()) {
+    RedisScheduleCache::Options redis;
+    absl::Status parsed = RedisScheduleCache::ParseUrl(options.redis_url, redis);
+    if (!parsed.ok()) return parsed;
+    redis.ttl = options.redis_ttl;
+    server->cache_ = std::make_unique<RedisScheduleCache>(redis);
+  } else {
+    server->cache_ = std::make_unique<LruScheduleCache>(options.cache_bytes);
+  }
+
+  int worker_slots = 0;
+  if (!options.workers.empty()) {
+    worker_slots = static_cast<int>(options.workers.size());
+    server->directory_ = std::make_unique<StaticWorkerDirectory>(options.workers);
+  } else if (options.local_workers > 0) {
+    WorkerSupervisor::Options supervisor;
+    supervisor.binary = options.worker_binary;
+    supervisor.workers = options.local_workers;
+    absl::StatusOr<std::unique_ptr<WorkerSupervisor>> started =
+        WorkerSupervisor::Start(supervisor);
+    if (!started.ok()) return started.status();
+    worker_slots = options.local_workers;
+    server->directory_ = *std::move(started);
+  }
+  if (server->directory_ != nullptr) {
+    GrpcPartRunner::Options runner;
+    // A dns:/// target may stand for many workers: allow some parallelism.
+    runner.max_in_flight = std::max(worker_slots, options.workers.size() == 1 ? 8 : 1);
+    runner.max_message_bytes = static_cast<int>(options.limits.max_message_bytes);
+    server->runner_ = std::make_unique<GrpcPartRunner>(server->directory_.get(), runner,
+                                                       &server->metrics_);
+  } else {
+    server->runner_ = std::make_unique<ThreadPartRunner>(options.local_threads);
+  }
+
+  // Compiles hold a queue thread for their whole run; the limit keeps them
+  // from starving Estimate and GetInfo, which get threads of their own.
+  server->queue_ =
+      std::make_unique<rpc::WorkQueue>(options.limits.max_concurrent_compiles + 2);
+  CompilerService::Dependencies deps;
+  deps.runner = server->runner_.get();
+  deps.cache = server->cache_.get();
+  deps.workers = server->directory_.get();
+  deps.clock = &server->clock_;
+  deps.env = rpc::CallEnvironment{server->queue_.get(), &server->metrics_};
+  server->service_ = std::make_unique<CompilerService>(options.limits, deps);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &server->port_);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(options.limits.max_message_bytes));
+  builder.SetMaxSendMessageSize(static_cast<int>(options.limits.max_message_bytes));
+  builder.RegisterService(server->service_.get());
+  server->server_ = builder.BuildAndStart();
+  if (server->server_ == nullptr || server->port_ == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
+  }
+  // In-process scheduling backs every runner, so the server can schedule
+  // from now on; workers only make it faster.
+  grpc::HealthCheckServiceInterface* health = server->server_->GetHealthCheckService();
+  health->SetServingStatus(true);
+  health->SetServingStatus("ordo.v1.Compiler", true);
+
+  // Keeps ordo_workers_healthy current.
+  server->health_reporter_ = std::thread([s = server.get()] {
+    absl::MutexLock lock(&s->mu_);
+    do {
+      int healthy = 0;
+      if (s->directory_ != nullptr) {
+        for (const WorkerEndpoint& worker : s->directory_->Workers()) healthy += worker.healthy;
+      }
+      s->metrics_.workers_healthy().Set(healthy);
+    } while (!s->mu_.AwaitWithTimeout(absl::Condition(&s->stopping_), absl::Seconds(1)));
+  });
+  rpc::Log(rpc::LogLevel::kInfo, "",
+           absl::StrCat("ordo-server on port ", server->port_, ", cache ",
+                        server->cache_->kind(), ", ",
+                        server->directory_ ? absl::StrCat(worker_slots, " worker(s)")
+                                           : std::string("in-process scheduling")));
+  return server;
+}
+
+void OrdoServer::Shutdown() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  if (health_reporter_.joinable()) health_reporter_.join();
+  if (server_ != nullptr) {
+    server_->GetHealthCheckService()->SetServingStatus(false);
+    server_->Shutdown(absl::ToChronoTime(absl::Now() + shutdown_grace_));
+    server_->Wait();
+    rpc::Log(rpc::LogLevel::kInfo, "", "gRPC server stopped");
+  }
+  queue_.reset();      // bodies have finished: their calls are done
+  runner_.reset();
+  directory_.reset();  // stops supervised workers
+}
+
+OrdoServer::~OrdoServer() { Shutdown(); }
+
+}  // namespace ordo::server

@@ -1,0 +1,91 @@
+#ifndef ORDO_SERVER_ORDO_SERVER_H_
+#define ORDO_SERVER_ORDO_SERVER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "core/cache/part_runner.h"
+#include "core/cache/schedule_cache.h"
+#include "core/util/clock.h"
+#include "grpcpp/server.h"
+#include "rpc/metrics.h"
+#include "rpc/work_queue.h"
+#include "server/compiler_service.h"
+#include "server/worker_directory.h"
+#include "server/worker_supervisor.h"
+
+namespace ordo::server {
+
+// ordo-server minus flag parsing: the public Compiler service, its part
+// runner (supervised local workers, remote workers or threads), its schedule
+// cache (in-memory LRU or Redis), the gRPC health service (SERVING once it
+// can schedule: always after Start, since in-process scheduling is the
+// fallback of every runner) and server reflection, and /metrics.
+//
+// Start() returns once everything listens; Shutdown() (idempotent; also
+// run by the destructor) reports NOT_SERVING, stops accepting, lets running
+// calls finish for `shutdown_grace` and cancels the rest, then stops the
+// workers. Not copyable; thread-safe.
+class OrdoServer {
+ public:
+  struct Options {
+    // host:port of the Compiler service; port 0 picks a free one (port()).
+    std::string listen = "localhost:50051";
+    // host:port of /metrics; empty = off.
+    std::string metrics_listen = "0.0.0.0:9464";
+    // Remote workers: "host:port" entries, or one resolver target such as
+    // "dns:///ordo-worker:50052" (round_robin over its addresses). When
+    // set, no local workers are spawned.
+    std::vector<std::string> workers;
+    // Supervised ordo-worker children when `workers` is empty; 0 schedules
+    // in this process's threads.
+    int local_workers = 1;
+    // The ordo-worker binary (DefaultWorkerBinary when empty).
+    std::string worker_binary;
+    // Threads for in-process scheduling (local_workers 0 and fallbacks).
+    int local_threads = 2;
+    // "redis://host:port[/db]"; empty = in-memory LRU cache.
+    std::string redis_url;
+    absl::Duration redis_ttl = absl::Hours(24 * 7);
+    // Budget of the in-memory cache.
+    int64_t cache_bytes = int64_t{256} << 20;
+    CompilerLimits limits;
+    absl::Duration shutdown_grace = absl::Seconds(5);
+  };
+
+  // UNAVAILABLE when a port cannot be bound; INVALID_ARGUMENT for a bad
+  // Redis URL; FAILED_PRECONDITION when the worker binary is missing.
+  static absl::StatusOr<std::unique_ptr<OrdoServer>> Start(Options options);
+  ~OrdoServer();
+  OrdoServer(const OrdoServer&) = delete;
+  OrdoServer& operator=(const OrdoServer&) = delete;
+
+  int port() const { return port_; }
+  int metrics_port() const { return metrics_endpoint_ ? metrics_endpoint_->port() : 0; }
+  void Shutdown();
+
+ private:
+  OrdoServer() = default;
+
+  RealClock clock_;
+  rpc::ServiceMetrics metrics_;
+  std::unique_ptr<rpc::MetricsEndpoint> metrics_endpoint_;
+  std::unique_ptr<ScheduleCache> cache_;
+  std::unique_ptr<WorkerDirectory> directory_;
+  std::unique_ptr<PartRunner> runner_;
+  std::unique_ptr<rpc::WorkQueue> queue_;
+  std::unique_ptr<CompilerService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::thread health_reporter_;
+  absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Duration shutdown_grace_;
+  int port_ = 0;
+};
+
+}  // namespace ordo::server
+
+#endif  // ORDO_SERVER_ORDO_SERVER_H_

@@ -1,0 +1,562 @@
+// ordo-server and ordo-worker as real processes: compile over the wire,
+// caching (in memory and in Redis), bad inputs, a worker killed mid-request,
+// health, reflection and metrics. Every wait polls with a deadline.
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <future>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "grpc_health_v1.grpc.pb.h"
+#include "grpc_reflection_v1alpha.grpc.pb.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "onnx/onnx_pb.h"
+#include "ordo/v1/compiler_service.grpc.pb.h"
+
+namespace ordo {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// A child process; stdout readable line by line; killed when destroyed.
+class Process {
+ public:
+  explicit Process(std::vector<std::string> argv) {
+    int fds[2];
+    EXPECT_EQ(pipe2(fds, O_CLOEXEC), 0);
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(fds[1], STDOUT_FILENO);
+      std::vector<char*> args;
+      for (std::string& arg : argv) args.push_back(arg.data());
+      args.push_back(nullptr);
+      execv(args[0], args.data());
+      _exit(127);
+    }
+    close(fds[1]);
+    out_ = fds[0];
+  }
+  ~Process() {
+    Stop(SIGKILL);
+    if (out_ >= 0) close(out_);
+  }
+  // The next stdout line, "" on timeout or EOF.
+  std::string ReadLine(absl::Duration timeout) {
+    const absl::Time deadline = absl::Now() + timeout;
+    std::string line;
+    while (absl::Now() < deadline) {
+      pollfd pfd{out_, POLLIN, 0};
+      if (poll(&pfd, 1, static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()))) <= 0)
+        continue;
+      char c;
+      if (read(out_, &c, 1) != 1) return "";
+      if (c == '\n') return line;
+      line.push_back(c);
+    }
+    return "";
+  }
+  // Sends `signal` and reaps the process; returns its wait status.
+  int Stop(int signal) {
+    if (pid_ <= 0) return 0;
+    kill(pid_, signal);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return status;
+  }
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+  int out_ = -1;
+};
+
+// GET http://127.0.0.1:port/path; the body, "" on failure.
+std::string HttpGet(int port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return "";
+  }
+  const std::string request =
+      absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+  if (write(fd, request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
+    close(fd);
+    return "";
+  }
+  std::string response;
+  char buffer[4096];
+  for (ssize_t n; (n = read(fd, buffer, sizeof(buffer))) > 0;) response.append(buffer, n);
+  close(fd);
+  const size_t body = response.find("\r\n\r\n");
+  return body == std::string::npos ? "" : response.substr(body + 4);
+}
+
+// Sum of a metric's samples whose line contains `labels`.
+double MetricValue(const std::string& text, absl::string_view name, absl::string_view labels) {
+  double sum = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (!absl::StartsWith(line, name) || !absl::StrContains(line, labels)) continue;
+    const size_t space = line.rfind(' ');
+    double value = 0;
+    if (space != absl::string_view::npos && absl::SimpleAtod(line.substr(space + 1), &value)) {
+      sum += value;
+    }
+  }
+  return sum;
+}
+
+// Polls `condition` until it holds or `timeout` passes.
+bool PollUntil(const std::function<bool()>& condition, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    if (condition()) return true;
+    absl::SleepFor(absl::Milliseconds(20));  // poll interval, not synchronisation
+  }
+  return condition();
+}
+
+// An ordo-server child with clients.
+class Server {
+ public:
+  explicit Server(std::vector<std::string> flags) {
+    metrics_port_ = FreePort();
+    std::vector<std::string> argv = {ORDO_SERVER_BINARY, "--listen=127.0.0.1:0",
+                                     absl::StrCat("--metrics-port=", metrics_port_),
+                                     std::string("--worker-binary=") + ORDO_WORKER_BINARY,
+                                     "--log-level=warning"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    process_ = std::make_unique<Process>(argv);
+    std::string line = process_->ReadLine(absl::Seconds(20));
+    absl::string_view rest = line;
+    if (!absl::ConsumePrefix(&rest, "listening on ")) {
+      ADD_FAILURE() << "server did not start: \"" << line << "\"";
+      return;
+    }
+    address_ = std::string(rest);
+    channel_ = grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
+    compiler_ = v1::Compiler::NewStub(channel_);
+    health_ = grpc::health::v1::Health::NewStub(channel_);
+    EXPECT_TRUE(PollUntil([&] { return Health("") == 1; }, absl::Seconds(10)));
+  }
+  bool started() const { return compiler_ != nullptr; }
+  std::shared_ptr<grpc::Channel> channel() { return channel_; }
+  v1::Compiler::Stub& compiler() { return *compiler_; }
+  pid_t pid() const { return process_->pid(); }
+  int Stop(int signal) { return process_->Stop(signal); }
+  void CloseClients() {
+    compiler_.reset();
+    health_.reset();
+    channel_.reset();
+  }
+
+  int Health(const std::string& service) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    grpc::health::v1::HealthCheckRequest request;
+    request.set_service(service);
+    grpc::health::v1::HealthCheckResponse response;
+    if (!health_->Check(&context, request, &response).ok()) return -1;
+    return response.status();
+  }
+  std::string Metrics() { return HttpGet(metrics_port_, "/metrics"); }
+
+  grpc::Status Compile(const v1::CompileRequest& request, v1::CompileResponse& response,
+                       absl::Duration deadline = absl::Seconds(30)) {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
+    return compiler_->Compile(&context, request, &response);
+  }
+  v1::GetInfoResponse Info() {
+    grpc::ClientContext context;
+    v1::GetInfoResponse response;
+    EXPECT_TRUE(compiler_->GetInfo(&context, {}, &response).ok());
+    return response;
+  }
+
+ private:
+  std::unique_ptr<Process> process_;
+  std::string address_;
+  int metrics_port_ = 0;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Compiler::Stub> compiler_;
+  std::unique_ptr<grpc::health::v1::Health::Stub> health_;
+};
+
+v1::CompileRequest OnnxRequest(const std::string& path, absl::Duration time_limit) {
+  v1::CompileRequest request;
+  request.set_onnx_model(ReadFile(path));
+  request.mutable_options()->mutable_time_limit()->set_seconds(
+      absl::ToInt64Seconds(time_limit));
+  request.mutable_options()->mutable_time_limit()->set_nanos(
+      static_cast<int32_t>(absl::ToInt64Nanoseconds(time_limit % absl::Seconds(1))));
+  return request;
+}
+
+// `branches` parallel chains of two ops between a source and a sink: no cut
+// inside, so one part whose exact search outlasts any short time limit.
+v1::Graph WideGraph(int branches) {
+  v1::Graph graph;
+  graph.set_name("wide");
+  auto tensor = [&](const std::string& name, int64_t bytes) {
+    v1::Tensor* t = graph.add_tensors();
+    t->set_name(name);
+    t->set_size_bytes(bytes);
+  };
+  auto op = [&](const std::string& name, std::vector<std::string> in, std::string out) {
+    v1::Op* o = graph.add_ops();
+    o->set_name(name);
+    o->set_type("Conv");
+    for (auto& i : in) o->add_inputs(i);
+    o->add_outputs(out);
+  };
+  tensor("x", 16);
+  tensor("s", 16);
+  graph.add_inputs("x");
+  op("source", {"x"}, "s");
+  std::vector<std::string> ends;
+  for (int b = 0; b < branches; ++b) {
+    tensor(absl::StrCat("a", b), 10 + 7 * b % 23);
+    tensor(absl::StrCat("b", b), 5 + 11 * b % 17);
+    op(absl::StrCat("a", b), {"s"}, absl::StrCat("a", b));
+    op(absl::StrCat("b", b), {absl::StrCat("a", b)}, absl::StrCat("b", b));
+    ends.push_back(absl::StrCat("b", b));
+  }
+  tensor("y", 8);
+  op("sink", ends, "y");
+  graph.add_outputs("y");
+  return graph;
+}
+
+void ExpectValidSchedule(const v1::CompileResponse& response) {
+  EXPECT_EQ(response.schedule_size(), response.ops());
+  EXPECT_GT(response.peak_bytes(), 0);
+  EXPECT_GE(response.peak_bytes(), response.lower_bound_bytes());
+  EXPECT_NE(response.status(), v1::SCHEDULE_STATUS_UNSPECIFIED);
+  EXPECT_EQ(response.profile().step_bytes_size(), response.ops());
+}
+
+TEST(ServiceTest, CompilesModelsAndSecondCompileHitsTheCache) {
+  Server server({"--local-workers=2"});
+  ASSERT_TRUE(server.started());
+  const std::string example = std::string(ORDO_EXAMPLE_MODELS_DIR) + "/small_resnet.onnx";
+  v1::CompileResponse first;
+  v1::CompileRequest request = OnnxRequest(example, absl::Seconds(2));
+  request.mutable_device()->set_on_chip_bytes(4096);
+  request.mutable_options()->set_return_reordered_onnx(true);
+  ASSERT_TRUE(server.Compile(request, first).ok());
+  ExpectValidSchedule(first);
+  EXPECT_GT(first.stats().parts(), 0);
+  EXPECT_EQ(first.stats().cache_hits(), 0);
+  EXPECT_EQ(first.stats().fallback_parts(), 0);
+  EXPECT_GE(first.stats().workers_used(), 1);
+  EXPECT_TRUE(first.has_arena());
+  EXPECT_GE(first.arena().arena_bytes(), first.arena().lower_bound_bytes());
+  EXPECT_TRUE(first.has_traffic());
+  EXPECT_FALSE(first.reordered_onnx_model().empty());
+  EXPECT_EQ(first.baselines_size(), 3);
+
+  v1::CompileResponse second;
+  ASSERT_TRUE(server.Compile(request, second).ok());
+  EXPECT_EQ(second.stats().cache_hits(), second.stats().parts());
+  EXPECT_EQ(second.stats().cache_misses(), 0);
+  EXPECT_EQ(second.peak_bytes(), first.peak_bytes());
+  EXPECT_THAT(second.schedule(), ::testing::ElementsAreArray(first.schedule()));
+
+  grpc::ClientContext context;
+  v1::EstimateRequest estimate;
+  estimate.set_onnx_model(request.onnx_model());
+  v1::EstimateResponse estimated;
+  ASSERT_TRUE(server.compiler().Estimate(&context, estimate, &estimated).ok());
+  EXPECT_EQ(estimated.cached_peak_bytes(), first.peak_bytes());
+  EXPECT_GE(estimated.model_order_peak_bytes(), first.peak_bytes());
+
+  const std::string shared = std::string(ORDO_SHARED_MODELS_DIR) + "/resnet18.onnx";
+  if (!std::filesystem::exists(shared)) {
+    std::printf("skipping shared model: %s not found\n", shared.c_str());
+    return;
+  }
+  v1::CompileResponse resnet;
+  ASSERT_TRUE(server.Compile(OnnxRequest(shared, absl::Seconds(2)), resnet).ok());
+  ExpectValidSchedule(resnet);
+}
+
+TEST(ServiceTest, BadInputsGetPreciseErrorsAndTheServerKeepsServing) {
+  Server server({"--local-workers=1", "--max-ops=40"});
+  ASSERT_TRUE(server.started());
+  v1::CompileResponse response;
+
+  v1::CompileRequest garbage;
+  garbage.set_onnx_model("this is not an onnx model");
+  grpc::Status status = server.Compile(garbage, response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+
+  v1::CompileRequest cyclic;
+  v1::Graph* graph = cyclic.mutable_graph();
+  for (const char* name : {"x", "p", "q"}) {
+    v1::Tensor* t = graph->add_tensors();
+    t->set_name(name);
+    t->set_size_bytes(4);
+  }
+  graph->add_inputs("x");
+  v1::Op* a = graph->add_ops();
+  a->set_name("op_a");
+  a->set_type("Add");
+  a->add_inputs("x");
+  a->add_inputs("q");
+  a->add_outputs("p");
+  v1::Op* b = graph->add_ops();
+  b->set_name("op_b");
+  b->set_type("Relu");
+  b->add_inputs("p");
+  b->add_outputs("q");
+  graph->add_outputs("q");
+  status = server.Compile(cyclic, response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("op_"));
+  EXPECT_THAT(status.error_message(), HasSubstr("cycle"));
+
+  v1::CompileRequest big;
+  *big.mutable_graph() = WideGraph(25);  // 52 ops > 40
+  status = server.Compile(big, response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(status.error_message(), HasSubstr("40"));
+
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(
+      ReadFile(std::string(ORDO_EXAMPLE_MODELS_DIR) + "/small_resnet.onnx")));
+  auto* dim = model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()
+                  ->mutable_shape()->mutable_dim(0);
+  dim->set_dim_param("batch");
+  v1::CompileRequest dynamic;
+  dynamic.set_onnx_model(model.SerializeAsString());
+  status = server.Compile(dynamic, response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("batch"));
+
+  v1::CompileRequest unknown = OnnxRequest(
+      std::string(ORDO_EXAMPLE_MODELS_DIR) + "/tiny_cell.onnx", absl::Seconds(1));
+  unknown.mutable_options()->set_scheduler("no-such-scheduler");
+  status = server.Compile(unknown, response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("no-such-scheduler"));
+
+  // Still serving.
+  v1::CompileResponse ok;
+  ASSERT_TRUE(server.Compile(OnnxRequest(std::string(ORDO_EXAMPLE_MODELS_DIR) + "/tiny_cell.onnx",
+                                         absl::Seconds(1)),
+                             ok)
+                  .ok());
+  ExpectValidSchedule(ok);
+  EXPECT_EQ(server.Health(""), 1);
+}
+
+std::vector<pid_t> ChildrenOf(pid_t parent) {
+  std::vector<pid_t> children;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    pid_t pid = 0;
+    if (!absl::SimpleAtoi(entry.path().filename().string(), &pid)) continue;
+    const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
+    const size_t close_paren = stat.rfind(')');
+    if (close_paren == std::string::npos) continue;
+    std::vector<std::string> fields = absl::StrSplit(stat.substr(close_paren + 2), ' ');
+    pid_t ppid = 0;
+    if (fields.size() > 1 && absl::SimpleAtoi(fields[1], &ppid) && ppid == parent &&
+        fields[0] != "Z") {
+      children.push_back(pid);
+    }
+  }
+  return children;
+}
+
+TEST(ServiceTest, SurvivesWorkersKilledMidRequestAndRestartsThem) {
+  Server server({"--local-workers=2"});
+  ASSERT_TRUE(server.started());
+  ASSERT_TRUE(PollUntil([&] { return ChildrenOf(server.pid()).size() == 2; }, absl::Seconds(10)));
+  const std::vector<pid_t> workers = ChildrenOf(server.pid());
+
+  v1::CompileRequest request;
+  *request.mutable_graph() = WideGraph(14);
+  request.mutable_options()->set_scheduler("dp");
+  request.mutable_options()->mutable_time_limit()->set_seconds(2);
+  auto pending = std::async(std::launch::async, [&] {
+    v1::CompileResponse response;
+    grpc::Status status = server.Compile(request, response);
+    return std::make_pair(status, response);
+  });
+  // Mid-request: the compile is in flight (its part is on a worker).
+  ASSERT_TRUE(PollUntil(
+      [&] { return MetricValue(server.Metrics(), "ordo_inflight_requests", "") >= 1; },
+      absl::Seconds(5)));
+  for (pid_t pid : workers) kill(pid, SIGKILL);
+
+  auto [status, response] = pending.get();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ExpectValidSchedule(response);
+  EXPECT_EQ(response.ops(), 30);
+
+  // Both slots come back on new processes.
+  EXPECT_TRUE(PollUntil(
+      [&] {
+        v1::GetInfoResponse info = server.Info();
+        int healthy = 0, restarts = 0;
+        for (const auto& worker : info.workers()) {
+          healthy += worker.healthy();
+          restarts += worker.restarts();
+        }
+        return healthy == 2 && restarts >= 2;
+      },
+      absl::Seconds(10)));
+  v1::CompileResponse again;
+  EXPECT_TRUE(server.Compile(OnnxRequest(std::string(ORDO_EXAMPLE_MODELS_DIR) + "/tiny_cell.onnx",
+                                         absl::Seconds(1)),
+                             again)
+                  .ok());
+}
+
+TEST(ServiceTest, HealthReflectionMetricsAndGracefulShutdown) {
+  Server server({"--local-workers=0"});
+  ASSERT_TRUE(server.started());
+  EXPECT_EQ(server.Health(""), 1);
+  EXPECT_EQ(server.Health("ordo.v1.Compiler"), 1);
+
+  // What `grpcurl -plaintext HOST list` asks.
+  {
+    auto reflection = grpc::reflection::v1alpha::ServerReflection::NewStub(server.channel());
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    auto stream = reflection->ServerReflectionInfo(&context);
+    grpc::reflection::v1alpha::ServerReflectionRequest list;
+    list.set_list_services("");
+    ASSERT_TRUE(stream->Write(list));
+    stream->WritesDone();
+    grpc::reflection::v1alpha::ServerReflectionResponse answer;
+    ASSERT_TRUE(stream->Read(&answer));
+    std::vector<std::string> services;
+    for (const auto& service : answer.list_services_response().service()) {
+      services.push_back(service.name());
+    }
+    EXPECT_THAT(services, ::testing::IsSupersetOf({"ordo.v1.Compiler", "grpc.health.v1.Health"}));
+    while (stream->Read(&answer)) {
+    }
+    EXPECT_TRUE(stream->Finish().ok());
+  }
+  v1::CompileResponse response;
+  ASSERT_TRUE(server.Compile(OnnxRequest(std::string(ORDO_EXAMPLE_MODELS_DIR) + "/tiny_cell.onnx",
+                                         absl::Seconds(1)),
+                             response)
+                  .ok());
+  const std::string metrics = server.Metrics();
+  EXPECT_GE(MetricValue(metrics, "ordo_requests_total", "code=\"OK\",method=\"Compile\""), 1);
+  EXPECT_THAT(metrics, HasSubstr("ordo_request_duration_seconds_bucket"));
+  EXPECT_THAT(metrics, HasSubstr("ordo_cache_lookups_total"));
+  if (system("command -v promtool >/dev/null 2>&1") != 0) {
+    std::printf("skipping promtool check: promtool not installed\n");
+  } else {
+    const std::string path = ::testing::TempDir() + "/ordo_metrics.txt";
+    std::ofstream(path) << metrics;
+    EXPECT_EQ(system(("promtool check metrics < " + path + " >/dev/null").c_str()), 0)
+        << metrics;
+  }
+  // gRPC 1.51 lets idle client connections hold Shutdown until its grace
+  // deadline; a client that is done closes them.
+  server.CloseClients();
+  const int wait_status = server.Stop(SIGTERM);
+  EXPECT_TRUE(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) << wait_status;
+}
+
+TEST(ServiceTest, RedisCacheIsSharedAcrossFrontsAndItsOutageIsSurvived) {
+  if (system("command -v redis-server >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "redis-server not installed";
+  }
+  const int redis_port = FreePort();
+  Process redis({"/usr/bin/redis-server", "--port", std::to_string(redis_port), "--save", "",
+                 "--appendonly", "no", "--bind", "127.0.0.1", "--loglevel", "warning"});
+  ASSERT_TRUE(PollUntil(
+      [&] {
+        const int fd = socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons(redis_port);
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+        close(fd);
+        return ok;
+      },
+      absl::Seconds(10)));
+  const std::string flag = absl::StrCat("--redis=redis://127.0.0.1:", redis_port);
+  const v1::CompileRequest request = OnnxRequest(
+      std::string(ORDO_EXAMPLE_MODELS_DIR) + "/small_resnet.onnx", absl::Seconds(2));
+  int32_t parts = 0;
+  {
+    Server first({"--local-workers=0", flag});
+    ASSERT_TRUE(first.started());
+    v1::CompileResponse response;
+    ASSERT_TRUE(first.Compile(request, response).ok());
+    EXPECT_EQ(response.stats().cache_hits(), 0);
+    EXPECT_EQ(response.stats().cache_errors(), 0);
+    parts = response.stats().parts();
+  }
+  Server second({"--local-workers=0", flag});
+  ASSERT_TRUE(second.started());
+  v1::CompileResponse hit;
+  ASSERT_TRUE(second.Compile(request, hit).ok());
+  EXPECT_EQ(hit.stats().cache_hits(), parts);
+  EXPECT_EQ(second.Info().cache(), "redis");
+
+  redis.Stop(SIGKILL);
+  v1::CompileResponse without;
+  ASSERT_TRUE(second.Compile(request, without).ok());
+  ExpectValidSchedule(without);
+  EXPECT_EQ(without.peak_bytes(), hit.peak_bytes());
+  EXPECT_GT(without.stats().cache_errors(), 0);
+  EXPECT_GT(MetricValue(second.Metrics(), "ordo_cache_lookups_total", "result=\"error\""), 0);
+}
+
+}  // namespace
+}  // namespace ordo

@@ -1,0 +1,58 @@
+// ordo-worker: serves the internal Worker service (one part per call).
+// Prints `listening on HOST:PORT` on stdout once it serves, so a parent that
+// passed port 0 learns the port.
+
+#include <cstdio>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "rpc/flag_names.h"
+#include "rpc/log.h"
+#include "rpc/termination_signals.h"
+#include "workers/worker_server.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:0", "host:port to serve on; port 0 picks one");
+ABSL_FLAG(int, threads, 1, "parts scheduled at once");
+ABSL_FLAG(int, metrics_port, 0, "port of /metrics on 127.0.0.1; 0 = off");
+ABSL_FLAG(std::string, log_level, "info", "debug|info|warning|error");
+
+int main(int argc, char** argv) {
+  ordo::rpc::BlockTerminationSignals();
+  absl::SetProgramUsageMessage("ordo-worker [--listen HOST:PORT] [--threads N]");
+  std::vector<std::string> args = ordo::rpc::DashedFlagsToUnderscores(argc, argv);
+  std::vector<char*> arg_pointers;
+  for (std::string& arg : args) arg_pointers.push_back(arg.data());
+  absl::ParseCommandLine(static_cast<int>(arg_pointers.size()), arg_pointers.data());
+  ordo::rpc::LogLevel level;
+  if (!ordo::rpc::ParseLogLevel(absl::GetFlag(FLAGS_log_level), &level)) {
+    std::fprintf(stderr, "ordo-worker: unknown --log_level\n");
+    return 2;
+  }
+  ordo::rpc::SetLogLevel(level);
+
+  ordo::worker::WorkerServer::Options options;
+  options.listen = absl::GetFlag(FLAGS_listen);
+  options.threads = std::max(1, absl::GetFlag(FLAGS_threads));
+  if (absl::GetFlag(FLAGS_metrics_port) > 0) {
+    options.metrics_listen = absl::StrCat("127.0.0.1:", absl::GetFlag(FLAGS_metrics_port));
+  }
+  absl::StatusOr<std::unique_ptr<ordo::worker::WorkerServer>> server =
+      ordo::worker::WorkerServer::Start(options);
+  if (!server.ok()) {
+    std::fprintf(stderr, "ordo-worker: %s\n", server.status().ToString().c_str());
+    return 1;
+  }
+  const std::string host = options.listen.substr(0, options.listen.rfind(':'));
+  std::printf("listening on %s:%d\n", host.c_str(), (*server)->port());
+  std::fflush(stdout);
+  ordo::rpc::Log(ordo::rpc::LogLevel::kInfo, "",
+                 absl::StrCat("ordo-worker serving on port ", (*server)->port()));
+  const int signal_number = ordo::rpc::WaitForTerminationSignal();
+  ordo::rpc::Log(ordo::rpc::LogLevel::kInfo, "",
+                 absl::StrCat("signal ", signal_number, ": shutting down"));
+  (*server)->Shutdown();
+  return 0;
+}

@@ -1,0 +1,56 @@
+#include "workers/worker_server.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_builder.h"
+
+namespace ordo::worker {
+
+absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(Options options) {
+  std::unique_ptr<WorkerServer> server(new WorkerServer());
+  if (!options.metrics_listen.empty()) {
+    absl::StatusOr<std::unique_ptr<rpc::MetricsEndpoint>> metrics =
+        rpc::MetricsEndpoint::Start(options.metrics_listen, server->metrics_registry_.registry());
+    if (!metrics.ok()) return metrics.status();
+    server->metrics_ = *std::move(metrics);
+  }
+  server->queue_ = std::make_unique<rpc::WorkQueue>(options.threads);
+  server->service_ = std::make_unique<WorkerService>(
+      options.service, rpc::CallEnvironment{server->queue_.get(), &server->metrics_registry_});
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &server->port_);
+  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder.SetMaxSendMessageSize(options.max_message_bytes);
+  builder.RegisterService(server->service_.get());
+  server->server_ = builder.BuildAndStart();
+  if (server->server_ == nullptr || server->port_ == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
+  }
+  server->server_->GetHealthCheckService()->SetServingStatus(true);
+  server->metrics_registry_.workers_healthy().Set(1);
+  return server;
+}
+
+void WorkerServer::Shutdown() {
+  if (server_ == nullptr) return;
+  server_->GetHealthCheckService()->SetServingStatus(false);
+  // Running tasks get a moment to finish, then are cancelled (their
+  // schedulers see the flag and return).
+  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  server_->Wait();
+  server_.reset();
+}
+
+WorkerServer::~WorkerServer() {
+  Shutdown();
+  queue_.reset();  // joins after the server stopped handing out work
+}
+
+}  // namespace ordo::worker
