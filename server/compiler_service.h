@@ -8,6 +8,7 @@
 #include "absl/time/time.h"
 #include "core/cache/part_runner.h"
 #include "core/cache/schedule_cache.h"
+#include "core/compile/compile.h"
 #include "core/util/clock.h"
 #include "ordo/v1/compiler_service.grpc.pb.h"
 #include "rpc/service_call.h"
@@ -67,6 +68,7 @@ class CompilerService final : public v1::Compiler::CallbackService {
                           const std::function<void(const v1::CompileProgress&)>& on_progress);
 
  private:
+  void RecordCacheMetrics(const CompileResult& result) const;
   absl::Status RunEstimate(const v1::EstimateRequest& request, v1::EstimateResponse& response);
   void FillInfo(v1::GetInfoResponse& response) const;
 

@@ -11,6 +11,7 @@
 #include "client/cli/byte_size.h"
 #include "client/cli/files.h"
 #include "client/cli/report.h"
+#include "client/lib/ordo_client.h"
 #include "core/compile/compile.h"
 #include "core/compile/import_model.h"
 #include "core/graph/dtype.h"
@@ -18,6 +19,7 @@
 #include "core/onnx/onnx_import.h"
 #include "core/schedule/scheduler_registry.h"
 #include "core/util/status_macros.h"
+#include "rpc/compile_proto.h"
 
 namespace ordo::cli {
 namespace {
@@ -28,11 +30,15 @@ constexpr char kUsage[] =
     "               [--time-limit 10s] [--alignment N] [--no-inplace] [--count-weights]\n"
     "               [--activation-dtype int8|float16|...] [--json] [--emit-onnx OUT.onnx]\n"
     "               [--arena tflite|tflm|greedy-by-size|greedy-by-breadth|best]\n"
-    "               [--on-chip BYTES] [--out-dir DIR]\n"
+    "               [--on-chip BYTES] [--out-dir DIR] [--server HOST:PORT]\n"
+    "  ordo estimate MODEL [--memory-limit BYTES] [--server HOST:PORT] [--json] ...\n"
     "  ordo inspect MODEL [--json]\n"
+    "  ordo health --server HOST:PORT [--service NAME]\n"
     "  ordo schedulers\n"
+    "With --server, the work is done by ordo-server (same flags, same output).\n"
     "MODEL is .onnx, or ordo.v1.Graph as .json (protobuf JSON) or .pb (binary).\n"
-    "Exit codes: 0 ok, 2 bad input, 1 internal error.\n";
+    "Exit codes: 0 ok, 2 bad input, 1 internal error (or server unreachable);\n"
+    "ordo health: 0 serving, 1 not serving or unreachable.\n";
 
 int ExitCodeFor(const absl::Status& status) {
   switch (status.code()) {
@@ -52,10 +58,20 @@ int Fail(const absl::Status& status, std::ostream& err) {
   return ExitCodeFor(status);
 }
 
+// A failed call names the server; codes keep their meaning (the server
+// says INVALID_ARGUMENT for a bad model, so exit code 2 as in local mode).
+absl::Status ServerError(const std::string& server, const absl::Status& status) {
+  if (absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status)) {
+    return absl::Status(status.code(),
+                        absl::StrCat("server ", server, ": ", status.message()));
+  }
+  return status;
+}
+
 const ArgSpec& CompileSpec() {
   static const ArgSpec kSpec{
       {"scheduler", "memory-limit", "time-limit", "alignment", "activation-dtype",
-       "emit-onnx", "max-ops", "arena", "on-chip", "out-dir"},
+       "emit-onnx", "max-ops", "arena", "on-chip", "out-dir", "server"},
       {"no-inplace", "count-weights", "json"}};
   return kSpec;
 }
@@ -181,6 +197,29 @@ absl::Status WriteReportFiles(const std::string& dir, const std::string& model_p
   return absl::OkStatus();
 }
 
+// The client's deadline: the server's search budget plus room for import,
+// layout and the network.
+client::OrdoClient::Options ClientOptions(const CompileOptions& options) {
+  client::OrdoClient::Options client_options;
+  client_options.timeout = options.time_limit + absl::Seconds(60);
+  return client_options;
+}
+
+// Remote mode: the server compiles; the result comes back as a
+// CompileResult for the local copy of the model (re-simulated here, so a
+// wrong answer cannot pass). --emit-onnx then reorders the local copy.
+absl::StatusOr<CompileResult> CompileRemotely(const std::string& server, const LoadedModel& model,
+                                              const CompileOptions& options) {
+  v1::CompileRequest request;
+  ORDO_RETURN_IF_ERROR(
+      client::SetRequestModel(model.bytes, ModelFormatFromPath(model.path), request));
+  rpc::CompileOptionsToProto(options, *request.mutable_options(), *request.mutable_device());
+  const client::OrdoClient client(server, ClientOptions(options));
+  absl::StatusOr<v1::CompileResponse> response = client.Compile(request);
+  if (!response.ok()) return ServerError(server, response.status());
+  return rpc::CompileResultFromProto(model.graph, options, *response);
+}
+
 int RunCompile(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   absl::StatusOr<Args> args = ParseArgs(argv, CompileSpec());
   if (!args.ok()) return Fail(args.status(), err);
@@ -188,10 +227,17 @@ int RunCompile(const std::vector<std::string>& argv, std::ostream& out, std::ost
   if (!options.ok()) return Fail(options.status(), err);
   absl::StatusOr<LoadedModel> model = LoadModel(*args);
   if (!model.ok()) return Fail(model.status(), err);
+  const std::optional<std::string> emit = args->Value("emit-onnx");
+  if (emit && ModelFormatFromPath(model->path) != ModelFormat::kOnnx) {
+    return Fail(absl::InvalidArgumentError("--emit-onnx needs an ONNX input model"), err);
+  }
   RealClock clock;
-  absl::StatusOr<CompileResult> result = Compile(model->graph, *options, clock);
+  const std::optional<std::string> server = args->Value("server");
+  absl::StatusOr<CompileResult> result = server
+                                             ? CompileRemotely(*server, *model, *options)
+                                             : Compile(model->graph, *options, clock);
   if (!result.ok()) return Fail(result.status(), err);
-  if (auto emit = args->Value("emit-onnx")) {
+  if (emit) {
     if (absl::Status status = EmitOnnx(*model, *result, *emit); !status.ok()) {
       return Fail(status, err);
     }
@@ -208,6 +254,67 @@ int RunCompile(const std::vector<std::string>& argv, std::ostream& out, std::ost
     out << CompileReportText(model->path, model->graph, *options, *result);
   }
   return kExitOk;
+}
+
+int RunEstimate(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<Args> args = ParseArgs(
+      argv, {{"memory-limit", "activation-dtype", "max-ops", "server", "scheduler"},
+             {"no-inplace", "count-weights", "json"}});
+  if (!args.ok()) return Fail(args.status(), err);
+  absl::StatusOr<CompileOptions> options = CompileOptionsFromArgs(*args);
+  if (!options.ok()) return Fail(options.status(), err);
+  absl::StatusOr<LoadedModel> model = LoadModel(*args);
+  if (!model.ok()) return Fail(model.status(), err);
+  absl::StatusOr<EstimateResult> estimate;
+  if (auto server = args->Value("server")) {
+    v1::EstimateRequest request;
+    if (absl::Status status = client::SetRequestModel(
+            model->bytes, ModelFormatFromPath(model->path), request);
+        !status.ok()) {
+      return Fail(status, err);
+    }
+    rpc::CompileOptionsToProto(*options, *request.mutable_options(), *request.mutable_device());
+    absl::StatusOr<v1::EstimateResponse> response =
+        client::OrdoClient(*server, ClientOptions(*options)).Estimate(request);
+    if (!response.ok()) return Fail(ServerError(*server, response.status()), err);
+    estimate = rpc::EstimateResultFromProto(*response);
+  } else {
+    estimate = Estimate(model->graph, *options, nullptr);
+  }
+  if (!estimate.ok()) return Fail(estimate.status(), err);
+  if (args->Has("json")) {
+    out << EstimateJson(model->path, *options, *estimate).dump(2) << "\n";
+  } else {
+    out << EstimateText(model->path, *options, *estimate);
+  }
+  return kExitOk;
+}
+
+// Exit 0 when the server's health service answers SERVING (what container
+// health checks and probes need), 1 otherwise.
+int RunHealth(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<Args> args = ParseArgs(argv, {{"server", "service", "timeout"}, {}});
+  if (!args.ok()) return Fail(args.status(), err);
+  const std::optional<std::string> server = args->Value("server");
+  if (!server || !args->positionals.empty()) {
+    return Fail(absl::InvalidArgumentError("usage: ordo health --server HOST:PORT"), err);
+  }
+  client::OrdoClient::Options options;
+  options.timeout = absl::Seconds(5);
+  if (auto timeout = args->Value("timeout")) {
+    absl::StatusOr<absl::Duration> parsed = ParseTimeLimit(*timeout);
+    if (!parsed.ok()) return Fail(parsed.status(), err);
+    options.timeout = *parsed;
+  }
+  options.retry = false;
+  const std::string service = args->Value("service").value_or("");
+  absl::StatusOr<bool> serving = client::OrdoClient(*server, options).Serving(service);
+  if (!serving.ok()) {
+    err << "ordo: " << *server << ": " << serving.status().message() << "\n";
+    return kExitInternal;
+  }
+  out << (*serving ? "SERVING" : "NOT_SERVING") << "\n";
+  return *serving ? kExitOk : kExitInternal;
 }
 
 int RunInspect(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
@@ -245,6 +352,8 @@ int RunOrdo(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (args[0] == "compile") return RunCompile(rest, out, err);
   if (args[0] == "inspect") return RunInspect(rest, out, err);
+  if (args[0] == "estimate") return RunEstimate(rest, out, err);
+  if (args[0] == "health") return RunHealth(rest, out, err);
   if (args[0] == "schedulers") return RunSchedulers(out);
   err << "ordo: unknown command \"" << args[0] << "\"\n" << kUsage;
   return kExitBadInput;

@@ -1,5 +1,6 @@
 #include "client/cli/report.h"
 
+#include <algorithm>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -68,6 +69,20 @@ nlohmann::ordered_json ArenaBaselinesJson(const CompileResult& result) {
   return json;
 }
 
+// What the service's cache and workers did; null in local mode.
+nlohmann::ordered_json ServiceJson(const CompileResult& result) {
+  if (!result.part_stats) return nullptr;
+  const PartScheduleStats& stats = *result.part_stats;
+  return {{"parts", stats.parts},
+          {"cache_hits", stats.cache_hits},
+          {"cache_misses", stats.cache_misses},
+          {"cache_errors", stats.cache_errors},
+          {"workers_used", stats.runners_used},
+          {"task_retries", stats.task_retries},
+          {"fallback_parts", stats.fallback_parts},
+          {"deduplicated_parts", stats.deduplicated_parts}};
+}
+
 }  // namespace
 
 nlohmann::ordered_json ArenaJson(const Graph& graph, const CompileResult& result) {
@@ -126,6 +141,7 @@ nlohmann::ordered_json CompileReportJson(const std::string& model_path, const Gr
   json["stats"] = {{"states_expanded", result.stats.states_expanded},
                    {"states_stored", result.stats.states_stored},
                    {"schedule_time_ms", Milliseconds(result.stats.time)}};
+  json["service"] = ServiceJson(result);
   json["time_ms"] = Milliseconds(result.time);
   return json;
 }
@@ -170,7 +186,64 @@ std::string CompileReportText(const std::string& model_path, const Graph& graph,
                                           FormatBytes(result.model_order_traffic->total_bytes)));
   }
   if (!result.parts.empty()) out += Row("parts", absl::StrCat(result.parts.size()));
+  if (result.part_stats) {
+    const PartScheduleStats& stats = *result.part_stats;
+    out += Row("service", absl::StrCat(stats.parts, " parts: ", stats.cache_hits, " cached, ",
+                                       stats.cache_misses, " scheduled on ", stats.runners_used,
+                                       " worker(s)"));
+  }
   out += Row("time", absl::StrFormat("%.1f ms", Milliseconds(result.time)));
+  return out;
+}
+
+nlohmann::ordered_json EstimateJson(const std::string& model_path,
+                                    const CompileOptions& options,
+                                    const EstimateResult& estimate) {
+  nlohmann::ordered_json json = {
+      {"model", model_path},
+      {"ops", estimate.ops},
+      {"model_order_peak_bytes", estimate.model_order_peak_bytes},
+      {"greedy_peak_bytes", estimate.greedy_peak_bytes},
+      {"lower_bound_bytes", estimate.lower_bound_bytes},
+      {"cached_peak_bytes", estimate.cached.peak_bytes
+                                ? nlohmann::ordered_json(*estimate.cached.peak_bytes)
+                                : nlohmann::ordered_json(nullptr)},
+      {"parts", estimate.cached.parts},
+      {"cached_parts", estimate.cached.cached_parts},
+      {"memory_limit_bytes", options.memory_limit_bytes}};
+  // Fits for sure when some known order fits; surely not when the bound
+  // does not; otherwise only a compile can tell.
+  const int64_t best_known = std::min(
+      estimate.greedy_peak_bytes,
+      estimate.cached.peak_bytes.value_or(estimate.greedy_peak_bytes));
+  if (options.memory_limit_bytes == 0) {
+    json["fits"] = nullptr;
+  } else if (best_known <= options.memory_limit_bytes) {
+    json["fits"] = "yes";
+  } else if (estimate.lower_bound_bytes > options.memory_limit_bytes) {
+    json["fits"] = "no";
+  } else {
+    json["fits"] = "unknown";
+  }
+  return json;
+}
+
+std::string EstimateText(const std::string& model_path, const CompileOptions& options,
+                         const EstimateResult& estimate) {
+  nlohmann::ordered_json json = EstimateJson(model_path, options, estimate);
+  std::string out;
+  out += Row("model", model_path);
+  out += Row("ops", absl::StrCat(estimate.ops));
+  out += Row("model order", FormatBytes(estimate.model_order_peak_bytes));
+  out += Row("greedy", FormatBytes(estimate.greedy_peak_bytes));
+  out += Row("lower bound", FormatBytes(estimate.lower_bound_bytes));
+  if (estimate.cached.parts > 0) {
+    out += Row("cached", estimate.cached.peak_bytes
+                             ? FormatBytes(*estimate.cached.peak_bytes)
+                             : absl::StrCat(estimate.cached.cached_parts, " of ",
+                                            estimate.cached.parts, " parts cached"));
+  }
+  if (!json["fits"].is_null()) out += Row("fits", json["fits"].get<std::string>());
   return out;
 }
 

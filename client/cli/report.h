@@ -21,6 +21,14 @@ nlohmann::ordered_json ArenaJson(const Graph& graph, const CompileResult& result
 std::string CompileReportText(const std::string& model_path, const Graph& graph,
                               const CompileOptions& options, const CompileResult& result);
 
+// `ordo estimate`: the figures that need no search, and whether the model
+// fits the memory limit ("yes", "no" or "unknown"; null without a limit).
+nlohmann::ordered_json EstimateJson(const std::string& model_path,
+                                    const CompileOptions& options,
+                                    const EstimateResult& estimate);
+std::string EstimateText(const std::string& model_path, const CompileOptions& options,
+                         const EstimateResult& estimate);
+
 // `ordo inspect`: what the graph is made of.
 nlohmann::ordered_json InspectJson(const std::string& model_path, const Graph& graph,
                                    const MemoryModel& model);

@@ -152,28 +152,81 @@ absl::Status EstimateModelOrderTraffic(const MemoryModel& model, const CompileOp
   return absl::OkStatus();
 }
 
+void Report(const CompileServices& services, const Clock& clock, absl::Time start,
+            CompileProgress::Stage stage, int32_t parts_total, int32_t parts_done) {
+  if (services.on_progress) {
+    services.on_progress({stage, parts_total, parts_done, clock.Now() - start});
+  }
+}
+
+// Schedule stage: the scheduler on the whole model in this thread, or, with
+// a runner, part by part through the cache and the runner.
+absl::StatusOr<ScheduleResult> ScheduleModel(const MemoryModel& model,
+                                             const CompileOptions& options,
+                                             const CompileServices& services,
+                                             const ScheduleLimits& limits, const Scheduler& scheduler,
+                                             const Clock& clock, absl::Time start,
+                                             CompileResult& result) {
+  if (services.runner == nullptr) {
+    ORDO_ASSIGN_OR_RETURN(ScheduleResult scheduled, scheduler.Schedule(model, limits));
+    Report(services, clock, start, CompileProgress::Stage::kScheduled, 1, 1);
+    return scheduled;
+  }
+  PartScheduleOptions part_options;
+  part_options.scheduler = options.scheduler;
+  part_options.time_limit = std::max(limits.deadline - clock.Now(), absl::ZeroDuration());
+  part_options.request_id = services.request_id;
+  // ScheduleByParts reports twice: after the cache lookups, then after the
+  // runs (even when the lookups left nothing to run).
+  bool looked_up = false;
+  part_options.on_progress = [&](int32_t parts, int32_t done) {
+    Report(services, clock, start,
+           looked_up ? CompileProgress::Stage::kScheduled : CompileProgress::Stage::kPartitioned,
+           parts, done);
+    looked_up = true;
+  };
+  ORDO_ASSIGN_OR_RETURN(PartScheduleResult scheduled,
+                        ScheduleByParts(model, part_options, limits, *services.runner,
+                                        services.cache));
+  result.part_stats = scheduled.stats;
+  result.part_cached = std::move(scheduled.part_cached);
+  return std::move(scheduled.schedule);
+}
+
 }  // namespace
 
 absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& options,
                                       const Clock& clock) {
+  return Compile(graph, options, CompileServices{}, clock);
+}
+
+absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& options,
+                                      const CompileServices& services, const Clock& clock) {
   const absl::Time start = clock.Now();
   ORDO_RETURN_IF_ERROR(CheckOptions(options));
   SchedulerRegistry registry = BuiltinSchedulers();
   ORDO_ASSIGN_OR_RETURN(std::unique_ptr<Scheduler> scheduler,
                         registry.Create(options.scheduler));
   // Refuse a bad planner name before spending the scheduling time.
-  ORDO_RETURN_IF_ERROR(BuiltinArenaPlanners().Create(options.arena_planner).status());
+  const bool plan_arena = options.arena_planner != kNoArenaPlanner;
+  if (plan_arena) {
+    ORDO_RETURN_IF_ERROR(BuiltinArenaPlanners().Create(options.arena_planner).status());
+  }
   ORDO_ASSIGN_OR_RETURN(MemoryModel model, BuildMemoryModel(graph, options.memory));
+  Report(services, clock, start, CompileProgress::Stage::kImported, 0, 0);
 
   ScheduleLimits limits;
   limits.clock = &clock;
   limits.deadline = start + options.time_limit;
   limits.max_state_bytes = options.max_state_bytes;
+  limits.cancelled = services.cancelled;
 
   CompileResult result;
   ORDO_ASSIGN_OR_RETURN(std::vector<Candidate> baselines,
                         RunBaselines(registry, model, limits, result.baselines));
-  ORDO_ASSIGN_OR_RETURN(ScheduleResult scheduled, scheduler->Schedule(model, limits));
+  ORDO_ASSIGN_OR_RETURN(
+      ScheduleResult scheduled,
+      ScheduleModel(model, options, services, limits, *scheduler, clock, start, result));
   Candidate chosen{std::move(scheduled.order), scheduled.algorithm, scheduled.peak_bytes};
   ORDO_ASSIGN_OR_RETURN(result.simulation, Verify(model, chosen));
   ORDO_ASSIGN_OR_RETURN(result.model_order_simulation, Verify(model, baselines.front()));
@@ -186,13 +239,46 @@ absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& 
   result.stats = scheduled.stats;
   result.parts = std::move(scheduled.parts);
 
-  ORDO_RETURN_IF_ERROR(
-      ChooseLayout(model, options, limits.deadline, clock, baselines, result));
-  ORDO_RETURN_IF_ERROR(CompareArenas(model, options, limits.deadline, clock, result));
+  if (plan_arena) {
+    ORDO_RETURN_IF_ERROR(
+        ChooseLayout(model, options, limits.deadline, clock, baselines, result));
+    ORDO_RETURN_IF_ERROR(CompareArenas(model, options, limits.deadline, clock, result));
+  } else if (options.on_chip_bytes > 0) {
+    ORDO_ASSIGN_OR_RETURN(result.traffic,
+                          EstimateTraffic(model, result.schedule,
+                                          {options.on_chip_bytes, options.record_residency}));
+  }
   ORDO_RETURN_IF_ERROR(
       EstimateModelOrderTraffic(model, options, baselines.front().order, result));
   result.time = clock.Now() - start;
+  Report(services, clock, start, CompileProgress::Stage::kFinished,
+         result.part_stats ? result.part_stats->parts : 1,
+         result.part_stats ? result.part_stats->parts : 1);
   return result;
+}
+
+absl::StatusOr<EstimateResult> Estimate(const Graph& graph, const CompileOptions& options,
+                                        ScheduleCache* cache) {
+  ORDO_RETURN_IF_ERROR(CheckOptions(options));
+  ORDO_ASSIGN_OR_RETURN(MemoryModel model, BuildMemoryModel(graph, options.memory));
+  const SchedulerRegistry registry = BuiltinSchedulers();
+  EstimateResult estimate;
+  estimate.ops = graph.num_ops();
+  estimate.lower_bound_bytes = MemoryLowerBound(model);
+  for (const auto& [name, peak] :
+       {std::pair{"model", &estimate.model_order_peak_bytes},
+        std::pair{"greedy", &estimate.greedy_peak_bytes}}) {
+    ORDO_ASSIGN_OR_RETURN(auto scheduler, registry.Create(name));
+    ORDO_ASSIGN_OR_RETURN(ScheduleResult result, scheduler->Schedule(model, ScheduleLimits{}));
+    *peak = result.peak_bytes;
+  }
+  if (cache != nullptr) {
+    PartScheduleOptions part_options;
+    part_options.scheduler = options.scheduler;
+    part_options.time_limit = absl::ZeroDuration();  // any entry that verifies
+    estimate.cached = LookupCachedPeak(model, part_options, *cache);
+  }
+  return estimate;
 }
 
 }  // namespace ordo

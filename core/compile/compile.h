@@ -1,7 +1,9 @@
 #ifndef ORDO_CORE_COMPILE_COMPILE_H_
 #define ORDO_CORE_COMPILE_COMPILE_H_
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,6 +11,9 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "core/arena/arena_plan.h"
+#include "core/cache/cached_part_scheduler.h"
+#include "core/cache/part_runner.h"
+#include "core/cache/schedule_cache.h"
 #include "core/graph/graph.h"
 #include "core/memory/memory_model.h"
 #include "core/memory/simulator.h"
@@ -17,6 +22,9 @@
 #include "core/util/clock.h"
 
 namespace ordo {
+
+// CompileOptions::arena_planner that skips arena planning.
+inline constexpr char kNoArenaPlanner[] = "none";
 
 // What a compile may do and under which memory rules.
 struct CompileOptions {
@@ -30,7 +38,7 @@ struct CompileOptions {
   int64_t memory_limit_bytes = 0;
   // Arena alignment in bytes (spec: Arena layout).
   int64_t alignment = 64;
-  // A name from BuiltinArenaPlanners().
+  // A name from BuiltinArenaPlanners(), or kNoArenaPlanner to skip layout.
   std::string arena_planner = "best";
   // On-chip memory for the off-chip traffic estimate; 0 skips the estimate.
   int64_t on_chip_bytes = 0;
@@ -38,6 +46,34 @@ struct CompileOptions {
   bool record_residency = false;
   // Memory the scheduler's search may use.
   int64_t max_state_bytes = int64_t{1} << 30;
+};
+
+// How far a compile has got, for streaming progress.
+struct CompileProgress {
+  enum class Stage { kImported, kPartitioned, kScheduled, kFinished };
+  Stage stage = Stage::kImported;
+  // Parts of the model (0 before partitioning) and parts with a schedule.
+  int32_t parts_total = 0;
+  int32_t parts_done = 0;
+  absl::Duration elapsed = absl::ZeroDuration();
+};
+
+// Where a compile schedules and caches parts (STYLE: the small interfaces
+// of the one compile path). The CLI passes none: the scheduler runs in this
+// thread on the whole model. The server passes its workers and its cache:
+// the model is split at hourglass cuts and every part goes through the
+// cache and the runner (ScheduleByParts). All pointers may be null and must
+// outlive the call.
+struct CompileServices {
+  PartRunner* runner = nullptr;
+  // Only used with a runner.
+  ScheduleCache* cache = nullptr;
+  // Set by the caller to stop the search; the best schedule so far is kept.
+  const std::atomic<bool>* cancelled = nullptr;
+  // Called from the compiling thread after each stage.
+  std::function<void(const CompileProgress&)> on_progress;
+  // Passed to the runner's tasks, for logs.
+  std::string request_id;
 };
 
 // A baseline order's peak, reported beside the chosen schedule.
@@ -75,6 +111,10 @@ struct CompileResult {
   // CompileOptions::on_chip_bytes > 0.
   std::optional<TrafficResult> traffic;
   std::optional<TrafficResult> model_order_traffic;
+  // With a runner: what the cache and the workers did, and per part whether
+  // its schedule came from the cache.
+  std::optional<PartScheduleStats> part_stats;
+  std::vector<bool> part_cached;
   absl::Duration time = absl::ZeroDuration();
 };
 
@@ -85,7 +125,24 @@ struct CompileResult {
 // for an unknown scheduler or a model the memory model rejects; INTERNAL when
 // a scheduler returns an order the simulator refuses (a bug, never shipped).
 absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& options,
+                                      const CompileServices& services, const Clock& clock);
+// Compile in this thread, with no cache.
+absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& options,
                                       const Clock& clock);
+
+// Figures that need no search, for "does it fit" loops: the model order's
+// and the greedy order's peaks, the spec's lower bound, and the cached peak
+// when `cache` (may be null) has every part of the model for
+// options.scheduler. Linear time plus one lookup per part.
+struct EstimateResult {
+  int32_t ops = 0;
+  int64_t model_order_peak_bytes = 0;
+  int64_t greedy_peak_bytes = 0;
+  int64_t lower_bound_bytes = 0;
+  CachedPeak cached;
+};
+absl::StatusOr<EstimateResult> Estimate(const Graph& graph, const CompileOptions& options,
+                                        ScheduleCache* cache);
 
 }  // namespace ordo
 

@@ -1,0 +1,234 @@
+"""A small Python client of ordo-server's public API (ordo.v1.Compiler).
+
+    from ordo_client import OrdoClient
+    with OrdoClient("localhost:50051", timeout_s=30) as client:
+        response = client.compile("examples/models/tiny_cell.onnx")
+        print(response.peak_bytes, list(response.schedule))
+
+Methods return the generated response messages (CompileResponse,
+EstimateResponse, GetInfoResponse; compile_stream yields CompileProgress
+messages, then the CompileResponse). A failed call raises OrdoError, which
+carries the gRPC status code and the server's message (INVALID_ARGUMENT for a
+bad model names the node or tensor; RESOURCE_EXHAUSTED for limits).
+
+Retry policy (the one every ordo client should use). Channels are created
+with `grpc.enable_retries` and this service config (RETRY_SERVICE_CONFIG):
+
+    {"methodConfig": [{"name": [{"service": "ordo.v1.Compiler"}],
+                       "retryPolicy": {"maxAttempts": 4,
+                                       "initialBackoff": "0.2s",
+                                       "maxBackoff": "2s",
+                                       "backoffMultiplier": 2,
+                                       "retryableStatusCodes": ["UNAVAILABLE"]}}]}
+
+- Only UNAVAILABLE is retried: the server was unreachable, restarting or
+  draining, so nothing was computed and resending is safe. Every Compiler
+  method is a pure function of its request, so a retry never duplicates an
+  effect. INVALID_ARGUMENT (a bad model), RESOURCE_EXHAUSTED (too many
+  compiles at once, a model over the limits) and DEADLINE_EXCEEDED are
+  returned at once: resending would fail the same way or overload the
+  server further.
+- At most 4 attempts; the pause before attempt n+1 is random in
+  [0, min(2 s, 0.2 s * 2^(n-1))] (gRPC's exponential backoff with full
+  jitter), so 4 attempts wait at most 0.2 + 0.4 + 0.8 s.
+- All attempts share the call's one deadline (`timeout_s`): retries never
+  extend it.
+- CompileStream is retried only until the first event arrives; after that
+  a failure is returned (gRPC commits a streaming call on its first
+  response).
+
+The generated stubs (ordo/v1/*_pb2.py, *_pb2_grpc.py) are built by CMake
+(target ordo_python_stubs) into build/client/python; set ORDO_PYTHON_STUBS to
+use another folder. Needs Debian's python3-grpcio and python3-protobuf (run
+with /usr/bin/python3).
+"""
+
+import datetime
+import json
+import os
+import sys
+
+import grpc
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_DEFAULT_STUBS = os.path.join(_HERE, "..", "..", "build", "client", "python")
+STUBS_DIR = os.path.abspath(os.environ.get("ORDO_PYTHON_STUBS") or _DEFAULT_STUBS)
+if STUBS_DIR not in sys.path:
+    sys.path.insert(0, STUBS_DIR)
+try:
+    from google.protobuf import json_format
+    from ordo.v1 import compiler_service_pb2 as pb  # noqa: E402
+    from ordo.v1 import compiler_service_pb2_grpc as pb_grpc  # noqa: E402
+    from ordo.v1 import device_pb2, graph_pb2, schedule_pb2  # noqa: E402
+except ImportError as error:  # The stubs are build outputs, not sources.
+    raise ImportError(
+        f"ordo's Python stubs are not in {STUBS_DIR} ({error}); build them with "
+        "`scripts/build ordo_python_stubs` or set ORDO_PYTHON_STUBS") from error
+
+# The retry policy of the module docstring, as a gRPC service config.
+RETRY_SERVICE_CONFIG = {
+    "methodConfig": [{
+        "name": [{"service": "ordo.v1.Compiler"}],
+        "retryPolicy": {
+            "maxAttempts": 4,
+            "initialBackoff": "0.2s",
+            "maxBackoff": "2s",
+            "backoffMultiplier": 2,
+            "retryableStatusCodes": ["UNAVAILABLE"],
+        },
+    }]
+}
+
+# The server accepts up to 256 MiB by default (--max-message-mb); gRPC's
+# client default of 4 MiB would refuse large models and reordered ONNX.
+_MAX_MESSAGE_BYTES = 256 << 20
+
+
+class OrdoError(Exception):
+    """A failed call: `code` is a grpc.StatusCode, `message` the server's."""
+
+    def __init__(self, code, message):
+        super().__init__(f"{code.name}: {message}")
+        self.code = code
+        self.message = message
+
+
+def _set_model(request, model):
+    """Puts `model` into the request's `model` oneof.
+
+    `model` is ONNX bytes, an ordo.v1.Graph message, or a path: `.json` and
+    `.pb` files hold an ordo.v1.Graph (protobuf JSON / binary), anything
+    else is read as ONNX.
+    """
+    if isinstance(model, graph_pb2.Graph):
+        request.graph.CopyFrom(model)
+    elif isinstance(model, (bytes, bytearray, memoryview)):
+        request.onnx_model = bytes(model)
+    elif isinstance(model, (str, os.PathLike)):
+        path = os.fspath(model)
+        with open(path, "rb") as f:
+            data = f.read()
+        if path.endswith(".json"):
+            json_format.Parse(data, request.graph)
+        elif path.endswith(".pb"):
+            request.graph.ParseFromString(data)
+        else:
+            request.onnx_model = data
+    else:
+        raise TypeError(f"model must be a path, bytes or ordo.v1.Graph, not {type(model)}")
+
+
+def _device(device):
+    """A DeviceSpec from None, a DeviceSpec or a dict of its fields."""
+    if device is None:
+        return device_pb2.DeviceSpec()
+    if isinstance(device, device_pb2.DeviceSpec):
+        return device
+    return json_format.ParseDict(device, device_pb2.DeviceSpec())
+
+
+class OrdoClient:
+    """A connection to one ordo-server.
+
+    `target` is a gRPC target ("host:port", "dns:///name:port"); the channel
+    is insecure (the service runs inside a trusted network). `timeout_s` is
+    the deadline of each call, retries included. `retry=False` turns the
+    retry policy off (tests that want to see UNAVAILABLE at once).
+
+    Thread-safe: gRPC channels and stubs may be shared between threads. Close
+    it (or use it as a context manager) to release the channel.
+    """
+
+    def __init__(self, target, timeout_s=60.0, retry=True):
+        options = [
+            ("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES),
+            ("grpc.max_send_message_length", _MAX_MESSAGE_BYTES),
+            ("grpc.enable_retries", 1 if retry else 0),
+        ]
+        if retry:
+            options.append(("grpc.service_config", json.dumps(RETRY_SERVICE_CONFIG)))
+        self.target = target
+        self.timeout_s = timeout_s
+        self._channel = grpc.insecure_channel(target, options=options)
+        self._stub = pb_grpc.CompilerStub(self._channel)
+
+    def close(self):
+        self._channel.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+    @staticmethod
+    def _request(kind, model, device, scheduler, time_limit_s, arena_planner, inplace,
+                 count_weights, return_reordered_onnx=False):
+        request = kind()
+        _set_model(request, model)
+        request.device.CopyFrom(_device(device))
+        options = request.options
+        options.scheduler = scheduler or ""
+        options.arena_planner = arena_planner or ""
+        if time_limit_s is not None:
+            options.time_limit.FromTimedelta(datetime.timedelta(seconds=time_limit_s))
+        if inplace is not None:
+            options.inplace = inplace
+        options.count_weights = count_weights
+        options.return_reordered_onnx = return_reordered_onnx
+        return request
+
+    def _call(self, method, request):
+        try:
+            return method(request, timeout=self.timeout_s)
+        except grpc.RpcError as error:
+            raise OrdoError(error.code(), error.details()) from None
+
+    def compile(self, model, device=None, scheduler="best", time_limit_s=None,
+                arena_planner="", inplace=None, count_weights=False,
+                return_reordered_onnx=False):
+        """Compiles `model` (path, ONNX bytes or ordo.v1.Graph).
+
+        `device` is a DeviceSpec or a dict of its fields (e.g.
+        {"memory_capacity_bytes": 2 << 20, "on_chip_bytes": 262144}).
+        `time_limit_s` is the search budget (server default 10 s), capped by
+        `timeout_s`. Returns the CompileResponse.
+        """
+        request = self._request(pb.CompileRequest, model, device, scheduler, time_limit_s,
+                                arena_planner, inplace, count_weights, return_reordered_onnx)
+        return self._call(self._stub.Compile, request)
+
+    def compile_stream(self, model, device=None, scheduler="best", time_limit_s=None,
+                       arena_planner="", inplace=None, count_weights=False):
+        """Like compile(); yields CompileProgress messages as stages finish,
+        then the CompileResponse (always last)."""
+        request = self._request(pb.CompileRequest, model, device, scheduler, time_limit_s,
+                                arena_planner, inplace, count_weights)
+        try:
+            for event in self._stub.CompileStream(request, timeout=self.timeout_s):
+                kind = event.WhichOneof("event")
+                if kind == "progress":
+                    yield event.progress
+                elif kind == "result":
+                    yield event.result
+        except grpc.RpcError as error:
+            raise OrdoError(error.code(), error.details()) from None
+
+    def estimate(self, model, device=None, scheduler="best", inplace=None,
+                 count_weights=False):
+        """Fast figures without a search: model-order, greedy and cached
+        peaks, lower bound, parts and cached parts. Returns the
+        EstimateResponse."""
+        request = self._request(pb.EstimateRequest, model, device, scheduler, None, "",
+                                inplace, count_weights)
+        return self._call(self._stub.Estimate, request)
+
+    def info(self):
+        """The server's schedulers, arena planners, limits, workers, cache."""
+        return self._call(self._stub.GetInfo, pb.GetInfoRequest())
+
+
+def status_name(status):
+    """The lower-case name ("optimal", "bounded", "heuristic") of a ScheduleStatus."""
+    name = schedule_pb2.ScheduleStatus.Name(status)
+    return name[len("SCHEDULE_STATUS_"):].lower()

@@ -1,0 +1,117 @@
+#!/usr/bin/python3
+"""Unit tests of ordo_client's retry policy and error mapping.
+
+The server is an in-process Python gRPC server of ordo.v1.Compiler on a free
+loopback port whose GetInfo fails with a scripted sequence of status codes
+and counts the attempts it sees, so the counts are exact (no timing). The
+client against the real ordo-server is tests/python/python_client_test.py.
+"""
+
+import os
+import sys
+import threading
+import unittest
+from concurrent import futures
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import grpc  # noqa: E402
+import ordo_client  # noqa: E402
+from ordo_client import OrdoClient, OrdoError, pb, pb_grpc  # noqa: E402
+
+
+class ScriptedCompiler(pb_grpc.CompilerServicer):
+    """GetInfo fails with `codes` in turn, then answers version "scripted"."""
+
+    def __init__(self, codes):
+        self.codes = list(codes)
+        self.attempts = 0
+        self.lock = threading.Lock()
+
+    def GetInfo(self, request, context):
+        with self.lock:
+            self.attempts += 1
+            code = self.codes.pop(0) if self.codes else None
+        if code is not None:
+            context.abort(code, f"scripted {code.name}")
+        return pb.GetInfoResponse(version="scripted")
+
+
+class RetryPolicyTest(unittest.TestCase):
+
+    def serve(self, codes, retry=True):
+        """(servicer, a client of it); both stop when the test ends."""
+        servicer = ScriptedCompiler(codes)
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+        pb_grpc.add_CompilerServicer_to_server(servicer, server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        server.start()
+        self.addCleanup(server.stop, None)
+        client = OrdoClient(f"127.0.0.1:{port}", timeout_s=20, retry=retry)
+        self.addCleanup(client.close)
+        return servicer, client
+
+    def test_unavailable_is_retried(self):
+        unavailable = grpc.StatusCode.UNAVAILABLE
+        servicer, client = self.serve([unavailable, unavailable])
+        self.assertEqual(client.info().version, "scripted")
+        self.assertEqual(servicer.attempts, 3)
+
+    def test_at_most_four_attempts(self):
+        servicer, client = self.serve([grpc.StatusCode.UNAVAILABLE] * 10)
+        with self.assertRaises(OrdoError) as raised:
+            client.info()
+        self.assertEqual(raised.exception.code, grpc.StatusCode.UNAVAILABLE)
+        self.assertEqual(raised.exception.message, "scripted UNAVAILABLE")
+        self.assertEqual(servicer.attempts, 4)
+
+    def test_other_codes_are_not_retried(self):
+        for code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                     grpc.StatusCode.INTERNAL):
+            servicer, client = self.serve([code])
+            with self.assertRaises(OrdoError) as raised:
+                client.info()
+            self.assertEqual(raised.exception.code, code)
+            self.assertEqual(servicer.attempts, 1)
+
+    def test_retry_can_be_turned_off(self):
+        servicer, client = self.serve([grpc.StatusCode.UNAVAILABLE], retry=False)
+        with self.assertRaises(OrdoError):
+            client.info()
+        self.assertEqual(servicer.attempts, 1)
+
+    def test_policy_is_the_documented_one(self):
+        policy = ordo_client.RETRY_SERVICE_CONFIG["methodConfig"][0]["retryPolicy"]
+        self.assertEqual(policy["maxAttempts"], 4)
+        self.assertEqual(policy["retryableStatusCodes"], ["UNAVAILABLE"])
+        self.assertIn('"maxAttempts": 4', ordo_client.__doc__)
+
+
+class RequestTest(unittest.TestCase):
+
+    def test_model_forms(self):
+        request = pb.CompileRequest()
+        ordo_client._set_model(request, b"\x08\x07")
+        self.assertEqual(request.WhichOneof("model"), "onnx_model")
+        graph = ordo_client.graph_pb2.Graph()
+        ordo_client._set_model(request, graph)
+        self.assertEqual(request.WhichOneof("model"), "graph")
+        with self.assertRaises(TypeError):
+            ordo_client._set_model(request, 42)
+
+    def test_options(self):
+        request = OrdoClient._request(pb.CompileRequest, b"", {"memory_capacity_bytes": 1024},
+                                      "greedy", 2.5, "", False, True)
+        self.assertEqual(request.device.memory_capacity_bytes, 1024)
+        self.assertEqual(request.options.scheduler, "greedy")
+        self.assertEqual(request.options.time_limit.ToMilliseconds(), 2500)
+        self.assertFalse(request.options.inplace)
+        self.assertTrue(request.options.HasField("inplace"))
+        self.assertTrue(request.options.count_weights)
+        unset = OrdoClient._request(pb.CompileRequest, b"", None, "", None, "", None, False)
+        self.assertFalse(unset.options.HasField("time_limit"))
+        self.assertFalse(unset.options.HasField("inplace"))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

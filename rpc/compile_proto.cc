@@ -1,0 +1,336 @@
+#include "rpc/compile_proto.h"
+
+#include <numeric>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/memory/simulator.h"
+#include "core/util/status_macros.h"
+#include "rpc/memory_model_proto.h"
+
+namespace ordo::rpc {
+namespace {
+
+constexpr absl::Duration kDefaultTimeLimit = absl::Seconds(10);
+
+// The memory model only needs an activation's element size, so the API's
+// dtype and core's byte count map both ways through it.
+int ElementBytes(v1::DataType dtype) {
+  switch (dtype) {
+    case v1::DATA_TYPE_INT8: case v1::DATA_TYPE_UINT8: case v1::DATA_TYPE_BOOL: return 1;
+    case v1::DATA_TYPE_FLOAT16: case v1::DATA_TYPE_BFLOAT16: case v1::DATA_TYPE_INT16:
+    case v1::DATA_TYPE_UINT16: return 2;
+    case v1::DATA_TYPE_FLOAT32: case v1::DATA_TYPE_INT32: case v1::DATA_TYPE_UINT32: return 4;
+    case v1::DATA_TYPE_INT64: case v1::DATA_TYPE_UINT64: case v1::DATA_TYPE_FLOAT64: return 8;
+    default: return 0;
+  }
+}
+
+v1::DataType DataTypeOfElementBytes(int bytes) {
+  switch (bytes) {
+    case 1: return v1::DATA_TYPE_INT8;
+    case 2: return v1::DATA_TYPE_FLOAT16;
+    case 4: return v1::DATA_TYPE_FLOAT32;
+    case 8: return v1::DATA_TYPE_FLOAT64;
+    default: return v1::DATA_TYPE_UNSPECIFIED;
+  }
+}
+
+void TrafficToProto(const TrafficResult& traffic, v1::TrafficEstimate& out) {
+  out.set_on_chip_bytes(traffic.on_chip_bytes);
+  out.set_read_bytes(traffic.read_bytes);
+  out.set_write_bytes(traffic.write_bytes);
+  out.set_total_bytes(traffic.total_bytes);
+  out.set_fixed_read_bytes(traffic.fixed_read_bytes);
+  out.set_fixed_write_bytes(traffic.fixed_write_bytes);
+  out.set_streamed_steps(traffic.streamed_steps);
+  out.set_streamed_bytes(traffic.streamed_bytes);
+  out.mutable_resident_bytes()->Add(traffic.resident_bytes.begin(), traffic.resident_bytes.end());
+}
+
+TrafficResult TrafficFromProto(const v1::TrafficEstimate& in) {
+  TrafficResult traffic;
+  traffic.on_chip_bytes = in.on_chip_bytes();
+  traffic.read_bytes = in.read_bytes();
+  traffic.write_bytes = in.write_bytes();
+  traffic.total_bytes = in.total_bytes();
+  traffic.fixed_read_bytes = in.fixed_read_bytes();
+  traffic.fixed_write_bytes = in.fixed_write_bytes();
+  traffic.streamed_steps = in.streamed_steps();
+  traffic.streamed_bytes = in.streamed_bytes();
+  traffic.resident_bytes.assign(in.resident_bytes().begin(), in.resident_bytes().end());
+  return traffic;
+}
+
+void ArenaToProto(const Graph& graph, const ArenaPlan& plan, v1::ArenaPlan& arena) {
+  arena.set_planner(plan.planner);
+  arena.set_algorithm(plan.algorithm);
+  arena.set_alignment_bytes(plan.alignment);
+  arena.set_arena_bytes(plan.arena_bytes);
+  arena.set_lower_bound_bytes(plan.lower_bound_bytes);
+  arena.set_gap_bytes(plan.gap_bytes);
+  arena.set_optimal(plan.optimal);
+  for (const TensorPlacement& placement : plan.tensors) {
+    v1::TensorPlacement* out = arena.add_tensors();
+    out->set_tensor(graph.tensor(placement.tensor).name);
+    out->set_offset_bytes(placement.offset);
+    out->set_size_bytes(placement.size);
+    out->set_first_step(placement.first_step);
+    out->set_last_step(placement.last_step);
+  }
+}
+
+absl::StatusOr<ArenaPlan> ArenaFromProto(const Graph& graph, const v1::ArenaPlan& arena) {
+  ArenaPlan plan;
+  plan.planner = arena.planner();
+  plan.algorithm = arena.algorithm();
+  plan.alignment = arena.alignment_bytes();
+  plan.arena_bytes = arena.arena_bytes();
+  plan.lower_bound_bytes = arena.lower_bound_bytes();
+  plan.gap_bytes = arena.gap_bytes();
+  plan.optimal = arena.optimal();
+  for (const v1::TensorPlacement& in : arena.tensors()) {
+    std::optional<TensorId> tensor = graph.FindTensor(in.tensor());
+    if (!tensor) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("response: arena names unknown tensor \"", in.tensor(), "\""));
+    }
+    plan.tensors.push_back(
+        {*tensor, in.offset_bytes(), in.size_bytes(), in.first_step(), in.last_step()});
+  }
+  return plan;
+}
+
+void PartsToProto(const CompileResult& result, v1::CompileResponse& response) {
+  for (size_t p = 0; p < result.parts.size(); ++p) {
+    const PartStats& part = result.parts[p];
+    v1::PartStats* out = response.add_parts();
+    out->set_ops(part.ops);
+    out->set_peak_bytes(part.peak_bytes);
+    out->set_lower_bound_bytes(part.lower_bound_bytes);
+    out->set_status(ScheduleStatusToProto(part.status));
+    out->set_algorithm(part.algorithm);
+    out->set_states_expanded(part.states_expanded);
+    *out->mutable_time() = DurationToProto(part.time);
+    out->set_cached(p < result.part_cached.size() && result.part_cached[p]);
+  }
+}
+
+void StatsToProto(const CompileResult& result, v1::CompileStats& out) {
+  *out.mutable_time() = DurationToProto(result.time);
+  *out.mutable_schedule_time() =
+      DurationToProto(result.part_stats ? result.part_stats->time : result.stats.time);
+  out.set_states_expanded(result.stats.states_expanded);
+  out.set_states_stored(result.stats.states_stored);
+  if (!result.part_stats) {
+    out.set_parts(std::max<int32_t>(1, static_cast<int32_t>(result.parts.size())));
+    return;
+  }
+  const PartScheduleStats& stats = *result.part_stats;
+  out.set_parts(stats.parts);
+  out.set_cache_hits(stats.cache_hits);
+  out.set_cache_misses(stats.cache_misses);
+  out.set_cache_errors(stats.cache_errors + stats.cache_rejected);
+  out.set_workers_used(stats.runners_used);
+  out.set_task_retries(stats.task_retries);
+  out.set_fallback_parts(stats.fallback_parts);
+  out.set_deduplicated_parts(stats.deduplicated_parts);
+}
+
+PartScheduleStats StatsFromProto(const v1::CompileStats& in) {
+  PartScheduleStats stats;
+  stats.parts = in.parts();
+  stats.cache_hits = in.cache_hits();
+  stats.cache_misses = in.cache_misses();
+  stats.cache_errors = in.cache_errors();
+  stats.runners_used = in.workers_used();
+  stats.task_retries = in.task_retries();
+  stats.fallback_parts = in.fallback_parts();
+  stats.deduplicated_parts = in.deduplicated_parts();
+  stats.time = DurationFromProto(in.schedule_time());
+  return stats;
+}
+
+absl::StatusOr<std::vector<OpId>> ScheduleFromNames(
+    const Graph& graph, const google::protobuf::RepeatedPtrField<std::string>& names) {
+  std::vector<OpId> schedule;
+  schedule.reserve(names.size());
+  for (const std::string& name : names) {
+    std::optional<OpId> op = graph.FindOp(name);
+    if (!op) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("response: schedule names unknown op \"", name, "\""));
+    }
+    schedule.push_back(*op);
+  }
+  return schedule;
+}
+
+}  // namespace
+
+absl::StatusOr<CompileOptions> CompileOptionsFromProto(const v1::CompileOptions& options,
+                                                       const v1::DeviceSpec& device) {
+  if (device.memory_capacity_bytes() < 0) {
+    return absl::InvalidArgumentError("device.memory_capacity_bytes: must not be negative");
+  }
+  if (device.on_chip_bytes() < 0) {
+    return absl::InvalidArgumentError("device.on_chip_bytes: must not be negative");
+  }
+  if (device.alignment_bytes() < 0) {
+    return absl::InvalidArgumentError("device.alignment_bytes: must not be negative");
+  }
+  if (device.activation_dtype() != v1::DATA_TYPE_UNSPECIFIED &&
+      ElementBytes(device.activation_dtype()) == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("device.activation_dtype: unknown value ", device.activation_dtype()));
+  }
+  CompileOptions out;
+  out.memory.inplace = options.has_inplace() ? options.inplace() : true;
+  out.memory.count_weights = options.count_weights();
+  out.memory.activation_element_bytes = ElementBytes(device.activation_dtype());
+  out.scheduler = options.scheduler().empty() ? "best" : options.scheduler();
+  out.arena_planner = options.arena_planner().empty() ? "best" : options.arena_planner();
+  out.time_limit =
+      options.has_time_limit() ? DurationFromProto(options.time_limit()) : kDefaultTimeLimit;
+  if (out.time_limit < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("options.time_limit: must not be negative");
+  }
+  out.memory_limit_bytes = device.memory_capacity_bytes();
+  out.alignment = device.alignment_bytes() > 0 ? device.alignment_bytes() : 64;
+  out.on_chip_bytes = device.on_chip_bytes();
+  out.record_residency = options.record_residency();
+  return out;
+}
+
+void CompileOptionsToProto(const CompileOptions& options, v1::CompileOptions& proto,
+                           v1::DeviceSpec& device) {
+  proto.set_scheduler(options.scheduler);
+  proto.set_arena_planner(options.arena_planner);
+  *proto.mutable_time_limit() = DurationToProto(options.time_limit);
+  proto.set_inplace(options.memory.inplace);
+  proto.set_count_weights(options.memory.count_weights);
+  proto.set_record_residency(options.record_residency);
+  device.set_memory_capacity_bytes(options.memory_limit_bytes);
+  device.set_on_chip_bytes(options.on_chip_bytes);
+  device.set_alignment_bytes(options.alignment);
+  device.set_activation_dtype(DataTypeOfElementBytes(options.memory.activation_element_bytes));
+}
+
+v1::CompileResponse CompileResultToProto(const Graph& graph, const CompileResult& result) {
+  v1::CompileResponse response;
+  response.set_model_name(graph.name());
+  response.set_ops(graph.num_ops());
+  response.set_tensors(graph.num_tensors());
+  for (OpId op : result.schedule) response.add_schedule(graph.op(op).name);
+  response.set_peak_bytes(result.peak_bytes);
+  response.set_lower_bound_bytes(result.lower_bound_bytes);
+  response.set_status(ScheduleStatusToProto(result.status));
+  response.set_scheduler(result.scheduler);
+  response.set_algorithm(result.algorithm);
+  for (const BaselinePeak& baseline : result.baselines) {
+    v1::BaselinePeak* out = response.add_baselines();
+    out->set_name(baseline.name);
+    out->set_peak_bytes(baseline.peak_bytes);
+  }
+  v1::MemoryProfile* profile = response.mutable_profile();
+  profile->set_initial_bytes(result.simulation.initial_bytes);
+  profile->mutable_step_bytes()->Add(result.simulation.step_bytes.begin(),
+                                     result.simulation.step_bytes.end());
+  profile->set_peak_step(result.simulation.peak_step);
+  PartsToProto(result, response);
+  if (!result.arena.planner.empty()) ArenaToProto(graph, result.arena, *response.mutable_arena());
+  for (const ArenaBaseline& baseline : result.arena_baselines) {
+    v1::ArenaBaseline* out = response.add_arena_baselines();
+    out->set_planner(baseline.name);
+    out->set_schedule_arena_bytes(baseline.schedule_bytes);
+    out->set_model_order_arena_bytes(baseline.model_order_bytes);
+  }
+  if (result.traffic) TrafficToProto(*result.traffic, *response.mutable_traffic());
+  if (result.model_order_traffic) {
+    TrafficToProto(*result.model_order_traffic, *response.mutable_model_order_traffic());
+  }
+  StatsToProto(result, *response.mutable_stats());
+  return response;
+}
+
+absl::StatusOr<CompileResult> CompileResultFromProto(const Graph& graph,
+                                                     const CompileOptions& options,
+                                                     const v1::CompileResponse& response) {
+  ORDO_ASSIGN_OR_RETURN(MemoryModel model, BuildMemoryModel(graph, options.memory));
+  CompileResult result;
+  ORDO_ASSIGN_OR_RETURN(result.schedule, ScheduleFromNames(graph, response.schedule()));
+  absl::StatusOr<SimulationResult> simulation = Simulate(model, result.schedule);
+  if (!simulation.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("response: the server's schedule is not valid here: ",
+                     simulation.status().message()));
+  }
+  if (simulation->peak_bytes != response.peak_bytes()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("response: the server says peak ", response.peak_bytes(),
+                     "; simulating its schedule here gives ", simulation->peak_bytes));
+  }
+  result.simulation = *std::move(simulation);
+  // The model order is op ids ascending (the importer keeps file order).
+  std::vector<OpId> model_order(graph.num_ops());
+  std::iota(model_order.begin(), model_order.end(), 0);
+  ORDO_ASSIGN_OR_RETURN(result.model_order_simulation, Simulate(model, model_order));
+  result.peak_bytes = response.peak_bytes();
+  result.lower_bound_bytes = response.lower_bound_bytes();
+  result.status = ScheduleStatusFromProto(response.status());
+  result.scheduler = response.scheduler();
+  result.algorithm = response.algorithm();
+  for (const v1::BaselinePeak& baseline : response.baselines()) {
+    result.baselines.push_back({baseline.name(), baseline.peak_bytes()});
+  }
+  result.stats.states_expanded = response.stats().states_expanded();
+  result.stats.states_stored = response.stats().states_stored();
+  result.stats.time = DurationFromProto(response.stats().schedule_time());
+  for (const v1::PartStats& part : response.parts()) {
+    result.parts.push_back({part.ops(), part.peak_bytes(), part.lower_bound_bytes(),
+                            ScheduleStatusFromProto(part.status()), part.algorithm(),
+                            part.states_expanded(), DurationFromProto(part.time())});
+    result.part_cached.push_back(part.cached());
+  }
+  if (response.has_arena()) {
+    ORDO_ASSIGN_OR_RETURN(result.arena, ArenaFromProto(graph, response.arena()));
+  }
+  for (const v1::ArenaBaseline& baseline : response.arena_baselines()) {
+    result.arena_baselines.push_back({baseline.planner(), baseline.schedule_arena_bytes(),
+                                      baseline.model_order_arena_bytes()});
+  }
+  if (response.has_traffic()) result.traffic = TrafficFromProto(response.traffic());
+  if (response.has_model_order_traffic()) {
+    result.model_order_traffic = TrafficFromProto(response.model_order_traffic());
+  }
+  result.part_stats = StatsFromProto(response.stats());
+  result.time = DurationFromProto(response.stats().time());
+  return result;
+}
+
+v1::EstimateResponse EstimateResultToProto(const EstimateResult& estimate) {
+  v1::EstimateResponse response;
+  response.set_ops(estimate.ops);
+  response.set_model_order_peak_bytes(estimate.model_order_peak_bytes);
+  response.set_greedy_peak_bytes(estimate.greedy_peak_bytes);
+  response.set_lower_bound_bytes(estimate.lower_bound_bytes);
+  response.set_parts(estimate.cached.parts);
+  response.set_cached_parts(estimate.cached.cached_parts);
+  if (estimate.cached.peak_bytes) response.set_cached_peak_bytes(*estimate.cached.peak_bytes);
+  return response;
+}
+
+EstimateResult EstimateResultFromProto(const v1::EstimateResponse& response) {
+  EstimateResult estimate;
+  estimate.ops = response.ops();
+  estimate.model_order_peak_bytes = response.model_order_peak_bytes();
+  estimate.greedy_peak_bytes = response.greedy_peak_bytes();
+  estimate.lower_bound_bytes = response.lower_bound_bytes();
+  estimate.cached.parts = response.parts();
+  estimate.cached.cached_parts = response.cached_parts();
+  if (response.has_cached_peak_bytes()) estimate.cached.peak_bytes = response.cached_peak_bytes();
+  return estimate;
+}
+
+}  // namespace ordo::rpc

@@ -1,0 +1,42 @@
+#ifndef ORDO_RPC_COMPILE_PROTO_H_
+#define ORDO_RPC_COMPILE_PROTO_H_
+
+#include "absl/status/statusor.h"
+#include "core/compile/compile.h"
+#include "core/graph/graph.h"
+#include "ordo/v1/compiler_service.pb.h"
+
+namespace ordo::rpc {
+
+// The request's options and device as core CompileOptions (the server's
+// side). INVALID_ARGUMENT naming the field for negative byte counts, an
+// unknown activation dtype or a negative time limit. `time_limit` is left
+// at the request's value (10 s when unset): the server caps it by the call's
+// deadline.
+absl::StatusOr<CompileOptions> CompileOptionsFromProto(const v1::CompileOptions& options,
+                                                       const v1::DeviceSpec& device);
+
+// The inverse, for clients: fills `options` and `device` of a request.
+void CompileOptionsToProto(const CompileOptions& options, v1::CompileOptions& proto,
+                           v1::DeviceSpec& device);
+
+// A compile result as the API returns it: op and tensor ids become names.
+v1::CompileResponse CompileResultToProto(const Graph& graph, const CompileResult& result);
+
+// A response back into a CompileResult for `graph` (the client's own copy of
+// the model), so local and remote mode report through the same code. Trusts
+// nothing: op and tensor names must name ops and tensors of `graph`, the
+// schedule is re-simulated under `options.memory` and its peak must equal
+// the server's (INVALID_ARGUMENT otherwise). The model order's profile is
+// recomputed locally.
+absl::StatusOr<CompileResult> CompileResultFromProto(const Graph& graph,
+                                                     const CompileOptions& options,
+                                                     const v1::CompileResponse& response);
+
+// EstimateResult <-> EstimateResponse.
+v1::EstimateResponse EstimateResultToProto(const EstimateResult& estimate);
+EstimateResult EstimateResultFromProto(const v1::EstimateResponse& response);
+
+}  // namespace ordo::rpc
+
+#endif  // ORDO_RPC_COMPILE_PROTO_H_

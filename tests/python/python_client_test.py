@@ -1,0 +1,238 @@
+#!/usr/bin/python3
+"""The Python client (client/python) against a real ordo-server process.
+
+Starts build/server/ordo-server on a free loopback port with one supervised
+worker, compiles the example models (and a native graph) through ordo_client
+and re-checks every returned ONNX schedule client-side (onnx_memory_sim: topological order, the
+footprint of every step, the peak), runs nas_loop.py as a process and checks
+that later candidates hit the part cache, and always stops the server.
+
+Run by ctest (tests/python/CMakeLists.txt sets ORDO_SERVER_BINARY,
+ORDO_PYTHON_STUBS and ORDO_SOURCE_DIR), or by hand:
+  ORDO_SERVER_BINARY=build/server/ordo-server /usr/bin/python3 \
+      tests/python/python_client_test.py
+"""
+
+import json
+import os
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE_DIR = os.environ.get("ORDO_SOURCE_DIR") or os.path.dirname(os.path.dirname(HERE))
+SERVER_BINARY = os.environ.get("ORDO_SERVER_BINARY") or os.path.join(
+    SOURCE_DIR, "build", "server", "ordo-server")
+CLIENT_DIR = os.path.join(SOURCE_DIR, "client", "python")
+EXAMPLES = os.path.join(SOURCE_DIR, "examples", "models")
+sys.path[:0] = [HERE, CLIENT_DIR]
+
+import grpc  # noqa: E402
+import onnx_memory_sim  # noqa: E402
+from ordo_client import OrdoClient, OrdoError, status_name  # noqa: E402
+
+# How long the server may take to print its address (it starts a worker).
+STARTUP_TIMEOUT_S = 15
+# Deadline of every call: the example models compile in milliseconds.
+CALL_TIMEOUT_S = 20
+
+
+def start_server(log):
+    """Starts ordo-server on a free port, its log (and its worker's) going to
+    the file `log`; returns (process, "host:port")."""
+    process = subprocess.Popen(
+        [SERVER_BINARY, "--listen=127.0.0.1:0", "--metrics-port=0", "--local-workers=1"],
+        stdout=subprocess.PIPE, stderr=log, text=True)
+    try:
+        selector = selectors.DefaultSelector()
+        selector.register(process.stdout, selectors.EVENT_READ)
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if not selector.select(timeout=deadline - time.monotonic()):
+                break
+            line = process.stdout.readline()
+            if not line:
+                log.seek(0)
+                raise RuntimeError(f"ordo-server exited with {process.wait()} before "
+                                   f"listening; its log:\n{log.read()[-2000:]}")
+            if line.startswith("listening on "):
+                return process, line.split()[2]
+        raise RuntimeError(f"ordo-server printed no address within {STARTUP_TIMEOUT_S} s")
+    except BaseException:
+        stop_server(process)
+        raise
+
+
+def stop_server(process):
+    """SIGTERM (graceful), then SIGKILL if it is still running after 10 s."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    process.stdout.close()
+
+
+def assert_valid_schedule(test, model_path, response):
+    """Re-simulates `response.schedule` on the model client-side: a
+    topological order of all ops whose footprints and peak are the server's."""
+    model = onnx_memory_sim.load(model_path)
+    simulated = onnx_memory_sim.simulate(model, list(response.schedule))
+    test.assertEqual(simulated["peak_bytes"], response.peak_bytes)
+    test.assertEqual(simulated["initial_bytes"], response.profile.initial_bytes)
+    test.assertEqual(simulated["step_bytes"], list(response.profile.step_bytes))
+    test.assertGreaterEqual(response.peak_bytes, response.lower_bound_bytes)
+
+
+class PythonClientTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        if not os.access(SERVER_BINARY, os.X_OK):
+            raise RuntimeError(f"{SERVER_BINARY} not built: build target ordo-server")
+        # The worker logs every part at info level: kept out of the test's
+        # output, shown when the server fails to start.
+        log = tempfile.TemporaryFile("w+")
+        cls.addClassCleanup(log.close)
+        cls.server, cls.address = start_server(log)
+        # Runs even when a later setUpClass step or a test fails.
+        cls.addClassCleanup(stop_server, cls.server)
+        cls.client = OrdoClient(cls.address, timeout_s=CALL_TIMEOUT_S)
+        # Closed before the server stops: idle connections hold its shutdown.
+        cls.addClassCleanup(cls.client.close)
+
+    def test_info_lists_schedulers(self):
+        info = self.client.info()
+        self.assertIn("best", [s.name for s in info.schedulers])
+        self.assertEqual(info.cache, "memory")
+        self.assertEqual(len(info.workers), 1)
+
+    def test_compile_finds_the_optimum_of_tiny_cell(self):
+        path = os.path.join(EXAMPLES, "tiny_cell.onnx")
+        response = self.client.compile(path, scheduler="best", time_limit_s=5)
+        # scripts/make-example-models: the file's order peaks at 393216,
+        # running the narrow branches first gives 360448.
+        self.assertEqual(response.peak_bytes, 360448)
+        self.assertEqual(status_name(response.status), "optimal")
+        baselines = {b.name: b.peak_bytes for b in response.baselines}
+        self.assertEqual(baselines["model_order"], 393216)
+        self.assertEqual(response.peak_bytes,
+                         max([response.profile.initial_bytes, *response.profile.step_bytes]))
+        assert_valid_schedule(self, path, response)
+
+    def test_compile_accepts_bytes_and_device(self):
+        path = os.path.join(EXAMPLES, "small_resnet.onnx")
+        with open(path, "rb") as f:
+            data = f.read()
+        response = self.client.compile(data, device={"memory_capacity_bytes": 100000},
+                                       scheduler="greedy")
+        self.assertEqual(response.scheduler, "greedy")
+        self.assertTrue(response.HasField("fits"))
+        self.assertEqual(response.fits, response.peak_bytes <= 100000)
+        assert_valid_schedule(self, path, response)
+
+    def test_compile_stream_reports_stages_then_the_result(self):
+        path = os.path.join(EXAMPLES, "tiny_cell.onnx")
+        messages = list(self.client.compile_stream(path, time_limit_s=5))
+        *progress, result = messages
+        self.assertEqual(type(result).__name__, "CompileResponse")
+        stages = [p.stage for p in progress]
+        self.assertTrue(stages, "no progress before the result")
+        self.assertEqual(stages, sorted(stages))
+        self.assertEqual(result.peak_bytes, 360448)
+        assert_valid_schedule(self, path, result)
+
+    def test_compile_native_graph_from_json_file(self):
+        # x -> relu -> h; concat(h, x) -> y. relu cannot overwrite x (cat
+        # reads it later), so at cat x, h and y are live: 1024 + 1024 + 2048.
+        graph = {
+            "name": "chain",
+            "tensors": [
+                {"name": "x", "dtype": "DATA_TYPE_FLOAT32", "dims": [1, 256],
+                 "kind": "TENSOR_KIND_INPUT"},
+                {"name": "h", "dtype": "DATA_TYPE_FLOAT32", "dims": [1, 256],
+                 "kind": "TENSOR_KIND_ACTIVATION"},
+                {"name": "y", "dtype": "DATA_TYPE_FLOAT32", "dims": [1, 512],
+                 "kind": "TENSOR_KIND_OUTPUT"}],
+            "ops": [
+                {"name": "relu", "type": "Relu", "inputs": ["x"], "outputs": ["h"]},
+                {"name": "cat", "type": "Concat", "inputs": ["h", "x"], "outputs": ["y"],
+                 "attributes": {"axis": {"i": 1}}}],
+            "inputs": ["x"], "outputs": ["y"]}
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            json.dump(graph, f)
+            f.flush()
+            response = self.client.compile(f.name)
+        self.assertEqual(list(response.schedule), ["relu", "cat"])
+        self.assertEqual(response.peak_bytes, 4096)
+        self.assertEqual(list(response.profile.step_bytes), [2048, 4096])
+
+    def test_estimate_reports_model_order_and_bound(self):
+        response = self.client.estimate(os.path.join(EXAMPLES, "tiny_cell.onnx"))
+        self.assertEqual(response.ops, 19)
+        self.assertEqual(response.model_order_peak_bytes, 393216)
+        self.assertLessEqual(response.lower_bound_bytes, 360448)
+
+    def test_bad_model_is_invalid_argument(self):
+        with self.assertRaises(OrdoError) as raised:
+            self.client.compile(b"not an onnx model")
+        self.assertEqual(raised.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+
+    def test_unreachable_server_is_unavailable(self):
+        with socket.socket() as s:  # A port nobody listens on.
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        for retry in (False, True):
+            with OrdoClient(f"127.0.0.1:{port}", timeout_s=10, retry=retry) as client:
+                with self.assertRaises(OrdoError) as raised:
+                    client.info()
+                self.assertEqual(raised.exception.code, grpc.StatusCode.UNAVAILABLE)
+
+    def run_nas_loop(self, *flags):
+        """nas_loop.py --json as a process; returns (candidate rows, summary)."""
+        command = [sys.executable, os.path.join(CLIENT_DIR, "nas_loop.py"),
+                   "--server", self.address, "--json", "--timeout", str(CALL_TIMEOUT_S),
+                   *flags]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        lines = [json.loads(line) for line in done.stdout.splitlines()]
+        rows = [line for line in lines if line["event"] == "candidate"]
+        summary = [line for line in lines if line["event"] == "summary"]
+        self.assertEqual(len(summary), 1)
+        return rows, summary[0]
+
+    def test_nas_loop_later_candidates_hit_the_cache(self):
+        with tempfile.TemporaryDirectory() as save_dir:
+            rows, summary = self.run_nas_loop("--candidates", "10", "--seed", "7",
+                                              "--no-cache-warm", "--save-dir", save_dir)
+            self.assertEqual(len(rows), 10)
+            for row in rows:
+                self.assertNotEqual(row["status"], "error", row)
+                self.assertLessEqual(row["peak_bytes"], row["model_order_peak_bytes"])
+                self.assertGreaterEqual(row["peak_bytes"], row["lower_bound_bytes"])
+                self.assertEqual(row["hits"] + row["misses"], row["parts"])
+            # Cells repeat across candidates, so later ones reuse parts.
+            self.assertGreater(sum(row["hits"] for row in rows[1:]), 0)
+            self.assertGreater(summary["hit_rate"], 0)
+            self.assertEqual(summary["hits"], sum(row["hits"] for row in rows))
+            # A NAS candidate's schedule passes the client-side check too.
+            path = os.path.join(save_dir, "candidate9.onnx")
+            assert_valid_schedule(self, path, self.client.compile(path))
+
+    def test_nas_loop_warm_cache_serves_every_cell(self):
+        rows, _ = self.run_nas_loop("--candidates", "3", "--seed", "11")
+        for row in rows:
+            cells = len(row["cells"].replace("|", ""))
+            # Each cell is one part, compiled during the warm-up.
+            self.assertGreaterEqual(row["hits"], cells, row)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

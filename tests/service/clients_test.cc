@@ -1,0 +1,223 @@
+// The service from its clients' side, real processes throughout: the `ordo`
+// CLI in remote mode against local mode, streaming progress, parts shared
+// across models hitting the cache, and deadlines on a hard model.
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "tests/service/service_harness.h"
+
+namespace ordo {
+namespace {
+
+using namespace ::ordo::testing_service;  // NOLINT: the harness is the test's vocabulary
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+};
+
+// Runs `ordo ARGS...` with stdout captured; stderr goes to the test log.
+CommandResult RunOrdo(const std::string& args) {
+  CommandResult result;
+  FILE* pipe = popen((std::string(ORDO_CLI_BINARY) + " " + args).c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0;) result.out.append(buffer, n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+nlohmann::json RunOrdoJson(const std::string& args) {
+  CommandResult result = RunOrdo(args + " --json");
+  EXPECT_EQ(result.exit_code, 0) << args;
+  return nlohmann::json::parse(result.out, nullptr, false);
+}
+
+TEST(ClientsTest, CliRemoteModeAnswersLikeLocalMode) {
+  Server server({"--local-workers=2"});
+  ASSERT_TRUE(server.started());
+  const std::string model = std::string(ORDO_EXAMPLE_MODELS_DIR) + "/small_resnet.onnx";
+  const std::string remote = " --server " + server.address();
+
+  const nlohmann::json local = RunOrdoJson("compile " + model + " --on-chip 4KiB");
+  const nlohmann::json first = RunOrdoJson("compile " + model + " --on-chip 4KiB" + remote);
+  ASSERT_FALSE(local.is_discarded());
+  ASSERT_FALSE(first.is_discarded());
+  for (const char* field : {"ops", "peak_bytes", "lower_bound_bytes", "status", "baselines"}) {
+    EXPECT_EQ(first[field], local[field]) << field;
+  }
+  EXPECT_EQ(first["schedule"].size(), local["schedule"].size());
+  EXPECT_EQ(first["arena"]["bytes"], local["arena"]["bytes"]);
+  EXPECT_EQ(first["traffic"]["total_bytes"], local["traffic"]["total_bytes"]);
+  EXPECT_TRUE(local["service"].is_null());
+  EXPECT_EQ(first["service"]["cache_hits"], 0);
+
+  const nlohmann::json second = RunOrdoJson("compile " + model + remote);
+  EXPECT_EQ(second["service"]["cache_hits"], second["service"]["parts"]);
+  EXPECT_EQ(second["peak_bytes"], first["peak_bytes"]);
+
+  const nlohmann::json estimate =
+      RunOrdoJson("estimate " + model + " --memory-limit 1GiB" + remote);
+  EXPECT_EQ(estimate["cached_peak_bytes"], first["peak_bytes"]);
+  EXPECT_EQ(estimate["fits"], "yes");
+  const nlohmann::json local_estimate = RunOrdoJson("estimate " + model);
+  EXPECT_EQ(local_estimate["model_order_peak_bytes"], estimate["model_order_peak_bytes"]);
+  EXPECT_TRUE(local_estimate["cached_peak_bytes"].is_null());
+
+  // Reordered ONNX from a remote compile reloads with the same peak.
+  const std::string emitted = ::testing::TempDir() + "/remote_emit.onnx";
+  ASSERT_EQ(RunOrdo("compile " + model + remote + " --emit-onnx " + emitted).exit_code, 0);
+  const nlohmann::json reloaded = RunOrdoJson("compile " + emitted + " --scheduler model");
+  EXPECT_EQ(reloaded["peak_bytes"], first["peak_bytes"]);
+
+  EXPECT_EQ(RunOrdo("health" + remote).exit_code, 0);
+  EXPECT_EQ(RunOrdo("health" + remote + " --service ordo.v1.Compiler").exit_code, 0);
+  EXPECT_EQ(RunOrdo("health" + remote + " --service no.such.Service").exit_code, 1);
+  EXPECT_EQ(RunOrdo("health").exit_code, 2);
+
+  // The server's INVALID_ARGUMENT is the CLI's exit code 2, as locally.
+  const std::string graph_json = ::testing::TempDir() + "/cyclic.json";
+  {
+    std::ofstream out(graph_json);
+    out << R"({"tensors":[{"name":"a","sizeBytes":"4"},{"name":"b","sizeBytes":"4"}],
+              "ops":[{"name":"p","type":"Relu","inputs":["b"],"outputs":["a"]},
+                     {"name":"q","type":"Relu","inputs":["a"],"outputs":["b"]}]})";
+  }
+  EXPECT_EQ(RunOrdo("compile " + graph_json + remote).exit_code, 2);
+
+  server.Stop(SIGTERM);
+  EXPECT_EQ(RunOrdo("health" + remote + " --timeout 1s").exit_code, 1);
+  EXPECT_EQ(RunOrdo("compile " + model + remote + " --time-limit 1s").exit_code, 1);
+}
+
+TEST(ClientsTest, CompileStreamSendsProgressThenTheResult) {
+  Server server({"--local-workers=1"});
+  ASSERT_TRUE(server.started());
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+  auto reader = server.compiler().CompileStream(
+      &context,
+      OnnxRequest(std::string(ORDO_EXAMPLE_MODELS_DIR) + "/small_resnet.onnx", absl::Seconds(2)));
+  std::vector<v1::CompileStage> stages;
+  int results = 0;
+  v1::CompileEvent event;
+  while (reader->Read(&event)) {
+    if (event.has_progress()) {
+      EXPECT_EQ(results, 0) << "progress after the result";
+      stages.push_back(event.progress().stage());
+    } else if (event.has_result()) {
+      ++results;
+      ExpectValidSchedule(event.result());
+    }
+  }
+  ASSERT_TRUE(reader->Finish().ok());
+  EXPECT_EQ(results, 1);
+  ASSERT_FALSE(stages.empty());
+  EXPECT_EQ(stages.front(), v1::COMPILE_STAGE_IMPORTED);
+  EXPECT_EQ(stages.back(), v1::COMPILE_STAGE_FINISHED);
+  EXPECT_TRUE(std::is_sorted(stages.begin(), stages.end()));
+}
+
+// A chain of cells joined by single tensors (hourglass cuts; cells of more
+// than 16 ops, so the partitioner does not merge neighbours and every cell
+// is a part of its own). Cell `kind` k: a fork into k+2 branches of two ops, then a
+// join. `scale` multiplies every size; `prefix` renames everything.
+v1::Graph CellChain(const std::vector<int>& kinds, int64_t scale, const std::string& prefix) {
+  v1::Graph graph;
+  graph.set_name(prefix + "net");
+  auto tensor = [&](const std::string& name, int64_t bytes) {
+    v1::Tensor* t = graph.add_tensors();
+    t->set_name(prefix + name);
+    t->set_size_bytes(bytes * scale);
+  };
+  auto op = [&](const std::string& name, const std::vector<std::string>& in,
+                const std::string& out) {
+    v1::Op* o = graph.add_ops();
+    o->set_name(prefix + name);
+    o->set_type("Conv");
+    for (const std::string& i : in) o->add_inputs(prefix + i);
+    o->add_outputs(prefix + out);
+  };
+  tensor("x", 64);
+  graph.add_inputs(prefix + "x");
+  std::string in = "x";
+  for (size_t c = 0; c < kinds.size(); ++c) {
+    const std::string cell = absl::StrCat("c", c, "_");
+    tensor(cell + "fork", 64);
+    op(cell + "fork", {in}, cell + "fork");
+    std::vector<std::string> ends;
+    for (int b = 0; b < kinds[c] + 2; ++b) {
+      const std::string branch = absl::StrCat(cell, "b", b);
+      tensor(branch + "a", 16 + 8 * ((b * 5 + kinds[c]) % 7));
+      tensor(branch + "b", 8 + 4 * ((b * 3 + kinds[c]) % 5));
+      op(branch + "a", {cell + "fork"}, branch + "a");
+      op(branch + "b", {branch + "a"}, branch + "b");
+      ends.push_back(branch + "b");
+    }
+    tensor(cell + "join", 64);
+    op(cell + "join", ends, cell + "join");
+    in = cell + "join";
+  }
+  graph.add_outputs(prefix + in);
+  return graph;
+}
+
+TEST(ClientsTest, ModelsSharingCellsHitTheCacheForThem) {
+  Server server({"--local-workers=1"});
+  ASSERT_TRUE(server.started());
+  v1::CompileRequest first;
+  *first.mutable_graph() = CellChain({7, 8, 9}, 1, "m1_");
+  v1::CompileResponse a;
+  ASSERT_TRUE(server.Compile(first, a).ok());
+  EXPECT_EQ(a.stats().cache_hits(), 0);
+  ASSERT_GE(a.stats().parts(), 3);
+
+  // Other names, every size doubled, cells 2 and 3 of the first model and
+  // a new cell: the two shared cells are served from the cache.
+  v1::CompileRequest second;
+  *second.mutable_graph() = CellChain({8, 9, 10}, 2, "m2_");
+  v1::CompileResponse b;
+  ASSERT_TRUE(server.Compile(second, b).ok());
+  ExpectValidSchedule(b);
+  EXPECT_GE(b.stats().cache_hits(), 2);
+  EXPECT_GE(b.stats().cache_misses(), 1);
+}
+
+TEST(ClientsTest, ATinyDeadlineOnAHardModelStillAnswersInTime) {
+  Server server({"--local-workers=1"});
+  ASSERT_TRUE(server.started());
+  v1::CompileRequest request;
+  *request.mutable_graph() = WideGraph(40);  // one part, far too wide to prove
+  request.mutable_options()->mutable_time_limit()->set_seconds(60);
+  const absl::Time start = absl::Now();
+  v1::CompileResponse response;
+  const grpc::Status status = server.Compile(request, response, absl::Milliseconds(500));
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_LT(took, absl::Seconds(3));
+  if (status.ok()) {
+    ExpectValidSchedule(response);
+    EXPECT_NE(response.status(), v1::SCHEDULE_STATUS_OPTIMAL);
+  } else {
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << status.error_message();
+  }
+  // And the server is still there.
+  v1::CompileResponse small;
+  ASSERT_TRUE(server.Compile(OnnxRequest(std::string(ORDO_EXAMPLE_MODELS_DIR) +
+                                             "/tiny_cell.onnx",
+                                         absl::Seconds(1)),
+                             small)
+                  .ok());
+}
+
+}  // namespace
+}  // namespace ordo
