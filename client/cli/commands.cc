@@ -1,5 +1,6 @@
 #include "client/cli/commands.h"
 
+#include <cmath>
 #include <filesystem>
 #include <optional>
 
@@ -80,6 +81,11 @@ absl::StatusOr<absl::Duration> ParseTimeLimit(const std::string& text) {
   absl::Duration duration;
   double seconds;
   if (absl::SimpleAtod(text, &seconds)) {
+    // NaN would become an infinite duration: a typo, not "no limit".
+    if (std::isnan(seconds)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--time-limit: not a duration: \"", text, "\" (e.g. 10s, 500ms)"));
+    }
     duration = absl::Seconds(seconds);
   } else if (!absl::ParseDuration(text, &duration)) {
     return absl::InvalidArgumentError(
@@ -98,6 +104,12 @@ absl::StatusOr<CompileOptions> CompileOptionsFromArgs(const Args& args) {
   options.memory.count_weights = args.Has("count-weights");
   if (auto limit = args.Value("memory-limit")) {
     ORDO_ASSIGN_OR_RETURN(options.memory_limit_bytes, ParseByteSize(*limit));
+    // CompileOptions reads 0 as "no limit"; a user asking for 0 bytes
+    // asked for something else.
+    if (options.memory_limit_bytes == 0) {
+      return absl::InvalidArgumentError(
+          "--memory-limit: must be positive (leave it out for no limit)");
+    }
   }
   options.arena_planner = args.Value("arena").value_or("best");
   if (auto on_chip = args.Value("on-chip")) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -11,6 +12,7 @@
 #include "core/cache/part_key.h"
 #include "core/memory/simulator.h"
 #include "core/schedule/scheduler_registry.h"
+#include "core/util/checked_math.h"
 #include "core/util/status_macros.h"
 
 namespace ordo {
@@ -35,14 +37,17 @@ std::optional<ScheduleResult> CheckEntry(const MemoryModel& part, const PartKey&
                                          const CachedSchedule& entry) {
   if (static_cast<int32_t>(entry.order.size()) != part.num_ops()) return std::nullopt;
   absl::StatusOr<int64_t> peak = SimulatePeak(part, entry.order);
-  if (!peak.ok() || entry.peak_units < 0 || *peak != entry.peak_units * key.scale) {
-    return std::nullopt;
-  }
+  // Units come from untrusted bytes (a corrupt or hostile cache value), so
+  // scaling is overflow-checked: a wrapped product could even match the
+  // real peak (found by tests/fuzz/cache_entry_fuzzer).
+  const std::optional<int64_t> claimed_peak = CheckedMul(entry.peak_units, key.scale);
+  if (!peak.ok() || entry.peak_units < 0 || claimed_peak != *peak) return std::nullopt;
+  // A bound that overflows claims nothing; one above the peak is capped.
+  const int64_t claimed_bound = CheckedMul(entry.lower_bound_units, key.scale).value_or(0);
   ScheduleResult result;
   result.order = entry.order;
   result.peak_bytes = *peak;
-  result.lower_bound_bytes =
-      std::min(*peak, std::max(MemoryLowerBound(part), entry.lower_bound_units * key.scale));
+  result.lower_bound_bytes = std::min(*peak, std::max(MemoryLowerBound(part), claimed_bound));
   result.status = entry.status;
   if (result.status == ScheduleStatus::kOptimal && result.lower_bound_bytes < *peak) {
     result.status = ScheduleStatus::kBounded;  // never trust a claim we cannot see

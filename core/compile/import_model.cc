@@ -3,6 +3,7 @@
 #include "absl/strings/match.h"
 #include "core/graph/graph_proto.h"
 #include "core/onnx/onnx_import.h"
+#include "core/util/printable_text.h"
 
 namespace ordo {
 
@@ -14,8 +15,10 @@ ModelFormat ModelFormatFromPath(absl::string_view path) {
   return ModelFormat::kOnnx;
 }
 
-absl::StatusOr<Graph> ImportModel(absl::string_view bytes, ModelFormat format,
-                                  const GraphLimits& limits) {
+namespace {
+
+absl::StatusOr<Graph> ImportAnyFormat(absl::string_view bytes, ModelFormat format,
+                                      const GraphLimits& limits) {
   switch (format) {
     case ModelFormat::kOnnx:
       return ImportOnnx(bytes, limits);
@@ -25,6 +28,18 @@ absl::StatusOr<Graph> ImportModel(absl::string_view bytes, ModelFormat format,
       return ParseGraphJson(bytes, limits);
   }
   return absl::InvalidArgumentError("unknown model format");
+}
+
+}  // namespace
+
+absl::StatusOr<Graph> ImportModel(absl::string_view bytes, ModelFormat format,
+                                  const GraphLimits& limits) {
+  absl::StatusOr<Graph> graph = ImportAnyFormat(bytes, format, limits);
+  // Messages quote names from the model and, for JSON, protobuf's parser
+  // quotes the input itself: NUL, newlines and invalid UTF-8 are escaped
+  // here, once, for every caller (CLI, server).
+  if (!graph.ok()) return WithPrintableMessage(graph.status());
+  return graph;
 }
 
 }  // namespace ordo

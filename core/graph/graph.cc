@@ -116,6 +116,25 @@ absl::StatusOr<int64_t> TensorBytes(absl::string_view name, DataType dtype,
   return bytes;
 }
 
+// OpId order is the model-order baseline and the order every consumer of a
+// Graph may rely on, so it must run: each op after the producers of its
+// inputs. (The ONNX importer sorts nodes before building; the native format
+// is taken as written.) Called after CheckAcyclic, so a violation is an
+// order problem, not a cycle.
+absl::Status CheckTopologicalOrder(const Graph& graph) {
+  for (OpId op = 0; op < graph.num_ops(); ++op) {
+    for (TensorId t : graph.op(op).inputs) {
+      const OpId producer = graph.tensor(t).producer;
+      if (producer == kNoId || producer < op) continue;
+      return absl::InvalidArgumentError(absl::StrCat(
+          "op \"", graph.op(op).name, "\" reads tensor \"", graph.tensor(t).name, "\" before op \"",
+          graph.op(producer).name,
+          "\" writes it; ops must be listed in an order that runs (topological order)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<Graph> GraphBuilder::Build() && {
@@ -139,6 +158,7 @@ absl::StatusOr<Graph> GraphBuilder::Build() && {
   ORDO_RETURN_IF_ERROR(ResolveOps(graph));
   ORDO_RETURN_IF_ERROR(ResolveGraphIo(graph));
   ORDO_RETURN_IF_ERROR(CheckAcyclic(graph));
+  ORDO_RETURN_IF_ERROR(CheckTopologicalOrder(graph));
   return graph;
 }
 
@@ -210,6 +230,12 @@ absl::Status GraphBuilder::ResolveOps(Graph& graph) const {
                          "\", which is not declared"));
       }
       Tensor& tensor = graph.tensors_[*t];
+      // Checked first: this op is not in graph.ops_ yet, so naming "both
+      // producers" would read past its end (found by graph_proto_fuzzer).
+      if (tensor.producer == id) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("op \"", pending.name, "\" writes tensor \"", name, "\" twice"));
+      }
       if (tensor.producer != kNoId) {
         return absl::InvalidArgumentError(absl::StrCat(
             "tensor \"", name, "\" has two producers: op \"",

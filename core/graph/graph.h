@@ -113,8 +113,10 @@ class Graph {
 // Builds a Graph and validates it. Declare tensors, then ops by tensor name, in
 // any order; Build() resolves names and checks every rule of the memory model:
 // unique names, every input defined, one producer per tensor, static positive
-// dims whose byte size fits int64, known dtypes, no cycles, at least one op,
-// limits. Errors name the offending op or tensor. Not thread-safe.
+// dims whose byte size fits int64, known dtypes, no cycles, ops added in an
+// order that runs (each after the producers of its inputs: OpId order is the
+// model order), at least one op, limits. Errors name the offending op or
+// tensor. Not thread-safe.
 class GraphBuilder {
  public:
   explicit GraphBuilder(std::string name = "", GraphLimits limits = {});

@@ -1,9 +1,11 @@
 #include "core/graph/graph_proto.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "core/util/wire_field_count.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace ordo {
@@ -121,6 +123,12 @@ absl::StatusOr<Graph> GraphFromProto(const v1::Graph& proto, const GraphLimits& 
 }
 
 absl::StatusOr<Graph> ParseGraphBinary(absl::string_view bytes, const GraphLimits& limits) {
+  // Graph.ops (3) counted on the wire, before protobuf allocates an Op each.
+  if (std::optional<int64_t> ops = CountWireField(bytes, 3);
+      ops.has_value() && *ops > limits.max_ops) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("graph has ", *ops, " ops; the limit is ", limits.max_ops));
+  }
   v1::Graph proto;
   if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
       !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {

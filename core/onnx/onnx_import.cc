@@ -15,6 +15,7 @@
 #include "core/onnx/tensor_shapes.h"
 #include "core/util/checked_math.h"
 #include "core/util/status_macros.h"
+#include "core/util/wire_field_count.h"
 #include "onnx/onnx_pb.h"
 
 namespace ordo {
@@ -363,6 +364,14 @@ absl::Status CheckSchedule(const Graph& graph, absl::Span<const OpId> schedule) 
 }  // namespace
 
 absl::StatusOr<Graph> ImportOnnx(absl::string_view model_bytes, const GraphLimits& limits) {
+  // ModelProto.graph (7) -> GraphProto.node (1), counted on the wire: a
+  // model over the limit is refused before protobuf builds a message per
+  // node. Bytes that do not scan are left to ParseModel to report.
+  if (std::optional<int64_t> nodes = CountNestedWireField(model_bytes, 7, 1);
+      nodes.has_value() && *nodes > limits.max_ops) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("model has ", *nodes, " nodes; the limit is ", limits.max_ops, " ops"));
+  }
   ORDO_ASSIGN_OR_RETURN(onnx::ModelProto model, ParseModel(model_bytes));
   // Folding copies the model; weights' values are never needed.
   onnx_import::DropBulkInitializerData(*model.mutable_graph());

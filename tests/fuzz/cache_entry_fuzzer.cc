@@ -1,0 +1,105 @@
+// libFuzzer target: a corrupt or hostile schedule-cache entry. The bytes are
+// an ordo.v1.CachedPartSchedule as stored in Redis; they are decoded the way
+// RedisScheduleCache::Lookup decodes them and served for every part of a
+// fixed model, so the re-check in core/cache/cached_part_scheduler.cc
+// (CheckEntry: length, permutation, dependencies, re-simulated peak) sees
+// arbitrary orders, peaks, bounds, statuses and durations. The entry must
+// never make ScheduleByParts fail or return an invalid schedule.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/cache/cached_part_scheduler.h"
+#include "core/cache/part_runner.h"
+#include "core/cache/schedule_cache.h"
+#include "core/memory/simulator.h"
+#include "core/testing/test_graph.h"
+#include "ordo/v1/schedule.pb.h"
+#include "rpc/memory_model_proto.h"
+#include "tests/fuzz/fuzz_graph_checks.h"
+
+namespace {
+
+// Three parts with merge_up_to_ops = 1: a 1-op stem and two 3-op cells.
+constexpr absl::string_view kTwoCells = R"(
+input x 8
+op s Conv x -> s0:32
+op b1 Conv s0 -> b1:32
+op c1 Conv s0 -> c1:64
+op j1 Concat b1 c1 -> j1:32
+op b2 Conv j1 -> b2:32
+op c2 Conv j1 -> c2:64
+op j2 Concat b2 c2 -> j2:32
+output j2
+)";
+
+// Serves one decoded entry under every key; drops inserts.
+class OneEntryCache final : public ordo::ScheduleCache {
+ public:
+  explicit OneEntryCache(ordo::CachedSchedule entry) : entry_(std::move(entry)) {}
+  absl::StatusOr<std::optional<ordo::CachedSchedule>> Lookup(absl::string_view) override {
+    return std::optional<ordo::CachedSchedule>(entry_);
+  }
+  absl::Status Insert(absl::string_view, const ordo::CachedSchedule&) override {
+    return absl::OkStatus();
+  }
+  absl::string_view kind() const override { return "fuzz"; }
+
+ private:
+  const ordo::CachedSchedule entry_;
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
+  ordo::fuzz::QuietProtobufLogs();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const ordo::MemoryModel* const model = [] {
+    absl::StatusOr<ordo::MemoryModel> built =
+        ordo::BuildMemoryModel(ordo::testing::TestGraph(kTwoCells), {});
+    if (!built.ok()) std::abort();
+    return new ordo::MemoryModel(*std::move(built));
+  }();
+
+  // RedisScheduleCache::Lookup's decoding, minus the key comparison (the
+  // fuzzer cannot guess canonical keys; a wrong key only means a miss).
+  ordo::v1::CachedPartSchedule proto;
+  if (!proto.ParseFromArray(data, static_cast<int>(size)) || proto.peak_units() < 0) return 0;
+  ordo::CachedSchedule entry;
+  entry.order.assign(proto.order().begin(), proto.order().end());
+  entry.peak_units = proto.peak_units();
+  entry.lower_bound_units = proto.lower_bound_units();
+  entry.status = ordo::rpc::ScheduleStatusFromProto(proto.status());
+  entry.algorithm = proto.algorithm();
+  entry.time_limit = ordo::rpc::DurationFromProto(proto.time_limit());
+  OneEntryCache cache(std::move(entry));
+
+  ordo::PartScheduleOptions options;
+  options.scheduler = "greedy";
+  options.time_limit = absl::Seconds(1);
+  options.partition.merge_up_to_ops = 1;
+  ordo::LookupCachedPeak(*model, options, cache);
+
+  ordo::ThreadPartRunner runner(1);
+  absl::StatusOr<ordo::PartScheduleResult> result =
+      ordo::ScheduleByParts(*model, options, ordo::ScheduleLimits{}, runner, &cache);
+  if (!result.ok()) {
+    std::fprintf(stderr, "ScheduleByParts failed: %s\n", result.status().ToString().c_str());
+    std::abort();
+  }
+  absl::StatusOr<int64_t> peak = ordo::SimulatePeak(*model, result->schedule.order);
+  if (!peak.ok() || *peak != result->schedule.peak_bytes ||
+      result->schedule.lower_bound_bytes > result->schedule.peak_bytes) {
+    std::fprintf(stderr, "ScheduleByParts returned an unchecked schedule\n");
+    std::abort();
+  }
+  return 0;
+}
