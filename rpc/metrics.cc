@@ -13,6 +13,14 @@ const prometheus::Histogram::BucketBoundaries& LatencyBuckets() {
   return *buckets;
 }
 
+// Decades: a search expands from none (cache hit, cheap order proved
+// optimal) to hundreds of millions of states.
+const prometheus::Histogram::BucketBoundaries& StateBuckets() {
+  static const auto* buckets = new prometheus::Histogram::BucketBoundaries{
+      0, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+  return *buckets;
+}
+
 }  // namespace
 
 ServiceMetrics::ServiceMetrics()
@@ -39,6 +47,12 @@ ServiceMetrics::ServiceMetrics()
                                 .Help("Latency of part tasks.")
                                 .Register(*registry_)
                                 .Add({}, LatencyBuckets())),
+      states_expanded_(prometheus::BuildHistogram()
+                           .Name("ordo_scheduler_states_expanded")
+                           .Help("Search states the exact scheduler expanded, per compile "
+                                 "(front server) or per part task (worker).")
+                           .Register(*registry_)
+                           .Add({}, StateBuckets())),
       inflight_(prometheus::BuildGauge()
                     .Name("ordo_inflight_requests")
                     .Help("RPCs running.")
@@ -65,6 +79,10 @@ void ServiceMetrics::AddCacheLookups(absl::string_view result, int64_t count) {
 void ServiceMetrics::RecordWorkerTask(absl::string_view result, absl::Duration latency) {
   worker_tasks_.Add({{"result", std::string(result)}}).Increment();
   worker_task_duration_.Observe(absl::ToDoubleSeconds(latency));
+}
+
+void ServiceMetrics::RecordStatesExpanded(int64_t states) {
+  states_expanded_.Observe(static_cast<double>(states));
 }
 
 void ServiceMetrics::AddWorkerTasks(absl::string_view result, int64_t count) {

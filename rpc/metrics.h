@@ -27,6 +27,8 @@ namespace ordo::rpc {
 //   ordo_worker_tasks_total{result}           ok | retry | fallback | error
 //   ordo_worker_task_duration_seconds         part task latency
 //   ordo_workers_healthy                      workers answering
+//   ordo_scheduler_states_expanded            search states per compile
+//                                             (front) or per part (worker)
 // Thread-safe (prometheus-cpp metrics are atomic).
 class ServiceMetrics {
  public:
@@ -38,6 +40,7 @@ class ServiceMetrics {
   void AddCacheLookups(absl::string_view result, int64_t count);
   void RecordWorkerTask(absl::string_view result, absl::Duration latency);
   void AddWorkerTasks(absl::string_view result, int64_t count);
+  void RecordStatesExpanded(int64_t states);
   prometheus::Gauge& inflight_requests() { return inflight_; }
   prometheus::Gauge& workers_healthy() { return workers_healthy_; }
 
@@ -50,6 +53,7 @@ class ServiceMetrics {
   prometheus::Family<prometheus::Counter>& cache_lookups_;
   prometheus::Family<prometheus::Counter>& worker_tasks_;
   prometheus::Histogram& worker_task_duration_;
+  prometheus::Histogram& states_expanded_;
   prometheus::Gauge& inflight_;
   prometheus::Gauge& workers_healthy_;
 };

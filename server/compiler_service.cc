@@ -147,7 +147,9 @@ absl::Status CompilerService::RunCompile(
 
 void CompilerService::RecordCacheMetrics(const CompileResult& result) const {
   rpc::ServiceMetrics* metrics = deps_.env.metrics;
-  if (metrics == nullptr || !result.part_stats) return;
+  if (metrics == nullptr) return;
+  metrics->RecordStatesExpanded(result.stats.states_expanded);
+  if (!result.part_stats) return;
   const PartScheduleStats& stats = *result.part_stats;
   metrics->AddCacheLookups("hit", stats.cache_hits);
   metrics->AddCacheLookups("miss",

@@ -22,7 +22,7 @@ struct GrpcPartRunner::Call {
   int expected = 0;
 };
 
-GrpcPartRunner::GrpcPartRunner(const WorkerDirectory* directory, Options options,
+GrpcPartRunner::GrpcPartRunner(WorkerDirectory* directory, Options options,
                                rpc::ServiceMetrics* metrics)
     : directory_(directory), options_(options), metrics_(metrics) {}
 
@@ -102,6 +102,7 @@ PartOutcome GrpcPartRunner::RunOne(const PartTask& task, const ScheduleLimits& l
     if (metrics_ != nullptr) metrics_->RecordWorkerTask("error", absl::Now() - start);
     failed_address = address;
     if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) break;
+    if (status.error_code() != grpc::StatusCode::CANCELLED) directory_->ReportFailure(address);
   }
   // No worker could do it: schedule here, within what is left of the budget.
   if (metrics_ != nullptr) metrics_->AddWorkerTasks("fallback", 1);

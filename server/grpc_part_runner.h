@@ -40,7 +40,7 @@ class GrpcPartRunner final : public PartRunner {
   };
 
   // `directory` and `metrics` (may be null) must outlive the runner.
-  GrpcPartRunner(const WorkerDirectory* directory, Options options,
+  GrpcPartRunner(WorkerDirectory* directory, Options options,
                  rpc::ServiceMetrics* metrics);
   GrpcPartRunner(const GrpcPartRunner&) = delete;
   GrpcPartRunner& operator=(const GrpcPartRunner&) = delete;
@@ -53,7 +53,7 @@ class GrpcPartRunner final : public PartRunner {
   PartOutcome RunOne(const PartTask& task, const ScheduleLimits& limits, Call& call);
   v1::Worker::Stub* StubFor(const std::string& address);
 
-  const WorkerDirectory* directory_;
+  WorkerDirectory* directory_;
   const Options options_;
   rpc::ServiceMetrics* metrics_;
   std::atomic<uint64_t> next_worker_{0};

@@ -12,6 +12,7 @@
 #include "rpc/log.h"
 #include "server/cache/redis_schedule_cache.h"
 #include "server/grpc_part_runner.h"
+#include "server/probed_worker_directory.h"
 
 namespace ordo::server {
 
@@ -38,7 +39,8 @@ absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(Options options) {
   int worker_slots = 0;
   if (!options.workers.empty()) {
     worker_slots = static_cast<int>(options.workers.size());
-    server->directory_ = std::make_unique<StaticWorkerDirectory>(options.workers);
+    server->directory_ = std::make_unique<ProbedWorkerDirectory>(
+        options.workers, ProbedWorkerDirectory::Options{});
   } else if (options.local_workers > 0) {
     WorkerSupervisor::Options supervisor;
     supervisor.binary = options.worker_binary;

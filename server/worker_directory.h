@@ -16,25 +16,16 @@ struct WorkerEndpoint {
   int32_t restarts = 0;
 };
 
-// Where the workers are: supervised child processes (WorkerSupervisor) or a
-// fixed list from flags (StaticWorkerDirectory). Thread-safe.
+// Where the workers are: supervised child processes (WorkerSupervisor) or
+// remote ones from flags, health-checked (ProbedWorkerDirectory).
+// Thread-safe.
 class WorkerDirectory {
  public:
   virtual ~WorkerDirectory() = default;
   virtual std::vector<WorkerEndpoint> Workers() const = 0;
-};
-
-// Workers given on the command line; always reported healthy (a dead one
-// shows up as failed tasks, which are retried elsewhere or run in-process).
-class StaticWorkerDirectory final : public WorkerDirectory {
- public:
-  explicit StaticWorkerDirectory(std::vector<std::string> addresses) {
-    for (std::string& address : addresses) workers_.push_back({std::move(address), true, 0});
-  }
-  std::vector<WorkerEndpoint> Workers() const override { return workers_; }
-
- private:
-  std::vector<WorkerEndpoint> workers_;
+  // A task sent to `address` failed (unreachable, crashed, timed out): the
+  // directory may stop offering it until it is known to be back.
+  virtual void ReportFailure(const std::string& address) { (void)address; }
 };
 
 }  // namespace ordo::server

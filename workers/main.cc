@@ -16,7 +16,7 @@
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "host:port to serve on; port 0 picks one");
 ABSL_FLAG(int, threads, 1, "parts scheduled at once");
-ABSL_FLAG(int, metrics_port, 0, "port of /metrics on 127.0.0.1; 0 = off");
+ABSL_FLAG(int, metrics_port, 0, "port of /metrics (all interfaces, for Prometheus in another pod); 0 = off");
 ABSL_FLAG(std::string, log_level, "info", "debug|info|warning|error");
 
 int main(int argc, char** argv) {
@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   options.listen = absl::GetFlag(FLAGS_listen);
   options.threads = std::max(1, absl::GetFlag(FLAGS_threads));
   if (absl::GetFlag(FLAGS_metrics_port) > 0) {
-    options.metrics_listen = absl::StrCat("127.0.0.1:", absl::GetFlag(FLAGS_metrics_port));
+    options.metrics_listen = absl::StrCat("0.0.0.0:", absl::GetFlag(FLAGS_metrics_port));
   }
   absl::StatusOr<std::unique_ptr<ordo::worker::WorkerServer>> server =
       ordo::worker::WorkerServer::Start(options);

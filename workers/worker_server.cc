@@ -28,6 +28,11 @@ absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(Options option
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &server->port_);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
+  // Fronts reach workers through one dns:/// channel and re-resolve only
+  // when a connection ends: closing connections after a while lets them
+  // find workers added by scaling up (in-flight calls get the grace period).
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS, 30 * 1000);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, 10 * 60 * 1000);
   builder.RegisterService(server->service_.get());
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {

@@ -11,8 +11,9 @@
 namespace ordo::worker {
 namespace {
 
-absl::Status Schedule(const WorkerService::Options& options, const rpc::CallInfo& call,
-                      const v1::SubgraphTask& task, v1::SubgraphResult& out) {
+absl::Status Schedule(const WorkerService::Options& options, rpc::ServiceMetrics* metrics,
+                      const rpc::CallInfo& call, const v1::SubgraphTask& task,
+                      v1::SubgraphResult& out) {
   ORDO_ASSIGN_OR_RETURN(MemoryModel model, rpc::MemoryModelFromProto(task.model(), options.limits));
   ORDO_ASSIGN_OR_RETURN(std::unique_ptr<Scheduler> scheduler,
                         BuiltinSchedulers().Create(task.scheduler()));
@@ -25,6 +26,7 @@ absl::Status Schedule(const WorkerService::Options& options, const rpc::CallInfo
                                : options.max_state_bytes;
   limits.cancelled = call.cancelled.get();
   ORDO_ASSIGN_OR_RETURN(ScheduleResult result, scheduler->Schedule(model, limits));
+  if (metrics != nullptr) metrics->RecordStatesExpanded(result.stats.states_expanded);
   if (call.cancelled->load()) return absl::CancelledError("task cancelled by the caller");
   rpc::Log(rpc::LogLevel::kDebug, task.request_id(),
            absl::StrCat("part of ", model.num_ops(), " ops: peak ", result.peak_bytes, " by ",
@@ -40,7 +42,7 @@ grpc::ServerUnaryReactor* WorkerService::ScheduleSubgraph(grpc::CallbackServerCo
                                                           v1::SubgraphResult* result) {
   return rpc::ServeUnary(context, "ScheduleSubgraph", env_,
                          [this, task, result](const rpc::CallInfo& call) {
-                           return Schedule(options_, call, *task, *result);
+                           return Schedule(options_, env_.metrics, call, *task, *result);
                          });
 }
 

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -217,6 +219,100 @@ TEST(ClientsTest, ATinyDeadlineOnAHardModelStillAnswersInTime) {
                                          absl::Seconds(1)),
                              small)
                   .ok());
+}
+
+// A redis-server child on a free loopback port (none when not installed).
+class Redis {
+ public:
+  explicit Redis(int port) : port_(port) { Start(); }
+  bool Start() {
+    process_ = std::make_unique<Process>(std::vector<std::string>{
+        "/usr/bin/redis-server", "--port", std::to_string(port_), "--save", "", "--appendonly",
+        "no", "--bind", "127.0.0.1", "--loglevel", "warning"});
+    return PollUntil([&] { return PortOpen(port_); }, absl::Seconds(10));
+  }
+  void Kill() { process_->Stop(SIGKILL); }
+  std::string Url() const { return absl::StrCat("redis://127.0.0.1:", port_); }
+
+ private:
+  int port_;
+  std::unique_ptr<Process> process_;
+};
+
+// The multi-machine set-up on loopback: a front with --workers and --redis.
+TEST(ClientsTest, RemoteWorkersAndRedisSurviveAKilledWorkerAndARedisRestart) {
+  if (system("command -v redis-server >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "redis-server not installed";
+  }
+  Redis redis(FreePort());
+  std::vector<std::unique_ptr<Process>> workers;
+  std::vector<std::string> addresses;
+  for (int i = 0; i < 2; ++i) {
+    workers.push_back(std::make_unique<Process>(std::vector<std::string>{
+        ORDO_WORKER_BINARY, "--listen=127.0.0.1:0", "--log-level=warning"}));
+    std::string line = workers.back()->ReadLine(absl::Seconds(20));
+    absl::string_view rest = line;
+    ASSERT_TRUE(absl::ConsumePrefix(&rest, "listening on ")) << line;
+    addresses.emplace_back(rest);
+  }
+  Server front({absl::StrCat("--workers=", addresses[0], ",", addresses[1]),
+                "--redis=" + redis.Url()});
+  ASSERT_TRUE(front.started());
+  auto healthy_workers = [&] {
+    int healthy = 0;
+    const v1::GetInfoResponse info = front.Info();
+    for (const auto& worker : info.workers()) healthy += worker.healthy();
+    return healthy;
+  };
+  ASSERT_TRUE(PollUntil([&] { return healthy_workers() == 2; }, absl::Seconds(10)));
+
+  const v1::CompileRequest model = OnnxRequest(
+      std::string(ORDO_EXAMPLE_MODELS_DIR) + "/small_resnet.onnx", absl::Seconds(2));
+  v1::CompileResponse first, second;
+  ASSERT_TRUE(front.Compile(model, first).ok());
+  EXPECT_GE(first.stats().workers_used(), 1);
+  EXPECT_EQ(first.stats().fallback_parts(), 0);
+  ASSERT_TRUE(front.Compile(model, second).ok());
+  EXPECT_EQ(second.stats().cache_hits(), second.stats().parts());
+  EXPECT_GT(MetricValue(front.Metrics(), "ordo_cache_lookups_total", "result=\"hit\""), 0);
+
+  // A worker killed mid-request: the request succeeds (retry or fallback)
+  // and that worker is marked unhealthy.
+  v1::CompileRequest hard;
+  *hard.mutable_graph() = WideGraph(14);
+  hard.mutable_options()->set_scheduler("dp");
+  hard.mutable_options()->mutable_time_limit()->set_seconds(2);
+  auto pending = std::async(std::launch::async, [&] {
+    v1::CompileResponse response;
+    grpc::Status status = front.Compile(hard, response);
+    return std::make_pair(status, response);
+  });
+  ASSERT_TRUE(PollUntil(
+      [&] { return MetricValue(front.Metrics(), "ordo_inflight_requests", "") >= 1; },
+      absl::Seconds(5)));
+  workers[0]->Stop(SIGKILL);
+  auto [status, response] = pending.get();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ExpectValidSchedule(response);
+  EXPECT_TRUE(PollUntil([&] { return healthy_workers() == 1; }, absl::Seconds(5)));
+
+  // Redis down: requests still succeed, the error is counted; Redis back:
+  // caching resumes.
+  redis.Kill();
+  v1::CompileResponse without;
+  ASSERT_TRUE(front.Compile(model, without).ok());
+  EXPECT_EQ(without.peak_bytes(), first.peak_bytes());
+  EXPECT_GT(without.stats().cache_errors(), 0);
+  ASSERT_TRUE(redis.Start());
+  EXPECT_TRUE(PollUntil(
+      [&] {
+        v1::CompileResponse again;
+        return front.Compile(model, again).ok() && again.stats().cache_errors() == 0;
+      },
+      absl::Seconds(10)));
+  v1::CompileResponse cached;
+  ASSERT_TRUE(front.Compile(model, cached).ok());
+  EXPECT_EQ(cached.stats().cache_hits(), cached.stats().parts());
 }
 
 }  // namespace

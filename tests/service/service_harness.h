@@ -56,6 +56,18 @@ inline int FreePort() {
   return ntohs(addr.sin_port);
 }
 
+// True when something accepts connections on 127.0.0.1:port.
+inline bool PortOpen(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool open = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return open;
+}
+
 // A child process; stdout readable line by line; killed when destroyed.
 class Process {
  public:
