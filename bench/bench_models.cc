@@ -320,7 +320,7 @@ int RunSchedulers(const Options& options, const std::vector<std::filesystem::pat
   return 0;
 }
 
-// The configurations of HMCOS Table 2 on HierarchicalScheduler without
+// The configurations of HMCOS Table 3 on HierarchicalScheduler without
 // ordo's additions, then ordo's complete scheduler.
 std::vector<std::pair<std::string, HierarchicalOptions>> AblationConfigs() {
   HierarchicalOptions paper;

@@ -20,10 +20,14 @@
 // Default models: randwire{1,2,3}.onnx of ../shared/models, plus
 // "randwire1-cell", the largest hourglass part of randwire1 as a model of
 // its own, and "swiftnet-like", a generated network of three random cells
-// of 21, 19 and 22 ops (the sizes of SwiftNet's parts in Table 2).
+// of 21, 19 and 22 ops (the sizes of SwiftNet's parts in Table 2);
+// --swiftnet_cells gives other cell sizes (wider cells: harder DPs);
+// --randwire=false leaves out the default RandWire models (with
+// --cell_from="": the SwiftNet-like network alone).
 //
 //   ordo-ablation [MODEL.onnx ...] [--cell_from=MODEL.onnx|""]
-//                 [--swiftnet_like=false]
+//                 [--swiftnet_like=false] [--swiftnet_cells=21,19,22]
+//                 [--randwire=false]
 //                 [--time_limit_dp_s=60] [--time_limit_s=20]
 //                 [--attempt_time_limit_s=1] [--max_state_mib=1024]
 //                 [--csv=FILE] [--json=FILE] [--parts]
@@ -66,6 +70,8 @@ struct Options {
   std::vector<std::string> models;
   std::string cell_from;
   bool swiftnet_like = true;
+  bool randwire = true;  // the default models when none are named
+  std::vector<int32_t> swiftnet_cells = {21, 19, 22};
   double time_limit_dp_s = 60;  // configuration 1
   double time_limit_s = 20;     // the others
   double attempt_time_limit_s = absl::ToDoubleSeconds(SerenityOptions().attempt_time_limit);
@@ -126,6 +132,17 @@ bool ParseArgs(int argc, char** argv, Options& options) {
       options.cell_from = value;
     } else if (kv[0] == "--swiftnet_like") {
       options.swiftnet_like = value != "false";
+    } else if (kv[0] == "--randwire") {
+      options.randwire = value != "false";
+    } else if (kv[0] == "--swiftnet_cells") {
+      options.swiftnet_cells.clear();
+      for (absl::string_view cell : absl::StrSplit(value, ',')) {
+        int32_t ops;
+        // A cell needs an op besides the one that joins it.
+        if (!absl::SimpleAtoi(cell, &ops) || ops < 2) return false;
+        options.swiftnet_cells.push_back(ops);
+      }
+      if (options.swiftnet_cells.empty()) return false;
     } else if (kv[0] == "--time_limit_dp_s") {
       if (!absl::SimpleAtod(value, &options.time_limit_dp_s)) return false;
     } else if (kv[0] == "--time_limit_s") {
@@ -470,11 +487,12 @@ int Main(int argc, char** argv) {
   if (!ParseArgs(argc, argv, options)) {
     std::fprintf(stderr,
                  "usage: ordo-ablation [MODEL.onnx ...] [--cell_from=MODEL.onnx|\"\"] "
-                 "[--swiftnet_like=false] [--time_limit_dp_s=S] [--time_limit_s=S] [--attempt_time_limit_s=S] "
+                 "[--swiftnet_like=false] [--swiftnet_cells=N,N,...] [--randwire=false] "
+                 "[--time_limit_dp_s=S] [--time_limit_s=S] [--attempt_time_limit_s=S] "
                  "[--max_state_mib=M] [--csv=FILE] [--json=FILE] [--parts]\n");
     return 2;
   }
-  if (options.models.empty()) {
+  if (options.models.empty() && options.randwire) {
     for (const char* name : {"randwire1", "randwire2", "randwire3"}) {
       options.models.push_back((shared / absl::StrCat(name, ".onnx")).string());
     }
@@ -506,7 +524,7 @@ int Main(int argc, char** argv) {
     problems.push_back({absl::StrCat(stem, "-cell"), std::move(partition.parts[largest].model)});
   }
   if (options.swiftnet_like) {
-    problems.push_back({"swiftnet-like", SwiftNetLike({21, 19, 22}, /*seed=*/2020)});
+    problems.push_back({"swiftnet-like", SwiftNetLike(options.swiftnet_cells, /*seed=*/2020)});
   }
   std::vector<Row> rows;
   for (const Problem& problem : problems) RunProblem(problem, options, rows);

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -104,6 +105,61 @@ TEST(DivideAndConquerSchedulerTest, MatchesBruteForceOnRandomGraphs) {
     ASSERT_EQ(result.peak_bytes, expected) << "trial " << trial;
     ASSERT_EQ(result.status, ScheduleStatus::kOptimal) << "trial " << trial;
   }
+}
+
+// Each of `best`'s ways to skip work, switched on or off one at a time,
+// against brute force on small hourglass graphs (so there are parts to
+// skip): searching only the parts that hold the peak (prove_every_part
+// off), the hierarchical incumbent, the exact search's dominance and
+// completions, and the smallest parts a cut may leave.
+TEST(DivideAndConquerSchedulerTest, EachReductionMatchesBruteForce) {
+  struct Variant {
+    const char* name;
+    DivideAndConquerOptions options;
+  };
+  DivideAndConquerOptions two_op_parts;
+  two_op_parts.partition.merge_up_to_ops = 2;  // as MatchesBruteForceOnRandomGraphs
+  std::vector<Variant> variants(5, Variant{"", two_op_parts});
+  variants[0].name = "all reductions";
+  variants[1].name = "prove every part";
+  variants[1].options.prove_every_part = true;
+  variants[2].name = "no hierarchical incumbent";
+  variants[2].options.hierarchical = false;
+  variants[3].name = "plain dp";
+  variants[3].options.dp = DpOptions{.dominance = false, .complete_every = 0};
+  variants[4].name = "one-op parts";
+  variants[4].options.partition.merge_up_to_ops = 1;
+  std::mt19937_64 rng(100);
+  int checked = 0, divided = 0;
+  for (int trial = 0; trial < 1500; ++trial) {
+    testing::RandomHourglassOptions options;
+    options.num_cells = 1 + static_cast<int32_t>(rng() % 3);
+    options.max_cell_ops = 3;
+    options.skip_chance = 0.3;
+    options.output_chance = 0.1;
+    options.inplace_chance = (trial % 3) * 0.3;
+    MemoryModel model = Model(RandomHourglass(rng, options));
+    if (model.num_ops() > 10) continue;
+    ++checked;
+    const int64_t expected = BruteForceMinPeak(model).peak_bytes;
+    for (const Variant& variant : variants) {
+      ORDO_ASSERT_OK_AND_ASSIGN(
+          ScheduleResult result,
+          DivideAndConquerScheduler("best", variant.options).Schedule(model, {}));
+      ExpectValid(model, result);
+      const std::string where = absl::StrCat(variant.name, " trial ", trial);
+      ASSERT_EQ(result.peak_bytes, expected) << where;
+      ASSERT_EQ(result.status, ScheduleStatus::kOptimal) << where;
+      if (variant.options.prove_every_part) {
+        for (const PartStats& part : result.parts) {
+          ASSERT_EQ(part.status, ScheduleStatus::kOptimal) << where;
+        }
+      }
+      if (result.parts.size() > 1) ++divided;
+    }
+  }
+  EXPECT_GT(checked, 1000);
+  EXPECT_GT(divided, 0);
 }
 
 // Bigger hourglass graphs than brute force can check: dividing must not

@@ -122,6 +122,58 @@ TEST(DpSchedulerTest, DominanceChangesNoPeak) {
   }
 }
 
+// Each way the search narrows its space, alone and together, against brute
+// force: signature merging and the bound-ordered open list are always on;
+// dominance (step 4) and greedy completions (step 5, here after every
+// expansion so they lower the incumbent as often as they can) are switched
+// one at a time; the incumbent's pruning (step 3) runs from the worst
+// start (model order, kept unless beaten) and from the optimum itself,
+// which must then be proved rather than improved.
+TEST(DpSchedulerTest, EachSearchSpaceReductionMatchesBruteForce) {
+  struct Variant {
+    const char* name;
+    DpOptions options;
+  };
+  const Variant variants[] = {
+      {"merging only", DpOptions{.dominance = false, .complete_every = 0}},
+      {"dominance", DpOptions{.dominance = true, .complete_every = 0}},
+      {"completions", DpOptions{.dominance = false, .complete_every = 1}},
+      {"all", DpOptions{}},
+  };
+  std::mt19937_64 rng(2025);
+  for (int trial = 0; trial < 1500; ++trial) {
+    testing::RandomDagOptions options;
+    options.num_ops = 1 + static_cast<int32_t>(rng() % 10);
+    options.num_inputs = 1 + static_cast<int32_t>(rng() % 3);
+    options.max_inputs = 1 + static_cast<int32_t>(rng() % 3);
+    options.second_output_chance = (trial % 3) * 0.2;
+    options.inplace_chance = (trial % 4) * 0.25;
+    MemoryModel model = Model(RandomDag(rng, options));
+    if (trial % 13 == 0) model.constant_bytes = 5;
+    const testing::BruteForceResult brute = BruteForceMinPeak(model);
+    for (const Variant& variant : variants) {
+      const std::string where = absl::StrCat(variant.name, " trial ", trial);
+      ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result,
+                                DpScheduler(variant.options).Schedule(model, {}));
+      ExpectValid(model, result);
+      ASSERT_EQ(result.peak_bytes, brute.peak_bytes) << where;
+      ASSERT_EQ(result.status, ScheduleStatus::kOptimal) << where;
+    }
+    std::vector<int32_t> model_order(model.num_ops());
+    for (int32_t op = 0; op < model.num_ops(); ++op) model_order[op] = op;
+    ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult from_model,
+                              DpScheduler().Improve(model, {}, model_order, "model"));
+    ASSERT_EQ(from_model.peak_bytes, brute.peak_bytes) << "from model order, trial " << trial;
+    ASSERT_EQ(from_model.status, ScheduleStatus::kOptimal);
+    ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult from_optimum,
+                              DpScheduler().Improve(model, {}, brute.order, "brute"));
+    ASSERT_EQ(from_optimum.peak_bytes, brute.peak_bytes) << "from the optimum, trial " << trial;
+    ASSERT_EQ(from_optimum.algorithm, "brute");  // nothing beats it
+    ASSERT_EQ(from_optimum.status, ScheduleStatus::kOptimal);
+    ASSERT_EQ(from_optimum.lower_bound_bytes, brute.peak_bytes);
+  }
+}
+
 // The dominance rule on graphs too big for brute force: the search without
 // it (and without greedy completions) must prove the same optimum.
 TEST(DpSchedulerTest, DominanceChangesNoPeakOnMediumGraphs) {

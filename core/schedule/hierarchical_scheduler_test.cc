@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -75,6 +77,132 @@ TEST(HierarchicalSchedulerTest, BoundsAreHonestAndPeaksUsuallyOptimalOnRandomDag
   RecordProperty("hierarchical_optimal", hierarchical_optimal);
   EXPECT_GE(hmcos_optimal, kTrials * 95 / 100);
   EXPECT_GE(hierarchical_optimal, kTrials * 99 / 100);
+}
+
+// HMCOS's configurations (its Table 3: no hierarchy, sequences, sequences
+// and cells, complete, then without the budget, strategy selection or
+// memoization) and ordo's additions on top: each is a real schedule with
+// an honest bound on every small DAG, and finds the optimum on most.
+TEST(HierarchicalSchedulerTest, EveryAblationConfigurationIsHonestAndMostlyOptimal) {
+  HierarchicalOptions paper;
+  paper.heuristic_incumbent = false;
+  paper.refine_windows = false;
+  paper.iterative.all_peak_steps = false;
+  paper.iterative.disassemble_readers = false;
+  std::vector<std::pair<std::string, HierarchicalOptions>> configs;
+  HierarchicalOptions none = paper;
+  none.iterative.hierarchy.sequences = false;
+  none.iterative.hierarchy.groups.cell_groups = false;
+  none.iterative.hierarchy.groups.dominator_groups = false;
+  configs.push_back({"none", none});
+  HierarchicalOptions sequences = paper;
+  sequences.iterative.hierarchy.groups.cell_groups = false;
+  sequences.iterative.hierarchy.groups.dominator_groups = false;
+  configs.push_back({"sequences", sequences});
+  HierarchicalOptions cells = paper;
+  cells.iterative.hierarchy.groups.dominator_groups = false;
+  configs.push_back({"sequences+cells", cells});
+  configs.push_back({"complete", paper});
+  HierarchicalOptions no_budget = paper;
+  no_budget.iterative.budget = false;
+  configs.push_back({"no budget", no_budget});
+  HierarchicalOptions no_selection = paper;
+  no_selection.iterative.search.strategy_selection = false;
+  configs.push_back({"no selection", no_selection});
+  HierarchicalOptions no_memo = paper;
+  no_memo.iterative.search.memoization = false;
+  configs.push_back({"no memo", no_memo});
+  HierarchicalOptions all_peaks = paper;
+  all_peaks.iterative.all_peak_steps = true;
+  all_peaks.iterative.disassemble_readers = true;
+  configs.push_back({"+ all peak steps", all_peaks});
+  HierarchicalOptions windows = all_peaks;
+  windows.refine_windows = true;
+  configs.push_back({"+ windows", windows});
+  configs.push_back({"ordo", HierarchicalOptions{}});
+
+  std::mt19937_64 rng(35);
+  const int kTrials = 1000;
+  std::vector<int> optimal(configs.size(), 0);
+  for (int trial = 0; trial < kTrials; ++trial) {
+    testing::RandomDagOptions options;
+    options.num_ops = 1 + static_cast<int32_t>(rng() % 10);
+    options.num_inputs = 1 + static_cast<int32_t>(rng() % 3);
+    options.max_inputs = 1 + static_cast<int32_t>(rng() % 3);
+    options.second_output_chance = (trial % 3) * 0.2;
+    options.inplace_chance = (trial % 4) * 0.25;
+    MemoryModel model = Model(RandomDag(rng, options));
+    const int64_t optimum = BruteForceMinPeak(model).peak_bytes;
+    for (size_t c = 0; c < configs.size(); ++c) {
+      ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result,
+                                HierarchicalScheduler(configs[c].second).Schedule(model, {}));
+      ExpectValid(model, result);
+      const std::string where = absl::StrCat(configs[c].first, " trial ", trial);
+      ASSERT_GE(result.peak_bytes, optimum) << where;
+      ASSERT_LE(result.lower_bound_bytes, optimum) << where;
+      if (result.status == ScheduleStatus::kOptimal) {
+        ASSERT_EQ(result.peak_bytes, optimum) << where;
+      }
+      if (result.peak_bytes == optimum) ++optimal[c];
+    }
+  }
+  for (size_t c = 0; c < configs.size(); ++c) {
+    RecordProperty(absl::StrCat("optimal ", configs[c].first), optimal[c]);
+    EXPECT_GT(optimal[c], kTrials / 2) << configs[c].first;
+  }
+  EXPECT_GE(optimal.back(), kTrials * 99 / 100);
+}
+
+// Optimization 3 must change nothing but the time: the whole scheduler, the
+// paper's and ordo's, returns the same order with group schedules memoized
+// and recomputed, on small DAGs and on hourglasses of cells with many
+// groups to reuse.
+TEST(HierarchicalSchedulerTest, MemoizationOnOrOffReturnsTheSameSchedule) {
+  std::mt19937_64 rng(36);
+  int64_t hits = 0;
+  for (bool paper : {true, false}) {
+    HierarchicalOptions with_memo;
+    if (paper) {
+      with_memo.heuristic_incumbent = false;
+      with_memo.refine_windows = false;
+      with_memo.iterative.all_peak_steps = false;
+      with_memo.iterative.disassemble_readers = false;
+    }
+    with_memo.iterative.search.strategy_selection = false;  // more group searches to reuse
+    HierarchicalOptions without_memo = with_memo;
+    without_memo.iterative.search.memoization = false;
+    for (int trial = 0; trial < 600; ++trial) {
+      MemoryModel model;
+      if (trial % 2 == 0) {
+        testing::RandomDagOptions options;
+        options.num_ops = 1 + static_cast<int32_t>(rng() % 10);
+        options.num_inputs = 1 + static_cast<int32_t>(rng() % 3);
+        options.inplace_chance = 0.3;
+        model = Model(RandomDag(rng, options));
+      } else {
+        testing::RandomHourglassOptions options;
+        options.num_cells = 2 + static_cast<int32_t>(rng() % 5);
+        options.skip_chance = 0.3;
+        options.inplace_chance = 0.5;
+        model = Model(RandomHourglass(rng, options));
+      }
+      IterativeSchedulingResult stats_with, stats_without;
+      ORDO_ASSERT_OK_AND_ASSIGN(
+          ScheduleResult a,
+          HierarchicalScheduler(with_memo).ScheduleWithStats(model, {}, &stats_with));
+      ORDO_ASSERT_OK_AND_ASSIGN(
+          ScheduleResult b,
+          HierarchicalScheduler(without_memo).ScheduleWithStats(model, {}, &stats_without));
+      const std::string where = absl::StrCat(paper ? "paper" : "ordo", " trial ", trial);
+      ASSERT_EQ(a.order, b.order) << where;
+      ASSERT_EQ(a.peak_bytes, b.peak_bytes) << where;
+      ASSERT_EQ(a.lower_bound_bytes, b.lower_bound_bytes) << where;
+      ASSERT_EQ(stats_without.search.memo_hits, 0) << where;
+      hits += stats_with.search.memo_hits;
+    }
+  }
+  RecordProperty("memo_hits", static_cast<int>(hits));
+  EXPECT_GT(hits, 0);
 }
 
 // Hourglass graphs split into parts: the part-wise bound must stay honest.

@@ -72,6 +72,30 @@ TEST(ScheduleWindowTest, RefinementFixesAShortSightedOrder) {
   EXPECT_GE(refined.rounds, 1);
 }
 
+// A window at least as long as the schedule is the whole problem, so
+// refinement is exact from any start: the brute-force optimum on thousands
+// of small DAGs, from random orders.
+TEST(ScheduleWindowTest, WholeScheduleWindowMatchesBruteForce) {
+  std::mt19937_64 rng(43);
+  WindowRefinementOptions whole;
+  whole.window_ops = {16};
+  for (int trial = 0; trial < 2000; ++trial) {
+    testing::RandomDagOptions options;
+    options.num_ops = 1 + static_cast<int32_t>(rng() % 10);
+    options.num_inputs = 1 + static_cast<int32_t>(rng() % 3);
+    options.max_inputs = 1 + static_cast<int32_t>(rng() % 3);
+    options.second_output_chance = (trial % 3) * 0.2;
+    options.inplace_chance = (trial % 4) * 0.25;
+    MemoryModel model = *BuildMemoryModel(RandomDag(rng, options), {});
+    if (trial % 7 == 0) model.constant_bytes = 3;
+    const std::vector<int32_t> order = RandomTopologicalOrder(model, rng);
+    ORDO_ASSERT_OK_AND_ASSIGN(WindowRefinementResult refined,
+                              RefineAroundPeak(model, order, 0, whole, {}));
+    ASSERT_EQ(refined.peak_bytes, BruteForceMinPeak(model).peak_bytes) << "trial " << trial;
+    ASSERT_EQ(*SimulatePeak(model, refined.order), refined.peak_bytes);
+  }
+}
+
 TEST(ScheduleWindowTest, RefinementNeverMakesItWorse) {
   std::mt19937_64 rng(42);
   WindowRefinementOptions small;

@@ -91,6 +91,26 @@ TEST(SerenitySchedulerTest, MatchesBruteForceOnRandomDags) {
   }
 }
 
+// Algorithm 1 alone (① of SERENITY's Table 2): one attempt with no budget,
+// so nothing but signature merging narrows the search; exact whenever it
+// finishes.
+TEST(SerenitySchedulerTest, AlgorithmOneAloneMatchesBruteForce) {
+  std::mt19937_64 rng(79);
+  SerenityOptions options;
+  options.adaptive_soft_budget = false;
+  const SerenityScheduler dp_alone(options);
+  for (int trial = 0; trial < 1500; ++trial) {
+    MemoryModel model = Model(RandomDag(rng, RandomOptions(rng, trial)));
+    if (trial % 13 == 0) model.constant_bytes = 5;
+    const int64_t expected = BruteForceMinPeak(model).peak_bytes;
+    ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, dp_alone.Schedule(model, {}));
+    ExpectValid(model, result);
+    ASSERT_EQ(result.peak_bytes, expected) << "trial " << trial;
+    ASSERT_EQ(result.status, ScheduleStatus::kOptimal) << "trial " << trial;
+    ASSERT_EQ(result.algorithm, "serenity") << "trial " << trial;
+  }
+}
+
 // Attempts that time out after a few signatures drive Algorithm 2 through
 // lowered and raised budgets. Whatever it ends with must be sound: an
 // optimal claim is the optimum, a bound never exceeds it.
