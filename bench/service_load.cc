@@ -1,0 +1,515 @@
+// ordo-load: a closed-loop load generator for ordo-server. Keeps
+// --concurrency calls in flight (one blocking stub call per client thread,
+// all on one channel), each thread sending its next request as soon as the
+// previous one returns, until --requests calls were started or --duration
+// passed, whichever comes first. Prints requests/s, latency percentiles,
+// errors by status code and what the server said about its cache; --json
+// writes the same as one object.
+//
+// Modes:
+//   cached  the same request every time, after one untimed warm-up call, so
+//           every timed call finds every part in the cache;
+//   cold    the same request every time against a server whose cache is
+//           off (--spawn passes --cache-mb=0; with --server that is the
+//           caller's job, and the report shows the hits it saw);
+//   nas     a stream of NAS-like candidates (bench/nas_candidates.h), each
+//           sent once, in order; the report's part hit rate is what caching
+//           buys such a stream.
+//
+// --spawn starts its own ordo-server on a free loopback port (port 0, read
+// back from its `listening on` line) and stops it with SIGTERM at the end.
+// Loopback only; bounded in count and in time.
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "bench/latency_summary.h"
+#include "bench/nas_candidates.h"
+#include "google/protobuf/util/json_util.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "nlohmann/json.hpp"
+#include "ordo/v1/compiler_service.grpc.pb.h"
+#include "rpc/flag_names.h"
+
+ABSL_FLAG(std::string, server, "", "HOST:PORT of a running ordo-server (loopback)");
+ABSL_FLAG(bool, spawn, false, "start an ordo-server on a free loopback port, stop it at the end");
+ABSL_FLAG(int, local_workers, -1,
+          "with --spawn: the server's --local-workers (-1: its default, one per core)");
+ABSL_FLAG(std::string, server_flags, "",
+          "with --spawn: more ordo-server flags, space separated (e.g. --cache-mb=0)");
+ABSL_FLAG(std::string, server_binary, ORDO_SERVER_BINARY, "with --spawn: the ordo-server");
+ABSL_FLAG(std::string, model, "", "ONNX model, or ordo.v1.Graph as .pb/.json (cached, cold)");
+ABSL_FLAG(int, concurrency, 1, "calls in flight");
+ABSL_FLAG(double, duration, 10, "stop starting calls after this many seconds");
+ABSL_FLAG(int64_t, requests, 1000, "stop after this many calls (nas: candidates)");
+ABSL_FLAG(std::string, method, "compile",
+          "compile|estimate|info (GetInfo: the RPC floor, no model work)");
+ABSL_FLAG(std::string, mode, "cached", "cached|cold|nas");
+ABSL_FLAG(std::string, scheduler, "", "CompileOptions.scheduler (empty: the server's best)");
+ABSL_FLAG(std::string, arena_planner, "", "CompileOptions.arena_planner (none: skip)");
+ABSL_FLAG(int64_t, alignment, 0,
+          "DeviceSpec.alignment_bytes (0: the server's default; negative is refused "
+          "before the import, which measures the cost of receiving the request)");
+ABSL_FLAG(double, time_limit, 0, "CompileOptions.time_limit in seconds (0: unset)");
+ABSL_FLAG(double, deadline, 60, "deadline of each call, seconds");
+ABSL_FLAG(int, warmup, -1, "untimed calls first (default: 1 in cached mode, else 0)");
+ABSL_FLAG(int, nas_cell_types, 32, "nas: cells in the pool candidates draw from");
+ABSL_FLAG(int, nas_blocks, 16, "nas: blocks per cell (3 ops each)");
+ABSL_FLAG(int, nas_cells, 6, "nas: cells per candidate");
+ABSL_FLAG(uint64_t, seed, 1, "nas: seed of the candidate stream");
+ABSL_FLAG(std::string, json, "", "also write the results as JSON to this file");
+ABSL_FLAG(std::string, dump_response, "",
+          "write the last OK response as JSON (protobuf mapping) to this file");
+ABSL_FLAG(std::string, label, "", "a name for this run in the output");
+
+namespace ordo::bench {
+namespace {
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+// An ordo-server child on a free loopback port. SIGTERM and reaped when
+// destroyed.
+class SpawnedServer {
+ public:
+  static absl::StatusOr<std::unique_ptr<SpawnedServer>> Start(std::vector<std::string> argv) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError("pipe failed");
+    const pid_t pid = fork();
+    if (pid < 0) return absl::InternalError("fork failed");
+    if (pid == 0) {
+      dup2(fds[1], STDOUT_FILENO);
+      std::vector<char*> args;
+      for (std::string& arg : argv) args.push_back(arg.data());
+      args.push_back(nullptr);
+      execv(args[0], args.data());
+      _exit(127);
+    }
+    close(fds[1]);
+    std::unique_ptr<SpawnedServer> server(new SpawnedServer(pid, fds[0]));
+    // The server prints `listening on HOST:PORT` once it serves.
+    std::string line;
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    while (absl::Now() < deadline) {
+      pollfd pfd{fds[0], POLLIN, 0};
+      if (poll(&pfd, 1, 100) <= 0) continue;
+      char c;
+      if (read(fds[0], &c, 1) != 1) break;
+      if (c == '\n') break;
+      line.push_back(c);
+    }
+    absl::string_view rest = line;
+    if (!absl::ConsumePrefix(&rest, "listening on ")) {
+      return absl::UnavailableError(absl::StrCat("ordo-server did not start: \"", line, "\""));
+    }
+    server->address_ = std::string(rest);
+    return server;
+  }
+  ~SpawnedServer() {
+    kill(pid_, SIGTERM);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    close(out_);
+  }
+  const std::string& address() const { return address_; }
+
+ private:
+  SpawnedServer(pid_t pid, int out) : pid_(pid), out_(out) {}
+  const pid_t pid_;
+  const int out_;
+  std::string address_;
+};
+
+// What one call returned.
+struct CallRecord {
+  absl::Duration latency;
+  grpc::StatusCode code = grpc::StatusCode::OK;
+  // From CompileResponse.stats (zero for Estimate).
+  int32_t parts = 0;
+  int32_t cache_hits = 0;
+  int32_t cache_misses = 0;
+  absl::Duration server_time;
+  // The response as JSON, only when --dump-response asks for it.
+  std::string response_json;
+};
+
+// Requests to send, by index: one fixed request, or the NAS stream.
+struct Workload {
+  std::vector<v1::CompileRequest> compiles;
+  std::vector<v1::EstimateRequest> estimates;
+  bool info = false;  // GetInfo calls
+  bool fixed = true;  // every index sends element 0
+};
+
+absl::Status SetModel(const std::string& path, v1::CompileRequest& request) {
+  if (path.empty()) return absl::InvalidArgumentError("--model is required in this mode");
+  absl::StatusOr<std::string> bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status();
+  if (absl::EndsWith(path, ".pb")) {
+    if (!request.mutable_graph()->ParseFromString(*bytes)) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": not an ordo.v1.Graph"));
+    }
+  } else if (absl::EndsWith(path, ".json")) {
+    if (!google::protobuf::util::JsonStringToMessage(*bytes, request.mutable_graph()).ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": not an ordo.v1.Graph as JSON"));
+    }
+  } else {
+    request.set_onnx_model(*std::move(bytes));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Workload> BuildWorkload(const std::string& mode, const std::string& method,
+                                       int64_t requests) {
+  v1::CompileRequest base;
+  v1::CompileOptions& options = *base.mutable_options();
+  options.set_scheduler(absl::GetFlag(FLAGS_scheduler));
+  options.set_arena_planner(absl::GetFlag(FLAGS_arena_planner));
+  if (const double limit = absl::GetFlag(FLAGS_time_limit); limit > 0) {
+    const absl::Duration d = absl::Seconds(limit);
+    options.mutable_time_limit()->set_seconds(absl::ToInt64Seconds(d));
+    options.mutable_time_limit()->set_nanos(
+        static_cast<int32_t>(absl::ToInt64Nanoseconds(d % absl::Seconds(1))));
+  }
+  base.mutable_device()->set_alignment_bytes(absl::GetFlag(FLAGS_alignment));
+  Workload workload;
+  std::vector<v1::CompileRequest> compiles;
+  if (method == "info") {
+    // No model: GetInfo measures the transport and the per-call wrapper.
+  } else if (mode == "cached" || mode == "cold") {
+    if (absl::Status s = SetModel(absl::GetFlag(FLAGS_model), base); !s.ok()) return s;
+    compiles.push_back(base);
+  } else if (mode == "nas") {
+    workload.fixed = false;
+    NasCandidateStream stream({.cell_types = absl::GetFlag(FLAGS_nas_cell_types),
+                               .blocks = absl::GetFlag(FLAGS_nas_blocks),
+                               .cells = absl::GetFlag(FLAGS_nas_cells),
+                               .seed = absl::GetFlag(FLAGS_seed)});
+    for (int64_t i = 0; i < requests; ++i) {
+      v1::CompileRequest& request = compiles.emplace_back(base);
+      *request.mutable_graph() = stream.Next();
+    }
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("unknown --mode=", mode));
+  }
+  if (method == "compile") {
+    workload.compiles = std::move(compiles);
+  } else if (method == "estimate") {
+    for (const v1::CompileRequest& c : compiles) {
+      v1::EstimateRequest& e = workload.estimates.emplace_back();
+      if (c.has_graph()) {
+        *e.mutable_graph() = c.graph();
+      } else {
+        e.set_onnx_model(c.onnx_model());
+      }
+      *e.mutable_options() = c.options();
+      *e.mutable_device() = c.device();
+    }
+  } else if (method == "info") {
+    workload.info = true;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("unknown --method=", method));
+  }
+  return workload;
+}
+
+CallRecord Call(v1::Compiler::Stub& stub, const Workload& workload, int64_t index,
+                absl::Duration deadline) {
+  const size_t i = workload.fixed ? 0 : static_cast<size_t>(index);
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
+  CallRecord record;
+  const absl::Time start = absl::Now();
+  if (workload.info) {
+    v1::GetInfoResponse response;
+    const grpc::Status status = stub.GetInfo(&context, v1::GetInfoRequest(), &response);
+    record.latency = absl::Now() - start;
+    record.code = status.error_code();
+  } else if (!workload.compiles.empty()) {
+    v1::CompileResponse response;
+    const grpc::Status status = stub.Compile(&context, workload.compiles[i], &response);
+    record.latency = absl::Now() - start;
+    record.code = status.error_code();
+    const v1::CompileStats& stats = response.stats();
+    record.parts = stats.parts();
+    record.cache_hits = stats.cache_hits();
+    record.cache_misses = stats.cache_misses();
+    record.server_time =
+        absl::Seconds(stats.time().seconds()) + absl::Nanoseconds(stats.time().nanos());
+    if (status.ok() && !absl::GetFlag(FLAGS_dump_response).empty()) {
+      response.clear_reordered_onnx_model();
+      (void)google::protobuf::util::MessageToJsonString(response, &record.response_json);
+    }
+  } else {
+    v1::EstimateResponse response;
+    const grpc::Status status = stub.Estimate(&context, workload.estimates[i], &response);
+    record.latency = absl::Now() - start;
+    record.code = status.error_code();
+    record.parts = response.parts();
+    record.cache_hits = response.cached_parts();
+    record.cache_misses = response.parts() - response.cached_parts();
+  }
+  return record;
+}
+
+// The canonical name of a status code, as in grpc/status.h.
+std::string CodeName(grpc::StatusCode code) {
+  static constexpr const char* kNames[] = {"OK",
+                                           "CANCELLED",
+                                           "UNKNOWN",
+                                           "INVALID_ARGUMENT",
+                                           "DEADLINE_EXCEEDED",
+                                           "NOT_FOUND",
+                                           "ALREADY_EXISTS",
+                                           "PERMISSION_DENIED",
+                                           "RESOURCE_EXHAUSTED",
+                                           "FAILED_PRECONDITION",
+                                           "ABORTED",
+                                           "OUT_OF_RANGE",
+                                           "UNIMPLEMENTED",
+                                           "INTERNAL",
+                                           "UNAVAILABLE",
+                                           "DATA_LOSS",
+                                           "UNAUTHENTICATED"};
+  const int value = static_cast<int>(code);
+  if (value >= 0 && value < static_cast<int>(std::size(kNames))) return kNames[value];
+  return absl::StrCat("CODE_", value);
+}
+
+double Ms(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
+
+int Run() {
+  const std::string mode = absl::GetFlag(FLAGS_mode);
+  const std::string method = absl::GetFlag(FLAGS_method);
+  const int concurrency = std::max(1, absl::GetFlag(FLAGS_concurrency));
+  const int64_t max_requests = std::max<int64_t>(1, absl::GetFlag(FLAGS_requests));
+  const absl::Duration duration = absl::Seconds(absl::GetFlag(FLAGS_duration));
+  const absl::Duration deadline = absl::Seconds(absl::GetFlag(FLAGS_deadline));
+
+  absl::StatusOr<Workload> workload = BuildWorkload(mode, method, max_requests);
+  if (!workload.ok()) {
+    std::fprintf(stderr, "ordo-load: %s\n", workload.status().ToString().c_str());
+    return 2;
+  }
+
+  std::unique_ptr<SpawnedServer> spawned;
+  std::string address = absl::GetFlag(FLAGS_server);
+  std::vector<std::string> server_argv;
+  if (absl::GetFlag(FLAGS_spawn)) {
+    server_argv = {absl::GetFlag(FLAGS_server_binary), "--listen=127.0.0.1:0", "--metrics-port=0",
+                   "--log-level=warning",
+                   // Calls beyond the limit would fail RESOURCE_EXHAUSTED.
+                   absl::StrCat("--max-concurrent=", std::max(8, concurrency))};
+    if (absl::GetFlag(FLAGS_local_workers) >= 0) {
+      server_argv.push_back(absl::StrCat("--local-workers=", absl::GetFlag(FLAGS_local_workers)));
+    }
+    if (mode == "cold") server_argv.push_back("--cache-mb=0");
+    for (absl::string_view flag :
+         absl::StrSplit(absl::GetFlag(FLAGS_server_flags), ' ', absl::SkipWhitespace())) {
+      server_argv.emplace_back(flag);
+    }
+    absl::StatusOr<std::unique_ptr<SpawnedServer>> started = SpawnedServer::Start(server_argv);
+    if (!started.ok()) {
+      std::fprintf(stderr, "ordo-load: %s\n", started.status().ToString().c_str());
+      return 1;
+    }
+    spawned = *std::move(started);
+    address = spawned->address();
+  }
+  if (address.empty()) {
+    std::fprintf(stderr, "ordo-load: give --server=HOST:PORT or --spawn\n");
+    return 2;
+  }
+  if (!absl::StartsWith(address, "127.") && !absl::StartsWith(address, "localhost:") &&
+      !absl::StartsWith(address, "[::1]:")) {
+    std::fprintf(stderr, "ordo-load: loopback servers only (got %s)\n", address.c_str());
+    return 2;
+  }
+
+  grpc::ChannelArguments channel_args;
+  channel_args.SetMaxReceiveMessageSize(256 << 20);
+  channel_args.SetMaxSendMessageSize(256 << 20);
+  std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), channel_args);
+  std::unique_ptr<v1::Compiler::Stub> stub = v1::Compiler::NewStub(channel);
+  if (!channel->WaitForConnected(absl::ToChronoTime(absl::Now() + absl::Seconds(10)))) {
+    std::fprintf(stderr, "ordo-load: cannot connect to %s\n", address.c_str());
+    return 1;
+  }
+
+  int warmup = absl::GetFlag(FLAGS_warmup);
+  if (warmup < 0) warmup = mode == "cached" ? 1 : 0;
+  for (int i = 0; i < warmup; ++i) {
+    // In nas mode the warm-up sends the first candidates, and the timed
+    // stream starts after them.
+    const CallRecord r = Call(*stub, *workload, std::min<int64_t>(i, max_requests - 1), deadline);
+    if (r.code != grpc::StatusCode::OK) {
+      std::fprintf(stderr, "ordo-load: warm-up call failed: %s\n", CodeName(r.code).c_str());
+      return 1;
+    }
+  }
+  const int64_t first_index = workload->fixed ? 0 : std::min<int64_t>(warmup, max_requests);
+
+  std::atomic<int64_t> next{first_index};
+  absl::Mutex mu;
+  std::vector<CallRecord> records;
+  records.reserve(static_cast<size_t>(max_requests));
+  const absl::Time start = absl::Now();
+  const absl::Time stop = start + duration;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < concurrency; ++t) {
+    threads.emplace_back([&] {
+      std::vector<CallRecord> mine;
+      while (absl::Now() < stop) {
+        const int64_t index = next.fetch_add(1);
+        if (index >= max_requests) break;
+        mine.push_back(Call(*stub, *workload, index, deadline));
+      }
+      absl::MutexLock lock(&mu);
+      records.insert(records.end(), mine.begin(), mine.end());
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  const absl::Duration elapsed = absl::Now() - start;
+
+  if (const std::string path = absl::GetFlag(FLAGS_dump_response); !path.empty()) {
+    for (auto r = records.rbegin(); r != records.rend(); ++r) {
+      if (r->response_json.empty()) continue;
+      std::ofstream(path) << r->response_json << "\n";
+      break;
+    }
+  }
+
+  std::vector<absl::Duration> ok_latencies;
+  std::vector<absl::Duration> server_times;
+  std::vector<absl::Duration> error_latencies;
+  std::map<std::string, int64_t> codes;
+  int64_t parts = 0, hits = 0, misses = 0;
+  for (const CallRecord& r : records) {
+    ++codes[CodeName(r.code)];
+    if (r.code != grpc::StatusCode::OK) {
+      error_latencies.push_back(r.latency);
+      continue;
+    }
+    ok_latencies.push_back(r.latency);
+    server_times.push_back(r.server_time);
+    parts += r.parts;
+    hits += r.cache_hits;
+    misses += r.cache_misses;
+  }
+  const LatencySummary latency = Summarize(ok_latencies);
+  const LatencySummary server = Summarize(server_times);
+  const LatencySummary failed = Summarize(error_latencies);
+  const double rps = static_cast<double>(records.size()) / absl::ToDoubleSeconds(elapsed);
+  const double hit_rate = hits + misses > 0 ? static_cast<double>(hits) / (hits + misses) : 0;
+
+  const std::string label = absl::GetFlag(FLAGS_label).empty() ? absl::StrCat(method, "/", mode)
+                                                               : absl::GetFlag(FLAGS_label);
+  std::printf("%s: %zu calls in %.2f s, concurrency %d, server %s\n", label.c_str(), records.size(),
+              absl::ToDoubleSeconds(elapsed), concurrency, address.c_str());
+  std::printf("  requests/s %.1f\n", rps);
+  std::printf("  latency ms  mean %.3f  p50 %.3f  p90 %.3f  p99 %.3f  max %.3f\n", Ms(latency.mean),
+              Ms(latency.p50), Ms(latency.p90), Ms(latency.p99), Ms(latency.max));
+  if (method == "compile") {
+    std::printf("  server-side ms (stats.time)  mean %.3f  p50 %.3f  p99 %.3f\n", Ms(server.mean),
+                Ms(server.p50), Ms(server.p99));
+  }
+  std::printf("  parts %lld  cache hits %lld  misses %lld  part hit rate %.1f%%\n",
+              static_cast<long long>(parts), static_cast<long long>(hits),
+              static_cast<long long>(misses), 100 * hit_rate);
+  if (mode == "cold" && hits > 0) {
+    std::fprintf(stderr,
+                 "ordo-load: warning: the cold run saw %lld cache hits; start the server "
+                 "with --cache-mb=0\n",
+                 static_cast<long long>(hits));
+  }
+  std::string code_line;
+  for (const auto& [code, count] : codes) absl::StrAppend(&code_line, " ", code, "=", count);
+  std::printf("  status%s\n", code_line.c_str());
+  if (failed.count > 0) {
+    std::printf("  failed calls' latency ms  p50 %.3f  p99 %.3f  max %.3f\n", Ms(failed.p50),
+                Ms(failed.p99), Ms(failed.max));
+  }
+
+  if (const std::string path = absl::GetFlag(FLAGS_json); !path.empty()) {
+    nlohmann::ordered_json out;
+    out["label"] = label;
+    out["method"] = method;
+    out["mode"] = mode;
+    out["model"] = absl::GetFlag(FLAGS_model);
+    out["server"] = spawned ? nlohmann::ordered_json(server_argv) : nlohmann::ordered_json(address);
+    out["concurrency"] = concurrency;
+    out["calls"] = records.size();
+    out["seconds"] = absl::ToDoubleSeconds(elapsed);
+    out["requests_per_second"] = rps;
+    out["latency_ms"] = {{"mean", Ms(latency.mean)},
+                         {"p50", Ms(latency.p50)},
+                         {"p90", Ms(latency.p90)},
+                         {"p99", Ms(latency.p99)},
+                         {"max", Ms(latency.max)}};
+    out["server_time_ms"] = {
+        {"mean", Ms(server.mean)}, {"p50", Ms(server.p50)}, {"p99", Ms(server.p99)}};
+    out["error_latency_ms"] = {
+        {"p50", Ms(failed.p50)}, {"p99", Ms(failed.p99)}, {"max", Ms(failed.max)}};
+    out["parts"] = parts;
+    out["cache_hits"] = hits;
+    out["cache_misses"] = misses;
+    out["part_hit_rate"] = hit_rate;
+    out["status"] = codes;
+    std::ofstream file(path);
+    file << out.dump(2) << "\n";
+    if (!file) {
+      std::fprintf(stderr, "ordo-load: cannot write %s\n", path.c_str());
+      return 1;
+    }
+  }
+  // Idle connections hold the server's graceful shutdown: close ours first.
+  stub.reset();
+  channel.reset();
+  spawned.reset();
+  return codes.size() == 1 && codes.count("OK") ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace ordo::bench
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "ordo-load (--server=HOST:PORT | --spawn) --mode=cached|cold|nas [--model=FILE] ...");
+  std::vector<std::string> args = ordo::rpc::DashedFlagsToUnderscores(argc, argv);
+  std::vector<char*> arg_pointers;
+  for (std::string& arg : args) arg_pointers.push_back(arg.data());
+  absl::ParseCommandLine(static_cast<int>(arg_pointers.size()), arg_pointers.data());
+  return ordo::bench::Run();
+}

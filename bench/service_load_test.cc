@@ -1,0 +1,73 @@
+// ordo-load as a real process against the ordo-server it spawns: each mode
+// finishes within its bounds and reports what the server's cache did.
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace ordo::bench {
+namespace {
+
+// Runs ordo-load with `flags` and --json; the parsed JSON, null on failure.
+nlohmann::json RunLoad(const std::string& flags) {
+  const std::filesystem::path json =
+      std::filesystem::path(::testing::TempDir()) /
+      absl::StrCat("ordo_load_", ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+                   ".json");
+  const std::string command = absl::StrCat(ORDO_LOAD_BINARY, " --spawn --local-workers=0 ", flags,
+                                           " --json=", json.string(), " >/dev/null 2>&1");
+  const int status = std::system(command.c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << command;
+  std::ifstream in(json);
+  if (!in) return nullptr;
+  return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+}
+
+TEST(ServiceLoadTest, CachedModeHitsEveryPart) {
+  const nlohmann::json out =
+      RunLoad(absl::StrCat("--mode=cached --model=", ORDO_EXAMPLE_MODELS_DIR,
+                           "/small_resnet.onnx --concurrency=2 --requests=20 --duration=30"));
+  ASSERT_TRUE(out.is_object());
+  EXPECT_EQ(out["calls"], 20);
+  EXPECT_EQ(out["status"]["OK"], 20);
+  EXPECT_GT(out["parts"].get<int>(), 0);
+  EXPECT_EQ(out["cache_hits"], out["parts"]);
+  EXPECT_GT(out["latency_ms"]["p99"].get<double>(), 0);
+}
+
+TEST(ServiceLoadTest, ColdModeMissesEveryPart) {
+  const nlohmann::json out = RunLoad(absl::StrCat("--mode=cold --model=", ORDO_EXAMPLE_MODELS_DIR,
+                                                  "/small_resnet.onnx --requests=3 --duration=30"));
+  ASSERT_TRUE(out.is_object());
+  EXPECT_EQ(out["status"]["OK"], 3);
+  EXPECT_EQ(out["cache_hits"], 0);
+}
+
+TEST(ServiceLoadTest, NasStreamSharesCells) {
+  // Two cell types in six positions: from the second candidate on, most
+  // parts are cached.
+  const nlohmann::json out = RunLoad(
+      "--mode=nas --nas-cell-types=2 --nas-blocks=4 --requests=6 --duration=60 "
+      "--local-workers=1");  // the last flag wins
+  ASSERT_TRUE(out.is_object());
+  EXPECT_EQ(out["status"]["OK"], 6);
+  EXPECT_GT(out["part_hit_rate"].get<double>(), 0.5);
+}
+
+TEST(ServiceLoadTest, StopsAtDuration) {
+  const nlohmann::json out =
+      RunLoad("--method=info --concurrency=2 --requests=100000000 --duration=0.5");
+  ASSERT_TRUE(out.is_object());
+  EXPECT_LT(out["seconds"].get<double>(), 5.0);
+  EXPECT_GT(out["calls"].get<int>(), 0);
+}
+
+}  // namespace
+}  // namespace ordo::bench

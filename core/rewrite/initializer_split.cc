@@ -1,0 +1,116 @@
+#include "core/rewrite/initializer_split.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace ordo {
+namespace {
+
+// Bytes per element of the fixed-size types raw_data may hold, or 0.
+int64_t RawElementBytes(int32_t data_type) {
+  switch (data_type) {
+    case onnx::TensorProto::BOOL:
+    case onnx::TensorProto::INT8:
+    case onnx::TensorProto::UINT8:
+      return 1;
+    case onnx::TensorProto::INT16:
+    case onnx::TensorProto::UINT16:
+    case onnx::TensorProto::FLOAT16:
+    case onnx::TensorProto::BFLOAT16:
+      return 2;
+    case onnx::TensorProto::FLOAT:
+    case onnx::TensorProto::INT32:
+    case onnx::TensorProto::UINT32:
+      return 4;
+    case onnx::TensorProto::DOUBLE:
+    case onnx::TensorProto::INT64:
+    case onnx::TensorProto::UINT64:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<onnx::TensorProto>> SplitInitializer(
+    const onnx::TensorProto& tensor, int64_t axis, absl::Span<const int64_t> sizes,
+    absl::Span<const std::string> names) {
+  const int64_t rank = tensor.dims_size();
+  if (axis < 0 || axis >= rank || sizes.size() != names.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("initializer \"", tensor.name(), "\": cannot split axis ", axis));
+  }
+  int64_t total = 0;
+  for (int64_t size : sizes) {
+    if (size <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("initializer \"", tensor.name(), "\": empty part"));
+    }
+    total += size;
+  }
+  if (total != tensor.dims(axis)) {
+    return absl::InvalidArgumentError(absl::StrCat("initializer \"", tensor.name(),
+                                                   "\": parts add up to ", total, ", dim ", axis,
+                                                   " is ", tensor.dims(axis)));
+  }
+  int64_t outer = 1;
+  int64_t inner = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= tensor.dims(i);
+  for (int64_t i = axis + 1; i < rank; ++i) inner *= tensor.dims(i);
+
+  const bool has_raw = tensor.has_raw_data();
+  const bool has_float = tensor.float_data_size() > 0;
+  const bool external = tensor.data_location() == onnx::TensorProto::EXTERNAL;
+  if (!has_raw && !has_float && !external &&
+      (tensor.int32_data_size() > 0 || tensor.int64_data_size() > 0 ||
+       tensor.double_data_size() > 0 || tensor.uint64_data_size() > 0 ||
+       tensor.string_data_size() > 0)) {
+    return absl::UnimplementedError(absl::StrCat("initializer \"", tensor.name(),
+                                                 "\": only raw_data and float_data are split"));
+  }
+  const int64_t element_bytes = RawElementBytes(tensor.data_type());
+  if (has_raw && (element_bytes == 0 || static_cast<int64_t>(tensor.raw_data().size()) !=
+                                            outer * total * inner * element_bytes)) {
+    return absl::UnimplementedError(absl::StrCat("initializer \"", tensor.name(),
+                                                 "\": raw_data does not match its dtype and dims"));
+  }
+  if (has_float && tensor.float_data_size() != outer * total * inner) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("initializer \"", tensor.name(), "\": float_data does not match its dims"));
+  }
+
+  std::vector<onnx::TensorProto> parts;
+  int64_t offset = 0;
+  for (size_t p = 0; p < sizes.size(); ++p) {
+    onnx::TensorProto part;
+    part.set_name(names[p]);
+    part.set_data_type(tensor.data_type());
+    for (int64_t i = 0; i < rank; ++i) part.add_dims(i == axis ? sizes[p] : tensor.dims(i));
+    if (external) {
+      // Same file, no offset: the part has no data of its own, like its
+      // source (whose data is not there to split).
+      part.set_data_location(onnx::TensorProto::EXTERNAL);
+      for (const onnx::StringStringEntryProto& entry : tensor.external_data()) {
+        if (entry.key() == "location") *part.add_external_data() = entry;
+      }
+    }
+    // Row-major: each of the `outer` blocks contributes a contiguous run of
+    // sizes[p] * inner elements starting at offset * inner.
+    for (int64_t o = 0; o < outer; ++o) {
+      const int64_t begin = (o * total + offset) * inner;
+      const int64_t count = sizes[p] * inner;
+      if (has_raw) {
+        part.mutable_raw_data()->append(tensor.raw_data(), begin * element_bytes,
+                                        count * element_bytes);
+      } else if (has_float) {
+        for (int64_t i = 0; i < count; ++i) part.add_float_data(tensor.float_data(begin + i));
+      }
+    }
+    offset += sizes[p];
+    parts.push_back(std::move(part));
+  }
+  return parts;
+}
+
+}  // namespace ordo

@@ -1,0 +1,96 @@
+#include "core/rewrite/model_edit.h"
+
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace ordo {
+
+NameScope::NameScope(const onnx::GraphProto& graph) {
+  for (const onnx::NodeProto& node : graph.node()) {
+    taken_.insert(node.name());
+    for (const std::string& name : node.input()) taken_.insert(name);
+    for (const std::string& name : node.output()) taken_.insert(name);
+  }
+  for (const onnx::TensorProto& t : graph.initializer()) taken_.insert(t.name());
+  for (const onnx::ValueInfoProto& v : graph.input()) taken_.insert(v.name());
+  for (const onnx::ValueInfoProto& v : graph.output()) taken_.insert(v.name());
+  for (const onnx::ValueInfoProto& v : graph.value_info()) taken_.insert(v.name());
+}
+
+std::string NameScope::Fresh(absl::string_view base) {
+  std::string name(base);
+  for (int i = 1; !taken_.insert(name).second; ++i) name = absl::StrCat(base, "_", i);
+  return name;
+}
+
+void ModelEdit::Append(ModelEdit other) {
+  for (auto& n : other.nodes) nodes.push_back(std::move(n));
+  for (auto& t : other.initializers) initializers.push_back(std::move(t));
+  for (auto& v : other.value_infos) value_infos.push_back(std::move(v));
+}
+
+onnx::ValueInfoProto DenseValueInfo(const std::string& name, int32_t elem_type,
+                                    const std::vector<int64_t>& dims) {
+  onnx::ValueInfoProto info;
+  info.set_name(name);
+  onnx::TypeProto_Tensor* tensor = info.mutable_type()->mutable_tensor_type();
+  tensor->set_elem_type(elem_type);
+  onnx::TensorShapeProto* shape = tensor->mutable_shape();
+  for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+  return info;
+}
+
+const onnx::TensorProto* FindInitializer(const onnx::GraphProto& graph, absl::string_view name) {
+  for (const onnx::TensorProto& t : graph.initializer()) {
+    if (t.name() == name) return &t;
+  }
+  return nullptr;
+}
+
+namespace {
+
+std::optional<std::vector<int64_t>> IntsOfTensor(const onnx::TensorProto& t) {
+  int64_t count = 1;
+  for (int64_t d : t.dims()) count *= d;
+  if (t.data_type() == onnx::TensorProto::INT64) {
+    if (t.int64_data_size() == count) {
+      return std::vector<int64_t>(t.int64_data().begin(), t.int64_data().end());
+    }
+    if (static_cast<int64_t>(t.raw_data().size()) == count * 8) {
+      std::vector<int64_t> values(count);
+      std::memcpy(values.data(), t.raw_data().data(), count * 8);
+      return values;
+    }
+  }
+  if (t.data_type() == onnx::TensorProto::INT32) {
+    if (t.int32_data_size() == count) {
+      return std::vector<int64_t>(t.int32_data().begin(), t.int32_data().end());
+    }
+    if (static_cast<int64_t>(t.raw_data().size()) == count * 4) {
+      std::vector<int32_t> values(count);
+      std::memcpy(values.data(), t.raw_data().data(), count * 4);
+      return std::vector<int64_t>(values.begin(), values.end());
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::vector<int64_t>> ConstantInts(const onnx::GraphProto& graph,
+                                                 absl::string_view name) {
+  if (const onnx::TensorProto* t = FindInitializer(graph, name)) return IntsOfTensor(*t);
+  for (const onnx::NodeProto& node : graph.node()) {
+    if (node.op_type() != "Constant" || node.output_size() != 1 || node.output(0) != name) {
+      continue;
+    }
+    for (const onnx::AttributeProto& attribute : node.attribute()) {
+      if (attribute.name() == "value" && attribute.has_t()) return IntsOfTensor(attribute.t());
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace ordo

@@ -1,0 +1,54 @@
+#ifndef ORDO_CORE_REWRITE_MODEL_EDIT_H_
+#define ORDO_CORE_REWRITE_MODEL_EDIT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/string_view.h"
+#include "onnx/onnx_pb.h"
+
+namespace ordo {
+
+// Fresh names for the nodes and tensors a rewrite adds to an ONNX graph.
+// Knows every name the graph uses (nodes, tensors, initializers, inputs,
+// outputs, value_info) and every name it handed out; Fresh("conv_part0")
+// returns that name, or "conv_part0_1", "conv_part0_2", ... when taken.
+// Not thread-safe.
+class NameScope {
+ public:
+  explicit NameScope(const onnx::GraphProto& graph);
+  std::string Fresh(absl::string_view base);
+
+ private:
+  absl::flat_hash_set<std::string> taken_;
+};
+
+// What one transformation adds: nodes in a topological order, new
+// initializers, and the shapes of the new tensors (value_info, so that the
+// result needs no shape inference to be read).
+struct ModelEdit {
+  std::vector<onnx::NodeProto> nodes;
+  std::vector<onnx::TensorProto> initializers;
+  std::vector<onnx::ValueInfoProto> value_infos;
+
+  void Append(ModelEdit other);
+};
+
+// A value_info for a dense tensor.
+onnx::ValueInfoProto DenseValueInfo(const std::string& name, int32_t elem_type,
+                                    const std::vector<int64_t>& dims);
+
+// The initializer named `name`, or null. O(initializers).
+const onnx::TensorProto* FindInitializer(const onnx::GraphProto& graph, absl::string_view name);
+
+// The integer values of `name` when it is an int64/int32 initializer with
+// data or the output of a Constant node, else nullopt. O(graph).
+std::optional<std::vector<int64_t>> ConstantInts(const onnx::GraphProto& graph,
+                                                 absl::string_view name);
+
+}  // namespace ordo
+
+#endif  // ORDO_CORE_REWRITE_MODEL_EDIT_H_

@@ -1,0 +1,106 @@
+#include "core/rewrite/onnx_test_model.h"
+
+#include <utility>
+
+namespace ordo {
+
+OnnxTestModel::OnnxTestModel() {
+  model_.set_ir_version(8);
+  model_.set_producer_name("ordo-test");
+  onnx::OperatorSetIdProto* opset = model_.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(13);
+  model_.mutable_graph()->set_name("test");
+}
+
+void OnnxTestModel::Input(const std::string& name, const std::vector<int64_t>& dims) {
+  onnx::ValueInfoProto* input = model_.mutable_graph()->add_input();
+  input->set_name(name);
+  auto* tensor = input->mutable_type()->mutable_tensor_type();
+  tensor->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) tensor->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+void OnnxTestModel::Weight(const std::string& name, const std::vector<int64_t>& dims,
+                           std::mt19937* rng) {
+  onnx::TensorProto* t = model_.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    t->add_dims(d);
+    count *= d;
+  }
+  if (rng == nullptr) {
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* entry = t->add_external_data();
+    entry->set_key("location");
+    entry->set_value("weights-not-shipped.bin");
+    return;
+  }
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (int64_t i = 0; i < count; ++i) t->add_float_data(uniform(*rng));
+}
+
+void OnnxTestModel::IntWeight(const std::string& name, const std::vector<int64_t>& values) {
+  onnx::TensorProto* t = model_.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  t->add_dims(static_cast<int64_t>(values.size()));
+  for (int64_t v : values) t->add_int64_data(v);
+}
+
+onnx::NodeProto& OnnxTestModel::Node(const std::string& type,
+                                     const std::vector<std::string>& inputs,
+                                     const std::vector<std::string>& outputs) {
+  onnx::NodeProto* node = model_.mutable_graph()->add_node();
+  node->set_op_type(type);
+  node->set_name(outputs.empty() ? type : outputs[0] + "_op");
+  for (const auto& i : inputs) node->add_input(i);
+  for (const auto& o : outputs) node->add_output(o);
+  return *node;
+}
+
+void OnnxTestModel::Output(const std::string& name) {
+  onnx::ValueInfoProto* output = model_.mutable_graph()->add_output();
+  output->set_name(name);
+  output->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+}
+
+std::string OnnxTestModel::Bytes() const {
+  std::string bytes;
+  model_.SerializeToString(&bytes);
+  return bytes;
+}
+
+void SetIntAttribute(onnx::NodeProto& node, const std::string& name, int64_t value) {
+  onnx::AttributeProto* a = node.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
+void SetIntsAttribute(onnx::NodeProto& node, const std::string& name,
+                      const std::vector<int64_t>& values) {
+  onnx::AttributeProto* a = node.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
+onnx::ModelProto WithZeroExternalData(onnx::ModelProto model) {
+  for (onnx::TensorProto& t : *model.mutable_graph()->mutable_initializer()) {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL) continue;
+    t.clear_external_data();
+    t.clear_data_location();
+    int64_t count = 1;
+    for (int64_t d : t.dims()) count *= d;
+    const int64_t element =
+        t.data_type() == onnx::TensorProto::DOUBLE || t.data_type() == onnx::TensorProto::INT64 ? 8
+                                                                                                : 4;
+    t.set_raw_data(std::string(count * element, '\0'));
+  }
+  return model;
+}
+
+}  // namespace ordo

@@ -1,0 +1,54 @@
+#ifndef ORDO_CORE_REWRITE_ONNX_TEST_MODEL_H_
+#define ORDO_CORE_REWRITE_ONNX_TEST_MODEL_H_
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "onnx/onnx_pb.h"
+
+namespace ordo {
+
+// Test-only: writes small float32 ONNX models inline, so a test shows the
+// graph beside its assertions:
+//
+//   OnnxTestModel m;
+//   m.Input("x", {1, 4, 8, 8});
+//   m.Weight("w", {8, 4, 1, 1}, &rng);   // random data; nullptr: no data
+//   m.Node("Conv", {"x", "w"}, {"y"});
+//   m.Output("y");
+//
+// Opset 13, IR version 8; nodes in the order given. Not thread-safe.
+class OnnxTestModel {
+ public:
+  OnnxTestModel();
+
+  void Input(const std::string& name, const std::vector<int64_t>& dims);
+  // A float initializer; with `rng`, uniform data in [-1, 1], else none (an
+  // external location that is not shipped, like the benchmark models).
+  void Weight(const std::string& name, const std::vector<int64_t>& dims, std::mt19937* rng);
+  void IntWeight(const std::string& name, const std::vector<int64_t>& values);
+  onnx::NodeProto& Node(const std::string& type, const std::vector<std::string>& inputs,
+                        const std::vector<std::string>& outputs);
+  void Output(const std::string& name);
+
+  const onnx::ModelProto& model() const { return model_; }
+  std::string Bytes() const;
+
+ private:
+  onnx::ModelProto model_;
+};
+
+// Attribute setters for OnnxTestModel::Node's result.
+void SetIntAttribute(onnx::NodeProto& node, const std::string& name, int64_t value);
+void SetIntsAttribute(onnx::NodeProto& node, const std::string& name,
+                      const std::vector<int64_t>& values);
+
+// Replaces external (unshipped) initializer data with zeros so that ONNX's
+// checker, which insists on external files, accepts the model.
+onnx::ModelProto WithZeroExternalData(onnx::ModelProto model);
+
+}  // namespace ordo
+
+#endif  // ORDO_CORE_REWRITE_ONNX_TEST_MODEL_H_

@@ -1,0 +1,156 @@
+#include "core/rewrite/op_semantics.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/onnx/onnx_import.h"
+#include "core/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ordo {
+namespace {
+
+using ::ordo::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+Op MakeOp(std::string type, std::vector<Attribute> attributes, int outputs = 1) {
+  Op op;
+  op.name = "op";
+  op.type = std::move(type);
+  op.attributes = std::move(attributes);
+  op.outputs.assign(outputs, 0);
+  return op;
+}
+
+using Dims = std::vector<int64_t>;
+
+TEST(OpSemanticsTest, ConvWithGroupStridePadDilation) {
+  const Op conv = MakeOp("Conv", {{"group", int64_t{2}},
+                                  {"strides", Dims{2, 1}},
+                                  {"pads", Dims{1, 0, 1, 0}},
+                                  {"dilations", Dims{1, 2}}});
+  ORDO_ASSERT_OK_AND_ASSIGN(auto out, InferOutputDims(conv, {{1, 4, 9, 10}, {6, 2, 3, 3}, {6}}));
+  // H: (9 + 2 - 3) / 2 + 1 = 5; W: (10 - 5) / 1 + 1 = 6.
+  EXPECT_THAT(out, ElementsAre(Dims{1, 6, 5, 6}));
+  ORDO_ASSERT_OK_AND_ASSIGN(ConvInfo info, AnalyzeConv(conv, {{1, 4, 9, 10}, {6, 2, 3, 3}, {6}}));
+  EXPECT_EQ(info.group, 2);
+  EXPECT_TRUE(info.has_bias);
+  EXPECT_FALSE(info.depthwise());
+}
+
+TEST(OpSemanticsTest, DepthwiseConvWithMultiplier) {
+  const Op conv = MakeOp("Conv", {{"group", int64_t{4}}, {"pads", Dims{1, 1, 1, 1}}});
+  ORDO_ASSERT_OK_AND_ASSIGN(ConvInfo info, AnalyzeConv(conv, {{1, 4, 8, 8}, {8, 1, 3, 3}}));
+  EXPECT_TRUE(info.depthwise());
+  EXPECT_EQ(info.out_channels, 8);
+  EXPECT_EQ(ChannelDependenceOf(conv), ChannelDependence::kGrouped);
+}
+
+TEST(OpSemanticsTest, ConvRejectsChannelsNotDivisibleByGroup) {
+  const Op conv = MakeOp("Conv", {{"group", int64_t{3}}});
+  EXPECT_THAT(AnalyzeConv(conv, {{1, 4, 8, 8}, {3, 1, 1, 1}}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("group 3")));
+}
+
+TEST(OpSemanticsTest, SameUpperPutsTheOddPadAtTheEnd) {
+  const Op pool = MakeOp("MaxPool", {{"kernel_shape", Dims{2, 2}},
+                                     {"strides", Dims{2, 2}},
+                                     {"auto_pad", std::string("SAME_UPPER")}});
+  ORDO_ASSERT_OK_AND_ASSIGN(Window window, AnalyzePool(pool, Dims{1, 3, 5, 5}));
+  EXPECT_THAT(window.pads_begin, ElementsAre(0, 0));
+  EXPECT_THAT(window.pads_end, ElementsAre(1, 1));
+  ORDO_ASSERT_OK_AND_ASSIGN(auto out, InferOutputDims(pool, {{1, 3, 5, 5}}));
+  EXPECT_THAT(out, ElementsAre(Dims{1, 3, 3, 3}));
+}
+
+TEST(OpSemanticsTest, CeilModePool) {
+  const Op pool =
+      MakeOp("AveragePool",
+             {{"kernel_shape", Dims{3, 3}}, {"strides", Dims{2, 2}}, {"ceil_mode", int64_t{1}}});
+  ORDO_ASSERT_OK_AND_ASSIGN(auto out, InferOutputDims(pool, {{1, 3, 8, 8}}));
+  EXPECT_THAT(out, ElementsAre(Dims{1, 3, 4, 4}));
+}
+
+TEST(OpSemanticsTest, InputRangeIsTheReceptiveField) {
+  const Op conv = MakeOp("Conv", {{"strides", Dims{2, 2}}, {"pads", Dims{1, 1, 1, 1}}});
+  ORDO_ASSERT_OK_AND_ASSIGN(ConvInfo info, AnalyzeConv(conv, {{1, 1, 8, 8}, {1, 1, 3, 3}}));
+  // Output rows 1..2 read input rows 1..5; row 0 reads the pad and rows 0..1.
+  EXPECT_EQ(info.window.InputRange(0, 1, 3, 8), std::make_pair(int64_t{1}, int64_t{6}));
+  EXPECT_EQ(info.window.InputRange(0, 0, 1, 8), std::make_pair(int64_t{0}, int64_t{2}));
+}
+
+TEST(OpSemanticsTest, ConcatSplitBroadcast) {
+  const Op concat = MakeOp("Concat", {{"axis", int64_t{-3}}});
+  ORDO_ASSERT_OK_AND_ASSIGN(auto joined, InferOutputDims(concat, {{1, 2, 4, 4}, {1, 3, 4, 4}}));
+  EXPECT_THAT(joined, ElementsAre(Dims{1, 5, 4, 4}));
+  EXPECT_THAT(InferOutputDims(concat, {{1, 2, 4, 4}, {1, 3, 4, 5}}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("off axis 1")));
+
+  const Op split = MakeOp("Split", {{"axis", int64_t{1}}, {"split", Dims{1, 3}}}, 2);
+  ORDO_ASSERT_OK_AND_ASSIGN(auto parts, InferOutputDims(split, {{1, 4, 2, 2}}));
+  EXPECT_THAT(parts, ElementsAre(Dims{1, 1, 2, 2}, Dims{1, 3, 2, 2}));
+
+  const Op add = MakeOp("Add", {});
+  ORDO_ASSERT_OK_AND_ASSIGN(auto sum, InferOutputDims(add, {{1, 4, 2, 2}, {4, 1, 1}}));
+  EXPECT_THAT(sum, ElementsAre(Dims{1, 4, 2, 2}));
+}
+
+TEST(OpSemanticsTest, UnknownOpsAreNeverUnderstood) {
+  const Op op = MakeOp("Resize", {});
+  EXPECT_EQ(ClassifyOp(op), OpKind::kUnknown);
+  EXPECT_EQ(ChannelDependenceOf(op), ChannelDependence::kUnknown);
+  EXPECT_THAT(InferOutputDims(op, {{1}}),
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("Resize")));
+  // MaxPool with its Indices output computes something else.
+  EXPECT_EQ(ClassifyOp(MakeOp("MaxPool", {}, 2)), OpKind::kUnknown);
+  Op custom = MakeOp("Relu", {});
+  custom.domain = "com.example";
+  EXPECT_EQ(ClassifyOp(custom), OpKind::kUnknown);
+}
+
+// Against ONNX's own shape inference: every understood op of every model
+// at hand gets the dims the importer recorded.
+void ExpectSameDimsAsImporter(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream bytes;
+  bytes << file.rdbuf();
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(bytes.str()));
+  int understood = 0;
+  for (const Op& op : graph.ops()) {
+    absl::StatusOr<std::vector<Dims>> out = InferOutputDims(op, InputDims(graph, op));
+    if (ClassifyOp(op) == OpKind::kUnknown ||
+        out.status().code() == absl::StatusCode::kUnimplemented) {
+      continue;
+    }
+    ASSERT_TRUE(out.ok()) << path << ": " << out.status();
+    ASSERT_EQ(out->size(), op.outputs.size()) << op.name;
+    for (size_t i = 0; i < op.outputs.size(); ++i) {
+      EXPECT_EQ((*out)[i], graph.tensor(op.outputs[i]).dims) << path << " " << op.name;
+    }
+    ++understood;
+  }
+  EXPECT_GT(understood, 0) << path;
+}
+
+TEST(OpSemanticsTest, AgreesWithOnnxShapeInferenceOnExampleModels) {
+  for (const auto& entry : std::filesystem::directory_iterator(ORDO_EXAMPLE_MODELS_DIR)) {
+    if (entry.path().extension() == ".onnx") ExpectSameDimsAsImporter(entry.path().string());
+  }
+}
+
+TEST(OpSemanticsTest, AgreesWithOnnxShapeInferenceOnSharedModels) {
+  if (!std::filesystem::exists(ORDO_SHARED_MODELS_DIR)) {
+    GTEST_SKIP() << "../shared/models not found; skipping (" << ORDO_SHARED_MODELS_DIR << ")";
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(ORDO_SHARED_MODELS_DIR)) {
+    if (entry.path().extension() == ".onnx") ExpectSameDimsAsImporter(entry.path().string());
+  }
+}
+
+}  // namespace
+}  // namespace ordo

@@ -1,0 +1,101 @@
+#ifndef ORDO_CORE_REWRITE_REWRITE_H_
+#define ORDO_CORE_REWRITE_REWRITE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "core/graph/graph.h"
+#include "core/memory/memory_model.h"
+#include "core/rewrite/concat_conv_pattern.h"
+#include "core/schedule/scheduler.h"
+#include "core/util/clock.h"
+#include "onnx/onnx_pb.h"
+
+namespace ordo {
+
+// `ordo compile --rewrite none|identity`.
+enum class RewriteMode : int8_t {
+  kNone,      // the model as it is
+  kIdentity,  // SERENITY §3.3 identity rewrites where they lower the peak
+};
+
+// "none" / "identity"; INVALID_ARGUMENT naming both otherwise.
+absl::StatusOr<RewriteMode> ParseRewriteMode(absl::string_view name);
+absl::string_view RewriteModeName(RewriteMode mode);
+
+struct RewriteOptions {
+  RewriteMode mode = RewriteMode::kIdentity;
+  // The rules every peak is measured under (those of the compile that
+  // follows).
+  MemoryOptions memory;
+  // Scheduler every candidate graph is scheduled with, by registry name.
+  std::string scheduler = "best";
+  // Wall-clock limit of each of those schedules.
+  absl::Duration schedule_time_limit = absl::Seconds(5);
+  // Limit of the whole search; when hit, the rewrites accepted so far are
+  // kept and `time_limit_hit` is set.
+  absl::Duration time_limit = absl::Seconds(120);
+  GraphLimits limits;
+  // Must outlive the call; null means the real clock.
+  const Clock* clock = nullptr;
+};
+
+// One rewrite the search kept.
+struct AppliedRewrite {
+  std::string concat;  // the Concat node that disappeared
+  std::vector<std::string> convs;
+  std::vector<ConvPartition> partitions;  // per entry of `convs`
+  // Peak of the scheduler's schedule of the model just before and just
+  // after this rewrite (re-simulated).
+  int64_t peak_before_bytes = 0;
+  int64_t peak_after_bytes = 0;
+};
+
+struct RewriteResult {
+  // The rewritten model. Every node the importer would have named is named
+  // as the Graph names it; nothing else differs from the input outside the
+  // rewritten sites. Carries weight data exactly when the input did.
+  onnx::ModelProto model;
+  Graph graph;              // ImportOnnx(model)
+  ScheduleResult schedule;  // of `graph`, by options.scheduler
+  int64_t original_peak_bytes = 0;
+  std::vector<AppliedRewrite> rewrites;  // in the order applied
+  int32_t sites_found = 0;
+  // Sites whose rewrite does not apply here (a weight that is not an
+  // initializer, data that cannot be split, a Pad / Slice touching
+  // channels); never rewritten.
+  int32_t sites_skipped = 0;
+  int32_t schedules_run = 0;
+  bool time_limit_hit = false;
+};
+
+// Rewrites `model` to lower the peak of its best schedule (SERENITY §3.3).
+//
+// 1. Imports and schedules the model (options.scheduler): the peak to beat.
+// 2. Finds every site: a channel Concat whose output reaches only Convs
+//    through per-channel ops (concat_conv_pattern.h).
+// 3. Greedy, in model order, repeated until nothing changes: apply one
+//    site, re-import, re-schedule; keep it only if the peak drops.
+// 4. Sites no single rewrite helps can still help together (cells of equal
+//    peak in parallel: lowering one leaves the others at the peak). The
+//    rest are applied at once; if that lowers the peak, each is dropped
+//    again when the peak without it is no higher, and the survivors are
+//    applied one by one, so every kept rewrite is needed and each is
+//    reported with its own before and after.
+//
+// The result never has a higher peak than the input (nothing kept
+// otherwise). Each trial costs one import and one schedule: O(sites^2)
+// schedules in the worst case, bounded by options.time_limit. Errors: the
+// import's and scheduler's (INVALID_ARGUMENT for bad models); a site whose
+// rewrite fails (weight not an initializer, data not splittable) is
+// skipped, not an error. Thread-compatible; never throws.
+absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
+                                               const RewriteOptions& options);
+
+}  // namespace ordo
+
+#endif  // ORDO_CORE_REWRITE_REWRITE_H_

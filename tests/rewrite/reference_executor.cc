@@ -1,0 +1,530 @@
+#include "tests/rewrite/reference_executor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace ordo {
+namespace {
+
+int64_t Count(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+const onnx::AttributeProto* Attr(const onnx::NodeProto& node, const std::string& name) {
+  for (const auto& a : node.attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+int64_t IntAttr(const onnx::NodeProto& node, const std::string& name, int64_t fallback) {
+  const auto* a = Attr(node, name);
+  return a != nullptr ? a->i() : fallback;
+}
+
+std::vector<int64_t> IntsAttr(const onnx::NodeProto& node, const std::string& name,
+                              std::vector<int64_t> fallback) {
+  const auto* a = Attr(node, name);
+  if (a == nullptr) return fallback;
+  return {a->ints().begin(), a->ints().end()};
+}
+
+std::string StringAttr(const onnx::NodeProto& node, const std::string& name,
+                       const std::string& fallback) {
+  const auto* a = Attr(node, name);
+  return a != nullptr ? a->s() : fallback;
+}
+
+absl::Status Unsupported(const onnx::NodeProto& node, const std::string& what) {
+  return absl::UnimplementedError(
+      absl::StrCat(node.op_type(), " \"", node.name(), "\": ", what, " not supported"));
+}
+
+// Float values of a TensorProto with data, or nullopt-like empty status.
+absl::StatusOr<FloatTensor> FloatsOf(const onnx::TensorProto& t) {
+  FloatTensor out;
+  out.dims.assign(t.dims().begin(), t.dims().end());
+  const int64_t n = Count(out.dims);
+  if (t.data_type() != onnx::TensorProto::FLOAT) {
+    return absl::InvalidArgumentError(absl::StrCat("\"", t.name(), "\" is not float"));
+  }
+  if (t.float_data_size() == n) {
+    out.values.assign(t.float_data().begin(), t.float_data().end());
+  } else if (static_cast<int64_t>(t.raw_data().size()) == n * 4) {
+    out.values.resize(n);
+    std::memcpy(out.values.data(), t.raw_data().data(), n * 4);
+  } else {
+    return absl::NotFoundError(absl::StrCat("\"", t.name(), "\" carries no data"));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<int64_t>> IntsOf(const onnx::TensorProto& t) {
+  const int64_t n = Count({t.dims().begin(), t.dims().end()});
+  if (t.data_type() == onnx::TensorProto::INT64) {
+    if (t.int64_data_size() == n)
+      return std::vector<int64_t>(t.int64_data().begin(), t.int64_data().end());
+    if (static_cast<int64_t>(t.raw_data().size()) == n * 8) {
+      std::vector<int64_t> v(n);
+      std::memcpy(v.data(), t.raw_data().data(), n * 8);
+      return v;
+    }
+  }
+  if (t.data_type() == onnx::TensorProto::INT32 && t.int32_data_size() == n) {
+    return std::vector<int64_t>(t.int32_data().begin(), t.int32_data().end());
+  }
+  return absl::InvalidArgumentError(absl::StrCat("\"", t.name(), "\" is not int64 data"));
+}
+
+// Row-major strides of `dims`.
+std::vector<int64_t> Strides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i)
+    s[i] = s[i + 1] * dims[i + 1];
+  return s;
+}
+
+absl::StatusOr<FloatTensor> Broadcast(const onnx::NodeProto& node,
+                                      const std::vector<const FloatTensor*>& in) {
+  size_t rank = 0;
+  for (const auto* t : in) rank = std::max(rank, t->dims.size());
+  std::vector<int64_t> dims(rank, 1);
+  for (const auto* t : in) {
+    for (size_t i = 0; i < t->dims.size(); ++i) {
+      int64_t& d = dims[rank - t->dims.size() + i];
+      if (t->dims[i] == d || t->dims[i] == 1) continue;
+      if (d != 1) return absl::InvalidArgumentError(absl::StrCat(node.name(), ": no broadcast"));
+      d = t->dims[i];
+    }
+  }
+  FloatTensor out{dims, std::vector<float>(Count(dims), 0.0f)};
+  const std::vector<int64_t> out_strides = Strides(dims);
+  for (const auto* t : in) {
+    // Stride 0 along broadcast axes.
+    std::vector<int64_t> s(rank, 0);
+    const std::vector<int64_t> ts = Strides(t->dims);
+    for (size_t i = 0; i < t->dims.size(); ++i) {
+      if (t->dims[i] != 1) s[rank - t->dims.size() + i] = ts[i];
+    }
+    for (int64_t flat = 0; flat < Count(dims); ++flat) {
+      int64_t src = 0;
+      int64_t rest = flat;
+      for (size_t a = 0; a < rank; ++a) {
+        src += (rest / out_strides[a]) * s[a];
+        rest %= out_strides[a];
+      }
+      out.values[flat] += t->values[src];
+    }
+  }
+  return out;
+}
+
+// Pads per the ONNX docs for 2-D windows; returns {top, left, bottom, right}.
+std::vector<int64_t> Pads2d(const onnx::NodeProto& node, int64_t h, int64_t w,
+                            const std::vector<int64_t>& k, const std::vector<int64_t>& s,
+                            const std::vector<int64_t>& d) {
+  std::vector<int64_t> pads = IntsAttr(node, "pads", {0, 0, 0, 0});
+  const std::string auto_pad = StringAttr(node, "auto_pad", "NOTSET");
+  if (auto_pad == "VALID") return {0, 0, 0, 0};
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    const int64_t in[2] = {h, w};
+    for (int a = 0; a < 2; ++a) {
+      const int64_t out = (in[a] + s[a] - 1) / s[a];
+      const int64_t total = std::max<int64_t>(0, (out - 1) * s[a] + (k[a] - 1) * d[a] + 1 - in[a]);
+      const int64_t begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pads[a] = begin;
+      pads[a + 2] = total - begin;
+    }
+  }
+  return pads;
+}
+
+absl::StatusOr<FloatTensor> Conv(const onnx::NodeProto& node, const FloatTensor& x,
+                                 const FloatTensor& w, const FloatTensor* b) {
+  if (x.dims.size() != 4 || w.dims.size() != 4) return Unsupported(node, "non-2-D Conv");
+  const int64_t n = x.dims[0], c = x.dims[1], h = x.dims[2], wd = x.dims[3];
+  const int64_t m = w.dims[0], cg = w.dims[1], kh = w.dims[2], kw = w.dims[3];
+  const int64_t group = IntAttr(node, "group", 1);
+  if (c != cg * group || m % group != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(node.name(), ": channels and group disagree"));
+  }
+  const std::vector<int64_t> s = IntsAttr(node, "strides", {1, 1});
+  const std::vector<int64_t> d = IntsAttr(node, "dilations", {1, 1});
+  const std::vector<int64_t> p = Pads2d(node, h, wd, {kh, kw}, s, d);
+  const int64_t oh = (h + p[0] + p[2] - (kh - 1) * d[0] - 1) / s[0] + 1;
+  const int64_t ow = (wd + p[1] + p[3] - (kw - 1) * d[1] - 1) / s[1] + 1;
+  FloatTensor y{{n, m, oh, ow}, std::vector<float>(n * m * oh * ow)};
+  const int64_t m_per_group = m / group;
+  for (int64_t in = 0; in < n; ++in) {
+    for (int64_t om = 0; om < m; ++om) {
+      const int64_t g = om / m_per_group;
+      for (int64_t oy = 0; oy < oh; ++oy) {
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          double acc = b != nullptr ? b->values[om] : 0.0;
+          for (int64_t ic = 0; ic < cg; ++ic) {
+            const int64_t xc = g * cg + ic;
+            for (int64_t ky = 0; ky < kh; ++ky) {
+              const int64_t iy = oy * s[0] - p[0] + ky * d[0];
+              if (iy < 0 || iy >= h) continue;
+              for (int64_t kx = 0; kx < kw; ++kx) {
+                const int64_t ix = ox * s[1] - p[1] + kx * d[1];
+                if (ix < 0 || ix >= wd) continue;
+                acc += static_cast<double>(x.values[((in * c + xc) * h + iy) * wd + ix]) *
+                       w.values[((om * cg + ic) * kh + ky) * kw + kx];
+              }
+            }
+          }
+          y.values[((in * m + om) * oh + oy) * ow + ox] = static_cast<float>(acc);
+        }
+      }
+    }
+  }
+  return y;
+}
+
+absl::StatusOr<FloatTensor> Pool(const onnx::NodeProto& node, const FloatTensor& x) {
+  if (x.dims.size() != 4) return Unsupported(node, "non-2-D pooling");
+  if (node.output_size() != 1) return Unsupported(node, "Indices output");
+  const bool is_max = node.op_type() == "MaxPool";
+  const int64_t n = x.dims[0], c = x.dims[1], h = x.dims[2], wd = x.dims[3];
+  const std::vector<int64_t> k = IntsAttr(node, "kernel_shape", {});
+  if (k.size() != 2) return Unsupported(node, "kernel_shape other than 2-D");
+  const std::vector<int64_t> s = IntsAttr(node, "strides", {1, 1});
+  const std::vector<int64_t> d =
+      is_max ? IntsAttr(node, "dilations", {1, 1}) : std::vector<int64_t>{1, 1};
+  const std::vector<int64_t> p = Pads2d(node, h, wd, k, s, d);
+  const bool ceil_mode = IntAttr(node, "ceil_mode", 0) != 0;
+  const bool include_pad = IntAttr(node, "count_include_pad", 0) != 0;
+  auto out_size = [&](int64_t in, int a) {
+    const int64_t span = in + p[a] + p[a + 2] - (k[a] - 1) * d[a] - 1;
+    return (ceil_mode ? (span + s[a] - 1) / s[a] : span / s[a]) + 1;
+  };
+  const int64_t oh = out_size(h, 0), ow = out_size(wd, 1);
+  FloatTensor y{{n, c, oh, ow}, std::vector<float>(n * c * oh * ow)};
+  for (int64_t plane = 0; plane < n * c; ++plane) {
+    for (int64_t oy = 0; oy < oh; ++oy) {
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        double acc = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
+        int64_t counted = 0;
+        for (int64_t ky = 0; ky < k[0]; ++ky) {
+          for (int64_t kx = 0; kx < k[1]; ++kx) {
+            const int64_t iy = oy * s[0] - p[0] + ky * d[0];
+            const int64_t ix = ox * s[1] - p[1] + kx * d[1];
+            const bool inside = iy >= 0 && iy < h && ix >= 0 && ix < wd;
+            // count_include_pad counts pad positions, not positions past
+            // the padded input (ceil_mode windows).
+            const bool in_padded = iy < h + p[2] && ix < wd + p[3];
+            if (!inside) {
+              if (include_pad && in_padded) ++counted;
+              continue;
+            }
+            const double v = x.values[(plane * h + iy) * wd + ix];
+            acc = is_max ? std::max(acc, v) : acc + v;
+            ++counted;
+          }
+        }
+        y.values[(plane * oh + oy) * ow + ox] =
+            static_cast<float>(is_max ? acc : acc / std::max<int64_t>(counted, 1));
+      }
+    }
+  }
+  return y;
+}
+
+absl::StatusOr<FloatTensor> Concat(const onnx::NodeProto& node,
+                                   const std::vector<const FloatTensor*>& in) {
+  const int64_t rank = static_cast<int64_t>(in[0]->dims.size());
+  int64_t axis = IntAttr(node, "axis", 0);
+  if (axis < 0) axis += rank;
+  std::vector<int64_t> dims = in[0]->dims;
+  dims[axis] = 0;
+  for (const auto* t : in) dims[axis] += t->dims[axis];
+  int64_t outer = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= dims[i];
+  FloatTensor y{dims, {}};
+  y.values.reserve(Count(dims));
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const auto* t : in) {
+      const int64_t block = Count(t->dims) / outer;
+      y.values.insert(y.values.end(), t->values.begin() + o * block,
+                      t->values.begin() + (o + 1) * block);
+    }
+  }
+  return y;
+}
+
+// Elements [begin, end) with `step` along `axis`.
+FloatTensor SliceAxis(const FloatTensor& x, int64_t axis, int64_t begin, int64_t end,
+                      int64_t step) {
+  std::vector<int64_t> dims = x.dims;
+  int64_t count = 0;
+  for (int64_t i = begin; step > 0 ? i < end : i > end; i += step) ++count;
+  dims[axis] = count;
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= x.dims[i];
+  for (size_t i = axis + 1; i < x.dims.size(); ++i) inner *= x.dims[i];
+  FloatTensor y{dims, {}};
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = begin; step > 0 ? i < end : i > end; i += step) {
+      const int64_t start = (o * x.dims[axis] + i) * inner;
+      y.values.insert(y.values.end(), x.values.begin() + start, x.values.begin() + start + inner);
+    }
+  }
+  return y;
+}
+
+}  // namespace
+
+absl::StatusOr<TensorMap> RunReference(const onnx::ModelProto& model, const TensorMap& feeds) {
+  const onnx::GraphProto& graph = model.graph();
+  TensorMap values = feeds;
+  std::map<std::string, std::vector<int64_t>> ints;
+  for (const onnx::TensorProto& t : graph.initializer()) {
+    if (values.count(t.name())) continue;
+    if (t.data_type() == onnx::TensorProto::FLOAT) {
+      absl::StatusOr<FloatTensor> f = FloatsOf(t);
+      if (f.ok()) values[t.name()] = *std::move(f);
+    } else if (absl::StatusOr<std::vector<int64_t>> v = IntsOf(t); v.ok()) {
+      ints[t.name()] = *std::move(v);
+    }
+  }
+  auto input = [&](const onnx::NodeProto& node, int i) -> absl::StatusOr<const FloatTensor*> {
+    if (i >= node.input_size() || node.input(i).empty()) return nullptr;
+    auto it = values.find(node.input(i));
+    if (it == values.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(node.op_type(), " \"", node.name(),
+                                                     "\" reads \"", node.input(i),
+                                                     "\", which has no value yet"));
+    }
+    return &it->second;
+  };
+  auto int_input = [&](const onnx::NodeProto& node, int i) -> std::optional<std::vector<int64_t>> {
+    if (i >= node.input_size() || node.input(i).empty()) return std::nullopt;
+    auto it = ints.find(node.input(i));
+    if (it == ints.end()) return std::nullopt;
+    return it->second;
+  };
+
+  for (const onnx::NodeProto& node : graph.node()) {
+    const std::string& type = node.op_type();
+    std::vector<FloatTensor> outs;
+    if (type == "Constant") {
+      const auto* value = Attr(node, "value");
+      if (value == nullptr) return Unsupported(node, "Constant without value");
+      if (value->t().data_type() == onnx::TensorProto::FLOAT) {
+        absl::StatusOr<FloatTensor> f = FloatsOf(value->t());
+        if (!f.ok()) return f.status();
+        values[node.output(0)] = *std::move(f);
+      } else {
+        absl::StatusOr<std::vector<int64_t>> v = IntsOf(value->t());
+        if (!v.ok()) return v.status();
+        ints[node.output(0)] = *std::move(v);
+      }
+      continue;
+    }
+    std::vector<const FloatTensor*> in;
+    const bool int_operands = type == "Slice" || type == "Split" || type == "Pad";
+    for (int i = 0; i < node.input_size(); ++i) {
+      if (int_operands && i > 0) break;
+      absl::StatusOr<const FloatTensor*> t = input(node, i);
+      if (!t.ok()) return t.status();
+      in.push_back(*t);
+    }
+    if (in.empty() || in[0] == nullptr) return Unsupported(node, "missing first input");
+
+    if (type == "Conv") {
+      if (in.size() < 2 || in[1] == nullptr) return Unsupported(node, "Conv without W");
+      absl::StatusOr<FloatTensor> y = Conv(node, *in[0], *in[1], in.size() > 2 ? in[2] : nullptr);
+      if (!y.ok()) return y.status();
+      outs.push_back(*std::move(y));
+    } else if (type == "MaxPool" || type == "AveragePool") {
+      absl::StatusOr<FloatTensor> y = Pool(node, *in[0]);
+      if (!y.ok()) return y.status();
+      outs.push_back(*std::move(y));
+    } else if (type == "Relu") {
+      FloatTensor y = *in[0];
+      for (float& v : y.values) v = std::max(v, 0.0f);
+      outs.push_back(std::move(y));
+    } else if (type == "Identity") {
+      outs.push_back(*in[0]);
+    } else if (type == "Add" || type == "Sum") {
+      if (type == "Add" && in.size() != 2) return Unsupported(node, "Add arity");
+      absl::StatusOr<FloatTensor> y = Broadcast(node, in);
+      if (!y.ok()) return y.status();
+      outs.push_back(*std::move(y));
+    } else if (type == "Concat") {
+      absl::StatusOr<FloatTensor> y = Concat(node, in);
+      if (!y.ok()) return y.status();
+      outs.push_back(*std::move(y));
+    } else if (type == "BatchNormalization") {
+      if (in.size() != 5 || node.output_size() != 1) return Unsupported(node, "training mode");
+      const double eps = Attr(node, "epsilon") != nullptr ? Attr(node, "epsilon")->f() : 1e-5;
+      FloatTensor y = *in[0];
+      const int64_t c = y.dims[1];
+      const int64_t inner = Count(y.dims) / (y.dims[0] * c);
+      for (int64_t i = 0; i < Count(y.dims); ++i) {
+        const int64_t ch = (i / inner) % c;
+        const double normalized =
+            (y.values[i] - in[3]->values[ch]) / std::sqrt(in[4]->values[ch] + eps);
+        y.values[i] = static_cast<float>(normalized * in[1]->values[ch] + in[2]->values[ch]);
+      }
+      outs.push_back(std::move(y));
+    } else if (type == "Split") {
+      const FloatTensor& x = *in[0];
+      const int64_t rank = static_cast<int64_t>(x.dims.size());
+      int64_t axis = IntAttr(node, "axis", 0);
+      if (axis < 0) axis += rank;
+      std::vector<int64_t> sizes = IntsAttr(node, "split", {});
+      if (std::optional<std::vector<int64_t>> s = int_input(node, 1)) sizes = *s;
+      if (sizes.empty()) sizes.assign(node.output_size(), x.dims[axis] / node.output_size());
+      int64_t begin = 0;
+      for (int64_t size : sizes) {
+        outs.push_back(SliceAxis(x, axis, begin, begin + size, 1));
+        begin += size;
+      }
+    } else if (type == "GlobalAveragePool") {
+      const FloatTensor& x = *in[0];
+      const int64_t planes = x.dims[0] * x.dims[1];
+      const int64_t inner = Count(x.dims) / planes;
+      std::vector<int64_t> dims(x.dims.size(), 1);
+      dims[0] = x.dims[0];
+      dims[1] = x.dims[1];
+      FloatTensor y{dims, std::vector<float>(planes)};
+      for (int64_t p = 0; p < planes; ++p) {
+        double acc = 0;
+        for (int64_t i = 0; i < inner; ++i) acc += x.values[p * inner + i];
+        y.values[p] = static_cast<float>(acc / inner);
+      }
+      outs.push_back(std::move(y));
+    } else if (type == "Flatten") {
+      FloatTensor y = *in[0];
+      int64_t axis = IntAttr(node, "axis", 1);
+      if (axis < 0) axis += static_cast<int64_t>(y.dims.size());
+      int64_t outer = 1;
+      for (int64_t i = 0; i < axis; ++i) outer *= y.dims[i];
+      y.dims = {outer, Count(y.dims) / outer};
+      outs.push_back(std::move(y));
+    } else if (type == "Gemm") {
+      if (in.size() < 2 || in[1] == nullptr) return Unsupported(node, "Gemm without B");
+      const FloatTensor& a = *in[0];
+      const FloatTensor& b = *in[1];
+      const bool ta = IntAttr(node, "transA", 0) != 0, tb = IntAttr(node, "transB", 0) != 0;
+      const float alpha = Attr(node, "alpha") != nullptr ? Attr(node, "alpha")->f() : 1.0f;
+      const float beta = Attr(node, "beta") != nullptr ? Attr(node, "beta")->f() : 1.0f;
+      const int64_t m = ta ? a.dims[1] : a.dims[0], k = ta ? a.dims[0] : a.dims[1];
+      const int64_t n = tb ? b.dims[0] : b.dims[1];
+      FloatTensor y{{m, n}, std::vector<float>(m * n)};
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          double acc = 0;
+          for (int64_t l = 0; l < k; ++l) {
+            acc += static_cast<double>(ta ? a.values[l * m + i] : a.values[i * k + l]) *
+                   (tb ? b.values[j * k + l] : b.values[l * n + j]);
+          }
+          double c = 0;
+          if (in.size() > 2 && in[2] != nullptr) {
+            const FloatTensor& ct = *in[2];
+            // C broadcasts: scalar, [n], [1, n], [m, 1] or [m, n].
+            const int64_t rows = ct.dims.size() == 2 ? ct.dims[0] : 1;
+            const int64_t cols = ct.dims.empty() ? 1 : ct.dims.back();
+            c = ct.values[(rows == 1 ? 0 : i) * cols + (cols == 1 ? 0 : j)];
+          }
+          y.values[i * n + j] = static_cast<float>(alpha * acc + beta * c);
+        }
+      }
+      outs.push_back(std::move(y));
+    } else if (type == "Pad") {
+      if (StringAttr(node, "mode", "constant") != "constant") return Unsupported(node, "mode");
+      std::vector<int64_t> pads = IntsAttr(node, "pads", {});
+      if (node.input_size() > 1) {
+        std::optional<std::vector<int64_t>> p = int_input(node, 1);
+        if (!p) return Unsupported(node, "non-constant pads");
+        pads = *p;
+      }
+      float fill = 0.0f;
+      if (node.input_size() > 2 && !node.input(2).empty()) {
+        absl::StatusOr<const FloatTensor*> v = input(node, 2);
+        if (!v.ok()) return v.status();
+        fill = (*v)->values.at(0);
+      }
+      const FloatTensor& x = *in[0];
+      const size_t rank = x.dims.size();
+      if (pads.size() != 2 * rank) return Unsupported(node, "pads length");
+      std::vector<int64_t> dims(rank);
+      for (size_t a = 0; a < rank; ++a) dims[a] = x.dims[a] + pads[a] + pads[a + rank];
+      FloatTensor y{dims, std::vector<float>(Count(dims), fill)};
+      const std::vector<int64_t> xs = Strides(x.dims), ys = Strides(dims);
+      // Each input element lands at its index shifted by the leading pads
+      // (negative pads crop).
+      for (int64_t flat = 0; flat < Count(x.dims); ++flat) {
+        int64_t dst = 0;
+        bool inside = true;
+        for (size_t a = 0; a < rank; ++a) {
+          const int64_t at = (flat / xs[a]) % x.dims[a] + pads[a];
+          if (at < 0 || at >= dims[a]) inside = false;
+          dst += at * ys[a];
+        }
+        if (inside) y.values[dst] = x.values[flat];
+      }
+      outs.push_back(std::move(y));
+    } else if (type == "Slice") {
+      FloatTensor y = *in[0];
+      const int64_t rank = static_cast<int64_t>(y.dims.size());
+      std::vector<int64_t> starts = IntsAttr(node, "starts", {});
+      std::vector<int64_t> ends = IntsAttr(node, "ends", {});
+      std::vector<int64_t> axes = IntsAttr(node, "axes", {});
+      std::vector<int64_t> steps;
+      if (node.input_size() > 1) {
+        std::optional<std::vector<int64_t>> s = int_input(node, 1), e = int_input(node, 2);
+        if (!s || !e) return Unsupported(node, "non-constant starts/ends");
+        starts = *s;
+        ends = *e;
+        axes = int_input(node, 3).value_or(std::vector<int64_t>{});
+        steps = int_input(node, 4).value_or(std::vector<int64_t>{});
+      }
+      if (axes.empty()) {
+        for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+      }
+      if (steps.empty()) steps.assign(starts.size(), 1);
+      for (size_t i = 0; i < starts.size(); ++i) {
+        const int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+        const int64_t size = y.dims[axis];
+        const int64_t step = steps[i];
+        auto clamp = [&](int64_t v) {
+          if (v < 0) v += size;
+          if (step > 0) return std::clamp<int64_t>(v, 0, size);
+          return std::clamp<int64_t>(v, -1, size - 1);
+        };
+        y = SliceAxis(y, axis, clamp(starts[i]), clamp(ends[i]), step);
+      }
+      outs.push_back(std::move(y));
+    } else {
+      return Unsupported(node, "op type");
+    }
+    if (static_cast<int>(outs.size()) != node.output_size()) {
+      return Unsupported(node, "output count");
+    }
+    for (int i = 0; i < node.output_size(); ++i) values[node.output(i)] = std::move(outs[i]);
+  }
+  TensorMap result;
+  for (const onnx::ValueInfoProto& output : graph.output()) {
+    auto it = values.find(output.name());
+    if (it == values.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("graph output \"", output.name(), "\" was never computed"));
+    }
+    result[output.name()] = it->second;
+  }
+  return result;
+}
+
+}  // namespace ordo
