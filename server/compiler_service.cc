@@ -73,6 +73,22 @@ v1::CompileStage StageToProto(CompileProgress::Stage stage) {
   return v1::COMPILE_STAGE_UNSPECIFIED;
 }
 
+// A stored response as the answer to a new call: every part now comes from
+// a cache and nothing ran.
+void MarkResponseCached(v1::CompileResponse& response, absl::Duration time) {
+  v1::CompileStats& stats = *response.mutable_stats();
+  const int32_t parts = stats.parts();
+  stats.Clear();
+  stats.set_parts(parts);
+  stats.set_cache_hits(parts);
+  stats.set_response_cached(true);
+  *stats.mutable_time() = rpc::DurationToProto(time);
+  for (v1::PartStats& part : *response.mutable_parts()) {
+    part.set_cached(true);
+    part.clear_time();
+  }
+}
+
 }  // namespace
 
 absl::Status CompilerService::RunCompile(
@@ -80,6 +96,25 @@ absl::Status CompilerService::RunCompile(
     const std::function<void(const v1::CompileProgress&)>& on_progress) {
   const Clock& clock = *deps_.clock;
   const absl::Time start = clock.Now();
+  const std::string key =
+      deps_.responses != nullptr ? deps_.responses->KeyOf(request) : std::string();
+  if (std::optional<v1::CompileResponse> cached =
+          key.empty() ? std::nullopt : deps_.responses->Lookup(key)) {
+    response = *std::move(cached);
+    MarkResponseCached(response, clock.Now() - start);
+    if (deps_.env.metrics != nullptr) {
+      deps_.env.metrics->AddCacheLookups("hit", response.stats().parts());
+    }
+    if (on_progress) {
+      v1::CompileProgress event;
+      event.set_stage(v1::COMPILE_STAGE_FINISHED);
+      *event.mutable_elapsed() = response.stats().time();
+      event.set_parts_total(response.stats().parts());
+      event.set_parts_done(response.stats().parts());
+      on_progress(event);
+    }
+    return absl::OkStatus();
+  }
   CompileSlot slot(compiles_running_, limits_.max_concurrent_compiles);
   if (!slot.acquired()) {
     return absl::ResourceExhaustedError(absl::StrCat(
@@ -136,6 +171,7 @@ absl::Status CompilerService::RunCompile(
                           ReorderOnnxNodes(request.onnx_model(), graph, result->schedule));
   }
   *response.mutable_stats()->mutable_time() = rpc::DurationToProto(clock.Now() - start);
+  if (!key.empty()) deps_.responses->Insert(key, response);
   const int32_t parts = response.stats().parts();
   rpc::Log(rpc::LogLevel::kInfo, call.request_id,
            absl::StrCat("compiled ", graph.num_ops(), " ops: peak ", result->peak_bytes, " (",

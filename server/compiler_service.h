@@ -12,6 +12,7 @@
 #include "core/util/clock.h"
 #include "ordo/v1/compiler_service.grpc.pb.h"
 #include "rpc/service_call.h"
+#include "server/response_cache.h"
 #include "server/worker_directory.h"
 
 namespace ordo::server {
@@ -41,6 +42,8 @@ class CompilerService final : public v1::Compiler::CallbackService {
     // All must outlive the service. `cache` and `workers` may be null.
     PartRunner* runner = nullptr;
     ScheduleCache* cache = nullptr;
+    // Whole responses by request; may be null.
+    ResponseCache* responses = nullptr;
     const WorkerDirectory* workers = nullptr;
     const Clock* clock = nullptr;
     rpc::CallEnvironment env;

@@ -69,6 +69,10 @@ absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(Options options) {
   CompilerService::Dependencies deps;
   deps.runner = server->runner_.get();
   deps.cache = server->cache_.get();
+  // A quarter of the cache budget, at most 64 MiB; --cache-mb=0 turns both off.
+  server->responses_ = std::make_unique<ResponseCache>(
+      std::min<int64_t>(options.cache_bytes / 4, int64_t{64} << 20));
+  deps.responses = server->responses_.get();
   deps.workers = server->directory_.get();
   deps.clock = &server->clock_;
   deps.env = rpc::CallEnvironment{server->queue_.get(), &server->metrics_};

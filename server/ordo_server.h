@@ -12,6 +12,7 @@
 #include "core/util/clock.h"
 #include "grpcpp/server.h"
 #include "rpc/metrics.h"
+#include "server/response_cache.h"
 #include "rpc/work_queue.h"
 #include "server/compiler_service.h"
 #include "server/worker_directory.h"
@@ -74,6 +75,7 @@ class OrdoServer {
   rpc::ServiceMetrics metrics_;
   std::unique_ptr<rpc::MetricsEndpoint> metrics_endpoint_;
   std::unique_ptr<ScheduleCache> cache_;
+  std::unique_ptr<ResponseCache> responses_;
   std::unique_ptr<WorkerDirectory> directory_;
   std::unique_ptr<PartRunner> runner_;
   std::unique_ptr<rpc::WorkQueue> queue_;

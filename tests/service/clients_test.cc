@@ -299,19 +299,28 @@ TEST(ClientsTest, RemoteWorkersAndRedisSurviveAKilledWorkerAndARedisRestart) {
   // Redis down: requests still succeed, the error is counted; Redis back:
   // caching resumes.
   redis.Kill();
+  // Requests the front's response cache has not seen (same parts: the
+  // alignment does not change schedules), so the part cache is asked.
+  v1::CompileRequest other = model;
+  other.mutable_device()->set_alignment_bytes(128);
   v1::CompileResponse without;
-  ASSERT_TRUE(front.Compile(model, without).ok());
+  ASSERT_TRUE(front.Compile(other, without).ok());
   EXPECT_EQ(without.peak_bytes(), first.peak_bytes());
   EXPECT_GT(without.stats().cache_errors(), 0);
   ASSERT_TRUE(redis.Start());
   EXPECT_TRUE(PollUntil(
       [&] {
+        v1::CompileRequest fresh = other;
+        fresh.mutable_device()->set_alignment_bytes(fresh.device().alignment_bytes() * 2);
+        other = fresh;
         v1::CompileResponse again;
-        return front.Compile(model, again).ok() && again.stats().cache_errors() == 0;
+        return front.Compile(fresh, again).ok() && again.stats().cache_errors() == 0;
       },
       absl::Seconds(10)));
+  v1::CompileRequest last = other;
+  last.mutable_device()->set_alignment_bytes(other.device().alignment_bytes() * 2);
   v1::CompileResponse cached;
-  ASSERT_TRUE(front.Compile(model, cached).ok());
+  ASSERT_TRUE(front.Compile(last, cached).ok());
   EXPECT_EQ(cached.stats().cache_hits(), cached.stats().parts());
 }
 
