@@ -83,6 +83,52 @@ absl::StatusOr<ScheduleResult> Fallback(const MemoryModel& part, const ScheduleL
   return greedy->Schedule(part, own);
 }
 
+// As DivideAndConquerScheduler does locally, only parts that can lower the
+// whole peak are searched. The whole peak is at least `floor`: every part's
+// spec bound and every cached part's peak (its order is used as is). A
+// missed part whose stored entry (even an unsearched one) or greedy order
+// peaks at most `floor` cannot raise the whole peak, so it is settled here
+// without a task; a greedy order is stored as heuristic with no budget, to
+// be reused only under this same rule (Usable() refuses it otherwise).
+// Counts as a hit when an entry served it, else as a miss.
+absl::Status SettlePartsBelowFloor(const Partition& partition, const std::vector<PartKey>& keys,
+                                   const std::vector<std::optional<CachedSchedule>>& existing,
+                                   const ScheduleLimits& limits, ScheduleCache* cache,
+                                   std::vector<std::optional<ScheduleResult>>& results,
+                                   PartScheduleResult& out) {
+  const size_t num_parts = partition.parts.size();
+  int64_t floor = 0;
+  for (size_t p = 0; p < num_parts; ++p) {
+    floor = std::max(floor, MemoryLowerBound(partition.parts[p].model));
+    if (results[p]) floor = std::max(floor, results[p]->peak_bytes);
+  }
+  for (size_t p = 0; p < num_parts; ++p) {
+    if (results[p]) continue;
+    const MemoryModel& part = partition.parts[p].model;
+    if (existing[p]) {
+      std::optional<ScheduleResult> checked = CheckEntry(part, keys[p], *existing[p]);
+      if (checked && checked->peak_bytes <= floor) {
+        ++out.stats.cache_hits;
+        --out.stats.cache_misses;
+        out.part_cached[p] = true;
+        checked->stats = ScheduleStats{};
+        results[p] = std::move(*checked);
+        continue;
+      }
+    }
+    ORDO_ASSIGN_OR_RETURN(ScheduleResult greedy, Fallback(part, limits));
+    if (greedy.peak_bytes > floor) continue;
+    if (cache != nullptr && !existing[p]) {
+      CachedSchedule entry{greedy.order, greedy.peak_bytes / keys[p].scale,
+                           greedy.lower_bound_bytes / keys[p].scale, greedy.status,
+                           greedy.algorithm, absl::ZeroDuration()};
+      if (!cache->Insert(keys[p].key, entry).ok()) ++out.stats.cache_insert_errors;
+    }
+    results[p] = std::move(greedy);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<PartScheduleResult> ScheduleByParts(const MemoryModel& model,
@@ -134,6 +180,10 @@ absl::StatusOr<PartScheduleResult> ScheduleByParts(const MemoryModel& model,
     out.part_cached[p] = true;
     checked->stats = ScheduleStats{};
     results[p] = std::move(*checked);
+  }
+  if (options.search_only_peak_parts) {
+    ORDO_RETURN_IF_ERROR(
+        SettlePartsBelowFloor(partition, keys, existing, limits, cache, results, out));
   }
   if (options.on_progress) options.on_progress(stats.parts, stats.cache_hits);
 

@@ -22,6 +22,10 @@ struct PartScheduleOptions {
   // Budget of each part's search (parts run concurrently).
   absl::Duration time_limit = absl::Seconds(10);
   HourglassPartitioner::Options partition;
+  // Search only the parts that can lower the whole peak (see step 2b); the
+  // others keep a greedy order. For schedulers whose promise is the whole
+  // model's peak ("best"); off, every part gets `scheduler`'s own order.
+  bool search_only_peak_parts = false;
   // Passed to the runner's tasks, for logs.
   std::string request_id;
   // Called from the calling thread after the cache lookups and after the
@@ -67,6 +71,9 @@ struct PartScheduleResult {
 //    its order is a valid order of the part whose re-simulated peak equals
 //    the entry's peak times the part's scale, and it is optimal or was
 //    computed with at least this budget.
+// 2b. With search_only_peak_parts: a missed part that cannot raise the whole
+//    peak (its stored entry or its greedy order peaks at most the largest
+//    part bound or cached peak) keeps that order; no task.
 // 3. Send the misses to `runner`, one task per distinct key. Results are
 //    re-simulated on each part they serve; a part whose task failed or
 //    returned an invalid order gets the greedy order (linear time), so a

@@ -176,6 +176,9 @@ absl::StatusOr<ScheduleResult> ScheduleModel(const MemoryModel& model,
   part_options.scheduler = options.scheduler;
   part_options.time_limit = std::max(limits.deadline - clock.Now(), absl::ZeroDuration());
   part_options.request_id = services.request_id;
+  // `best` locally searches only the parts that hold the peak; so does the
+  // service, or a first compile would search parts that cannot matter.
+  part_options.search_only_peak_parts = options.scheduler == "best";
   // ScheduleByParts reports twice: after the cache lookups, then after the
   // runs (even when the lookups left nothing to run).
   bool looked_up = false;
