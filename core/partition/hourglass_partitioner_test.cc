@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/memory/simulator.h"
+#include "core/testing/schedule_checks.h"
 #include "core/testing/test_graph.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -12,12 +13,12 @@
 namespace ordo {
 namespace {
 
+using ::ordo::testing::DefaultModel;
+
 using ::ordo::testing::RandomDag;
 using ::ordo::testing::RandomHourglass;
 using ::ordo::testing::TestGraph;
 using ::testing::ElementsAre;
-
-MemoryModel Model(const Graph& graph) { return *BuildMemoryModel(graph, {}); }
 
 // Ops reachable from `op` along dependencies, forwards or backwards.
 std::vector<bool> Reach(const MemoryModel& model, int32_t op, bool forward) {
@@ -85,13 +86,13 @@ MemoryModel RandomModel(std::mt19937_64& rng, int trial) {
     options.num_inputs = 1 + static_cast<int32_t>(rng() % 3);
     options.max_inputs = 1 + static_cast<int32_t>(rng() % 3);
     options.inplace_chance = 0.4;
-    return Model(RandomDag(rng, options));
+    return DefaultModel(RandomDag(rng, options));
   }
   testing::RandomHourglassOptions options;
   options.num_cells = 1 + static_cast<int32_t>(rng() % 8);
   options.skip_chance = 0.3;
   options.output_chance = 0.1;
-  MemoryModel model = Model(RandomHourglass(rng, options));
+  MemoryModel model = DefaultModel(RandomHourglass(rng, options));
   if (trial % 3 == 0) model.constant_bytes = 3;
   return model;
 }
@@ -108,7 +109,7 @@ TEST(HourglassPartitionerTest, CutsIncludeOpsSkippedOverByAResidual) {
     op c Concat p1 q1 -> y:8
     output y
   )");
-  MemoryModel model = Model(g);
+  MemoryModel model = DefaultModel(g);
   EXPECT_THAT(HourglassPartitioner().CutOps(model), ElementsAre(0, 1, 2, 5));
   Partition partition = HourglassPartitioner({.merge_up_to_ops = 1}).Split(model);
   ASSERT_EQ(partition.parts.size(), 4u);
@@ -130,7 +131,7 @@ TEST(HourglassPartitionerTest, TensorsPassingOverAPartAreConstantThere) {
     op d Add ya yc -> y:10
     output y
   )");
-  Partition partition = HourglassPartitioner({.merge_up_to_ops = 1}).Split(Model(g));
+  Partition partition = HourglassPartitioner({.merge_up_to_ops = 1}).Split(DefaultModel(g));
   ASSERT_EQ(partition.parts.size(), 4u);
   EXPECT_EQ(partition.parts[2].model.constant_bytes, 10);  // ya during c
   EXPECT_EQ(partition.parts[3].model.constant_bytes, 0);

@@ -12,12 +12,15 @@
 #include "core/schedule/greedy_scheduler.h"
 #include "core/schedule/op_dag.h"
 #include "core/testing/status_matchers.h"
+#include "core/testing/schedule_checks.h"
 #include "core/testing/test_graph.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace ordo {
 namespace {
+
+using ::ordo::testing::DefaultModel;
 
 using ::ordo::testing::ManyBranches;
 
@@ -26,8 +29,6 @@ using ::ordo::testing::RandomDag;
 using ::ordo::testing::RandomHourglass;
 using ::ordo::testing::TestGraph;
 using ::testing::AnyOf;
-
-MemoryModel Model(const Graph& graph) { return *BuildMemoryModel(graph, {}); }
 
 void ExpectValid(const MemoryModel& model, const ScheduleResult& result) {
   absl::StatusOr<int64_t> peak = SimulatePeak(model, result.order);
@@ -59,7 +60,7 @@ TEST(DivideAndConquerSchedulerTest, SplitsAtTheWaistAndSolvesEachPart) {
     op j Add a_small b_small -> y:1
     output y
   )");
-  MemoryModel model = Model(g);
+  MemoryModel model = DefaultModel(g);
   DivideAndConquerOptions options;
   options.partition.merge_up_to_ops = 1;
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result,
@@ -89,14 +90,14 @@ TEST(DivideAndConquerSchedulerTest, MatchesBruteForceOnRandomGraphs) {
       options.max_inputs = 1 + static_cast<int32_t>(rng() % 3);
       options.second_output_chance = 0.2;
       options.inplace_chance = 0.4;
-      model = Model(RandomDag(rng, options));
+      model = DefaultModel(RandomDag(rng, options));
     } else {
       testing::RandomHourglassOptions options;
       options.num_cells = 1 + static_cast<int32_t>(rng() % 3);
       options.max_cell_ops = 3;
       options.skip_chance = 0.3;
       options.output_chance = 0.1;
-      model = Model(RandomHourglass(rng, options));
+      model = DefaultModel(RandomHourglass(rng, options));
     }
     if (model.num_ops() > 10) continue;
     const int64_t expected = BruteForceMinPeak(model).peak_bytes;
@@ -138,7 +139,7 @@ TEST(DivideAndConquerSchedulerTest, EachReductionMatchesBruteForce) {
     options.skip_chance = 0.3;
     options.output_chance = 0.1;
     options.inplace_chance = (trial % 3) * 0.3;
-    MemoryModel model = Model(RandomHourglass(rng, options));
+    MemoryModel model = DefaultModel(RandomHourglass(rng, options));
     if (model.num_ops() > 10) continue;
     ++checked;
     const int64_t expected = BruteForceMinPeak(model).peak_bytes;
@@ -172,7 +173,7 @@ TEST(DivideAndConquerSchedulerTest, EqualsDpOnTheWholeGraph) {
     options.max_cell_ops = 6;
     options.skip_chance = 0.3;
     options.output_chance = 0.05;
-    MemoryModel model = Model(RandomHourglass(rng, options));
+    MemoryModel model = DefaultModel(RandomHourglass(rng, options));
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult whole, DpScheduler().Schedule(model, {}));
     ASSERT_EQ(whole.status, ScheduleStatus::kOptimal);
     DivideAndConquerOptions options1;
@@ -194,7 +195,7 @@ TEST(DivideAndConquerSchedulerTest, NeverWorseThanGreedyWithoutTheSearch) {
   for (int trial = 0; trial < 300; ++trial) {
     testing::RandomHourglassOptions cells;
     cells.num_cells = 1 + static_cast<int32_t>(rng() % 6);
-    MemoryModel model = Model(RandomHourglass(rng, cells));
+    MemoryModel model = DefaultModel(RandomHourglass(rng, cells));
     OpDag dag(model);
     const int64_t greedy = *SimulatePeak(model, GreedyOrder(model, dag));
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, heuristic.Schedule(model, {}));
@@ -204,7 +205,7 @@ TEST(DivideAndConquerSchedulerTest, NeverWorseThanGreedyWithoutTheSearch) {
 }
 
 TEST(DivideAndConquerSchedulerTest, DeadlineIsHonouredOnAnUnsolvablePart) {
-  MemoryModel model = Model(ManyBranches(200));
+  MemoryModel model = DefaultModel(ManyBranches(200));
   ScheduleLimits limits;
   const absl::Time start = absl::Now();
   limits.deadline = start + absl::Milliseconds(200);
@@ -216,7 +217,7 @@ TEST(DivideAndConquerSchedulerTest, DeadlineIsHonouredOnAnUnsolvablePart) {
 }
 
 TEST(DivideAndConquerSchedulerTest, CancelledCallReturnsAValidSchedule) {
-  MemoryModel model = Model(ManyBranches(200));
+  MemoryModel model = DefaultModel(ManyBranches(200));
   std::atomic<bool> cancelled{true};
   ScheduleLimits limits;
   limits.cancelled = &cancelled;

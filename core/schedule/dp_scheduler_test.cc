@@ -11,12 +11,16 @@
 #include "core/schedule/op_dag.h"
 #include "core/testing/fake_clock.h"
 #include "core/testing/status_matchers.h"
+#include "core/testing/schedule_checks.h"
 #include "core/testing/test_graph.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace ordo {
 namespace {
+
+using ::ordo::testing::ExpectValidSchedule;
+using ::ordo::testing::DefaultModel;
 
 using ::ordo::testing::TickingClock;
 
@@ -26,18 +30,6 @@ using ::ordo::testing::BruteForceMinPeak;
 using ::ordo::testing::RandomDag;
 using ::ordo::testing::TestGraph;
 using ::testing::AnyOf;
-
-
-MemoryModel Model(const Graph& graph) { return *BuildMemoryModel(graph, {}); }
-
-
-void ExpectValid(const MemoryModel& model, const ScheduleResult& result) {
-  absl::StatusOr<int64_t> peak = SimulatePeak(model, result.order);
-  ASSERT_TRUE(peak.ok()) << peak.status();
-  EXPECT_EQ(result.peak_bytes, *peak);
-  EXPECT_LE(result.lower_bound_bytes, result.peak_bytes);
-  EXPECT_GE(result.lower_bound_bytes, MemoryLowerBound(model));
-}
 
 // Greedy starts the wide branch (a1) first because its first step is
 // cheaper, and then holds 50 bytes while the other branch runs.
@@ -51,11 +43,11 @@ TEST(DpSchedulerTest, BeatsGreedyWhereGreedyIsShortSighted) {
     op j Add a_small b_small -> y:1
     output y
   )");
-  MemoryModel model = Model(g);
+  MemoryModel model = DefaultModel(g);
   OpDag dag(model);
   const int64_t greedy_peak = *SimulatePeak(model, GreedyOrder(model, dag));
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, DpScheduler().Schedule(model, {}));
-  ExpectValid(model, result);
+  ExpectValidSchedule(model, result);
   EXPECT_EQ(result.peak_bytes, testing::BruteForceMinPeak(model).peak_bytes);
   EXPECT_LT(result.peak_bytes, greedy_peak);
   EXPECT_EQ(result.status, ScheduleStatus::kOptimal);
@@ -68,7 +60,7 @@ TEST(DpSchedulerTest, EmptyAndSingleOpModels) {
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult none, DpScheduler().Schedule(empty, {}));
   EXPECT_TRUE(none.order.empty());
   EXPECT_EQ(none.status, ScheduleStatus::kOptimal);
-  MemoryModel one = Model(TestGraph("input x 3\nop a Conv x -> y:4\noutput y\n"));
+  MemoryModel one = DefaultModel(TestGraph("input x 3\nop a Conv x -> y:4\noutput y\n"));
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, DpScheduler().Schedule(one, {}));
   EXPECT_EQ(result.peak_bytes, 7);
   EXPECT_EQ(result.status, ScheduleStatus::kOptimal);
@@ -93,11 +85,11 @@ TEST(DpSchedulerTest, MatchesBruteForceOnRandomDags) {
     options.second_output_chance = (trial % 3) * 0.2;
     options.inplace_chance = (trial % 4) * 0.25;
     Graph g = RandomDag(rng, options);
-    MemoryModel model = Model(g);
+    MemoryModel model = DefaultModel(g);
     if (trial % 11 == 0) model.constant_bytes = 7;
     const int64_t expected = BruteForceMinPeak(model).peak_bytes;
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, DpScheduler().Schedule(model, {}));
-    ExpectValid(model, result);
+    ExpectValidSchedule(model, result);
     ASSERT_EQ(result.peak_bytes, expected) << "trial " << trial;
     ASSERT_EQ(result.status, ScheduleStatus::kOptimal) << "trial " << trial;
     ASSERT_EQ(result.lower_bound_bytes, expected);
@@ -115,7 +107,7 @@ TEST(DpSchedulerTest, DominanceChangesNoPeak) {
     options.num_inputs = 1 + static_cast<int32_t>(rng() % 2);
     options.second_output_chance = 0.2;
     options.inplace_chance = 0.5;
-    MemoryModel model = Model(RandomDag(rng, options));
+    MemoryModel model = DefaultModel(RandomDag(rng, options));
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult with, DpScheduler().Schedule(model, {}));
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult without, plain.Schedule(model, {}));
     ASSERT_EQ(with.peak_bytes, without.peak_bytes) << "trial " << trial;
@@ -148,14 +140,14 @@ TEST(DpSchedulerTest, EachSearchSpaceReductionMatchesBruteForce) {
     options.max_inputs = 1 + static_cast<int32_t>(rng() % 3);
     options.second_output_chance = (trial % 3) * 0.2;
     options.inplace_chance = (trial % 4) * 0.25;
-    MemoryModel model = Model(RandomDag(rng, options));
+    MemoryModel model = DefaultModel(RandomDag(rng, options));
     if (trial % 13 == 0) model.constant_bytes = 5;
     const testing::BruteForceResult brute = BruteForceMinPeak(model);
     for (const Variant& variant : variants) {
       const std::string where = absl::StrCat(variant.name, " trial ", trial);
       ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result,
                                 DpScheduler(variant.options).Schedule(model, {}));
-      ExpectValid(model, result);
+      ExpectValidSchedule(model, result);
       ASSERT_EQ(result.peak_bytes, brute.peak_bytes) << where;
       ASSERT_EQ(result.status, ScheduleStatus::kOptimal) << where;
     }
@@ -187,14 +179,14 @@ TEST(DpSchedulerTest, DominanceChangesNoPeakOnMediumGraphs) {
       options.num_inputs = 1 + static_cast<int32_t>(rng() % 3);
       options.second_output_chance = 0.2;
       options.inplace_chance = 0.5;
-      model = Model(RandomDag(rng, options));
+      model = DefaultModel(RandomDag(rng, options));
     } else {
       testing::RandomHourglassOptions options;
       options.num_cells = 2 + static_cast<int32_t>(rng() % 3);
       options.skip_chance = 0.3;
       options.output_chance = 0.1;
       options.inplace_chance = 0.5;
-      model = Model(testing::RandomHourglass(rng, options));
+      model = DefaultModel(testing::RandomHourglass(rng, options));
     }
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult with, DpScheduler().Schedule(model, {}));
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult without, plain.Schedule(model, {}));
@@ -205,7 +197,7 @@ TEST(DpSchedulerTest, DominanceChangesNoPeakOnMediumGraphs) {
 }
 
 TEST(DpSchedulerTest, ImprovesOnAGivenIncumbentAndNamesItWhenKept) {
-  MemoryModel model = Model(ManyBranches(3));
+  MemoryModel model = DefaultModel(ManyBranches(3));
   // Model order runs every a_i first: 1 + 3*10 + ... ; dp finds better.
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result,
                             DpScheduler().Improve(model, {}, {0, 2, 4, 1, 3, 5, 6}, "model"));
@@ -219,47 +211,47 @@ TEST(DpSchedulerTest, ImprovesOnAGivenIncumbentAndNamesItWhenKept) {
 }
 
 TEST(DpSchedulerTest, DeadlineOnFakeClockReturnsTheIncumbent) {
-  MemoryModel model = Model(ManyBranches(200));
+  MemoryModel model = DefaultModel(ManyBranches(200));
   TickingClock clock(absl::Milliseconds(1));
   ScheduleLimits limits;
   limits.clock = &clock;
   limits.deadline = clock.Now() + absl::Milliseconds(200);
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, DpScheduler().Schedule(model, limits));
-  ExpectValid(model, result);
+  ExpectValidSchedule(model, result);
   EXPECT_THAT(result.status, AnyOf(ScheduleStatus::kBounded, ScheduleStatus::kHeuristic));
   EXPECT_GT(result.stats.states_expanded, 0);
   EXPECT_LT(result.stats.states_expanded, 200 * DpOptions().check_every);
 }
 
 TEST(DpSchedulerTest, RealDeadlineIsHonoured) {
-  MemoryModel model = Model(ManyBranches(200));
+  MemoryModel model = DefaultModel(ManyBranches(200));
   ScheduleLimits limits;
   const absl::Time start = absl::Now();
   limits.deadline = start + absl::Milliseconds(200);
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, DpScheduler().Schedule(model, limits));
   const absl::Duration took = absl::Now() - start;
-  ExpectValid(model, result);
+  ExpectValidSchedule(model, result);
   EXPECT_LT(took, absl::Milliseconds(200 + 300));
   EXPECT_THAT(result.status, AnyOf(ScheduleStatus::kBounded, ScheduleStatus::kHeuristic));
 }
 
 TEST(DpSchedulerTest, CancelledCallReturnsAValidScheduleAtOnce) {
-  MemoryModel model = Model(ManyBranches(200));
+  MemoryModel model = DefaultModel(ManyBranches(200));
   std::atomic<bool> cancelled{true};
   ScheduleLimits limits;
   limits.cancelled = &cancelled;
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, DpScheduler().Schedule(model, limits));
-  ExpectValid(model, result);
+  ExpectValidSchedule(model, result);
   EXPECT_LE(result.stats.states_expanded, DpOptions().check_every);
   EXPECT_NE(result.status, ScheduleStatus::kOptimal);
 }
 
 TEST(DpSchedulerTest, StateMemoryLimitStopsTheSearch) {
-  MemoryModel model = Model(ManyBranches(200));
+  MemoryModel model = DefaultModel(ManyBranches(200));
   ScheduleLimits limits;
   limits.max_state_bytes = 4 << 20;
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, DpScheduler().Schedule(model, limits));
-  ExpectValid(model, result);
+  ExpectValidSchedule(model, result);
   EXPECT_GT(result.stats.states_stored, 1000);
   // Each stored state costs well over 40 bytes, so 4 MiB holds < 100k.
   EXPECT_LT(result.stats.states_stored, 100000);

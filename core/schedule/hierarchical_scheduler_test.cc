@@ -12,12 +12,16 @@
 #include "core/schedule/hmcos_scheduler.h"
 #include "core/testing/fake_clock.h"
 #include "core/testing/status_matchers.h"
+#include "core/testing/schedule_checks.h"
 #include "core/testing/test_graph.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace ordo {
 namespace {
+
+using ::ordo::testing::ExpectValidSchedule;
+using ::ordo::testing::DefaultModel;
 
 using ::ordo::testing::BruteForceMinPeak;
 using ::ordo::testing::ManyBranches;
@@ -27,16 +31,6 @@ using ::ordo::testing::TestGraph;
 using ::ordo::testing::TickingClock;
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
-
-MemoryModel Model(const Graph& graph) { return *BuildMemoryModel(graph, {}); }
-
-void ExpectValid(const MemoryModel& model, const ScheduleResult& result) {
-  absl::StatusOr<int64_t> peak = SimulatePeak(model, result.order);
-  ASSERT_TRUE(peak.ok()) << peak.status();
-  EXPECT_EQ(result.peak_bytes, *peak);
-  EXPECT_LE(result.lower_bound_bytes, result.peak_bytes);
-  EXPECT_GE(result.lower_bound_bytes, MemoryLowerBound(model));
-}
 
 // The property of a heuristic with bounds: never below the optimum (the
 // schedule is real), its lower bound never above it (the bound is honest),
@@ -55,13 +49,13 @@ TEST(HierarchicalSchedulerTest, BoundsAreHonestAndPeaksUsuallyOptimalOnRandomDag
     options.max_inputs = 1 + static_cast<int32_t>(rng() % 3);
     options.second_output_chance = (trial % 3) * 0.2;
     options.inplace_chance = (trial % 4) * 0.25;
-    MemoryModel model = Model(RandomDag(rng, options));
+    MemoryModel model = DefaultModel(RandomDag(rng, options));
     if (trial % 11 == 0) model.constant_bytes = 7;
     const int64_t optimum = BruteForceMinPeak(model).peak_bytes;
     for (const Scheduler* scheduler :
          {static_cast<const Scheduler*>(&hmcos), static_cast<const Scheduler*>(&hierarchical)}) {
       ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, scheduler->Schedule(model, {}));
-      ExpectValid(model, result);
+      ExpectValidSchedule(model, result);
       const std::string where = absl::StrCat(scheduler->name(), " trial ", trial);
       ASSERT_GE(result.peak_bytes, optimum) << where;
       ASSERT_LE(result.lower_bound_bytes, optimum) << where;
@@ -131,12 +125,12 @@ TEST(HierarchicalSchedulerTest, EveryAblationConfigurationIsHonestAndMostlyOptim
     options.max_inputs = 1 + static_cast<int32_t>(rng() % 3);
     options.second_output_chance = (trial % 3) * 0.2;
     options.inplace_chance = (trial % 4) * 0.25;
-    MemoryModel model = Model(RandomDag(rng, options));
+    MemoryModel model = DefaultModel(RandomDag(rng, options));
     const int64_t optimum = BruteForceMinPeak(model).peak_bytes;
     for (size_t c = 0; c < configs.size(); ++c) {
       ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result,
                                 HierarchicalScheduler(configs[c].second).Schedule(model, {}));
-      ExpectValid(model, result);
+      ExpectValidSchedule(model, result);
       const std::string where = absl::StrCat(configs[c].first, " trial ", trial);
       ASSERT_GE(result.peak_bytes, optimum) << where;
       ASSERT_LE(result.lower_bound_bytes, optimum) << where;
@@ -178,13 +172,13 @@ TEST(HierarchicalSchedulerTest, MemoizationOnOrOffReturnsTheSameSchedule) {
         options.num_ops = 1 + static_cast<int32_t>(rng() % 10);
         options.num_inputs = 1 + static_cast<int32_t>(rng() % 3);
         options.inplace_chance = 0.3;
-        model = Model(RandomDag(rng, options));
+        model = DefaultModel(RandomDag(rng, options));
       } else {
         testing::RandomHourglassOptions options;
         options.num_cells = 2 + static_cast<int32_t>(rng() % 5);
         options.skip_chance = 0.3;
         options.inplace_chance = 0.5;
-        model = Model(RandomHourglass(rng, options));
+        model = DefaultModel(RandomHourglass(rng, options));
       }
       IterativeSchedulingResult stats_with, stats_without;
       ORDO_ASSERT_OK_AND_ASSIGN(
@@ -215,7 +209,7 @@ TEST(HierarchicalSchedulerTest, PartwiseLowerBoundIsHonestOnSmallHourglasses) {
     options.skip_chance = 0.3;
     options.output_chance = 0.1;
     options.inplace_chance = 0.5;
-    MemoryModel model = Model(RandomHourglass(rng, options));
+    MemoryModel model = DefaultModel(RandomHourglass(rng, options));
     const int64_t bound = PartwiseLowerBound(model);
     ASSERT_GE(bound, MemoryLowerBound(model));
     ASSERT_LE(bound, BruteForceMinPeak(model).peak_bytes) << "trial " << trial;
@@ -234,11 +228,11 @@ TEST(HierarchicalSchedulerTest, NeverWorseThanItsIncumbentOnMediumGraphs) {
     options.max_cell_ops = 8;
     options.skip_chance = 0.3;
     options.inplace_chance = 0.5;
-    MemoryModel model = Model(RandomHourglass(rng, options));
+    MemoryModel model = DefaultModel(RandomHourglass(rng, options));
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult plain,
                               HierarchicalScheduler(no_windows).Schedule(model, {}));
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult full, HierarchicalScheduler().Schedule(model, {}));
-    ExpectValid(model, full);
+    ExpectValidSchedule(model, full);
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult greedy,
                               HierarchicalScheduler(HierarchicalOptions{
                                                         .iterative = {.budget = false},
@@ -254,7 +248,7 @@ TEST(HierarchicalSchedulerTest, NeverWorseThanItsIncumbentOnMediumGraphs) {
 // cell 2's branches while c1 (40) waits for cell 3; HMCOS's groups keep
 // the cells together.
 TEST(HierarchicalSchedulerTest, SchedulesCellsAndNamesItself) {
-  MemoryModel model = Model(TestGraph(R"(
+  MemoryModel model = DefaultModel(TestGraph(R"(
     input x 10
     op stem Conv x -> s:10
     op stem2 Conv s -> s2:10
@@ -279,13 +273,13 @@ TEST(HierarchicalSchedulerTest, SchedulesCellsAndNamesItself) {
   IterativeSchedulingResult stats;
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult hmcos,
                             HmcosScheduler().ScheduleWithStats(model, {}, &stats));
-  ExpectValid(model, hmcos);
+  ExpectValidSchedule(model, hmcos);
   EXPECT_EQ(hmcos.algorithm, "hmcos");
   EXPECT_GT(stats.groups, 0);
   EXPECT_FALSE(stats.iterations.empty());
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult hierarchical,
                             HierarchicalScheduler().Schedule(model, {}));
-  ExpectValid(model, hierarchical);
+  ExpectValidSchedule(model, hierarchical);
   EXPECT_LE(hierarchical.peak_bytes, hmcos.peak_bytes);
 }
 
@@ -293,12 +287,12 @@ TEST(HierarchicalSchedulerTest, TinyModels) {
   MemoryModel empty;  // graphs need ops; a part of one may not
   empty.tensors.push_back({.bytes = 4, .live_at_end = true});
   for (const MemoryModel& model :
-       {empty, Model(TestGraph("input x 4\nop a Relu x -> y:4\noutput y\n"))}) {
+       {empty, DefaultModel(TestGraph("input x 4\nop a Relu x -> y:4\noutput y\n"))}) {
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult hmcos, HmcosScheduler().Schedule(model, {}));
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult hierarchical,
                               HierarchicalScheduler().Schedule(model, {}));
-    ExpectValid(model, hmcos);
-    ExpectValid(model, hierarchical);
+    ExpectValidSchedule(model, hmcos);
+    ExpectValidSchedule(model, hierarchical);
     EXPECT_EQ(hmcos.status, ScheduleStatus::kOptimal);
     EXPECT_EQ(hierarchical.status, ScheduleStatus::kOptimal);
   }
@@ -309,7 +303,7 @@ TEST(HierarchicalSchedulerTest, DeadlineOnFakeClockIsHonoured) {
   options.num_ops = 300;
   options.num_inputs = 4;
   std::mt19937_64 rng(34);
-  MemoryModel model = Model(RandomDag(rng, options));
+  MemoryModel model = DefaultModel(RandomDag(rng, options));
   for (bool paper : {true, false}) {
     TickingClock clock(absl::Milliseconds(1));
     ScheduleLimits limits;
@@ -318,7 +312,7 @@ TEST(HierarchicalSchedulerTest, DeadlineOnFakeClockIsHonoured) {
     absl::StatusOr<ScheduleResult> result = paper ? HmcosScheduler().Schedule(model, limits)
                                                   : HierarchicalScheduler().Schedule(model, limits);
     ORDO_ASSERT_OK(result);
-    ExpectValid(model, *result);
+    ExpectValidSchedule(model, *result);
     // A handful of reads past the deadline: each stage checks before it
     // starts work, and a search every check_every expansions.
     EXPECT_LT(clock.Now() - limits.deadline, absl::Milliseconds(20)) << paper;
@@ -326,7 +320,7 @@ TEST(HierarchicalSchedulerTest, DeadlineOnFakeClockIsHonoured) {
 }
 
 TEST(HierarchicalSchedulerTest, CancelledCallReturnsAValidSchedule) {
-  MemoryModel model = Model(ManyBranches(60));
+  MemoryModel model = DefaultModel(ManyBranches(60));
   std::atomic<bool> cancelled{true};
   ScheduleLimits limits;
   limits.cancelled = &cancelled;
@@ -334,7 +328,7 @@ TEST(HierarchicalSchedulerTest, CancelledCallReturnsAValidSchedule) {
     absl::StatusOr<ScheduleResult> result = paper ? HmcosScheduler().Schedule(model, limits)
                                                   : HierarchicalScheduler().Schedule(model, limits);
     ORDO_ASSERT_OK(result);
-    ExpectValid(model, *result);
+    ExpectValidSchedule(model, *result);
     EXPECT_THAT(result->algorithm, AnyOf("rpo", "greedy", "model", "kahn"));
   }
 }
@@ -360,7 +354,7 @@ TEST(HierarchicalSchedulerTest, BestFallsBackToItWhenTheSearchCannotProveAPart) 
     absl::StrAppend(&join, " r", i);
   }
   absl::StrAppend(&text, join, " -> y:1\noutput y\n");
-  MemoryModel model = Model(TestGraph(text));
+  MemoryModel model = DefaultModel(TestGraph(text));
   ScheduleLimits limits;
   limits.max_state_bytes = 4 << 20;
   DivideAndConquerOptions with;
@@ -371,8 +365,8 @@ TEST(HierarchicalSchedulerTest, BestFallsBackToItWhenTheSearchCannotProveAPart) 
                             DivideAndConquerScheduler("best", with).Schedule(model, limits));
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult alone,
                             DivideAndConquerScheduler("best", without).Schedule(model, limits));
-  ExpectValid(model, helped);
-  ExpectValid(model, alone);
+  ExpectValidSchedule(model, helped);
+  ExpectValidSchedule(model, alone);
   EXPECT_LT(helped.peak_bytes, alone.peak_bytes);
   EXPECT_THAT(helped.algorithm, HasSubstr("hierarchical"));
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult hierarchical,

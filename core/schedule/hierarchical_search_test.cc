@@ -9,19 +9,20 @@
 #include "core/schedule/iterative_scheduling.h"
 #include "core/testing/fake_clock.h"
 #include "core/testing/status_matchers.h"
+#include "core/testing/schedule_checks.h"
 #include "core/testing/test_graph.h"
 #include "gtest/gtest.h"
 
 namespace ordo {
 namespace {
 
+using ::ordo::testing::DefaultModel;
+
 using ::ordo::testing::BruteForceMinPeak;
 using ::ordo::testing::ManyBranches;
 using ::ordo::testing::RandomDag;
 using ::ordo::testing::RandomHourglass;
 using ::ordo::testing::TickingClock;
-
-MemoryModel Model(const Graph& graph) { return *BuildMemoryModel(graph, {}); }
 
 MemoryModel RandomSmallModel(std::mt19937_64& rng, int trial) {
   testing::RandomDagOptions options;
@@ -30,7 +31,7 @@ MemoryModel RandomSmallModel(std::mt19937_64& rng, int trial) {
   options.max_inputs = 1 + static_cast<int32_t>(rng() % 3);
   options.second_output_chance = (trial % 3) * 0.2;
   options.inplace_chance = (trial % 4) * 0.25;
-  MemoryModel model = Model(RandomDag(rng, options));
+  MemoryModel model = DefaultModel(RandomDag(rng, options));
   if (trial % 11 == 0) model.constant_bytes = 7;
   return model;
 }
@@ -42,13 +43,13 @@ MemoryModel RandomMediumModel(std::mt19937_64& rng, int trial) {
     options.skip_chance = 0.3;
     options.output_chance = 0.05;
     options.inplace_chance = 0.5;
-    return Model(RandomHourglass(rng, options));
+    return DefaultModel(RandomHourglass(rng, options));
   }
   testing::RandomDagOptions options;
   options.num_ops = 12 + static_cast<int32_t>(rng() % 20);
   options.num_inputs = 1 + static_cast<int32_t>(rng() % 2);
   options.inplace_chance = 0.5;
-  return Model(RandomDag(rng, options));
+  return DefaultModel(RandomDag(rng, options));
 }
 
 HierarchicalSearchOptions Exhaustive() {
@@ -149,7 +150,7 @@ TEST(HierarchicalSearchTest, MemoizationReturnsTheSameScheduleAsRecomputation) {
 }
 
 TEST(HierarchicalSearchTest, DeadlineOnFakeClockStopsTheSearch) {
-  MemoryModel model = Model(ManyBranches(40));
+  MemoryModel model = DefaultModel(ManyBranches(40));
   const HierarchicalGraph graph = HierarchicalGraph::Build(model, {});
   HierarchicalSearch search(model, graph, Exhaustive());
   TickingClock clock(absl::Milliseconds(1));
@@ -161,7 +162,7 @@ TEST(HierarchicalSearchTest, DeadlineOnFakeClockStopsTheSearch) {
 }
 
 TEST(HierarchicalSearchTest, CancellationAndStateBytesStopTheSearch) {
-  MemoryModel model = Model(ManyBranches(40));
+  MemoryModel model = DefaultModel(ManyBranches(40));
   const HierarchicalGraph graph = HierarchicalGraph::Build(model, {});
   {
     HierarchicalSearch search(model, graph, Exhaustive());

@@ -9,12 +9,15 @@
 #include "core/memory/simulator.h"
 #include "core/testing/fake_clock.h"
 #include "core/testing/status_matchers.h"
+#include "core/testing/schedule_checks.h"
 #include "core/testing/test_graph.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace ordo {
 namespace {
+
+using ::ordo::testing::DefaultModel;
 
 using ::ordo::testing::TickingClock;
 
@@ -24,8 +27,6 @@ using ::ordo::testing::BruteForceMinPeak;
 using ::ordo::testing::RandomDag;
 using ::ordo::testing::TestGraph;
 using ::testing::AnyOf;
-
-MemoryModel Model(const Graph& graph) { return *BuildMemoryModel(graph, {}); }
 
 void ExpectValid(const MemoryModel& model, const ScheduleResult& result) {
   absl::StatusOr<int64_t> peak = SimulatePeak(model, result.order);
@@ -82,7 +83,7 @@ TEST(AdaptiveSoftBudgetTest, BudgetsBelowTheSpecBoundAreInfeasible) {
 TEST(SerenitySchedulerTest, MatchesBruteForceOnRandomDags) {
   std::mt19937_64 rng(77);
   for (int trial = 0; trial < 1500; ++trial) {
-    MemoryModel model = Model(RandomDag(rng, RandomOptions(rng, trial)));
+    MemoryModel model = DefaultModel(RandomDag(rng, RandomOptions(rng, trial)));
     const int64_t expected = BruteForceMinPeak(model).peak_bytes;
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, SerenityScheduler().Schedule(model, {}));
     ExpectValid(model, result);
@@ -100,7 +101,7 @@ TEST(SerenitySchedulerTest, AlgorithmOneAloneMatchesBruteForce) {
   options.adaptive_soft_budget = false;
   const SerenityScheduler dp_alone(options);
   for (int trial = 0; trial < 1500; ++trial) {
-    MemoryModel model = Model(RandomDag(rng, RandomOptions(rng, trial)));
+    MemoryModel model = DefaultModel(RandomDag(rng, RandomOptions(rng, trial)));
     if (trial % 13 == 0) model.constant_bytes = 5;
     const int64_t expected = BruteForceMinPeak(model).peak_bytes;
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, dp_alone.Schedule(model, {}));
@@ -118,7 +119,7 @@ TEST(SerenitySchedulerTest, EveryBudgetOutcomeIsSound) {
   std::mt19937_64 rng(78);
   int optimal = 0, bounded = 0;
   for (int trial = 0; trial < 1500; ++trial) {
-    MemoryModel model = Model(RandomDag(rng, RandomOptions(rng, trial)));
+    MemoryModel model = DefaultModel(RandomDag(rng, RandomOptions(rng, trial)));
     const int64_t expected = BruteForceMinPeak(model).peak_bytes;
     TickingClock clock(absl::Milliseconds(1));
     ScheduleLimits limits;
@@ -142,7 +143,7 @@ TEST(SerenitySchedulerTest, EveryBudgetOutcomeIsSound) {
 }
 
 TEST(SerenitySchedulerTest, DeadlineReturnsAValidSchedule) {
-  MemoryModel model = Model(ManyBranches(200));
+  MemoryModel model = DefaultModel(ManyBranches(200));
   ScheduleLimits limits;
   const absl::Time start = absl::Now();
   limits.deadline = start + absl::Milliseconds(200);
@@ -153,7 +154,7 @@ TEST(SerenitySchedulerTest, DeadlineReturnsAValidSchedule) {
 }
 
 TEST(SerenitySchedulerTest, CancelledCallReturnsAValidSchedule) {
-  MemoryModel model = Model(ManyBranches(200));
+  MemoryModel model = DefaultModel(ManyBranches(200));
   std::atomic<bool> cancelled{true};
   ScheduleLimits limits;
   limits.cancelled = &cancelled;
