@@ -2,6 +2,7 @@
 // CLI in remote mode against local mode, streaming progress, parts shared
 // across models hitting the cache, and deadlines on a hard model.
 
+#include <signal.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -322,6 +323,60 @@ TEST(ClientsTest, RemoteWorkersAndRedisSurviveAKilledWorkerAndARedisRestart) {
   v1::CompileResponse cached;
   ASSERT_TRUE(front.Compile(last, cached).ok());
   EXPECT_EQ(cached.stats().cache_hits(), cached.stats().parts());
+}
+
+// A frozen worker (SIGSTOP) is not a dead one: the request still completes
+// in time, the worker is marked unhealthy, and after SIGCONT it is probed
+// healthy and used again.
+TEST(ClientsTest, AFrozenWorkerIsSkippedAndUsedAgainAfterItRecovers) {
+  std::vector<std::unique_ptr<Process>> workers;
+  std::vector<std::string> addresses;
+  for (int i = 0; i < 2; ++i) {
+    workers.push_back(std::make_unique<Process>(std::vector<std::string>{
+        ORDO_WORKER_BINARY, "--listen=127.0.0.1:0", "--log-level=warning"}));
+    std::string line = workers.back()->ReadLine(absl::Seconds(20));
+    absl::string_view rest = line;
+    ASSERT_TRUE(absl::ConsumePrefix(&rest, "listening on ")) << line;
+    addresses.emplace_back(rest);
+  }
+  Server front({absl::StrCat("--workers=", addresses[0], ",", addresses[1])});
+  ASSERT_TRUE(front.started());
+  auto healthy = [&](const std::string& address) {
+    const v1::GetInfoResponse info = front.Info();
+    for (const auto& worker : info.workers()) {
+      if (worker.address() == address) return worker.healthy();
+    }
+    return false;
+  };
+  ASSERT_TRUE(PollUntil([&] { return healthy(addresses[0]) && healthy(addresses[1]); },
+                        absl::Seconds(10)));
+
+  kill(workers[0]->pid(), SIGSTOP);
+  EXPECT_TRUE(PollUntil([&] { return !healthy(addresses[0]); }, absl::Seconds(5)));
+  v1::CompileRequest request;
+  *request.mutable_graph() = WideGraph(12);
+  request.mutable_options()->set_scheduler("dp");
+  request.mutable_options()->mutable_time_limit()->set_seconds(1);
+  for (int i = 0; i < 4; ++i) {  // round robin would reach the frozen one
+    const absl::Time start = absl::Now();
+    v1::CompileResponse response;
+    const grpc::Status status = front.Compile(request, response, absl::Seconds(10));
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    ExpectValidSchedule(response);
+    EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+    request.mutable_graph()->mutable_tensors(0)->set_size_bytes(16 + i + 1);  // a new request
+  }
+
+  kill(workers[0]->pid(), SIGCONT);
+  EXPECT_TRUE(PollUntil([&] { return healthy(addresses[0]); }, absl::Seconds(10)));
+  EXPECT_TRUE(PollUntil(
+      [&] {
+        v1::CompileResponse response;
+        request.mutable_graph()->mutable_tensors(0)->set_size_bytes(
+            request.graph().tensors(0).size_bytes() + 1);
+        return front.Compile(request, response).ok() && response.stats().fallback_parts() == 0;
+      },
+      absl::Seconds(10)));
 }
 
 }  // namespace
