@@ -14,7 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "nlohmann/json.hpp"
 #include "tests/service/service_harness.h"
 
@@ -377,6 +380,77 @@ TEST(ClientsTest, AFrozenWorkerIsSkippedAndUsedAgainAfterItRecovers) {
         return front.Compile(request, response).ok() && response.stats().fallback_parts() == 0;
       },
       absl::Seconds(10)));
+}
+
+// Resident memory of a process, in KiB (VmRSS of /proc/PID/status).
+int64_t ResidentKib(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    int64_t kib = 0;
+    if (absl::StartsWith(line, "VmRSS:") &&
+        absl::SimpleAtoi(absl::StripAsciiWhitespace(
+                             absl::StripSuffix(absl::string_view(line).substr(6), "kB")),
+                         &kib)) {
+      return kib;
+    }
+  }
+  return 0;
+}
+
+// Far more calls than --max-concurrent: the excess is refused at once with
+// RESOURCE_EXHAUSTED instead of piling up, the admitted ones finish, and
+// the server's memory stays bounded.
+TEST(ClientsTest, OverloadIsRefusedFastAndAdmittedCallsFinish) {
+  Server server({"--local-workers=0", "--max-concurrent=2"});
+  ASSERT_TRUE(server.started());
+  v1::CompileRequest slow;
+  *slow.mutable_graph() = WideGraph(40);  // runs its whole time limit
+  slow.mutable_options()->set_scheduler("dp");
+  slow.mutable_options()->mutable_time_limit()->set_seconds(1);
+  // Each admitted search holds tens of MiB of states (glibc keeps some after
+  // it); 40 admitted at once would hold gigabytes. Bounded means: what two
+  // searches can hold, whatever the number of calls.
+  const int64_t rss_before = ResidentKib(server.pid());
+  int64_t rss_after_first = 0;
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::future<std::pair<grpc::Status, absl::Duration>>> calls;
+    for (int i = 0; i < 40; ++i) {
+      calls.push_back(std::async(std::launch::async, [&, i] {
+        v1::CompileRequest request = slow;
+        request.mutable_graph()->mutable_tensors(0)->set_size_bytes(16 + 100 * round + i);
+        v1::CompileResponse response;
+        const absl::Time start = absl::Now();
+        grpc::Status status = server.Compile(request, response, absl::Seconds(20));
+        return std::make_pair(status, absl::Now() - start);
+      }));
+    }
+    int ok = 0, refused = 0;
+    for (auto& call : calls) {
+      auto [status, took] = call.get();
+      if (status.ok()) {
+        ++ok;
+      } else {
+        EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+            << status.error_message();
+        EXPECT_LT(took, absl::Milliseconds(900)) << "a refusal must not wait for a slot";
+        ++refused;
+      }
+    }
+    EXPECT_GE(ok, 1);
+    EXPECT_GE(refused, 30);
+    if (round == 0) rss_after_first = ResidentKib(server.pid());
+  }
+  const int64_t rss_after = ResidentKib(server.pid());
+  std::printf("server RSS %lld KiB before, %lld after the first 40 calls, %lld after 120\n",
+              static_cast<long long>(rss_before), static_cast<long long>(rss_after_first),
+              static_cast<long long>(rss_after));
+  EXPECT_LT(rss_after, 512 * 1024);
+  v1::CompileResponse after;
+  EXPECT_TRUE(server.Compile(OnnxRequest(std::string(ORDO_EXAMPLE_MODELS_DIR) + "/tiny_cell.onnx",
+                                         absl::Seconds(1)),
+                             after)
+                  .ok());
 }
 
 }  // namespace
