@@ -95,4 +95,41 @@ absl::StatusOr<ScheduleResult> HierarchicalScheduler::ScheduleWithStats(
   return result;
 }
 
+HierarchicalOptions HmcosPaperOptions() {
+  HierarchicalOptions paper;
+  paper.heuristic_incumbent = false;
+  paper.refine_windows = false;
+  paper.iterative.all_peak_steps = false;
+  paper.iterative.disassemble_readers = false;
+  return paper;
+}
+
+std::vector<std::pair<std::string, HierarchicalOptions>> HmcosAblationConfigurations() {
+  const HierarchicalOptions paper = HmcosPaperOptions();
+  std::vector<std::pair<std::string, HierarchicalOptions>> configs;
+  HierarchicalOptions none = paper;
+  none.iterative.hierarchy.sequences = false;
+  none.iterative.hierarchy.groups.cell_groups = false;
+  none.iterative.hierarchy.groups.dominator_groups = false;
+  configs.push_back({"1 none", none});
+  HierarchicalOptions sequences = paper;
+  sequences.iterative.hierarchy.groups.cell_groups = false;
+  sequences.iterative.hierarchy.groups.dominator_groups = false;
+  configs.push_back({"2 sequences", sequences});
+  HierarchicalOptions cells = paper;
+  cells.iterative.hierarchy.groups.dominator_groups = false;
+  configs.push_back({"3 seq+cells", cells});
+  configs.push_back({"4 complete", paper});
+  HierarchicalOptions no_budget = paper;
+  no_budget.iterative.budget = false;
+  configs.push_back({"5 w/o budget", no_budget});
+  HierarchicalOptions no_selection = paper;
+  no_selection.iterative.search.strategy_selection = false;
+  configs.push_back({"6 w/o selection", no_selection});
+  HierarchicalOptions no_memo = paper;
+  no_memo.iterative.search.memoization = false;
+  configs.push_back({"7 w/o memo", no_memo});
+  return configs;
+}
+
 }  // namespace ordo

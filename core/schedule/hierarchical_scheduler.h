@@ -1,6 +1,10 @@
 #ifndef ORDO_CORE_SCHEDULE_HIERARCHICAL_SCHEDULER_H_
 #define ORDO_CORE_SCHEDULE_HIERARCHICAL_SCHEDULER_H_
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "absl/strings/string_view.h"
 #include "core/schedule/iterative_scheduling.h"
 #include "core/schedule/schedule_window.h"
@@ -61,6 +65,16 @@ class HierarchicalScheduler final : public Scheduler {
  private:
   HierarchicalOptions options_;
 };
+
+// HMCOS's own algorithm inside HierarchicalScheduler: ordo's additions
+// (incumbent, windows, disassembling at every peak step and readers) off.
+HierarchicalOptions HmcosPaperOptions();
+
+// The configurations of HMCOS Table 3 on HmcosPaperOptions(), in the
+// paper's order and numbering ("1 none", "2 sequences", "3 seq+cells",
+// "4 complete", "5 w/o budget", "6 w/o selection", "7 w/o memo"), for the
+// ablation bench and its tests.
+std::vector<std::pair<std::string, HierarchicalOptions>> HmcosAblationConfigurations();
 
 // The spec's lower bound of each hourglass part of `model`, at their
 // largest: at least MemoryLowerBound(model). O(ops + tensors + edges).

@@ -78,34 +78,9 @@ TEST(HierarchicalSchedulerTest, BoundsAreHonestAndPeaksUsuallyOptimalOnRandomDag
 // memoization) and ordo's additions on top: each is a real schedule with
 // an honest bound on every small DAG, and finds the optimum on most.
 TEST(HierarchicalSchedulerTest, EveryAblationConfigurationIsHonestAndMostlyOptimal) {
-  HierarchicalOptions paper;
-  paper.heuristic_incumbent = false;
-  paper.refine_windows = false;
-  paper.iterative.all_peak_steps = false;
-  paper.iterative.disassemble_readers = false;
-  std::vector<std::pair<std::string, HierarchicalOptions>> configs;
-  HierarchicalOptions none = paper;
-  none.iterative.hierarchy.sequences = false;
-  none.iterative.hierarchy.groups.cell_groups = false;
-  none.iterative.hierarchy.groups.dominator_groups = false;
-  configs.push_back({"none", none});
-  HierarchicalOptions sequences = paper;
-  sequences.iterative.hierarchy.groups.cell_groups = false;
-  sequences.iterative.hierarchy.groups.dominator_groups = false;
-  configs.push_back({"sequences", sequences});
-  HierarchicalOptions cells = paper;
-  cells.iterative.hierarchy.groups.dominator_groups = false;
-  configs.push_back({"sequences+cells", cells});
-  configs.push_back({"complete", paper});
-  HierarchicalOptions no_budget = paper;
-  no_budget.iterative.budget = false;
-  configs.push_back({"no budget", no_budget});
-  HierarchicalOptions no_selection = paper;
-  no_selection.iterative.search.strategy_selection = false;
-  configs.push_back({"no selection", no_selection});
-  HierarchicalOptions no_memo = paper;
-  no_memo.iterative.search.memoization = false;
-  configs.push_back({"no memo", no_memo});
+  const HierarchicalOptions paper = HmcosPaperOptions();
+  std::vector<std::pair<std::string, HierarchicalOptions>> configs =
+      HmcosAblationConfigurations();
   HierarchicalOptions all_peaks = paper;
   all_peaks.iterative.all_peak_steps = true;
   all_peaks.iterative.disassemble_readers = true;
