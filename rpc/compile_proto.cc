@@ -5,6 +5,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/graph/dtype.h"
+#include "core/graph/graph_proto.h"
 #include "core/memory/simulator.h"
 #include "core/util/status_macros.h"
 #include "rpc/memory_model_proto.h"
@@ -14,19 +16,10 @@ namespace {
 
 constexpr absl::Duration kDefaultTimeLimit = absl::Seconds(10);
 
-// The memory model only needs an activation's element size, so the API's
-// dtype and core's byte count map both ways through it.
-int ElementBytes(v1::DataType dtype) {
-  switch (dtype) {
-    case v1::DATA_TYPE_INT8: case v1::DATA_TYPE_UINT8: case v1::DATA_TYPE_BOOL: return 1;
-    case v1::DATA_TYPE_FLOAT16: case v1::DATA_TYPE_BFLOAT16: case v1::DATA_TYPE_INT16:
-    case v1::DATA_TYPE_UINT16: return 2;
-    case v1::DATA_TYPE_FLOAT32: case v1::DATA_TYPE_INT32: case v1::DATA_TYPE_UINT32: return 4;
-    case v1::DATA_TYPE_INT64: case v1::DATA_TYPE_UINT64: case v1::DATA_TYPE_FLOAT64: return 8;
-    default: return 0;
-  }
-}
+// The memory model only needs an activation's element size.
+int ElementBytes(v1::DataType dtype) { return ElementSize(DataTypeFromProto(dtype)); }
 
+// The inverse for clients: any type of that size stands for it.
 v1::DataType DataTypeOfElementBytes(int bytes) {
   switch (bytes) {
     case 1: return v1::DATA_TYPE_INT8;

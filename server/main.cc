@@ -13,8 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
-#include "rpc/flag_names.h"
 #include "rpc/log.h"
+#include "rpc/service_main.h"
 #include "rpc/termination_signals.h"
 #include "server/ordo_server.h"
 
@@ -33,21 +33,9 @@ ABSL_FLAG(int64_t, max_ops, 100000, "largest model, in ops");
 ABSL_FLAG(int, max_concurrent, 8, "compiles at once; more fail with RESOURCE_EXHAUSTED");
 ABSL_FLAG(absl::Duration, default_deadline, absl::Seconds(60), "deadline of calls without one");
 ABSL_FLAG(absl::Duration, max_deadline, absl::Minutes(10), "cap on call deadlines");
-ABSL_FLAG(std::string, log_level, "info", "debug|info|warning|error");
 
 int main(int argc, char** argv) {
-  ordo::rpc::BlockTerminationSignals();
-  absl::SetProgramUsageMessage("ordo-server [--listen HOST:PORT] [--local-workers N] ...");
-  std::vector<std::string> args = ordo::rpc::DashedFlagsToUnderscores(argc, argv);
-  std::vector<char*> arg_pointers;
-  for (std::string& arg : args) arg_pointers.push_back(arg.data());
-  absl::ParseCommandLine(static_cast<int>(arg_pointers.size()), arg_pointers.data());
-  ordo::rpc::LogLevel level;
-  if (!ordo::rpc::ParseLogLevel(absl::GetFlag(FLAGS_log_level), &level)) {
-    std::fprintf(stderr, "ordo-server: unknown --log-level\n");
-    return 2;
-  }
-  ordo::rpc::SetLogLevel(level);
+  if (!ordo::rpc::InitServiceMain(argc, argv, "ordo-server", "ordo-server [--listen HOST:PORT] [--local-workers N] ...")) return 2;
 
   ordo::server::OrdoServer::Options options;
   options.listen = absl::GetFlag(FLAGS_listen);

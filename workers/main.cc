@@ -9,29 +9,17 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
-#include "rpc/flag_names.h"
 #include "rpc/log.h"
+#include "rpc/service_main.h"
 #include "rpc/termination_signals.h"
 #include "workers/worker_server.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "host:port to serve on; port 0 picks one");
 ABSL_FLAG(int, threads, 1, "parts scheduled at once");
 ABSL_FLAG(int, metrics_port, 0, "port of /metrics (all interfaces, for Prometheus in another pod); 0 = off");
-ABSL_FLAG(std::string, log_level, "info", "debug|info|warning|error");
 
 int main(int argc, char** argv) {
-  ordo::rpc::BlockTerminationSignals();
-  absl::SetProgramUsageMessage("ordo-worker [--listen HOST:PORT] [--threads N]");
-  std::vector<std::string> args = ordo::rpc::DashedFlagsToUnderscores(argc, argv);
-  std::vector<char*> arg_pointers;
-  for (std::string& arg : args) arg_pointers.push_back(arg.data());
-  absl::ParseCommandLine(static_cast<int>(arg_pointers.size()), arg_pointers.data());
-  ordo::rpc::LogLevel level;
-  if (!ordo::rpc::ParseLogLevel(absl::GetFlag(FLAGS_log_level), &level)) {
-    std::fprintf(stderr, "ordo-worker: unknown --log_level\n");
-    return 2;
-  }
-  ordo::rpc::SetLogLevel(level);
+  if (!ordo::rpc::InitServiceMain(argc, argv, "ordo-worker", "ordo-worker [--listen HOST:PORT] [--threads N]")) return 2;
 
   ordo::worker::WorkerServer::Options options;
   options.listen = absl::GetFlag(FLAGS_listen);

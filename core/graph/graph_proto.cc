@@ -9,9 +9,8 @@
 #include "google/protobuf/util/json_util.h"
 
 namespace ordo {
-namespace {
 
-DataType FromProto(v1::DataType dtype) {
+DataType DataTypeFromProto(v1::DataType dtype) {
   switch (dtype) {
     case v1::DATA_TYPE_FLOAT32: return DataType::kFloat32;
     case v1::DATA_TYPE_FLOAT16: return DataType::kFloat16;
@@ -30,14 +29,17 @@ DataType FromProto(v1::DataType dtype) {
   }
 }
 
-v1::DataType ToProto(DataType dtype) {
+v1::DataType DataTypeToProto(DataType dtype) {
   for (int value = v1::DataType_MIN; value <= v1::DataType_MAX; ++value) {
-    if (v1::DataType_IsValid(value) && FromProto(static_cast<v1::DataType>(value)) == dtype) {
+    if (v1::DataType_IsValid(value) &&
+        DataTypeFromProto(static_cast<v1::DataType>(value)) == dtype) {
       return static_cast<v1::DataType>(value);
     }
   }
   return v1::DATA_TYPE_UNSPECIFIED;
 }
+
+namespace {
 
 absl::StatusOr<Attribute> AttributeFromProto(const std::string& name,
                                              const v1::AttributeValue& value) {
@@ -93,7 +95,7 @@ absl::StatusOr<Graph> GraphFromProto(const v1::Graph& proto, const GraphLimits& 
       builder.AddTensorBytes(tensor.name(), tensor.size_bytes(), kind);
       continue;
     }
-    DataType dtype = FromProto(tensor.dtype());
+    DataType dtype = DataTypeFromProto(tensor.dtype());
     if (dtype == DataType::kUnknown) {
       return absl::InvalidArgumentError(absl::StrCat(
           "tensor \"", tensor.name(), "\": unknown dtype ", static_cast<int>(tensor.dtype())));
@@ -159,7 +161,7 @@ v1::Graph GraphToProto(const Graph& graph) {
     if (tensor.dtype == DataType::kUnknown) {
       out->set_size_bytes(tensor.bytes);
     } else {
-      out->set_dtype(ToProto(tensor.dtype));
+      out->set_dtype(DataTypeToProto(tensor.dtype));
       for (int64_t dim : tensor.dims) out->add_dims(dim);
     }
     out->set_kind(tensor.kind == TensorKind::kInput    ? v1::TENSOR_KIND_INPUT

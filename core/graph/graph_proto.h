@@ -31,6 +31,11 @@ absl::StatusOr<Graph> ParseGraphJson(absl::string_view json,
 // The message for a graph; GraphFromProto(GraphToProto(g)) rebuilds g.
 v1::Graph GraphToProto(const Graph& graph);
 
+// The API's element types and core's, one to one; unknown values map to
+// DataType::kUnknown and back to DATA_TYPE_UNSPECIFIED.
+DataType DataTypeFromProto(v1::DataType dtype);
+v1::DataType DataTypeToProto(DataType dtype);
+
 }  // namespace ordo
 
 #endif  // ORDO_CORE_GRAPH_GRAPH_PROTO_H_

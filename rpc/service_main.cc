@@ -1,0 +1,36 @@
+#include "rpc/service_main.h"
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "rpc/flag_names.h"
+#include "rpc/log.h"
+#include "rpc/termination_signals.h"
+
+ABSL_FLAG(std::string, log_level, "info", "debug|info|warning|error");
+
+namespace ordo::rpc {
+
+bool InitServiceMain(int argc, char** argv, absl::string_view program,
+                     absl::string_view usage) {
+  BlockTerminationSignals();
+  absl::SetProgramUsageMessage(usage);
+  std::vector<std::string> args = DashedFlagsToUnderscores(argc, argv);
+  std::vector<char*> arg_pointers;
+  for (std::string& arg : args) arg_pointers.push_back(arg.data());
+  absl::ParseCommandLine(static_cast<int>(arg_pointers.size()), arg_pointers.data());
+  LogLevel level;
+  if (!ParseLogLevel(absl::GetFlag(FLAGS_log_level), &level)) {
+    std::fprintf(stderr, "%.*s: unknown --log-level\n", static_cast<int>(program.size()),
+                 program.data());
+    return false;
+  }
+  SetLogLevel(level);
+  return true;
+}
+
+}  // namespace ordo::rpc
