@@ -108,6 +108,10 @@ absl::StatusOr<FloatTensor> Broadcast(const onnx::NodeProto& node,
   }
   FloatTensor out{dims, std::vector<float>(Count(dims), 0.0f)};
   const std::vector<int64_t> out_strides = Strides(dims);
+  // Folds the operands left to right: Add / Sum add, Sub / Div / Mul / Max /
+  // Min as their names say (the first operand initializes).
+  const std::string& type = node.op_type();
+  bool first = true;
   for (const auto* t : in) {
     // Stride 0 along broadcast axes.
     std::vector<int64_t> s(rank, 0);
@@ -122,8 +126,23 @@ absl::StatusOr<FloatTensor> Broadcast(const onnx::NodeProto& node,
         src += (rest / out_strides[a]) * s[a];
         rest %= out_strides[a];
       }
-      out.values[flat] += t->values[src];
+      float& o = out.values[flat];
+      const float v = t->values[src];
+      if (first || type == "Add" || type == "Sum") {
+        o += v;
+      } else if (type == "Sub") {
+        o -= v;
+      } else if (type == "Mul") {
+        o *= v;
+      } else if (type == "Div") {
+        o /= v;
+      } else if (type == "Max") {
+        o = std::max(o, v);
+      } else if (type == "Min") {
+        o = std::min(o, v);
+      }
     }
+    first = false;
   }
   return out;
 }
@@ -354,10 +373,47 @@ absl::StatusOr<TensorMap> RunReference(const onnx::ModelProto& model, const Tens
       FloatTensor y = *in[0];
       for (float& v : y.values) v = std::max(v, 0.0f);
       outs.push_back(std::move(y));
+    } else if (type == "Sigmoid" || type == "HardSigmoid" || type == "HardSwish" ||
+               type == "LeakyRelu") {
+      FloatTensor y = *in[0];
+      for (float& v : y.values) {
+        const double x = v;
+        if (type == "Sigmoid") {
+          v = static_cast<float>(1.0 / (1.0 + std::exp(-x)));
+        } else if (type == "LeakyRelu") {
+          const double alpha = Attr(node, "alpha") != nullptr ? Attr(node, "alpha")->f() : 0.01;
+          v = static_cast<float>(x >= 0 ? x : alpha * x);
+        } else {
+          // HardSigmoid defaults alpha 0.2, beta 0.5; HardSwish is
+          // x * HardSigmoid(x) with alpha 1/6.
+          const bool swish = type == "HardSwish";
+          const double alpha = !swish && Attr(node, "alpha") != nullptr ? Attr(node, "alpha")->f()
+                                                                        : (swish ? 1.0 / 6 : 0.2);
+          const double beta =
+              !swish && Attr(node, "beta") != nullptr ? Attr(node, "beta")->f() : 0.5;
+          const double hs = std::clamp(alpha * x + beta, 0.0, 1.0);
+          v = static_cast<float>(swish ? x * hs : hs);
+        }
+      }
+      outs.push_back(std::move(y));
+    } else if (type == "Clip") {
+      // min / max: opset-11 operands (float initializers or Constants), else
+      // opset-6 attributes.
+      double lo = Attr(node, "min") != nullptr ? Attr(node, "min")->f()
+                                               : -std::numeric_limits<double>::infinity();
+      double hi = Attr(node, "max") != nullptr ? Attr(node, "max")->f()
+                                               : std::numeric_limits<double>::infinity();
+      if (in.size() > 1 && in[1] != nullptr) lo = in[1]->values.at(0);
+      if (in.size() > 2 && in[2] != nullptr) hi = in[2]->values.at(0);
+      FloatTensor y = *in[0];
+      for (float& v : y.values) v = static_cast<float>(std::clamp<double>(v, lo, hi));
+      outs.push_back(std::move(y));
     } else if (type == "Identity") {
       outs.push_back(*in[0]);
-    } else if (type == "Add" || type == "Sum") {
-      if (type == "Add" && in.size() != 2) return Unsupported(node, "Add arity");
+    } else if (type == "Add" || type == "Sum" || type == "Sub" || type == "Mul" ||
+               type == "Div" || type == "Max" || type == "Min") {
+      const bool binary = type == "Add" || type == "Sub" || type == "Mul" || type == "Div";
+      if (binary && in.size() != 2) return Unsupported(node, "arity");
       absl::StatusOr<FloatTensor> y = Broadcast(node, in);
       if (!y.ok()) return y.status();
       outs.push_back(*std::move(y));

@@ -22,8 +22,9 @@ using TensorMap = std::map<std::string, FloatTensor>;
 // A naive float32 interpreter for the ops ordo's rewrites touch, to prove
 // rewrites by execution: Conv (2-D; group, strides, pads, dilations,
 // auto_pad), MaxPool / AveragePool (2-D; pads, strides, ceil_mode,
-// count_include_pad, MaxPool dilations), Relu, Add (numpy broadcasting),
-// Sum, Concat, Split, Slice, Pad (constant mode), BatchNormalization
+// count_include_pad, MaxPool dilations), Relu, Sigmoid, HardSigmoid,
+// HardSwish, LeakyRelu, Clip, Add / Sub / Mul / Div / Max / Min (numpy
+// broadcasting), Sum, Concat, Split, Slice, Pad (constant mode), BatchNormalization
 // (inference), Identity, Constant, and the classifier heads of the
 // benchmark models (GlobalAveragePool, Flatten, Gemm). Loops written out as the ONNX operator docs
 // define them, deliberately sharing no code with core/rewrite, so that a rewrite and its check
