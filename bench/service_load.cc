@@ -20,11 +20,6 @@
 // back from its `listening on` line) and stops it with SIGTERM at the end.
 // Loopback only; bounded in count and in time.
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
@@ -37,7 +32,6 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -48,6 +42,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/child_process.h"
 #include "bench/latency_summary.h"
 #include "bench/nas_candidates.h"
 #include "google/protobuf/util/json_util.h"
@@ -56,6 +51,7 @@
 #include "nlohmann/json.hpp"
 #include "ordo/v1/compiler_service.grpc.pb.h"
 #include "rpc/flag_names.h"
+#include "rpc/grpc_status.h"
 
 ABSL_FLAG(std::string, server, "", "HOST:PORT of a running ordo-server (loopback)");
 ABSL_FLAG(bool, spawn, false, "start an ordo-server on a free loopback port, stop it at the end");
@@ -98,58 +94,6 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   bytes << in.rdbuf();
   return bytes.str();
 }
-
-// An ordo-server child on a free loopback port. SIGTERM and reaped when
-// destroyed.
-class SpawnedServer {
- public:
-  static absl::StatusOr<std::unique_ptr<SpawnedServer>> Start(std::vector<std::string> argv) {
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError("pipe failed");
-    const pid_t pid = fork();
-    if (pid < 0) return absl::InternalError("fork failed");
-    if (pid == 0) {
-      dup2(fds[1], STDOUT_FILENO);
-      std::vector<char*> args;
-      for (std::string& arg : argv) args.push_back(arg.data());
-      args.push_back(nullptr);
-      execv(args[0], args.data());
-      _exit(127);
-    }
-    close(fds[1]);
-    std::unique_ptr<SpawnedServer> server(new SpawnedServer(pid, fds[0]));
-    // The server prints `listening on HOST:PORT` once it serves.
-    std::string line;
-    const absl::Time deadline = absl::Now() + absl::Seconds(30);
-    while (absl::Now() < deadline) {
-      pollfd pfd{fds[0], POLLIN, 0};
-      if (poll(&pfd, 1, 100) <= 0) continue;
-      char c;
-      if (read(fds[0], &c, 1) != 1) break;
-      if (c == '\n') break;
-      line.push_back(c);
-    }
-    absl::string_view rest = line;
-    if (!absl::ConsumePrefix(&rest, "listening on ")) {
-      return absl::UnavailableError(absl::StrCat("ordo-server did not start: \"", line, "\""));
-    }
-    server->address_ = std::string(rest);
-    return server;
-  }
-  ~SpawnedServer() {
-    kill(pid_, SIGTERM);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    close(out_);
-  }
-  const std::string& address() const { return address_; }
-
- private:
-  SpawnedServer(pid_t pid, int out) : pid_(pid), out_(out) {}
-  const pid_t pid_;
-  const int out_;
-  std::string address_;
-};
 
 // What one call returned.
 struct CallRecord {
@@ -283,30 +227,6 @@ CallRecord Call(v1::Compiler::Stub& stub, const Workload& workload, int64_t inde
   return record;
 }
 
-// The canonical name of a status code, as in grpc/status.h.
-std::string CodeName(grpc::StatusCode code) {
-  static constexpr const char* kNames[] = {"OK",
-                                           "CANCELLED",
-                                           "UNKNOWN",
-                                           "INVALID_ARGUMENT",
-                                           "DEADLINE_EXCEEDED",
-                                           "NOT_FOUND",
-                                           "ALREADY_EXISTS",
-                                           "PERMISSION_DENIED",
-                                           "RESOURCE_EXHAUSTED",
-                                           "FAILED_PRECONDITION",
-                                           "ABORTED",
-                                           "OUT_OF_RANGE",
-                                           "UNIMPLEMENTED",
-                                           "INTERNAL",
-                                           "UNAVAILABLE",
-                                           "DATA_LOSS",
-                                           "UNAUTHENTICATED"};
-  const int value = static_cast<int>(code);
-  if (value >= 0 && value < static_cast<int>(std::size(kNames))) return kNames[value];
-  return absl::StrCat("CODE_", value);
-}
-
 double Ms(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
 
 int Run() {
@@ -323,7 +243,7 @@ int Run() {
     return 2;
   }
 
-  std::unique_ptr<SpawnedServer> spawned;
+  std::unique_ptr<ChildProcess> spawned;
   std::string address = absl::GetFlag(FLAGS_server);
   std::vector<std::string> server_argv;
   if (absl::GetFlag(FLAGS_spawn)) {
@@ -339,7 +259,8 @@ int Run() {
          absl::StrSplit(absl::GetFlag(FLAGS_server_flags), ' ', absl::SkipWhitespace())) {
       server_argv.emplace_back(flag);
     }
-    absl::StatusOr<std::unique_ptr<SpawnedServer>> started = SpawnedServer::Start(server_argv);
+    absl::StatusOr<std::unique_ptr<ChildProcess>> started =
+        ChildProcess::StartListening(server_argv, ChildProcess::Options{});
     if (!started.ok()) {
       std::fprintf(stderr, "ordo-load: %s\n", started.status().ToString().c_str());
       return 1;
@@ -375,7 +296,7 @@ int Run() {
     // stream starts after them.
     const CallRecord r = Call(*stub, *workload, std::min<int64_t>(i, max_requests - 1), deadline);
     if (r.code != grpc::StatusCode::OK) {
-      std::fprintf(stderr, "ordo-load: warm-up call failed: %s\n", CodeName(r.code).c_str());
+      std::fprintf(stderr, "ordo-load: warm-up call failed: %s\n", rpc::GrpcCodeName(r.code));
       return 1;
     }
   }
@@ -417,7 +338,7 @@ int Run() {
   std::map<std::string, int64_t> codes;
   int64_t parts = 0, hits = 0, misses = 0;
   for (const CallRecord& r : records) {
-    ++codes[CodeName(r.code)];
+    ++codes[rpc::GrpcCodeName(r.code)];
     if (r.code != grpc::StatusCode::OK) {
       error_latencies.push_back(r.latency);
       continue;
@@ -507,9 +428,6 @@ int Run() {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "ordo-load (--server=HOST:PORT | --spawn) --mode=cached|cold|nas [--model=FILE] ...");
-  std::vector<std::string> args = ordo::rpc::DashedFlagsToUnderscores(argc, argv);
-  std::vector<char*> arg_pointers;
-  for (std::string& arg : args) arg_pointers.push_back(arg.data());
-  absl::ParseCommandLine(static_cast<int>(arg_pointers.size()), arg_pointers.data());
+  ordo::rpc::ParseDashedCommandLine(argc, argv);
   return ordo::bench::Run();
 }

@@ -1,5 +1,7 @@
 #include "rpc/flag_names.h"
 
+#include "absl/flags/parse.h"
+
 namespace ordo::rpc {
 
 std::vector<std::string> DashedFlagsToUnderscores(int argc, char** argv) {
@@ -14,6 +16,13 @@ std::vector<std::string> DashedFlagsToUnderscores(int argc, char** argv) {
     }
   }
   return args;
+}
+
+void ParseDashedCommandLine(int argc, char** argv) {
+  std::vector<std::string> args = DashedFlagsToUnderscores(argc, argv);
+  std::vector<char*> pointers;
+  for (std::string& arg : args) pointers.push_back(arg.data());
+  absl::ParseCommandLine(static_cast<int>(pointers.size()), pointers.data());
 }
 
 }  // namespace ordo::rpc

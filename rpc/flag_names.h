@@ -12,6 +12,10 @@ namespace ordo::rpc {
 // absl::ParseCommandLine. The result must outlive the parsing.
 std::vector<std::string> DashedFlagsToUnderscores(int argc, char** argv);
 
+// DashedFlagsToUnderscores, then absl::ParseCommandLine (which exits with a
+// message on an unknown or malformed flag). Positional arguments are dropped.
+void ParseDashedCommandLine(int argc, char** argv);
+
 }  // namespace ordo::rpc
 
 #endif  // ORDO_RPC_FLAG_NAMES_H_

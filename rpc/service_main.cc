@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "rpc/flag_names.h"
 #include "rpc/log.h"
@@ -19,10 +18,7 @@ bool InitServiceMain(int argc, char** argv, absl::string_view program,
                      absl::string_view usage) {
   BlockTerminationSignals();
   absl::SetProgramUsageMessage(usage);
-  std::vector<std::string> args = DashedFlagsToUnderscores(argc, argv);
-  std::vector<char*> arg_pointers;
-  for (std::string& arg : args) arg_pointers.push_back(arg.data());
-  absl::ParseCommandLine(static_cast<int>(arg_pointers.size()), arg_pointers.data());
+  ParseDashedCommandLine(argc, argv);
   LogLevel level;
   if (!ParseLogLevel(absl::GetFlag(FLAGS_log_level), &level)) {
     std::fprintf(stderr, "%.*s: unknown --log-level\n", static_cast<int>(program.size()),

@@ -1,0 +1,192 @@
+#include "bench/child_process.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+
+namespace ordo::bench {
+
+absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(std::vector<std::string> argv,
+                                                                  const Options& options) {
+  // Everything the child needs is built before fork: between fork and
+  // execv only async-signal-safe calls (the parent may have threads).
+  std::vector<char*> args;
+  for (std::string& arg : argv) args.push_back(arg.data());
+  args.push_back(nullptr);
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError("pipe failed");
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return absl::InternalError("fork failed");
+  }
+  if (pid == 0) {
+    const int out = options.discard_stdout ? open("/dev/null", O_WRONLY) : fds[1];
+    dup2(out, STDOUT_FILENO);
+    if (!options.stderr_path.empty()) {
+      const int err = open(options.stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      if (err >= 0) dup2(err, STDERR_FILENO);
+    }
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  return std::unique_ptr<ChildProcess>(new ChildProcess(pid, fds[0]));
+}
+
+absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::StartListening(
+    std::vector<std::string> argv, const Options& options, absl::Duration timeout) {
+  const std::string name = argv.empty() ? "" : argv[0];
+  absl::StatusOr<std::unique_ptr<ChildProcess>> child = Start(std::move(argv), options);
+  if (!child.ok()) return child.status();
+  absl::StatusOr<std::string> address = (*child)->WaitForLine("listening on ", timeout);
+  if (!address.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat(name, " did not start: ", address.status().message()));
+  }
+  (*child)->address_ = *std::move(address);
+  return child;
+}
+
+ChildProcess::~ChildProcess() {
+  Stop(SIGTERM);
+  close(out_);
+}
+
+absl::StatusOr<std::string> ChildProcess::WaitForLine(absl::string_view prefix,
+                                                      absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  std::string line, last;
+  while (absl::Now() < deadline) {
+    pollfd pfd{out_, POLLIN, 0};
+    if (poll(&pfd, 1, 100) <= 0) continue;
+    char c;
+    if (read(out_, &c, 1) != 1) break;  // EOF: the child exited
+    if (c != '\n') {
+      line.push_back(c);
+      continue;
+    }
+    absl::string_view rest = line;
+    if (absl::ConsumePrefix(&rest, prefix)) return std::string(rest);
+    last = std::move(line);
+    line.clear();
+  }
+  if (!line.empty()) last = line;
+  return absl::UnavailableError(absl::StrCat("no \"", prefix, "\" line (last: \"", last, "\")"));
+}
+
+std::optional<int> ChildProcess::Poll() {
+  if (exit_status_) return exit_status_;
+  int status = 0;
+  if (waitpid(pid_, &status, WNOHANG) == pid_) exit_status_ = status;
+  return exit_status_;
+}
+
+int ChildProcess::Stop(int signal, absl::Duration timeout) {
+  if (Poll()) return *exit_status_;
+  kill(pid_, signal);
+  const absl::Time deadline = absl::Now() + timeout;
+  while (!Poll() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(20));  // poll interval while it exits
+  }
+  if (!exit_status_) {
+    kill(pid_, SIGKILL);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    exit_status_ = status;
+  }
+  return *exit_status_;
+}
+
+std::string DescribeWaitStatus(int status) {
+  if (WIFEXITED(status)) return absl::StrCat("exited ", WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return absl::StrCat("killed by signal ", WTERMSIG(status));
+  return absl::StrCat("wait status ", status);
+}
+
+int64_t ResidentBytes(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    absl::string_view rest = line;
+    if (!absl::ConsumePrefix(&rest, "VmRSS:")) continue;
+    rest = absl::StripAsciiWhitespace(rest);
+    int64_t kib = 0;
+    if (absl::ConsumeSuffix(&rest, " kB") && absl::SimpleAtoi(rest, &kib)) return kib * 1024;
+  }
+  return -1;
+}
+
+std::vector<pid_t> ChildPids(pid_t parent) {
+  std::vector<pid_t> children;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return children;
+  while (dirent* entry = readdir(proc)) {
+    pid_t pid = 0;
+    if (!absl::SimpleAtoi(entry->d_name, &pid)) continue;
+    std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
+    std::string stat;
+    std::getline(in, stat);
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses,
+    // so parse after the last ')'.
+    const size_t close_paren = stat.rfind(')');
+    if (close_paren == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close_paren + 1));
+    char state = 0;
+    pid_t ppid = 0;
+    if (fields >> state >> ppid && ppid == parent && state != 'Z' && state != 'X') {
+      children.push_back(pid);
+    }
+  }
+  closedir(proc);
+  return children;
+}
+
+int FreeLoopbackPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  int port = -1;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+bool LoopbackPortOpen(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool open = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return open;
+}
+
+}  // namespace ordo::bench
