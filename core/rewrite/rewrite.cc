@@ -11,6 +11,8 @@
 #include "core/memory/simulator.h"
 #include "core/onnx/onnx_import.h"
 #include "core/rewrite/concat_conv_rewrite.h"
+#include "core/rewrite/cost_model.h"
+#include "core/rewrite/partition_search.h"
 #include "core/schedule/scheduler_registry.h"
 #include "core/util/status_macros.h"
 
@@ -48,7 +50,10 @@ class Search {
     ORDO_ASSIGN_OR_RETURN(MemoryModel memory, BuildMemoryModel(graph, options_.memory));
     ScheduleLimits limits;
     limits.clock = options_.clock;
-    limits.deadline = limits.Now() + options_.schedule_time_limit;
+    // Never past the search's own limit.
+    const absl::Time now = limits.Now();
+    limits.deadline =
+        std::min(now + options_.schedule_time_limit, std::max(now, start_ + options_.time_limit));
     return scheduler_.Schedule(memory, limits);
   }
 
@@ -75,6 +80,7 @@ class Search {
   }
 
   bool Expired() const { return Now() - start_ >= options_.time_limit; }
+  absl::Duration Elapsed() const { return Now() - start_; }
   int32_t schedules_run() const { return schedules_run_; }
   int32_t num_sites() const { return static_cast<int32_t>(sites_.size()); }
 
@@ -89,15 +95,31 @@ class Search {
   int32_t schedules_run_ = 0;
 };
 
-// Names every node the importer names, as the Graph names it, so that
-// nodes can be found by name after other rewrites moved them.
-void NameNodesAsGraph(const Graph& graph, onnx::ModelProto& model) {
-  onnx::GraphProto* g = model.mutable_graph();
-  for (const Op& op : graph.ops()) {
-    if (op.source_index >= 0 && op.source_index < g->node_size()) {
-      g->mutable_node(op.source_index)->set_name(op.name);
+void AddCostDelta(const Graph& before, const Graph& after, AppliedRewrite& applied) {
+  const GraphCost b = CostOf(before);
+  const GraphCost a = CostOf(after);
+  applied.extra_macs = a.macs - b.macs;
+  applied.extra_ops = a.ops - b.ops;
+}
+
+// Whether the model carries its weights: every initializer has its data in
+// the file. The benchmark models carry none (their data is external and not
+// shipped), though a few small constants there do have data.
+bool CarriesWeights(const onnx::ModelProto& model) {
+  for (const onnx::TensorProto& t : model.graph().initializer()) {
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) return false;
+    if (t.raw_data().empty() && t.float_data_size() == 0 && t.int64_data_size() == 0 &&
+        t.int32_data_size() == 0 && t.double_data_size() == 0 && t.uint64_data_size() == 0) {
+      return false;
     }
   }
+  return model.graph().initializer_size() > 0;
+}
+
+std::vector<std::string> PeakTensorNames(const EvaluatedModel& m) {
+  std::vector<std::string> names;
+  for (TensorId t : m.peak_tensors) names.push_back(m.graph.tensor(t).name);
+  return names;
 }
 
 }  // namespace
@@ -105,12 +127,24 @@ void NameNodesAsGraph(const Graph& graph, onnx::ModelProto& model) {
 absl::StatusOr<RewriteMode> ParseRewriteMode(absl::string_view name) {
   if (name == "none") return RewriteMode::kNone;
   if (name == "identity") return RewriteMode::kIdentity;
+  if (name == "partition") return RewriteMode::kPartition;
+  if (name == "all") return RewriteMode::kAll;
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown rewrite mode \"", name, "\"; expected none|identity"));
+      absl::StrCat("unknown rewrite mode \"", name, "\"; expected none|identity|partition|all"));
 }
 
 absl::string_view RewriteModeName(RewriteMode mode) {
-  return mode == RewriteMode::kNone ? "none" : "identity";
+  switch (mode) {
+    case RewriteMode::kNone:
+      return "none";
+    case RewriteMode::kIdentity:
+      return "identity";
+    case RewriteMode::kPartition:
+      return "partition";
+    case RewriteMode::kAll:
+      return "all";
+  }
+  return "none";
 }
 
 absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
@@ -126,15 +160,24 @@ absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
   NameNodesAsGraph(original, named);
 
   std::vector<ConcatConvSite> sites;
-  if (options.mode == RewriteMode::kIdentity) sites = FindConcatConvSites(original);
+  const bool identity = options.mode == RewriteMode::kIdentity || options.mode == RewriteMode::kAll;
+  const bool partition =
+      options.mode == RewriteMode::kPartition || options.mode == RewriteMode::kAll;
+  RewriteResult result;
+  const GraphCost original_cost = CostOf(original);
+  result.original_macs = original_cost.macs;
+  result.original_ops = original_cost.ops;
+  result.weights_carried = CarriesWeights(model);
+  if (identity) sites = FindConcatConvSites(original);
   Search search(options, *scheduler, original, sites);
   ORDO_ASSIGN_OR_RETURN(Candidate current, search.Evaluate(std::move(named)));
-  RewriteResult result;
   result.original_peak_bytes = current.peak();
   result.sites_found = search.num_sites();
 
+  const bool fits_already =
+      options.memory_limit_bytes > 0 && current.peak() <= options.memory_limit_bytes;
   std::vector<int32_t> pending;
-  for (int32_t i = 0; i < search.num_sites(); ++i) pending.push_back(i);
+  for (int32_t i = 0; i < search.num_sites() && !fits_already; ++i) pending.push_back(i);
   std::vector<int32_t> failed;
 
   // 3. One at a time, kept when the peak drops; again while anything was
@@ -158,6 +201,7 @@ absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
       ORDO_ASSIGN_OR_RETURN(Candidate trial, search.Evaluate(*std::move(rewritten)));
       if (trial.peak() < current.peak()) {
         result.rewrites.push_back(search.Describe(site, current.peak(), trial.peak()));
+        AddCostDelta(current.graph, trial.graph, result.rewrites.back());
         current = std::move(trial);
         changed = true;
       } else {
@@ -199,6 +243,7 @@ absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
         ORDO_ASSIGN_OR_RETURN(onnx::ModelProto next_model, search.Apply(step.model, {site}));
         ORDO_ASSIGN_OR_RETURN(Candidate next, search.Evaluate(std::move(next_model)));
         steps.push_back(search.Describe(site, step.peak(), next.peak()));
+        AddCostDelta(step.graph, next.graph, steps.back());
         step = std::move(next);
       }
       if (step.peak() < current.peak()) {
@@ -208,12 +253,36 @@ absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
     }
   }
   if (search.Expired() && !pending.empty()) result.time_limit_hit = true;
-
-  result.model = std::move(current.model);
-  result.graph = std::move(current.graph);
-  result.schedule = std::move(current.schedule);
   result.schedules_run = search.schedules_run();
   result.sites_skipped = static_cast<int32_t>(failed.size());
+
+  // MOTES partitioning on top, with what is left of the time limit.
+  RewriteOptions rest = options;
+  rest.time_limit = std::max(absl::ZeroDuration(), options.time_limit - search.Elapsed());
+  ModelEvaluator evaluator(rest, *scheduler);
+  ORDO_ASSIGN_OR_RETURN(std::shared_ptr<const EvaluatedModel> final_model,
+                        evaluator.Adopt(std::move(current.model), std::move(current.graph),
+                                        std::move(current.schedule), "start"));
+  if (partition && !fits_already) {
+    PartitionSearchOptions knobs;
+    ORDO_ASSIGN_OR_RETURN(PartitionSearchResult searched,
+                          SearchPartitions(final_model, original_cost, knobs, evaluator));
+    for (AppliedRewrite& applied : searched.rewrites) result.rewrites.push_back(std::move(applied));
+    result.time_limit_hit = result.time_limit_hit || searched.time_limit_hit;
+    final_model = searched.best;
+  }
+  result.schedules_run += evaluator.schedules_run();
+
+  result.model = final_model->model;
+  result.graph = final_model->graph;
+  result.schedule = final_model->schedule;
+  result.rewritten_macs = final_model->cost.macs;
+  result.rewritten_ops = final_model->cost.ops;
+  result.latency_overhead = LatencyOverhead(original_cost, final_model->cost, options.latency);
+  if (options.memory_limit_bytes > 0) {
+    result.fits = final_model->peak() <= options.memory_limit_bytes;
+    if (!result.fits) result.bottleneck_tensors = PeakTensorNames(*final_model);
+  }
   return result;
 }
 

@@ -17,13 +17,24 @@
 
 namespace ordo {
 
-// `ordo compile --rewrite none|identity`.
+// `ordo compile --rewrite none|identity|partition|all`.
 enum class RewriteMode : int8_t {
-  kNone,      // the model as it is
-  kIdentity,  // SERENITY §3.3 identity rewrites where they lower the peak
+  kNone,       // the model as it is
+  kIdentity,   // SERENITY §3.3 identity rewrites where they lower the peak
+  kPartition,  // MOTES channel partitioning and spatial tiling (dataflow
+               // restructuring) of the bottleneck, under the latency budget
+  kAll,        // identity first, then partition
 };
 
-// "none" / "identity"; INVALID_ARGUMENT naming both otherwise.
+// What extra work a rewrite may cost: latency = MACs / macs_per_second +
+// ops * op_overhead_seconds (the DeviceSpec's figures).
+struct LatencyModel {
+  double macs_per_second = 1e9;
+  double op_overhead_seconds = 20e-6;
+};
+
+// "none" / "identity" / "partition" / "all"; INVALID_ARGUMENT naming them
+// otherwise.
 absl::StatusOr<RewriteMode> ParseRewriteMode(absl::string_view name);
 absl::string_view RewriteModeName(RewriteMode mode);
 
@@ -40,19 +51,35 @@ struct RewriteOptions {
   // kept and `time_limit_hit` is set.
   absl::Duration time_limit = absl::Seconds(120);
   GraphLimits limits;
+  // Partitioning may raise the modelled latency by at most this fraction of
+  // the original's (MOTES' delta).
+  double max_latency_overhead = 0.05;
+  LatencyModel latency;
+  // Fit mode when > 0: stop at the cheapest set of rewrites whose peak is at
+  // or under this; `fits` and `bottleneck_tensors` report the outcome.
+  int64_t memory_limit_bytes = 0;
   // Must outlive the call; null means the real clock.
   const Clock* clock = nullptr;
 };
 
 // One rewrite the search kept.
 struct AppliedRewrite {
-  std::string concat;  // the Concat node that disappeared
+  // "identity" (SERENITY concat-conv), "channel" (MOTES channel
+  // partitioning), "spatial" (tiling over height / width with halos).
+  std::string kind = "identity";
+  // One line for humans, e.g. "conv_3..conv_9 tiled 4x1 (H x W)".
+  std::string description;
+  // identity: the Concat node that disappeared; empty otherwise.
+  std::string concat;
   std::vector<std::string> convs;
   std::vector<ConvPartition> partitions;  // per entry of `convs`
   // Peak of the scheduler's schedule of the model just before and just
   // after this rewrite (re-simulated).
   int64_t peak_before_bytes = 0;
   int64_t peak_after_bytes = 0;
+  // MACs and ops this rewrite added (negative when it removed some).
+  int64_t extra_macs = 0;
+  int32_t extra_ops = 0;
 };
 
 struct RewriteResult {
@@ -71,6 +98,19 @@ struct RewriteResult {
   int32_t sites_skipped = 0;
   int32_t schedules_run = 0;
   bool time_limit_hit = false;
+  // Cost of the input and of the result under the cost model.
+  int64_t original_macs = 0;
+  int64_t rewritten_macs = 0;
+  int32_t original_ops = 0;
+  int32_t rewritten_ops = 0;
+  // (latency(result) - latency(input)) / latency(input) under options.latency.
+  double latency_overhead = 0;
+  // Whether the input model carried weight data (then the result does).
+  bool weights_carried = false;
+  // Fit mode only: whether the result's peak is <= memory_limit_bytes, and
+  // when not, the tensors live at the result's peak step.
+  bool fits = false;
+  std::vector<std::string> bottleneck_tensors;
 };
 
 // Rewrites `model` to lower the peak of its best schedule (SERENITY §3.3).

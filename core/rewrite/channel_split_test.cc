@@ -1,0 +1,139 @@
+#include "core/rewrite/channel_split.h"
+
+#include <random>
+#include <string>
+
+#include "core/onnx/onnx_import.h"
+#include "core/rewrite/model_edit.h"
+#include "core/rewrite/onnx_test_model.h"
+#include "core/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ordo {
+namespace {
+
+using ::ordo::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// MobileNetV2's inverted residual: expand 1x1 (8 -> 32) -> Relu ->
+// depthwise 3x3 -> Relu -> project 1x1 (32 -> 8) -> Add(x).
+OnnxTestModel InvertedResidual() {
+  OnnxTestModel m;
+  m.Input("x", {1, 8, 16, 16});
+  m.Weight("we", {32, 8, 1, 1}, nullptr);
+  m.Weight("be", {32}, nullptr);
+  m.Node("Conv", {"x", "we", "be"}, {"e"});
+  m.Node("Relu", {"e"}, {"er"});
+  m.Weight("wd", {32, 1, 3, 3}, nullptr);
+  onnx::NodeProto& dw = m.Node("Conv", {"er", "wd"}, {"d"});
+  SetIntAttribute(dw, "group", 32);
+  SetIntsAttribute(dw, "pads", {1, 1, 1, 1});
+  m.Node("Relu", {"d"}, {"dr"});
+  m.Weight("wp", {8, 32, 1, 1}, nullptr);
+  m.Node("Conv", {"dr", "wp"}, {"p"});
+  m.Node("Add", {"p", "x"}, {"y"});
+  m.Output("y");
+  return m;
+}
+
+TEST(ChannelSplitTest, PlansTheWholeInvertedResidual) {
+  OnnxTestModel m = InvertedResidual();
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph g, ImportOnnx(m.Bytes()));
+  ORDO_ASSERT_OK_AND_ASSIGN(ChannelSplitPlan plan, PlanChannelSplit(g, {"e_op", 4}));
+  EXPECT_EQ(plan.producer, *g.FindOp("e_op"));
+  EXPECT_THAT(plan.chain, ElementsAre(*g.FindOp("er_op"), *g.FindOp("d_op"), *g.FindOp("dr_op")));
+  EXPECT_EQ(plan.consumer, *g.FindOp("p_op"));
+  EXPECT_EQ(plan.channels, 32);
+}
+
+TEST(ChannelSplitTest, SplitsIntoSlicesSummedByAdds) {
+  OnnxTestModel m = InvertedResidual();
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph g, ImportOnnx(m.Bytes()));
+  ORDO_ASSERT_OK_AND_ASSIGN(onnx::ModelProto out, ApplyChannelSplit(m.model(), g, {"e_op", 4}));
+  std::string bytes;
+  ASSERT_TRUE(out.SerializeToString(&bytes));
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph rewritten, ImportOnnx(bytes));
+  int convs = 0, adds = 0, relus = 0, concats = 0;
+  for (const Op& op : rewritten.ops()) {
+    convs += op.type == "Conv";
+    adds += op.type == "Add";
+    relus += op.type == "Relu";
+    concats += op.type == "Concat";
+  }
+  EXPECT_EQ(convs, 12);  // 4 x (expand, depthwise, partial project)
+  EXPECT_EQ(adds, 3 + 1);
+  EXPECT_EQ(relus, 8);
+  EXPECT_EQ(concats, 0);
+  // No full-width expanded tensor is left: every slice has 8 channels.
+  for (const Op& op : rewritten.ops()) {
+    if (op.type == "Relu") {
+      EXPECT_EQ(rewritten.tensor(op.outputs[0]).dims[1], 8) << op.name;
+    }
+  }
+  // Depthwise slices have group 8 and their own weights; the originals go.
+  const onnx::NodeProto* dw_part = nullptr;
+  for (const onnx::NodeProto& node : out.graph().node()) {
+    if (node.name() == "d_op_ch1") dw_part = &node;
+  }
+  ASSERT_NE(dw_part, nullptr);
+  for (const onnx::AttributeProto& a : dw_part->attribute()) {
+    if (a.name() == "group") {
+      EXPECT_EQ(a.i(), 8);
+    }
+  }
+  EXPECT_EQ(FindInitializer(out.graph(), "we"), nullptr);
+  EXPECT_EQ(FindInitializer(out.graph(), "wp"), nullptr);
+  const onnx::TensorProto* part = FindInitializer(out.graph(), "wd_ch2");
+  ASSERT_NE(part, nullptr);
+  EXPECT_THAT(part->dims(), ElementsAre(8, 1, 3, 3));
+  // The graph's output keeps its name and shape.
+  EXPECT_THAT(rewritten.tensor(*rewritten.FindTensor("y")).dims, ElementsAre(1, 8, 16, 16));
+}
+
+TEST(ChannelSplitTest, EndsInAConcatWhenTheChainForks) {
+  OnnxTestModel m;
+  m.Input("x", {1, 4, 8, 8});
+  m.Weight("w", {6, 4, 1, 1}, nullptr);
+  m.Node("Conv", {"x", "w"}, {"c"});
+  m.Node("Relu", {"c"}, {"r"});
+  m.Node("Sigmoid", {"r"}, {"s"});
+  m.Node("Add", {"r", "s"}, {"y"});
+  m.Output("y");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph g, ImportOnnx(m.Bytes()));
+  ORDO_ASSERT_OK_AND_ASSIGN(ChannelSplitPlan plan, PlanChannelSplit(g, {"c_op", 3}));
+  EXPECT_EQ(plan.consumer, kNoId);
+  ORDO_ASSERT_OK_AND_ASSIGN(onnx::ModelProto out, ApplyChannelSplit(m.model(), g, {"c_op", 3}));
+  std::string bytes;
+  ASSERT_TRUE(out.SerializeToString(&bytes));
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph rewritten, ImportOnnx(bytes));
+  const Tensor& r = rewritten.tensor(*rewritten.FindTensor("r"));
+  EXPECT_EQ(rewritten.op(r.producer).type, "Concat");
+  EXPECT_THAT(r.dims, ElementsAre(1, 6, 8, 8));
+}
+
+TEST(ChannelSplitTest, RefusesWhatItCannotSplit) {
+  OnnxTestModel m = InvertedResidual();
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph g, ImportOnnx(m.Bytes()));
+  EXPECT_THAT(PlanChannelSplit(g, {"nope", 2}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("nope")));
+  EXPECT_THAT(PlanChannelSplit(g, {"e_op", 33}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("e_op")));
+  EXPECT_THAT(PlanChannelSplit(g, {"e_op", 1}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("e_op")));
+  EXPECT_THAT(PlanChannelSplit(g, {"d_op", 2}),
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("d_op")));
+  // The project Conv's output feeds an Add with the skip: nothing to carry
+  // the split through.
+  EXPECT_THAT(PlanChannelSplit(g, {"p_op", 2}),
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("p_op")));
+}
+
+TEST(ChannelSplitTest, EvenSplit) {
+  EXPECT_THAT(EvenSplit(10, 4), ElementsAre(3, 3, 2, 2));
+  EXPECT_THAT(EvenSplit(8, 2), ElementsAre(4, 4));
+}
+
+}  // namespace
+}  // namespace ordo

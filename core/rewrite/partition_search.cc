@@ -1,0 +1,485 @@
+#include "core/rewrite/partition_search.h"
+
+#include <algorithm>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/memory/memory_model.h"
+#include "core/memory/simulator.h"
+#include "core/onnx/onnx_import.h"
+#include "core/rewrite/axis_graph.h"
+#include "core/rewrite/channel_split.h"
+#include "core/rewrite/op_semantics.h"
+#include "core/util/status_macros.h"
+
+#if ORDO_HAVE_SPATIAL_TILING
+#include "core/rewrite/spatial_tiling.h"
+#endif
+
+namespace ordo {
+namespace {
+
+// One proposed rewrite of a state's model.
+struct Proposal {
+  std::string kind;  // "channel" / "spatial"
+  std::string key;   // identifies it within the state
+  std::string description;
+  std::vector<std::string> convs;
+  ChannelSplit channel;
+  std::vector<std::string> region;
+  int32_t parts_h = 1;
+  int32_t parts_w = 1;
+};
+
+struct State {
+  std::shared_ptr<const EvaluatedModel> model;
+  std::vector<AppliedRewrite> history;
+  std::string key;
+  double latency = 0;
+};
+
+// Ordering of states: lower peak, then fewer steps at it, then cheaper.
+auto Rank(const State& s) {
+  return std::make_tuple(s.model->peak(), s.model->steps_at_peak, s.latency);
+}
+
+bool IsPerChannelKind(const Op& op) {
+  const OpKind kind = ClassifyOp(op);
+  return kind == OpKind::kUnaryElementwise || kind == OpKind::kBatchNormalization ||
+         kind == OpKind::kMaxPool || kind == OpKind::kAveragePool || kind == OpKind::kConv ||
+         op.type == "Clip";
+}
+
+// Group-1 Convs whose split chain may cover a bottleneck tensor: walk back
+// from the tensor through per-channel ops to the Conv starting the chain.
+std::vector<OpId> ChainStarts(const Graph& graph, absl::Span<const TensorId> tensors) {
+  std::vector<OpId> starts;
+  for (TensorId t : tensors) {
+    OpId p = graph.tensor(t).producer;
+    for (int32_t depth = 0; p != kNoId && depth < 12; ++depth) {
+      const Op& op = graph.op(p);
+      if (!IsPerChannelKind(op) || op.inputs.empty()) break;
+      if (ClassifyOp(op) == OpKind::kConv) {
+        absl::StatusOr<ConvInfo> info = AnalyzeConv(op, InputDims(graph, op));
+        if (info.ok() && info->group == 1) {
+          if (std::find(starts.begin(), starts.end(), p) == starts.end()) starts.push_back(p);
+          break;
+        }
+        if (!info.ok() || !info->depthwise()) break;
+      }
+      p = graph.tensor(op.inputs[0]).producer;
+    }
+  }
+  return starts;
+}
+
+std::vector<Proposal> ChannelProposals(const EvaluatedModel& state,
+                                       const PartitionSearchOptions& search) {
+  std::vector<Proposal> proposals;
+  const Graph& graph = state.graph;
+  std::vector<TensorId> bottleneck = state.peak_tensors;
+  if (static_cast<int32_t>(bottleneck.size()) > search.bottleneck_tensors) {
+    bottleneck.resize(search.bottleneck_tensors);
+  }
+  for (OpId conv : ChainStarts(graph, bottleneck)) {
+    const std::string& name = graph.op(conv).name;
+    for (int32_t parts : search.channel_parts) {
+      ChannelSplit split{name, parts};
+      absl::StatusOr<ChannelSplitPlan> plan = PlanChannelSplit(graph, split);
+      if (!plan.ok()) continue;
+      Proposal p;
+      p.kind = "channel";
+      p.key = absl::StrCat("c:", name, "/", parts);
+      p.channel = split;
+      p.convs.push_back(name);
+      std::string end = "a Concat";
+      if (plan->consumer != kNoId) {
+        p.convs.push_back(graph.op(plan->consumer).name);
+        end = absl::StrCat("partial ", graph.op(plan->consumer).name, " + Adds");
+      }
+      p.description = absl::StrCat(name, " split into ", parts, " channel slices through ",
+                                   plan->chain.size(), " per-channel ops into ", end);
+      proposals.push_back(std::move(p));
+    }
+  }
+  return proposals;
+}
+
+#if ORDO_HAVE_SPATIAL_TILING
+bool IsTileableKind(const Op& op) {
+  switch (ClassifyOp(op)) {
+    case OpKind::kConv:
+    case OpKind::kMaxPool:
+    case OpKind::kAveragePool:
+    case OpKind::kUnaryElementwise:
+    case OpKind::kBinaryElementwise:
+    case OpKind::kSum:
+    case OpKind::kBatchNormalization:
+    case OpKind::kConcat:
+      return true;
+    default:
+      return op.type == "Clip";
+  }
+}
+
+// Activation-connected neighbours of `op` that could join a tiled region.
+std::vector<OpId> Neighbours(const Graph& graph, OpId op) {
+  std::vector<OpId> out;
+  for (OpId p : graph.Predecessors(op)) {
+    if (IsTileableKind(graph.op(p))) out.push_back(p);
+  }
+  for (OpId s : graph.Successors(op)) {
+    if (IsTileableKind(graph.op(s))) out.push_back(s);
+  }
+  return out;
+}
+
+// Dataflow restructuring's critical subgraph: from the peak op, the
+// connected ops whose own step needs >= alpha x peak; then grown by one and
+// two layers of neighbours (a region's inputs and outputs stay whole, so a
+// larger region often pays off).
+std::vector<std::vector<OpId>> CriticalRegions(const EvaluatedModel& state, double alpha) {
+  const Graph& graph = state.graph;
+  std::vector<std::vector<OpId>> regions;
+  if (state.peak_step < 0) return regions;
+  const OpId peak_op = state.schedule.order[state.peak_step];
+  if (!IsTileableKind(graph.op(peak_op))) return regions;
+  absl::StatusOr<MemoryModel> memory = BuildMemoryModel(graph, MemoryOptions{});
+  if (!memory.ok()) return regions;
+  const double threshold = alpha * static_cast<double>(state.peak());
+  absl::flat_hash_set<OpId> region = {peak_op};
+  std::vector<OpId> frontier = {peak_op};
+  while (!frontier.empty() && region.size() < 16) {
+    OpId op = frontier.back();
+    frontier.pop_back();
+    for (OpId n : Neighbours(graph, op)) {
+      if (region.contains(n) || OpStepBytes(*memory, n) < threshold) continue;
+      region.insert(n);
+      frontier.push_back(n);
+    }
+  }
+  for (int32_t grow = 0; grow < 3; ++grow) {
+    std::vector<OpId> sorted(region.begin(), region.end());
+    std::sort(sorted.begin(), sorted.end());
+    regions.push_back(sorted);
+    for (OpId op : sorted) {
+      for (OpId n : Neighbours(graph, op)) region.insert(n);
+    }
+    if (region.size() > 48) break;
+  }
+  return regions;
+}
+
+// Bytes of the activations crossing into and out of ops [begin, end] (op
+// ids): what a tiled region keeps whole.
+int64_t BoundaryBytes(const Graph& graph, OpId begin, OpId end) {
+  int64_t bytes = 0;
+  absl::flat_hash_set<TensorId> counted;
+  for (OpId id = begin; id <= end; ++id) {
+    const Op& op = graph.op(id);
+    for (TensorId t : op.inputs) {
+      const Tensor& tensor = graph.tensor(t);
+      if (tensor.kind == TensorKind::kWeight) continue;
+      if ((tensor.producer == kNoId || tensor.producer < begin) && counted.insert(t).second) {
+        bytes += tensor.bytes;
+      }
+    }
+    for (TensorId t : op.outputs) {
+      const Tensor& tensor = graph.tensor(t);
+      bool leaves = tensor.is_graph_output;
+      for (OpId c : tensor.consumers) leaves = leaves || c > end;
+      if (leaves && counted.insert(t).second) bytes += tensor.bytes;
+    }
+  }
+  return bytes;
+}
+
+// Windows of consecutive op ids around the peak op (always convex: a path
+// between two ops of a window only passes through ids between them) whose
+// boundary is light: cutting where the tensors are small is what makes a
+// tiled region pay (dataflow restructuring's cut points). The `count`
+// lightest windows of at most kMaxWindow ops, tileable ops only.
+std::vector<std::vector<OpId>> WindowRegions(const EvaluatedModel& state, int32_t count) {
+  constexpr int32_t kMaxWindow = 48;
+  const Graph& graph = state.graph;
+  std::vector<std::vector<OpId>> regions;
+  if (state.peak_step < 0) return regions;
+  const OpId peak_op = state.schedule.order[state.peak_step];
+  if (!IsTileableKind(graph.op(peak_op))) return regions;
+  OpId first = peak_op, last = peak_op;
+  while (first > 0 && peak_op - first < kMaxWindow && IsTileableKind(graph.op(first - 1))) --first;
+  while (last + 1 < graph.num_ops() && last - peak_op < kMaxWindow &&
+         IsTileableKind(graph.op(last + 1))) {
+    ++last;
+  }
+  std::vector<std::tuple<int64_t, int32_t, OpId, OpId>> windows;  // bytes, -size, b, e
+  for (OpId b = first; b <= peak_op; ++b) {
+    for (OpId e = peak_op; e <= last && e - b < kMaxWindow; ++e) {
+      if (e == b) continue;
+      windows.emplace_back(BoundaryBytes(graph, b, e), -(e - b), b, e);
+    }
+  }
+  std::sort(windows.begin(), windows.end());
+  for (const auto& [bytes, size, b, e] : windows) {
+    if (static_cast<int32_t>(regions.size()) >= count) break;
+    if (bytes >= state.peak()) break;
+    std::vector<OpId> region;
+    for (OpId id = b; id <= e; ++id) region.push_back(id);
+    regions.push_back(std::move(region));
+  }
+  return regions;
+}
+
+std::vector<Proposal> SpatialProposals(const EvaluatedModel& state,
+                                       const PartitionSearchOptions& search) {
+  std::vector<Proposal> proposals;
+  const Graph& graph = state.graph;
+  std::vector<std::vector<OpId>> regions = CriticalRegions(state, search.alpha);
+  for (std::vector<OpId>& region : WindowRegions(state, search.windows)) {
+    if (std::find(regions.begin(), regions.end(), region) == regions.end()) {
+      regions.push_back(std::move(region));
+    }
+  }
+  for (const std::vector<OpId>& region : regions) {
+    if (!AxisGraph::Build(graph, region).SpatiallyTileable()) continue;
+    std::vector<std::string> names;
+    for (OpId op : region) names.push_back(graph.op(op).name);
+    for (const auto& [h, w] : search.tilings) {
+      SpatialTiling tiling{names, h, w};
+      if (!CheckSpatialTiling(graph, tiling).ok()) continue;
+      Proposal p;
+      p.kind = "spatial";
+      p.region = names;
+      p.parts_h = h;
+      p.parts_w = w;
+      p.key = absl::StrCat("s:", absl::StrJoin(names, ","), "/", h, "x", w);
+      p.description = absl::StrCat(names.front(), "..", names.back(), " (", names.size(),
+                                   " ops) tiled ", h, "x", w, " (H x W)");
+      proposals.push_back(std::move(p));
+    }
+  }
+  return proposals;
+}
+#endif
+
+absl::StatusOr<onnx::ModelProto> ApplyProposal(const EvaluatedModel& state, const Proposal& p) {
+  if (p.kind == "channel") return ApplyChannelSplit(state.model, state.graph, p.channel);
+#if ORDO_HAVE_SPATIAL_TILING
+  if (p.kind == "spatial") {
+    return ApplySpatialTiling(state.model, state.graph,
+                              SpatialTiling{p.region, p.parts_h, p.parts_w});
+  }
+#endif
+  return absl::UnimplementedError(absl::StrCat("rewrite kind ", p.kind));
+}
+
+// Rewrites that left the peak unchanged are merged into the next one that
+// lowered it; trailing ones are dropped by the caller choosing the state.
+std::vector<AppliedRewrite> Fold(const std::vector<AppliedRewrite>& history) {
+  std::vector<AppliedRewrite> out;
+  std::optional<AppliedRewrite> pending;
+  for (const AppliedRewrite& r : history) {
+    AppliedRewrite merged = r;
+    if (pending) {
+      merged.kind = pending->kind == r.kind ? r.kind : absl::StrCat(pending->kind, "+", r.kind);
+      merged.description = absl::StrCat(pending->description, "; ", r.description);
+      merged.convs.insert(merged.convs.begin(), pending->convs.begin(), pending->convs.end());
+      merged.peak_before_bytes = pending->peak_before_bytes;
+      merged.extra_macs += pending->extra_macs;
+      merged.extra_ops += pending->extra_ops;
+      pending.reset();
+    }
+    if (merged.peak_after_bytes < merged.peak_before_bytes) {
+      out.push_back(std::move(merged));
+    } else {
+      pending = std::move(merged);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void NameNodesAsGraph(const Graph& graph, onnx::ModelProto& model) {
+  onnx::GraphProto* g = model.mutable_graph();
+  for (const Op& op : graph.ops()) {
+    if (op.source_index >= 0 && op.source_index < g->node_size()) {
+      g->mutable_node(op.source_index)->set_name(op.name);
+    }
+  }
+}
+
+ModelEvaluator::ModelEvaluator(const RewriteOptions& options, const Scheduler& scheduler)
+    : options_(options), scheduler_(scheduler) {
+  start_ = Now();
+}
+
+absl::Time ModelEvaluator::Now() const {
+  return options_.clock != nullptr ? options_.clock->Now() : absl::Now();
+}
+
+absl::StatusOr<std::shared_ptr<const EvaluatedModel>> ModelEvaluator::Evaluate(
+    onnx::ModelProto model, const std::string& key) {
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  std::string bytes;
+  if (!model.SerializeToString(&bytes)) {
+    return absl::InternalError("rewritten model does not serialize");
+  }
+  auto result = std::make_shared<EvaluatedModel>();
+  ORDO_ASSIGN_OR_RETURN(result->graph, ImportOnnx(bytes, options_.limits));
+  NameNodesAsGraph(result->graph, model);
+  result->model = std::move(model);
+  ORDO_ASSIGN_OR_RETURN(MemoryModel memory, BuildMemoryModel(result->graph, options_.memory));
+  ScheduleLimits limits;
+  limits.clock = options_.clock;
+  // Never past the search's own limit (one schedule may not overrun it by
+  // its whole budget).
+  const absl::Time now = Now();
+  limits.deadline =
+      std::min(now + options_.schedule_time_limit, std::max(now, start_ + options_.time_limit));
+  ++schedules_run_;
+  ORDO_ASSIGN_OR_RETURN(result->schedule, scheduler_.Schedule(memory, limits));
+  return Finish(std::move(result), memory, key);
+}
+
+absl::StatusOr<std::shared_ptr<const EvaluatedModel>> ModelEvaluator::Adopt(
+    onnx::ModelProto model, Graph graph, ScheduleResult schedule, const std::string& key) {
+  auto result = std::make_shared<EvaluatedModel>();
+  NameNodesAsGraph(graph, model);
+  result->model = std::move(model);
+  result->graph = std::move(graph);
+  result->schedule = std::move(schedule);
+  ORDO_ASSIGN_OR_RETURN(MemoryModel memory, BuildMemoryModel(result->graph, options_.memory));
+  return Finish(std::move(result), memory, key);
+}
+
+absl::StatusOr<std::shared_ptr<const EvaluatedModel>> ModelEvaluator::Finish(
+    std::shared_ptr<EvaluatedModel> result, const MemoryModel& memory, const std::string& key) {
+  ORDO_ASSIGN_OR_RETURN(SimulationResult sim, Simulate(memory, result->schedule.order));
+  result->schedule.peak_bytes = sim.peak_bytes;
+  result->peak_step = sim.peak_step;
+  for (int64_t bytes_at_step : sim.step_bytes) {
+    if (bytes_at_step == sim.peak_bytes) ++result->steps_at_peak;
+  }
+  if (sim.peak_step >= 0) {
+    for (TensorId t = 0; t < result->graph.num_tensors(); ++t) {
+      if (!sim.has_interval[t] || memory.tensors[t].bytes == 0) continue;
+      const LiveInterval& live = sim.intervals[t];
+      if (live.first <= sim.peak_step && sim.peak_step <= live.last) {
+        result->peak_tensors.push_back(t);
+      }
+    }
+    std::stable_sort(result->peak_tensors.begin(), result->peak_tensors.end(),
+                     [&memory](TensorId a, TensorId b) {
+                       return memory.tensors[a].bytes > memory.tensors[b].bytes;
+                     });
+  }
+  result->cost = CostOf(result->graph);
+  std::shared_ptr<const EvaluatedModel> shared = std::move(result);
+  cache_.emplace(key, shared);
+  return shared;
+}
+
+absl::StatusOr<PartitionSearchResult> SearchPartitions(std::shared_ptr<const EvaluatedModel> start,
+                                                       const GraphCost& baseline,
+                                                       const PartitionSearchOptions& search,
+                                                       ModelEvaluator& evaluator) {
+  const RewriteOptions& options = evaluator.options();
+  PartitionSearchResult result;
+  const double limit_overhead = options.max_latency_overhead;
+  auto overhead = [&](const EvaluatedModel& m) {
+    return LatencyOverhead(baseline, m.cost, options.latency);
+  };
+  State initial{start, {}, "", LatencySeconds(start->cost, options.latency)};
+  State best = initial;
+  const int64_t memory_limit = options.memory_limit_bytes;
+  std::optional<State> fitting;
+  if (memory_limit > 0 && start->peak() <= memory_limit) fitting = initial;
+
+  std::vector<State> beam = {initial};
+  absl::flat_hash_set<std::string> seen_models;
+  for (int32_t round = 0; round < search.max_rounds && !fitting && !beam.empty(); ++round) {
+    std::vector<State> next;
+    for (const State& state : beam) {
+      std::vector<Proposal> proposals = ChannelProposals(*state.model, search);
+#if ORDO_HAVE_SPATIAL_TILING
+      if (search.spatial) {
+        for (Proposal& p : SpatialProposals(*state.model, search))
+          proposals.push_back(std::move(p));
+      }
+#endif
+      for (const Proposal& p : proposals) {
+        if (evaluator.Expired()) {
+          result.time_limit_hit = true;
+          break;
+        }
+        absl::StatusOr<onnx::ModelProto> rewritten = ApplyProposal(*state.model, p);
+        if (!rewritten.ok()) continue;
+        const std::string key = absl::StrCat(state.key, "|", p.key);
+        absl::StatusOr<std::shared_ptr<const EvaluatedModel>> evaluated =
+            evaluator.Evaluate(*std::move(rewritten), key);
+        if (!evaluated.ok()) continue;  // e.g. a shape the importer rejects
+        ++result.candidates_evaluated;
+        const EvaluatedModel& m = **evaluated;
+        if (overhead(m) > limit_overhead) {
+          ++result.over_latency_budget;
+          continue;
+        }
+        const bool lower = m.peak() < state.model->peak();
+        const bool fewer =
+            m.peak() == state.model->peak() && m.steps_at_peak < state.model->steps_at_peak;
+        if (!lower && !fewer) continue;
+        State child{*evaluated, state.history, key, LatencySeconds(m.cost, options.latency)};
+        AppliedRewrite applied;
+        applied.kind = p.kind;
+        applied.description = p.description;
+        applied.convs = p.convs;
+        applied.peak_before_bytes = state.model->peak();
+        applied.peak_after_bytes = m.peak();
+        applied.extra_macs = m.cost.macs - state.model->cost.macs;
+        applied.extra_ops = m.cost.ops - state.model->cost.ops;
+        child.history.push_back(std::move(applied));
+        if (memory_limit > 0 && m.peak() <= memory_limit &&
+            (!fitting || child.latency < fitting->latency)) {
+          fitting = child;
+        }
+        next.push_back(std::move(child));
+      }
+      if (result.time_limit_hit) break;
+    }
+    std::sort(next.begin(), next.end(),
+              [](const State& a, const State& b) { return Rank(a) < Rank(b); });
+    beam.clear();
+    for (State& s : next) {
+      if (static_cast<int32_t>(beam.size()) >= search.beam_width) break;
+      // Two routes to the same graph size and peak are one state.
+      const std::string signature =
+          absl::StrCat(s.model->peak(), "/", s.model->cost.macs, "/", s.model->cost.ops);
+      if (!seen_models.insert(signature).second) continue;
+      beam.push_back(std::move(s));
+    }
+    for (const State& s : beam) {
+      // Only a state whose last rewrite lowered the peak can be the result:
+      // every reported rewrite lowers it (Fold).
+      const AppliedRewrite& last = s.history.back();
+      if (last.peak_after_bytes < last.peak_before_bytes &&
+          std::make_tuple(s.model->peak(), s.latency) <
+              std::make_tuple(best.model->peak(), best.latency)) {
+        best = s;
+      }
+    }
+    if (result.time_limit_hit) break;
+  }
+  if (fitting) best = *fitting;
+  result.best = best.model;
+  result.rewrites = Fold(best.history);
+  result.fits = memory_limit > 0 && result.best->peak() <= memory_limit;
+  return result;
+}
+
+}  // namespace ordo

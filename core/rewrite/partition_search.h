@@ -1,0 +1,139 @@
+#ifndef ORDO_CORE_REWRITE_PARTITION_SEARCH_H_
+#define ORDO_CORE_REWRITE_PARTITION_SEARCH_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "core/graph/graph.h"
+#include "core/memory/memory_model.h"
+#include "core/rewrite/cost_model.h"
+#include "core/rewrite/rewrite.h"
+#include "core/schedule/scheduler.h"
+#include "onnx/onnx_pb.h"
+
+namespace ordo {
+
+// A model with its graph, its schedule by the search's scheduler and its cost.
+struct EvaluatedModel {
+  onnx::ModelProto model;  // nodes named as `graph` names them
+  Graph graph;             // ImportOnnx(model)
+  ScheduleResult schedule;
+  GraphCost cost;
+  int32_t peak_step = -1;     // first step at the peak
+  int32_t steps_at_peak = 0;  // steps whose footprint equals the peak
+  // Activation tensors live at `peak_step`, largest first.
+  std::vector<TensorId> peak_tensors;
+  int64_t peak() const { return schedule.peak_bytes; }
+};
+
+// Imports, schedules (options.scheduler, each schedule bounded by
+// options.schedule_time_limit and by what is left of options.time_limit)
+// and costs models, remembering results by a caller-chosen key (the
+// sequence of rewrites that produced the model), so a candidate reached
+// twice is scheduled once. Not thread-safe; `options` and `scheduler` must
+// outlive it.
+class ModelEvaluator {
+ public:
+  ModelEvaluator(const RewriteOptions& options, const Scheduler& scheduler);
+
+  // Names the model's nodes as the graph does (NameNodesAsGraph) first.
+  // Errors: the import's and scheduler's.
+  absl::StatusOr<std::shared_ptr<const EvaluatedModel>> Evaluate(onnx::ModelProto model,
+                                                                 const std::string& key);
+  // An already scheduled model (no schedule run): `graph` is
+  // ImportOnnx(model), `schedule` one of its schedules.
+  absl::StatusOr<std::shared_ptr<const EvaluatedModel>> Adopt(onnx::ModelProto model, Graph graph,
+                                                              ScheduleResult schedule,
+                                                              const std::string& key);
+  absl::Time Now() const;
+  bool Expired() const { return Now() - start_ >= options_.time_limit; }
+  int32_t schedules_run() const { return schedules_run_; }
+  const RewriteOptions& options() const { return options_; }
+
+ private:
+  absl::StatusOr<std::shared_ptr<const EvaluatedModel>> Finish(
+      std::shared_ptr<EvaluatedModel> result, const MemoryModel& memory, const std::string& key);
+
+  const RewriteOptions& options_;
+  const Scheduler& scheduler_;
+  absl::Time start_;
+  int32_t schedules_run_ = 0;
+  absl::flat_hash_map<std::string, std::shared_ptr<const EvaluatedModel>> cache_;
+};
+
+// Knobs of the search (defaults follow MOTES §5 and the dataflow-
+// restructuring paper's alpha).
+struct PartitionSearchOptions {
+  // 1 (greedy) by default: under a time limit of a minute or two, going
+  // deeper on one state lowers the peak further than keeping two.
+  int32_t beam_width = 1;
+  // Channel slices tried for each Conv that starts a chain through a
+  // bottleneck tensor.
+  std::vector<int32_t> channel_parts = {2, 3, 4, 6, 8};
+  // Spatial tilings (parts over H, parts over W) tried per region.
+  std::vector<std::pair<int32_t, int32_t>> tilings = {{2, 1}, {3, 1}, {4, 1},
+                                                      {2, 2}, {4, 2}, {4, 4}};
+  // Critical subgraph: ops around the peak op whose own step needs at least
+  // alpha x peak bytes.
+  double alpha = 0.5;
+  // Bottleneck tensors (largest live at the peak step) candidates start from.
+  int32_t bottleneck_tensors = 4;
+  // Also proposed: this many windows of consecutive ops around the peak op
+  // with the lightest boundary (inputs + outputs kept whole).
+  int32_t windows = 3;
+  int32_t max_rounds = 200;
+  bool spatial = true;
+};
+
+struct PartitionSearchResult {
+  std::shared_ptr<const EvaluatedModel> best;
+  // Kept rewrites, in order; each lowers the peak (rewrites that only
+  // lowered the number of steps at an unchanged peak are reported together
+  // with the one that then lowered it).
+  std::vector<AppliedRewrite> rewrites;
+  bool time_limit_hit = false;
+  bool fits = false;  // fit mode: best->peak() <= options.memory_limit_bytes
+  int32_t candidates_evaluated = 0;
+  int32_t over_latency_budget = 0;  // candidates dropped for delta
+};
+
+// MOTES' memory-bottleneck-aware beam search (Alg. 1) under the latency
+// constraint delta = options.max_latency_overhead (relative to `baseline`,
+// the input model's cost):
+//
+// 1. For each state of the beam (start: `start`), take the op at the peak
+//    step and the largest tensors live there (the bottleneck).
+// 2. Propose: channel splits (channel_split.h) of each group-1 Conv whose
+//    chain of per-channel ops reaches a bottleneck tensor, in
+//    `channel_parts` slices; spatial tilings (spatial_tiling.h) of the
+//    critical subgraph around the peak op (dataflow restructuring: ops
+//    needing >= alpha x peak, grown by 0..2 layers of neighbours) and of the
+//    windows of consecutive ops around it with the lightest boundary, each
+//    region checked with the Axis Connecting Graph, per `tilings`.
+// 3. Evaluate each (apply, re-import, re-schedule, cost). Keep those within
+//    delta that lower the peak, or keep it with fewer steps at it; the next
+//    beam is the best `beam_width` by (peak, steps at peak, latency).
+// 4. Repeat until no candidate is kept, the time limit, or max_rounds. Fit
+//    mode (options.memory_limit_bytes > 0): stop at the first round with
+//    a candidate at or under the limit and take the cheapest (latency) of
+//    those.
+// The result never has a higher peak than `start`. Each round costs
+// O(beam x candidates) schedules. Errors: the evaluator's for `start`;
+// candidates that fail to apply or import are skipped.
+absl::StatusOr<PartitionSearchResult> SearchPartitions(std::shared_ptr<const EvaluatedModel> start,
+                                                       const GraphCost& baseline,
+                                                       const PartitionSearchOptions& search,
+                                                       ModelEvaluator& evaluator);
+
+// Names every node the importer names, as `graph` names it.
+void NameNodesAsGraph(const Graph& graph, onnx::ModelProto& model);
+
+}  // namespace ordo
+
+#endif  // ORDO_CORE_REWRITE_PARTITION_SEARCH_H_

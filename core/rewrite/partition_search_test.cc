@@ -1,0 +1,184 @@
+#include "core/rewrite/partition_search.h"
+
+#include <string>
+
+#include "absl/time/time.h"
+#include "core/memory/simulator.h"
+#include "core/rewrite/onnx_test_model.h"
+#include "core/rewrite/rewrite.h"
+#include "core/testing/fake_clock.h"
+#include "core/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ordo {
+namespace {
+
+using ::testing::Contains;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+// An inverted residual (8 -> 48 -> depthwise -> 8, + skip): the expanded
+// tensors around the depthwise Conv hold the peak.
+OnnxTestModel InvertedResidual() {
+  OnnxTestModel m;
+  m.Input("x", {1, 8, 16, 16});
+  m.Weight("we", {48, 8, 1, 1}, nullptr);
+  m.Node("Conv", {"x", "we"}, {"e"});
+  m.Node("Relu", {"e"}, {"er"});
+  m.Weight("wd", {48, 1, 3, 3}, nullptr);
+  onnx::NodeProto& dw = m.Node("Conv", {"er", "wd"}, {"d"});
+  SetIntAttribute(dw, "group", 48);
+  SetIntsAttribute(dw, "pads", {1, 1, 1, 1});
+  m.Node("Relu", {"d"}, {"dr"});
+  m.Weight("wp", {8, 48, 1, 1}, nullptr);
+  m.Node("Conv", {"dr", "wp"}, {"p"});
+  m.Node("Add", {"p", "x"}, {"y"});
+  m.Output("y");
+  return m;
+}
+
+RewriteOptions PartitionOptions() {
+  RewriteOptions options;
+  options.mode = RewriteMode::kPartition;
+  // Tiled copies of this block are many parallel branches, which the exact
+  // schedulers take their whole limit on: keep both short.
+  options.schedule_time_limit = absl::Milliseconds(300);
+  options.time_limit = absl::Seconds(10);
+  // A graph this small is all op overhead at the default figures; count
+  // compute only, as on a large model.
+  options.latency.op_overhead_seconds = 0;
+  return options;
+}
+
+void ExpectConsistent(const RewriteResult& result, const RewriteOptions& options) {
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(result.graph, options.memory));
+  ORDO_ASSERT_OK_AND_ASSIGN(int64_t peak, SimulatePeak(memory, result.schedule.order));
+  EXPECT_EQ(peak, result.schedule.peak_bytes);
+  EXPECT_LE(result.schedule.peak_bytes, result.original_peak_bytes);
+  EXPECT_LE(result.latency_overhead, options.max_latency_overhead + 1e-12);
+  int64_t before = result.original_peak_bytes;
+  for (const AppliedRewrite& r : result.rewrites) {
+    EXPECT_EQ(r.peak_before_bytes, before) << r.description;
+    EXPECT_LT(r.peak_after_bytes, r.peak_before_bytes) << r.description;
+    before = r.peak_after_bytes;
+  }
+  EXPECT_EQ(before, result.schedule.peak_bytes);
+}
+
+TEST(PartitionSearchTest, LowersTheInvertedResidualPeakWithinDelta) {
+  const RewriteOptions options = PartitionOptions();
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteResult result,
+                            RewriteForMemory(InvertedResidual().model(), options));
+  // x (8 KiB) + er and d (48 KiB each) around the depthwise Conv.
+  EXPECT_EQ(result.original_peak_bytes, 8192 + 2 * 49152);
+  EXPECT_LT(result.schedule.peak_bytes, result.original_peak_bytes * 6 / 10);
+  ASSERT_THAT(result.rewrites, Not(IsEmpty()));
+  ExpectConsistent(result, options);
+  EXPECT_GT(result.original_macs, 0);
+  EXPECT_EQ(result.original_ops, 6);
+  EXPECT_GT(result.rewritten_ops, result.original_ops);
+  EXPECT_FALSE(result.weights_carried);
+  EXPECT_FALSE(result.fits);  // not in fit mode
+  EXPECT_THAT(result.bottleneck_tensors, IsEmpty());
+}
+
+TEST(PartitionSearchTest, RespectsTheLatencyBudget) {
+  RewriteOptions options = PartitionOptions();
+  // Every split adds ops; at an op overhead this large none is affordable.
+  options.latency.op_overhead_seconds = 1;
+  options.max_latency_overhead = 0.05;
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteResult result,
+                            RewriteForMemory(InvertedResidual().model(), options));
+  EXPECT_THAT(result.rewrites, IsEmpty());
+  EXPECT_EQ(result.schedule.peak_bytes, result.original_peak_bytes);
+  EXPECT_EQ(result.latency_overhead, 0);
+}
+
+TEST(PartitionSearchTest, NeverRaisesThePeak) {
+  OnnxTestModel m;
+  m.Input("x", {1, 4, 8, 8});
+  m.Weight("w", {4, 4, 1, 1}, nullptr);
+  m.Node("Conv", {"x", "w"}, {"y"});
+  m.Output("y");
+  const RewriteOptions options = PartitionOptions();
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteResult result, RewriteForMemory(m.model(), options));
+  EXPECT_THAT(result.rewrites, IsEmpty());
+  EXPECT_EQ(result.schedule.peak_bytes, result.original_peak_bytes);
+  ExpectConsistent(result, options);
+}
+
+TEST(PartitionSearchTest, FitModeStopsAtTheLimit) {
+  RewriteOptions options = PartitionOptions();
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteResult free,
+                            RewriteForMemory(InvertedResidual().model(), options));
+  options.memory_limit_bytes = (free.original_peak_bytes + free.schedule.peak_bytes) / 2;
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteResult fit,
+                            RewriteForMemory(InvertedResidual().model(), options));
+  EXPECT_TRUE(fit.fits);
+  EXPECT_LE(fit.schedule.peak_bytes, options.memory_limit_bytes);
+  EXPECT_THAT(fit.bottleneck_tensors, IsEmpty());
+  // The cheapest fitting graph costs no more than the unconstrained search's.
+  EXPECT_LE(fit.latency_overhead, free.latency_overhead + 1e-12);
+  ExpectConsistent(fit, options);
+}
+
+TEST(PartitionSearchTest, FitModeReportsTheBottleneckWhenItCannotFit) {
+  RewriteOptions options = PartitionOptions();
+  options.memory_limit_bytes = 1024;  // less than the input alone
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteResult result,
+                            RewriteForMemory(InvertedResidual().model(), options));
+  EXPECT_FALSE(result.fits);
+  ASSERT_THAT(result.bottleneck_tensors, Not(IsEmpty()));
+  for (const std::string& name : result.bottleneck_tensors) {
+    EXPECT_TRUE(result.graph.FindTensor(name).has_value()) << name;
+  }
+  ExpectConsistent(result, options);
+}
+
+TEST(PartitionSearchTest, AlreadyFittingModelIsLeftAlone) {
+  RewriteOptions options = PartitionOptions();
+  options.mode = RewriteMode::kAll;
+  options.memory_limit_bytes = int64_t{1} << 30;
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteResult result,
+                            RewriteForMemory(InvertedResidual().model(), options));
+  EXPECT_TRUE(result.fits);
+  EXPECT_THAT(result.rewrites, IsEmpty());
+  EXPECT_EQ(result.rewritten_ops, result.original_ops);
+}
+
+TEST(PartitionSearchTest, HonoursTheTimeLimit) {
+  // Every read of the clock moves it by a second: the search gets a handful
+  // of reads, whatever the machine's speed.
+  testing::TickingClock clock(absl::Seconds(1));
+  RewriteOptions options = PartitionOptions();
+  options.clock = &clock;
+  options.time_limit = absl::Seconds(6);
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteResult result,
+                            RewriteForMemory(InvertedResidual().model(), options));
+  EXPECT_TRUE(result.time_limit_hit);
+  EXPECT_LE(result.schedules_run, 6);
+  ExpectConsistent(result, options);
+}
+
+TEST(PartitionSearchTest, AllModeReportsCostsOfEveryRewrite) {
+  RewriteOptions options = PartitionOptions();
+  options.mode = RewriteMode::kAll;
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteResult result,
+                            RewriteForMemory(InvertedResidual().model(), options));
+  ExpectConsistent(result, options);
+  int64_t extra_macs = 0;
+  int32_t extra_ops = 0;
+  for (const AppliedRewrite& r : result.rewrites) {
+    EXPECT_THAT((std::vector<std::string>{"channel", "spatial", "identity", "spatial+channel",
+                                          "channel+spatial"}),
+                Contains(r.kind));
+    extra_macs += r.extra_macs;
+    extra_ops += r.extra_ops;
+  }
+  EXPECT_EQ(result.rewritten_macs - result.original_macs, extra_macs);
+  EXPECT_EQ(result.rewritten_ops - result.original_ops, extra_ops);
+}
+
+}  // namespace
+}  // namespace ordo
