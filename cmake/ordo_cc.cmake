@@ -20,4 +20,10 @@ function(ordo_cc_test name)
     ORDO_EXAMPLE_MODELS_DIR="${ORDO_EXAMPLE_MODELS_DIR}"
     ORDO_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${ARG_LABELS}")
+  # LABELS concurrency: tests of code that runs on several threads; the
+  # TSan build (scripts/test --sanitize) builds target concurrency_tests
+  # and runs `ctest -L concurrency`.
+  if("concurrency" IN_LIST ARG_LABELS)
+    set_property(GLOBAL APPEND PROPERTY ORDO_CONCURRENCY_TESTS ${name})
+  endif()
 endfunction()

@@ -6,6 +6,7 @@
 #include "core/arena/arena_planner_registry.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
+#include "core/testing/trials.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -27,7 +28,7 @@ TEST(ArenaPlannersTest, EveryPlannerGivesAVerifiedAlignedPlanOnRandomSchedules) 
   const ArenaPlannerRegistry registry = BuiltinArenaPlanners();
   const FixedClock clock;  // deterministic: only node budgets limit the search
   std::mt19937_64 rng(2024);
-  for (int iteration = 0; iteration < 150; ++iteration) {
+  for (int iteration = 0; iteration < ::ordo::testing::Trials(150); ++iteration) {
     testing::RandomDagOptions options;
     options.num_ops = 2 + iteration % 25;
     options.num_inputs = 1 + iteration % 3;

@@ -5,6 +5,7 @@
 #include "core/memory/simulator.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
+#include "core/testing/trials.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -126,7 +127,7 @@ TEST(BuildArenaProblemTest, RejectsBadAlignmentAndMismatchedSimulation) {
 // every size aligned (weights not counted), on random graphs and alignments.
 TEST(BuildArenaProblemTest, LowerBoundIsTheAlignedSimulatedPeak) {
   std::mt19937_64 rng(7);
-  for (int iteration = 0; iteration < 200; ++iteration) {
+  for (int iteration = 0; iteration < ::ordo::testing::Trials(200); ++iteration) {
     testing::RandomDagOptions options;
     options.num_ops = 1 + iteration % 12;
     options.num_inputs = 1 + iteration % 3;

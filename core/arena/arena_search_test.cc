@@ -5,6 +5,7 @@
 #include <random>
 
 #include "core/arena/best_arena_planner.h"
+#include "core/testing/trials.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -78,7 +79,7 @@ int64_t BruteForceArena(const ArenaProblem& problem) {
 
 TEST(SearchArenaTest, FindsTheOptimumAndProvesNothingSmallerFits) {
   std::mt19937_64 rng(11);
-  for (int iteration = 0; iteration < 400; ++iteration) {
+  for (int iteration = 0; iteration < ::ordo::testing::Trials(400); ++iteration) {
     const ArenaProblem problem = RandomProblem(rng, 7);
     const int64_t optimum = BruteForceArena(problem);
     for (const char* preordering : {"WAT", "TAW", "TWA", "Z"}) {
@@ -106,7 +107,7 @@ TEST(SearchArenaTest, GivesUpWhenTheNodeBudgetRunsOut) {
 
 TEST(CountOverlappingPairsTest, MatchesPairwiseCount) {
   std::mt19937_64 rng(9);
-  for (int iteration = 0; iteration < 200; ++iteration) {
+  for (int iteration = 0; iteration < ::ordo::testing::Trials(200); ++iteration) {
     const ArenaProblem problem = RandomProblem(rng, 12);
     int64_t pairs = 0;
     for (size_t a = 0; a < problem.blocks.size(); ++a) {
@@ -140,7 +141,7 @@ TEST(SearchArenaTest, RoundRobinDecidesSmallCases) {
 // `best` reaches the optimum of every small instance and says so.
 TEST(BestArenaPlannerTest, IsOptimalOnSmallInstances) {
   std::mt19937_64 rng(5);
-  for (int iteration = 0; iteration < 300; ++iteration) {
+  for (int iteration = 0; iteration < ::ordo::testing::Trials(300); ++iteration) {
     const ArenaProblem problem = RandomProblem(rng, 7);
     const ArenaPlacement placement = BestArenaPlanner().Place(problem, ArenaLimits{});
     ASSERT_TRUE(Valid(problem, placement.offsets));

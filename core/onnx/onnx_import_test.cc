@@ -13,6 +13,7 @@
 #include "core/memory/memory_model.h"
 #include "core/memory/simulator.h"
 #include "core/testing/status_matchers.h"
+#include "core/testing/trials.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "onnx/checker.h"
@@ -550,7 +551,7 @@ TEST(OnnxImportErrorTest, MutatedModelsNeverCrash) {
   for (const char* name : {"tiny_cell", "small_resnet", "shape_subgraph"}) {
     const std::string original = ExampleModel(name);
     ASSERT_FALSE(original.empty());
-    for (int trial = 0; trial < 300; ++trial) {
+    for (int trial = 0; trial < ::ordo::testing::Trials(300); ++trial) {
       std::string bytes = original;
       const int flips = 1 + static_cast<int>(rng() % 8);
       for (int i = 0; i < flips; ++i) {

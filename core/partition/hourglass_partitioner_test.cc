@@ -7,6 +7,7 @@
 #include "core/memory/simulator.h"
 #include "core/testing/schedule_checks.h"
 #include "core/testing/test_graph.h"
+#include "core/testing/trials.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -139,7 +140,7 @@ TEST(HourglassPartitionerTest, TensorsPassingOverAPartAreConstantThere) {
 
 TEST(HourglassPartitionerTest, CutsMatchTheDefinitionOnRandomGraphs) {
   std::mt19937_64 rng(5);
-  for (int trial = 0; trial < 400; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(400); ++trial) {
     MemoryModel model = RandomModel(rng, trial);
     ASSERT_EQ(HourglassPartitioner().CutOps(model), CutsByDefinition(model)) << trial;
   }
@@ -147,7 +148,7 @@ TEST(HourglassPartitionerTest, CutsMatchTheDefinitionOnRandomGraphs) {
 
 TEST(HourglassPartitionerTest, MergesSmallPartsAndKeepsAllOps) {
   std::mt19937_64 rng(9);
-  for (int trial = 0; trial < 200; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(200); ++trial) {
     MemoryModel model = RandomModel(rng, trial);
     const int32_t merge = 1 + trial % 12;
     Partition partition = HourglassPartitioner({.merge_up_to_ops = merge}).Split(model);
@@ -173,7 +174,7 @@ TEST(HourglassPartitionerTest, MergesSmallPartsAndKeepsAllOps) {
 // schedule of the whole runs the parts as blocks.
 TEST(HourglassPartitionerTest, PartFootprintsAreTheWholeFootprints) {
   std::mt19937_64 rng(11);
-  for (int trial = 0; trial < 600; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(600); ++trial) {
     MemoryModel model = RandomModel(rng, trial);
     Partition partition = HourglassPartitioner({.merge_up_to_ops = trial % 5}).Split(model);
     std::vector<std::vector<int32_t>> orders;

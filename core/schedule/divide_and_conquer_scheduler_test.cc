@@ -14,6 +14,7 @@
 #include "core/testing/status_matchers.h"
 #include "core/testing/schedule_checks.h"
 #include "core/testing/test_graph.h"
+#include "core/testing/trials.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -81,7 +82,7 @@ TEST(DivideAndConquerSchedulerTest, MatchesBruteForceOnRandomGraphs) {
   DivideAndConquerOptions options;
   options.partition.merge_up_to_ops = 2;
   const DivideAndConquerScheduler best("best", options);
-  for (int trial = 0; trial < 2000; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(2000); ++trial) {
     MemoryModel model;
     if (trial % 2 == 0) {
       testing::RandomDagOptions options;
@@ -132,7 +133,7 @@ TEST(DivideAndConquerSchedulerTest, EachReductionMatchesBruteForce) {
   variants[4].options.partition.merge_up_to_ops = 1;
   std::mt19937_64 rng(100);
   int checked = 0, divided = 0;
-  for (int trial = 0; trial < 1500; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(1500); ++trial) {
     testing::RandomHourglassOptions options;
     options.num_cells = 1 + static_cast<int32_t>(rng() % 3);
     options.max_cell_ops = 3;
@@ -159,7 +160,7 @@ TEST(DivideAndConquerSchedulerTest, EachReductionMatchesBruteForce) {
       if (result.parts.size() > 1) ++divided;
     }
   }
-  EXPECT_GT(checked, 1000);
+  EXPECT_GT(checked, ::ordo::testing::Trials(1500) * 2 / 3);
   EXPECT_GT(divided, 0);
 }
 
@@ -167,7 +168,7 @@ TEST(DivideAndConquerSchedulerTest, EachReductionMatchesBruteForce) {
 // change the optimum dp finds on the whole graph.
 TEST(DivideAndConquerSchedulerTest, EqualsDpOnTheWholeGraph) {
   std::mt19937_64 rng(123);
-  for (int trial = 0; trial < 200; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(200); ++trial) {
     testing::RandomHourglassOptions options;
     options.num_cells = 2 + static_cast<int32_t>(rng() % 6);
     options.max_cell_ops = 6;
@@ -192,7 +193,7 @@ TEST(DivideAndConquerSchedulerTest, NeverWorseThanGreedyWithoutTheSearch) {
   DivideAndConquerOptions options;
   options.exact = false;
   const DivideAndConquerScheduler heuristic("best", options);
-  for (int trial = 0; trial < 300; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(300); ++trial) {
     testing::RandomHourglassOptions cells;
     cells.num_cells = 1 + static_cast<int32_t>(rng() % 6);
     MemoryModel model = DefaultModel(RandomHourglass(rng, cells));

@@ -13,6 +13,7 @@
 #include "core/testing/status_matchers.h"
 #include "core/testing/schedule_checks.h"
 #include "core/testing/test_graph.h"
+#include "core/testing/trials.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -77,7 +78,7 @@ struct RandomCase {
 TEST(DpSchedulerTest, MatchesBruteForceOnRandomDags) {
   std::mt19937_64 rng(2024);
   int beaten = 0;
-  for (int trial = 0; trial < 3000; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(3000); ++trial) {
     testing::RandomDagOptions options;
     options.num_ops = 1 + static_cast<int32_t>(rng() % 10);
     options.num_inputs = 1 + static_cast<int32_t>(rng() % 3);
@@ -101,7 +102,7 @@ TEST(DpSchedulerTest, MatchesBruteForceOnRandomDags) {
 TEST(DpSchedulerTest, DominanceChangesNoPeak) {
   std::mt19937_64 rng(7);
   DpScheduler plain(DpOptions{.dominance = false, .complete_every = 0});
-  for (int trial = 0; trial < 500; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(500); ++trial) {
     testing::RandomDagOptions options;
     options.num_ops = 1 + static_cast<int32_t>(rng() % 10);
     options.num_inputs = 1 + static_cast<int32_t>(rng() % 2);
@@ -133,7 +134,7 @@ TEST(DpSchedulerTest, EachSearchSpaceReductionMatchesBruteForce) {
       {"all", DpOptions{}},
   };
   std::mt19937_64 rng(2025);
-  for (int trial = 0; trial < 1500; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(1500); ++trial) {
     testing::RandomDagOptions options;
     options.num_ops = 1 + static_cast<int32_t>(rng() % 10);
     options.num_inputs = 1 + static_cast<int32_t>(rng() % 3);
@@ -171,7 +172,7 @@ TEST(DpSchedulerTest, EachSearchSpaceReductionMatchesBruteForce) {
 TEST(DpSchedulerTest, DominanceChangesNoPeakOnMediumGraphs) {
   std::mt19937_64 rng(8);
   DpScheduler plain(DpOptions{.dominance = false, .complete_every = 0});
-  for (int trial = 0; trial < 300; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(300); ++trial) {
     MemoryModel model;
     if (trial % 2 == 0) {
       testing::RandomDagOptions options;

@@ -14,6 +14,7 @@
 #include "core/testing/status_matchers.h"
 #include "core/testing/schedule_checks.h"
 #include "core/testing/test_graph.h"
+#include "core/testing/trials.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -40,7 +41,7 @@ TEST(HierarchicalSchedulerTest, BoundsAreHonestAndPeaksUsuallyOptimalOnRandomDag
   std::mt19937_64 rng(31);
   const HmcosScheduler hmcos;
   const HierarchicalScheduler hierarchical;
-  const int kTrials = 3000;
+  const int kTrials = ::ordo::testing::Trials(3000);
   int hmcos_optimal = 0, hierarchical_optimal = 0;
   for (int trial = 0; trial < kTrials; ++trial) {
     testing::RandomDagOptions options;
@@ -91,7 +92,7 @@ TEST(HierarchicalSchedulerTest, EveryAblationConfigurationIsHonestAndMostlyOptim
   configs.push_back({"ordo", HierarchicalOptions{}});
 
   std::mt19937_64 rng(35);
-  const int kTrials = 1000;
+  const int kTrials = ::ordo::testing::Trials(1000);
   std::vector<int> optimal(configs.size(), 0);
   for (int trial = 0; trial < kTrials; ++trial) {
     testing::RandomDagOptions options;
@@ -140,7 +141,7 @@ TEST(HierarchicalSchedulerTest, MemoizationOnOrOffReturnsTheSameSchedule) {
     with_memo.iterative.search.strategy_selection = false;  // more group searches to reuse
     HierarchicalOptions without_memo = with_memo;
     without_memo.iterative.search.memoization = false;
-    for (int trial = 0; trial < 600; ++trial) {
+    for (int trial = 0; trial < ::ordo::testing::Trials(600); ++trial) {
       MemoryModel model;
       if (trial % 2 == 0) {
         testing::RandomDagOptions options;
@@ -177,7 +178,7 @@ TEST(HierarchicalSchedulerTest, MemoizationOnOrOffReturnsTheSameSchedule) {
 // Hourglass graphs split into parts: the part-wise bound must stay honest.
 TEST(HierarchicalSchedulerTest, PartwiseLowerBoundIsHonestOnSmallHourglasses) {
   std::mt19937_64 rng(32);
-  for (int trial = 0; trial < 1000; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(1000); ++trial) {
     testing::RandomHourglassOptions options;
     options.num_cells = 2 + static_cast<int32_t>(rng() % 2);
     options.max_cell_ops = 3;
@@ -197,7 +198,7 @@ TEST(HierarchicalSchedulerTest, NeverWorseThanItsIncumbentOnMediumGraphs) {
   std::mt19937_64 rng(33);
   HierarchicalOptions no_windows;
   no_windows.refine_windows = false;
-  for (int trial = 0; trial < 200; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(200); ++trial) {
     testing::RandomHourglassOptions options;
     options.num_cells = 3 + static_cast<int32_t>(rng() % 5);
     options.max_cell_ops = 8;

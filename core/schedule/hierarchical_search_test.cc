@@ -11,6 +11,7 @@
 #include "core/testing/status_matchers.h"
 #include "core/testing/schedule_checks.h"
 #include "core/testing/test_graph.h"
+#include "core/testing/trials.h"
 #include "gtest/gtest.h"
 
 namespace ordo {
@@ -67,7 +68,7 @@ TEST(HierarchicalSearchTest, ExhaustiveOverSequencesMatchesBruteForce) {
   HierarchyOptions no_groups;
   no_groups.groups.cell_groups = false;
   no_groups.groups.dominator_groups = false;
-  for (int trial = 0; trial < 3000; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(3000); ++trial) {
     MemoryModel model = RandomSmallModel(rng, trial);
     const int64_t optimum = BruteForceMinPeak(model).peak_bytes;
     HierarchyOptions hierarchy = no_groups;
@@ -88,7 +89,7 @@ TEST(HierarchicalSearchTest, ExhaustiveOverSequencesMatchesBruteForce) {
 // disassembled the exact optimum again.
 TEST(HierarchicalSearchTest, GroupsNeverGoBelowTheOptimumAndDisassemblyRestoresIt) {
   std::mt19937_64 rng(6);
-  for (int trial = 0; trial < 1000; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(1000); ++trial) {
     MemoryModel model = RandomSmallModel(rng, trial);
     const int64_t optimum = BruteForceMinPeak(model).peak_bytes;
     HierarchicalGraph graph = HierarchicalGraph::Build(model, {});
@@ -109,7 +110,7 @@ TEST(HierarchicalSearchTest, StrategySelectionKeepsTheExactPeak) {
   HierarchicalSearchOptions without = Exhaustive();
   without.strategy_selection = false;
   int64_t simple = 0;
-  for (int trial = 0; trial < 300; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(300); ++trial) {
     MemoryModel model = RandomMediumModel(rng, trial);
     const HierarchicalGraph graph = HierarchicalGraph::Build(model, {});
     HierarchicalSearch with_selection(model, graph, Exhaustive());
@@ -134,7 +135,7 @@ TEST(HierarchicalSearchTest, MemoizationReturnsTheSameScheduleAsRecomputation) {
   IterativeSchedulingOptions without_memo = with_memo;
   without_memo.search.memoization = false;
   int64_t hits = 0;
-  for (int trial = 0; trial < 300; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(300); ++trial) {
     MemoryModel model = RandomMediumModel(rng, trial);
     ORDO_ASSERT_OK_AND_ASSIGN(IterativeSchedulingResult a,
                               ScheduleIteratively(model, with_memo, {}, {}));

@@ -4,6 +4,7 @@
 #include <set>
 #include <vector>
 
+#include "core/testing/trials.h"
 #include "gtest/gtest.h"
 
 namespace ordo {

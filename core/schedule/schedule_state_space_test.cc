@@ -5,6 +5,7 @@
 
 #include "core/memory/simulator.h"
 #include "core/testing/test_graph.h"
+#include "core/testing/trials.h"
 #include "gtest/gtest.h"
 
 namespace ordo {
@@ -52,7 +53,7 @@ TEST(ScheduleStateSpaceTest, InplaceStepMatchesTheSimulator) {
 // with multi-consumer tensors, multi-output ops and in-place ops.
 TEST(ScheduleStateSpaceTest, IncrementalCountEqualsSimulatorOnRandomGraphs) {
   std::mt19937_64 rng(42);
-  for (int trial = 0; trial < 500; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(500); ++trial) {
     testing::RandomDagOptions options;
     options.num_ops = 1 + static_cast<int32_t>(rng() % 40);
     options.num_inputs = 1 + static_cast<int32_t>(rng() % 3);

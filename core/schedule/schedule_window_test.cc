@@ -9,6 +9,7 @@
 #include "core/schedule/op_dag.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
+#include "core/testing/trials.h"
 #include "gtest/gtest.h"
 
 namespace ordo {
@@ -24,7 +25,7 @@ using ::ordo::testing::TestGraph;
 // before the window (or the whole's initial bytes).
 TEST(ScheduleWindowTest, StepsCostTheSameInTheWindowAndInTheWhole) {
   std::mt19937_64 rng(41);
-  for (int trial = 0; trial < 2000; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(2000); ++trial) {
     testing::RandomDagOptions options;
     options.num_ops = 1 + static_cast<int32_t>(rng() % 20);
     options.num_inputs = 1 + static_cast<int32_t>(rng() % 3);
@@ -79,7 +80,7 @@ TEST(ScheduleWindowTest, WholeScheduleWindowMatchesBruteForce) {
   std::mt19937_64 rng(43);
   WindowRefinementOptions whole;
   whole.window_ops = {16};
-  for (int trial = 0; trial < 2000; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(2000); ++trial) {
     testing::RandomDagOptions options;
     options.num_ops = 1 + static_cast<int32_t>(rng() % 10);
     options.num_inputs = 1 + static_cast<int32_t>(rng() % 3);
@@ -100,7 +101,7 @@ TEST(ScheduleWindowTest, RefinementNeverMakesItWorse) {
   std::mt19937_64 rng(42);
   WindowRefinementOptions small;
   small.window_ops = {3, 5};
-  for (int trial = 0; trial < 300; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(300); ++trial) {
     testing::RandomDagOptions options;
     options.num_ops = 10 + static_cast<int32_t>(rng() % 30);
     options.inplace_chance = 0.5;

@@ -7,6 +7,7 @@
 #include "core/hierarchy/hierarchical_graph.h"
 #include "core/memory/simulator.h"
 #include "core/testing/test_graph.h"
+#include "core/testing/trials.h"
 #include "gtest/gtest.h"
 
 namespace ordo {
@@ -49,7 +50,7 @@ std::pair<std::vector<int32_t>, int64_t> RunRandomly(const SequenceStateSpace& s
 // outputs and unread inputs included, with and without joined sequences.
 TEST(SequenceStateSpaceTest, AgreesWithTheSimulatorOnRandomDags) {
   std::mt19937_64 rng(11);
-  for (int trial = 0; trial < 2000; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(2000); ++trial) {
     testing::RandomDagOptions options;
     options.num_ops = 1 + static_cast<int32_t>(rng() % 16);
     options.num_inputs = 1 + static_cast<int32_t>(rng() % 3);

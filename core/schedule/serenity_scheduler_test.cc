@@ -11,6 +11,7 @@
 #include "core/testing/status_matchers.h"
 #include "core/testing/schedule_checks.h"
 #include "core/testing/test_graph.h"
+#include "core/testing/trials.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -82,7 +83,7 @@ TEST(AdaptiveSoftBudgetTest, BudgetsBelowTheSpecBoundAreInfeasible) {
 // With time to finish, the first attempt (tau = Kahn's peak) is exact.
 TEST(SerenitySchedulerTest, MatchesBruteForceOnRandomDags) {
   std::mt19937_64 rng(77);
-  for (int trial = 0; trial < 1500; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(1500); ++trial) {
     MemoryModel model = DefaultModel(RandomDag(rng, RandomOptions(rng, trial)));
     const int64_t expected = BruteForceMinPeak(model).peak_bytes;
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, SerenityScheduler().Schedule(model, {}));
@@ -100,7 +101,7 @@ TEST(SerenitySchedulerTest, AlgorithmOneAloneMatchesBruteForce) {
   SerenityOptions options;
   options.adaptive_soft_budget = false;
   const SerenityScheduler dp_alone(options);
-  for (int trial = 0; trial < 1500; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(1500); ++trial) {
     MemoryModel model = DefaultModel(RandomDag(rng, RandomOptions(rng, trial)));
     if (trial % 13 == 0) model.constant_bytes = 5;
     const int64_t expected = BruteForceMinPeak(model).peak_bytes;
@@ -118,7 +119,7 @@ TEST(SerenitySchedulerTest, AlgorithmOneAloneMatchesBruteForce) {
 TEST(SerenitySchedulerTest, EveryBudgetOutcomeIsSound) {
   std::mt19937_64 rng(78);
   int optimal = 0, bounded = 0;
-  for (int trial = 0; trial < 1500; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(1500); ++trial) {
     MemoryModel model = DefaultModel(RandomDag(rng, RandomOptions(rng, trial)));
     const int64_t expected = BruteForceMinPeak(model).peak_bytes;
     TickingClock clock(absl::Milliseconds(1));

@@ -5,6 +5,7 @@
 #include "core/memory/simulator.h"
 #include "core/schedule/greedy_scheduler.h"
 #include "core/testing/test_graph.h"
+#include "core/testing/trials.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

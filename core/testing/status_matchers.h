@@ -36,6 +36,8 @@ MATCHER_P2(StatusIs, code, message_matcher,
 }  // namespace ordo::testing
 
 // Unwraps a StatusOr in a test, failing the test when it is not OK.
+// NOLINTBEGIN(bugprone-macro-parentheses): `lhs` is a declaration
+// (`auto x`) and `so` a name being declared; parentheses would break both.
 #define ORDO_ASSERT_OK_AND_ASSIGN(lhs, expr)                                  \
   ORDO_ASSERT_OK_AND_ASSIGN_IMPL_(ORDO_TEST_CONCAT_(ordo_test_so_, __LINE__), \
                                   lhs, expr)
@@ -45,6 +47,7 @@ MATCHER_P2(StatusIs, code, message_matcher,
   auto so = (expr);                                    \
   ASSERT_TRUE(so.ok()) << so.status();                 \
   lhs = std::move(so).value()
+// NOLINTEND(bugprone-macro-parentheses)
 
 #define ORDO_ASSERT_OK(expr) ASSERT_THAT((expr), ::ordo::testing::IsOk())
 #define ORDO_EXPECT_OK(expr) EXPECT_THAT((expr), ::ordo::testing::IsOk())

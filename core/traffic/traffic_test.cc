@@ -7,6 +7,7 @@
 #include "core/memory/simulator.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
+#include "core/testing/trials.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -250,7 +251,7 @@ class BruteForceTraffic {
 // optimum, and the brute force explores Belady's choices too.
 TEST(EstimateTrafficTest, MatchesBruteForceOptimalReplacementOnTinyGraphs) {
   std::mt19937_64 rng(17);
-  for (int iteration = 0; iteration < 240; ++iteration) {
+  for (int iteration = 0; iteration < ::ordo::testing::Trials(240); ++iteration) {
     const bool equal_sizes = iteration % 2 == 0;
     testing::RandomDagOptions options;
     options.num_ops = 2 + iteration % 4;
@@ -273,7 +274,7 @@ TEST(EstimateTrafficTest, MatchesBruteForceOptimalReplacementOnTinyGraphs) {
 
 TEST(EstimateTrafficTest, IsZeroFromThePeakUpAndStaysWithinCapacity) {
   std::mt19937_64 rng(23);
-  for (int iteration = 0; iteration < 200; ++iteration) {
+  for (int iteration = 0; iteration < ::ordo::testing::Trials(200); ++iteration) {
     testing::RandomDagOptions options;
     options.num_ops = 1 + iteration % 30;
     options.num_inputs = 1 + iteration % 3;
@@ -307,7 +308,7 @@ TEST(EstimateTrafficTest, IsZeroFromThePeakUpAndStaysWithinCapacity) {
 // fits in C + 1), so reads never grow with C.
 TEST(EstimateTrafficTest, ReadsShrinkMonotonicallyWithCapacityForEqualSizes) {
   std::mt19937_64 rng(29);
-  for (int iteration = 0; iteration < 200; ++iteration) {
+  for (int iteration = 0; iteration < ::ordo::testing::Trials(200); ++iteration) {
     testing::RandomDagOptions options;
     options.num_ops = 2 + iteration % 40;
     options.num_inputs = 1 + iteration % 3;
