@@ -4,10 +4,12 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/graph/dtype.h"
 #include "core/graph/graph_proto.h"
 #include "core/memory/simulator.h"
+#include "core/onnx/onnx_import.h"
 #include "core/util/status_macros.h"
 #include "rpc/memory_model_proto.h"
 
@@ -184,11 +186,18 @@ absl::StatusOr<CompileOptions> CompileOptionsFromProto(const v1::CompileOptions&
   out.memory.activation_element_bytes = ElementBytes(device.activation_dtype());
   out.scheduler = options.scheduler().empty() ? "best" : options.scheduler();
   out.arena_planner = options.arena_planner().empty() ? "best" : options.arena_planner();
-  out.time_limit =
-      options.has_time_limit() ? DurationFromProto(options.time_limit()) : kDefaultTimeLimit;
-  if (out.time_limit < absl::ZeroDuration()) {
+  // Checked on the message: DurationFromProto maps what it cannot
+  // represent (negative, bad nanos) to zero, which would turn a client's
+  // mistake into a silent zero budget.
+  const google::protobuf::Duration& limit = options.time_limit();
+  if (limit.seconds() < 0 || limit.nanos() < 0) {
     return absl::InvalidArgumentError("options.time_limit: must not be negative");
   }
+  if (limit.nanos() >= 1000000000) {
+    return absl::InvalidArgumentError("options.time_limit: nanos must be below 10^9");
+  }
+  out.time_limit =
+      options.has_time_limit() ? DurationFromProto(options.time_limit()) : kDefaultTimeLimit;
   out.memory_limit_bytes = device.memory_capacity_bytes();
   out.alignment = device.alignment_bytes() > 0 ? device.alignment_bytes() : 64;
   out.on_chip_bytes = device.on_chip_bytes();
@@ -299,6 +308,149 @@ absl::StatusOr<CompileResult> CompileResultFromProto(const Graph& graph,
   }
   result.part_stats = StatsFromProto(response.stats());
   result.time = DurationFromProto(response.stats().time());
+  return result;
+}
+
+namespace {
+
+v1::AppliedRewrite AppliedRewriteToProto(const AppliedRewrite& applied) {
+  v1::AppliedRewrite out;
+  out.set_kind(applied.kind);
+  out.set_description(applied.description);
+  out.set_peak_before_bytes(applied.peak_before_bytes);
+  out.set_peak_after_bytes(applied.peak_after_bytes);
+  out.set_extra_macs(applied.extra_macs);
+  out.set_extra_ops(applied.extra_ops);
+  out.set_concat(applied.concat);
+  for (const std::string& conv : applied.convs) out.add_convs(conv);
+  return out;
+}
+
+AppliedRewrite AppliedRewriteFromProto(const v1::AppliedRewrite& in) {
+  AppliedRewrite applied;
+  applied.kind = in.kind();
+  applied.description = in.description();
+  applied.peak_before_bytes = in.peak_before_bytes();
+  applied.peak_after_bytes = in.peak_after_bytes();
+  applied.extra_macs = in.extra_macs();
+  applied.extra_ops = in.extra_ops();
+  applied.concat = in.concat();
+  applied.convs.assign(in.convs().begin(), in.convs().end());
+  return applied;
+}
+
+RewriteSummary RewriteSummaryFromProto(const v1::CompileResponse& response) {
+  const v1::RewriteSummary& in = response.rewrite();
+  RewriteSummary summary;
+  summary.mode = in.mode();
+  summary.fit_fallback = in.fit_fallback();
+  summary.fallback_from_peak_bytes = in.fallback_from_peak_bytes();
+  for (const v1::AppliedRewrite& applied : response.rewrites()) {
+    summary.rewrites.push_back(AppliedRewriteFromProto(applied));
+  }
+  summary.original_peak_bytes = in.original_peak_bytes();
+  summary.original_macs = in.original_macs();
+  summary.rewritten_macs = in.rewritten_macs();
+  summary.original_ops = in.original_ops();
+  summary.rewritten_ops = in.rewritten_ops();
+  summary.latency_overhead = in.latency_overhead();
+  summary.weights_carried = in.weights_carried();
+  summary.note = in.note();
+  summary.fit_mode = in.has_fits();
+  summary.fits = in.fits();
+  summary.bottleneck_tensors.assign(in.bottleneck_tensors().begin(),
+                                    in.bottleneck_tensors().end());
+  summary.sites_found = in.sites_found();
+  summary.sites_skipped = in.sites_skipped();
+  summary.schedules_run = in.schedules_run();
+  summary.time_limit_hit = in.time_limit_hit();
+  summary.time = DurationFromProto(in.time());
+  summary.rewritten_model = response.rewritten_onnx_model();
+  return summary;
+}
+
+}  // namespace
+
+absl::StatusOr<RewriteCompileOptions> RewriteCompileOptionsFromProto(
+    const v1::CompileOptions& options, const v1::DeviceSpec& device) {
+  RewriteCompileOptions rewrite;
+  if (!options.rewrite().empty()) {
+    if (absl::Status status = SetRewriteMode(options.rewrite(), rewrite); !status.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("options.rewrite: ", status.message()));
+    }
+  }
+  if (options.has_max_latency_overhead()) {
+    rewrite.max_latency_overhead = options.max_latency_overhead();
+  }
+  if (device.macs_per_second() != 0) rewrite.latency.macs_per_second = device.macs_per_second();
+  if (device.has_op_overhead_seconds()) {
+    rewrite.latency.op_overhead_seconds = device.op_overhead_seconds();
+  }
+  rewrite.time_limit =
+      options.has_time_limit() ? DurationFromProto(options.time_limit()) : kDefaultTimeLimit;
+  if (absl::Status status = CheckRewriteCompileOptions(rewrite); !status.ok()) {
+    // The core names the field; say where it lives in the request.
+    const bool in_options = absl::StartsWith(status.message(), "max_latency_overhead") ||
+                            absl::StartsWith(status.message(), "rewrite time limit");
+    return absl::InvalidArgumentError(
+        absl::StrCat(in_options ? "options." : "device.", status.message()));
+  }
+  return rewrite;
+}
+
+void RewriteCompileOptionsToProto(const RewriteCompileOptions& rewrite,
+                                  v1::CompileOptions& options, v1::DeviceSpec& device) {
+  options.set_rewrite(RewriteModeNameOf(rewrite));
+  options.set_max_latency_overhead(rewrite.max_latency_overhead);
+  device.set_macs_per_second(rewrite.latency.macs_per_second);
+  device.set_op_overhead_seconds(rewrite.latency.op_overhead_seconds);
+}
+
+void RewriteSummaryToProto(const RewriteSummary& summary, v1::CompileResponse& response) {
+  v1::RewriteSummary& out = *response.mutable_rewrite();
+  out.set_mode(summary.mode);
+  out.set_fit_fallback(summary.fit_fallback);
+  out.set_fallback_from_peak_bytes(summary.fallback_from_peak_bytes);
+  out.set_original_peak_bytes(summary.original_peak_bytes);
+  out.set_original_macs(summary.original_macs);
+  out.set_rewritten_macs(summary.rewritten_macs);
+  out.set_original_ops(summary.original_ops);
+  out.set_rewritten_ops(summary.rewritten_ops);
+  out.set_latency_overhead(summary.latency_overhead);
+  out.set_weights_carried(summary.weights_carried);
+  out.set_note(summary.note);
+  if (summary.fit_mode) out.set_fits(summary.fits);
+  for (const std::string& tensor : summary.bottleneck_tensors) out.add_bottleneck_tensors(tensor);
+  out.set_sites_found(summary.sites_found);
+  out.set_sites_skipped(summary.sites_skipped);
+  out.set_schedules_run(summary.schedules_run);
+  out.set_time_limit_hit(summary.time_limit_hit);
+  *out.mutable_time() = DurationToProto(summary.time);
+  for (const AppliedRewrite& applied : summary.rewrites) {
+    *response.add_rewrites() = AppliedRewriteToProto(applied);
+  }
+  response.set_rewritten_onnx_model(summary.rewritten_model);
+}
+
+absl::StatusOr<RewriteCompileResult> RewriteCompileResultFromProto(
+    const Graph& original, const CompileOptions& options, const GraphLimits& limits,
+    const v1::CompileResponse& response) {
+  RewriteCompileResult result;
+  if (response.rewritten_onnx_model().empty()) {
+    result.graph = original;
+  } else {
+    absl::StatusOr<Graph> rewritten = ImportOnnx(response.rewritten_onnx_model(), limits);
+    if (!rewritten.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "response: the rewritten model does not import: ", rewritten.status().message()));
+    }
+    if (absl::Status same = CheckSameInterface(original, *rewritten); !same.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("response: ", same.message()));
+    }
+    result.graph = *std::move(rewritten);
+  }
+  ORDO_ASSIGN_OR_RETURN(result.compile, CompileResultFromProto(result.graph, options, response));
+  if (response.has_rewrite()) result.rewrite = RewriteSummaryFromProto(response);
   return result;
 }
 

@@ -3,6 +3,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/compile/compile.h"
+#include "core/compile/rewrite_compile.h"
 #include "core/graph/graph.h"
 #include "ordo/v1/compiler_service.pb.h"
 
@@ -32,6 +33,34 @@ v1::CompileResponse CompileResultToProto(const Graph& graph, const CompileResult
 absl::StatusOr<CompileResult> CompileResultFromProto(const Graph& graph,
                                                      const CompileOptions& options,
                                                      const v1::CompileResponse& response);
+
+// The request's rewriting options: CompileOptions.rewrite ("" = "none"),
+// max_latency_overhead (unset = 0.05), time_limit (the search's budget too)
+// and DeviceSpec.macs_per_second / op_overhead_seconds (0 / unset = the
+// defaults). INVALID_ARGUMENT naming the field for an unknown mode or a
+// negative, NaN or infinite number. `deadline` is left infinite: the server
+// sets it.
+absl::StatusOr<RewriteCompileOptions> RewriteCompileOptionsFromProto(
+    const v1::CompileOptions& options, const v1::DeviceSpec& device);
+
+// The inverse, for clients.
+void RewriteCompileOptionsToProto(const RewriteCompileOptions& rewrite,
+                                  v1::CompileOptions& options, v1::DeviceSpec& device);
+
+// A rewrite summary into the response's rewritten_onnx_model, rewrites and
+// rewrite fields.
+void RewriteSummaryToProto(const RewriteSummary& summary, v1::CompileResponse& response);
+
+// A response to a request sent with rewriting, back into what
+// CompileWithRewrite returns, for `original` (the client's own copy of the
+// model, imported under `limits`). When the response carries a rewritten
+// model, that model is imported, must have `original`'s inputs and outputs
+// (CheckSameInterface), and the schedule is re-simulated on it
+// (CompileResultFromProto); otherwise on `original`. INVALID_ARGUMENT,
+// prefixed "response:", when anything does not check out.
+absl::StatusOr<RewriteCompileResult> RewriteCompileResultFromProto(
+    const Graph& original, const CompileOptions& options, const GraphLimits& limits,
+    const v1::CompileResponse& response);
 
 // EstimateResult <-> EstimateResponse.
 v1::EstimateResponse EstimateResultToProto(const EstimateResult& estimate);

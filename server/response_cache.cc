@@ -35,7 +35,12 @@ std::optional<v1::CompileResponse> ResponseCache::Lookup(const std::string& key)
 }
 
 void ResponseCache::Insert(const std::string& key, const v1::CompileResponse& response) {
-  if (key.empty() || response.status() != v1::SCHEDULE_STATUS_OPTIMAL) return;
+  // A rewrite search cut short by its time limit could end elsewhere with
+  // more time: not a function of the request.
+  if (key.empty() || response.status() != v1::SCHEDULE_STATUS_OPTIMAL ||
+      response.rewrite().time_limit_hit()) {
+    return;
+  }
   std::string serialized = response.SerializeAsString();
   const int64_t size = static_cast<int64_t>(key.size() + serialized.size());
   if (size > max_bytes_ / 4) return;

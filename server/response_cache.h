@@ -19,9 +19,10 @@ namespace ordo::server {
 // A hit skips import, partitioning, the part cache and arena planning.
 //
 // Keyed by the request's deterministic serialization, compared in full (no
-// hash can collide into a wrong answer). Only optimal responses are stored:
-// they do not depend on the time limit or deadline of the call that made
-// them, and were verified by the simulator when they were made (entries
+// hash can collide into a wrong answer; the key covers every option,
+// rewriting's included). Only optimal responses whose rewrite search (if
+// any) finished within its time limit are stored: they do not depend on
+// the time limit or deadline of the call that made them, and were verified by the simulator when they were made (entries
 // never leave this process, so nothing untrusted is read back). LRU,
 // bounded by the bytes of keys plus values; a request or response larger
 // than a quarter of the budget is not stored. Thread-safe.

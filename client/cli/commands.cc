@@ -1,12 +1,15 @@
 #include "client/cli/commands.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <optional>
+#include <tuple>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "client/cli/args.h"
 #include "client/cli/byte_size.h"
@@ -15,6 +18,7 @@
 #include "client/lib/ordo_client.h"
 #include "core/compile/compile.h"
 #include "core/compile/import_model.h"
+#include "core/compile/rewrite_compile.h"
 #include "core/graph/dtype.h"
 #include "core/report/memory_svg.h"
 #include "core/onnx/onnx_import.h"
@@ -32,13 +36,22 @@ constexpr char kUsage[] =
     "               [--activation-dtype int8|float16|...] [--json] [--emit-onnx OUT.onnx]\n"
     "               [--arena tflite|tflm|greedy-by-size|greedy-by-breadth|best]\n"
     "               [--on-chip BYTES] [--out-dir DIR] [--server HOST:PORT]\n"
+    "               [--rewrite none|identity|partition|all|auto]\n"
+    "               [--max-latency-overhead 0.05] [--rewritten-model OUT.onnx]\n"
+    "               [--macs-per-second 1e9] [--op-overhead-seconds 2e-5]\n"
     "  ordo estimate MODEL [--memory-limit BYTES] [--server HOST:PORT] [--json] ...\n"
     "  ordo inspect MODEL [--json]\n"
     "  ordo health --server HOST:PORT [--service NAME]\n"
+    "--server calls also take [--tls-ca CA.pem] [--tls-cert C.pem --tls-key K.pem]\n"
+    "  (TLS; a client certificate for mutual TLS) and [--auth-token-file FILE]\n"
+    "  (bearer token: the file's first line).\n"
     "  ordo schedulers\n"
     "With --server, the work is done by ordo-server (same flags, same output).\n"
     "MODEL is .onnx, or ordo.v1.Graph as .json (protobuf JSON) or .pb (binary).\n"
-    "Exit codes: 0 ok, 2 bad input, 1 internal error (or server unreachable);\n"
+    "--rewrite (ONNX only) rewrites the model to lower its peak; without it,\n"
+    "--memory-limit means auto: when the schedule does not fit, rewrite with all.\n"
+    "Exit codes: 0 ok, 2 bad input, 1 internal error (or server unreachable),\n"
+    "3 rewritten in fit mode and still over --memory-limit;\n"
     "ordo health: 0 serving, 1 not serving or unreachable.\n";
 
 int ExitCodeFor(const absl::Status& status) {
@@ -69,10 +82,22 @@ absl::Status ServerError(const std::string& server, const absl::Status& status) 
   return status;
 }
 
+// How --server is reached: --tls-ca, --tls-cert, --tls-key, --auth-token-file.
+absl::StatusOr<rpc::ClientSecurity> SecurityFromArgs(const Args& args) {
+  rpc::ClientSecurityOptions files;
+  files.tls_ca_file = args.Value("tls-ca").value_or("");
+  files.tls_cert_file = args.Value("tls-cert").value_or("");
+  files.tls_key_file = args.Value("tls-key").value_or("");
+  files.auth_token_file = args.Value("auth-token-file").value_or("");
+  return rpc::LoadClientSecurity(files);
+}
+
 const ArgSpec& CompileSpec() {
   static const ArgSpec kSpec{
       {"scheduler", "memory-limit", "time-limit", "alignment", "activation-dtype",
-       "emit-onnx", "max-ops", "arena", "on-chip", "out-dir", "server"},
+       "emit-onnx", "max-ops", "arena", "on-chip", "out-dir", "server", "rewrite",
+       "max-latency-overhead", "rewritten-model", "macs-per-second", "op-overhead-seconds", "tls-ca", "tls-cert", "tls-key",
+       "auth-token-file"},
       {"no-inplace", "count-weights", "json"}};
   return kSpec;
 }
@@ -140,6 +165,7 @@ struct LoadedModel {
   std::string path;
   std::string bytes;
   Graph graph;
+  GraphLimits limits;
 };
 
 absl::StatusOr<LoadedModel> LoadModel(const Args& args) {
@@ -149,7 +175,7 @@ absl::StatusOr<LoadedModel> LoadModel(const Args& args) {
   }
   LoadedModel loaded;
   loaded.path = args.positionals[0];
-  GraphLimits limits;
+  GraphLimits& limits = loaded.limits;
   if (auto max_ops = args.Value("max-ops")) {
     if (!absl::SimpleAtoi(*max_ops, &limits.max_ops) || limits.max_ops <= 0) {
       return absl::InvalidArgumentError("--max-ops: not a positive integer");
@@ -166,21 +192,61 @@ absl::StatusOr<LoadedModel> LoadModel(const Args& args) {
   return loaded;
 }
 
-absl::Status EmitOnnx(const LoadedModel& model, const CompileResult& result,
+// The model the schedule is for, nodes in its order: the rewritten model
+// when rewrites were kept, else the input model reordered.
+absl::Status EmitOnnx(const LoadedModel& model, const RewriteCompileResult& result,
                       const std::string& out_path) {
   if (ModelFormatFromPath(model.path) != ModelFormat::kOnnx) {
     return absl::InvalidArgumentError("--emit-onnx needs an ONNX input model");
   }
+  if (result.rewrite && !result.rewrite->rewritten_model.empty()) {
+    return WriteFile(out_path, result.rewrite->rewritten_model);
+  }
   ORDO_ASSIGN_OR_RETURN(std::string bytes,
-                        ReorderOnnxNodes(model.bytes, model.graph, result.schedule));
+                        ReorderOnnxNodes(model.bytes, model.graph, result.compile.schedule));
   return WriteFile(out_path, bytes);
+}
+
+// --rewrite (default: auto with --memory-limit, else none),
+// --max-latency-overhead; the search's budget is --time-limit.
+absl::StatusOr<RewriteCompileOptions> RewriteOptionsFromArgs(const Args& args,
+                                                             const CompileOptions& options) {
+  RewriteCompileOptions rewrite;
+  const std::string mode =
+      args.Value("rewrite").value_or(args.Value("memory-limit") ? "auto" : "none");
+  if (absl::Status status = SetRewriteMode(mode, rewrite); !status.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--rewrite: ", status.message()));
+  }
+  if (auto overhead = args.Value("max-latency-overhead")) {
+    if (!absl::SimpleAtod(*overhead, &rewrite.max_latency_overhead) ||
+        !std::isfinite(rewrite.max_latency_overhead) || rewrite.max_latency_overhead < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--max-latency-overhead: not a non-negative fraction: \"", *overhead,
+          "\" (e.g. 0.05 for 5%)"));
+    }
+  }
+  // The device's latency model: what partitioning's overhead is measured in.
+  for (const auto& [flag, value, zero_ok] :
+       {std::tuple{"macs-per-second", &rewrite.latency.macs_per_second, false},
+        std::tuple{"op-overhead-seconds", &rewrite.latency.op_overhead_seconds, true}}) {
+    const std::optional<std::string> text = args.Value(flag);
+    if (!text) continue;
+    if (!absl::SimpleAtod(*text, value) || !std::isfinite(*value) || *value < 0 ||
+        (*value == 0 && !zero_ok)) {
+      return absl::InvalidArgumentError(absl::StrCat("--", flag, ": not a ",
+                                                     zero_ok ? "non-negative" : "positive",
+                                                     " number: \"", *text, "\""));
+    }
+  }
+  rewrite.time_limit = options.time_limit;
+  return rewrite;
 }
 
 // schedule.json, arena.json and memory.svg (plus memory.png when
 // rsvg-convert, Debian package librsvg2-bin, is installed) in `dir`.
 absl::Status WriteReportFiles(const std::string& dir, const std::string& model_path,
                               const Graph& graph, const CompileOptions& options,
-                              const CompileResult& result) {
+                              const CompileResult& result, const RewriteSummary* rewrite) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error) {
@@ -189,7 +255,7 @@ absl::Status WriteReportFiles(const std::string& dir, const std::string& model_p
   }
   ORDO_RETURN_IF_ERROR(WriteFile(
       dir + "/schedule.json",
-      CompileReportJson(model_path, graph, options, result).dump(2) + "\n"));
+      CompileReportJson(model_path, graph, options, result, rewrite).dump(2) + "\n"));
   ORDO_RETURN_IF_ERROR(
       WriteFile(dir + "/arena.json", ArenaJson(graph, result).dump(2) + "\n"));
   MemorySvgOptions svg;
@@ -210,26 +276,51 @@ absl::Status WriteReportFiles(const std::string& dir, const std::string& model_p
 }
 
 // The client's deadline: the server's search budget plus room for import,
-// layout and the network.
-client::OrdoClient::Options ClientOptions(const CompileOptions& options) {
+// layout and the network; rewriting has up to three stages of that budget.
+client::OrdoClient::Options ClientOptions(const CompileOptions& options,
+                                          const rpc::ClientSecurity& security, int stages = 1) {
   client::OrdoClient::Options client_options;
-  client_options.timeout = options.time_limit + absl::Seconds(60);
+  client_options.security = security;
+  client_options.timeout = options.time_limit * stages + absl::Seconds(60);
   return client_options;
 }
 
-// Remote mode: the server compiles; the result comes back as a
-// CompileResult for the local copy of the model (re-simulated here, so a
-// wrong answer cannot pass). --emit-onnx then reorders the local copy.
-absl::StatusOr<CompileResult> CompileRemotely(const std::string& server, const LoadedModel& model,
-                                              const CompileOptions& options) {
+// Remote mode: the server compiles (and rewrites); the result comes back
+// for the local copy of the model, or for the rewritten model the server
+// returned after checking it reads and writes what the local copy does. The
+// schedule is re-simulated here either way, so a wrong answer cannot pass.
+absl::StatusOr<RewriteCompileResult> CompileRemotely(const std::string& server,
+                                                     const LoadedModel& model,
+                                                     const CompileOptions& options,
+                                                     const RewriteCompileOptions& rewrite,
+                                                     const rpc::ClientSecurity& security) {
   v1::CompileRequest request;
   ORDO_RETURN_IF_ERROR(
       client::SetRequestModel(model.bytes, ModelFormatFromPath(model.path), request));
   rpc::CompileOptionsToProto(options, *request.mutable_options(), *request.mutable_device());
-  const client::OrdoClient client(server, ClientOptions(options));
+  rpc::RewriteCompileOptionsToProto(rewrite, *request.mutable_options(),
+                                    *request.mutable_device());
+  const bool rewriting = rewrite.mode != RewriteMode::kNone || rewrite.fit_fallback;
+  const client::OrdoClient client(server, ClientOptions(options, security, rewriting ? 3 : 1));
   absl::StatusOr<v1::CompileResponse> response = client.Compile(request);
   if (!response.ok()) return ServerError(server, response.status());
-  return rpc::CompileResultFromProto(model.graph, options, *response);
+  return rpc::RewriteCompileResultFromProto(model.graph, options, model.limits, *response);
+}
+
+// Fit mode ran and the result is still over the limit: the message names
+// what is live at the peak.
+absl::Status DoesNotFit(const CompileOptions& options, const RewriteCompileResult& result) {
+  const RewriteSummary& summary = *result.rewrite;
+  std::vector<std::string> shown(
+      summary.bottleneck_tensors.begin(),
+      summary.bottleneck_tensors.begin() +
+          std::min<size_t>(summary.bottleneck_tensors.size(), 8));
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "peak ", FormatBytes(result.compile.peak_bytes), " (", result.compile.peak_bytes,
+      " B) does not fit --memory-limit ", FormatBytes(options.memory_limit_bytes), " even after ",
+      summary.rewrites.size(), " rewrite(s) (--rewrite ", summary.mode,
+      "); bottleneck tensors live at the peak: ", absl::StrJoin(shown, ", "),
+      shown.size() < summary.bottleneck_tensors.size() ? ", ..." : ""));
 }
 
 int RunCompile(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
@@ -239,38 +330,64 @@ int RunCompile(const std::vector<std::string>& argv, std::ostream& out, std::ost
   if (!options.ok()) return Fail(options.status(), err);
   absl::StatusOr<LoadedModel> model = LoadModel(*args);
   if (!model.ok()) return Fail(model.status(), err);
+  absl::StatusOr<RewriteCompileOptions> rewrite = RewriteOptionsFromArgs(*args, *options);
+  if (!rewrite.ok()) return Fail(rewrite.status(), err);
+  const bool onnx = ModelFormatFromPath(model->path) == ModelFormat::kOnnx;
   const std::optional<std::string> emit = args->Value("emit-onnx");
-  if (emit && ModelFormatFromPath(model->path) != ModelFormat::kOnnx) {
+  if (emit && !onnx) {
     return Fail(absl::InvalidArgumentError("--emit-onnx needs an ONNX input model"), err);
+  }
+  const std::optional<std::string> rewritten_path = args->Value("rewritten-model");
+  if (rewritten_path && !onnx) {
+    return Fail(absl::InvalidArgumentError("--rewritten-model needs an ONNX input model"), err);
+  }
+  if (rewrite->mode != RewriteMode::kNone && !onnx) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+                    "--rewrite ", RewriteModeNameOf(*rewrite), ": rewriting needs an ONNX model; ",
+                    model->path, " is in ordo's native graph format")),
+                err);
   }
   RealClock clock;
   const std::optional<std::string> server = args->Value("server");
-  absl::StatusOr<CompileResult> result = server
-                                             ? CompileRemotely(*server, *model, *options)
-                                             : Compile(model->graph, *options, clock);
+  absl::StatusOr<rpc::ClientSecurity> security = SecurityFromArgs(*args);
+  if (!security.ok()) return Fail(security.status(), err);
+  absl::StatusOr<RewriteCompileResult> result =
+      server ? CompileRemotely(*server, *model, *options, *rewrite, *security)
+             : CompileWithRewrite(onnx ? absl::string_view(model->bytes) : absl::string_view(),
+                                  model->graph, *options, *rewrite, CompileServices(), clock);
   if (!result.ok()) return Fail(result.status(), err);
-  if (emit) {
-    if (absl::Status status = EmitOnnx(*model, *result, *emit); !status.ok()) {
+  for (const std::optional<std::string>& path : {emit, rewritten_path}) {
+    if (!path) continue;
+    if (absl::Status status = EmitOnnx(*model, *result, *path); !status.ok()) {
       return Fail(status, err);
     }
   }
+  const RewriteSummary* summary = result->rewrite ? &*result->rewrite : nullptr;
   if (auto dir = args->Value("out-dir")) {
-    if (absl::Status status = WriteReportFiles(*dir, model->path, model->graph, *options, *result);
+    if (absl::Status status =
+            WriteReportFiles(*dir, model->path, result->graph, *options, result->compile, summary);
         !status.ok()) {
       return Fail(status, err);
     }
   }
   if (args->Has("json")) {
-    out << CompileReportJson(model->path, model->graph, *options, *result).dump(2) << "\n";
+    out << CompileReportJson(model->path, result->graph, *options, result->compile, summary)
+               .dump(2)
+        << "\n";
   } else {
-    out << CompileReportText(model->path, model->graph, *options, *result);
+    out << CompileReportText(model->path, result->graph, *options, result->compile, summary);
+  }
+  if (summary != nullptr && summary->fit_mode && !summary->fits) {
+    err << "ordo: " << DoesNotFit(*options, *result).message() << "\n";
+    return kExitDoesNotFit;
   }
   return kExitOk;
 }
 
 int RunEstimate(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   absl::StatusOr<Args> args = ParseArgs(
-      argv, {{"memory-limit", "activation-dtype", "max-ops", "server", "scheduler"},
+      argv, {{"memory-limit", "activation-dtype", "max-ops", "server", "scheduler", "tls-ca",
+              "tls-cert", "tls-key", "auth-token-file"},
              {"no-inplace", "count-weights", "json"}});
   if (!args.ok()) return Fail(args.status(), err);
   absl::StatusOr<CompileOptions> options = CompileOptionsFromArgs(*args);
@@ -279,6 +396,8 @@ int RunEstimate(const std::vector<std::string>& argv, std::ostream& out, std::os
   if (!model.ok()) return Fail(model.status(), err);
   absl::StatusOr<EstimateResult> estimate;
   if (auto server = args->Value("server")) {
+    absl::StatusOr<rpc::ClientSecurity> security = SecurityFromArgs(*args);
+    if (!security.ok()) return Fail(security.status(), err);
     v1::EstimateRequest request;
     if (absl::Status status = client::SetRequestModel(
             model->bytes, ModelFormatFromPath(model->path), request);
@@ -287,7 +406,7 @@ int RunEstimate(const std::vector<std::string>& argv, std::ostream& out, std::os
     }
     rpc::CompileOptionsToProto(*options, *request.mutable_options(), *request.mutable_device());
     absl::StatusOr<v1::EstimateResponse> response =
-        client::OrdoClient(*server, ClientOptions(*options)).Estimate(request);
+        client::OrdoClient(*server, ClientOptions(*options, *security)).Estimate(request);
     if (!response.ok()) return Fail(ServerError(*server, response.status()), err);
     estimate = rpc::EstimateResultFromProto(*response);
   } else {
@@ -305,7 +424,9 @@ int RunEstimate(const std::vector<std::string>& argv, std::ostream& out, std::os
 // Exit 0 when the server's health service answers SERVING (what container
 // health checks and probes need), 1 otherwise.
 int RunHealth(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  absl::StatusOr<Args> args = ParseArgs(argv, {{"server", "service", "timeout"}, {}});
+  absl::StatusOr<Args> args = ParseArgs(
+      argv, {{"server", "service", "timeout", "tls-ca", "tls-cert", "tls-key", "auth-token-file"},
+             {}});
   if (!args.ok()) return Fail(args.status(), err);
   const std::optional<std::string> server = args->Value("server");
   if (!server || !args->positionals.empty()) {
@@ -319,6 +440,9 @@ int RunHealth(const std::vector<std::string>& argv, std::ostream& out, std::ostr
     options.timeout = *parsed;
   }
   options.retry = false;
+  absl::StatusOr<rpc::ClientSecurity> security = SecurityFromArgs(*args);
+  if (!security.ok()) return Fail(security.status(), err);
+  options.security = *std::move(security);
   const std::string service = args->Value("service").value_or("");
   absl::StatusOr<bool> serving = client::OrdoClient(*server, options).Serving(service);
   if (!serving.ok()) {

@@ -11,6 +11,9 @@ namespace ordo::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternal = 1;
 inline constexpr int kExitBadInput = 2;
+// `ordo compile` rewrote the model in fit mode (--memory-limit with
+// --rewrite, or the automatic fallback) and it still does not fit.
+inline constexpr int kExitDoesNotFit = 3;
 
 // Runs `ordo ARGS...` (argv without the program name). Output goes to `out`,
 // messages to `err`; returns the exit code. No process-wide state, so tests

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "core/report/memory_svg.h"
 #include "core/memory/simulator.h"
 
@@ -83,6 +84,70 @@ nlohmann::ordered_json ServiceJson(const CompileResult& result) {
           {"deduplicated_parts", stats.deduplicated_parts}};
 }
 
+nlohmann::ordered_json RewriteJson(const RewriteSummary& summary) {
+  nlohmann::ordered_json rewrites = nlohmann::ordered_json::array();
+  for (const AppliedRewrite& applied : summary.rewrites) {
+    rewrites.push_back({{"kind", applied.kind},
+                        {"description", applied.description},
+                        {"concat", applied.concat},
+                        {"convs", applied.convs},
+                        {"peak_before_bytes", applied.peak_before_bytes},
+                        {"peak_after_bytes", applied.peak_after_bytes},
+                        {"extra_macs", applied.extra_macs},
+                        {"extra_ops", applied.extra_ops}});
+  }
+  return {{"mode", summary.mode},
+          {"fit_fallback", summary.fit_fallback},
+          {"fallback_from_peak_bytes",
+           summary.fit_fallback ? nlohmann::ordered_json(summary.fallback_from_peak_bytes)
+                                : nlohmann::ordered_json(nullptr)},
+          {"original_peak_bytes", summary.original_peak_bytes},
+          {"rewrites", rewrites},
+          {"original_macs", summary.original_macs},
+          {"rewritten_macs", summary.rewritten_macs},
+          {"original_ops", summary.original_ops},
+          {"rewritten_ops", summary.rewritten_ops},
+          {"latency_overhead", summary.latency_overhead},
+          {"weights_carried", summary.weights_carried},
+          {"note", summary.note},
+          {"fits", summary.fit_mode ? nlohmann::ordered_json(summary.fits)
+                                    : nlohmann::ordered_json(nullptr)},
+          {"bottleneck_tensors", summary.bottleneck_tensors},
+          {"sites_found", summary.sites_found},
+          {"sites_skipped", summary.sites_skipped},
+          {"schedules_run", summary.schedules_run},
+          {"time_limit_hit", summary.time_limit_hit},
+          {"time_ms", Milliseconds(summary.time)}};
+}
+
+std::string RewriteText(const RewriteSummary& summary) {
+  std::string out;
+  if (summary.fit_fallback) {
+    out += Row("rewrite", absl::StrCat("peak ", FormatBytes(summary.fallback_from_peak_bytes),
+                                       " did not fit: rewrote with --rewrite all (fit mode)"));
+  }
+  out += Row(summary.fit_fallback ? "" : "rewrite",
+             absl::StrFormat("%s: %d rewrite(s) kept, peak %s before rewriting; "
+                             "%+lld MACs, %+d ops, latency %+.1f%%",
+                             summary.mode, summary.rewrites.size(),
+                             FormatBytes(summary.original_peak_bytes),
+                             static_cast<long long>(summary.rewritten_macs - summary.original_macs),
+                             summary.rewritten_ops - summary.original_ops,
+                             100 * summary.latency_overhead));
+  for (const AppliedRewrite& applied : summary.rewrites) {
+    const std::string what =
+        !applied.description.empty()
+            ? applied.description
+            : absl::StrCat(applied.concat, " -> ", absl::StrJoin(applied.convs, ", "));
+    out += Row("", absl::StrFormat("%s %s: %s -> %s", applied.kind, what,
+                                   FormatBytes(applied.peak_before_bytes),
+                                   FormatBytes(applied.peak_after_bytes)));
+  }
+  if (!summary.note.empty()) out += Row("", absl::StrCat("note: ", summary.note));
+  if (summary.time_limit_hit) out += Row("", "the search hit its time limit");
+  return out;
+}
+
 }  // namespace
 
 nlohmann::ordered_json ArenaJson(const Graph& graph, const CompileResult& result) {
@@ -107,7 +172,8 @@ nlohmann::ordered_json ArenaJson(const Graph& graph, const CompileResult& result
 
 nlohmann::ordered_json CompileReportJson(const std::string& model_path, const Graph& graph,
                                          const CompileOptions& options,
-                                         const CompileResult& result) {
+                                         const CompileResult& result,
+                                         const RewriteSummary* rewrite) {
   nlohmann::ordered_json json;
   json["model"] = model_path;
   json["ops"] = graph.num_ops();
@@ -142,12 +208,15 @@ nlohmann::ordered_json CompileReportJson(const std::string& model_path, const Gr
                    {"states_stored", result.stats.states_stored},
                    {"schedule_time_ms", Milliseconds(result.stats.time)}};
   json["service"] = ServiceJson(result);
+  json["rewrite"] =
+      rewrite != nullptr ? RewriteJson(*rewrite) : nlohmann::ordered_json(nullptr);
   json["time_ms"] = Milliseconds(result.time);
   return json;
 }
 
 std::string CompileReportText(const std::string& model_path, const Graph& graph,
-                              const CompileOptions& options, const CompileResult& result) {
+                              const CompileOptions& options, const CompileResult& result,
+                              const RewriteSummary* rewrite) {
   std::string out;
   out += Row("model", model_path);
   out += Row("ops", absl::StrCat(graph.num_ops(), " (", graph.num_tensors(), " tensors)"));
@@ -192,6 +261,7 @@ std::string CompileReportText(const std::string& model_path, const Graph& graph,
                                        stats.cache_misses, " scheduled on ", stats.runners_used,
                                        " worker(s)"));
   }
+  if (rewrite != nullptr) out += RewriteText(*rewrite);
   out += Row("time", absl::StrFormat("%.1f ms", Milliseconds(result.time)));
   return out;
 }

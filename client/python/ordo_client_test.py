@@ -111,6 +111,16 @@ class RequestTest(unittest.TestCase):
         unset = OrdoClient._request(pb.CompileRequest, b"", None, "", None, "", None, False)
         self.assertFalse(unset.options.HasField("time_limit"))
         self.assertFalse(unset.options.HasField("inplace"))
+        self.assertEqual(unset.options.rewrite, "")
+        self.assertFalse(unset.options.HasField("max_latency_overhead"))
+
+    def test_rewrite_options(self):
+        request = OrdoClient._request(pb.CompileRequest, b"", {"macs_per_second": 4e8},
+                                      "", None, "", None, False, False, "identity", 0.0)
+        self.assertEqual(request.options.rewrite, "identity")
+        self.assertTrue(request.options.HasField("max_latency_overhead"))
+        self.assertEqual(request.options.max_latency_overhead, 0.0)
+        self.assertEqual(request.device.macs_per_second, 4e8)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "core/rewrite/onnx_test_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -69,8 +70,10 @@ TEST(OrdoCliTest, CompileJsonOnEveryExampleModel) {
 }
 
 TEST(OrdoCliTest, HumanSummaryAndMemoryLimit) {
+  // --rewrite none: report that it does not fit, exit 0 (without it, the
+  // limit turns on the fit-mode fallback; see the rewrite tests below).
   ProcessResult run = RunOrdo(absl::StrCat("compile ", Example("small_resnet.onnx"),
-                                 " --memory-limit 1B --scheduler greedy"));
+                                 " --memory-limit 1B --scheduler greedy --rewrite none"));
   ASSERT_EQ(run.exit_code, 0) << run.out;
   EXPECT_THAT(run.out, HasSubstr("DOES NOT FIT"));
   EXPECT_THAT(run.out, HasSubstr("model_order"));
@@ -144,6 +147,166 @@ TEST(OrdoCliTest, ArenaTrafficAndOutDir) {
   EXPECT_EQ(RunOrdo(absl::StrCat("compile ", Example("tiny_cell.onnx"), " --arena nope")).exit_code,
             2);
   std::filesystem::remove_all(dir);
+}
+
+// Four 32-channel branches concatenated into a 1x1 Conv: a concat->conv
+// site the identity rewrite turns into partial convs (core/rewrite).
+std::string WriteConcatConvModel() {
+  ordo::OnnxTestModel m;
+  m.Input("x", {1, 8, 16, 16});
+  std::vector<std::string> branches;
+  for (int i = 0; i < 4; ++i) {
+    const std::string w = absl::StrCat("w", i);
+    m.Weight(w, {32, 8, 1, 1}, nullptr);
+    m.Node("Conv", {"x", w}, {absl::StrCat("b", i)});
+    branches.push_back(absl::StrCat("b", i));
+  }
+  ordo::SetIntAttribute(m.Node("Concat", branches, {"cat"}), "axis", 1);
+  m.Weight("wy", {16, 128, 1, 1}, nullptr);
+  m.Node("Conv", {"cat", "wy"}, {"y"});
+  m.Output("y");
+  return WriteTemp("concat_conv.onnx", m.Bytes());
+}
+
+// Whatever a mode finds: the peak does not rise, every kept rewrite is
+// listed with its cost, and the written model runs the reported schedule in
+// file order at the reported peak.
+void ExpectConsistentRewrite(const nlohmann::json& report, const std::string& rewritten_path) {
+  const nlohmann::json& rewrite = report["rewrite"];
+  ASSERT_TRUE(rewrite.is_object()) << report.dump(2);
+  EXPECT_LE(report["peak_bytes"].get<int64_t>(), rewrite["original_peak_bytes"].get<int64_t>());
+  int64_t extra_macs = 0;
+  for (const nlohmann::json& applied : rewrite["rewrites"]) {
+    EXPECT_LE(applied["peak_after_bytes"].get<int64_t>(),
+              applied["peak_before_bytes"].get<int64_t>());
+    extra_macs += applied["extra_macs"].get<int64_t>();
+    EXPECT_TRUE(applied.contains("extra_ops"));
+  }
+  EXPECT_EQ(extra_macs, rewrite["rewritten_macs"].get<int64_t>() -
+                            rewrite["original_macs"].get<int64_t>());
+  ProcessResult again =
+      RunOrdo(absl::StrCat("compile ", rewritten_path, " --json --scheduler model"));
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  nlohmann::json reloaded = nlohmann::json::parse(again.out);
+  EXPECT_EQ(reloaded["peak_bytes"], report["peak_bytes"]);
+  EXPECT_EQ(reloaded["schedule"], report["schedule"]);
+}
+
+TEST(OrdoCliTest, RewriteIdentityWritesAModelThatRunsTheScheduleAtThePeak) {
+  const std::string model = WriteConcatConvModel();
+  const std::string out = TempPath("rewritten.onnx").string();
+  ProcessResult run = RunOrdo(absl::StrCat("compile ", model,
+                                           " --json --rewrite identity --rewritten-model ", out));
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  nlohmann::json report = nlohmann::json::parse(run.out);
+  ExpectConsistentRewrite(report, out);
+  EXPECT_EQ(report["rewrite"]["mode"], "identity");
+  ASSERT_EQ(report["rewrite"]["rewrites"].size(), 1u);
+  EXPECT_EQ(report["rewrite"]["rewrites"][0]["kind"], "identity");
+  EXPECT_LT(report["peak_bytes"].get<int64_t>(),
+            report["rewrite"]["original_peak_bytes"].get<int64_t>());
+  EXPECT_THAT(report["rewrite"]["note"].get<std::string>(), HasSubstr("no weight data"));
+  EXPECT_TRUE(report["rewrite"]["fits"].is_null());  // no --memory-limit: not fit mode
+
+  ProcessResult text = RunOrdo(absl::StrCat("compile ", model, " --rewrite identity"));
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_THAT(text.out, HasSubstr("1 rewrite(s) kept"));
+
+  ProcessResult none = RunOrdo(absl::StrCat("compile ", model, " --json"));
+  ASSERT_EQ(none.exit_code, 0) << none.out;
+  EXPECT_TRUE(nlohmann::json::parse(none.out)["rewrite"].is_null());
+  std::filesystem::remove(out);
+  std::filesystem::remove(model);
+}
+
+TEST(OrdoCliTest, EveryRewriteModeKeepsThePeak) {
+  const std::string model = WriteConcatConvModel();
+  for (const char* mode : {"identity", "partition", "all"}) {
+    const std::string out = TempPath(absl::StrCat(mode, ".onnx")).string();
+    ProcessResult run = RunOrdo(absl::StrCat(
+        "compile ", model, " --json --rewrite ", mode, " --time-limit 2s",
+        " --max-latency-overhead 0.5 --macs-per-second 4e8 --op-overhead-seconds 1e-5",
+        " --rewritten-model ", out));
+    ASSERT_EQ(run.exit_code, 0) << mode << "\n" << run.out;
+    nlohmann::json report = nlohmann::json::parse(run.out);
+    EXPECT_EQ(report["rewrite"]["mode"], mode);
+    ExpectConsistentRewrite(report, out);
+    std::filesystem::remove(out);
+  }
+  std::filesystem::remove(model);
+}
+
+TEST(OrdoCliTest, MemoryLimitFallsBackToRewritingAndFailsNamingTheBottleneck) {
+  const std::string model = WriteConcatConvModel();
+  // Fits as is: no rewriting.
+  ProcessResult roomy = RunOrdo(absl::StrCat("compile ", model, " --json --memory-limit 1MiB"));
+  ASSERT_EQ(roomy.exit_code, 0) << roomy.out;
+  EXPECT_TRUE(nlohmann::json::parse(roomy.out)["rewrite"].is_null());
+
+  // 1 KiB is below any schedule, rewritten or not: rewrite all in fit mode,
+  // say so, exit 3 naming what is live at the peak.
+  ProcessResult tiny =
+      RunOrdo(absl::StrCat("compile ", model, " --memory-limit 1KiB --time-limit 2s"));
+  EXPECT_EQ(tiny.exit_code, 3) << tiny.out;
+  EXPECT_THAT(tiny.out, HasSubstr("rewrote with --rewrite all (fit mode)"));
+  EXPECT_THAT(tiny.out, HasSubstr("does not fit --memory-limit"));
+  EXPECT_THAT(tiny.out, HasSubstr("bottleneck tensors"));
+  EXPECT_THAT(tiny.out, HasSubstr("x"));  // the input is live at every step
+  std::filesystem::remove(model);
+}
+
+// A real model whose best order does not fit, rewritten until it does:
+// the fallback's whole path (plain compile, search in fit mode, compile of
+// the rewritten model, written file) on MobileNetV2.
+TEST(OrdoCliTest, MemoryLimitFallbackMakesMobileNetV2Fit) {
+  const std::string model = std::string(ORDO_SHARED_MODELS_DIR) + "/mobilenet_v2.onnx";
+  if (!std::filesystem::exists(model)) GTEST_SKIP() << model << " not found";
+  const std::string out = TempPath("mobilenet_v2_fit.onnx").string();
+  // Its best order peaks at 5.74 MiB; 4 MiB needs a rewrite.
+  ProcessResult run = RunOrdo(absl::StrCat("compile ", model,
+                                           " --json --memory-limit 4MiB --time-limit 10s",
+                                           " --rewritten-model ", out));
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  nlohmann::json report = nlohmann::json::parse(run.out);
+  EXPECT_TRUE(report["fits"].get<bool>());
+  EXPECT_LE(report["peak_bytes"].get<int64_t>(), 4 << 20);
+  EXPECT_TRUE(report["rewrite"]["fit_fallback"].get<bool>());
+  EXPECT_GT(report["rewrite"]["fallback_from_peak_bytes"].get<int64_t>(), 4 << 20);
+  EXPECT_TRUE(report["rewrite"]["fits"].get<bool>());
+  EXPECT_LE(report["rewrite"]["latency_overhead"].get<double>(), 0.05);
+  ExpectConsistentRewrite(report, out);
+  std::filesystem::remove(out);
+}
+
+TEST(OrdoCliTest, BadRewriteArgumentsExitTwoNamingTheFlag) {
+  const std::string model = WriteConcatConvModel();
+  const std::string native = WriteTemp("native.json", R"({"ops": [{"name": "a", "type": "Relu",
+      "inputs": ["x"], "outputs": ["y"]}], "tensors": [{"name": "x", "sizeBytes": 4},
+      {"name": "y", "sizeBytes": 4}], "inputs": ["x"], "outputs": ["y"]})");
+  for (const auto& [args, expected] : std::vector<std::pair<std::string, std::string>>{
+           {absl::StrCat("compile ", model, " --rewrite sideways"), "--rewrite"},
+           {absl::StrCat("compile ", model, " --max-latency-overhead -0.1"),
+            "--max-latency-overhead"},
+           {absl::StrCat("compile ", model, " --max-latency-overhead lots"),
+            "--max-latency-overhead"},
+           {absl::StrCat("compile ", model, " --rewrite all --macs-per-second 0"),
+            "--macs-per-second"},
+           {absl::StrCat("compile ", model, " --rewrite all --op-overhead-seconds -1"),
+            "--op-overhead-seconds"},
+           {absl::StrCat("compile ", native, " --rewrite identity"), "needs an ONNX model"},
+           {absl::StrCat("compile ", native, " --rewritten-model /tmp/x.onnx"),
+            "needs an ONNX input model"}}) {
+    ProcessResult run = RunOrdo(args);
+    EXPECT_EQ(run.exit_code, 2) << args << "\n" << run.out;
+    EXPECT_THAT(run.out, HasSubstr(expected)) << args;
+  }
+  // A native graph with a memory limit is compiled as is ("auto" has
+  // nothing to rewrite).
+  ProcessResult native_limit = RunOrdo(absl::StrCat("compile ", native, " --memory-limit 1B"));
+  EXPECT_EQ(native_limit.exit_code, 0) << native_limit.out;
+  EXPECT_THAT(native_limit.out, HasSubstr("DOES NOT FIT"));
+  std::filesystem::remove(model);
+  std::filesystem::remove(native);
 }
 
 TEST(OrdoCliTest, InspectAndSchedulers) {

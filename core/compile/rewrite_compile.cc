@@ -1,0 +1,256 @@
+#include "core/compile/rewrite_compile.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/onnx/onnx_import.h"
+#include "core/util/status_macros.h"
+
+namespace ordo {
+namespace {
+
+// Longest a single candidate's schedule may take inside the search.
+constexpr absl::Duration kMaxCandidateScheduleTime = absl::Seconds(5);
+
+bool IsFiniteNonNegative(double value) { return std::isfinite(value) && value >= 0; }
+
+// Stages left to run share what remains before the deadline equally; a
+// stage never gets more than its own limit.
+absl::Duration StageBudget(absl::Duration limit, absl::Time deadline, const Clock& clock,
+                           int stages_left) {
+  if (deadline == absl::InfiniteFuture()) return limit;
+  const absl::Duration share = (deadline - clock.Now()) / stages_left;
+  return std::clamp(share, absl::ZeroDuration(), limit);
+}
+
+absl::StatusOr<CompileResult> CompileStage(const Graph& graph, CompileOptions options,
+                                           const RewriteCompileOptions& rewrite,
+                                           const CompileServices& services, const Clock& clock,
+                                           int stages_left) {
+  options.time_limit = StageBudget(options.time_limit, rewrite.deadline, clock, stages_left);
+  return Compile(graph, options, services, clock);
+}
+
+RewriteOptions SearchOptions(const CompileOptions& compile, const RewriteCompileOptions& rewrite,
+                             RewriteMode mode, const Clock& clock, int stages_left) {
+  RewriteOptions options;
+  options.mode = mode;
+  options.memory = compile.memory;
+  options.scheduler = compile.scheduler;
+  options.time_limit = StageBudget(rewrite.time_limit, rewrite.deadline, clock, stages_left);
+  options.schedule_time_limit = std::min(kMaxCandidateScheduleTime, options.time_limit);
+  options.limits = rewrite.limits;
+  options.max_latency_overhead = rewrite.max_latency_overhead;
+  options.latency = rewrite.latency;
+  options.memory_limit_bytes = compile.memory_limit_bytes;
+  options.clock = &clock;
+  return options;
+}
+
+RewriteSummary SummaryOf(RewriteMode mode, const RewriteResult& result) {
+  RewriteSummary summary;
+  summary.mode = std::string(RewriteModeName(mode));
+  summary.rewrites = result.rewrites;
+  summary.original_peak_bytes = result.original_peak_bytes;
+  summary.original_macs = result.original_macs;
+  summary.rewritten_macs = result.rewritten_macs;
+  summary.original_ops = result.original_ops;
+  summary.rewritten_ops = result.rewritten_ops;
+  summary.latency_overhead = result.latency_overhead;
+  summary.weights_carried = result.weights_carried;
+  if (!result.weights_carried) {
+    summary.note =
+        "the input model carries no weight data, so neither does the rewritten model: "
+        "its shapes and schedule are exact, but it cannot be run as is";
+  }
+  summary.sites_found = result.sites_found;
+  summary.sites_skipped = result.sites_skipped;
+  summary.schedules_run = result.schedules_run;
+  summary.time_limit_hit = result.time_limit_hit;
+  return summary;
+}
+
+// Fit-mode verdict on the schedule actually returned (not the search's).
+void JudgeFit(const CompileOptions& options, const RewriteCompileResult& result,
+              RewriteSummary& summary) {
+  summary.fit_mode = options.memory_limit_bytes > 0;
+  if (!summary.fit_mode) return;
+  summary.fits = result.compile.peak_bytes <= options.memory_limit_bytes;
+  if (!summary.fits) {
+    summary.bottleneck_tensors = TensorsLiveAtPeak(result.graph, result.compile.simulation);
+  }
+}
+
+absl::StatusOr<RewriteCompileResult> CompileAsIs(const Graph& graph, const CompileOptions& options,
+                                                 const RewriteCompileOptions& rewrite,
+                                                 const CompileServices& services,
+                                                 const Clock& clock, int stages_left) {
+  RewriteCompileResult result;
+  ORDO_ASSIGN_OR_RETURN(result.compile,
+                        CompileStage(graph, options, rewrite, services, clock, stages_left));
+  result.graph = graph;
+  return result;
+}
+
+}  // namespace
+
+absl::Status SetRewriteMode(absl::string_view name, RewriteCompileOptions& options) {
+  if (name == "auto") {
+    options.mode = RewriteMode::kNone;
+    options.fit_fallback = true;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<RewriteMode> mode = ParseRewriteMode(name);
+  if (!mode.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown rewrite mode \"", name, "\"; expected none|identity|partition|all|auto"));
+  }
+  options.mode = *mode;
+  options.fit_fallback = false;
+  return absl::OkStatus();
+}
+
+std::string RewriteModeNameOf(const RewriteCompileOptions& options) {
+  if (options.mode == RewriteMode::kNone && options.fit_fallback) return "auto";
+  return std::string(RewriteModeName(options.mode));
+}
+
+absl::Status CheckRewriteCompileOptions(const RewriteCompileOptions& options) {
+  if (!IsFiniteNonNegative(options.max_latency_overhead)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_latency_overhead: must be a non-negative fraction, got ",
+                     options.max_latency_overhead));
+  }
+  if (!IsFiniteNonNegative(options.latency.macs_per_second) ||
+      options.latency.macs_per_second == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("macs_per_second: must be positive, got ", options.latency.macs_per_second));
+  }
+  if (!IsFiniteNonNegative(options.latency.op_overhead_seconds)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "op_overhead_seconds: must not be negative, got ", options.latency.op_overhead_seconds));
+  }
+  if (options.time_limit < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("rewrite time limit is negative");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSameInterface(const Graph& original, const Graph& rewritten) {
+  for (const auto& [what, a, b] : {std::tuple{"input", original.inputs(), rewritten.inputs()},
+                                   std::tuple{"output", original.outputs(), rewritten.outputs()}}) {
+    if (a.size() != b.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("rewritten model has ", b.size(), " ", what,
+                                                     "s; the original has ", a.size()));
+    }
+    for (size_t i = 0; i < a.size(); ++i) {
+      const Tensor& x = original.tensor(a[i]);
+      const Tensor& y = rewritten.tensor(b[i]);
+      if (x.name != y.name || x.dims != y.dims || x.bytes != y.bytes) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("rewritten model's ", what, " ", i, " is \"", y.name, "\" [",
+                         absl::StrJoin(y.dims, "x"), "], ", y.bytes, " B; the original's is \"",
+                         x.name, "\" [", absl::StrJoin(x.dims, "x"), "], ", x.bytes, " B"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> TensorsLiveAtPeak(const Graph& graph, const SimulationResult& simulation) {
+  const int32_t step = simulation.peak_step;
+  std::vector<TensorId> live;
+  for (TensorId t = 0; t < static_cast<TensorId>(simulation.intervals.size()); ++t) {
+    if (t >= static_cast<TensorId>(simulation.has_interval.size()) || !simulation.has_interval[t] ||
+        t >= graph.num_tensors()) {
+      continue;
+    }
+    const LiveInterval& interval = simulation.intervals[t];
+    if (interval.first <= step && step <= interval.last) live.push_back(t);
+  }
+  std::stable_sort(live.begin(), live.end(), [&](TensorId a, TensorId b) {
+    return graph.tensor(a).bytes > graph.tensor(b).bytes;
+  });
+  std::vector<std::string> names;
+  names.reserve(live.size());
+  for (TensorId t : live) names.push_back(graph.tensor(t).name);
+  return names;
+}
+
+absl::StatusOr<RewriteCompileResult> CompileWithRewrite(
+    absl::string_view onnx_model, const Graph& graph, const CompileOptions& options,
+    const RewriteCompileOptions& rewrite, const CompileServices& services, const Clock& clock) {
+  ORDO_RETURN_IF_ERROR(CheckRewriteCompileOptions(rewrite));
+  if (rewrite.mode != RewriteMode::kNone && onnx_model.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rewriting (mode ", RewriteModeName(rewrite.mode),
+                     ") needs an ONNX model; this model is in ordo's native graph format"));
+  }
+  // A native graph cannot be rewritten: "auto" compiles it as it is.
+  const bool fallback = rewrite.fit_fallback && rewrite.mode == RewriteMode::kNone &&
+                        !onnx_model.empty() && options.memory_limit_bytes > 0;
+  if (rewrite.mode == RewriteMode::kNone && !fallback) {
+    return CompileAsIs(graph, options, rewrite, services, clock, 1);
+  }
+  const absl::Time start = clock.Now();
+  RewriteMode mode = rewrite.mode;
+  std::optional<RewriteCompileResult> plain;
+  if (fallback) {
+    ORDO_ASSIGN_OR_RETURN(plain, CompileAsIs(graph, options, rewrite, services, clock, 3));
+    if (plain->compile.peak_bytes <= options.memory_limit_bytes) return *std::move(plain);
+    mode = RewriteMode::kAll;
+  }
+
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(onnx_model.data(), static_cast<int>(onnx_model.size()))) {
+    return absl::InvalidArgumentError("ONNX model does not parse");
+  }
+  ORDO_ASSIGN_OR_RETURN(RewriteResult searched,
+                        RewriteForMemory(model, SearchOptions(options, rewrite, mode, clock, 2)));
+  RewriteSummary summary = SummaryOf(mode, searched);
+  if (plain) {
+    summary.fit_fallback = true;
+    summary.fallback_from_peak_bytes = plain->compile.peak_bytes;
+  }
+
+  std::optional<RewriteCompileResult> result;
+  if (!summary.rewrites.empty()) {
+    if (absl::Status same = CheckSameInterface(graph, searched.graph); !same.ok()) {
+      return absl::InternalError(absl::StrCat("rewriting broke the model: ", same.message()));
+    }
+    RewriteCompileResult rewritten;
+    ORDO_ASSIGN_OR_RETURN(rewritten.compile,
+                          CompileStage(searched.graph, options, rewrite, services, clock, 1));
+    const int64_t input_peak = plain ? plain->compile.peak_bytes : summary.original_peak_bytes;
+    if (rewritten.compile.peak_bytes <= input_peak) {
+      ORDO_ASSIGN_OR_RETURN(summary.rewritten_model,
+                            ReorderOnnxNodes(searched.model.SerializeAsString(), searched.graph,
+                                             rewritten.compile.schedule));
+      rewritten.graph = std::move(searched.graph);
+      result = std::move(rewritten);
+    } else {
+      summary.rewrites.clear();
+    }
+  }
+  if (!result) {
+    // Nothing kept: the input model's compile is the answer.
+    if (plain) {
+      result = std::move(plain);
+    } else {
+      ORDO_ASSIGN_OR_RETURN(result, CompileAsIs(graph, options, rewrite, services, clock, 1));
+    }
+    summary.rewritten_macs = summary.original_macs;
+    summary.rewritten_ops = summary.original_ops;
+    summary.latency_overhead = 0;
+  }
+  JudgeFit(options, *result, summary);
+  summary.time = clock.Now() - start;
+  result->rewrite = std::move(summary);
+  return *std::move(result);
+}
+
+}  // namespace ordo

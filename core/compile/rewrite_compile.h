@@ -1,0 +1,132 @@
+#ifndef ORDO_CORE_COMPILE_REWRITE_COMPILE_H_
+#define ORDO_CORE_COMPILE_REWRITE_COMPILE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "core/compile/compile.h"
+#include "core/graph/graph.h"
+#include "core/rewrite/rewrite.h"
+#include "core/util/clock.h"
+
+namespace ordo {
+
+// Whether and how a compile rewrites the model first (`ordo compile
+// --rewrite`, CompileOptions.rewrite of the API).
+struct RewriteCompileOptions {
+  RewriteMode mode = RewriteMode::kNone;
+  // "auto": with mode kNone and a memory limit, compile as is; when that
+  // schedule does not fit, rewrite with kAll in fit mode and compile again.
+  bool fit_fallback = false;
+  // Partitioning's latency budget (MOTES' delta), a fraction of the
+  // original's modelled latency.
+  double max_latency_overhead = 0.05;
+  LatencyModel latency;
+  // Budget of the rewrite search (each candidate's schedule gets at most
+  // 5 s of it).
+  absl::Duration time_limit = absl::Seconds(10);
+  // Every stage (plain compile, rewrite search, final compile) ends by
+  // then: each gets at most an equal share of what is left. Infinite means
+  // only the stages' own limits apply.
+  absl::Time deadline = absl::InfiniteFuture();
+  GraphLimits limits;
+};
+
+// "none" | "identity" | "partition" | "all" | "auto" (mode kNone with
+// fit_fallback) into `options`; INVALID_ARGUMENT listing them otherwise.
+// Callers prefix the flag or field name.
+absl::Status SetRewriteMode(absl::string_view name, RewriteCompileOptions& options);
+// The name SetRewriteMode reads back into the same mode and fallback.
+std::string RewriteModeNameOf(const RewriteCompileOptions& options);
+// INVALID_ARGUMENT for a negative, NaN or infinite overhead, speed or op
+// overhead (the message names the field as `max_latency_overhead`,
+// `macs_per_second`, `op_overhead_seconds`; callers prefix where it lives).
+absl::Status CheckRewriteCompileOptions(const RewriteCompileOptions& options);
+
+// What rewriting did, for reports and the API.
+struct RewriteSummary {
+  // The mode that ran ("identity", "partition" or "all").
+  std::string mode;
+  // Ran because the plain schedule (peak `fallback_from_peak_bytes`) did not
+  // fit the memory limit ("auto").
+  bool fit_fallback = false;
+  int64_t fallback_from_peak_bytes = 0;
+  // The rewrites kept, in the order applied; empty when none lowered the
+  // peak (then the input model was compiled).
+  std::vector<AppliedRewrite> rewrites;
+  // The search's peak of the input model (by the compile's scheduler).
+  int64_t original_peak_bytes = 0;
+  int64_t original_macs = 0;
+  int64_t rewritten_macs = 0;
+  int32_t original_ops = 0;
+  int32_t rewritten_ops = 0;
+  double latency_overhead = 0;
+  bool weights_carried = false;
+  // Says so when the input had no weight data (the rewritten model then has
+  // none either: fine for scheduling, not for running); empty otherwise.
+  std::string note;
+  // Fit mode (a memory limit was given): whether the returned schedule's
+  // peak is within it and, when not, the tensors live at its peak step.
+  bool fit_mode = false;
+  bool fits = false;
+  std::vector<std::string> bottleneck_tensors;
+  int32_t sites_found = 0;
+  int32_t sites_skipped = 0;
+  int32_t schedules_run = 0;
+  bool time_limit_hit = false;
+  absl::Duration time = absl::ZeroDuration();
+  // The rewritten ONNX model, nodes in the returned schedule's order;
+  // empty when no rewrite was kept.
+  std::string rewritten_model;
+};
+
+struct RewriteCompileResult {
+  // The graph `compile` scheduled: the rewritten model's, or the input's
+  // when nothing was rewritten. Schedule and arena name its ops and tensors.
+  Graph graph;
+  CompileResult compile;
+  // Set when a rewrite search ran.
+  std::optional<RewriteSummary> rewrite;
+};
+
+// The one compile path with rewriting in front (CLI local mode and server):
+//
+// 1. mode kNone without fallback: Compile(graph) and nothing else.
+// 2. fallback: Compile(graph); done when it fits the memory limit (or there
+//    is none), else mode kAll.
+// 3. RewriteForMemory(onnx_model) with the compile's memory rules and
+//    scheduler, the latency budget and, when the compile has a memory
+//    limit, fit mode.
+// 4. When it kept rewrites: the rewritten graph must read and write the
+//    same inputs and outputs as `graph`; Compile(rewritten graph) with the
+//    same services (so the simulator re-checks that schedule like any
+//    other); the rewritten model's nodes reordered into its order. Should
+//    that schedule's peak be above the input's (a heuristic schedule can
+//    vary), the rewrites are dropped and the input compiled instead: the
+//    peak never rises.
+//
+// `graph` must be ImportOnnx(onnx_model) when onnx_model is not empty.
+// Errors: Compile's and RewriteForMemory's; INVALID_ARGUMENT when rewriting
+// is asked for and `onnx_model` is empty (a native-format graph); INTERNAL
+// when a rewrite changed the model's interface (a bug).
+absl::StatusOr<RewriteCompileResult> CompileWithRewrite(
+    absl::string_view onnx_model, const Graph& graph, const CompileOptions& options,
+    const RewriteCompileOptions& rewrite, const CompileServices& services, const Clock& clock);
+
+// OK when `rewritten` has the graph inputs and outputs of `original`, in
+// order, with the same names, dims and sizes; INVALID_ARGUMENT naming the
+// first tensor that differs. Clients check a server's rewritten model
+// with it before trusting its schedule.
+absl::Status CheckSameInterface(const Graph& original, const Graph& rewritten);
+
+// The activation tensors live at `simulation`'s peak step, largest first.
+std::vector<std::string> TensorsLiveAtPeak(const Graph& graph, const SimulationResult& simulation);
+
+}  // namespace ordo
+
+#endif  // ORDO_CORE_COMPILE_REWRITE_COMPILE_H_

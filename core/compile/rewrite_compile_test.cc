@@ -1,0 +1,210 @@
+#include "core/compile/rewrite_compile.h"
+
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "core/memory/simulator.h"
+#include "core/onnx/onnx_import.h"
+#include "core/rewrite/onnx_test_model.h"
+#include "core/testing/status_matchers.h"
+#include "core/testing/test_graph.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ordo {
+namespace {
+
+using ::ordo::testing::StatusIs;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+// Four 32-channel branches concatenated into a 1x1 Conv: one concat->conv
+// site whose identity rewrite lowers the peak (core/rewrite/rewrite_test.cc).
+std::string WideConcatOnnx() {
+  OnnxTestModel m;
+  m.Input("x", {1, 8, 16, 16});
+  std::vector<std::string> branches;
+  for (int i = 0; i < 4; ++i) {
+    const std::string w = "w" + std::to_string(i);
+    m.Weight(w, {32, 8, 1, 1}, nullptr);
+    m.Node("Conv", {"x", w}, {"b" + std::to_string(i)});
+    branches.push_back("b" + std::to_string(i));
+  }
+  SetIntAttribute(m.Node("Concat", branches, {"cat"}), "axis", 1);
+  m.Weight("wy", {16, 128, 1, 1}, nullptr);
+  m.Node("Conv", {"cat", "wy"}, {"y"});
+  m.Output("y");
+  return m.Bytes();
+}
+
+struct Fixture {
+  std::string bytes = WideConcatOnnx();
+  Graph graph = *ImportOnnx(bytes);
+  RealClock clock;
+};
+
+// What every rewriting compile must hold, whatever the mode found: the
+// peak never rises, the returned model re-imports with the original's
+// interface, and its file order is the returned schedule at the reported
+// peak.
+void ExpectConsistent(const Graph& original, const RewriteCompileResult& result,
+                      int64_t plain_peak) {
+  ASSERT_TRUE(result.rewrite.has_value());
+  const RewriteSummary& summary = *result.rewrite;
+  EXPECT_LE(result.compile.peak_bytes, plain_peak);
+  EXPECT_EQ(result.compile.peak_bytes, result.compile.simulation.peak_bytes);
+  if (summary.rewrites.empty()) {
+    EXPECT_THAT(summary.rewritten_model, IsEmpty());
+    EXPECT_EQ(result.graph.num_ops(), original.num_ops());
+    return;
+  }
+  for (const AppliedRewrite& applied : summary.rewrites) {
+    EXPECT_LE(applied.peak_after_bytes, applied.peak_before_bytes) << applied.description;
+    EXPECT_THAT(applied.kind, Not(IsEmpty()));
+  }
+  int64_t extra_macs = 0;
+  for (const AppliedRewrite& applied : summary.rewrites) extra_macs += applied.extra_macs;
+  EXPECT_EQ(summary.rewritten_macs - summary.original_macs, extra_macs) << "extra MACs add up";
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph reimported, ImportOnnx(summary.rewritten_model));
+  ORDO_EXPECT_OK(CheckSameInterface(original, reimported));
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(reimported, MemoryOptions()));
+  std::vector<int32_t> file_order(reimported.num_ops());
+  std::iota(file_order.begin(), file_order.end(), 0);
+  ORDO_ASSERT_OK_AND_ASSIGN(int64_t peak, SimulatePeak(memory, file_order));
+  EXPECT_EQ(peak, result.compile.peak_bytes);
+  for (size_t i = 0; i < result.compile.schedule.size(); ++i) {
+    EXPECT_EQ(reimported.op(static_cast<OpId>(i)).name,
+              result.graph.op(result.compile.schedule[i]).name);
+  }
+}
+
+TEST(CompileWithRewriteTest, NoneCompilesAsIs) {
+  Fixture f;
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      RewriteCompileResult result,
+      CompileWithRewrite(f.bytes, f.graph, CompileOptions(), RewriteCompileOptions(),
+                         CompileServices(), f.clock));
+  EXPECT_FALSE(result.rewrite.has_value());
+  EXPECT_EQ(result.graph.num_ops(), f.graph.num_ops());
+}
+
+TEST(CompileWithRewriteTest, EveryModeKeepsThePeakAndReturnsAConsistentModel) {
+  Fixture f;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult plain, Compile(f.graph, CompileOptions(), f.clock));
+  for (RewriteMode mode : {RewriteMode::kIdentity, RewriteMode::kPartition, RewriteMode::kAll}) {
+    SCOPED_TRACE(RewriteModeName(mode));
+    RewriteCompileOptions rewrite;
+    rewrite.mode = mode;
+    rewrite.time_limit = absl::Seconds(2);
+    ORDO_ASSERT_OK_AND_ASSIGN(RewriteCompileResult result,
+                              CompileWithRewrite(f.bytes, f.graph, CompileOptions(), rewrite,
+                                                 CompileServices(), f.clock));
+    ExpectConsistent(f.graph, result, plain.peak_bytes);
+    EXPECT_EQ(result.rewrite->mode, RewriteModeName(mode));
+    EXPECT_FALSE(result.rewrite->fit_mode);
+    EXPECT_THAT(result.rewrite->note, HasSubstr("no weight data"));
+  }
+}
+
+TEST(CompileWithRewriteTest, IdentityLowersThePeakOfAConcatConvSite) {
+  Fixture f;
+  RewriteCompileOptions rewrite;
+  rewrite.mode = RewriteMode::kIdentity;
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      RewriteCompileResult result,
+      CompileWithRewrite(f.bytes, f.graph, CompileOptions(), rewrite, CompileServices(), f.clock));
+  ASSERT_TRUE(result.rewrite.has_value());
+  ASSERT_EQ(result.rewrite->rewrites.size(), 1u);
+  EXPECT_EQ(result.rewrite->original_peak_bytes, 4 * 32768 + 131072);
+  EXPECT_LT(result.compile.peak_bytes, result.rewrite->original_peak_bytes);
+  EXPECT_GT(result.graph.num_ops(), f.graph.num_ops());  // partial convs and adds
+}
+
+TEST(CompileWithRewriteTest, AutoRewritesOnlyWhenThePlainScheduleDoesNotFit) {
+  Fixture f;
+  RewriteCompileOptions rewrite;
+  ORDO_ASSERT_OK(SetRewriteMode("auto", rewrite));
+  rewrite.time_limit = absl::Seconds(2);
+  CompileOptions roomy;
+  roomy.memory_limit_bytes = 1 << 20;
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      RewriteCompileResult fits,
+      CompileWithRewrite(f.bytes, f.graph, roomy, rewrite, CompileServices(), f.clock));
+  EXPECT_FALSE(fits.rewrite.has_value());
+
+  CompileOptions tiny;
+  tiny.memory_limit_bytes = 1024;  // below any schedule of this model
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      RewriteCompileResult over,
+      CompileWithRewrite(f.bytes, f.graph, tiny, rewrite, CompileServices(), f.clock));
+  ASSERT_TRUE(over.rewrite.has_value());
+  EXPECT_TRUE(over.rewrite->fit_fallback);
+  EXPECT_EQ(over.rewrite->mode, "all");
+  EXPECT_EQ(over.rewrite->fallback_from_peak_bytes, 4 * 32768 + 131072);
+  EXPECT_TRUE(over.rewrite->fit_mode);
+  EXPECT_FALSE(over.rewrite->fits);
+  EXPECT_THAT(over.rewrite->bottleneck_tensors, Not(IsEmpty()));
+  ExpectConsistent(f.graph, over, over.rewrite->fallback_from_peak_bytes);
+}
+
+TEST(CompileWithRewriteTest, NativeGraphsCannotBeRewritten) {
+  Graph graph = ordo::testing::TestGraph(R"(
+    input x 4
+    op a Relu x -> y:4
+    output y
+  )");
+  RealClock clock;
+  RewriteCompileOptions rewrite;
+  rewrite.mode = RewriteMode::kIdentity;
+  EXPECT_THAT(CompileWithRewrite("", graph, CompileOptions(), rewrite, CompileServices(), clock),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("needs an ONNX model")));
+  // "auto" has nothing to fall back to: the graph is compiled as it is.
+  ORDO_ASSERT_OK(SetRewriteMode("auto", rewrite));
+  CompileOptions tiny;
+  tiny.memory_limit_bytes = 1;
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteCompileResult result,
+                            CompileWithRewrite("", graph, tiny, rewrite, CompileServices(), clock));
+  EXPECT_FALSE(result.rewrite.has_value());
+}
+
+TEST(CompileWithRewriteTest, BadOptionsNameTheField) {
+  RewriteCompileOptions options;
+  EXPECT_THAT(SetRewriteMode("sideways", options),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("sideways")));
+  options.max_latency_overhead = -0.1;
+  EXPECT_THAT(CheckRewriteCompileOptions(options),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("max_latency_overhead")));
+  options.max_latency_overhead = 0.05;
+  options.latency.macs_per_second = 0;
+  EXPECT_THAT(CheckRewriteCompileOptions(options),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("macs_per_second")));
+  options.latency.macs_per_second = 1e9;
+  options.latency.op_overhead_seconds = -1;
+  EXPECT_THAT(CheckRewriteCompileOptions(options),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("op_overhead_seconds")));
+  for (const char* name : {"none", "identity", "partition", "all", "auto"}) {
+    ORDO_ASSERT_OK(SetRewriteMode(name, options));
+    EXPECT_EQ(RewriteModeNameOf(options), name);
+  }
+}
+
+TEST(CompileWithRewriteTest, InterfaceCheckNamesTheTensor) {
+  Graph a = ordo::testing::TestGraph(R"(
+    input x 4
+    op r Relu x -> y:4
+    output y
+  )");
+  Graph b = ordo::testing::TestGraph(R"(
+    input x 4
+    op r Relu x -> z:4
+    output z
+  )");
+  ORDO_EXPECT_OK(CheckSameInterface(a, a));
+  EXPECT_THAT(CheckSameInterface(a, b),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"z\"")));
+}
+
+}  // namespace
+}  // namespace ordo
