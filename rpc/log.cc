@@ -27,6 +27,20 @@ bool ParseLogLevel(absl::string_view text, LogLevel* level) {
   return true;
 }
 
+absl::string_view LogLevelName() {
+  switch (static_cast<LogLevel>(g_level.load())) {
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarning:
+      return "warning";
+    case LogLevel::kError:
+      return "error";
+  }
+  return "info";
+}
+
 bool LogEnabled(LogLevel level) { return static_cast<int>(level) >= g_level.load(); }
 
 void Log(LogLevel level, absl::string_view request_id, absl::string_view message) {

@@ -17,6 +17,8 @@ void SetLogLevel(LogLevel level);
 // "debug" | "info" | "warning" | "error"; false when unknown.
 bool ParseLogLevel(absl::string_view text, LogLevel* level);
 bool LogEnabled(LogLevel level);
+// The current level as --log-level spells it (for child processes).
+absl::string_view LogLevelName();
 void Log(LogLevel level, absl::string_view request_id, absl::string_view message);
 
 // A fresh request id: 16 hex digits, unique within the process with high

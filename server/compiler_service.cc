@@ -1,5 +1,7 @@
 #include "server/compiler_service.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <deque>
 #include <optional>
@@ -12,9 +14,11 @@
 #include "core/cache/part_key.h"
 #include "core/compile/compile.h"
 #include "core/compile/import_model.h"
+#include "core/compile/rewrite_compile.h"
 #include "core/graph/graph_proto.h"
 #include "core/onnx/onnx_import.h"
 #include "core/schedule/scheduler_registry.h"
+#include "core/util/printable_text.h"
 #include "core/util/status_macros.h"
 #include "rpc/compile_proto.h"
 #include "rpc/grpc_status.h"
@@ -34,17 +38,59 @@ absl::StatusOr<Graph> ImportRequestModel(const Request& request, const CompilerL
   switch (request.model_case()) {
     case Request::kOnnxModel:
       return ImportModel(request.onnx_model(), ModelFormat::kOnnx, graph_limits);
-    case Request::kGraph:
+    case Request::kGraph: {
       if (request.graph().ops_size() > limits.max_ops) {
         return absl::ResourceExhaustedError(absl::StrCat(
             "graph has ", request.graph().ops_size(), " ops; this server's limit is ",
             limits.max_ops));
       }
-      return GraphFromProto(request.graph(), graph_limits);
+      // Names in the message are the client's bytes: escaped as ImportModel
+      // (the CLI) does, so no raw control bytes reach the status or the log
+      // line (a newline in a name would forge one).
+      absl::StatusOr<Graph> graph = GraphFromProto(request.graph(), graph_limits);
+      if (!graph.ok()) return WithPrintableMessage(graph.status());
+      return graph;
+    }
     default:
       return absl::InvalidArgumentError("request has no model (set onnx_model or graph)");
   }
 }
+
+// The search-state budget of a request: the server's limit unless the
+// request asks for less (0 = not asked).
+absl::StatusOr<int64_t> ClampStateBytes(int64_t requested, const CompilerLimits& limits) {
+  if (requested < 0) {
+    return absl::InvalidArgumentError("options.max_state_bytes: must not be negative");
+  }
+  return requested == 0 ? limits.max_state_bytes : std::min(requested, limits.max_state_bytes);
+}
+
+// Requests at least this big (bytes on the wire, roughly) trim the heap
+// when they end.
+constexpr int64_t kTrimAfterBytes = int64_t{16} << 20;
+
+// A large request leaves its receive buffers (many gRPC slices, each below
+// glibc's mmap threshold) free but resident in the arena of whichever
+// thread touched them; the next large request lands on another thread's
+// arena. Without trimming, RSS ratchets up by about twice a request's size
+// per request until every arena holds some (measured: +100 MiB per 35 MiB
+// request, past 450 MiB after 12 of them). malloc_trim returns the free
+// pages of every arena; it costs milliseconds, so only big requests pay it.
+class TrimHeapAfterLargeRequest {
+ public:
+  explicit TrimHeapAfterLargeRequest(const v1::CompileRequest& request)
+      : large_(static_cast<int64_t>(request.onnx_model().size()) +
+                   int64_t{64} * request.graph().ops_size() >=
+               kTrimAfterBytes) {}
+  ~TrimHeapAfterLargeRequest() {
+    if (large_) malloc_trim(0);
+  }
+  TrimHeapAfterLargeRequest(const TrimHeapAfterLargeRequest&) = delete;
+  TrimHeapAfterLargeRequest& operator=(const TrimHeapAfterLargeRequest&) = delete;
+
+ private:
+  const bool large_;
+};
 
 // RAII slot of the concurrent-compile limit.
 class CompileSlot {
@@ -94,6 +140,7 @@ void MarkResponseCached(v1::CompileResponse& response, absl::Duration time) {
 absl::Status CompilerService::RunCompile(
     const rpc::CallInfo& call, const v1::CompileRequest& request, v1::CompileResponse& response,
     const std::function<void(const v1::CompileProgress&)>& on_progress) {
+  const TrimHeapAfterLargeRequest trim(request);
   const Clock& clock = *deps_.clock;
   const absl::Time start = clock.Now();
   const std::string key =
@@ -128,9 +175,19 @@ absl::Status CompilerService::RunCompile(
   // Validate everything cheap before any work.
   ORDO_ASSIGN_OR_RETURN(CompileOptions options,
                         rpc::CompileOptionsFromProto(request.options(), request.device()));
+  ORDO_ASSIGN_OR_RETURN(options.max_state_bytes,
+                        ClampStateBytes(request.options().max_state_bytes(), limits_));
   if (request.options().return_reordered_onnx() &&
       request.model_case() != v1::CompileRequest::kOnnxModel) {
     return absl::InvalidArgumentError("options.return_reordered_onnx: needs an onnx_model");
+  }
+  ORDO_ASSIGN_OR_RETURN(RewriteCompileOptions rewrite,
+                        rpc::RewriteCompileOptionsFromProto(request.options(), request.device()));
+  if (rewrite.mode != RewriteMode::kNone &&
+      request.model_case() != v1::CompileRequest::kOnnxModel) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "options.rewrite: \"", request.options().rewrite(),
+        "\" needs an onnx_model; a native ordo.v1.Graph cannot be rewritten"));
   }
   ORDO_ASSIGN_OR_RETURN(Graph graph, ImportRequestModel(request, limits_));
 
@@ -140,6 +197,11 @@ absl::Status CompilerService::RunCompile(
   const absl::Duration reserve = std::max(remaining / 5, absl::Milliseconds(100));
   options.time_limit =
       std::max(std::min(options.time_limit, remaining - reserve), absl::ZeroDuration());
+  // Rewriting runs up to three stages (plain compile, search, compile of
+  // the rewritten model); they share the same window.
+  rewrite.time_limit = options.time_limit;
+  rewrite.deadline = deadline - reserve;
+  rewrite.limits.max_ops = limits_.max_ops;
 
   CompileServices services;
   services.runner = deps_.runner;
@@ -156,26 +218,38 @@ absl::Status CompilerService::RunCompile(
       on_progress(event);
     };
   }
-  absl::StatusOr<CompileResult> result = ordo::Compile(graph, options, services, clock);
+  // The rewritten model (when any) is compiled through the same services,
+  // so its schedule is verified by the simulator like every other.
+  absl::StatusOr<RewriteCompileResult> result = CompileWithRewrite(
+      request.model_case() == v1::CompileRequest::kOnnxModel
+          ? absl::string_view(request.onnx_model())
+          : absl::string_view(),
+      graph, options, rewrite, services, clock);
   if (!result.ok()) {
     if (absl::IsCancelled(result.status()) && clock.Now() >= deadline) {
       return absl::DeadlineExceededError("deadline passed before a schedule existed");
     }
     return result.status();
   }
-  RecordCacheMetrics(*result);
-  response = rpc::CompileResultToProto(graph, *result);
-  if (options.memory_limit_bytes > 0) response.set_fits(result->peak_bytes <= options.memory_limit_bytes);
+  const CompileResult& compiled = result->compile;
+  RecordCacheMetrics(compiled);
+  response = rpc::CompileResultToProto(result->graph, compiled);
+  if (options.memory_limit_bytes > 0) response.set_fits(compiled.peak_bytes <= options.memory_limit_bytes);
+  if (result->rewrite) rpc::RewriteSummaryToProto(*result->rewrite, response);
   if (request.options().return_reordered_onnx()) {
-    ORDO_ASSIGN_OR_RETURN(*response.mutable_reordered_onnx_model(),
-                          ReorderOnnxNodes(request.onnx_model(), graph, result->schedule));
+    if (!response.rewritten_onnx_model().empty()) {
+      response.set_reordered_onnx_model(response.rewritten_onnx_model());
+    } else {
+      ORDO_ASSIGN_OR_RETURN(*response.mutable_reordered_onnx_model(),
+                            ReorderOnnxNodes(request.onnx_model(), graph, compiled.schedule));
+    }
   }
   *response.mutable_stats()->mutable_time() = rpc::DurationToProto(clock.Now() - start);
   if (!key.empty()) deps_.responses->Insert(key, response);
   const int32_t parts = response.stats().parts();
   rpc::Log(rpc::LogLevel::kInfo, call.request_id,
-           absl::StrCat("compiled ", graph.num_ops(), " ops: peak ", result->peak_bytes, " (",
-                        ScheduleStatusName(result->status), "), ", parts, " parts, ",
+           absl::StrCat("compiled ", result->graph.num_ops(), " ops: peak ", compiled.peak_bytes,
+                        " (", ScheduleStatusName(compiled.status), "), ", parts, " parts, ",
                         response.stats().cache_hits(), " cached, ",
                         response.stats().fallback_parts(), " fallback"));
   return absl::OkStatus();
@@ -226,6 +300,7 @@ void CompilerService::FillInfo(v1::GetInfoResponse& response) const {
   limits->set_max_concurrent_compiles(limits_.max_concurrent_compiles);
   *limits->mutable_default_deadline() = rpc::DurationToProto(limits_.default_deadline);
   *limits->mutable_max_deadline() = rpc::DurationToProto(limits_.max_deadline);
+  limits->set_max_state_bytes(limits_.max_state_bytes);
   if (deps_.workers != nullptr) {
     for (const WorkerEndpoint& worker : deps_.workers->Workers()) {
       v1::WorkerInfo* out = response.add_workers();

@@ -26,6 +26,10 @@ struct CompilerLimits {
   // Applied to calls without a deadline; deadlines are capped at max.
   absl::Duration default_deadline = absl::Seconds(60);
   absl::Duration max_deadline = absl::Minutes(10);
+  // Memory one compile's schedule search may hold (DP states, memo tables);
+  // requests may ask for less (CompileOptions.max_state_bytes), never more.
+  // Hitting it ends the search with the best schedule so far.
+  int64_t max_state_bytes = int64_t{1} << 30;
 };
 
 // The public Compiler service: thin methods over the compile stages

@@ -39,7 +39,7 @@ v1::Worker::Stub* GrpcPartRunner::StubFor(const std::string& address) {
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
     stub = v1::Worker::NewStub(
-        grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+        grpc::CreateCustomChannel(address, options_.security.credentials, args));
   }
   return stub.get();
 }
@@ -51,6 +51,9 @@ PartOutcome GrpcPartRunner::RunOne(const PartTask& task, const ScheduleLimits& l
   *request.mutable_model() = rpc::MemoryModelToProto(*task.model);
   request.set_scheduler(task.scheduler);
   request.set_request_id(task.request_id);
+  // The request's search-memory budget travels with the part (the worker
+  // also caps it by its own).
+  request.set_max_state_bytes(limits.max_state_bytes);
   std::string failed_address;
   absl::Status last_error = absl::UnavailableError("no healthy worker");
   for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
@@ -78,6 +81,7 @@ PartOutcome GrpcPartRunner::RunOne(const PartTask& task, const ScheduleLimits& l
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + budget + options_.margin));
     context.AddMetadata("x-request-id", task.request_id);
+    options_.security.Apply(context);
     {
       absl::MutexLock lock(&call.mu);
       call.active.push_back(&context);

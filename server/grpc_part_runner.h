@@ -12,6 +12,7 @@
 #include "core/cache/part_runner.h"
 #include "ordo/v1/worker_service.grpc.pb.h"
 #include "rpc/metrics.h"
+#include "rpc/security.h"
 #include "server/worker_directory.h"
 
 namespace ordo::server {
@@ -37,6 +38,8 @@ class GrpcPartRunner final : public PartRunner {
     // RPC deadline beyond the task's time limit.
     absl::Duration margin = absl::Seconds(2);
     int max_message_bytes = 256 << 20;
+    // Channel credentials (TLS) and bearer token of every worker call.
+    rpc::ClientSecurity security = rpc::InsecureClientSecurity();
   };
 
   // `directory` and `metrics` (may be null) must outlive the runner.

@@ -2,6 +2,7 @@
 // OrdoServer::Options, starts it, prints `listening on HOST:PORT` (and
 // `metrics on PORT`) on stdout, and shuts down gracefully on SIGTERM/SIGINT.
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "rpc/log.h"
+#include "rpc/security_flags.h"
 #include "rpc/service_main.h"
 #include "rpc/termination_signals.h"
 #include "server/ordo_server.h"
@@ -24,9 +26,21 @@ ABSL_FLAG(std::string, workers, "",
           "remote workers: host:port,... or dns:///name:port; disables local workers");
 ABSL_FLAG(int, local_workers, -1,
           "supervised ordo-worker processes (default: number of cores); 0 = in-process");
+ABSL_FLAG(std::string, worker_tls_ca, "",
+          "PEM CA bundle: reach --workers over TLS, verifying their certificates");
+ABSL_FLAG(std::string, worker_tls_cert, "",
+          "PEM client certificate for workers that require mutual TLS (with --worker-tls-key)");
+ABSL_FLAG(std::string, worker_tls_key, "", "PEM private key of --worker-tls-cert");
+ABSL_FLAG(std::string, worker_auth_token_file, "",
+          "bearer token (first line) sent to workers; local workers require it "
+          "(default: --auth-token-file)");
 ABSL_FLAG(std::string, worker_binary, "", "ordo-worker to spawn (default: next to this binary)");
 ABSL_FLAG(std::string, redis, "", "redis://host:port[/db] for a shared cache (default: in-memory)");
 ABSL_FLAG(absl::Duration, redis_ttl, absl::Hours(168), "expiry of Redis cache entries");
+ABSL_FLAG(absl::Duration, redis_timeout, absl::Milliseconds(250),
+          "connect and command timeout of Redis calls; a slower Redis is a cache miss");
+ABSL_FLAG(int, max_state_mb, 1024,
+          "memory one compile's schedule search may use; requests may ask for less");
 ABSL_FLAG(int, cache_mb, 256, "budget of the in-memory cache");
 ABSL_FLAG(int, max_message_mb, 256, "largest request or response");
 ABSL_FLAG(int64_t, max_ops, 100000, "largest model, in ops");
@@ -35,6 +49,12 @@ ABSL_FLAG(absl::Duration, default_deadline, absl::Seconds(60), "deadline of call
 ABSL_FLAG(absl::Duration, max_deadline, absl::Minutes(10), "cap on call deadlines");
 
 int main(int argc, char** argv) {
+  // Before any thread starts: glibc's default of 8 arenas per core lets
+  // every gRPC and work thread keep its own free pages of big requests, so
+  // RSS climbs with each large request (hundreds of MiB after a dozen
+  // 35 MiB models). Two arenas plus the trim after large requests
+  // (compiler_service.cc) keep it flat; the search itself runs in workers.
+  mallopt(M_ARENA_MAX, 2);
   if (!ordo::rpc::InitServiceMain(argc, argv, "ordo-server", "ordo-server [--listen HOST:PORT] [--local-workers N] ...")) return 2;
 
   ordo::server::OrdoServer::Options options;
@@ -55,8 +75,29 @@ int main(int argc, char** argv) {
   options.worker_binary = absl::GetFlag(FLAGS_worker_binary).empty()
                               ? ordo::server::DefaultWorkerBinary(self_exe)
                               : absl::GetFlag(FLAGS_worker_binary);
+  options.security = ordo::rpc::ServerSecurityFromFlags();
+  options.worker_security.tls_ca_file = absl::GetFlag(FLAGS_worker_tls_ca);
+  options.worker_security.tls_cert_file = absl::GetFlag(FLAGS_worker_tls_cert);
+  options.worker_security.tls_key_file = absl::GetFlag(FLAGS_worker_tls_key);
+  options.worker_security.auth_token_file = absl::GetFlag(FLAGS_worker_auth_token_file);
+  absl::Status security = ordo::rpc::CheckServerSecurity(options.security);
+  if (security.ok()) security = ordo::rpc::LoadClientSecurity(options.worker_security).status();
+  if (!security.ok()) {
+    std::fprintf(stderr, "ordo-server: %s\n", std::string(security.message()).c_str());
+    return 2;
+  }
   options.redis_url = absl::GetFlag(FLAGS_redis);
   options.redis_ttl = absl::GetFlag(FLAGS_redis_ttl);
+  options.redis_timeout = absl::GetFlag(FLAGS_redis_timeout);
+  if (options.redis_timeout <= absl::ZeroDuration()) {
+    std::fprintf(stderr, "ordo-server: --redis-timeout must be positive\n");
+    return 2;
+  }
+  if (absl::GetFlag(FLAGS_max_state_mb) <= 0) {
+    std::fprintf(stderr, "ordo-server: --max-state-mb must be positive\n");
+    return 2;
+  }
+  options.limits.max_state_bytes = int64_t{absl::GetFlag(FLAGS_max_state_mb)} << 20;
   options.cache_bytes = int64_t{absl::GetFlag(FLAGS_cache_mb)} << 20;
   options.limits.max_message_bytes = int64_t{absl::GetFlag(FLAGS_max_message_mb)} << 20;
   options.limits.max_ops = absl::GetFlag(FLAGS_max_ops);

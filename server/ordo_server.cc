@@ -15,8 +15,35 @@
 #include "server/probed_worker_directory.h"
 
 namespace ordo::server {
+namespace {
+
+// How the front reaches its workers. Remote ones: as the flags say. Local
+// ones listen on loopback only, so TLS adds nothing there; a token (the
+// workers' own, else the front's) keeps other local users out.
+rpc::ClientSecurityOptions WorkerSecurityFiles(const OrdoServer::Options& options) {
+  if (!options.workers.empty()) return options.worker_security;
+  if (options.worker_security.tls()) {
+    rpc::Log(rpc::LogLevel::kWarning, "",
+             "--worker-tls-* apply to --workers; local workers are reached on loopback");
+  }
+  rpc::ClientSecurityOptions local;
+  local.auth_token_file = !options.worker_security.auth_token_file.empty()
+                              ? options.worker_security.auth_token_file
+                              : options.security.auth_token_file;
+  return local;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(Options options) {
+  // Security files are read first: a bad one fails before anything starts.
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      rpc::MakeServerCredentials(options.security);
+  if (!credentials.ok()) return credentials.status();
+  const rpc::ClientSecurityOptions worker_files = WorkerSecurityFiles(options);
+  absl::StatusOr<rpc::ClientSecurity> worker_security = rpc::LoadClientSecurity(worker_files);
+  if (!worker_security.ok()) return worker_security.status();
+
   std::unique_ptr<OrdoServer> server(new OrdoServer());
   server->shutdown_grace_ = options.shutdown_grace;
   if (!options.metrics_listen.empty()) {
@@ -31,6 +58,8 @@ absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(Options options) {
     absl::Status parsed = RedisScheduleCache::ParseUrl(options.redis_url, redis);
     if (!parsed.ok()) return parsed;
     redis.ttl = options.redis_ttl;
+    redis.connect_timeout = options.redis_timeout;
+    redis.command_timeout = options.redis_timeout;
     server->cache_ = std::make_unique<RedisScheduleCache>(redis);
   } else {
     server->cache_ = std::make_unique<LruScheduleCache>(options.cache_bytes);
@@ -39,12 +68,19 @@ absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(Options options) {
   int worker_slots = 0;
   if (!options.workers.empty()) {
     worker_slots = static_cast<int>(options.workers.size());
-    server->directory_ = std::make_unique<ProbedWorkerDirectory>(
-        options.workers, ProbedWorkerDirectory::Options{});
+    ProbedWorkerDirectory::Options probes;
+    probes.security = *worker_security;
+    server->directory_ = std::make_unique<ProbedWorkerDirectory>(options.workers, probes);
   } else if (options.local_workers > 0) {
     WorkerSupervisor::Options supervisor;
     supervisor.binary = options.worker_binary;
     supervisor.workers = options.local_workers;
+    // Local workers log into the front's stderr: at the front's level.
+    supervisor.extra_args.push_back(absl::StrCat("--log-level=", rpc::LogLevelName()));
+    if (!worker_files.auth_token_file.empty()) {
+      supervisor.extra_args.push_back(
+          absl::StrCat("--auth-token-file=", worker_files.auth_token_file));
+    }
     absl::StatusOr<std::unique_ptr<WorkerSupervisor>> started =
         WorkerSupervisor::Start(supervisor);
     if (!started.ok()) return started.status();
@@ -56,6 +92,7 @@ absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(Options options) {
     // A dns:/// target may stand for many workers: allow some parallelism.
     runner.max_in_flight = std::max(worker_slots, options.workers.size() == 1 ? 8 : 1);
     runner.max_message_bytes = static_cast<int>(options.limits.max_message_bytes);
+    runner.security = *worker_security;
     server->runner_ = std::make_unique<GrpcPartRunner>(server->directory_.get(), runner,
                                                        &server->metrics_);
   } else {
@@ -81,7 +118,7 @@ absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(Options options) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &server->port_);
+  builder.AddListeningPort(options.listen, *credentials, &server->port_);
   builder.SetMaxReceiveMessageSize(static_cast<int>(options.limits.max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(options.limits.max_message_bytes));
   builder.RegisterService(server->service_.get());
@@ -106,11 +143,12 @@ absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(Options options) {
       s->metrics_.workers_healthy().Set(healthy);
     } while (!s->mu_.AwaitWithTimeout(absl::Condition(&s->stopping_), absl::Seconds(1)));
   });
-  rpc::Log(rpc::LogLevel::kInfo, "",
-           absl::StrCat("ordo-server on port ", server->port_, ", cache ",
-                        server->cache_->kind(), ", ",
-                        server->directory_ ? absl::StrCat(worker_slots, " worker(s)")
-                                           : std::string("in-process scheduling")));
+  rpc::Log(
+      rpc::LogLevel::kInfo, "",
+      absl::StrCat("ordo-server on port ", server->port_, ", cache ", server->cache_->kind(), ", ",
+                   server->directory_ ? absl::StrCat(worker_slots, " worker(s)")
+                                      : std::string("in-process scheduling"),
+                   ", ", rpc::DescribeServerSecurity(options.security)));
   return server;
 }
 

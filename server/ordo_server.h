@@ -12,6 +12,7 @@
 #include "core/util/clock.h"
 #include "grpcpp/server.h"
 #include "rpc/metrics.h"
+#include "rpc/security.h"
 #include "server/response_cache.h"
 #include "rpc/work_queue.h"
 #include "server/compiler_service.h"
@@ -51,14 +52,24 @@ class OrdoServer {
     // "redis://host:port[/db]"; empty = in-memory LRU cache.
     std::string redis_url;
     absl::Duration redis_ttl = absl::Hours(24 * 7);
+    // Connect and command timeout of each Redis call: a slow or stalled
+    // Redis costs a lookup at most this, then counts as a miss.
+    absl::Duration redis_timeout = absl::Milliseconds(250);
     // Budget of the in-memory cache.
     int64_t cache_bytes = int64_t{256} << 20;
     CompilerLimits limits;
     absl::Duration shutdown_grace = absl::Seconds(5);
+    // TLS and bearer-token authentication of the public port.
+    rpc::ServerSecurityOptions security;
+    // How the front reaches remote `workers`: TLS (CA, client certificate)
+    // and the bearer token they require. Supervised local workers listen on
+    // 127.0.0.1 only and are reached in plaintext; they require a token
+    // when this one or `security` has a token file (this one first).
+    rpc::ClientSecurityOptions worker_security;
   };
 
   // UNAVAILABLE when a port cannot be bound; INVALID_ARGUMENT for a bad
-  // Redis URL; FAILED_PRECONDITION when the worker binary is missing.
+  // Redis URL or unreadable security files; FAILED_PRECONDITION when the worker binary is missing.
   static absl::StatusOr<std::unique_ptr<OrdoServer>> Start(Options options);
   ~OrdoServer();
   OrdoServer(const OrdoServer&) = delete;

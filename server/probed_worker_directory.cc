@@ -20,7 +20,7 @@ ProbedWorkerDirectory::ProbedWorkerDirectory(std::vector<std::string> addresses,
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
     stubs_.push_back(grpc::health::v1::Health::NewStub(
-        grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args)));
+        grpc::CreateCustomChannel(address, options_.security.credentials, args)));
     workers_.push_back({std::move(address), false, 0});
   }
   prober_ = std::thread([this] { ProbeLoop(); });
@@ -49,6 +49,7 @@ void ProbedWorkerDirectory::ReportFailure(const std::string& address) {
 bool ProbedWorkerDirectory::Probe(grpc::health::v1::Health::Stub& stub) const {
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + options_.timeout));
+  options_.security.Apply(context);
   grpc::health::v1::HealthCheckResponse response;
   return stub.Check(&context, {}, &response).ok() &&
          response.status() == grpc::health::v1::HealthCheckResponse::SERVING;

@@ -10,6 +10,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "rpc/security.h"
 #include "server/worker_directory.h"
 
 namespace ordo::server {
@@ -31,6 +32,8 @@ class ProbedWorkerDirectory final : public WorkerDirectory {
   struct Options {
     absl::Duration interval = absl::Seconds(1);
     absl::Duration timeout = absl::Milliseconds(500);
+    // How probes reach the workers: the part runner's TLS and token.
+    rpc::ClientSecurity security = rpc::InsecureClientSecurity();
   };
 
   ProbedWorkerDirectory(std::vector<std::string> addresses, Options options);

@@ -48,6 +48,10 @@ Child SpawnWorker(const WorkerSupervisor::Options& options) {
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return {};
   const std::string threads = absl::StrCat("--threads=", options.threads_per_worker);
+  // Built before fork: the child may not allocate.
+  std::vector<const char*> argv = {options.binary.c_str(), "--listen=127.0.0.1:0", threads.c_str()};
+  for (const std::string& arg : options.extra_args) argv.push_back(arg.c_str());
+  argv.push_back(nullptr);
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
@@ -64,9 +68,7 @@ Child SpawnWorker(const WorkerSupervisor::Options& options) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-    const char* argv[] = {options.binary.c_str(), "--listen=127.0.0.1:0", threads.c_str(),
-                          nullptr};
-    execv(options.binary.c_str(), const_cast<char* const*>(argv));
+    execv(options.binary.c_str(), const_cast<char* const*>(argv.data()));
     _exit(127);
   }
   close(pipe_fds[1]);

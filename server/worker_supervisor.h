@@ -19,7 +19,8 @@ namespace ordo::server {
 // Runs `workers` ordo-worker child processes on free loopback ports and
 // keeps them running: the embedded default of ordo-server.
 //
-// Each child is started as `binary --listen 127.0.0.1:0 --threads T` in its
+// Each child is started as `binary --listen 127.0.0.1:0 --threads T
+// extra_args...` in its
 // own process group (a terminal's Ctrl-C reaches only the front, which then
 // stops the children), with PR_SET_PDEATHSIG so it dies with the front even
 // when the front is killed. The child prints `listening on HOST:PORT`; a
@@ -34,6 +35,9 @@ class WorkerSupervisor final : public WorkerDirectory {
     std::string binary;
     int workers = 1;
     int threads_per_worker = 1;
+    // More flags for every child, e.g. --auth-token-file=F so that only the
+    // front (which holds the token) can use the children's loopback ports.
+    std::vector<std::string> extra_args;
     absl::Duration start_timeout = absl::Seconds(10);
     absl::Duration poll_interval = absl::Milliseconds(100);
     absl::Duration restart_backoff = absl::Milliseconds(200);

@@ -10,6 +10,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "rpc/log.h"
+#include "rpc/security_flags.h"
 #include "rpc/service_main.h"
 #include "rpc/termination_signals.h"
 #include "workers/worker_server.h"
@@ -19,13 +20,22 @@ ABSL_FLAG(int, threads, 1, "parts scheduled at once");
 ABSL_FLAG(int, metrics_port, 0, "port of /metrics (all interfaces, for Prometheus in another pod); 0 = off");
 
 int main(int argc, char** argv) {
-  if (!ordo::rpc::InitServiceMain(argc, argv, "ordo-worker", "ordo-worker [--listen HOST:PORT] [--threads N]")) return 2;
+  if (!ordo::rpc::InitServiceMain(argc, argv, "ordo-worker",
+                                  "ordo-worker [--listen HOST:PORT] [--threads N] "
+                                  "[--tls-cert F --tls-key F] [--auth-token-file F]")) {
+    return 2;
+  }
 
   ordo::worker::WorkerServer::Options options;
   options.listen = absl::GetFlag(FLAGS_listen);
   options.threads = std::max(1, absl::GetFlag(FLAGS_threads));
   if (absl::GetFlag(FLAGS_metrics_port) > 0) {
     options.metrics_listen = absl::StrCat("0.0.0.0:", absl::GetFlag(FLAGS_metrics_port));
+  }
+  options.security = ordo::rpc::ServerSecurityFromFlags();
+  if (absl::Status security = ordo::rpc::CheckServerSecurity(options.security); !security.ok()) {
+    std::fprintf(stderr, "ordo-worker: %s\n", std::string(security.message()).c_str());
+    return 2;
   }
   absl::StatusOr<std::unique_ptr<ordo::worker::WorkerServer>> server =
       ordo::worker::WorkerServer::Start(options);

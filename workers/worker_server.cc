@@ -22,10 +22,13 @@ absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(Options option
   server->service_ = std::make_unique<WorkerService>(
       options.service, rpc::CallEnvironment{server->queue_.get(), &server->metrics_registry_});
 
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      rpc::MakeServerCredentials(options.security);
+  if (!credentials.ok()) return credentials.status();
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &server->port_);
+  builder.AddListeningPort(options.listen, *credentials, &server->port_);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   // Fronts reach workers through one dns:/// channel and re-resolve only

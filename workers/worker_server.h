@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "grpcpp/server.h"
 #include "rpc/metrics.h"
+#include "rpc/security.h"
 #include "rpc/work_queue.h"
 #include "workers/worker_service.h"
 
@@ -29,9 +30,12 @@ class WorkerServer {
     // Largest request or response.
     int max_message_bytes = 256 << 20;
     WorkerService::Options service;
+    // TLS and bearer-token authentication of the port (default: neither).
+    rpc::ServerSecurityOptions security;
   };
 
-  // UNAVAILABLE when it cannot listen.
+  // UNAVAILABLE when it cannot listen; INVALID_ARGUMENT for bad `security`
+  // files.
   static absl::StatusOr<std::unique_ptr<WorkerServer>> Start(Options options);
   ~WorkerServer();
   WorkerServer(const WorkerServer&) = delete;

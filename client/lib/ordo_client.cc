@@ -16,6 +16,8 @@
 namespace ordo::client {
 namespace {
 
+// Messages as core/graph/graph_proto.cc's (the CLI's local mode), so a bad
+// file reads the same in local and remote mode (tests/data/bad/MANIFEST.txt).
 absl::StatusOr<v1::Graph> ParseNativeGraph(absl::string_view bytes, ModelFormat format) {
   v1::Graph graph;
   if (format == ModelFormat::kGraphJson) {
@@ -23,10 +25,10 @@ absl::StatusOr<v1::Graph> ParseNativeGraph(absl::string_view bytes, ModelFormat 
         google::protobuf::StringPiece(bytes.data(), bytes.size()), &graph);
     if (!status.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("not an ordo.v1.Graph in JSON: ", status.message().as_string()));
+          absl::StrCat("not a valid ordo.v1.Graph JSON document: ", status.message().as_string()));
     }
   } else if (!graph.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return absl::InvalidArgumentError("not a binary ordo.v1.Graph");
+    return absl::InvalidArgumentError("not a valid ordo.v1.Graph protobuf message");
   }
   return graph;
 }
@@ -63,7 +65,7 @@ OrdoClient::OrdoClient(const std::string& target, Options options) : options_(op
     args.SetServiceConfigJSON(kRetryServiceConfig);
     args.SetInt(GRPC_ARG_ENABLE_RETRIES, 1);
   }
-  channel_ = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  channel_ = grpc::CreateCustomChannel(target, options_.security.credentials, args);
   stub_ = v1::Compiler::NewStub(channel_);
 }
 
@@ -78,6 +80,7 @@ void SetDeadline(grpc::ClientContext& context, absl::Duration timeout) {
 absl::StatusOr<v1::CompileResponse> OrdoClient::Compile(const v1::CompileRequest& request) const {
   grpc::ClientContext context;
   SetDeadline(context, options_.timeout);
+  options_.security.Apply(context);
   v1::CompileResponse response;
   grpc::Status status = stub_->Compile(&context, request, &response);
   if (!status.ok()) return rpc::FromGrpcStatus(status);
@@ -89,6 +92,7 @@ absl::StatusOr<v1::CompileResponse> OrdoClient::CompileStream(
     const std::function<void(const v1::CompileProgress&)>& on_progress) const {
   grpc::ClientContext context;
   SetDeadline(context, options_.timeout);
+  options_.security.Apply(context);
   std::unique_ptr<grpc::ClientReader<v1::CompileEvent>> reader =
       stub_->CompileStream(&context, request);
   v1::CompileEvent event;
@@ -107,6 +111,7 @@ absl::StatusOr<v1::EstimateResponse> OrdoClient::Estimate(
     const v1::EstimateRequest& request) const {
   grpc::ClientContext context;
   SetDeadline(context, options_.timeout);
+  options_.security.Apply(context);
   v1::EstimateResponse response;
   grpc::Status status = stub_->Estimate(&context, request, &response);
   if (!status.ok()) return rpc::FromGrpcStatus(status);
@@ -116,6 +121,7 @@ absl::StatusOr<v1::EstimateResponse> OrdoClient::Estimate(
 absl::StatusOr<v1::GetInfoResponse> OrdoClient::GetInfo() const {
   grpc::ClientContext context;
   SetDeadline(context, options_.timeout);
+  options_.security.Apply(context);
   v1::GetInfoResponse response;
   grpc::Status status = stub_->GetInfo(&context, v1::GetInfoRequest(), &response);
   if (!status.ok()) return rpc::FromGrpcStatus(status);
@@ -126,6 +132,7 @@ absl::StatusOr<bool> OrdoClient::Serving(const std::string& service) const {
   auto health = grpc::health::v1::Health::NewStub(channel_);
   grpc::ClientContext context;
   SetDeadline(context, options_.timeout);
+  options_.security.Apply(context);
   grpc::health::v1::HealthCheckRequest request;
   request.set_service(service);
   grpc::health::v1::HealthCheckResponse response;

@@ -11,6 +11,7 @@
 #include "core/compile/import_model.h"
 #include "grpcpp/channel.h"
 #include "ordo/v1/compiler_service.grpc.pb.h"
+#include "rpc/security.h"
 
 namespace ordo::client {
 
@@ -52,6 +53,8 @@ class OrdoClient {
     bool retry = true;
     // Largest response accepted.
     int max_message_bytes = 256 << 20;
+    // TLS and bearer token (rpc::LoadClientSecurity); default plaintext.
+    rpc::ClientSecurity security = rpc::InsecureClientSecurity();
   };
 
   // Connects lazily to `target` (host:port, or any gRPC target such as

@@ -127,11 +127,34 @@ def _device(device):
     return json_format.ParseDict(device, device_pb2.DeviceSpec())
 
 
+def _read_bytes(path):
+    """The contents of `path`, or None when `path` is None."""
+    if path is None:
+        return None
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _read_token(path):
+    """The first token of a token file (as the C++ clients read it)."""
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            token = line.strip()
+            if token and not token.startswith("#"):
+                return token
+    raise ValueError(f"auth token file {path!r} holds no token")
+
+
 class OrdoClient:
     """A connection to one ordo-server.
 
-    `target` is a gRPC target ("host:port", "dns:///name:port"); the channel
-    is insecure (the service runs inside a trusted network). `timeout_s` is
+    `target` is a gRPC target ("host:port", "dns:///name:port"). The channel
+    is plaintext unless a `tls_*` file is given: then TLS, the server checked
+    against `tls_ca_file` (PEM; the system roots when None), with the client
+    certificate `tls_cert_file` + `tls_key_file` for servers that require
+    mutual TLS. `auth_token` (or the first token of `auth_token_file`, one
+    per line, '#' comments skipped) is sent as `authorization: Bearer ...`
+    metadata with every call, for servers run with --auth-token-file. `timeout_s` is
     the deadline of each call, retries included. `retry=False` turns the
     retry policy off (tests that want to see UNAVAILABLE at once).
 
@@ -139,7 +162,9 @@ class OrdoClient:
     it (or use it as a context manager) to release the channel.
     """
 
-    def __init__(self, target, timeout_s=60.0, retry=True):
+    def __init__(self, target, timeout_s=60.0, retry=True, tls_ca_file=None,
+                 tls_cert_file=None, tls_key_file=None, auth_token=None,
+                 auth_token_file=None):
         options = [
             ("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", _MAX_MESSAGE_BYTES),
@@ -149,7 +174,19 @@ class OrdoClient:
             options.append(("grpc.service_config", json.dumps(RETRY_SERVICE_CONFIG)))
         self.target = target
         self.timeout_s = timeout_s
-        self._channel = grpc.insecure_channel(target, options=options)
+        if auth_token_file is not None:
+            auth_token = _read_token(auth_token_file)
+        self._metadata = (("authorization", f"Bearer {auth_token}"),) if auth_token else ()
+        if tls_ca_file or tls_cert_file or tls_key_file:
+            if bool(tls_cert_file) != bool(tls_key_file):
+                raise ValueError("tls_cert_file and tls_key_file go together")
+            credentials = grpc.ssl_channel_credentials(
+                root_certificates=_read_bytes(tls_ca_file),
+                private_key=_read_bytes(tls_key_file),
+                certificate_chain=_read_bytes(tls_cert_file))
+            self._channel = grpc.secure_channel(target, credentials, options=options)
+        else:
+            self._channel = grpc.insecure_channel(target, options=options)
         self._stub = pb_grpc.CompilerStub(self._channel)
 
     def close(self):
@@ -163,7 +200,8 @@ class OrdoClient:
 
     @staticmethod
     def _request(kind, model, device, scheduler, time_limit_s, arena_planner, inplace,
-                 count_weights, return_reordered_onnx=False):
+                 count_weights, return_reordered_onnx=False, rewrite="",
+                 max_latency_overhead=None):
         request = kind()
         _set_model(request, model)
         request.device.CopyFrom(_device(device))
@@ -176,36 +214,48 @@ class OrdoClient:
             options.inplace = inplace
         options.count_weights = count_weights
         options.return_reordered_onnx = return_reordered_onnx
+        if kind is pb.CompileRequest:
+            options.rewrite = rewrite or ""
+            if max_latency_overhead is not None:
+                options.max_latency_overhead = max_latency_overhead
         return request
 
     def _call(self, method, request):
         try:
-            return method(request, timeout=self.timeout_s)
+            return method(request, timeout=self.timeout_s, metadata=self._metadata)
         except grpc.RpcError as error:
             raise OrdoError(error.code(), error.details()) from None
 
     def compile(self, model, device=None, scheduler="best", time_limit_s=None,
                 arena_planner="", inplace=None, count_weights=False,
-                return_reordered_onnx=False):
+                return_reordered_onnx=False, rewrite="", max_latency_overhead=None):
         """Compiles `model` (path, ONNX bytes or ordo.v1.Graph).
 
         `device` is a DeviceSpec or a dict of its fields (e.g.
-        {"memory_capacity_bytes": 2 << 20, "on_chip_bytes": 262144}).
-        `time_limit_s` is the search budget (server default 10 s), capped by
-        `timeout_s`. Returns the CompileResponse.
+        {"memory_capacity_bytes": 2 << 20, "on_chip_bytes": 262144,
+        "macs_per_second": 4e8}). `time_limit_s` is the search budget (server
+        default 10 s), capped by `timeout_s`. `rewrite` ("none", "identity",
+        "partition", "all" or "auto"; ONNX only) rewrites the model first:
+        the response then carries `rewritten_onnx_model`, `rewrites` and
+        `rewrite`; `max_latency_overhead` bounds partitioning's extra latency
+        (server default 0.05). Returns the CompileResponse.
         """
         request = self._request(pb.CompileRequest, model, device, scheduler, time_limit_s,
-                                arena_planner, inplace, count_weights, return_reordered_onnx)
+                                arena_planner, inplace, count_weights, return_reordered_onnx,
+                                rewrite, max_latency_overhead)
         return self._call(self._stub.Compile, request)
 
     def compile_stream(self, model, device=None, scheduler="best", time_limit_s=None,
-                       arena_planner="", inplace=None, count_weights=False):
+                       arena_planner="", inplace=None, count_weights=False, rewrite="",
+                       max_latency_overhead=None):
         """Like compile(); yields CompileProgress messages as stages finish,
         then the CompileResponse (always last)."""
         request = self._request(pb.CompileRequest, model, device, scheduler, time_limit_s,
-                                arena_planner, inplace, count_weights)
+                                arena_planner, inplace, count_weights, False, rewrite,
+                                max_latency_overhead)
         try:
-            for event in self._stub.CompileStream(request, timeout=self.timeout_s):
+            for event in self._stub.CompileStream(request, timeout=self.timeout_s,
+                                                  metadata=self._metadata):
                 kind = event.WhichOneof("event")
                 if kind == "progress":
                     yield event.progress

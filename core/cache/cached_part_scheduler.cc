@@ -157,7 +157,10 @@ absl::StatusOr<PartScheduleResult> ScheduleByParts(const MemoryModel& model,
     if (cache == nullptr) continue;
     absl::StatusOr<std::optional<CachedSchedule>> entry = cache->Lookup(keys[p].key);
     if (!entry.ok()) {
-      ++stats.cache_errors;
+      // DATA_LOSS: the cache answered with bytes that are no entry of this
+      // key (corrupt, truncated, planted): rejected like a failed re-check.
+      // Anything else: the cache could not answer.
+      ++(absl::IsDataLoss(entry.status()) ? stats.cache_rejected : stats.cache_errors);
       ++stats.cache_misses;
       continue;
     }
@@ -289,6 +292,7 @@ absl::StatusOr<PartScheduleResult> ScheduleByParts(const MemoryModel& model,
 
   // Algorithms by ops covered, most first (as DivideAndConquerScheduler).
   std::vector<std::pair<int32_t, std::string>> by_ops;
+  by_ops.reserve(ops_by_algorithm.size());
   for (const auto& [name, ops] : ops_by_algorithm) by_ops.emplace_back(-ops, name);
   std::sort(by_ops.begin(), by_ops.end());
   whole.algorithm = absl::StrJoin(by_ops, "+", [](std::string* s, const auto& entry) {

@@ -38,8 +38,10 @@ struct PartScheduleStats {
   int32_t parts = 0;
   int32_t cache_hits = 0;
   int32_t cache_misses = 0;
-  // Lookups that failed, and entries that failed the re-check (both then
-  // count as misses too).
+  // Lookups that failed (cache unreachable, timed out), and entries that
+  // were rejected: undecodable (a DATA_LOSS lookup) or failing the re-check
+  // against the part. Both also count as misses; a rejected entry is then
+  // overwritten by the part's new schedule.
   int32_t cache_errors = 0;
   int32_t cache_rejected = 0;
   int32_t cache_insert_errors = 0;

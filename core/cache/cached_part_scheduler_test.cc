@@ -8,6 +8,7 @@
 #include "core/memory/simulator.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
+#include "core/testing/trials.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -122,6 +123,48 @@ TEST(CachedPartSchedulerTest, CorruptEntriesAreRejectedAndRecomputed) {
   EXPECT_EQ(runner.tasks(), 4);
 }
 
+// Answers every lookup as a cache that holds undecodable bytes (Redis with
+// a planted or truncated value) or that cannot be reached.
+class FailingLookupCache final : public ScheduleCache {
+ public:
+  explicit FailingLookupCache(absl::Status error) : error_(std::move(error)) {}
+  absl::StatusOr<std::optional<CachedSchedule>> Lookup(absl::string_view) override {
+    return error_;
+  }
+  absl::Status Insert(absl::string_view, const CachedSchedule&) override {
+    ++inserts_;
+    return absl::OkStatus();
+  }
+  absl::string_view kind() const override { return "failing"; }
+  int inserts() const { return inserts_; }
+
+ private:
+  const absl::Status error_;
+  int inserts_ = 0;
+};
+
+TEST(CachedPartSchedulerTest, UndecodableEntriesCountAsRejectedAndAreOverwritten) {
+  const MemoryModel model = Model();
+  FailingLookupCache cache(absl::DataLossError("entry does not decode"));
+  CountingRunner runner;
+  ORDO_ASSERT_OK_AND_ASSIGN(PartScheduleResult result,
+                            ScheduleByParts(model, Options(), {}, runner, &cache));
+  EXPECT_EQ(result.stats.cache_rejected, 3);
+  EXPECT_EQ(result.stats.cache_errors, 0);
+  EXPECT_EQ(result.stats.cache_misses, 3);
+  EXPECT_EQ(cache.inserts(), 2);  // the two distinct parts, replacing the bad bytes
+}
+
+TEST(CachedPartSchedulerTest, UnreachableCacheCountsAsErrors) {
+  const MemoryModel model = Model();
+  FailingLookupCache cache(absl::UnavailableError("redis: timeout"));
+  CountingRunner runner;
+  ORDO_ASSERT_OK_AND_ASSIGN(PartScheduleResult result,
+                            ScheduleByParts(model, Options(), {}, runner, &cache));
+  EXPECT_EQ(result.stats.cache_errors, 3);
+  EXPECT_EQ(result.stats.cache_rejected, 0);
+}
+
 TEST(CachedPartSchedulerTest, FailedTasksFallBackToGreedyAndAreNotCached) {
   const MemoryModel model = Model();
   LruScheduleCache cache(1 << 20);
@@ -154,7 +197,7 @@ TEST(CachedPartSchedulerTest, SearchingOnlyPeakPartsMatchesBruteForce) {
   std::mt19937_64 rng(7);
   LruScheduleCache cache(16 << 20);
   int searched_fewer = 0, ran = 0;
-  for (int trial = 0; trial < 600; ++trial) {
+  for (int trial = 0; trial < ::ordo::testing::Trials(600); ++trial) {
     testing::RandomHourglassOptions graph_options;
     graph_options.num_cells = 2 + static_cast<int32_t>(rng() % 3);
     graph_options.max_cell_ops = 3;
@@ -182,7 +225,7 @@ TEST(CachedPartSchedulerTest, SearchingOnlyPeakPartsMatchesBruteForce) {
     EXPECT_EQ(again.stats.cache_hits, again.stats.parts) << "trial " << trial;
     EXPECT_EQ(again_runner.tasks(), 0);
   }
-  EXPECT_GT(ran, 200);
+  EXPECT_GT(ran, ::ordo::testing::Trials(600) / 3);
   EXPECT_GT(searched_fewer, 0) << "no part was ever settled without a search";
   std::printf("%d graphs, %d with parts settled without a search\n", ran, searched_fewer);
 }

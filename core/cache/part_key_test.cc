@@ -63,6 +63,26 @@ TEST(PartKeyTest, SensitiveToSizesStructureOptionsAndScheduler) {
   EXPECT_NE(base.key, CanonicalPartKey(Model(kCell), "dp").key);
 }
 
+// Keys become Redis keys ("<prefix><key>", server/cache): they must carry
+// nothing a user wrote, whatever bytes the names or the scheduler string
+// hold (glob characters, escapes, separators, invalid UTF-8).
+TEST(PartKeyTest, KeyIsLowercaseHexWhateverBytesTheRequestHolds) {
+  const std::string odd = absl::StrReplaceAll(
+      kCell, {{" x", " \x1b[2J*?"}, {"y:", "\xff\xfe{}:"}, {" y ", " \xff\xfe{} "},
+              {"op a", "op ordo\x01part\x7f"}, {" out", " \x03\x02[a-z]"}});
+  ASSERT_NE(odd, std::string(kCell));
+  const std::string scheduler("dp\n\0*\xff ordo:part:", 16);
+  for (const PartKey& key : {CanonicalPartKey(Model(odd), "best"),
+                             CanonicalPartKey(Model(odd), scheduler)}) {
+    ASSERT_EQ(key.key.size(), 32u);
+    for (char c : key.key) {
+      EXPECT_TRUE((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')) << key.key;
+    }
+  }
+  // Names never reach the key at all.
+  EXPECT_EQ(CanonicalPartKey(Model(odd), "best").key, CanonicalPartKey(Model(kCell), "best").key);
+}
+
 TEST(PartKeyTest, StableAcrossCalls) {
   // Keys are shared through Redis between processes: no per-process seed.
   EXPECT_EQ(CanonicalPartKey(Model(kCell), "best").key,

@@ -1,0 +1,104 @@
+#include "rpc/security.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ordo::rpc {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string WriteTemp(const std::string& name, const std::string& contents) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / (name + "." + std::to_string(getpid()))).string();
+  std::ofstream(path) << contents;
+  return path;
+}
+
+TEST(ReadTokenFileTest, TrimsAndSkipsBlankAndCommentLines) {
+  const std::string path = WriteTemp("tokens", "# rotation\n  alpha \n\nbeta\r\n");
+  absl::StatusOr<std::vector<std::string>> tokens = ReadTokenFile(path);
+  ASSERT_TRUE(tokens.ok()) << tokens.status();
+  EXPECT_THAT(*tokens, ElementsAre("alpha", "beta"));
+  std::filesystem::remove(path);
+}
+
+TEST(ReadTokenFileTest, EmptyOrMissingFileIsAnErrorNamingThePath) {
+  const std::string path = WriteTemp("empty-tokens", "# nothing\n\n");
+  absl::StatusOr<std::vector<std::string>> empty = ReadTokenFile(path);
+  EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(empty.status().message()), HasSubstr(path));
+  std::filesystem::remove(path);
+  EXPECT_EQ(ReadTokenFile("/nonexistent/tokens").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(TokenAuthenticatorTest, AcceptsEveryListedTokenAndNothingElse) {
+  const TokenAuthenticator auth({"alpha", "beta"}, false, false);
+  EXPECT_TRUE(auth.Accepts("alpha"));
+  EXPECT_TRUE(auth.Accepts("beta"));
+  EXPECT_FALSE(auth.Accepts("alph"));
+  EXPECT_FALSE(auth.Accepts("alphaa"));
+  EXPECT_FALSE(auth.Accepts(""));
+}
+
+grpc::Status Process(TokenAuthenticator& auth, const std::string& path,
+                     const std::string* authorization,
+                     grpc::AuthMetadataProcessor::OutputMetadata* consumed) {
+  grpc::AuthMetadataProcessor::InputMetadata input;
+  input.emplace(":path", path);
+  if (authorization != nullptr) input.emplace("authorization", *authorization);
+  grpc::AuthMetadataProcessor::OutputMetadata response;
+  return auth.Process(input, nullptr, consumed, &response);
+}
+
+TEST(TokenAuthenticatorTest, ChecksBearerMetadataAndConsumesIt) {
+  TokenAuthenticator auth({"s3cret"}, false, false);
+  grpc::AuthMetadataProcessor::OutputMetadata consumed;
+  const std::string right = "Bearer s3cret";
+  EXPECT_TRUE(Process(auth, "/ordo.v1.Compiler/GetInfo", &right, &consumed).ok());
+  EXPECT_EQ(consumed.count("authorization"), 1u);
+
+  const std::string wrong = "Bearer s3creT";
+  const grpc::Status denied = Process(auth, "/ordo.v1.Compiler/GetInfo", &wrong, &consumed);
+  EXPECT_EQ(denied.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_THAT(denied.error_message(), Not(HasSubstr("s3cre")));
+  const std::string basic = "Basic s3cret";
+  EXPECT_EQ(Process(auth, "/ordo.v1.Compiler/GetInfo", &basic, &consumed).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(Process(auth, "/ordo.v1.Compiler/GetInfo", nullptr, &consumed).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+}
+
+TEST(TokenAuthenticatorTest, HealthAndReflectionOpenOnlyWhenAllowed) {
+  grpc::AuthMetadataProcessor::OutputMetadata consumed;
+  TokenAuthenticator closed({"t"}, false, false);
+  EXPECT_FALSE(Process(closed, "/grpc.health.v1.Health/Check", nullptr, &consumed).ok());
+  TokenAuthenticator open({"t"}, true, true);
+  EXPECT_TRUE(Process(open, "/grpc.health.v1.Health/Check", nullptr, &consumed).ok());
+  EXPECT_TRUE(Process(open, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+                      nullptr, &consumed)
+                  .ok());
+  EXPECT_FALSE(Process(open, "/ordo.v1.Compiler/Compile", nullptr, &consumed).ok());
+}
+
+TEST(MakeServerCredentialsTest, RejectsIncompleteTlsFlags) {
+  ServerSecurityOptions options;
+  options.tls_cert_file = "/nonexistent/cert.pem";
+  EXPECT_EQ(MakeServerCredentials(options).status().code(), absl::StatusCode::kInvalidArgument);
+  options.tls_key_file = "/nonexistent/key.pem";
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> missing = MakeServerCredentials(options);
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("--tls-cert"));
+  ServerSecurityOptions ca_only;
+  ca_only.tls_client_ca_file = "/nonexistent/ca.pem";
+  EXPECT_EQ(MakeServerCredentials(ca_only).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace ordo::rpc

@@ -1,0 +1,403 @@
+// Hostile inputs through a real ordo-server: every file of tests/data/bad
+// (MANIFEST.txt names the text each error must contain), the big generated
+// cases (a million ops, a 10,000-wide fan-out, a 100,000-op chain, a 64 MiB
+// attribute) and hostile options (device memory zero / negative / INT64_MAX,
+// negative and absurd time limits, unknown scheduler). Each gets its
+// documented status code and a message naming the problem; afterwards the
+// server still serves, and a second round of everything does not grow its
+// RSS (no leak per request). Timings are printed, not asserted tightly.
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "client/lib/ordo_client.h"
+#include "core/compile/import_model.h"
+#include "tests/service/service_harness.h"
+
+namespace ordo {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace ::ordo::testing_service;  // NOLINT: the harness is the test's vocabulary
+
+std::string BadDir() { return absl::StrCat(ORDO_SOURCE_DIR, "/tests/data/bad"); }
+std::string TinyCell() { return absl::StrCat(ORDO_EXAMPLE_MODELS_DIR, "/tiny_cell.onnx"); }
+
+struct ManifestEntry {
+  std::string file;
+  std::string expected;
+};
+
+std::vector<ManifestEntry> ReadManifest() {
+  std::ifstream in(BadDir() + "/MANIFEST.txt");
+  std::vector<ManifestEntry> entries;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> fields = absl::StrSplit(line, absl::MaxSplits('\t', 1));
+    if (fields.size() == 2) entries.push_back({fields[0], fields[1]});
+  }
+  return entries;
+}
+
+// Resident set of `pid` in bytes (VmRSS of /proc/PID/status); 0 if unknown.
+int64_t RssBytes(pid_t pid) {
+  const std::string status = ReadFile(absl::StrCat("/proc/", pid, "/status"));
+  for (absl::string_view line : absl::StrSplit(status, '\n')) {
+    if (!absl::ConsumePrefix(&line, "VmRSS:")) continue;
+    int64_t kib = 0;
+    if (absl::SimpleAtoi(
+            absl::StripAsciiWhitespace(absl::StripSuffix(absl::StripAsciiWhitespace(line), "kB")),
+            &kib)) {
+      return kib << 10;
+    }
+  }
+  return 0;
+}
+
+// --- Generated ONNX models (as tests/cli/bad_inputs_test.cc) ---------------
+
+onnx::ValueInfoProto FloatInfo(const std::string& name, std::vector<int64_t> dims) {
+  onnx::ValueInfoProto info;
+  info.set_name(name);
+  auto* tensor = info.mutable_type()->mutable_tensor_type();
+  tensor->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) tensor->mutable_shape()->add_dim()->set_dim_value(d);
+  return info;
+}
+
+onnx::ModelProto EmptyModel() {
+  onnx::ModelProto model;
+  model.set_ir_version(7);
+  model.add_opset_import()->set_version(13);
+  model.mutable_graph()->set_name("generated");
+  *model.mutable_graph()->add_input() = FloatInfo("x", {1, 8});
+  return model;
+}
+
+onnx::NodeProto* AddNode(onnx::GraphProto& graph, const std::string& type,
+                         std::vector<std::string> inputs, const std::string& output) {
+  onnx::NodeProto* node = graph.add_node();
+  node->set_op_type(type);
+  node->set_name(output);
+  for (std::string& input : inputs) node->add_input(std::move(input));
+  node->add_output(output);
+  return node;
+}
+
+std::string ReluChain(int32_t n) {
+  onnx::ModelProto model = EmptyModel();
+  onnx::GraphProto& graph = *model.mutable_graph();
+  std::string previous = "x";
+  for (int32_t i = 0; i < n; ++i) {
+    const std::string output = i + 1 == n ? "y" : absl::StrCat("t", i);
+    AddNode(graph, "Relu", {previous}, output);
+    previous = output;
+  }
+  *graph.add_output() = FloatInfo("y", {1, 8});
+  return model.SerializeAsString();
+}
+
+std::string FanOut(int32_t width) {
+  onnx::ModelProto model = EmptyModel();
+  onnx::GraphProto& graph = *model.mutable_graph();
+  std::vector<std::string> branches;
+  for (int32_t i = 0; i < width; ++i) {
+    branches.push_back(absl::StrCat("b", i));
+    AddNode(graph, "Relu", {"x"}, branches.back());
+  }
+  onnx::NodeProto* concat = AddNode(graph, "Concat", branches, "y");
+  onnx::AttributeProto* axis = concat->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(1);
+  *graph.add_output() = FloatInfo("y", {1, 8 * width});
+  return model.SerializeAsString();
+}
+
+std::string HugeAttribute() {
+  onnx::ModelProto model = EmptyModel();
+  onnx::NodeProto* node = AddNode(*model.mutable_graph(), "Relu", {"x"}, "y");
+  onnx::AttributeProto* note = node->add_attribute();
+  note->set_name("note");
+  note->set_type(onnx::AttributeProto::STRING);
+  note->set_s(std::string(64 << 20, 'A'));
+  *model.mutable_graph()->add_output() = FloatInfo("y", {1, 8});
+  return model.SerializeAsString();
+}
+
+v1::Graph MillionOpGraph() {
+  v1::Graph graph;
+  graph.add_tensors()->set_name("x");
+  graph.mutable_tensors(0)->set_size_bytes(4);
+  std::string previous = "x";
+  for (int32_t i = 0; i < 1000000; ++i) {
+    v1::Op* op = graph.add_ops();
+    op->set_name(absl::StrCat("o", i));
+    op->set_type("Relu");
+    op->add_inputs(previous);
+    previous = absl::StrCat("t", i);
+    op->add_outputs(previous);
+  }
+  return graph;
+}
+
+v1::CompileRequest OnnxBytesRequest(std::string bytes, absl::Duration time_limit) {
+  v1::CompileRequest request;
+  request.set_onnx_model(std::move(bytes));
+  request.mutable_options()->mutable_time_limit()->set_seconds(absl::ToInt64Seconds(time_limit));
+  return request;
+}
+
+// --- The cases ---------------------------------------------------------------
+
+// Every corpus file: .onnx as onnx_model bytes; .json/.pb as the ordo.v1.Graph
+// they parse to (client/lib does the parsing, as the CLI's remote mode), and
+// when they do not parse, the client refuses them with the manifest's text
+// and the raw bytes sent as onnx_model are refused by the server.
+void SendCorpus(Server& server) {
+  const std::vector<ManifestEntry> entries = ReadManifest();
+  ASSERT_GE(entries.size(), 30u);
+  for (const ManifestEntry& entry : entries) {
+    SCOPED_TRACE(entry.file);
+    const std::string bytes = ReadFile(absl::StrCat(BadDir(), "/", entry.file));
+    const ModelFormat format = ModelFormatFromPath(entry.file);
+    v1::CompileRequest request;
+    request.mutable_options()->mutable_time_limit()->set_seconds(1);
+    bool parsed_by_client = true;
+    if (format == ModelFormat::kOnnx) {
+      request.set_onnx_model(bytes);
+    } else if (absl::Status s = client::SetRequestModel(bytes, format, request); !s.ok()) {
+      parsed_by_client = false;
+      EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+      EXPECT_THAT(std::string(s.message()), HasSubstr(entry.expected));
+      request.set_onnx_model(bytes);  // what a confused client would send
+    }
+    v1::CompileResponse response;
+    const absl::Time start = absl::Now();
+    const grpc::Status status = server.Compile(request, response, absl::Seconds(30));
+    if (parsed_by_client) {
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+      EXPECT_THAT(status.error_message(), HasSubstr(entry.expected));
+    } else if (entry.file == "onnx_model.pb") {
+      // An ONNX model named like a native graph: fine as onnx_model.
+      EXPECT_TRUE(status.ok()) << status.error_message();
+    } else {
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+      EXPECT_THAT(status.error_message(), HasSubstr("not a valid ONNX"));
+    }
+    EXPECT_LT(absl::Now() - start, absl::Seconds(10)) << "slow refusal";
+    // Names are escaped: no control byte reaches the status (or the log).
+    for (const char c : status.error_message()) {
+      EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+          << "raw control byte in: " << absl::CEscape(status.error_message());
+    }
+  }
+}
+
+void ExpectCode(Server& server, const v1::CompileRequest& request, grpc::StatusCode code,
+                const std::string& text, const std::string& what) {
+  v1::CompileResponse response;
+  const absl::Time start = absl::Now();
+  const grpc::Status status = server.Compile(request, response, absl::Seconds(60));
+  std::printf("[ timing ] %s: %.2f s, code %d\n", what.c_str(),
+              absl::ToDoubleSeconds(absl::Now() - start), status.error_code());
+  EXPECT_EQ(status.error_code(), code) << what << ": " << status.error_message().substr(0, 500);
+  EXPECT_THAT(status.error_message(), HasSubstr(text)) << what;
+  EXPECT_LT(status.error_message().size(), 8192u) << what;
+}
+
+void ExpectAnswered(Server& server, const v1::CompileRequest& request, const std::string& what,
+                    int32_t ops) {
+  v1::CompileResponse response;
+  const absl::Time start = absl::Now();
+  const grpc::Status status = server.Compile(request, response, absl::Seconds(60));
+  std::printf("[ timing ] %s: %.2f s\n", what.c_str(), absl::ToDoubleSeconds(absl::Now() - start));
+  ASSERT_TRUE(status.ok()) << what << ": " << status.error_message().substr(0, 500);
+  EXPECT_EQ(response.ops(), ops) << what;
+  ExpectValidSchedule(response);
+}
+
+// The big inputs; `cached` bodies are generated once per test.
+struct BigInputs {
+  std::string million_onnx = ReluChain(1000000);
+  v1::Graph million_graph = MillionOpGraph();
+  std::string fan_out = FanOut(10000);
+  std::string chain = ReluChain(100000);
+  std::string huge_attribute = HugeAttribute();
+};
+
+void SendBigInputs(Server& server, const BigInputs& big) {
+  {
+    const absl::Time start = absl::Now();
+    ExpectCode(server, OnnxBytesRequest(big.million_onnx, absl::Seconds(1)),
+               grpc::StatusCode::RESOURCE_EXHAUSTED,
+               "model has 1000000 nodes; the limit is 100000 ops", "1,000,000-op ONNX");
+    EXPECT_LT(absl::Now() - start, absl::Seconds(10));  // counted on the wire: ~0.3 s
+  }
+  {
+    v1::CompileRequest request;
+    *request.mutable_graph() = big.million_graph;
+    const absl::Time start = absl::Now();
+    ExpectCode(server, request, grpc::StatusCode::RESOURCE_EXHAUSTED,
+               "graph has 1000000 ops; this server's limit is 100000", "1,000,000-op Graph");
+    EXPECT_LT(absl::Now() - start, absl::Seconds(15));
+  }
+  ExpectAnswered(server, OnnxBytesRequest(big.fan_out, absl::Seconds(1)), "10,000-wide fan-out",
+                 10001);
+  ExpectAnswered(server, OnnxBytesRequest(big.chain, absl::Seconds(1)), "100,000-op chain", 100000);
+  ExpectAnswered(server, OnnxBytesRequest(big.huge_attribute, absl::Seconds(1)),
+                 "64 MiB attribute string", 1);
+}
+
+void SendHostileOptions(Server& server) {
+  const v1::CompileRequest tiny = OnnxRequest(TinyCell(), absl::Seconds(1));
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  {
+    v1::CompileRequest request = tiny;
+    request.mutable_device()->set_memory_capacity_bytes(0);  // unknown: fits unset
+    v1::CompileResponse response;
+    ASSERT_TRUE(server.Compile(request, response).ok());
+    EXPECT_FALSE(response.has_fits());
+  }
+  {
+    v1::CompileRequest request = tiny;
+    request.mutable_device()->set_memory_capacity_bytes(kMax);
+    v1::CompileResponse response;
+    ASSERT_TRUE(server.Compile(request, response).ok());
+    EXPECT_TRUE(response.fits());
+  }
+  {
+    v1::CompileRequest request = tiny;
+    request.mutable_device()->set_memory_capacity_bytes(1);
+    v1::CompileResponse response;
+    ASSERT_TRUE(server.Compile(request, response).ok());
+    EXPECT_FALSE(response.fits());
+  }
+  for (int64_t bad : {int64_t{-1}, std::numeric_limits<int64_t>::min()}) {
+    v1::CompileRequest request = tiny;
+    request.mutable_device()->set_memory_capacity_bytes(bad);
+    ExpectCode(server, request, grpc::StatusCode::INVALID_ARGUMENT,
+               "device.memory_capacity_bytes: must not be negative", "negative device memory");
+  }
+  {
+    v1::CompileRequest request = tiny;
+    request.mutable_device()->set_on_chip_bytes(-5);
+    ExpectCode(server, request, grpc::StatusCode::INVALID_ARGUMENT, "device.on_chip_bytes",
+               "negative on-chip memory");
+  }
+  {  // Absurd but legal sizes: answered, nothing overflows.
+    v1::CompileRequest request = tiny;
+    request.mutable_device()->set_on_chip_bytes(kMax);
+    v1::CompileResponse response;
+    const grpc::Status status = server.Compile(request, response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    ExpectValidSchedule(response);
+  }
+  {
+    v1::CompileRequest request = tiny;
+    request.mutable_options()->mutable_time_limit()->set_seconds(-3);
+    ExpectCode(server, request, grpc::StatusCode::INVALID_ARGUMENT,
+               "options.time_limit: must not be negative", "negative time limit");
+  }
+  {
+    v1::CompileRequest request = tiny;
+    request.mutable_options()->mutable_time_limit()->set_seconds(0);
+    request.mutable_options()->mutable_time_limit()->set_nanos(-1);
+    ExpectCode(server, request, grpc::StatusCode::INVALID_ARGUMENT,
+               "options.time_limit: must not be negative", "-1 ns time limit");
+  }
+  {
+    v1::CompileRequest request = tiny;
+    request.mutable_options()->mutable_time_limit()->set_nanos(1000000000);
+    ExpectCode(server, request, grpc::StatusCode::INVALID_ARGUMENT,
+               "options.time_limit: nanos must be below 10^9", "10^9 ns field");
+  }
+  for (int64_t seconds : {int64_t{315576000000}, kMax}) {
+    // An absurd budget is capped by the call's deadline: answered in time.
+    v1::CompileRequest request = tiny;
+    request.mutable_options()->mutable_time_limit()->set_seconds(seconds);
+    v1::CompileResponse response;
+    const absl::Time start = absl::Now();
+    const grpc::Status status = server.Compile(request, response, absl::Seconds(5));
+    ASSERT_TRUE(status.ok()) << seconds << ": " << status.error_message();
+    ExpectValidSchedule(response);
+    EXPECT_LT(absl::Now() - start, absl::Seconds(6));
+  }
+  {
+    v1::CompileRequest request = tiny;
+    request.mutable_options()->set_scheduler("no-such-scheduler\x1b[2J");
+    ExpectCode(server, request, grpc::StatusCode::INVALID_ARGUMENT, "no-such-scheduler",
+               "unknown scheduler");
+  }
+  {
+    v1::CompileRequest request = tiny;
+    request.mutable_options()->set_max_state_bytes(-1);
+    ExpectCode(server, request, grpc::StatusCode::INVALID_ARGUMENT,
+               "options.max_state_bytes: must not be negative", "negative state budget");
+  }
+  {
+    v1::CompileRequest empty;
+    ExpectCode(server, empty, grpc::StatusCode::INVALID_ARGUMENT, "request has no model",
+               "no model");
+  }
+}
+
+void ExpectStillServing(Server& server) {
+  v1::CompileResponse ok;
+  const grpc::Status status = server.Compile(OnnxRequest(TinyCell(), absl::Seconds(1)), ok);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ExpectValidSchedule(ok);
+  EXPECT_EQ(server.Health(""), 1);
+}
+
+TEST(HostileInputsServiceTest, EveryCorpusFileGetsItsCodeAndMessage) {
+  Server server({"--local-workers=0"});
+  ASSERT_TRUE(server.started());
+  SendCorpus(server);
+  ExpectStillServing(server);
+}
+
+TEST(HostileInputsServiceTest, HostileOptionsGetTheirCodes) {
+  Server server({"--local-workers=1"});
+  ASSERT_TRUE(server.started());
+  SendHostileOptions(server);
+  ExpectStillServing(server);
+}
+
+TEST(HostileInputsServiceTest, BigInputsAreRefusedOrAnsweredAndMemoryStaysBounded) {
+  // In-process scheduling: all the memory a request costs is the server's.
+  Server server({"--local-workers=0", "--cache-mb=16"});
+  ASSERT_TRUE(server.started());
+  const BigInputs big;
+  const int64_t rss_start = RssBytes(server.pid());
+  SendBigInputs(server, big);
+  SendCorpus(server);
+  SendHostileOptions(server);
+  ExpectStillServing(server);
+  // The first round grows the allocator's pools to the largest request;
+  // a second round of the same requests must reuse them, not add to them.
+  const int64_t rss_first = RssBytes(server.pid());
+  SendBigInputs(server, big);
+  SendCorpus(server);
+  SendHostileOptions(server);
+  ExpectStillServing(server);
+  const int64_t rss_second = RssBytes(server.pid());
+  std::printf("[ rss ] start %.1f MiB, after round 1 %.1f MiB, after round 2 %.1f MiB\n",
+              rss_start / 1048576.0, rss_first / 1048576.0, rss_second / 1048576.0);
+  ASSERT_GT(rss_start, 0);
+  EXPECT_LT(rss_second, rss_first + (int64_t{96} << 20)) << "RSS grows per round: a leak";
+  // The largest request is a 64 MiB attribute held a few times over.
+  EXPECT_LT(rss_second, int64_t{1536} << 20);
+}
+
+}  // namespace
+}  // namespace ordo

@@ -1,0 +1,246 @@
+// Rewriting through the service: a real ordo-server compiles with
+// CompileOptions.rewrite, returns the rewritten model whose schedule the
+// client re-simulates, refuses bad fields by name; the `ordo` CLI does the
+// same with --server as locally.
+
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "core/memory/simulator.h"
+#include "core/onnx/onnx_import.h"
+#include "core/rewrite/onnx_test_model.h"
+#include "nlohmann/json.hpp"
+#include "rpc/compile_proto.h"
+#include "tests/service/service_harness.h"
+
+namespace ordo {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace ::ordo::testing_service;  // NOLINT: the harness is the test's vocabulary
+
+// Four 32-channel branches concatenated into a 1x1 Conv: one concat->conv
+// site whose identity rewrite lowers the peak.
+std::string ConcatConvModel() {
+  OnnxTestModel m;
+  m.Input("x", {1, 8, 16, 16});
+  std::vector<std::string> branches;
+  for (int i = 0; i < 4; ++i) {
+    const std::string w = absl::StrCat("w", i);
+    m.Weight(w, {32, 8, 1, 1}, nullptr);
+    m.Node("Conv", {"x", w}, {absl::StrCat("b", i)});
+    branches.push_back(absl::StrCat("b", i));
+  }
+  SetIntAttribute(m.Node("Concat", branches, {"cat"}), "axis", 1);
+  m.Weight("wy", {16, 128, 1, 1}, nullptr);
+  m.Node("Conv", {"cat", "wy"}, {"y"});
+  m.Output("y");
+  return m.Bytes();
+}
+
+v1::CompileRequest RewriteRequest(const std::string& onnx, const std::string& mode) {
+  v1::CompileRequest request;
+  request.set_onnx_model(onnx);
+  request.mutable_options()->mutable_time_limit()->set_seconds(2);
+  request.mutable_options()->set_rewrite(mode);
+  return request;
+}
+
+// The client's checks: the rewritten model imports, reads and writes what
+// the original does, and the schedule re-simulates to the reported peak.
+void ExpectVerifiedRewrite(const std::string& onnx, const v1::CompileResponse& response) {
+  absl::StatusOr<Graph> original = ImportOnnx(onnx);
+  ASSERT_TRUE(original.ok()) << original.status();
+  absl::StatusOr<RewriteCompileResult> result =
+      rpc::RewriteCompileResultFromProto(*original, CompileOptions(), GraphLimits(), response);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_TRUE(result->rewrite.has_value());
+  EXPECT_EQ(result->compile.peak_bytes, response.peak_bytes());
+  EXPECT_LE(response.peak_bytes(), response.rewrite().original_peak_bytes());
+  int64_t extra_macs = 0;
+  for (const v1::AppliedRewrite& applied : response.rewrites()) {
+    EXPECT_LE(applied.peak_after_bytes(), applied.peak_before_bytes());
+    EXPECT_FALSE(applied.kind().empty());
+    extra_macs += applied.extra_macs();
+  }
+  EXPECT_EQ(extra_macs, response.rewrite().rewritten_macs() - response.rewrite().original_macs());
+  if (response.rewritten_onnx_model().empty()) {
+    EXPECT_EQ(response.rewrites_size(), 0);
+    return;
+  }
+  // The rewritten model's file order is the schedule.
+  absl::StatusOr<Graph> rewritten = ImportOnnx(response.rewritten_onnx_model());
+  ASSERT_TRUE(rewritten.ok()) << rewritten.status();
+  absl::StatusOr<MemoryModel> memory = BuildMemoryModel(*rewritten, MemoryOptions());
+  ASSERT_TRUE(memory.ok());
+  std::vector<int32_t> file_order(rewritten->num_ops());
+  std::iota(file_order.begin(), file_order.end(), 0);
+  absl::StatusOr<int64_t> peak = SimulatePeak(*memory, file_order);
+  ASSERT_TRUE(peak.ok()) << peak.status();
+  EXPECT_EQ(*peak, response.peak_bytes());
+}
+
+TEST(RewriteServiceTest, IdentityReturnsARewrittenModelWhoseScheduleResimulates) {
+  Server server({"--local-workers=1"});
+  ASSERT_TRUE(server.started());
+  const std::string onnx = ConcatConvModel();
+  v1::CompileResponse response;
+  grpc::Status status = server.Compile(RewriteRequest(onnx, "identity"), response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ExpectValidSchedule(response);
+  EXPECT_EQ(response.rewrite().mode(), "identity");
+  ASSERT_EQ(response.rewrites_size(), 1);
+  EXPECT_EQ(response.rewrites(0).concat(), "cat_op");
+  EXPECT_FALSE(response.rewritten_onnx_model().empty());
+  EXPECT_LT(response.peak_bytes(), response.rewrite().original_peak_bytes());
+  EXPECT_FALSE(response.rewrite().has_fits());  // no capacity: not fit mode
+  ExpectVerifiedRewrite(onnx, response);
+
+  // A rewritten model that does not produce the original's output is
+  // refused by the client.
+  onnx::ModelProto tampered;
+  ASSERT_TRUE(tampered.ParseFromString(response.rewritten_onnx_model()));
+  tampered.mutable_graph()->mutable_output(0)->set_name("not_y");
+  v1::CompileResponse forged = response;
+  forged.set_rewritten_onnx_model(tampered.SerializeAsString());
+  absl::StatusOr<Graph> original = ImportOnnx(onnx);
+  ASSERT_TRUE(original.ok());
+  EXPECT_FALSE(
+      rpc::RewriteCompileResultFromProto(*original, CompileOptions(), GraphLimits(), forged).ok());
+
+  // The same request again: the response cache answers when the first was
+  // final (optimal, search within its limit); the key covers the mode.
+  v1::CompileResponse again;
+  ASSERT_TRUE(server.Compile(RewriteRequest(onnx, "identity"), again).ok());
+  if (response.status() == v1::SCHEDULE_STATUS_OPTIMAL && !response.rewrite().time_limit_hit()) {
+    EXPECT_TRUE(again.stats().response_cached());
+  }
+  EXPECT_EQ(again.rewritten_onnx_model(), response.rewritten_onnx_model());
+  v1::CompileResponse plain;
+  ASSERT_TRUE(server.Compile(RewriteRequest(onnx, "none"), plain).ok());
+  EXPECT_FALSE(plain.has_rewrite());
+  EXPECT_TRUE(plain.rewritten_onnx_model().empty());
+  EXPECT_GT(plain.peak_bytes(), response.peak_bytes());
+}
+
+TEST(RewriteServiceTest, EveryModeKeepsThePeakAndVerifies) {
+  Server server({"--local-workers=1"});
+  ASSERT_TRUE(server.started());
+  const std::string onnx = ConcatConvModel();
+  for (const char* mode : {"partition", "all"}) {
+    SCOPED_TRACE(mode);
+    v1::CompileRequest request = RewriteRequest(onnx, mode);
+    request.mutable_options()->set_max_latency_overhead(0.5);
+    request.mutable_device()->set_macs_per_second(1e8);
+    request.mutable_device()->set_op_overhead_seconds(1e-5);
+    v1::CompileResponse response;
+    grpc::Status status = server.Compile(request, response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(response.rewrite().mode(), mode);
+    ExpectVerifiedRewrite(onnx, response);
+  }
+  // "auto" over the capacity: fit mode, the verdict and the bottleneck.
+  v1::CompileRequest request = RewriteRequest(onnx, "auto");
+  request.mutable_device()->set_memory_capacity_bytes(1024);
+  v1::CompileResponse response;
+  ASSERT_TRUE(server.Compile(request, response).ok());
+  EXPECT_TRUE(response.rewrite().fit_fallback());
+  EXPECT_EQ(response.rewrite().mode(), "all");
+  ASSERT_TRUE(response.rewrite().has_fits());
+  EXPECT_FALSE(response.rewrite().fits());
+  EXPECT_GT(response.rewrite().bottleneck_tensors_size(), 0);
+  EXPECT_FALSE(response.fits());
+  ExpectVerifiedRewrite(onnx, response);
+}
+
+TEST(RewriteServiceTest, BadRewriteFieldsAreInvalidArgumentNamingTheField) {
+  Server server({"--local-workers=1"});
+  ASSERT_TRUE(server.started());
+  const std::string onnx = ConcatConvModel();
+  struct Case {
+    v1::CompileRequest request;
+    std::string field;
+  };
+  std::vector<Case> cases;
+  cases.push_back({RewriteRequest(onnx, "sideways"), "options.rewrite"});
+  cases.push_back({RewriteRequest(onnx, "identity"), "options.max_latency_overhead"});
+  cases.back().request.mutable_options()->set_max_latency_overhead(-0.5);
+  cases.push_back({RewriteRequest(onnx, "identity"), "device.macs_per_second"});
+  cases.back().request.mutable_device()->set_macs_per_second(-1);
+  cases.push_back({RewriteRequest(onnx, "identity"), "device.op_overhead_seconds"});
+  cases.back().request.mutable_device()->set_op_overhead_seconds(std::nan(""));
+  v1::CompileRequest native;
+  *native.mutable_graph() = WideGraph(2);
+  native.mutable_options()->set_rewrite("identity");
+  cases.push_back({native, "onnx_model"});
+  for (const Case& c : cases) {
+    v1::CompileResponse response;
+    grpc::Status status = server.Compile(c.request, response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << c.field;
+    EXPECT_THAT(status.error_message(), HasSubstr(c.field));
+  }
+  EXPECT_EQ(server.Health(""), 1);
+}
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr
+};
+
+CliRun RunCli(const std::string& args) {
+  CliRun run;
+  FILE* pipe = popen((std::string(ORDO_CLI_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return run;
+  char buffer[4096];
+  for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0;) run.out.append(buffer, n);
+  const int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+TEST(RewriteServiceTest, CliServerModeRewritesLikeLocalMode) {
+  Server server({"--local-workers=1"});
+  ASSERT_TRUE(server.started());
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / absl::StrCat("ordo_rewrite_service_test_", getpid());
+  std::filesystem::create_directories(dir);
+  const std::string model = (dir / "concat_conv.onnx").string();
+  std::ofstream(model, std::ios::binary) << ConcatConvModel();
+  const std::string out = (dir / "rewritten.onnx").string();
+
+  CliRun remote = RunCli(absl::StrCat("compile ", model, " --json --rewrite identity --server ",
+                                      server.address(), " --rewritten-model ", out));
+  ASSERT_EQ(remote.exit_code, 0) << remote.out;
+  CliRun local = RunCli(absl::StrCat("compile ", model, " --json --rewrite identity"));
+  ASSERT_EQ(local.exit_code, 0) << local.out;
+  nlohmann::json r = nlohmann::json::parse(remote.out);
+  nlohmann::json l = nlohmann::json::parse(local.out);
+  EXPECT_EQ(r["peak_bytes"], l["peak_bytes"]);
+  EXPECT_EQ(r["rewrite"]["rewrites"].size(), 1u);
+  EXPECT_EQ(r["rewrite"]["original_peak_bytes"], l["rewrite"]["original_peak_bytes"]);
+  EXPECT_EQ(r["ops"], l["ops"]);  // the rewritten model's
+  // The written model runs the server's schedule in file order.
+  CliRun reload = RunCli(absl::StrCat("compile ", out, " --json --scheduler model"));
+  ASSERT_EQ(reload.exit_code, 0) << reload.out;
+  EXPECT_EQ(nlohmann::json::parse(reload.out)["peak_bytes"], r["peak_bytes"]);
+
+  CliRun tiny = RunCli(absl::StrCat("compile ", model, " --memory-limit 1KiB --time-limit 2s",
+                                    " --server ", server.address()));
+  EXPECT_EQ(tiny.exit_code, 3) << tiny.out;
+  EXPECT_THAT(tiny.out, HasSubstr("bottleneck tensors"));
+  CliRun bad =
+      RunCli(absl::StrCat("compile ", model, " --rewrite sideways --server ", server.address()));
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_THAT(bad.out, HasSubstr("--rewrite"));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ordo
