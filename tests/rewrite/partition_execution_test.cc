@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "core/onnx/onnx_import.h"
 #include "core/rewrite/channel_split.h"
+#include "core/rewrite/early_subsample.h"
 #include "core/rewrite/onnx_test_model.h"
 #include "core/rewrite/rewrite.h"
 #include "core/testing/status_matchers.h"
@@ -233,6 +234,104 @@ TEST(PartitionSearchExecutionTest, RewrittenModelComputesTheSameOutputs) {
     EXPECT_LT(result.schedule.peak_bytes, result.original_peak_bytes);
     ExpectSameOutputs(model, result.model, seed, absl::StrCat("search, seed ", seed));
   }
+}
+
+// FactorizedReduce as NAS exports it: Relu; Pad (no-op pads) -> AvgPool(1,
+// stride 2) -> Conv 1x1; x[:, :, 1:, 1:] -> Pad(end 1) -> AvgPool(1, stride
+// 2) -> Conv 1x1; and a Slice straight into a stride-2 1x1 Conv; Concat.
+OnnxTestModel FactorizedReduce(std::mt19937& rng, int64_t h, int64_t w) {
+  OnnxTestModel m;
+  m.Input("x", {1, 4, h, w});
+  m.Node("Relu", {"x"}, {"r"});
+  m.IntWeight("zero_pads", {0, 0, 0, 0, 0, 0, 0, 0});
+  m.Node("Pad", {"r", "zero_pads"}, {"p1"});
+  onnx::NodeProto& a1 = m.Node("AveragePool", {"p1"}, {"a1"});
+  SetIntsAttribute(a1, "kernel_shape", {1, 1});
+  SetIntsAttribute(a1, "strides", {2, 2});
+  m.Weight("w1", {3, 4, 1, 1}, &rng);
+  m.Node("Conv", {"a1", "w1"}, {"c1"});
+  m.IntWeight("one_one", {1, 1});
+  m.IntWeight("big", {1000, 1000});
+  m.IntWeight("hw", {2, 3});
+  m.Node("Slice", {"r", "one_one", "big", "hw"}, {"s2"});
+  m.IntWeight("end_pads", {0, 0, 0, 0, 0, 0, 1, 1});
+  m.Node("Pad", {"s2", "end_pads"}, {"p2"});
+  onnx::NodeProto& a2 = m.Node("MaxPool", {"p2"}, {"a2"});
+  SetIntsAttribute(a2, "kernel_shape", {1, 1});
+  SetIntsAttribute(a2, "strides", {2, 2});
+  m.Weight("w2", {3, 4, 1, 1}, &rng);
+  m.Node("Conv", {"a2", "w2"}, {"c2"});
+  m.IntWeight("w_start", {1});
+  m.IntWeight("w_end", {1000});
+  m.IntWeight("w_axis", {3});
+  m.Node("Slice", {"r", "w_start", "w_end", "w_axis"}, {"s3"});
+  m.Weight("w3", {2, 4, 1, 1}, &rng);
+  m.Weight("b3", {2}, &rng);
+  onnx::NodeProto& c3 = m.Node("Conv", {"s3", "w3", "b3"}, {"c3"});
+  SetIntsAttribute(c3, "strides", {2, 2});
+  onnx::NodeProto& cat = m.Node("Concat", {"c1", "c2", "c3"}, {"y"});
+  SetIntAttribute(cat, "axis", 1);
+  m.Output("y");
+  return m;
+}
+
+std::vector<SubsampleSite> Sites(const onnx::ModelProto& model, Graph* graph_out) {
+  std::string bytes;
+  EXPECT_TRUE(model.SerializeToString(&bytes));
+  absl::StatusOr<Graph> graph = ImportOnnx(bytes);
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  if (!graph.ok()) return {};
+  *graph_out = *std::move(graph);
+  return FindSubsampleSites(model, *graph_out);
+}
+
+TEST(EarlySubsampleExecutionTest, FactorizedReduceComputesTheSameOutputs) {
+  std::mt19937 rng(21);
+  const onnx::ModelProto model = FactorizedReduce(rng, 10, 12).model();
+  Graph graph;
+  const std::vector<SubsampleSite> sites = Sites(model, &graph);
+  ASSERT_EQ(sites.size(), 3u);
+  absl::StatusOr<onnx::ModelProto> rewritten = ApplyEarlySubsample(model, graph, sites);
+  ASSERT_TRUE(rewritten.ok()) << rewritten.status();
+  // No Pad, no pool left; the full-size shifted copies are gone.
+  for (const onnx::NodeProto& n : rewritten->graph().node()) {
+    EXPECT_NE(n.op_type(), "Pad");
+    EXPECT_NE(n.op_type(), "AveragePool");
+    EXPECT_NE(n.op_type(), "MaxPool");
+  }
+  std::string bytes;
+  ASSERT_TRUE(rewritten->SerializeToString(&bytes));
+  ASSERT_TRUE(ImportOnnx(bytes).ok());
+  ExpectSameOutputs(model, *rewritten, 21, "factorized reduce");
+}
+
+TEST(EarlySubsampleExecutionTest, ChainsReadingPaddedPixelsAreLeftAlone) {
+  std::mt19937 rng(22);
+  // H = 9: the shifted branch's last output row would read the Pad's zero
+  // row, so only the other two branches are sites.
+  const onnx::ModelProto model = FactorizedReduce(rng, 9, 12).model();
+  Graph graph;
+  const std::vector<SubsampleSite> sites = Sites(model, &graph);
+  ASSERT_EQ(sites.size(), 2u);
+  absl::StatusOr<onnx::ModelProto> rewritten = ApplyEarlySubsample(model, graph, sites);
+  ASSERT_TRUE(rewritten.ok()) << rewritten.status();
+  ExpectSameOutputs(model, *rewritten, 22, "one chain reads a pad");
+}
+
+// The search proposes early subsampling (an identity rewrite) and keeps it.
+TEST(EarlySubsampleExecutionTest, SearchKeepsItAndTheFunction) {
+  std::mt19937 rng(23);
+  const onnx::ModelProto model = FactorizedReduce(rng, 10, 12).model();
+  RewriteOptions options;
+  options.mode = RewriteMode::kPartition;
+  options.schedule_time_limit = absl::Milliseconds(300);
+  options.time_limit = absl::Seconds(8);
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteResult result, RewriteForMemory(model, options));
+  EXPECT_LT(result.schedule.peak_bytes, result.original_peak_bytes);
+  ASSERT_FALSE(result.rewrites.empty());
+  EXPECT_THAT(result.rewrites.front().kind, ::testing::HasSubstr("subsample"));
+  EXPECT_LE(result.rewritten_macs, result.original_macs);
+  ExpectSameOutputs(model, result.model, 23, "search with early subsampling");
 }
 
 }  // namespace
