@@ -14,6 +14,7 @@
 #include "core/onnx/onnx_import.h"
 #include "core/rewrite/axis_graph.h"
 #include "core/rewrite/channel_split.h"
+#include "core/rewrite/early_subsample.h"
 #include "core/rewrite/op_semantics.h"
 #include "core/util/status_macros.h"
 
@@ -34,6 +35,7 @@ struct Proposal {
   std::vector<std::string> region;
   int32_t parts_h = 1;
   int32_t parts_w = 1;
+  std::vector<SubsampleSite> sites;
 };
 
 struct State {
@@ -76,6 +78,21 @@ std::vector<OpId> ChainStarts(const Graph& graph, absl::Span<const TensorId> ten
     }
   }
   return starts;
+}
+
+// Every early-subsampling site at once (an identity rewrite at no extra
+// MACs: each only removes full-size shifted copies).
+std::vector<Proposal> SubsampleProposals(const EvaluatedModel& state) {
+  std::vector<SubsampleSite> sites = FindSubsampleSites(state.model, state.graph);
+  if (sites.empty()) return {};
+  Proposal p;
+  p.kind = "subsample";
+  p.key = absl::StrCat("u:", sites.size(), ":", sites.front().window);
+  p.description =
+      absl::StrCat(sites.size(), " shift chains (Slice/Pad) before a strided 1x1 window ",
+                   "read as one strided Slice (first: ", sites.front().window, ")");
+  p.sites = std::move(sites);
+  return {std::move(p)};
 }
 
 std::vector<Proposal> ChannelProposals(const EvaluatedModel& state,
@@ -236,11 +253,12 @@ std::vector<std::vector<OpId>> WindowRegions(const EvaluatedModel& state, int32_
 }
 
 std::vector<Proposal> SpatialProposals(const EvaluatedModel& state,
-                                       const PartitionSearchOptions& search) {
+                                       const PartitionSearchOptions& search, int32_t windows,
+                                       const std::vector<std::pair<int32_t, int32_t>>& tilings) {
   std::vector<Proposal> proposals;
   const Graph& graph = state.graph;
   std::vector<std::vector<OpId>> regions = CriticalRegions(state, search.alpha);
-  for (std::vector<OpId>& region : WindowRegions(state, search.windows)) {
+  for (std::vector<OpId>& region : WindowRegions(state, windows)) {
     if (std::find(regions.begin(), regions.end(), region) == regions.end()) {
       regions.push_back(std::move(region));
     }
@@ -249,7 +267,7 @@ std::vector<Proposal> SpatialProposals(const EvaluatedModel& state,
     if (!AxisGraph::Build(graph, region).SpatiallyTileable()) continue;
     std::vector<std::string> names;
     for (OpId op : region) names.push_back(graph.op(op).name);
-    for (const auto& [h, w] : search.tilings) {
+    for (const auto& [h, w] : tilings) {
       SpatialTiling tiling{names, h, w};
       if (!CheckSpatialTiling(graph, tiling).ok()) continue;
       Proposal p;
@@ -269,6 +287,7 @@ std::vector<Proposal> SpatialProposals(const EvaluatedModel& state,
 
 absl::StatusOr<onnx::ModelProto> ApplyProposal(const EvaluatedModel& state, const Proposal& p) {
   if (p.kind == "channel") return ApplyChannelSplit(state.model, state.graph, p.channel);
+  if (p.kind == "subsample") return ApplyEarlySubsample(state.model, state.graph, p.sites);
 #if ORDO_HAVE_SPATIAL_TILING
   if (p.kind == "spatial") {
     return ApplySpatialTiling(state.model, state.graph,
@@ -323,8 +342,20 @@ absl::Time ModelEvaluator::Now() const {
   return options_.clock != nullptr ? options_.clock->Now() : absl::Now();
 }
 
+absl::StatusOr<ScheduleResult> ModelEvaluator::RunScheduler(const MemoryModel& memory,
+                                                            absl::Duration limit) {
+  ScheduleLimits limits;
+  limits.clock = options_.clock;
+  // Never past the search's own limit (one schedule may not overrun it by
+  // its whole budget).
+  const absl::Time now = Now();
+  limits.deadline = std::min(now + limit, std::max(now, start_ + options_.time_limit));
+  ++schedules_run_;
+  return scheduler_.Schedule(memory, limits);
+}
+
 absl::StatusOr<std::shared_ptr<const EvaluatedModel>> ModelEvaluator::Evaluate(
-    onnx::ModelProto model, const std::string& key) {
+    onnx::ModelProto model, const std::string& key, absl::Duration schedule_time_limit) {
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   std::string bytes;
   if (!model.SerializeToString(&bytes)) {
@@ -335,15 +366,31 @@ absl::StatusOr<std::shared_ptr<const EvaluatedModel>> ModelEvaluator::Evaluate(
   NameNodesAsGraph(result->graph, model);
   result->model = std::move(model);
   ORDO_ASSIGN_OR_RETURN(MemoryModel memory, BuildMemoryModel(result->graph, options_.memory));
-  ScheduleLimits limits;
-  limits.clock = options_.clock;
-  // Never past the search's own limit (one schedule may not overrun it by
-  // its whole budget).
-  const absl::Time now = Now();
-  limits.deadline =
-      std::min(now + options_.schedule_time_limit, std::max(now, start_ + options_.time_limit));
-  ++schedules_run_;
-  ORDO_ASSIGN_OR_RETURN(result->schedule, scheduler_.Schedule(memory, limits));
+  const bool screen = schedule_time_limit > absl::ZeroDuration() &&
+                      schedule_time_limit < options_.schedule_time_limit;
+  result->full = !screen;
+  ORDO_ASSIGN_OR_RETURN(
+      result->schedule,
+      RunScheduler(memory, screen ? schedule_time_limit : options_.schedule_time_limit));
+  return Finish(std::move(result), memory, key);
+}
+
+absl::StatusOr<std::shared_ptr<const EvaluatedModel>> ModelEvaluator::Refine(
+    std::shared_ptr<const EvaluatedModel> evaluated, const std::string& key) {
+  if (evaluated->full) return evaluated;
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  ORDO_ASSIGN_OR_RETURN(MemoryModel memory, BuildMemoryModel(evaluated->graph, options_.memory));
+  ORDO_ASSIGN_OR_RETURN(ScheduleResult schedule,
+                        RunScheduler(memory, options_.schedule_time_limit));
+  ORDO_ASSIGN_OR_RETURN(SimulationResult sim, Simulate(memory, schedule.order));
+  if (sim.peak_bytes >= evaluated->peak()) {
+    cache_.emplace(key, evaluated);
+    return evaluated;
+  }
+  auto result = std::make_shared<EvaluatedModel>();
+  result->model = evaluated->model;
+  result->graph = evaluated->graph;
+  result->schedule = std::move(schedule);
   return Finish(std::move(result), memory, key);
 }
 
@@ -406,35 +453,23 @@ absl::StatusOr<PartitionSearchResult> SearchPartitions(std::shared_ptr<const Eva
   for (int32_t round = 0; round < search.max_rounds && !fitting && !beam.empty(); ++round) {
     std::vector<State> next;
     for (const State& state : beam) {
-      std::vector<Proposal> proposals = ChannelProposals(*state.model, search);
+      std::vector<Proposal> proposals = SubsampleProposals(*state.model);
+      for (Proposal& p : ChannelProposals(*state.model, search)) proposals.push_back(std::move(p));
 #if ORDO_HAVE_SPATIAL_TILING
       if (search.spatial) {
-        for (Proposal& p : SpatialProposals(*state.model, search))
+        for (Proposal& p : SpatialProposals(*state.model, search, search.windows, search.tilings))
           proposals.push_back(std::move(p));
       }
 #endif
-      for (const Proposal& p : proposals) {
-        if (evaluator.Expired()) {
-          result.time_limit_hit = true;
-          break;
-        }
-        absl::StatusOr<onnx::ModelProto> rewritten = ApplyProposal(*state.model, p);
-        if (!rewritten.ok()) continue;
-        const std::string key = absl::StrCat(state.key, "|", p.key);
-        absl::StatusOr<std::shared_ptr<const EvaluatedModel>> evaluated =
-            evaluator.Evaluate(*std::move(rewritten), key);
-        if (!evaluated.ok()) continue;  // e.g. a shape the importer rejects
-        ++result.candidates_evaluated;
-        const EvaluatedModel& m = **evaluated;
-        if (overhead(m) > limit_overhead) {
-          ++result.over_latency_budget;
-          continue;
-        }
+      // A child of `state` when `m` lowers its peak (or the steps at it).
+      auto consider = [&](const Proposal& p, const std::string& key,
+                          const std::shared_ptr<const EvaluatedModel>& evaluated) {
+        const EvaluatedModel& m = *evaluated;
         const bool lower = m.peak() < state.model->peak();
         const bool fewer =
             m.peak() == state.model->peak() && m.steps_at_peak < state.model->steps_at_peak;
-        if (!lower && !fewer) continue;
-        State child{*evaluated, state.history, key, LatencySeconds(m.cost, options.latency)};
+        if (!lower && !fewer) return false;
+        State child{evaluated, state.history, key, LatencySeconds(m.cost, options.latency)};
         AppliedRewrite applied;
         applied.kind = p.kind;
         applied.description = p.description;
@@ -449,6 +484,60 @@ absl::StatusOr<PartitionSearchResult> SearchPartitions(std::shared_ptr<const Eva
           fitting = child;
         }
         next.push_back(std::move(child));
+        return true;
+      };
+      // Screened candidates within delta that did not beat the state.
+      std::vector<std::tuple<int64_t, int32_t, double, const Proposal*, std::string,
+                             std::shared_ptr<const EvaluatedModel>>>
+          unconfirmed;
+      bool any_child = false;
+      absl::flat_hash_set<std::string> screened_keys;
+      auto screen_all = [&](const std::vector<Proposal>& list) {
+        for (const Proposal& p : list) {
+          if (!screened_keys.insert(p.key).second) continue;
+          if (evaluator.Expired()) {
+            result.time_limit_hit = true;
+            break;
+          }
+          absl::StatusOr<onnx::ModelProto> rewritten = ApplyProposal(*state.model, p);
+          if (!rewritten.ok()) continue;
+          const std::string key = absl::StrCat(state.key, "|", p.key);
+          absl::StatusOr<std::shared_ptr<const EvaluatedModel>> evaluated =
+              evaluator.Evaluate(*std::move(rewritten), key, search.screen_time_limit);
+          if (!evaluated.ok()) continue;  // e.g. a shape the importer rejects
+          ++result.candidates_evaluated;
+          const EvaluatedModel& m = **evaluated;
+          if (overhead(m) > limit_overhead) {
+            ++result.over_latency_budget;
+            continue;
+          }
+          if (consider(p, key, *evaluated)) {
+            any_child = true;
+          } else if (!m.full) {
+            unconfirmed.emplace_back(m.peak(), m.steps_at_peak,
+                                     LatencySeconds(m.cost, options.latency), &p, key, *evaluated);
+          }
+        }
+      };
+      screen_all(proposals);
+      // Nothing beat the state on a short schedule: give the most promising
+      // ones the full limit before giving up on this state.
+      if (!any_child && !result.time_limit_hit) {
+        std::sort(unconfirmed.begin(), unconfirmed.end(), [](const auto& a, const auto& b) {
+          return std::make_tuple(std::get<0>(a), std::get<1>(a), std::get<2>(a)) <
+                 std::make_tuple(std::get<0>(b), std::get<1>(b), std::get<2>(b));
+        });
+        for (int32_t i = 0; i < search.confirm && i < static_cast<int32_t>(unconfirmed.size());
+             ++i) {
+          if (evaluator.Expired()) {
+            result.time_limit_hit = true;
+            break;
+          }
+          const auto& [peak, steps, latency, p, key, screened] = unconfirmed[i];
+          absl::StatusOr<std::shared_ptr<const EvaluatedModel>> refined =
+              evaluator.Refine(screened, absl::StrCat(key, "#full"));
+          if (refined.ok() && consider(*p, key, *refined)) break;
+        }
       }
       if (result.time_limit_hit) break;
     }
@@ -463,6 +552,16 @@ absl::StatusOr<PartitionSearchResult> SearchPartitions(std::shared_ptr<const Eva
       if (!seen_models.insert(signature).second) continue;
       beam.push_back(std::move(s));
     }
+    // Kept states get the full schedule (a lower peak for the next round to
+    // beat, and the one reported).
+    for (State& s : beam) {
+      if (s.model->full) continue;
+      absl::StatusOr<std::shared_ptr<const EvaluatedModel>> refined =
+          evaluator.Refine(s.model, absl::StrCat(s.key, "#full"));
+      if (!refined.ok()) continue;
+      s.model = *refined;
+      s.history.back().peak_after_bytes = s.model->peak();
+    }
     for (const State& s : beam) {
       // Only a state whose last rewrite lowered the peak can be the result:
       // every reported rewrite lowers it (Fold).
@@ -475,7 +574,17 @@ absl::StatusOr<PartitionSearchResult> SearchPartitions(std::shared_ptr<const Eva
     }
     if (result.time_limit_hit) break;
   }
-  if (fitting) best = *fitting;
+  if (fitting) {
+    best = *fitting;
+    if (!best.model->full) {
+      absl::StatusOr<std::shared_ptr<const EvaluatedModel>> refined =
+          evaluator.Refine(best.model, absl::StrCat(best.key, "#full"));
+      if (refined.ok()) {
+        best.model = *refined;
+        best.history.back().peak_after_bytes = best.model->peak();
+      }
+    }
+  }
   result.best = best.model;
   result.rewrites = Fold(best.history);
   result.fits = memory_limit > 0 && result.best->peak() <= memory_limit;

@@ -29,6 +29,8 @@ struct EvaluatedModel {
   int32_t steps_at_peak = 0;  // steps whose footprint equals the peak
   // Activation tensors live at `peak_step`, largest first.
   std::vector<TensorId> peak_tensors;
+  // Scheduled with the full options.schedule_time_limit (not screened).
+  bool full = true;
   int64_t peak() const { return schedule.peak_bytes; }
 };
 
@@ -44,8 +46,16 @@ class ModelEvaluator {
 
   // Names the model's nodes as the graph does (NameNodesAsGraph) first.
   // Errors: the import's and scheduler's.
-  absl::StatusOr<std::shared_ptr<const EvaluatedModel>> Evaluate(onnx::ModelProto model,
-                                                                 const std::string& key);
+  // `schedule_time_limit` (when positive) replaces options.schedule_time_limit
+  // for this schedule: the search screens candidates with a short one.
+  absl::StatusOr<std::shared_ptr<const EvaluatedModel>> Evaluate(
+      onnx::ModelProto model, const std::string& key,
+      absl::Duration schedule_time_limit = absl::ZeroDuration());
+  // `evaluated` scheduled again with the full options.schedule_time_limit;
+  // keeps whichever of the two schedules has the lower peak (never worse).
+  // Cached under `key` (which must differ from the screened one's).
+  absl::StatusOr<std::shared_ptr<const EvaluatedModel>> Refine(
+      std::shared_ptr<const EvaluatedModel> evaluated, const std::string& key);
   // An already scheduled model (no schedule run): `graph` is
   // ImportOnnx(model), `schedule` one of its schedules.
   absl::StatusOr<std::shared_ptr<const EvaluatedModel>> Adopt(onnx::ModelProto model, Graph graph,
@@ -57,6 +67,7 @@ class ModelEvaluator {
   const RewriteOptions& options() const { return options_; }
 
  private:
+  absl::StatusOr<ScheduleResult> RunScheduler(const MemoryModel& memory, absl::Duration limit);
   absl::StatusOr<std::shared_ptr<const EvaluatedModel>> Finish(
       std::shared_ptr<EvaluatedModel> result, const MemoryModel& memory, const std::string& key);
 
@@ -89,6 +100,15 @@ struct PartitionSearchOptions {
   int32_t windows = 3;
   int32_t max_rounds = 200;
   bool spatial = true;
+  // Candidates are first scheduled with this per-schedule limit (screening:
+  // most of a rewritten graph is solved at once, and the exact search on a
+  // tiled part runs to its limit); a candidate whose screened peak already
+  // beats its state's is kept, and kept states are re-scheduled with the
+  // full limit (Refine). When no candidate of a round beats it, the
+  // `confirm` best screened ones are re-scheduled with the full limit
+  // before giving up. Zero: every candidate gets the full limit.
+  absl::Duration screen_time_limit = absl::Milliseconds(250);
+  int32_t confirm = 2;
 };
 
 struct PartitionSearchResult {
@@ -109,16 +129,21 @@ struct PartitionSearchResult {
 //
 // 1. For each state of the beam (start: `start`), take the op at the peak
 //    step and the largest tensors live there (the bottleneck).
-// 2. Propose: channel splits (channel_split.h) of each group-1 Conv whose
+// 2. Propose: early subsampling of every shift chain (early_subsample.h,
+//    all sites as one identity rewrite at no extra MACs); channel splits
+//    (channel_split.h) of each group-1 Conv whose
 //    chain of per-channel ops reaches a bottleneck tensor, in
 //    `channel_parts` slices; spatial tilings (spatial_tiling.h) of the
 //    critical subgraph around the peak op (dataflow restructuring: ops
 //    needing >= alpha x peak, grown by 0..2 layers of neighbours) and of the
 //    windows of consecutive ops around it with the lightest boundary, each
 //    region checked with the Axis Connecting Graph, per `tilings`.
-// 3. Evaluate each (apply, re-import, re-schedule, cost). Keep those within
-//    delta that lower the peak, or keep it with fewer steps at it; the next
-//    beam is the best `beam_width` by (peak, steps at peak, latency).
+// 3. Evaluate each (apply, re-import, screen: a schedule bounded by
+//    search.screen_time_limit, cost). Keep those within delta that lower the
+//    peak, or keep it with fewer steps at it; when none does, re-schedule the
+//    `confirm` best screened ones with the full limit first. The next beam
+//    is the best `beam_width` by (peak, steps at peak, latency), each
+//    re-scheduled with the full limit (ModelEvaluator::Refine).
 // 4. Repeat until no candidate is kept, the time limit, or max_rounds. Fit
 //    mode (options.memory_limit_bytes > 0): stop at the first round with
 //    a candidate at or under the limit and take the cheapest (latency) of

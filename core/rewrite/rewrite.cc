@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -267,6 +268,24 @@ absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
     PartitionSearchOptions knobs;
     ORDO_ASSIGN_OR_RETURN(PartitionSearchResult searched,
                           SearchPartitions(final_model, original_cost, knobs, evaluator));
+    // Finished early (nothing more helped): search again, wider (more
+    // windows, finer row tilings), with the time left. A wider first round
+    // often finds a cheaper route the greedy narrow search passed by; the
+    // evaluator's cache serves the candidates both searches share.
+    if (!searched.time_limit_hit && !evaluator.Expired()) {
+      PartitionSearchOptions wide;
+      wide.windows = 8;
+      wide.tilings = {{2, 1}, {3, 1}, {4, 1}, {6, 1}, {8, 1}, {2, 2}, {4, 2}, {4, 4}};
+      ORDO_ASSIGN_OR_RETURN(PartitionSearchResult second,
+                            SearchPartitions(final_model, original_cost, wide, evaluator));
+      auto rank = [&](const PartitionSearchResult& r) {
+        return std::make_tuple(r.best->peak(),
+                               LatencyOverhead(original_cost, r.best->cost, options.latency));
+      };
+      const bool cut_short = second.time_limit_hit;
+      if (rank(second) < rank(searched)) searched = std::move(second);
+      searched.time_limit_hit = cut_short;
+    }
     for (AppliedRewrite& applied : searched.rewrites) result.rewrites.push_back(std::move(applied));
     result.time_limit_hit = result.time_limit_hit || searched.time_limit_hit;
     final_model = searched.best;

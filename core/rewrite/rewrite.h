@@ -126,6 +126,11 @@ struct RewriteResult {
 //    again when the peak without it is no higher, and the survivors are
 //    applied one by one, so every kept rewrite is needed and each is
 //    reported with its own before and after.
+// 5. kPartition / kAll: SearchPartitions (partition_search.h) with what is
+//    left of the time limit; when it stops early (nothing more helps), a
+//    second, wider search (8 windows, also 6x1 and 8x1 tilings) from the
+//    same start with the time left, and the better of the two (peak, then
+//    latency) is kept.
 //
 // The result never has a higher peak than the input (nothing kept
 // otherwise). Each trial costs one import and one schedule: O(sites^2)
