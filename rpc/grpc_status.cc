@@ -3,12 +3,15 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "core/util/printable_text.h"
 
 namespace ordo::rpc {
 
 grpc::Status ToGrpcStatus(const absl::Status& status, size_t max_message_bytes) {
   if (status.ok()) return grpc::Status::OK;
-  std::string message(status.message());
+  // Messages quote client input (names, option values): one printable
+  // line, so a client cannot forge lines in a terminal or a log.
+  std::string message = PrintableText(status.message(), std::string::npos);
   if (message.size() > max_message_bytes) {
     size_t cut = max_message_bytes;
     // Do not split a UTF-8 sequence: back up over continuation bytes.

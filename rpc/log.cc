@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "core/util/printable_text.h"
 
 namespace ordo::rpc {
 namespace {
@@ -49,7 +50,8 @@ void Log(LogLevel level, absl::string_view request_id, absl::string_view message
   const std::string line = absl::StrCat(
       absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()), " ",
       absl::string_view(&kLetters[static_cast<int>(level)], 1), " [",
-      request_id.empty() ? "-" : request_id, "] ", message, "\n");
+      request_id.empty() ? "-" : PrintableText(request_id, 64), "] ",
+      PrintableText(message, std::string::npos), "\n");  // one line, whatever it quotes
   std::fwrite(line.data(), 1, line.size(), stderr);  // one write: lines do not interleave
 }
 

@@ -236,13 +236,9 @@ absl::Status CompilerService::RunCompile(
   response = rpc::CompileResultToProto(result->graph, compiled);
   if (options.memory_limit_bytes > 0) response.set_fits(compiled.peak_bytes <= options.memory_limit_bytes);
   if (result->rewrite) rpc::RewriteSummaryToProto(*result->rewrite, response);
-  if (request.options().return_reordered_onnx()) {
-    if (!response.rewritten_onnx_model().empty()) {
-      response.set_reordered_onnx_model(response.rewritten_onnx_model());
-    } else {
-      ORDO_ASSIGN_OR_RETURN(*response.mutable_reordered_onnx_model(),
-                            ReorderOnnxNodes(request.onnx_model(), graph, compiled.schedule));
-    }
+  if (request.options().return_reordered_onnx() && response.rewritten_onnx_model().empty()) {
+    ORDO_ASSIGN_OR_RETURN(*response.mutable_reordered_onnx_model(),
+                          ReorderOnnxNodes(request.onnx_model(), graph, compiled.schedule));
   }
   *response.mutable_stats()->mutable_time() = rpc::DurationToProto(clock.Now() - start);
   if (!key.empty()) deps_.responses->Insert(key, response);

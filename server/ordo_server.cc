@@ -33,9 +33,25 @@ rpc::ClientSecurityOptions WorkerSecurityFiles(const OrdoServer::Options& option
   return local;
 }
 
+// Bearer tokens in plaintext can be read by anyone on the path; allowed
+// (inside a trusted network it is the operator's call), but said out loud.
+void WarnAboutPlaintextTokens(const OrdoServer::Options& options) {
+  if (!options.security.auth_token_file.empty() && options.security.tls_cert_file.empty()) {
+    rpc::Log(rpc::LogLevel::kWarning, "",
+             "--auth-token-file without --tls-cert: clients send their tokens in plaintext");
+  }
+  if (!options.workers.empty() && !options.worker_security.auth_token_file.empty() &&
+      !options.worker_security.tls()) {
+    rpc::Log(rpc::LogLevel::kWarning, "",
+             "--worker-auth-token-file without --worker-tls-ca: the worker token travels in "
+             "plaintext");
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(Options options) {
+  WarnAboutPlaintextTokens(options);
   // Security files are read first: a bad one fails before anything starts.
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
       rpc::MakeServerCredentials(options.security);
