@@ -1,6 +1,10 @@
 #include "rpc/security.h"
 
+#include <openssl/bio.h>
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <openssl/sha.h>
 
 #include <fstream>
@@ -37,6 +41,46 @@ absl::StatusOr<std::string> ReadNonEmptyFile(const std::string& path, absl::stri
     return absl::InvalidArgumentError(absl::StrCat("--", flag, ": \"", path, "\" is empty"));
   }
   return bytes.str();
+}
+
+// OK when `pem` holds at least one certificate; else INVALID_ARGUMENT
+// naming the flag, so a wrong file fails at startup, not at the first
+// handshake (where it would look like "cannot listen" or a dead worker).
+absl::Status CheckCertificates(const std::string& pem, absl::string_view flag) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  X509* cert = bio != nullptr ? PEM_read_bio_X509(bio, nullptr, nullptr, nullptr) : nullptr;
+  const bool ok = cert != nullptr;
+  X509_free(cert);
+  BIO_free(bio);
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("--", flag, ": no PEM certificate in the file"));
+}
+
+// OK when `key_pem` is a PEM private key matching the first certificate of
+// `cert_pem`; INVALID_ARGUMENT naming the flags otherwise.
+absl::Status CheckKeyPair(const std::string& cert_pem, const std::string& key_pem,
+                          absl::string_view cert_flag, absl::string_view key_flag) {
+  if (absl::Status status = CheckCertificates(cert_pem, cert_flag); !status.ok()) return status;
+  BIO* cert_bio = BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size()));
+  BIO* key_bio = BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size()));
+  X509* cert = cert_bio != nullptr ? PEM_read_bio_X509(cert_bio, nullptr, nullptr, nullptr)
+                                   : nullptr;
+  EVP_PKEY* key = key_bio != nullptr ? PEM_read_bio_PrivateKey(key_bio, nullptr, nullptr, nullptr)
+                                     : nullptr;
+  const bool has_key = key != nullptr;
+  const bool matches = has_key && cert != nullptr && X509_check_private_key(cert, key) == 1;
+  EVP_PKEY_free(key);
+  X509_free(cert);
+  BIO_free(key_bio);
+  BIO_free(cert_bio);
+  if (!has_key) {
+    return absl::InvalidArgumentError(absl::StrCat("--", key_flag, ": no PEM private key in the file"));
+  }
+  if (!matches) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", key_flag, " does not match the certificate of --", cert_flag));
+  }
+  return absl::OkStatus();
 }
 
 // Whether a call to `path` (":path" pseudo-header, "/package.Service/Method")
@@ -205,11 +249,15 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
   if (!cert.ok()) return cert.status();
   absl::StatusOr<std::string> key = ReadNonEmptyFile(options.tls_key_file, "tls-key");
   if (!key.ok()) return key.status();
+  if (absl::Status pair = CheckKeyPair(*cert, *key, "tls-cert", "tls-key"); !pair.ok()) {
+    return pair;
+  }
   grpc::SslServerCredentialsOptions ssl;
   ssl.pem_key_cert_pairs.push_back({*std::move(key), *std::move(cert)});
   if (!options.tls_client_ca_file.empty()) {
     absl::StatusOr<std::string> ca = ReadNonEmptyFile(options.tls_client_ca_file, "tls-client-ca");
     if (!ca.ok()) return ca.status();
+    if (absl::Status certs = CheckCertificates(*ca, "tls-client-ca"); !certs.ok()) return certs;
     ssl.pem_root_certs = *std::move(ca);
     ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
@@ -254,6 +302,7 @@ absl::StatusOr<ClientSecurity> LoadClientSecurity(const ClientSecurityOptions& o
   if (!options.tls_ca_file.empty()) {
     absl::StatusOr<std::string> ca = ReadNonEmptyFile(options.tls_ca_file, "tls-ca");
     if (!ca.ok()) return ca.status();
+    if (absl::Status certs = CheckCertificates(*ca, "tls-ca"); !certs.ok()) return certs;
     ssl.pem_root_certs = *std::move(ca);
   }
   if (!options.tls_cert_file.empty()) {
@@ -261,6 +310,9 @@ absl::StatusOr<ClientSecurity> LoadClientSecurity(const ClientSecurityOptions& o
     if (!cert.ok()) return cert.status();
     absl::StatusOr<std::string> key = ReadNonEmptyFile(options.tls_key_file, "tls-key");
     if (!key.ok()) return key.status();
+    if (absl::Status pair = CheckKeyPair(*cert, *key, "tls-cert", "tls-key"); !pair.ok()) {
+      return pair;
+    }
     ssl.pem_cert_chain = *std::move(cert);
     ssl.pem_private_key = *std::move(key);
   }

@@ -1,8 +1,11 @@
 #include "rpc/security.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -98,6 +101,47 @@ TEST(MakeServerCredentialsTest, RejectsIncompleteTlsFlags) {
   ServerSecurityOptions ca_only;
   ca_only.tls_client_ca_file = "/nonexistent/ca.pem";
   EXPECT_EQ(MakeServerCredentials(ca_only).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A self-signed certificate and its key, made by the openssl CLI (Debian's
+// openssl package, installed by scripts/install-deps).
+std::pair<std::string, std::string> MakeSelfSigned(const std::string& name) {
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  const std::string cert = dir + "/" + name + "." + std::to_string(getpid()) + ".pem";
+  const std::string key = dir + "/" + name + "." + std::to_string(getpid()) + ".key";
+  const std::string command =
+      "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=" +
+      name + " -keyout " + key + " -out " + cert + " >/dev/null 2>&1";
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  return {cert, key};
+}
+
+TEST(MakeServerCredentialsTest, BadPemFilesFailAtStartupNamingTheFlag) {
+  const auto [cert_a, key_a] = MakeSelfSigned("ordo-a");
+  const auto [cert_b, key_b] = MakeSelfSigned("ordo-b");
+  ServerSecurityOptions options;
+  options.tls_cert_file = cert_a;
+  options.tls_key_file = key_a;
+  EXPECT_TRUE(MakeServerCredentials(options).ok());
+
+  options.tls_key_file = key_b;
+  EXPECT_THAT(std::string(MakeServerCredentials(options).status().message()),
+              HasSubstr("--tls-key does not match the certificate of --tls-cert"));
+
+  options.tls_cert_file = WriteTemp("not-a-cert", "hello\n");
+  EXPECT_THAT(std::string(MakeServerCredentials(options).status().message()),
+              HasSubstr("--tls-cert: no PEM certificate"));
+
+  options.tls_cert_file = cert_a;
+  options.tls_key_file = cert_a;  // a certificate where the key should be
+  EXPECT_THAT(std::string(MakeServerCredentials(options).status().message()),
+              HasSubstr("--tls-key: no PEM private key"));
+
+  ClientSecurityOptions client;
+  client.tls_ca_file = WriteTemp("not-a-ca", "garbage");
+  EXPECT_THAT(std::string(LoadClientSecurity(client).status().message()),
+              HasSubstr("--tls-ca: no PEM certificate"));
+  for (const std::string& path : {cert_a, key_a, cert_b, key_b}) std::filesystem::remove(path);
 }
 
 }  // namespace
