@@ -21,6 +21,9 @@ int64_t Opset(const onnx::ModelProto& model) {
   return 1;
 }
 
+// ONNX's default operator set, however the file spells it.
+bool IsDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
 const onnx::AttributeProto* FindAttribute(const onnx::NodeProto& node, const std::string& name) {
   for (const onnx::AttributeProto& a : node.attribute()) {
     if (a.name() == name) return &a;
@@ -52,22 +55,22 @@ struct AxisMap {
 };
 
 // Applies one Slice to the maps; false when it cannot be followed.
-bool FollowSlice(const onnx::GraphProto& g, const onnx::NodeProto& node,
+bool FollowSlice(const ConstantIndex& constants, const onnx::NodeProto& node,
                  const std::vector<int64_t>& in_dims, std::array<AxisMap, 2>& maps) {
   if (node.input_size() < 3) return false;
-  std::optional<std::vector<int64_t>> starts = ConstantInts(g, node.input(1));
-  std::optional<std::vector<int64_t>> ends = ConstantInts(g, node.input(2));
+  std::optional<std::vector<int64_t>> starts = constants.Ints(node.input(1));
+  std::optional<std::vector<int64_t>> ends = constants.Ints(node.input(2));
   if (!starts || !ends || starts->size() != ends->size()) return false;
   std::vector<int64_t> axes;
   if (node.input_size() > 3 && !node.input(3).empty()) {
-    std::optional<std::vector<int64_t>> a = ConstantInts(g, node.input(3));
+    std::optional<std::vector<int64_t>> a = constants.Ints(node.input(3));
     if (!a) return false;
     axes = *a;
   } else {
     for (size_t i = 0; i < starts->size(); ++i) axes.push_back(static_cast<int64_t>(i));
   }
   if (node.input_size() > 4 && !node.input(4).empty()) {
-    std::optional<std::vector<int64_t>> steps = ConstantInts(g, node.input(4));
+    std::optional<std::vector<int64_t>> steps = constants.Ints(node.input(4));
     if (!steps || !AllEqual(steps, 1)) return false;
   }
   if (axes.size() != starts->size()) return false;
@@ -91,12 +94,12 @@ bool FollowSlice(const onnx::GraphProto& g, const onnx::NodeProto& node,
   return true;
 }
 
-bool FollowPad(const onnx::GraphProto& g, const onnx::NodeProto& node, int64_t opset,
+bool FollowPad(const ConstantIndex& constants, const onnx::NodeProto& node, int64_t opset,
                std::array<AxisMap, 2>& maps) {
   const onnx::AttributeProto* mode = FindAttribute(node, "mode");
   if (mode != nullptr && mode->s() != "constant") return false;
   std::optional<std::vector<int64_t>> pads =
-      opset >= 11 ? (node.input_size() > 1 ? ConstantInts(g, node.input(1)) : std::nullopt)
+      opset >= 11 ? (node.input_size() > 1 ? constants.Ints(node.input(1)) : std::nullopt)
                   : Ints(node, "pads");
   if (opset >= 11 && node.input_size() > 3 && !node.input(3).empty()) return false;  // axes
   if (!pads || pads->size() != 8) return false;
@@ -143,9 +146,12 @@ struct SitePlan {
   std::array<int64_t, 2> starts{}, ends{}, strides{};
 };
 
-std::optional<SitePlan> PlanSite(const onnx::ModelProto& model, const Graph& graph, OpId id) {
+// `constants` indexes model.graph().
+std::optional<SitePlan> PlanSite(const onnx::ModelProto& model, const ConstantIndex& constants,
+                                 const Graph& graph, OpId id) {
   const onnx::GraphProto& g = model.graph();
   const Op& window = graph.op(id);
+  if (!IsDefaultDomain(window.domain)) return std::nullopt;
   if (window.source_index < 0 || window.source_index >= g.node_size()) return std::nullopt;
   std::optional<std::array<int64_t, 2>> strides =
       UnitWindowStrides(graph, window, g.node(window.source_index));
@@ -158,7 +164,7 @@ std::optional<SitePlan> PlanSite(const onnx::ModelProto& model, const Graph& gra
     if (tensor.producer == kNoId || tensor.is_graph_output || tensor.consumers.size() != 1) break;
     const Op& p = graph.op(tensor.producer);
     if ((p.type != "Slice" && p.type != "Pad") || p.inputs.empty() || p.outputs.size() != 1 ||
-        !p.domain.empty()) {
+        !IsDefaultDomain(p.domain)) {
       break;
     }
     chain.insert(chain.begin(), tensor.producer);
@@ -174,8 +180,9 @@ std::optional<SitePlan> PlanSite(const onnx::ModelProto& model, const Graph& gra
     if (op.source_index < 0 || op.source_index >= g.node_size()) return std::nullopt;
     const onnx::NodeProto& node = g.node(op.source_index);
     if (graph.tensor(op.inputs[0]).dims.size() != 4) return std::nullopt;
-    const bool ok = op.type == "Slice" ? FollowSlice(g, node, graph.tensor(op.inputs[0]).dims, maps)
-                                       : FollowPad(g, node, opset, maps);
+    const bool ok = op.type == "Slice"
+                        ? FollowSlice(constants, node, graph.tensor(op.inputs[0]).dims, maps)
+                        : FollowPad(constants, node, opset, maps);
     if (!ok) return std::nullopt;
   }
   const std::vector<int64_t>& out_dims = graph.tensor(window.outputs[0]).dims;
@@ -195,15 +202,25 @@ std::optional<SitePlan> PlanSite(const onnx::ModelProto& model, const Graph& gra
   return plan;
 }
 
-int32_t ElemType(const onnx::GraphProto& g, const std::string& name) {
+// Element types the model declares (inputs, value_info, outputs; the
+// first declaration of a name wins), built once per rewrite.
+absl::flat_hash_map<std::string, int32_t> DeclaredElemTypes(const onnx::GraphProto& g) {
+  absl::flat_hash_map<std::string, int32_t> types;
   for (const auto* list : {&g.input(), &g.value_info(), &g.output()}) {
     for (const onnx::ValueInfoProto& v : *list) {
-      if (v.name() == name && v.type().tensor_type().elem_type() != 0) {
-        return v.type().tensor_type().elem_type();
+      if (v.type().has_tensor_type() && v.type().tensor_type().elem_type() != 0) {
+        types.try_emplace(v.name(), v.type().tensor_type().elem_type());
       }
     }
   }
-  return onnx::TensorProto::FLOAT;
+  return types;
+}
+
+// The declared type of `t`, else the importer's; UNDEFINED (0) when
+// neither knows it.
+int32_t ElemType(const absl::flat_hash_map<std::string, int32_t>& declared, const Tensor& t) {
+  if (auto it = declared.find(t.name); it != declared.end()) return it->second;
+  return OnnxElemType(t.dtype);
 }
 
 std::string IntInitializer(const std::string& name, const std::vector<int64_t>& values,
@@ -221,8 +238,9 @@ std::string IntInitializer(const std::string& name, const std::vector<int64_t>& 
 std::vector<SubsampleSite> FindSubsampleSites(const onnx::ModelProto& model, const Graph& graph) {
   std::vector<SubsampleSite> sites;
   if (Opset(model) < 10) return sites;
+  const ConstantIndex constants(model.graph());
   for (OpId id = 0; id < graph.num_ops(); ++id) {
-    if (std::optional<SitePlan> plan = PlanSite(model, graph, id)) {
+    if (std::optional<SitePlan> plan = PlanSite(model, constants, graph, id)) {
       sites.push_back(std::move(plan->site));
     }
   }
@@ -237,6 +255,9 @@ absl::StatusOr<onnx::ModelProto> ApplyEarlySubsample(const onnx::ModelProto& mod
   }
   absl::flat_hash_map<std::string, OpId> by_name;
   for (OpId id = 0; id < graph.num_ops(); ++id) by_name[graph.op(id).name] = id;
+  const ConstantIndex constants(model.graph());
+  const absl::flat_hash_map<std::string, int32_t> declared = DeclaredElemTypes(model.graph());
+  absl::flat_hash_set<std::string> windows_done;
   onnx::ModelProto out = model;
   onnx::GraphProto* g = out.mutable_graph();
   NameScope names(*g);
@@ -246,11 +267,13 @@ absl::StatusOr<onnx::ModelProto> ApplyEarlySubsample(const onnx::ModelProto& mod
   for (const SubsampleSite& site : sites) {
     auto it = by_name.find(site.window);
     std::optional<SitePlan> plan;
-    if (it != by_name.end()) plan = PlanSite(model, graph, it->second);
+    if (it != by_name.end()) plan = PlanSite(model, constants, graph, it->second);
     if (!plan || plan->site.chain != site.chain) {
       return absl::InvalidArgumentError(
           absl::StrCat("\"", site.window, "\" does not end an early-subsampling site"));
     }
+    // A site listed twice is rewritten once.
+    if (!windows_done.insert(site.window).second) continue;
     const Op& window = graph.op(it->second);
     const onnx::NodeProto& window_node = model.graph().node(window.source_index);
     for (const std::string& c : site.chain) {
@@ -283,7 +306,11 @@ absl::StatusOr<onnx::ModelProto> ApplyEarlySubsample(const onnx::ModelProto& mod
       std::vector<int64_t> dims = graph.tensor(plan->source).dims;
       dims[2] = (plan->ends[0] - plan->starts[0] + plan->strides[0] - 1) / plan->strides[0];
       dims[3] = (plan->ends[1] - plan->starts[1] + plan->strides[1] - 1) / plan->strides[1];
-      *g->add_value_info() = DenseValueInfo(sliced, ElemType(model.graph(), source), dims);
+      // No value_info rather than a guessed element type.
+      if (const int32_t elem_type = ElemType(declared, graph.tensor(plan->source));
+          elem_type != onnx::TensorProto::UNDEFINED) {
+        *g->add_value_info() = DenseValueInfo(sliced, elem_type, dims);
+      }
       onnx::NodeProto conv = window_node;
       conv.set_input(0, sliced);
       for (onnx::AttributeProto& a : *conv.mutable_attribute()) {

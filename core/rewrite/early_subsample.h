@@ -28,14 +28,17 @@ struct SubsampleSite {
 // Every site of `graph` whose chain is non-empty, each intermediate tensor
 // read only by the next op of the chain and not a graph output, the shifts
 // on axes 2 and 3 only, and no padded pixel read. Needs the ONNX model for
-// the Slice/Pad constants; opset >= 10 (Slice with steps). O(ops x chain).
+// the Slice/Pad constants (an initializer that is also a graph input is not
+// one), window and chain ops of the default domain; opset >= 10 (Slice
+// with steps). O(model + ops x chain).
 std::vector<SubsampleSite> FindSubsampleSites(const onnx::ModelProto& model, const Graph& graph);
 
 // The model with every site of `sites` rewritten (nodes in place of the
 // window op, so a sorted file stays sorted; new int64 initializers for the
 // Slice's starts/ends/axes/steps; value_info for new tensors). Same model /
-// graph contract as ApplyConcatConvRewrite. INVALID_ARGUMENT for a site
-// that is not (any more) one FindSubsampleSites would return.
+// graph contract as ApplyConcatConvRewrite; a site listed twice is
+// rewritten once. INVALID_ARGUMENT for a site that is not (any more) one
+// FindSubsampleSites would return.
 absl::StatusOr<onnx::ModelProto> ApplyEarlySubsample(const onnx::ModelProto& model,
                                                      const Graph& graph,
                                                      const std::vector<SubsampleSite>& sites);

@@ -1,7 +1,9 @@
 #include "core/rewrite/model_edit.h"
 
 #include <cstring>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -42,6 +44,40 @@ onnx::ValueInfoProto DenseValueInfo(const std::string& name, int32_t elem_type,
   return info;
 }
 
+int32_t OnnxElemType(DataType dtype) {
+  switch (dtype) {
+    case DataType::kFloat32:
+      return onnx::TensorProto::FLOAT;
+    case DataType::kFloat16:
+      return onnx::TensorProto::FLOAT16;
+    case DataType::kBFloat16:
+      return onnx::TensorProto::BFLOAT16;
+    case DataType::kInt8:
+      return onnx::TensorProto::INT8;
+    case DataType::kUInt8:
+      return onnx::TensorProto::UINT8;
+    case DataType::kBool:
+      return onnx::TensorProto::BOOL;
+    case DataType::kInt16:
+      return onnx::TensorProto::INT16;
+    case DataType::kUInt16:
+      return onnx::TensorProto::UINT16;
+    case DataType::kInt32:
+      return onnx::TensorProto::INT32;
+    case DataType::kUInt32:
+      return onnx::TensorProto::UINT32;
+    case DataType::kInt64:
+      return onnx::TensorProto::INT64;
+    case DataType::kUInt64:
+      return onnx::TensorProto::UINT64;
+    case DataType::kFloat64:
+      return onnx::TensorProto::DOUBLE;
+    case DataType::kUnknown:
+      break;
+  }
+  return onnx::TensorProto::UNDEFINED;
+}
+
 const onnx::TensorProto* FindInitializer(const onnx::GraphProto& graph, absl::string_view name) {
   for (const onnx::TensorProto& t : graph.initializer()) {
     if (t.name() == name) return &t;
@@ -77,11 +113,32 @@ std::optional<std::vector<int64_t>> IntsOfTensor(const onnx::TensorProto& t) {
   return std::nullopt;
 }
 
+bool IsGraphInput(const onnx::GraphProto& graph, absl::string_view name) {
+  for (const onnx::ValueInfoProto& v : graph.input()) {
+    if (v.name() == name) return true;
+  }
+  return false;
+}
+
+// The tensor of a Constant node's "value", or null.
+const onnx::TensorProto* ConstantValue(const onnx::NodeProto& node) {
+  if (node.op_type() != "Constant" || node.output_size() != 1) return nullptr;
+  for (const onnx::AttributeProto& attribute : node.attribute()) {
+    if (attribute.name() == "value" && attribute.has_t()) return &attribute.t();
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::optional<std::vector<int64_t>> ConstantInts(const onnx::GraphProto& graph,
                                                  absl::string_view name) {
-  if (const onnx::TensorProto* t = FindInitializer(graph, name)) return IntsOfTensor(*t);
+  if (const onnx::TensorProto* t = FindInitializer(graph, name)) {
+    // An initializer that is also an input is only a default: a caller may
+    // feed another value.
+    if (IsGraphInput(graph, name)) return std::nullopt;
+    return IntsOfTensor(*t);
+  }
   for (const onnx::NodeProto& node : graph.node()) {
     if (node.op_type() != "Constant" || node.output_size() != 1 || node.output(0) != name) {
       continue;
@@ -91,6 +148,25 @@ std::optional<std::vector<int64_t>> ConstantInts(const onnx::GraphProto& graph,
     }
   }
   return std::nullopt;
+}
+
+ConstantIndex::ConstantIndex(const onnx::GraphProto& graph) {
+  absl::flat_hash_set<absl::string_view> inputs;
+  for (const onnx::ValueInfoProto& v : graph.input()) inputs.insert(v.name());
+  // The first initializer of a name wins over Constant nodes, as in
+  // ConstantInts; an overridable one (also an input) is no constant.
+  for (const onnx::TensorProto& t : graph.initializer()) {
+    tensors_.try_emplace(t.name(), inputs.contains(t.name()) ? nullptr : &t);
+  }
+  for (const onnx::NodeProto& node : graph.node()) {
+    if (const onnx::TensorProto* t = ConstantValue(node)) tensors_.try_emplace(node.output(0), t);
+  }
+}
+
+std::optional<std::vector<int64_t>> ConstantIndex::Ints(absl::string_view name) const {
+  auto it = tensors_.find(name);
+  if (it == tensors_.end() || it->second == nullptr) return std::nullopt;
+  return IntsOfTensor(*it->second);
 }
 
 }  // namespace ordo

@@ -6,8 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/string_view.h"
+#include "core/graph/dtype.h"
 #include "onnx/onnx_pb.h"
 
 namespace ordo {
@@ -44,10 +46,27 @@ onnx::ValueInfoProto DenseValueInfo(const std::string& name, int32_t elem_type,
 // The initializer named `name`, or null. O(initializers).
 const onnx::TensorProto* FindInitializer(const onnx::GraphProto& graph, absl::string_view name);
 
+// The ONNX TensorProto data type of `dtype` (UNDEFINED for kUnknown).
+int32_t OnnxElemType(DataType dtype);
+
 // The integer values of `name` when it is an int64/int32 initializer with
-// data or the output of a Constant node, else nullopt. O(graph).
+// data or the output of a Constant node, else nullopt. An initializer that
+// is also a graph input is only a default the caller may override: nullopt.
+// O(graph).
 std::optional<std::vector<int64_t>> ConstantInts(const onnx::GraphProto& graph,
                                                  absl::string_view name);
+
+// ConstantInts for many names of one graph: O(graph) to build, then
+// O(1) per lookup (plus the values). `graph` must outlive it and not change.
+class ConstantIndex {
+ public:
+  explicit ConstantIndex(const onnx::GraphProto& graph);
+  std::optional<std::vector<int64_t>> Ints(absl::string_view name) const;
+
+ private:
+  // Null: an initializer that is also a graph input.
+  absl::flat_hash_map<std::string, const onnx::TensorProto*> tensors_;
+};
 
 }  // namespace ordo
 

@@ -360,40 +360,6 @@ absl::StatusOr<Plan> MakePlan(const Graph& graph, const SpatialTiling& tiling,
 // ---------------------------------------------------------------------------
 // Emitting the model.
 
-int32_t OnnxElemType(DataType dtype) {
-  switch (dtype) {
-    case DataType::kFloat32:
-      return onnx::TensorProto::FLOAT;
-    case DataType::kFloat16:
-      return onnx::TensorProto::FLOAT16;
-    case DataType::kBFloat16:
-      return onnx::TensorProto::BFLOAT16;
-    case DataType::kInt8:
-      return onnx::TensorProto::INT8;
-    case DataType::kUInt8:
-      return onnx::TensorProto::UINT8;
-    case DataType::kBool:
-      return onnx::TensorProto::BOOL;
-    case DataType::kInt16:
-      return onnx::TensorProto::INT16;
-    case DataType::kUInt16:
-      return onnx::TensorProto::UINT16;
-    case DataType::kInt32:
-      return onnx::TensorProto::INT32;
-    case DataType::kUInt32:
-      return onnx::TensorProto::UINT32;
-    case DataType::kInt64:
-      return onnx::TensorProto::INT64;
-    case DataType::kUInt64:
-      return onnx::TensorProto::UINT64;
-    case DataType::kFloat64:
-      return onnx::TensorProto::DOUBLE;
-    case DataType::kUnknown:
-      break;
-  }
-  return onnx::TensorProto::UNDEFINED;
-}
-
 // The node `op` was imported from: at its source index when it matches,
 // else the node of the same name.
 absl::StatusOr<int32_t> NodeOf(const onnx::GraphProto& g, const Op& op) {

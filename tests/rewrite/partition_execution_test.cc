@@ -334,5 +334,68 @@ TEST(EarlySubsampleExecutionTest, SearchKeepsItAndTheFunction) {
   ExpectSameOutputs(model, result.model, 23, "search with early subsampling");
 }
 
+TEST(EarlySubsampleExecutionTest, ASiteListedTwiceIsRewrittenOnce) {
+  std::mt19937 rng(24);
+  const onnx::ModelProto model = FactorizedReduce(rng, 10, 12).model();
+  Graph graph;
+  std::vector<SubsampleSite> sites = Sites(model, &graph);
+  ASSERT_EQ(sites.size(), 3u);
+  ORDO_ASSERT_OK_AND_ASSIGN(onnx::ModelProto once, ApplyEarlySubsample(model, graph, sites));
+  sites.push_back(sites.front());
+  ORDO_ASSERT_OK_AND_ASSIGN(onnx::ModelProto twice, ApplyEarlySubsample(model, graph, sites));
+  EXPECT_EQ(twice.graph().node_size(), once.graph().node_size());
+  EXPECT_EQ(twice.graph().initializer_size(), once.graph().initializer_size());
+  ExpectSameOutputs(model, twice, 24, "a site listed twice");
+}
+
+TEST(EarlySubsampleExecutionTest, NewTensorsGetTheSourceElementType) {
+  std::mt19937 rng(25);
+  const onnx::ModelProto model = FactorizedReduce(rng, 10, 12).model();
+  Graph graph;
+  const std::vector<SubsampleSite> sites = Sites(model, &graph);
+  ORDO_ASSERT_OK_AND_ASSIGN(onnx::ModelProto rewritten, ApplyEarlySubsample(model, graph, sites));
+  // "r" has no value_info: its type comes from the graph (float32 here).
+  int32_t infos = 0;
+  for (const onnx::ValueInfoProto& v : rewritten.graph().value_info()) {
+    if (v.name().rfind("r_subsampled", 0) != 0) continue;
+    ++infos;
+    EXPECT_EQ(v.type().tensor_type().elem_type(), onnx::TensorProto::FLOAT) << v.name();
+  }
+  EXPECT_GT(infos, 0);
+}
+
+// Constants a caller may override (initializers also listed as inputs) and
+// ops of another domain are not what they seem: no site.
+TEST(EarlySubsampleExecutionTest, OverridableConstantsAndForeignDomainsAreNoSites) {
+  std::mt19937 rng(26);
+  onnx::ModelProto overridable = FactorizedReduce(rng, 10, 12).model();
+  onnx::ValueInfoProto* input = overridable.mutable_graph()->add_input();
+  input->set_name("w_start");
+  input->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
+  input->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(1);
+  Graph graph;
+  std::vector<SubsampleSite> sites = Sites(overridable, &graph);
+  EXPECT_EQ(sites.size(), 2u);  // the Slice of "w_start" is no longer one
+  const std::string& c3 = graph.op(graph.num_ops() - 2).name;  // the strided Conv
+  for (const SubsampleSite& site : sites) EXPECT_NE(site.window, c3);
+
+  onnx::ModelProto foreign = FactorizedReduce(rng, 10, 12).model();
+  for (onnx::NodeProto& node : *foreign.mutable_graph()->mutable_node()) {
+    if (node.op_type() == "MaxPool") node.set_domain("com.example");
+  }
+  onnx::OperatorSetIdProto* opset = foreign.add_opset_import();
+  opset->set_domain("com.example");
+  opset->set_version(1);
+  // The importer cannot infer a foreign op's shape: declare it.
+  onnx::ValueInfoProto* a2 = foreign.mutable_graph()->add_value_info();
+  a2->set_name("a2");
+  a2->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {1, 4, 5, 6}) {
+    a2->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  sites = Sites(foreign, &graph);
+  EXPECT_EQ(sites.size(), 2u);  // the MaxPool branch is left alone
+}
+
 }  // namespace
 }  // namespace ordo
