@@ -36,7 +36,8 @@ absl::StatusOr<CompileResult> CompileStage(const Graph& graph, CompileOptions op
 }
 
 RewriteOptions SearchOptions(const CompileOptions& compile, const RewriteCompileOptions& rewrite,
-                             RewriteMode mode, const Clock& clock, int stages_left) {
+                             const CompileServices& services, RewriteMode mode, const Clock& clock,
+                             int stages_left) {
   RewriteOptions options;
   options.mode = mode;
   options.memory = compile.memory;
@@ -48,6 +49,7 @@ RewriteOptions SearchOptions(const CompileOptions& compile, const RewriteCompile
   options.latency = rewrite.latency;
   options.memory_limit_bytes = compile.memory_limit_bytes;
   options.clock = &clock;
+  options.cancelled = services.cancelled;
   return options;
 }
 
@@ -209,8 +211,23 @@ absl::StatusOr<RewriteCompileResult> CompileWithRewrite(
   if (!model.ParseFromArray(onnx_model.data(), static_cast<int>(onnx_model.size()))) {
     return absl::InvalidArgumentError("ONNX model does not parse");
   }
-  ORDO_ASSIGN_OR_RETURN(RewriteResult searched,
-                        RewriteForMemory(model, SearchOptions(options, rewrite, mode, clock, 2)));
+  absl::StatusOr<RewriteResult> searched_or =
+      RewriteForMemory(model, SearchOptions(options, rewrite, services, mode, clock, 2));
+  if (!searched_or.ok() && plain) {
+    // "auto" already has an answer: a failed rewrite does not fail it.
+    RewriteSummary summary;
+    summary.mode = std::string(RewriteModeName(mode));
+    summary.fit_fallback = true;
+    summary.fallback_from_peak_bytes = plain->compile.peak_bytes;
+    summary.original_peak_bytes = plain->compile.peak_bytes;
+    summary.note = absl::StrCat("rewriting failed, the model is compiled as it is: ",
+                                searched_or.status().message());
+    JudgeFit(options, *plain, summary);
+    summary.time = clock.Now() - start;
+    plain->rewrite = std::move(summary);
+    return *std::move(plain);
+  }
+  ORDO_ASSIGN_OR_RETURN(RewriteResult searched, std::move(searched_or));
   RewriteSummary summary = SummaryOf(mode, searched);
   if (plain) {
     summary.fit_fallback = true;
@@ -223,9 +240,20 @@ absl::StatusOr<RewriteCompileResult> CompileWithRewrite(
       return absl::InternalError(absl::StrCat("rewriting broke the model: ", same.message()));
     }
     RewriteCompileResult rewritten;
-    ORDO_ASSIGN_OR_RETURN(rewritten.compile,
-                          CompileStage(searched.graph, options, rewrite, services, clock, 1));
-    const int64_t input_peak = plain ? plain->compile.peak_bytes : summary.original_peak_bytes;
+    ORDO_ASSIGN_OR_RETURN(
+        rewritten.compile,
+        // Without a plain compile, time is kept for the input's compile
+        // should the rewritten model's not beat the input's search peak.
+        CompileStage(searched.graph, options, rewrite, services, clock, plain ? 1 : 2));
+    if (!plain && rewritten.compile.peak_bytes > summary.original_peak_bytes) {
+      // Above the input's search peak: compile the input too, with the time
+      // kept for it, and keep whichever verified schedule is lower (never a
+      // known peak for an unknown one).
+      absl::StatusOr<RewriteCompileResult> as_is =
+          CompileAsIs(graph, options, rewrite, services, clock, 1);
+      if (as_is.ok()) plain = *std::move(as_is);
+    }
+    const int64_t input_peak = plain ? plain->compile.peak_bytes : rewritten.compile.peak_bytes;
     if (rewritten.compile.peak_bytes <= input_peak) {
       ORDO_ASSIGN_OR_RETURN(summary.rewritten_model,
                             ReorderOnnxNodes(searched.model.SerializeAsString(), searched.graph,

@@ -1,5 +1,6 @@
 #include "core/compile/rewrite_compile.h"
 
+#include <atomic>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -147,6 +148,49 @@ TEST(CompileWithRewriteTest, AutoRewritesOnlyWhenThePlainScheduleDoesNotFit) {
   EXPECT_FALSE(over.rewrite->fits);
   EXPECT_THAT(over.rewrite->bottleneck_tensors, Not(IsEmpty()));
   ExpectConsistent(f.graph, over, over.rewrite->fallback_from_peak_bytes);
+}
+
+TEST(CompileWithRewriteTest, AutoKeepsThePlainCompileWhenRewritingFails) {
+  Fixture f;
+  RewriteCompileOptions rewrite;
+  ORDO_ASSERT_OK(SetRewriteMode("auto", rewrite));
+  rewrite.time_limit = absl::Seconds(2);
+  rewrite.limits.max_ops = 1;  // the search's import refuses the model
+  CompileOptions tiny;
+  tiny.memory_limit_bytes = 1024;
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      RewriteCompileResult result,
+      CompileWithRewrite(f.bytes, f.graph, tiny, rewrite, CompileServices(), f.clock));
+  ASSERT_TRUE(result.rewrite.has_value());
+  EXPECT_TRUE(result.rewrite->fit_fallback);
+  EXPECT_THAT(result.rewrite->note, HasSubstr("rewriting failed"));
+  EXPECT_THAT(result.rewrite->rewrites, IsEmpty());
+  EXPECT_EQ(result.compile.peak_bytes, result.rewrite->fallback_from_peak_bytes);
+  EXPECT_FALSE(result.rewrite->fits);
+  EXPECT_EQ(result.graph.num_ops(), f.graph.num_ops());
+
+  // Not in "auto": the error is the answer.
+  rewrite.mode = RewriteMode::kIdentity;
+  rewrite.fit_fallback = false;
+  EXPECT_FALSE(
+      CompileWithRewrite(f.bytes, f.graph, tiny, rewrite, CompileServices(), f.clock).ok());
+}
+
+TEST(CompileWithRewriteTest, ACancelledRequestStillGetsAValidSchedule) {
+  Fixture f;
+  std::atomic<bool> cancelled{true};
+  CompileServices services;
+  services.cancelled = &cancelled;
+  RewriteCompileOptions rewrite;
+  rewrite.mode = RewriteMode::kAll;
+  rewrite.time_limit = absl::Hours(1);  // only the flag stops it
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      RewriteCompileResult result,
+      CompileWithRewrite(f.bytes, f.graph, CompileOptions(), rewrite, services, f.clock));
+  ASSERT_TRUE(result.rewrite.has_value());
+  EXPECT_TRUE(result.rewrite->time_limit_hit);
+  EXPECT_EQ(result.compile.peak_bytes, result.compile.simulation.peak_bytes);
+  EXPECT_EQ(result.compile.schedule.size(), static_cast<size_t>(result.graph.num_ops()));
 }
 
 TEST(CompileWithRewriteTest, NativeGraphsCannotBeRewritten) {
