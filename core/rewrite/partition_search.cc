@@ -160,13 +160,14 @@ std::vector<OpId> Neighbours(const Graph& graph, OpId op) {
 // connected ops whose own step needs >= alpha x peak; then grown by one and
 // two layers of neighbours (a region's inputs and outputs stay whole, so a
 // larger region often pays off).
-std::vector<std::vector<OpId>> CriticalRegions(const EvaluatedModel& state, double alpha) {
+std::vector<std::vector<OpId>> CriticalRegions(const EvaluatedModel& state, double alpha,
+                                               const MemoryOptions& memory_options) {
   const Graph& graph = state.graph;
   std::vector<std::vector<OpId>> regions;
   if (state.peak_step < 0) return regions;
   const OpId peak_op = state.schedule.order[state.peak_step];
   if (!IsTileableKind(graph.op(peak_op))) return regions;
-  absl::StatusOr<MemoryModel> memory = BuildMemoryModel(graph, MemoryOptions{});
+  absl::StatusOr<MemoryModel> memory = BuildMemoryModel(graph, memory_options);
   if (!memory.ok()) return regions;
   const double threshold = alpha * static_cast<double>(state.peak());
   absl::flat_hash_set<OpId> region = {peak_op};
@@ -254,10 +255,11 @@ std::vector<std::vector<OpId>> WindowRegions(const EvaluatedModel& state, int32_
 
 std::vector<Proposal> SpatialProposals(const EvaluatedModel& state,
                                        const PartitionSearchOptions& search, int32_t windows,
-                                       const std::vector<std::pair<int32_t, int32_t>>& tilings) {
+                                       const std::vector<std::pair<int32_t, int32_t>>& tilings,
+                                       const MemoryOptions& memory_options) {
   std::vector<Proposal> proposals;
   const Graph& graph = state.graph;
-  std::vector<std::vector<OpId>> regions = CriticalRegions(state, search.alpha);
+  std::vector<std::vector<OpId>> regions = CriticalRegions(state, search.alpha, memory_options);
   for (std::vector<OpId>& region : WindowRegions(state, windows)) {
     if (std::find(regions.begin(), regions.end(), region) == regions.end()) {
       regions.push_back(std::move(region));
@@ -322,6 +324,26 @@ std::vector<AppliedRewrite> Fold(const std::vector<AppliedRewrite>& history) {
   return out;
 }
 
+// What one evaluated model holds in memory, roughly: the model (its
+// serialized size: weight data dominates), the graph's ops and tensors
+// with their names and lists, the schedule.
+int64_t EstimatedBytes(const EvaluatedModel& m) {
+  int64_t bytes = static_cast<int64_t>(sizeof(EvaluatedModel) + m.model.ByteSizeLong());
+  for (const Op& op : m.graph.ops()) {
+    bytes += static_cast<int64_t>(sizeof(Op) + op.name.size() + op.type.size() +
+                                  4 * (op.inputs.size() + op.outputs.size())) +
+             64;  // attributes, map nodes
+  }
+  for (TensorId t = 0; t < m.graph.num_tensors(); ++t) {
+    const Tensor& tensor = m.graph.tensor(t);
+    bytes += static_cast<int64_t>(sizeof(Tensor) + tensor.name.size() + 8 * tensor.dims.size() +
+                                  4 * tensor.consumers.size()) +
+             32;
+  }
+  bytes += static_cast<int64_t>(4 * m.schedule.order.size() + 4 * m.peak_tensors.size());
+  return bytes;
+}
+
 }  // namespace
 
 void NameNodesAsGraph(const Graph& graph, onnx::ModelProto& model) {
@@ -342,10 +364,37 @@ absl::Time ModelEvaluator::Now() const {
   return options_.clock != nullptr ? options_.clock->Now() : absl::Now();
 }
 
+bool ModelEvaluator::Expired() const {
+  return Now() - start_ >= options_.time_limit ||
+         (options_.cancelled != nullptr && options_.cancelled->load(std::memory_order_relaxed));
+}
+
+void ModelEvaluator::Remember(const std::string& key,
+                              std::shared_ptr<const EvaluatedModel> evaluated, int64_t bytes) {
+  if (!cache_.emplace(key, CacheEntry{std::move(evaluated), bytes}).second) return;
+  cached_bytes_ += bytes;
+  if (cached_bytes_ <= options_.max_search_bytes) return;
+  // Over the budget: drop what only the cache holds (screened candidates
+  // that did not make the beam, states the search has moved past). A
+  // result cached under two keys is held by both entries.
+  absl::flat_hash_map<const EvaluatedModel*, long> cache_refs;
+  for (const auto& [k, entry] : cache_) ++cache_refs[entry.evaluated.get()];
+  for (auto it = cache_.begin(); it != cache_.end();) {
+    const auto& evaluated_ptr = it->second.evaluated;
+    if (evaluated_ptr.use_count() == cache_refs[evaluated_ptr.get()]) {
+      cached_bytes_ -= it->second.bytes;
+      cache_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+}
+
 absl::StatusOr<ScheduleResult> ModelEvaluator::RunScheduler(const MemoryModel& memory,
                                                             absl::Duration limit) {
   ScheduleLimits limits;
   limits.clock = options_.clock;
+  limits.cancelled = options_.cancelled;
   // Never past the search's own limit (one schedule may not overrun it by
   // its whole budget).
   const absl::Time now = Now();
@@ -356,7 +405,7 @@ absl::StatusOr<ScheduleResult> ModelEvaluator::RunScheduler(const MemoryModel& m
 
 absl::StatusOr<std::shared_ptr<const EvaluatedModel>> ModelEvaluator::Evaluate(
     onnx::ModelProto model, const std::string& key, absl::Duration schedule_time_limit) {
-  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second.evaluated;
   std::string bytes;
   if (!model.SerializeToString(&bytes)) {
     return absl::InternalError("rewritten model does not serialize");
@@ -378,13 +427,13 @@ absl::StatusOr<std::shared_ptr<const EvaluatedModel>> ModelEvaluator::Evaluate(
 absl::StatusOr<std::shared_ptr<const EvaluatedModel>> ModelEvaluator::Refine(
     std::shared_ptr<const EvaluatedModel> evaluated, const std::string& key) {
   if (evaluated->full) return evaluated;
-  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second.evaluated;
   ORDO_ASSIGN_OR_RETURN(MemoryModel memory, BuildMemoryModel(evaluated->graph, options_.memory));
   ORDO_ASSIGN_OR_RETURN(ScheduleResult schedule,
                         RunScheduler(memory, options_.schedule_time_limit));
   ORDO_ASSIGN_OR_RETURN(SimulationResult sim, Simulate(memory, schedule.order));
   if (sim.peak_bytes >= evaluated->peak()) {
-    cache_.emplace(key, evaluated);
+    Remember(key, evaluated, 0);
     return evaluated;
   }
   auto result = std::make_shared<EvaluatedModel>();
@@ -427,8 +476,9 @@ absl::StatusOr<std::shared_ptr<const EvaluatedModel>> ModelEvaluator::Finish(
                      });
   }
   result->cost = CostOf(result->graph);
+  const int64_t bytes = EstimatedBytes(*result);
   std::shared_ptr<const EvaluatedModel> shared = std::move(result);
-  cache_.emplace(key, shared);
+  Remember(key, shared, bytes);
   return shared;
 }
 
@@ -453,11 +503,17 @@ absl::StatusOr<PartitionSearchResult> SearchPartitions(std::shared_ptr<const Eva
   for (int32_t round = 0; round < search.max_rounds && !fitting && !beam.empty(); ++round) {
     std::vector<State> next;
     for (const State& state : beam) {
+      // Finding sites and planning proposals is not free on a large model.
+      if (evaluator.Expired()) {
+        result.time_limit_hit = true;
+        break;
+      }
       std::vector<Proposal> proposals = SubsampleProposals(*state.model);
       for (Proposal& p : ChannelProposals(*state.model, search)) proposals.push_back(std::move(p));
 #if ORDO_HAVE_SPATIAL_TILING
       if (search.spatial) {
-        for (Proposal& p : SpatialProposals(*state.model, search, search.windows, search.tilings))
+        for (Proposal& p :
+             SpatialProposals(*state.model, search, search.windows, search.tilings, options.memory))
           proposals.push_back(std::move(p));
       }
 #endif
@@ -490,6 +546,10 @@ absl::StatusOr<PartitionSearchResult> SearchPartitions(std::shared_ptr<const Eva
       std::vector<std::tuple<int64_t, int32_t, double, const Proposal*, std::string,
                              std::shared_ptr<const EvaluatedModel>>>
           unconfirmed;
+      auto most_promising = [](const auto& a, const auto& b) {
+        return std::make_tuple(std::get<0>(a), std::get<1>(a), std::get<2>(a)) <
+               std::make_tuple(std::get<0>(b), std::get<1>(b), std::get<2>(b));
+      };
       bool any_child = false;
       absl::flat_hash_set<std::string> screened_keys;
       auto screen_all = [&](const std::vector<Proposal>& list) {
@@ -516,6 +576,13 @@ absl::StatusOr<PartitionSearchResult> SearchPartitions(std::shared_ptr<const Eva
           } else if (!m.full) {
             unconfirmed.emplace_back(m.peak(), m.steps_at_peak,
                                      LatencySeconds(m.cost, options.latency), &p, key, *evaluated);
+            // Over the memory budget: hold on to the `confirm` most
+            // promising only (the others are never confirmed).
+            if (evaluator.cached_bytes() > options.max_search_bytes &&
+                static_cast<int32_t>(unconfirmed.size()) > search.confirm) {
+              std::stable_sort(unconfirmed.begin(), unconfirmed.end(), most_promising);
+              unconfirmed.resize(std::max(search.confirm, 0));
+            }
           }
         }
       };
@@ -523,10 +590,7 @@ absl::StatusOr<PartitionSearchResult> SearchPartitions(std::shared_ptr<const Eva
       // Nothing beat the state on a short schedule: give the most promising
       // ones the full limit before giving up on this state.
       if (!any_child && !result.time_limit_hit) {
-        std::sort(unconfirmed.begin(), unconfirmed.end(), [](const auto& a, const auto& b) {
-          return std::make_tuple(std::get<0>(a), std::get<1>(a), std::get<2>(a)) <
-                 std::make_tuple(std::get<0>(b), std::get<1>(b), std::get<2>(b));
-        });
+        std::sort(unconfirmed.begin(), unconfirmed.end(), most_promising);
         for (int32_t i = 0; i < search.confirm && i < static_cast<int32_t>(unconfirmed.size());
              ++i) {
           if (evaluator.Expired()) {

@@ -62,20 +62,36 @@ class ModelEvaluator {
                                                               ScheduleResult schedule,
                                                               const std::string& key);
   absl::Time Now() const;
-  bool Expired() const { return Now() - start_ >= options_.time_limit; }
+  // The time limit is hit or options.cancelled is set.
+  bool Expired() const;
   int32_t schedules_run() const { return schedules_run_; }
   const RewriteOptions& options() const { return options_; }
+  // Results kept for reuse, and their estimated bytes (models with their
+  // weight data, graphs, schedules). Whenever the bytes exceed
+  // options.max_search_bytes, the results no caller still holds are
+  // dropped (O(cache) per insertion while over the budget).
+  int32_t cache_size() const { return static_cast<int32_t>(cache_.size()); }
+  int64_t cached_bytes() const { return cached_bytes_; }
 
  private:
   absl::StatusOr<ScheduleResult> RunScheduler(const MemoryModel& memory, absl::Duration limit);
   absl::StatusOr<std::shared_ptr<const EvaluatedModel>> Finish(
       std::shared_ptr<EvaluatedModel> result, const MemoryModel& memory, const std::string& key);
+  // Caches `evaluated` under `key` (`bytes` is its estimated size; 0 for a
+  // second key of a cached result), then enforces the budget.
+  void Remember(const std::string& key, std::shared_ptr<const EvaluatedModel> evaluated,
+                int64_t bytes);
 
   const RewriteOptions& options_;
   const Scheduler& scheduler_;
   absl::Time start_;
   int32_t schedules_run_ = 0;
-  absl::flat_hash_map<std::string, std::shared_ptr<const EvaluatedModel>> cache_;
+  struct CacheEntry {
+    std::shared_ptr<const EvaluatedModel> evaluated;
+    int64_t bytes = 0;
+  };
+  absl::flat_hash_map<std::string, CacheEntry> cache_;
+  int64_t cached_bytes_ = 0;
 };
 
 // Knobs of the search (defaults follow MOTES §5 and the dataflow-

@@ -1,11 +1,14 @@
 #include "core/rewrite/partition_search.h"
 
+#include <atomic>
+#include <memory>
 #include <string>
 
 #include "absl/time/time.h"
 #include "core/memory/simulator.h"
 #include "core/rewrite/onnx_test_model.h"
 #include "core/rewrite/rewrite.h"
+#include "core/schedule/scheduler_registry.h"
 #include "core/testing/fake_clock.h"
 #include "core/testing/status_matchers.h"
 #include "gmock/gmock.h"
@@ -178,6 +181,52 @@ TEST(PartitionSearchTest, AllModeReportsCostsOfEveryRewrite) {
   }
   EXPECT_EQ(result.rewritten_macs - result.original_macs, extra_macs);
   EXPECT_EQ(result.rewritten_ops - result.original_ops, extra_ops);
+}
+
+TEST(PartitionSearchTest, ATinyMemoryBudgetStillGivesAValidResult) {
+  RewriteOptions options = PartitionOptions();
+  options.max_search_bytes = 1;  // every cached candidate is over it
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteResult result,
+                            RewriteForMemory(InvertedResidual().model(), options));
+  ExpectConsistent(result, options);
+  // The beam's states stay held: the search still gets somewhere.
+  EXPECT_LT(result.schedule.peak_bytes, result.original_peak_bytes);
+}
+
+TEST(PartitionSearchTest, EvaluatorDropsWhatNothingHoldsWhenOverItsBudget) {
+  ORDO_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Scheduler> scheduler,
+                            BuiltinSchedulers().Create("best"));
+  RewriteOptions options = PartitionOptions();
+  {
+    ModelEvaluator roomy(options, *scheduler);
+    ORDO_ASSERT_OK(roomy.Evaluate(InvertedResidual().model(), "a").status());
+    ORDO_ASSERT_OK(roomy.Evaluate(InvertedResidual().model(), "b").status());
+    EXPECT_EQ(roomy.cache_size(), 2);
+    EXPECT_GT(roomy.cached_bytes(), 0);
+  }
+  options.max_search_bytes = 1;
+  ModelEvaluator tight(options, *scheduler);
+  ORDO_ASSERT_OK(tight.Evaluate(InvertedResidual().model(), "a").status());  // released
+  ORDO_ASSERT_OK_AND_ASSIGN(std::shared_ptr<const EvaluatedModel> held,
+                            tight.Evaluate(InvertedResidual().model(), "b"));
+  EXPECT_EQ(tight.cache_size(), 1);  // "a" dropped, "b" still held
+  ORDO_ASSERT_OK_AND_ASSIGN(std::shared_ptr<const EvaluatedModel> again,
+                            tight.Evaluate(InvertedResidual().model(), "b"));
+  EXPECT_EQ(again, held);
+}
+
+TEST(PartitionSearchTest, ACancelledSearchReturnsTheInputAtOnce) {
+  std::atomic<bool> cancelled{true};
+  RewriteOptions options = PartitionOptions();
+  options.mode = RewriteMode::kAll;
+  options.time_limit = absl::Hours(1);  // only the flag stops it
+  options.cancelled = &cancelled;
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteResult result,
+                            RewriteForMemory(InvertedResidual().model(), options));
+  EXPECT_TRUE(result.time_limit_hit);
+  EXPECT_THAT(result.rewrites, IsEmpty());
+  EXPECT_EQ(result.schedule.peak_bytes, result.original_peak_bytes);
+  ExpectConsistent(result, options);
 }
 
 }  // namespace

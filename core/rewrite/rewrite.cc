@@ -51,6 +51,7 @@ class Search {
     ORDO_ASSIGN_OR_RETURN(MemoryModel memory, BuildMemoryModel(graph, options_.memory));
     ScheduleLimits limits;
     limits.clock = options_.clock;
+    limits.cancelled = options_.cancelled;
     // Never past the search's own limit.
     const absl::Time now = limits.Now();
     limits.deadline =
@@ -80,7 +81,10 @@ class Search {
     return applied;
   }
 
-  bool Expired() const { return Now() - start_ >= options_.time_limit; }
+  bool Expired() const {
+    return Now() - start_ >= options_.time_limit ||
+           (options_.cancelled != nullptr && options_.cancelled->load(std::memory_order_relaxed));
+  }
   absl::Duration Elapsed() const { return Now() - start_; }
   int32_t schedules_run() const { return schedules_run_; }
   int32_t num_sites() const { return static_cast<int32_t>(sites_.size()); }
@@ -278,9 +282,13 @@ absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
       wide.tilings = {{2, 1}, {3, 1}, {4, 1}, {6, 1}, {8, 1}, {2, 2}, {4, 2}, {4, 4}};
       ORDO_ASSIGN_OR_RETURN(PartitionSearchResult second,
                             SearchPartitions(final_model, original_cost, wide, evaluator));
-      auto rank = [&](const PartitionSearchResult& r) {
-        return std::make_tuple(r.best->peak(),
-                               LatencyOverhead(original_cost, r.best->cost, options.latency));
+      // Fit mode wants the cheapest result that fits, as the search does;
+      // otherwise (or when neither fits) the lowest peak.
+      auto rank = [&](const PartitionSearchResult& r) -> std::tuple<bool, double, double> {
+        const double latency = LatencyOverhead(original_cost, r.best->cost, options.latency);
+        const double peak = static_cast<double>(r.best->peak());
+        if (r.fits) return {false, latency, peak};
+        return {options.memory_limit_bytes > 0, peak, latency};
       };
       const bool cut_short = second.time_limit_hit;
       if (rank(second) < rank(searched)) searched = std::move(second);

@@ -1,6 +1,7 @@
 #ifndef ORDO_CORE_REWRITE_REWRITE_H_
 #define ORDO_CORE_REWRITE_REWRITE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -60,6 +61,14 @@ struct RewriteOptions {
   int64_t memory_limit_bytes = 0;
   // Must outlive the call; null means the real clock.
   const Clock* clock = nullptr;
+  // Set by another thread to stop the search like its time limit does (the
+  // rewrites kept so far are returned); may be null. Must outlive the call.
+  const std::atomic<bool>* cancelled = nullptr;
+  // Budget for the candidates the partition search keeps for reuse (each
+  // a model, with its weight data, and its graph). Over it, those no state
+  // still holds are dropped (re-evaluated if proposed again); below it the
+  // result is the same as with no budget.
+  int64_t max_search_bytes = int64_t{512} << 20;
 };
 
 // One rewrite the search kept.
@@ -130,14 +139,15 @@ struct RewriteResult {
 //    left of the time limit; when it stops early (nothing more helps), a
 //    second, wider search (8 windows, also 6x1 and 8x1 tilings) from the
 //    same start with the time left, and the better of the two (peak, then
-//    latency) is kept.
+//    latency; in fit mode: one that fits, then latency, then peak) is kept.
 //
 // The result never has a higher peak than the input (nothing kept
 // otherwise). Each trial costs one import and one schedule: O(sites^2)
-// schedules in the worst case, bounded by options.time_limit. Errors: the
-// import's and scheduler's (INVALID_ARGUMENT for bad models); a site whose
-// rewrite fails (weight not an initializer, data not splittable) is
-// skipped, not an error. Thread-compatible; never throws.
+// schedules in the worst case, bounded by options.time_limit (and stopped
+// like it by options.cancelled). Errors: the import's and scheduler's
+// (INVALID_ARGUMENT for bad models); a site whose rewrite fails (weight
+// not an initializer, data not splittable) is skipped, not an error.
+// Thread-compatible; never throws.
 absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
                                                const RewriteOptions& options);
 
