@@ -19,50 +19,14 @@
 #include "core/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/rewrite/execution_checks.h"
 #include "tests/rewrite/reference_executor.h"
 
 namespace ordo {
 namespace {
 
-constexpr double kRelativeTolerance = 1e-4;
-
-TensorMap RandomInputs(const onnx::ModelProto& model, std::mt19937& rng) {
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  TensorMap feeds;
-  for (const onnx::ValueInfoProto& input : model.graph().input()) {
-    FloatTensor t;
-    int64_t count = 1;
-    for (const auto& d : input.type().tensor_type().shape().dim()) {
-      t.dims.push_back(d.dim_value());
-      count *= d.dim_value();
-    }
-    for (int64_t i = 0; i < count; ++i) t.values.push_back(uniform(rng));
-    feeds[input.name()] = std::move(t);
-  }
-  return feeds;
-}
-
-void ExpectSameOutputs(const onnx::ModelProto& original, const onnx::ModelProto& rewritten,
-                       uint32_t seed, const std::string& what) {
-  std::mt19937 rng(seed);
-  const TensorMap feeds = RandomInputs(original, rng);
-  absl::StatusOr<TensorMap> expected = RunReference(original, feeds);
-  ASSERT_TRUE(expected.ok()) << what << ": " << expected.status();
-  absl::StatusOr<TensorMap> actual = RunReference(rewritten, feeds);
-  ASSERT_TRUE(actual.ok()) << what << ": " << actual.status();
-  ASSERT_EQ(expected->size(), actual->size()) << what;
-  for (const auto& [name, want] : *expected) {
-    ASSERT_TRUE(actual->count(name)) << what << ": output " << name << " missing";
-    const FloatTensor& got = actual->at(name);
-    ASSERT_EQ(got.dims, want.dims) << what << ": " << name;
-    double scale = 1.0;
-    for (float v : want.values) scale = std::max(scale, static_cast<double>(std::fabs(v)));
-    for (size_t i = 0; i < want.values.size(); ++i) {
-      ASSERT_NEAR(got.values[i], want.values[i], kRelativeTolerance * scale)
-          << what << ": " << name << "[" << i << "]";
-    }
-  }
-}
+// Scale at least 1.0, so near-zero outputs compare absolutely.
+constexpr OutputTolerance kTolerance{.relative = 1e-4, .min_scale = 1.0};
 
 // Expand 1x1 -> BN -> Relu -> depthwise 3x3 (multiplier `multiplier`,
 // stride `stride`) -> Relu -> [MaxPool] -> project 1x1 (+ bias).
@@ -127,14 +91,15 @@ TEST(ChannelSplitExecutionTest, InvertedResidualComputesTheSameOutputs) {
   for (int32_t parts : {2, 3, 4, 8}) {
     std::mt19937 rng(parts);
     const onnx::ModelProto model = WithVariance(Block(rng, 8, 1, 1, false).model(), 8);
-    ExpectSameOutputs(model, Split(model, "e_op", parts), parts, absl::StrCat(parts, " parts"));
+    ExpectSameOutputs(model, Split(model, "e_op", parts), parts, absl::StrCat(parts, " parts"),
+                      kTolerance);
   }
 }
 
 TEST(ChannelSplitExecutionTest, MultiplierStrideAndPool) {
   std::mt19937 rng(11);
   const onnx::ModelProto model = WithVariance(Block(rng, 6, 2, 2, true).model(), 6);
-  ExpectSameOutputs(model, Split(model, "e_op", 4), 11, "multiplier 2, stride 2, pool");
+  ExpectSameOutputs(model, Split(model, "e_op", 4), 11, "multiplier 2, stride 2, pool", kTolerance);
 }
 
 TEST(ChannelSplitExecutionTest, EndingInAConcat) {
@@ -151,7 +116,7 @@ TEST(ChannelSplitExecutionTest, EndingInAConcat) {
   onnx::ValueInfoProto* out = model.mutable_graph()->add_output();
   out->set_name("y");
   out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  ExpectSameOutputs(model, Split(model, "c_op", 3), 12, "concat end");
+  ExpectSameOutputs(model, Split(model, "c_op", 3), 12, "concat end", kTolerance);
 }
 
 // Property: random per-channel chains, random slice counts.
@@ -215,7 +180,8 @@ TEST(ChannelSplitExecutionTest, RandomChainsComputeTheSameOutputs) {
     if (ops == 0 && !consumer) continue;  // nothing to carry a split
     const int32_t parts = 2 + static_cast<int32_t>(rng() % (channels - 1));
     ExpectSameOutputs(m.model(), Split(m.model(), "t0_op", parts), seed,
-                      absl::StrCat("seed ", seed, ": ", ops, " ops, ", parts, " parts"));
+                      absl::StrCat("seed ", seed, ": ", ops, " ops, ", parts, " parts"),
+                      kTolerance);
   }
 }
 
@@ -232,7 +198,7 @@ TEST(PartitionSearchExecutionTest, RewrittenModelComputesTheSameOutputs) {
     ORDO_ASSERT_OK_AND_ASSIGN(RewriteResult result, RewriteForMemory(model, options));
     EXPECT_TRUE(result.weights_carried);
     EXPECT_LT(result.schedule.peak_bytes, result.original_peak_bytes);
-    ExpectSameOutputs(model, result.model, seed, absl::StrCat("search, seed ", seed));
+    ExpectSameOutputs(model, result.model, seed, absl::StrCat("search, seed ", seed), kTolerance);
   }
 }
 
@@ -302,7 +268,7 @@ TEST(EarlySubsampleExecutionTest, FactorizedReduceComputesTheSameOutputs) {
   std::string bytes;
   ASSERT_TRUE(rewritten->SerializeToString(&bytes));
   ASSERT_TRUE(ImportOnnx(bytes).ok());
-  ExpectSameOutputs(model, *rewritten, 21, "factorized reduce");
+  ExpectSameOutputs(model, *rewritten, 21, "factorized reduce", kTolerance);
 }
 
 TEST(EarlySubsampleExecutionTest, ChainsReadingPaddedPixelsAreLeftAlone) {
@@ -315,7 +281,7 @@ TEST(EarlySubsampleExecutionTest, ChainsReadingPaddedPixelsAreLeftAlone) {
   ASSERT_EQ(sites.size(), 2u);
   absl::StatusOr<onnx::ModelProto> rewritten = ApplyEarlySubsample(model, graph, sites);
   ASSERT_TRUE(rewritten.ok()) << rewritten.status();
-  ExpectSameOutputs(model, *rewritten, 22, "one chain reads a pad");
+  ExpectSameOutputs(model, *rewritten, 22, "one chain reads a pad", kTolerance);
 }
 
 // The search proposes early subsampling (an identity rewrite) and keeps it.
@@ -331,7 +297,7 @@ TEST(EarlySubsampleExecutionTest, SearchKeepsItAndTheFunction) {
   ASSERT_FALSE(result.rewrites.empty());
   EXPECT_THAT(result.rewrites.front().kind, ::testing::HasSubstr("subsample"));
   EXPECT_LE(result.rewritten_macs, result.original_macs);
-  ExpectSameOutputs(model, result.model, 23, "search with early subsampling");
+  ExpectSameOutputs(model, result.model, 23, "search with early subsampling", kTolerance);
 }
 
 TEST(EarlySubsampleExecutionTest, ASiteListedTwiceIsRewrittenOnce) {
@@ -345,7 +311,7 @@ TEST(EarlySubsampleExecutionTest, ASiteListedTwiceIsRewrittenOnce) {
   ORDO_ASSERT_OK_AND_ASSIGN(onnx::ModelProto twice, ApplyEarlySubsample(model, graph, sites));
   EXPECT_EQ(twice.graph().node_size(), once.graph().node_size());
   EXPECT_EQ(twice.graph().initializer_size(), once.graph().initializer_size());
-  ExpectSameOutputs(model, twice, 24, "a site listed twice");
+  ExpectSameOutputs(model, twice, 24, "a site listed twice", kTolerance);
 }
 
 TEST(EarlySubsampleExecutionTest, NewTensorsGetTheSourceElementType) {

@@ -29,7 +29,7 @@
 #include "core/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "onnx/checker.h"
+#include "tests/rewrite/execution_checks.h"
 #include "tests/rewrite/reference_executor.h"
 
 namespace ordo {
@@ -37,75 +37,8 @@ namespace {
 
 using ::testing::ElementsAre;
 
-constexpr double kRelativeTolerance = 1e-4;
-
-absl::StatusOr<Graph> Import(const onnx::ModelProto& model) {
-  std::string bytes;
-  model.SerializeToString(&bytes);
-  return ImportOnnx(bytes);
-}
-
-// ONNX's checker, on a copy whose unshipped external data is zero-filled
-// (the checker insists the files exist) and whose graph outputs get the
-// shapes the importer inferred (the test models leave them out, which the
-// checker does not allow).
-absl::Status CheckOnnx(const onnx::ModelProto& model) {
-  absl::StatusOr<Graph> graph = Import(model);
-  if (!graph.ok()) return graph.status();
-  onnx::ModelProto copy = WithZeroExternalData(model);
-  for (onnx::ValueInfoProto& output : *copy.mutable_graph()->mutable_output()) {
-    auto* type = output.mutable_type()->mutable_tensor_type();
-    if (type->has_shape()) continue;
-    std::optional<TensorId> t = graph->FindTensor(output.name());
-    if (!t) return absl::InvalidArgumentError(absl::StrCat("no tensor ", output.name()));
-    for (int64_t d : graph->tensor(*t).dims) type->mutable_shape()->add_dim()->set_dim_value(d);
-  }
-  try {
-    onnx::checker::check_model(copy);
-  } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(e.what());
-  }
-  return absl::OkStatus();
-}
-
-TensorMap RandomInputs(const onnx::ModelProto& model, std::mt19937& rng) {
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  TensorMap feeds;
-  for (const onnx::ValueInfoProto& input : model.graph().input()) {
-    FloatTensor t;
-    int64_t count = 1;
-    for (const auto& d : input.type().tensor_type().shape().dim()) {
-      t.dims.push_back(d.dim_value());
-      count *= d.dim_value();
-    }
-    for (int64_t i = 0; i < count; ++i) t.values.push_back(uniform(rng));
-    feeds[input.name()] = std::move(t);
-  }
-  return feeds;
-}
-
-// Runs both models on the same inputs and compares every graph output.
-void ExpectSameOutputs(const onnx::ModelProto& original, const onnx::ModelProto& rewritten,
-                       uint32_t seed, const std::string& what) {
-  std::mt19937 rng(seed);
-  const TensorMap feeds = RandomInputs(original, rng);
-  absl::StatusOr<TensorMap> expected = RunReference(original, feeds);
-  ASSERT_TRUE(expected.ok()) << what << ": " << expected.status();
-  absl::StatusOr<TensorMap> actual = RunReference(rewritten, feeds);
-  ASSERT_TRUE(actual.ok()) << what << ": " << actual.status();
-  ASSERT_EQ(expected->size(), actual->size()) << what;
-  for (const auto& [name, want] : *expected) {
-    ASSERT_TRUE(actual->count(name)) << what << ": output " << name << " missing";
-    const FloatTensor& got = actual->at(name);
-    ASSERT_EQ(got.dims, want.dims) << what << ": " << name;
-    double scale = 1.0;
-    for (float v : want.values) scale = std::max(scale, static_cast<double>(std::fabs(v)));
-    for (size_t i = 0; i < want.values.size(); ++i) {
-      ASSERT_NEAR(got.values[i], want.values[i], kRelativeTolerance * scale)
-          << what << ": " << name << "[" << i << "]";
-    }
-  }
-}
+// Scale at least 1.0, so near-zero outputs compare absolutely.
+constexpr OutputTolerance kTolerance{.relative = 1e-4, .min_scale = 1.0};
 
 int CountOps(const Graph& graph, const std::string& type) {
   int n = 0;
@@ -130,7 +63,7 @@ onnx::ModelProto RewriteAllAndCheck(const onnx::ModelProto& model, const std::st
   }
   EXPECT_THAT(CheckOnnx(rewritten), ::ordo::testing::IsOk()) << what;
   EXPECT_TRUE(Import(rewritten).ok()) << what << ": " << Import(rewritten).status();
-  ExpectSameOutputs(model, rewritten, 7, what);
+  ExpectSameOutputs(model, rewritten, 7, what, kTolerance);
   return rewritten;
 }
 
@@ -479,7 +412,7 @@ TEST(RewriteExecutionTest, RandomModelsWithRandomSubsetsOfSites) {
     ORDO_ASSERT_OK_AND_ASSIGN(Graph after, Import(rewritten));
     // Each site loses its Concat; each kernel-wise Conv adds one of its parts.
     EXPECT_EQ(CountOps(after, "Concat"), CountOps(graph, "Concat") - applied + kernel_wise) << what;
-    ExpectSameOutputs(m.model(), rewritten, seed, what);
+    ExpectSameOutputs(m.model(), rewritten, seed, what, kTolerance);
     if (HasFatalFailure()) return;
   }
   // The generator must actually exercise both rewrites.
@@ -520,7 +453,7 @@ TEST(RewriteExecutionTest, RewriteForMemoryOnRandomModels) {
       ++improved;
       EXPECT_LT(peak, result.original_peak_bytes) << what;
     }
-    ExpectSameOutputs(m.model(), result.model, seed, what);
+    ExpectSameOutputs(m.model(), result.model, seed, what, kTolerance);
     if (HasFatalFailure()) return;
   }
   EXPECT_GE(improved, 5);

@@ -34,90 +34,16 @@
 #include "core/util/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "onnx/checker.h"
+#include "tests/rewrite/execution_checks.h"
 #include "tests/rewrite/reference_executor.h"
 
 namespace ordo {
 namespace {
 
-constexpr double kRelativeTolerance = 1e-5;
-
-absl::StatusOr<Graph> Import(const onnx::ModelProto& model) {
-  std::string bytes;
-  model.SerializeToString(&bytes);
-  return ImportOnnx(bytes);
-}
-
-// ONNX's checker on a copy whose graph outputs get the importer's shapes
-// (the test models leave them out).
-absl::Status CheckOnnx(const onnx::ModelProto& model) {
-  absl::StatusOr<Graph> graph = Import(model);
-  if (!graph.ok()) return graph.status();
-  onnx::ModelProto copy = WithZeroExternalData(model);
-  for (onnx::ValueInfoProto& output : *copy.mutable_graph()->mutable_output()) {
-    auto* type = output.mutable_type()->mutable_tensor_type();
-    if (type->has_shape()) continue;
-    std::optional<TensorId> t = graph->FindTensor(output.name());
-    if (!t) return absl::InvalidArgumentError(absl::StrCat("no tensor ", output.name()));
-    for (int64_t d : graph->tensor(*t).dims) type->mutable_shape()->add_dim()->set_dim_value(d);
-  }
-  try {
-    onnx::checker::check_model(copy);
-  } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(e.what());
-  }
-  return absl::OkStatus();
-}
-
-TensorMap RandomInputs(const onnx::ModelProto& model, std::mt19937& rng) {
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  TensorMap feeds;
-  for (const onnx::ValueInfoProto& input : model.graph().input()) {
-    FloatTensor t;
-    int64_t count = 1;
-    for (const auto& d : input.type().tensor_type().shape().dim()) {
-      t.dims.push_back(d.dim_value());
-      count *= d.dim_value();
-    }
-    for (int64_t i = 0; i < count; ++i) t.values.push_back(uniform(rng));
-    feeds[input.name()] = std::move(t);
-  }
-  return feeds;
-}
-
-// Runs both models on `feeds` and compares every graph output.
-void ExpectSameOutputs(const onnx::ModelProto& original, const onnx::ModelProto& rewritten,
-                       const TensorMap& feeds, const std::string& what,
-                       bool expect_nonzero = true) {
-  absl::StatusOr<TensorMap> expected = RunReference(original, feeds);
-  ASSERT_TRUE(expected.ok()) << what << ": " << expected.status();
-  absl::StatusOr<TensorMap> actual = RunReference(rewritten, feeds);
-  ASSERT_TRUE(actual.ok()) << what << ": " << actual.status();
-  ASSERT_EQ(expected->size(), actual->size()) << what;
-  for (const auto& [name, want] : *expected) {
-    ASSERT_TRUE(actual->count(name)) << what << ": output " << name << " missing";
-    const FloatTensor& got = actual->at(name);
-    ASSERT_EQ(got.dims, want.dims) << what << ": " << name;
-    double scale = 1e-30;
-    for (float v : want.values) {
-      if (std::isfinite(v)) scale = std::max(scale, static_cast<double>(std::fabs(v)));
-    }
-    if (expect_nonzero) {
-      EXPECT_GT(scale, 1e-6) << what << ": " << name << " is all zeros; a vacuous comparison";
-    }
-    for (size_t i = 0; i < want.values.size(); ++i) {
-      // A ceil_mode MaxPool window lying wholly in the padding is -inf in
-      // both.
-      if (!std::isfinite(want.values[i]) &&
-          (got.values[i] == want.values[i] ||
-           (std::isnan(got.values[i]) && std::isnan(want.values[i])))) {
-        continue;
-      }
-      ASSERT_NEAR(got.values[i], want.values[i], kRelativeTolerance * scale)
-          << what << ": " << name << "[" << i << "]";
-    }
-  }
-}
+// Tiled models must match closely; an all-zero output would prove nothing.
+constexpr OutputTolerance kTolerance{.relative = 1e-5, .min_scale = 1e-30, .expect_nonzero = true};
+// For random graphs, whose outputs may legitimately be all zeros.
+constexpr OutputTolerance kToleranceMaybeZero{.relative = 1e-5, .min_scale = 1e-30};
 
 // Tiles `ops` of `model` and checks the result end to end.
 void TileAndCompare(const onnx::ModelProto& model, const std::vector<std::string>& ops,
@@ -130,7 +56,7 @@ void TileAndCompare(const onnx::ModelProto& model, const std::vector<std::string
   ASSERT_TRUE(tiled.ok()) << what << ": " << tiled.status();
   ASSERT_THAT(CheckOnnx(*tiled), ::ordo::testing::IsOk()) << what;
   std::mt19937 rng(seed);
-  ExpectSameOutputs(model, *tiled, RandomInputs(model, rng), what);
+  ExpectSameOutputs(model, *tiled, RandomInputs(model, rng), what, kTolerance);
 }
 
 struct Parts {
@@ -486,8 +412,7 @@ TEST(SpatialTilingExecutionTest, RandomGraphsAndRegions) {
     ASSERT_THAT(Import(*result).status(), ::ordo::testing::IsOk()) << what;
     std::mt19937 feed_rng(round);
     // Random Relu chains may zero an output: not checked for magnitude.
-    ExpectSameOutputs(model, *result, RandomInputs(model, feed_rng), what,
-                      /*expect_nonzero=*/false);
+    ExpectSameOutputs(model, *result, RandomInputs(model, feed_rng), what, kToleranceMaybeZero);
     if (::testing::Test::HasFatalFailure()) return;
     ++tiled;
   }
@@ -580,7 +505,7 @@ TEST(SpatialTilingExecutionTest, MobileNetV2FirstBlocks) {
   std::mt19937 image_rng(13);
   TensorMap inputs = RandomInputs(model, image_rng);
   for (auto& [name, value] : feeds) inputs[name] = value;
-  ExpectSameOutputs(model, tiled, inputs, "mobilenet_v2 4x1");
+  ExpectSameOutputs(model, tiled, inputs, "mobilenet_v2 4x1", kTolerance);
 
   ORDO_ASSERT_OK_AND_ASSIGN(int64_t before, BestPeak(graph));
   ORDO_ASSERT_OK_AND_ASSIGN(int64_t after, BestPeak(tiled_graph));
