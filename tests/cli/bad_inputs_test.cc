@@ -19,16 +19,23 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "onnx/onnx_pb.h"
 #include "ordo/v1/graph.pb.h"
+#include "tests/data/hostile_inputs.h"
 
 namespace {
 
 using ::testing::HasSubstr;
+using ::ordo::hostile_inputs::BadDir;
+using ::ordo::hostile_inputs::FanOutOnnx;
+using ::ordo::hostile_inputs::HugeAttributeOnnx;
+using ::ordo::hostile_inputs::ManifestEntry;
+using ::ordo::hostile_inputs::ReadManifest;
+using ::ordo::hostile_inputs::ReluChainGraph;
+using ::ordo::hostile_inputs::ReluChainOnnx;
+using ::ordo::hostile_inputs::UndefinedInputOnnx;
 
 struct ProcessResult {
   int exit_code;    // -1 when killed by a signal (a crash)
@@ -50,7 +57,6 @@ ProcessResult RunOrdo(const std::string& args) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, elapsed.count()};
 }
 
-std::string BadDir() { return absl::StrCat(ORDO_SOURCE_DIR, "/tests/data/bad"); }
 
 std::filesystem::path TempPath(const std::string& name) {
   return std::filesystem::temp_directory_path() /
@@ -80,86 +86,7 @@ void PrintTime(const std::string& what, const ProcessResult& run) {
   std::cout << "[ timing ] " << what << ": " << run.seconds << " s, exit " << run.exit_code << "\n";
 }
 
-// --- Generated ONNX models --------------------------------------------------
-
-onnx::ValueInfoProto FloatInfo(const std::string& name, std::vector<int64_t> dims) {
-  onnx::ValueInfoProto info;
-  info.set_name(name);
-  auto* tensor = info.mutable_type()->mutable_tensor_type();
-  tensor->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : dims) tensor->mutable_shape()->add_dim()->set_dim_value(d);
-  return info;
-}
-
-onnx::ModelProto EmptyModel() {
-  onnx::ModelProto model;
-  model.set_ir_version(7);
-  model.add_opset_import()->set_version(13);
-  model.mutable_graph()->set_name("generated");
-  *model.mutable_graph()->add_input() = FloatInfo("x", {1, 8});
-  return model;
-}
-
-onnx::NodeProto* AddNode(onnx::GraphProto& graph, const std::string& type,
-                         std::vector<std::string> inputs, const std::string& output) {
-  onnx::NodeProto* node = graph.add_node();
-  node->set_op_type(type);
-  node->set_name(output);
-  for (std::string& input : inputs) node->add_input(std::move(input));
-  node->add_output(output);
-  return node;
-}
-
-// x -> Relu -> Relu -> ... (n ops) -> y.
-std::string ReluChain(int32_t n) {
-  onnx::ModelProto model = EmptyModel();
-  onnx::GraphProto& graph = *model.mutable_graph();
-  std::string previous = "x";
-  for (int32_t i = 0; i < n; ++i) {
-    const std::string output = i + 1 == n ? "y" : absl::StrCat("t", i);
-    AddNode(graph, "Relu", {previous}, output);
-    previous = output;
-  }
-  *graph.add_output() = FloatInfo("y", {1, 8});
-  return model.SerializeAsString();
-}
-
-// x feeds `width` Relus, all joined by one Concat.
-std::string FanOut(int32_t width) {
-  onnx::ModelProto model = EmptyModel();
-  onnx::GraphProto& graph = *model.mutable_graph();
-  std::vector<std::string> branches;
-  for (int32_t i = 0; i < width; ++i) {
-    branches.push_back(absl::StrCat("b", i));
-    AddNode(graph, "Relu", {"x"}, branches.back());
-  }
-  onnx::NodeProto* concat = AddNode(graph, "Concat", branches, "y");
-  onnx::AttributeProto* axis = concat->add_attribute();
-  axis->set_name("axis");
-  axis->set_type(onnx::AttributeProto::INT);
-  axis->set_i(1);
-  *graph.add_output() = FloatInfo("y", {1, 8 * width});
-  return model.SerializeAsString();
-}
-
 // --- The committed corpus ---------------------------------------------------
-
-struct ManifestEntry {
-  std::string file;
-  std::string expected;
-};
-
-std::vector<ManifestEntry> ReadManifest() {
-  std::ifstream in(BadDir() + "/MANIFEST.txt");
-  std::vector<ManifestEntry> entries;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::vector<std::string> fields = absl::StrSplit(line, absl::MaxSplits('\t', 1));
-    if (fields.size() == 2) entries.push_back({fields[0], fields[1]});
-  }
-  return entries;
-}
 
 TEST(BadInputsTest, EveryCorpusFileIsListedInTheManifest) {
   std::vector<ManifestEntry> entries = ReadManifest();
@@ -193,7 +120,7 @@ TEST(BadInputsTest, EveryCorpusFileExitsTwoNamingTheProblem) {
 // --- Big inputs, generated --------------------------------------------------
 
 TEST(BadInputsTest, MillionOpOnnxIsRefusedBeforeParsing) {
-  const std::string path = WriteTemp("million.onnx", ReluChain(1000000));
+  const std::string path = WriteTemp("million.onnx", ReluChainOnnx(1000000));
   ProcessResult run = RunOrdo(absl::StrCat("compile ", path));
   PrintTime("1,000,000-op ONNX refused", run);
   EXPECT_EQ(run.exit_code, 2) << run.out;
@@ -205,18 +132,7 @@ TEST(BadInputsTest, MillionOpOnnxIsRefusedBeforeParsing) {
 }
 
 TEST(BadInputsTest, MillionOpNativeGraphIsRefused) {
-  ordo::v1::Graph graph;
-  graph.add_tensors()->set_name("x");
-  graph.mutable_tensors(0)->set_size_bytes(4);
-  std::string previous = "x";
-  for (int32_t i = 0; i < 1000000; ++i) {
-    ordo::v1::Op* op = graph.add_ops();
-    op->set_name(absl::StrCat("o", i));
-    op->set_type("Relu");
-    op->add_inputs(previous);
-    previous = absl::StrCat("t", i);
-    op->add_outputs(previous);
-  }
+  const ordo::v1::Graph graph = ReluChainGraph(1000000);
   const std::string path = WriteTemp("million.pb", graph.SerializeAsString());
   ProcessResult run = RunOrdo(absl::StrCat("compile ", path));
   PrintTime("1,000,000-op ordo.v1.Graph refused", run);
@@ -227,7 +143,7 @@ TEST(BadInputsTest, MillionOpNativeGraphIsRefused) {
 }
 
 TEST(BadInputsTest, OverTheMaxOpsFlagIsRefused) {
-  const std::string path = WriteTemp("chain1000.onnx", ReluChain(1000));
+  const std::string path = WriteTemp("chain1000.onnx", ReluChainOnnx(1000));
   ProcessResult run = RunOrdo(absl::StrCat("compile ", path, " --max-ops 999"));
   EXPECT_EQ(run.exit_code, 2) << run.out;
   EXPECT_THAT(run.out, HasSubstr("model has 1000 nodes; the limit is 999 ops"));
@@ -235,7 +151,7 @@ TEST(BadInputsTest, OverTheMaxOpsFlagIsRefused) {
 }
 
 TEST(BadInputsTest, TenThousandWideFanOutSucceeds) {
-  const std::string path = WriteTemp("fanout.onnx", FanOut(10000));
+  const std::string path = WriteTemp("fanout.onnx", FanOutOnnx(10000));
   ProcessResult run = RunOrdo(absl::StrCat("compile ", path));
   PrintTime("10,000-wide fan-out compiled", run);
   ASSERT_EQ(run.exit_code, 0) << run.out;
@@ -247,7 +163,7 @@ TEST(BadInputsTest, TenThousandWideFanOutSucceeds) {
 }
 
 TEST(BadInputsTest, HundredThousandOpChainSucceedsWithoutRecursion) {
-  const std::string path = WriteTemp("chain.onnx", ReluChain(100000));
+  const std::string path = WriteTemp("chain.onnx", ReluChainOnnx(100000));
   // Every scheduler walks the whole chain; none may recurse per op.
   for (const char* scheduler : {"best", "rpo", "hmcos"}) {
     ProcessResult run = RunOrdo(absl::StrCat("compile ", path, " --scheduler ", scheduler));
@@ -261,14 +177,7 @@ TEST(BadInputsTest, HundredThousandOpChainSucceedsWithoutRecursion) {
 }
 
 TEST(BadInputsTest, HugeAttributeStringIsHarmless) {
-  onnx::ModelProto model = EmptyModel();
-  onnx::NodeProto* node = AddNode(*model.mutable_graph(), "Relu", {"x"}, "y");
-  onnx::AttributeProto* note = node->add_attribute();
-  note->set_name("note");
-  note->set_type(onnx::AttributeProto::STRING);
-  note->set_s(std::string(64 << 20, 'A'));
-  *model.mutable_graph()->add_output() = FloatInfo("y", {1, 8});
-  const std::string path = WriteTemp("huge_attribute.onnx", model.SerializeAsString());
+  const std::string path = WriteTemp("huge_attribute.onnx", HugeAttributeOnnx());
   ProcessResult run = RunOrdo(absl::StrCat("compile ", path));
   PrintTime("64 MiB attribute string", run);
   EXPECT_EQ(run.exit_code, 0) << run.out.substr(0, 2000);
@@ -280,11 +189,8 @@ TEST(BadInputsTest, HugeAttributeStringIsHarmless) {
 TEST(BadInputsTest, HugeNameInAnErrorIsCut) {
   // An undefined input whose name is 1 MiB of odd bytes: the message names
   // it, escaped and cut to a few KiB rather than 4 MiB of escapes.
-  onnx::ModelProto model = EmptyModel();
-  std::string name(1 << 20, '\n');
-  AddNode(*model.mutable_graph(), "Add", {"x", name}, "y");
-  *model.mutable_graph()->add_output() = FloatInfo("y", {1, 8});
-  const std::string path = WriteTemp("huge_name.onnx", model.SerializeAsString());
+  const std::string path =
+      WriteTemp("huge_name.onnx", UndefinedInputOnnx(std::string(1 << 20, '\n')));
   ProcessResult run = RunOrdo(absl::StrCat("compile ", path));
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_THAT(run.out, HasSubstr("reads tensor \"\\n\\n\\n"));

@@ -20,33 +20,23 @@
 #include "absl/strings/strip.h"
 #include "client/lib/ordo_client.h"
 #include "core/compile/import_model.h"
+#include "tests/data/hostile_inputs.h"
 #include "tests/service/service_harness.h"
 
 namespace ordo {
 namespace {
 
 using ::testing::HasSubstr;
+using ::ordo::hostile_inputs::BadDir;
+using ::ordo::hostile_inputs::FanOutOnnx;
+using ::ordo::hostile_inputs::HugeAttributeOnnx;
+using ::ordo::hostile_inputs::ManifestEntry;
+using ::ordo::hostile_inputs::ReadManifest;
+using ::ordo::hostile_inputs::ReluChainGraph;
+using ::ordo::hostile_inputs::ReluChainOnnx;
 using namespace ::ordo::testing_service;  // NOLINT: the harness is the test's vocabulary
 
-std::string BadDir() { return absl::StrCat(ORDO_SOURCE_DIR, "/tests/data/bad"); }
 std::string TinyCell() { return absl::StrCat(ORDO_EXAMPLE_MODELS_DIR, "/tiny_cell.onnx"); }
-
-struct ManifestEntry {
-  std::string file;
-  std::string expected;
-};
-
-std::vector<ManifestEntry> ReadManifest() {
-  std::ifstream in(BadDir() + "/MANIFEST.txt");
-  std::vector<ManifestEntry> entries;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::vector<std::string> fields = absl::StrSplit(line, absl::MaxSplits('\t', 1));
-    if (fields.size() == 2) entries.push_back({fields[0], fields[1]});
-  }
-  return entries;
-}
 
 // Resident set of `pid` in bytes (VmRSS of /proc/PID/status); 0 if unknown.
 int64_t RssBytes(pid_t pid) {
@@ -61,93 +51,6 @@ int64_t RssBytes(pid_t pid) {
     }
   }
   return 0;
-}
-
-// --- Generated ONNX models (as tests/cli/bad_inputs_test.cc) ---------------
-
-onnx::ValueInfoProto FloatInfo(const std::string& name, std::vector<int64_t> dims) {
-  onnx::ValueInfoProto info;
-  info.set_name(name);
-  auto* tensor = info.mutable_type()->mutable_tensor_type();
-  tensor->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : dims) tensor->mutable_shape()->add_dim()->set_dim_value(d);
-  return info;
-}
-
-onnx::ModelProto EmptyModel() {
-  onnx::ModelProto model;
-  model.set_ir_version(7);
-  model.add_opset_import()->set_version(13);
-  model.mutable_graph()->set_name("generated");
-  *model.mutable_graph()->add_input() = FloatInfo("x", {1, 8});
-  return model;
-}
-
-onnx::NodeProto* AddNode(onnx::GraphProto& graph, const std::string& type,
-                         std::vector<std::string> inputs, const std::string& output) {
-  onnx::NodeProto* node = graph.add_node();
-  node->set_op_type(type);
-  node->set_name(output);
-  for (std::string& input : inputs) node->add_input(std::move(input));
-  node->add_output(output);
-  return node;
-}
-
-std::string ReluChain(int32_t n) {
-  onnx::ModelProto model = EmptyModel();
-  onnx::GraphProto& graph = *model.mutable_graph();
-  std::string previous = "x";
-  for (int32_t i = 0; i < n; ++i) {
-    const std::string output = i + 1 == n ? "y" : absl::StrCat("t", i);
-    AddNode(graph, "Relu", {previous}, output);
-    previous = output;
-  }
-  *graph.add_output() = FloatInfo("y", {1, 8});
-  return model.SerializeAsString();
-}
-
-std::string FanOut(int32_t width) {
-  onnx::ModelProto model = EmptyModel();
-  onnx::GraphProto& graph = *model.mutable_graph();
-  std::vector<std::string> branches;
-  for (int32_t i = 0; i < width; ++i) {
-    branches.push_back(absl::StrCat("b", i));
-    AddNode(graph, "Relu", {"x"}, branches.back());
-  }
-  onnx::NodeProto* concat = AddNode(graph, "Concat", branches, "y");
-  onnx::AttributeProto* axis = concat->add_attribute();
-  axis->set_name("axis");
-  axis->set_type(onnx::AttributeProto::INT);
-  axis->set_i(1);
-  *graph.add_output() = FloatInfo("y", {1, 8 * width});
-  return model.SerializeAsString();
-}
-
-std::string HugeAttribute() {
-  onnx::ModelProto model = EmptyModel();
-  onnx::NodeProto* node = AddNode(*model.mutable_graph(), "Relu", {"x"}, "y");
-  onnx::AttributeProto* note = node->add_attribute();
-  note->set_name("note");
-  note->set_type(onnx::AttributeProto::STRING);
-  note->set_s(std::string(64 << 20, 'A'));
-  *model.mutable_graph()->add_output() = FloatInfo("y", {1, 8});
-  return model.SerializeAsString();
-}
-
-v1::Graph MillionOpGraph() {
-  v1::Graph graph;
-  graph.add_tensors()->set_name("x");
-  graph.mutable_tensors(0)->set_size_bytes(4);
-  std::string previous = "x";
-  for (int32_t i = 0; i < 1000000; ++i) {
-    v1::Op* op = graph.add_ops();
-    op->set_name(absl::StrCat("o", i));
-    op->set_type("Relu");
-    op->add_inputs(previous);
-    previous = absl::StrCat("t", i);
-    op->add_outputs(previous);
-  }
-  return graph;
 }
 
 v1::CompileRequest OnnxBytesRequest(std::string bytes, absl::Duration time_limit) {
@@ -228,11 +131,11 @@ void ExpectAnswered(Server& server, const v1::CompileRequest& request, const std
 
 // The big inputs; `cached` bodies are generated once per test.
 struct BigInputs {
-  std::string million_onnx = ReluChain(1000000);
-  v1::Graph million_graph = MillionOpGraph();
-  std::string fan_out = FanOut(10000);
-  std::string chain = ReluChain(100000);
-  std::string huge_attribute = HugeAttribute();
+  std::string million_onnx = ReluChainOnnx(1000000);
+  v1::Graph million_graph = ReluChainGraph(1000000);
+  std::string fan_out = FanOutOnnx(10000);
+  std::string chain = ReluChainOnnx(100000);
+  std::string huge_attribute = HugeAttributeOnnx();
 };
 
 void SendBigInputs(Server& server, const BigInputs& big) {
