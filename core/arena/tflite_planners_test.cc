@@ -1,9 +1,14 @@
 #include "core/arena/tflite_planners.h"
 
+#include <algorithm>
+#include <numeric>
+#include <random>
+
 #include "core/arena/arena_plan.h"
 #include "core/arena/greedy_by_size_planners.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
+#include "core/testing/trials.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -144,6 +149,59 @@ TEST(GreedyByBreadthPlannerTest, OrdersStepsByBreadthThenTheirBlocksBySize) {
   // Breadths: before step 0: 10; step 0: 10 + 20 = 30; step 1: 20 + 70 = 90.
   const ArenaProblem problem = Problem(2, {{10, -1, 0}, {20, 0, 1}, {70, 1, 1}});
   EXPECT_THAT(BreadthOrder(problem), ElementsAre(2, 1, 0));
+}
+
+
+// The GPU delegate's construction, step lists and all: the reference that
+// BreadthOrder must reproduce without building the lists.
+std::vector<int32_t> BreadthOrderByProfiles(const ArenaProblem& problem) {
+  const int32_t slots = problem.num_steps + 1;
+  std::vector<std::vector<int32_t>> profile(slots);
+  std::vector<int64_t> breadth(slots, 0);
+  for (int32_t b = 0; b < static_cast<int32_t>(problem.blocks.size()); ++b) {
+    const ArenaBlock& block = problem.blocks[b];
+    for (int32_t s = block.first + 1; s <= block.last + 1; ++s) {
+      profile[s].push_back(b);
+      breadth[s] += block.raw_bytes;
+    }
+  }
+  std::vector<int32_t> slot_order(slots);
+  std::iota(slot_order.begin(), slot_order.end(), 0);
+  std::stable_sort(slot_order.begin(), slot_order.end(),
+                   [&breadth](int32_t a, int32_t b) { return breadth[a] > breadth[b]; });
+  std::vector<int32_t> order;
+  std::vector<bool> taken(problem.blocks.size(), false);
+  for (int32_t s : slot_order) {
+    std::vector<int32_t>& blocks = profile[s];
+    std::sort(blocks.begin(), blocks.end(), [&problem](int32_t a, int32_t b) {
+      const int64_t x = problem.blocks[a].raw_bytes;
+      const int64_t y = problem.blocks[b].raw_bytes;
+      return x != y ? x > y : a < b;
+    });
+    for (int32_t b : blocks) {
+      if (!taken[b]) order.push_back(b);
+      taken[b] = true;
+    }
+  }
+  return order;
+}
+
+TEST(GreedyByBreadthPlannerTest, OrderEqualsTheStepListConstruction) {
+  std::mt19937_64 rng(77);
+  for (int trial = 0; trial < testing::Trials(500); ++trial) {
+    const int32_t steps = std::uniform_int_distribution<int32_t>(1, 40)(rng);
+    const int32_t blocks = std::uniform_int_distribution<int32_t>(1, 60)(rng);
+    std::vector<BlockSpec> specs;
+    for (int32_t b = 0; b < blocks; ++b) {
+      int32_t first = std::uniform_int_distribution<int32_t>(-1, steps - 1)(rng);
+      int32_t last = std::uniform_int_distribution<int32_t>(first, steps - 1)(rng);
+      // Few distinct sizes, so ties in size and in breadth both occur.
+      const int64_t size = 8 * std::uniform_int_distribution<int64_t>(1, 4)(rng);
+      specs.push_back({size, first, std::max(first, last)});
+    }
+    const ArenaProblem problem = Problem(steps, specs);
+    ASSERT_EQ(BreadthOrder(problem), BreadthOrderByProfiles(problem)) << "trial " << trial;
+  }
 }
 
 }  // namespace
