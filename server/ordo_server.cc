@@ -93,6 +93,11 @@ absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(Options options) {
     supervisor.workers = options.local_workers;
     // Local workers log into the front's stderr: at the front's level.
     supervisor.extra_args.push_back(absl::StrCat("--log-level=", rpc::LogLevelName()));
+    // The front's cap travels with every task; the worker's own cap must not
+    // be lower, or a front given more than the worker default would be
+    // capped silently.
+    supervisor.extra_args.push_back(
+        absl::StrCat("--max-state-mb=", (options.limits.max_state_bytes + (1 << 20) - 1) >> 20));
     if (!worker_files.auth_token_file.empty()) {
       supervisor.extra_args.push_back(
           absl::StrCat("--auth-token-file=", worker_files.auth_token_file));

@@ -17,11 +17,14 @@
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "host:port to serve on; port 0 picks one");
 ABSL_FLAG(int, threads, 1, "parts scheduled at once");
+ABSL_FLAG(int, max_state_mb, 1024,
+          "search memory per task (MiB): the default for tasks that do not set one, and the cap "
+          "for those that do");
 ABSL_FLAG(int, metrics_port, 0, "port of /metrics (all interfaces, for Prometheus in another pod); 0 = off");
 
 int main(int argc, char** argv) {
   if (!ordo::rpc::InitServiceMain(argc, argv, "ordo-worker",
-                                  "ordo-worker [--listen HOST:PORT] [--threads N] "
+                                  "ordo-worker [--listen HOST:PORT] [--threads N] [--max-state-mb N] "
                                   "[--tls-cert F --tls-key F] [--auth-token-file F]")) {
     return 2;
   }
@@ -29,6 +32,11 @@ int main(int argc, char** argv) {
   ordo::worker::WorkerServer::Options options;
   options.listen = absl::GetFlag(FLAGS_listen);
   options.threads = std::max(1, absl::GetFlag(FLAGS_threads));
+  if (absl::GetFlag(FLAGS_max_state_mb) <= 0) {
+    std::fprintf(stderr, "ordo-worker: --max-state-mb must be positive\n");
+    return 2;
+  }
+  options.service.max_state_bytes = int64_t{absl::GetFlag(FLAGS_max_state_mb)} << 20;
   if (absl::GetFlag(FLAGS_metrics_port) > 0) {
     options.metrics_listen = absl::StrCat("0.0.0.0:", absl::GetFlag(FLAGS_metrics_port));
   }

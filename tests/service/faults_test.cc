@@ -6,6 +6,7 @@
 // timeout, and the failures counted in /metrics. Every wait polls with a
 // deadline; timing bounds are generous (no performance assertions).
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
@@ -48,9 +49,9 @@ int64_t RssBytes(pid_t pid) {
   return 0;
 }
 
-// RSS of `pid` plus its live children (the supervised workers).
-int64_t TreeRssBytes(pid_t pid) {
-  int64_t total = RssBytes(pid);
+// The live children of `pid` (the supervised workers).
+std::vector<pid_t> ChildPids(pid_t pid) {
+  std::vector<pid_t> children;
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     pid_t child = 0;
     if (!absl::SimpleAtoi(entry.path().filename().string(), &child)) continue;
@@ -60,9 +61,16 @@ int64_t TreeRssBytes(pid_t pid) {
     std::vector<std::string> fields = absl::StrSplit(stat.substr(close_paren + 2), ' ');
     pid_t parent = 0;
     if (fields.size() > 1 && absl::SimpleAtoi(fields[1], &parent) && parent == pid) {
-      total += RssBytes(child);
+      children.push_back(child);
     }
   }
+  return children;
+}
+
+// RSS of `pid` plus its live children.
+int64_t TreeRssBytes(pid_t pid) {
+  int64_t total = RssBytes(pid);
+  for (pid_t child : ChildPids(pid)) total += RssBytes(child);
   return total;
 }
 
@@ -629,6 +637,51 @@ TEST(FaultsTest, TinyStateBudgetStillAnswersWithBoundedMemory) {
     EXPECT_LT(took, absl::Seconds(8));
     EXPECT_LT(rss_after, rss_before + (int64_t{64} << 20));
   }
+}
+
+// A worker's own --max-state-mb caps every task it runs, whatever the
+// front allows: the same hard part stops at the worker's 1 MiB.
+TEST(FaultsTest, WorkerStateCapIsItsOwnFlag) {
+  Process worker({ORDO_WORKER_BINARY, "--listen=127.0.0.1:0", "--log-level=warning",
+                  "--max-state-mb=1"});
+  std::string line = worker.ReadLine(absl::Seconds(20));
+  absl::string_view address = line;
+  ASSERT_TRUE(absl::ConsumePrefix(&address, "listening on ")) << line;
+  Server front({absl::StrCat("--workers=", address), "--cache-mb=0"});  // front cap: 1 GiB
+  ASSERT_TRUE(front.started());
+  ASSERT_TRUE(PollUntil([&] { return front.Info().workers_size() == 1 &&
+                                     front.Info().workers(0).healthy(); },
+                        absl::Seconds(10)));
+  v1::CompileRequest request;
+  *request.mutable_graph() = WideGraph(16);
+  request.mutable_options()->set_scheduler("dp");
+  request.mutable_options()->mutable_time_limit()->set_seconds(5);
+  v1::CompileResponse response;
+  const grpc::Status status = front.Compile(request, response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ExpectValidSchedule(response);
+  EXPECT_NE(response.status(), v1::SCHEDULE_STATUS_OPTIMAL);
+  EXPECT_LT(response.stats().states_stored(), 100000);
+}
+
+TEST(FaultsTest, WorkerRefusesANonPositiveStateCap) {
+  Process worker({ORDO_WORKER_BINARY, "--listen=127.0.0.1:0", "--max-state-mb=0"});
+  EXPECT_EQ(worker.ReadLine(absl::Seconds(20)), "");  // exits before listening
+  const int status = worker.Stop(SIGKILL);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+}
+
+// Local workers get the front's cap: a front allowed 2 GiB must not have
+// its tasks capped at the worker's 1 GiB default.
+TEST(FaultsTest, LocalWorkersGetTheFrontsStateCap) {
+  Server server({"--local-workers=1", "--max-state-mb=2048"});
+  ASSERT_TRUE(server.started());
+  std::vector<pid_t> workers = ChildPids(server.pid());
+  ASSERT_EQ(workers.size(), 1u);
+  std::string cmdline = ReadFile(absl::StrCat("/proc/", workers[0], "/cmdline"));
+  std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+  EXPECT_THAT(cmdline, ::testing::HasSubstr("--max-state-mb=2048"));
 }
 
 TEST(FaultsTest, PerRequestStateBudgetCanOnlyLower) {
