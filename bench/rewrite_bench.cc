@@ -40,6 +40,7 @@
 #include "core/onnx/onnx_import.h"
 #include "core/rewrite/rewrite.h"
 #include "core/util/clock.h"
+#include "core/util/status_macros.h"
 #include "onnx/onnx_pb.h"
 
 namespace ordo {
@@ -113,6 +114,29 @@ absl::StatusOr<onnx::ModelProto> ReadModel(const std::string& path, std::string&
   return model;
 }
 
+// The rewritten model re-imported, with its memory model and the simulation
+// of the returned schedule on it; an error unless the simulated peak is the
+// reported one. Nothing is printed that did not pass this.
+struct VerifiedRewrite {
+  Graph graph;
+  MemoryModel memory;
+  SimulationResult simulation;
+};
+
+absl::StatusOr<VerifiedRewrite> Verify(const RewriteResult& result, const MemoryOptions& options) {
+  std::string bytes;
+  result.model.SerializeToString(&bytes);
+  VerifiedRewrite verified;
+  ORDO_ASSIGN_OR_RETURN(verified.graph, ImportOnnx(bytes));
+  ORDO_ASSIGN_OR_RETURN(verified.memory, BuildMemoryModel(verified.graph, options));
+  ORDO_ASSIGN_OR_RETURN(verified.simulation, Simulate(verified.memory, result.schedule.order));
+  if (verified.simulation.peak_bytes != result.schedule.peak_bytes) {
+    return absl::InternalError(absl::StrCat("simulated peak ", verified.simulation.peak_bytes,
+                                            " != reported ", result.schedule.peak_bytes));
+  }
+  return verified;
+}
+
 // The issue-9 table: one row per model, all rewrites.
 int RunPartition(const Args& args, RewriteMode mode) {
   RewriteOptions options;
@@ -154,23 +178,14 @@ int RunPartition(const Args& args, RewriteMode mode) {
       ++failures;
       continue;
     }
-    // Verify: the rewritten model re-imports and the simulator agrees.
-    std::string rewritten_bytes;
-    result->model.SerializeToString(&rewritten_bytes);
-    absl::StatusOr<Graph> reimported = ImportOnnx(rewritten_bytes);
-    absl::StatusOr<MemoryModel> memory = reimported.ok()
-                                             ? BuildMemoryModel(*reimported, options.memory)
-                                             : absl::StatusOr<MemoryModel>(reimported.status());
-    absl::StatusOr<SimulationResult> sim = memory.ok()
-                                               ? Simulate(*memory, result->schedule.order)
-                                               : absl::StatusOr<SimulationResult>(memory.status());
-    if (!sim.ok() || sim->peak_bytes != result->schedule.peak_bytes) {
+    absl::StatusOr<VerifiedRewrite> verified = Verify(*result, options.memory);
+    if (!verified.ok()) {
       std::fprintf(stderr, "%s: verification failed: %s\n", name.c_str(),
-                   sim.ok() ? "peak mismatch" : sim.status().ToString().c_str());
+                   verified.status().ToString().c_str());
       ++failures;
       continue;
     }
-    absl::StatusOr<ArenaPlan> arena = PlanArena(*memory, *sim, ArenaOptions{}, RealClock());
+    absl::StatusOr<ArenaPlan> arena = PlanArena(verified->memory, verified->simulation, ArenaOptions{}, RealClock());
     int64_t identity_peak = result->original_peak_bytes;
     for (const AppliedRewrite& r : result->rewrites) {
       if (r.kind == "identity") identity_peak = r.peak_after_bytes;
@@ -237,45 +252,30 @@ int Run(const Args& args) {
   int failures = 0;
   for (const std::string& path : args.models) {
     const std::string name = std::filesystem::path(path).stem().string();
-    std::ifstream file(path, std::ios::binary);
-    if (!file) {
-      std::fprintf(stderr, "%s: cannot read (skipped)\n", path.c_str());
-      continue;
-    }
-    std::stringstream bytes;
-    bytes << file.rdbuf();
-    onnx::ModelProto model;
-    if (!model.ParseFromString(bytes.str())) {
-      std::fprintf(stderr, "%s: not an ONNX model\n", path.c_str());
+    std::string bytes;
+    absl::StatusOr<onnx::ModelProto> model = ReadModel(path, bytes);
+    if (!model.ok()) {
+      std::fprintf(stderr, "%s\n", model.status().ToString().c_str());
       ++failures;
       continue;
     }
     const absl::Time start = absl::Now();
-    absl::StatusOr<RewriteResult> result = RewriteForMemory(model, options);
+    absl::StatusOr<RewriteResult> result = RewriteForMemory(*model, options);
     const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
     if (!result.ok()) {
       std::fprintf(stderr, "%s: %s\n", name.c_str(), result.status().ToString().c_str());
       ++failures;
       continue;
     }
-    // Verify: the rewritten model re-imports to the same graph size and the
-    // simulator agrees with the reported peak.
-    std::string rewritten_bytes;
-    result->model.SerializeToString(&rewritten_bytes);
-    absl::StatusOr<Graph> reimported = ImportOnnx(rewritten_bytes);
-    absl::StatusOr<MemoryModel> memory = reimported.ok()
-                                             ? BuildMemoryModel(*reimported, options.memory)
-                                             : absl::StatusOr<MemoryModel>(reimported.status());
-    absl::StatusOr<int64_t> peak = memory.ok() ? SimulatePeak(*memory, result->schedule.order)
-                                               : absl::StatusOr<int64_t>(memory.status());
-    if (!peak.ok() || *peak != result->schedule.peak_bytes) {
+    absl::StatusOr<VerifiedRewrite> verified = Verify(*result, options.memory);
+    if (!verified.ok()) {
       std::fprintf(stderr, "%s: verification failed: %s\n", name.c_str(),
-                   peak.ok() ? "peak mismatch" : peak.status().ToString().c_str());
+                   verified.status().ToString().c_str());
       ++failures;
       continue;
     }
     int32_t original_ops = 0;
-    if (absl::StatusOr<Graph> original = ImportOnnx(bytes.str()); original.ok()) {
+    if (absl::StatusOr<Graph> original = ImportOnnx(bytes); original.ok()) {
       original_ops = original->num_ops();
     }
     const double reduction = 100.0 * (result->original_peak_bytes - result->schedule.peak_bytes) /
@@ -283,7 +283,7 @@ int Run(const Args& args) {
     reduction_sum += reduction;
     ++counted;
     std::printf("| %s | %d | %d | %d | %zu | %lld | **%lld** | %s | %.1f%% | %d | %.1f s%s |\n",
-                name.c_str(), original_ops, reimported->num_ops(), result->sites_found,
+                name.c_str(), original_ops, verified->graph.num_ops(), result->sites_found,
                 result->rewrites.size(), static_cast<long long>(result->original_peak_bytes),
                 static_cast<long long>(result->schedule.peak_bytes),
                 std::string(ScheduleStatusName(result->schedule.status)).c_str(), reduction,
