@@ -102,6 +102,20 @@ AxisGraph AxisGraph::Build(const Graph& graph, absl::Span<const OpId> ops) {
         if (halo) ++g.halo_edges_;
         break;
       }
+      case OpKind::kResize: {
+        // Resampled rows and columns do not map one to one (no halo bound
+        // either), so H and W end here; N and C carry through when the
+        // Resize treats channels independently (op_semantics.h).
+        if (ChannelDependenceOf(graph, op) == ChannelDependence::kPerChannel) {
+          g.Union(g.Node(ins[0], 0), g.Node(out, 0));
+          g.Union(g.Node(ins[0], 1), g.Node(out, 1));
+          g.breakers_[2].push_back(id);
+          g.breakers_[3].push_back(id);
+        } else {
+          for (std::vector<OpId>& b : g.breakers_) b.push_back(id);
+        }
+        break;
+      }
       case OpKind::kConcat: {
         absl::StatusOr<int64_t> axis =
             ConcatAxis(op, static_cast<int64_t>(graph.tensor(out).dims.size()));

@@ -18,8 +18,9 @@ namespace ordo {
 //   Conv / pools: N-N, and H-H, W-W through the window (a "halo" edge when
 //     the kernel or stride exceeds 1); depthwise Conv and pools also C-C; a
 //     grouped or group-1 Conv's input C is reduced, its output C is free;
-//   Concat on axis a: every axis but a; GlobalAveragePool / GlobalMaxPool:
-//     N-N and C-C, H and W end there;
+//   Concat on axis a: every axis but a; GlobalAveragePool / GlobalMaxPool,
+//     and a Resize that keeps N and C (per-channel, op_semantics.h): N-N and
+//     C-C, H and W end there (a Resize resamples them);
 //   anything else (Flatten, Gemm, Reshape, unknown ops): no edge, and the op
 //     is a "breaker" of every axis.
 // Connected components then say how a region can be cut: if the spatial

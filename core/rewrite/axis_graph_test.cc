@@ -80,5 +80,31 @@ TEST(AxisGraphTest, ConcatJoinsSpatialAxesAndGlobalPoolEndsThem) {
   EXPECT_THAT(AxisGraph::Build(g, Ops(g, {"c1_op"})).Breakers(2), IsEmpty());
 }
 
+// x -> Relu -> Resize(scales) -> Relu: channels carry through a Resize
+// that keeps C; rows and columns end at it. One that resamples C breaks
+// every axis.
+TEST(AxisGraphTest, ResizeKeepsChannelsAndEndsSpatialAxes) {
+  for (bool channels_too : {false, true}) {
+    SCOPED_TRACE(channels_too);
+    OnnxTestModel m;
+    m.Input("x", {1, 4, 8, 8});
+    m.Node("Relu", {"x"}, {"a"});
+    m.FloatWeight("scales",
+                  channels_too ? std::vector<float>{1, 2, 2, 2} : std::vector<float>{1, 1, 2, 2});
+    m.Node("Resize", {"a", "", "scales"}, {"u"});
+    m.Node("Relu", {"u"}, {"y"});
+    m.Output("y");
+    ORDO_ASSERT_OK_AND_ASSIGN(Graph g, ImportOnnx(m.Bytes()));
+    const AxisGraph acg = AxisGraph::Build(g, Ops(g, {"a_op", "u_op", "y_op"}));
+    const TensorId x = *g.FindTensor("x"), y = *g.FindTensor("y");
+    EXPECT_EQ(acg.ChannelConnected(), !channels_too);
+    EXPECT_EQ(acg.Connected(x, 1, y, 1), !channels_too);
+    EXPECT_FALSE(acg.Connected(x, 2, y, 2));
+    EXPECT_FALSE(acg.SpatiallyTileable());
+    EXPECT_THAT(acg.Breakers(2), ElementsAre(*g.FindOp("u_op")));
+    EXPECT_EQ(acg.Breakers(1).size(), channels_too ? 1u : 0u);
+  }
+}
+
 }  // namespace
 }  // namespace ordo

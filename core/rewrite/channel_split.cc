@@ -1,6 +1,8 @@
 #include "core/rewrite/channel_split.h"
 
 #include <algorithm>
+#include <cstring>
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -10,6 +12,7 @@
 #include "core/rewrite/initializer_split.h"
 #include "core/rewrite/model_edit.h"
 #include "core/rewrite/op_semantics.h"
+#include "core/util/status_macros.h"
 
 namespace ordo {
 namespace {
@@ -32,6 +35,15 @@ bool IsGroupOneConv(const Graph& graph, const Op& op, TensorId data) {
   return info.ok() && info->group == 1;
 }
 
+// True when a Resize reads an int64 operand: `sizes`, which names the full
+// C and would need a per-slice copy.
+bool ReadsSizes(const Graph& graph, const Op& op) {
+  for (size_t i = 1; i < op.inputs.size(); ++i) {
+    if (graph.tensor(op.inputs[i]).dtype == DataType::kInt64) return true;
+  }
+  return false;
+}
+
 // True when `op` reads `data` as its first input, treats its channels
 // independently (slices of channels map to slices of channels), and reads
 // only weights otherwise.
@@ -51,10 +63,72 @@ bool IsPerChannelOp(const Graph& graph, const Op& op, TensorId data) {
       return info.ok() && info->group == info->in_channels && info->in_channels > 1 &&
              info->out_channels % info->in_channels == 0;
     }
+    case OpKind::kResize:
+      // Every slice is resampled with the same (shared) scales.
+      return ChannelDependenceOf(graph, op) == ChannelDependence::kPerChannel &&
+             !ReadsSizes(graph, op);
     default:
       // Clip's min and max are scalars shared by every channel.
       return op.type == "Clip" && op.domain.empty() && in[1] == out[1];
   }
+}
+
+// The float values of `name` when the model has them: an initializer with
+// float_data or raw_data, or a Constant node's `value`.
+std::optional<std::vector<float>> FloatValues(const onnx::GraphProto& g, const std::string& name) {
+  const onnx::TensorProto* tensor = FindInitializer(g, name);
+  for (int i = 0; tensor == nullptr && i < g.node_size(); ++i) {
+    const onnx::NodeProto& node = g.node(i);
+    if (node.op_type() != "Constant" || node.output_size() != 1 || node.output(0) != name) {
+      continue;
+    }
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      if (a.name() == "value" && a.has_t()) tensor = &a.t();
+    }
+  }
+  if (tensor == nullptr || tensor->data_type() != onnx::TensorProto::FLOAT) return std::nullopt;
+  if (tensor->float_data_size() > 0) {
+    return std::vector<float>(tensor->float_data().begin(), tensor->float_data().end());
+  }
+  if (tensor->raw_data().empty() || tensor->raw_data().size() % sizeof(float) != 0) {
+    return std::nullopt;
+  }
+  std::vector<float> values(tensor->raw_data().size() / sizeof(float));
+  std::memcpy(values.data(), tensor->raw_data().data(), tensor->raw_data().size());
+  return values;
+}
+
+// A Resize keeps every channel to itself only with a scale of exactly 1 on N
+// and C; equal dims (PlanChannelSplit's test) also allow a C scale in
+// (1, 1 + 1/C), which interpolates between channels. Checked where the
+// model carries the scales; a weightless model's are unknown and trusted.
+// `rank`: of the Resize's input.
+absl::Status CheckResizeScales(const onnx::GraphProto& g, const onnx::NodeProto& node,
+                               int64_t rank) {
+  std::optional<std::vector<float>> scales;
+  std::vector<int64_t> axes;  // the axis of each scale: 0.. or Resize-18's `axes`
+  for (const onnx::AttributeProto& a : node.attribute()) {
+    // Upsample-7 carries its scales as an attribute.
+    if (a.name() == "scales") scales.emplace(a.floats().begin(), a.floats().end());
+    if (a.name() == "axes") axes.assign(a.ints().begin(), a.ints().end());
+  }
+  // Resize-11+: X, roi, scales[, sizes]; Resize-10 and Upsample-9: X, scales.
+  const int scales_index = node.input_size() >= 3 ? 2 : 1;
+  if (node.input_size() > scales_index && !node.input(scales_index).empty()) {
+    scales = FloatValues(g, node.input(scales_index));
+  }
+  if (!scales) return absl::OkStatus();
+  if (axes.empty()) {
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  }
+  for (size_t i = 0; i < scales->size(); ++i) {
+    const int64_t axis = i < axes.size() ? (axes[i] < 0 ? axes[i] + rank : axes[i]) : -1;
+    if ((axis == 0 || axis == 1 || axis == -1) && (*scales)[i] != 1.0f) {
+      return absl::UnimplementedError(
+          absl::StrCat(node.op_type(), " \"", node.name(), "\": its scales resample N or C"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int32_t> NodeIndex(const onnx::GraphProto& g, const Op& op) {
@@ -193,6 +267,10 @@ absl::StatusOr<onnx::ModelProto> ApplyChannelSplit(const onnx::ModelProto& model
     const Op& op = graph.op(covered[k]);
     const onnx::NodeProto& node = in.node(indices[k]);
     const bool is_producer = k == 0;
+    if (ClassifyOp(op) == OpKind::kResize) {
+      ORDO_RETURN_IF_ERROR(CheckResizeScales(
+          in, node, static_cast<int64_t>(graph.tensor(op.inputs[0]).dims.size())));
+    }
     // Channel slices this op writes; a depthwise Conv with multiplier m
     // writes m channels per input channel.
     std::vector<int64_t> out_sizes = sizes;

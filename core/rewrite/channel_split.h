@@ -30,7 +30,10 @@ namespace ordo {
 //     tensor, so readers outside are untouched.
 // Per-channel ops: unary element-wise activations (op_semantics.h), Clip
 // (min / max shared), BatchNormalization, depthwise Conv (any channel
-// multiplier), MaxPool / AveragePool. The chain follows a tensor only while
+// multiplier), MaxPool / AveragePool, and Resize / Upsample keeping N and C
+// (any mode: each slice is resampled with the same shared scales; not with a
+// `sizes` operand, which names the full C; ApplyChannelSplit refuses scales
+// it can read that are not 1 on N and C). The chain follows a tensor only while
 // it has exactly one reader and is not a graph output. For an inverted
 // residual block (expand 1x1 -> depthwise -> project 1x1) this divides every
 // expanded tensor by `parts` (MOTES Fig. 3).

@@ -130,6 +130,82 @@ TEST(ChannelSplitTest, RefusesWhatItCannotSplit) {
               StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("p_op")));
 }
 
+// expand 1x1 (4 -> 6) -> Relu -> Resize x2 -> project 1x1: the split
+// carries through the Resize into the partial project Convs.
+OnnxTestModel UpsampleBlock(const std::vector<float>& scales) {
+  OnnxTestModel m;
+  m.Input("x", {1, 4, 8, 8});
+  m.Weight("we", {6, 4, 1, 1}, nullptr);
+  m.Node("Conv", {"x", "we"}, {"e"});
+  m.Node("Relu", {"e"}, {"r"});
+  m.FloatWeight("scales", scales);
+  m.Node("Resize", {"r", "", "scales"}, {"u"});
+  m.Weight("wp", {4, 6, 1, 1}, nullptr);
+  m.Node("Conv", {"u", "wp"}, {"y"});
+  m.Output("y");
+  return m;
+}
+
+TEST(ChannelSplitTest, CarriesThroughAResizeThatKeepsChannels) {
+  OnnxTestModel m = UpsampleBlock({1, 1, 2, 2});
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph g, ImportOnnx(m.Bytes()));
+  ORDO_ASSERT_OK_AND_ASSIGN(ChannelSplitPlan plan, PlanChannelSplit(g, {"e_op", 2}));
+  EXPECT_THAT(plan.chain, ElementsAre(*g.FindOp("r_op"), *g.FindOp("u_op")));
+  EXPECT_EQ(plan.consumer, *g.FindOp("y_op"));
+  ORDO_ASSERT_OK_AND_ASSIGN(onnx::ModelProto out, ApplyChannelSplit(m.model(), g, {"e_op", 2}));
+  std::string bytes;
+  ASSERT_TRUE(out.SerializeToString(&bytes));
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph rewritten, ImportOnnx(bytes));
+  int resizes = 0;
+  for (const Op& op : rewritten.ops()) {
+    if (op.type != "Resize") continue;
+    ++resizes;
+    EXPECT_THAT(rewritten.tensor(op.outputs[0]).dims, ElementsAre(1, 3, 16, 16)) << op.name;
+  }
+  EXPECT_EQ(resizes, 2);
+}
+
+TEST(ChannelSplitTest, StopsAtAResizeItCannotCarry) {
+  // Resampling C: the chain ends before the Resize, in a Concat.
+  OnnxTestModel channels = UpsampleBlock({1, 2, 2, 2});
+  channels.Weight("wp2", {4, 12, 1, 1}, nullptr);
+  onnx::ModelProto model = channels.model();
+  model.mutable_graph()->mutable_node(3)->set_input(1, "wp2");
+  std::string bytes;
+  ASSERT_TRUE(model.SerializeToString(&bytes));
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph g, ImportOnnx(bytes));
+  ORDO_ASSERT_OK_AND_ASSIGN(ChannelSplitPlan plan, PlanChannelSplit(g, {"e_op", 2}));
+  EXPECT_THAT(plan.chain, ElementsAre(*g.FindOp("r_op")));
+  EXPECT_EQ(plan.consumer, kNoId);
+
+  // `sizes` names the full C: not carried either.
+  OnnxTestModel sized;
+  sized.Input("x", {1, 4, 8, 8});
+  sized.Weight("we", {6, 4, 1, 1}, nullptr);
+  sized.Node("Conv", {"x", "we"}, {"e"});
+  sized.IntWeight("sizes", {1, 6, 16, 16});
+  sized.Node("Resize", {"e", "", "", "sizes"}, {"u"});
+  sized.Node("Relu", {"u"}, {"y"});
+  sized.Output("y");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph gs, ImportOnnx(sized.Bytes()));
+  EXPECT_THAT(PlanChannelSplit(gs, {"e_op", 2}),
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("e_op")));
+
+  // A C scale of 1.2 keeps C = 4 (floor(4.8)) but interpolates between
+  // channels: refused where the model carries the values.
+  OnnxTestModel odd;
+  odd.Input("x", {1, 4, 8, 8});
+  odd.Weight("we", {4, 4, 1, 1}, nullptr);
+  odd.Node("Conv", {"x", "we"}, {"e"});
+  odd.FloatWeight("scales", {1, 1.2f, 2, 2});
+  odd.Node("Resize", {"e", "", "scales"}, {"u"});
+  odd.Output("u");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph go, ImportOnnx(odd.Bytes()));
+  ASSERT_THAT(go.tensor(*go.FindTensor("u")).dims, ElementsAre(1, 4, 16, 16));
+  EXPECT_THAT(ApplyChannelSplit(odd.model(), go, {"e_op", 2}),
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("resample N or C")));
+}
+
 TEST(ChannelSplitTest, EvenSplit) {
   EXPECT_THAT(EvenSplit(10, 4), ElementsAre(3, 3, 2, 2));
   EXPECT_THAT(EvenSplit(8, 2), ElementsAre(4, 4));

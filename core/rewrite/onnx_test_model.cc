@@ -50,6 +50,14 @@ void OnnxTestModel::IntWeight(const std::string& name, const std::vector<int64_t
   for (int64_t v : values) t->add_int64_data(v);
 }
 
+void OnnxTestModel::FloatWeight(const std::string& name, const std::vector<float>& values) {
+  onnx::TensorProto* t = model_.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_dims(static_cast<int64_t>(values.size()));
+  for (float v : values) t->add_float_data(v);
+}
+
 onnx::NodeProto& OnnxTestModel::Node(const std::string& type,
                                      const std::vector<std::string>& inputs,
                                      const std::vector<std::string>& outputs) {
@@ -86,6 +94,13 @@ void SetIntsAttribute(onnx::NodeProto& node, const std::string& name,
   a->set_name(name);
   a->set_type(onnx::AttributeProto::INTS);
   for (int64_t v : values) a->add_ints(v);
+}
+
+void SetStringAttribute(onnx::NodeProto& node, const std::string& name, const std::string& value) {
+  onnx::AttributeProto* a = node.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(value);
 }
 
 onnx::ModelProto WithZeroExternalData(onnx::ModelProto model) {

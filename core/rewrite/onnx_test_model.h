@@ -29,6 +29,8 @@ class OnnxTestModel {
   // external location that is not shipped, like the benchmark models).
   void Weight(const std::string& name, const std::vector<int64_t>& dims, std::mt19937* rng);
   void IntWeight(const std::string& name, const std::vector<int64_t>& values);
+  // A 1-D float initializer holding `values` (Resize's scales).
+  void FloatWeight(const std::string& name, const std::vector<float>& values);
   onnx::NodeProto& Node(const std::string& type, const std::vector<std::string>& inputs,
                         const std::vector<std::string>& outputs);
   void Output(const std::string& name);
@@ -44,6 +46,7 @@ class OnnxTestModel {
 void SetIntAttribute(onnx::NodeProto& node, const std::string& name, int64_t value);
 void SetIntsAttribute(onnx::NodeProto& node, const std::string& name,
                       const std::vector<int64_t>& values);
+void SetStringAttribute(onnx::NodeProto& node, const std::string& name, const std::string& value);
 
 // Replaces external (unshipped) initializer data with zeros so that ONNX's
 // checker, which insists on external files, accepts the model.

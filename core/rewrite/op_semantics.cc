@@ -1,6 +1,7 @@
 #include "core/rewrite/op_semantics.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -16,6 +17,13 @@ const Attribute* FindAttribute(const Op& op, absl::string_view name) {
     if (attribute.name == name) return &attribute;
   }
   return nullptr;
+}
+
+std::optional<std::vector<double>> FloatsAttribute(const Op& op, absl::string_view name) {
+  const Attribute* attribute = FindAttribute(op, name);
+  if (attribute == nullptr) return std::nullopt;
+  if (const auto* value = std::get_if<std::vector<double>>(&attribute->value)) return *value;
+  return std::nullopt;
 }
 
 absl::Status OpError(const Op& op, absl::string_view rule) {
@@ -149,6 +157,7 @@ OpKind ClassifyOp(const Op& op) {
   if (t == "Slice") return OpKind::kSlice;
   if (t == "Pad") return OpKind::kPad;
   if (t == "BatchNormalization" && one_output) return OpKind::kBatchNormalization;
+  if ((t == "Resize" || t == "Upsample") && one_output) return OpKind::kResize;
   return OpKind::kUnknown;
 }
 
@@ -167,11 +176,40 @@ ChannelDependence ChannelDependenceOf(const Op& op) {
     case OpKind::kSlice:
     case OpKind::kPad:
       return ChannelDependence::kRearranges;
+    case OpKind::kResize: {
+      // Resize-18's `axes`: only the axes named are resampled (the rest keep
+      // a scale of 1). Negative axes count from a rank not known here.
+      std::optional<std::vector<int64_t>> axes = IntsAttribute(op, "axes");
+      if (axes && !axes->empty() &&
+          std::all_of(axes->begin(), axes->end(), [](int64_t a) { return a >= 2; })) {
+        return ChannelDependence::kPerChannel;
+      }
+      return ChannelDependence::kRearranges;
+    }
     // Binary ops broadcast: whether they are per channel depends on the
     // other operand's shape, which a caller checks itself.
     default:
       return ChannelDependence::kUnknown;
   }
+}
+
+ChannelDependence ChannelDependenceOf(const Graph& graph, const Op& op) {
+  const ChannelDependence from_op = ChannelDependenceOf(op);
+  if (ClassifyOp(op) != OpKind::kResize || from_op == ChannelDependence::kPerChannel ||
+      op.inputs.empty()) {
+    return from_op;
+  }
+  const std::vector<int64_t>& in = graph.tensor(op.inputs[0]).dims;
+  const std::vector<int64_t>& out = graph.tensor(op.outputs[0]).dims;
+  if (in.size() < 3 || in.size() != out.size() || in[0] != out[0] || in[1] != out[1]) {
+    return from_op;
+  }
+  // tf_crop_and_resize samples the roi's window of every axis it covers,
+  // which may be a window of channels even at an unchanged C.
+  if (StringAttribute(op, "coordinate_transformation_mode").value_or("") == "tf_crop_and_resize") {
+    return from_op;
+  }
+  return ChannelDependence::kPerChannel;
 }
 
 int64_t Window::OutputSize(int32_t axis, int64_t input_size) const {
@@ -336,6 +374,29 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> InferOutputDims(
     case OpKind::kPad:
       return absl::UnimplementedError(
           absl::StrCat("Pad \"", op.name, "\": pads are a tensor input, not in the graph"));
+    case OpKind::kResize: {
+      // Upsample-7 carries its scales as an attribute; every later form
+      // (Upsample-9, Resize) as an operand.
+      std::optional<std::vector<double>> scales = FloatsAttribute(op, "scales");
+      if (op.type != "Upsample" || inputs.size() != 1 || !scales) {
+        return absl::UnimplementedError(absl::StrCat(
+            op.type, " \"", op.name, "\": scales and sizes are tensor inputs, not in the graph"));
+      }
+      if (scales->size() != inputs[0].size()) {
+        return OpError(op, absl::StrCat("scales has ", scales->size(), " entries for rank ",
+                                        inputs[0].size()));
+      }
+      Dims out;
+      for (size_t i = 0; i < scales->size(); ++i) {
+        const double size = std::floor(static_cast<double>(inputs[0][i]) * (*scales)[i]);
+        if (!std::isfinite(size) || size < 1 || size > 9e15) {
+          return OpError(
+              op, absl::StrCat("scale ", (*scales)[i], " of axis ", i, " gives no valid size"));
+        }
+        out.push_back(static_cast<int64_t>(size));
+      }
+      return std::vector<Dims>{out};
+    }
     case OpKind::kSlice: {
       std::optional<std::vector<int64_t>> starts = IntsAttribute(op, "starts");
       std::optional<std::vector<int64_t>> ends = IntsAttribute(op, "ends");

@@ -38,6 +38,7 @@ enum class OpKind : int8_t {
   kSlice,
   kPad,
   kBatchNormalization,  // inference form: per-channel affine
+  kResize,              // ONNX Resize, and Upsample (its deprecated form)
 };
 
 // How an op treats the channel axis: what a channel-wise rewrite may do.
@@ -48,14 +49,26 @@ enum class ChannelDependence : int8_t {
                  // parameters (BatchNormalization, pooling, depthwise Conv)
   kGrouped,      // out channel o reads the input channels of its group
                  // (Conv; group 1 mixes all channels)
-  kRearranges,   // Concat / Split / Slice / Pad may move channels around;
-                 // Slice and Pad keep them apart when their axes / pads
-                 // leave axis 1 alone, which only their operand values
-                 // (not in the Graph) tell
+  kRearranges,   // Concat / Split / Slice / Pad / Resize may move channels
+                 // around; Slice, Pad and Resize keep them apart when their
+                 // axes / pads / scales leave axis 1 alone, which only their
+                 // operand values (not in the Graph) or dims tell
 };
 
 OpKind ClassifyOp(const Op& op);
+// From the op alone. Resize is kPerChannel only when its `axes` attribute
+// (opset 18) names spatial axes only; otherwise kRearranges.
 ChannelDependence ChannelDependenceOf(const Op& op);
+// As above, refined by the dims `graph` records for the op's tensors: a
+// Resize whose output keeps its input's N and C dims (and that is not
+// tf_crop_and_resize, which may crop along C) is kPerChannel: every output
+// channel reads its own input channel only, through the same spatial
+// resampling. Equal dims come from a scale of exactly 1 on N and C for
+// `sizes` and for every scale exporters write; a `scales` operand whose
+// values are not in the Graph could in principle hold a C scale in
+// (1, 1 + 1/C), which keeps the dim but mixes channels: rewrites that have
+// the model check the values (ApplyChannelSplit). Other ops: as above.
+ChannelDependence ChannelDependenceOf(const Graph& graph, const Op& op);
 
 // True for the single-input element-wise activations that commute with any
 // Concat (SERENITY's "Relu-family"): Relu, LeakyRelu, Elu, Selu, Sigmoid,
@@ -111,7 +124,10 @@ absl::StatusOr<int64_t> ConcatAxis(const Op& op, int64_t rank);
 // Output dims of `op` from its input dims, for every kind but kUnknown.
 // Slice and Split read their sizes from attributes only (opset < 10 / < 13,
 // or Split's equal split); when they come as tensor inputs the values are not
-// in the Graph and the answer is UNIMPLEMENTED. UNIMPLEMENTED for kUnknown.
+// in the Graph and the answer is UNIMPLEMENTED. Resize likewise: only
+// Upsample-7's `scales` attribute gives its dims here (floor(in x scale));
+// Resize's scales / sizes operands (opset >= 10) are UNIMPLEMENTED, and
+// callers use the output dims the Graph records. UNIMPLEMENTED for kUnknown.
 absl::StatusOr<std::vector<std::vector<int64_t>>> InferOutputDims(
     const Op& op, absl::Span<const std::vector<int64_t>> input_dims);
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/onnx/onnx_import.h"
+#include "core/rewrite/onnx_test_model.h"
 #include "core/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -100,12 +101,72 @@ TEST(OpSemanticsTest, ConcatSplitBroadcast) {
   EXPECT_THAT(sum, ElementsAre(Dims{1, 4, 2, 2}));
 }
 
+// x [1,4,8,8] -> Resize(scales) -> y, as imported (ONNX shape inference
+// reads the scales initializer).
+Graph ResizeGraph(const std::vector<float>& scales, const std::string& mode = "") {
+  OnnxTestModel m;
+  m.Input("x", {1, 4, 8, 8});
+  m.FloatWeight("scales", scales);
+  onnx::NodeProto& resize = m.Node("Resize", {"x", "", "scales"}, {"y"});
+  if (!mode.empty()) SetStringAttribute(resize, "coordinate_transformation_mode", mode);
+  m.Output("y");
+  absl::StatusOr<Graph> graph = ImportOnnx(m.Bytes());
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  return *std::move(graph);
+}
+
+TEST(OpSemanticsTest, ResizeIsPerChannelWhenItKeepsNAndC) {
+  const Graph up = ResizeGraph({1, 1, 2, 2});
+  const Op& resize = up.op(*up.FindOp("y_op"));
+  EXPECT_EQ(ClassifyOp(resize), OpKind::kResize);
+  // The op alone does not say which axes its scales touch.
+  EXPECT_EQ(ChannelDependenceOf(resize), ChannelDependence::kRearranges);
+  EXPECT_EQ(ChannelDependenceOf(up, resize), ChannelDependence::kPerChannel);
+  EXPECT_THAT(up.tensor(resize.outputs[0]).dims, ElementsAre(1, 4, 16, 16));
+  // The scales are an operand: dims come from the Graph, not from here.
+  EXPECT_THAT(InferOutputDims(resize, InputDims(up, resize)),
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("scales and sizes")));
+
+  // Resampling C, or cropping with tf_crop_and_resize, is not per channel.
+  const Graph channels = ResizeGraph({1, 2, 1, 1});
+  EXPECT_EQ(ChannelDependenceOf(channels, channels.op(0)), ChannelDependence::kRearranges);
+  const Graph crop = ResizeGraph({1, 1, 2, 2}, "tf_crop_and_resize");
+  EXPECT_EQ(ChannelDependenceOf(crop, crop.op(0)), ChannelDependence::kRearranges);
+  const Graph half = ResizeGraph({1, 1, 2, 2}, "half_pixel");
+  EXPECT_EQ(ChannelDependenceOf(half, half.op(0)), ChannelDependence::kPerChannel);
+
+  // Resize-18 `axes` naming spatial axes only: per channel from the op.
+  EXPECT_EQ(ChannelDependenceOf(MakeOp("Resize", {{"axes", Dims{2, 3}}})),
+            ChannelDependence::kPerChannel);
+  EXPECT_EQ(ChannelDependenceOf(MakeOp("Resize", {{"axes", Dims{1, 2}}})),
+            ChannelDependence::kRearranges);
+  EXPECT_EQ(ChannelDependenceOf(MakeOp("Resize", {{"axes", Dims{-2, -1}}})),
+            ChannelDependence::kRearranges);  // rank unknown: conservative
+  // Indices-like extra outputs do not exist, but two outputs are not Resize.
+  EXPECT_EQ(ClassifyOp(MakeOp("Resize", {}, 2)), OpKind::kUnknown);
+}
+
+TEST(OpSemanticsTest, UpsampleSevenScalesAttributeGivesDims) {
+  const Op up = MakeOp("Upsample", {{"scales", std::vector<double>{1, 1, 2, 1.5}}});
+  EXPECT_EQ(ClassifyOp(up), OpKind::kResize);
+  ORDO_ASSERT_OK_AND_ASSIGN(auto out, InferOutputDims(up, {{1, 3, 5, 5}}));
+  EXPECT_THAT(out, ElementsAre(Dims{1, 3, 10, 7}));  // floor(5 x 1.5)
+  EXPECT_THAT(InferOutputDims(up, {{1, 3, 5}}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rank 3")));
+  const Op zero = MakeOp("Upsample", {{"scales", std::vector<double>{1, 1, 0, 1}}});
+  EXPECT_THAT(InferOutputDims(zero, {{1, 3, 5, 5}}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("axis 2")));
+  // Upsample-9: scales as an operand.
+  EXPECT_THAT(InferOutputDims(MakeOp("Upsample", {}), {{1, 3, 5, 5}, {4}}),
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("Upsample")));
+}
+
 TEST(OpSemanticsTest, UnknownOpsAreNeverUnderstood) {
-  const Op op = MakeOp("Resize", {});
+  const Op op = MakeOp("Reshape", {});
   EXPECT_EQ(ClassifyOp(op), OpKind::kUnknown);
   EXPECT_EQ(ChannelDependenceOf(op), ChannelDependence::kUnknown);
   EXPECT_THAT(InferOutputDims(op, {{1}}),
-              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("Resize")));
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("Reshape")));
   // MaxPool with its Indices output computes something else.
   EXPECT_EQ(ClassifyOp(MakeOp("MaxPool", {}, 2)), OpKind::kUnknown);
   Op custom = MakeOp("Relu", {});

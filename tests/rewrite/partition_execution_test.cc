@@ -185,6 +185,62 @@ TEST(ChannelSplitExecutionTest, RandomChainsComputeTheSameOutputs) {
   }
 }
 
+// Expand 3x3 -> Relu -> Resize (x2, per channel) -> depthwise 3x3 ->
+// [project 1x1 | Sigmoid + Add]: each slice is resampled on its own, so the
+// split carries through the Resize. Every supported mode and coordinate
+// transformation; uneven slices (7 channels into 2 and 3).
+TEST(ChannelSplitExecutionTest, ThroughAResize) {
+  struct Mode {
+    const char* mode;
+    const char* transform;
+  };
+  uint32_t seed = 40;
+  for (const Mode& mode :
+       {Mode{"nearest", "asymmetric"}, Mode{"nearest", "half_pixel"}, Mode{"linear", "half_pixel"},
+        Mode{"linear", "asymmetric"}, Mode{"linear", "align_corners"}}) {
+    for (bool consumer : {true, false}) {
+      for (int32_t parts : {2, 3}) {
+        const std::string what = absl::StrCat(
+            mode.mode, " ", mode.transform, consumer ? "" : ", concat end", ", ", parts, " parts");
+        SCOPED_TRACE(what);
+        std::mt19937 rng(++seed);
+        OnnxTestModel m;
+        m.Input("x", {1, 3, 5, 6});
+        m.Weight("we", {7, 3, 3, 3}, &rng);
+        SetIntsAttribute(m.Node("Conv", {"x", "we"}, {"e"}), "pads", {1, 1, 1, 1});
+        m.Node("Relu", {"e"}, {"r"});
+        m.FloatWeight("scales", {1, 1, 2, 2});
+        onnx::NodeProto& resize = m.Node("Resize", {"r", "", "scales"}, {"u"});
+        SetStringAttribute(resize, "mode", mode.mode);
+        SetStringAttribute(resize, "coordinate_transformation_mode", mode.transform);
+        m.Weight("wd", {7, 1, 3, 3}, &rng);
+        onnx::NodeProto& dw = m.Node("Conv", {"u", "wd"}, {"d"});
+        SetIntAttribute(dw, "group", 7);
+        SetIntsAttribute(dw, "pads", {1, 1, 1, 1});
+        if (consumer) {
+          m.Weight("wp", {4, 7, 1, 1}, &rng);
+          m.Node("Conv", {"d", "wp"}, {"y"});
+        } else {
+          m.Node("Sigmoid", {"d"}, {"s"});
+          m.Node("Add", {"d", "s"}, {"y"});
+        }
+        m.Output("y");
+        ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+        ORDO_ASSERT_OK_AND_ASSIGN(ChannelSplitPlan plan, PlanChannelSplit(graph, {"e_op", parts}));
+        ASSERT_THAT(plan.chain, ::testing::Contains(*graph.FindOp("u_op")));
+        const onnx::ModelProto split = Split(m.model(), "e_op", parts);
+        // Not vacuous: the Resize itself runs once per slice.
+        int resizes = 0;
+        for (const onnx::NodeProto& node : split.graph().node())
+          resizes += node.op_type() == "Resize";
+        EXPECT_EQ(resizes, parts);
+        ORDO_EXPECT_OK(CheckOnnx(split));
+        ExpectSameOutputs(m.model(), split, seed, what, kTolerance);
+      }
+    }
+  }
+}
+
 // The whole search (channel splits and spatial tilings) keeps the function.
 TEST(PartitionSearchExecutionTest, RewrittenModelComputesTheSameOutputs) {
   for (uint32_t seed : {21u, 22u}) {

@@ -301,6 +301,118 @@ FloatTensor SliceAxis(const FloatTensor& x, int64_t axis, int64_t begin, int64_t
   return y;
 }
 
+// Resize (opset 11+ operands X, roi, scales[, sizes]) as the ONNX operator
+// docs define it. Output extent floor(in x scale), or `sizes` with scale =
+// out / in. Each output index o maps back to x_original by
+// coordinate_transformation_mode (half_pixel: (o + 0.5) / scale - 0.5;
+// pytorch_half_pixel: the same, 0 for an output extent of 1; asymmetric:
+// o / scale; align_corners: o (in - 1) / (out - 1)); nearest rounds it by
+// nearest_mode and clamps to the input, linear interpolates between the two
+// neighbours of x_original clamped to [0, in - 1] (the docs' edge padding),
+// along every axis (n-linear). `sizes` may be null.
+absl::StatusOr<FloatTensor> Resize(const onnx::NodeProto& node, const FloatTensor& x,
+                                   std::vector<double> scales, const std::vector<int64_t>* sizes) {
+  const std::string mode = StringAttr(node, "mode", "nearest");
+  const std::string transform = StringAttr(node, "coordinate_transformation_mode", "half_pixel");
+  const std::string nearest_mode = StringAttr(node, "nearest_mode", "round_prefer_floor");
+  if (mode != "nearest" && mode != "linear") {
+    return Unsupported(node, absl::StrCat("mode \"", mode, "\""));
+  }
+  if (transform != "half_pixel" && transform != "pytorch_half_pixel" && transform != "asymmetric" &&
+      transform != "align_corners") {
+    return Unsupported(node, absl::StrCat("coordinate_transformation_mode \"", transform, "\""));
+  }
+  if (nearest_mode != "round_prefer_floor" && nearest_mode != "round_prefer_ceil" &&
+      nearest_mode != "floor" && nearest_mode != "ceil") {
+    return Unsupported(node, absl::StrCat("nearest_mode \"", nearest_mode, "\""));
+  }
+  if (IntAttr(node, "antialias", 0) != 0) return Unsupported(node, "antialias");
+  if (Attr(node, "axes") != nullptr) return Unsupported(node, "axes");
+  if (StringAttr(node, "keep_aspect_ratio_policy", "stretch") != "stretch") {
+    return Unsupported(node, "keep_aspect_ratio_policy");
+  }
+  const size_t rank = x.dims.size();
+  std::vector<int64_t> dims(rank);
+  if (sizes != nullptr) {
+    if (sizes->size() != rank) {
+      return absl::InvalidArgumentError(absl::StrCat(node.name(), ": sizes do not match the rank"));
+    }
+    dims = *sizes;
+    scales.resize(rank);
+    for (size_t a = 0; a < rank; ++a) {
+      scales[a] = static_cast<double>(dims[a]) / static_cast<double>(x.dims[a]);
+    }
+  } else {
+    if (scales.size() != rank) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(node.name(), ": scales do not match the rank"));
+    }
+    for (size_t a = 0; a < rank; ++a) {
+      dims[a] = static_cast<int64_t>(std::floor(static_cast<double>(x.dims[a]) * scales[a]));
+    }
+  }
+  for (size_t a = 0; a < rank; ++a) {
+    if (!(scales[a] > 0) || dims[a] <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(node.name(), ": bad scale on axis ", a));
+    }
+  }
+  // Per axis and output index: the two input indices read and the weight of
+  // the second (0 for nearest).
+  struct Tap {
+    int64_t lo = 0;
+    int64_t hi = 0;
+    double w = 0;
+  };
+  std::vector<std::vector<Tap>> taps(rank);
+  for (size_t a = 0; a < rank; ++a) {
+    const int64_t in = x.dims[a];
+    for (int64_t o = 0; o < dims[a]; ++o) {
+      double orig = 0;
+      if (transform == "half_pixel" || (transform == "pytorch_half_pixel" && dims[a] > 1)) {
+        orig = (o + 0.5) / scales[a] - 0.5;
+      } else if (transform == "asymmetric") {
+        orig = o / scales[a];
+      } else if (transform == "align_corners") {
+        orig = dims[a] == 1 ? 0.0 : static_cast<double>(o) * (in - 1) / (dims[a] - 1);
+      }
+      Tap tap;
+      if (mode == "nearest") {
+        double index = nearest_mode == "floor"  ? std::floor(orig)
+                       : nearest_mode == "ceil" ? std::ceil(orig)
+                       // Halves go down / up; everything else to the nearest.
+                       : nearest_mode == "round_prefer_floor" ? std::ceil(orig - 0.5)
+                                                              : std::floor(orig + 0.5);
+        tap.lo = tap.hi = std::clamp<int64_t>(static_cast<int64_t>(index), 0, in - 1);
+      } else {
+        const double clamped = std::clamp<double>(orig, 0.0, static_cast<double>(in - 1));
+        tap.lo = static_cast<int64_t>(std::floor(clamped));
+        tap.hi = std::min<int64_t>(tap.lo + 1, in - 1);
+        tap.w = clamped - static_cast<double>(tap.lo);
+      }
+      taps[a].push_back(tap);
+    }
+  }
+  FloatTensor y{dims, std::vector<float>(Count(dims))};
+  const std::vector<int64_t> xs = Strides(x.dims), ys = Strides(dims);
+  for (int64_t flat = 0; flat < Count(dims); ++flat) {
+    double acc = 0;
+    // Every corner of the cell around x_original: bit a picks hi on axis a.
+    for (uint32_t corner = 0; corner < (1u << rank); ++corner) {
+      double weight = 1;
+      int64_t src = 0;
+      for (size_t a = 0; a < rank && weight != 0; ++a) {
+        const Tap& tap = taps[a][(flat / ys[a]) % dims[a]];
+        const bool hi = (corner >> a) & 1u;
+        weight *= hi ? tap.w : 1 - tap.w;
+        src += (hi ? tap.hi : tap.lo) * xs[a];
+      }
+      if (weight != 0) acc += weight * x.values[src];
+    }
+    y.values[flat] = static_cast<float>(acc);
+  }
+  return y;
+}
+
 }  // namespace
 
 absl::StatusOr<TensorMap> RunReference(const onnx::ModelProto& model, const TensorMap& feeds) {
@@ -351,7 +463,8 @@ absl::StatusOr<TensorMap> RunReference(const onnx::ModelProto& model, const Tens
       continue;
     }
     std::vector<const FloatTensor*> in;
-    const bool int_operands = type == "Slice" || type == "Split" || type == "Pad";
+    const bool int_operands =
+        type == "Slice" || type == "Split" || type == "Pad" || type == "Resize";
     for (int i = 0; i < node.input_size(); ++i) {
       if (int_operands && i > 0) break;
       absl::StatusOr<const FloatTensor*> t = input(node, i);
@@ -532,6 +645,27 @@ absl::StatusOr<TensorMap> RunReference(const onnx::ModelProto& model, const Tens
         if (inside) y.values[dst] = x.values[flat];
       }
       outs.push_back(std::move(y));
+    } else if (type == "Resize") {
+      // Resize-10 (X, scales) rounds and maps coordinates its own way.
+      if (node.input_size() < 3) return Unsupported(node, "the opset-10 form (X, scales)");
+      std::optional<std::vector<int64_t>> sizes = int_input(node, 3);
+      if (node.input_size() > 3 && !node.input(3).empty() && !sizes) {
+        return Unsupported(node, "non-constant sizes");
+      }
+      std::vector<double> scales;
+      if (!sizes) {
+        absl::StatusOr<const FloatTensor*> s = input(node, 2);
+        if (!s.ok()) return s.status();
+        if (*s == nullptr) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(node.name(), ": neither scales nor sizes given"));
+        }
+        scales.assign((*s)->values.begin(), (*s)->values.end());
+      }
+      absl::StatusOr<FloatTensor> y =
+          Resize(node, *in[0], std::move(scales), sizes ? &*sizes : nullptr);
+      if (!y.ok()) return y.status();
+      outs.push_back(*std::move(y));
     } else if (type == "Slice") {
       FloatTensor y = *in[0];
       const int64_t rank = static_cast<int64_t>(y.dims.size());

@@ -25,7 +25,9 @@ using TensorMap = std::map<std::string, FloatTensor>;
 // count_include_pad, MaxPool dilations), Relu, Sigmoid, HardSigmoid,
 // HardSwish, LeakyRelu, Clip, Add / Sub / Mul / Div / Max / Min (numpy
 // broadcasting), Sum, Concat, Split, Slice, Pad (constant mode), BatchNormalization
-// (inference), Identity, Constant, and the classifier heads of the
+// (inference), Identity, Constant, Resize (opset 11+: modes nearest and
+// linear, coordinate_transformation_mode half_pixel, pytorch_half_pixel,
+// asymmetric, align_corners; scales or sizes as constants), and the classifier heads of the
 // benchmark models (GlobalAveragePool, Flatten, Gemm). Loops written out as the ONNX operator docs
 // define them, deliberately sharing no code with core/rewrite, so that a rewrite and its check
 // cannot share a bug.
@@ -33,8 +35,8 @@ using TensorMap = std::map<std::string, FloatTensor>;
 // Runs the nodes in file order (INVALID_ARGUMENT when a node reads a value
 // not computed yet, so the file must be topologically sorted). Values come
 // from `feeds` (graph inputs, and weights the model carries no data for),
-// else from initializers with data (float_data or raw_data; int64 for Slice
-// and Split operands). Returns every graph output. UNIMPLEMENTED for other
+// else from initializers with data (float_data or raw_data; int64 for Slice,
+// Split, Pad and Resize's sizes operands). Returns every graph output. UNIMPLEMENTED for other
 // ops or attributes. Accumulates in double; O(MACs), tests only.
 absl::StatusOr<TensorMap> RunReference(const onnx::ModelProto& model, const TensorMap& feeds);
 

@@ -16,6 +16,7 @@ namespace {
 
 using ::ordo::testing::StatusIs;
 using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
 using ::testing::FloatEq;
 using ::testing::FloatNear;
 using ::testing::HasSubstr;
@@ -152,10 +153,102 @@ TEST(ReferenceExecutorTest, ReadsInitializerData) {
   EXPECT_THAT(RunOne(m, {{"x", Nine()}}).values[8], FloatEq(9 * w));
 }
 
+// x = 1 2 / 3 4 resized by `scales` (or `sizes`).
+struct ResizeCase {
+  std::vector<float> scales;
+  std::string mode = "nearest";
+  std::string transform = "half_pixel";
+  std::string nearest_mode;  // the default when empty
+  std::vector<int64_t> sizes;
+};
+
+absl::StatusOr<TensorMap> RunResize(const ResizeCase& c) {
+  OnnxTestModel m;
+  m.Input("x", {1, 1, 2, 2});
+  std::vector<std::string> inputs = {"x", ""};
+  if (c.sizes.empty()) {
+    m.FloatWeight("scales", c.scales);
+    inputs.push_back("scales");
+  } else {
+    m.IntWeight("sizes", c.sizes);
+    inputs.push_back("");
+    inputs.push_back("sizes");
+  }
+  onnx::NodeProto& node = m.Node("Resize", inputs, {"y"});
+  SetStringAttribute(node, "mode", c.mode);
+  SetStringAttribute(node, "coordinate_transformation_mode", c.transform);
+  if (!c.nearest_mode.empty()) SetStringAttribute(node, "nearest_mode", c.nearest_mode);
+  m.Output("y");
+  return RunReference(m.model(), {{"x", {{1, 1, 2, 2}, {1, 2, 3, 4}}}});
+}
+
+FloatTensor ResizeOf(const ResizeCase& c) {
+  absl::StatusOr<TensorMap> out = RunResize(c);
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? out->at("y") : FloatTensor{};
+}
+
+TEST(ReferenceExecutorTest, ResizeNearest) {
+  // Asymmetric: x_original = 0, 0.5, 1, 1.5; halves round down by default.
+  FloatTensor y = ResizeOf({.scales = {1, 1, 2, 2}, .transform = "asymmetric"});
+  EXPECT_THAT(y.dims, ElementsAre(1, 1, 4, 4));
+  EXPECT_THAT(y.values, ElementsAre(1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4));
+  // ... and up with round_prefer_ceil (1.5 -> 2, clamped to 1).
+  y = ResizeOf(
+      {.scales = {1, 1, 2, 2}, .transform = "asymmetric", .nearest_mode = "round_prefer_ceil"});
+  EXPECT_THAT(y.values, ElementsAre(1, 2, 2, 2, 3, 4, 4, 4, 3, 4, 4, 4, 3, 4, 4, 4));
+  // The operator docs' resize_upsample_scales_nearest: half_pixel, x3 on W
+  // (x_original -0.33, 0, 0.33, 0.67, 1, 1.33).
+  y = ResizeOf({.scales = {1, 1, 2, 3}});
+  EXPECT_THAT(y.dims, ElementsAre(1, 1, 4, 6));
+  EXPECT_THAT(y.values,
+              ElementsAre(1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 3, 3, 3, 4, 4, 4));
+}
+
+TEST(ReferenceExecutorTest, ResizeLinear) {
+  // The operator docs' resize_upsample_scales_linear (half_pixel):
+  // x_original -0.25 (clamped to 0), 0.25, 0.75, 1.25 (clamped to 1).
+  const std::vector<float> half_pixel = {1,   1.25, 1.75, 2,   1.5, 1.75, 2.25, 2.5,
+                                         2.5, 2.75, 3.25, 3.5, 3,   3.25, 3.75, 4};
+  FloatTensor y = ResizeOf({.scales = {1, 1, 2, 2}, .mode = "linear"});
+  EXPECT_THAT(y.dims, ElementsAre(1, 1, 4, 4));
+  EXPECT_THAT(y.values, ElementsAreArray(half_pixel));
+  // The same through `sizes`.
+  y = ResizeOf({.mode = "linear", .sizes = {1, 1, 4, 4}});
+  EXPECT_THAT(y.values, ElementsAreArray(half_pixel));
+  // Asymmetric: x_original 0, 0.5, 1, 1.5 (clamped to 1).
+  y = ResizeOf({.scales = {1, 1, 2, 2}, .mode = "linear", .transform = "asymmetric"});
+  EXPECT_THAT(y.values, ElementsAre(1, 1.5, 2, 2, 2, 2.5, 3, 3, 3, 3.5, 4, 4, 3, 3.5, 4, 4));
+  // align_corners: x_original = o / 3 (the docs' ..._linear_align_corners).
+  y = ResizeOf({.scales = {1, 1, 2, 2}, .mode = "linear", .transform = "align_corners"});
+  const float t = 1.0f / 3;
+  EXPECT_THAT(y.values, ElementsAre(FloatEq(1), FloatEq(1 + t), FloatEq(2 - t), FloatEq(2),
+                                    FloatEq(1 + 2 * t), FloatEq(2), FloatEq(2 + t), FloatEq(3 - t),
+                                    FloatEq(3 - 2 * t), FloatEq(3 - t), FloatEq(3), FloatEq(3 + t),
+                                    FloatEq(3), FloatEq(3 + t), FloatEq(4 - t), FloatEq(4)));
+}
+
+TEST(ReferenceExecutorTest, ResizeRefusesWhatItDoesNotKnow) {
+  EXPECT_THAT(RunResize({.scales = {1, 1, 2, 2}, .mode = "cubic"}),
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("mode \"cubic\"")));
+  EXPECT_THAT(RunResize({.scales = {1, 1, 2, 2}, .transform = "tf_crop_and_resize"}),
+              StatusIs(absl::StatusCode::kUnimplemented,
+                       HasSubstr("coordinate_transformation_mode \"tf_crop_and_resize\"")));
+  EXPECT_THAT(RunResize({.scales = {1, 2, 2}}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rank")));
+  OnnxTestModel ten;
+  ten.Input("x", {1, 1, 2, 2});
+  ten.FloatWeight("scales", {1, 1, 2, 2});
+  ten.Node("Resize", {"x", "scales"}, {"y"});
+  ten.Output("y");
+  EXPECT_THAT(RunReference(ten.model(), {{"x", {{1, 1, 2, 2}, {1, 2, 3, 4}}}}),
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("opset-10")));
+}
+
 TEST(ReferenceExecutorTest, RefusesWhatItDoesNotKnow) {
-  OnnxTestModel m = OneNode("Resize", {"x"}, nullptr);
+  OnnxTestModel m = OneNode("Upsample", {"x"}, nullptr);
   EXPECT_THAT(RunReference(m.model(), {{"x", Nine()}}),
-              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("Resize")));
+              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("Upsample")));
   OnnxTestModel unsorted = OneNode("Relu", {"z"}, nullptr);
   EXPECT_THAT(RunReference(unsorted.model(), {{"x", Nine()}}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"z\"")));
