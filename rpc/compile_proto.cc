@@ -382,6 +382,7 @@ absl::StatusOr<RewriteCompileOptions> RewriteCompileOptionsFromProto(
   if (options.has_max_latency_overhead()) {
     rewrite.max_latency_overhead = options.max_latency_overhead();
   }
+  rewrite.beam_width = options.beam_width();
   if (device.macs_per_second() != 0) rewrite.latency.macs_per_second = device.macs_per_second();
   if (device.has_op_overhead_seconds()) {
     rewrite.latency.op_overhead_seconds = device.op_overhead_seconds();
@@ -391,6 +392,7 @@ absl::StatusOr<RewriteCompileOptions> RewriteCompileOptionsFromProto(
   if (absl::Status status = CheckRewriteCompileOptions(rewrite); !status.ok()) {
     // The core names the field; say where it lives in the request.
     const bool in_options = absl::StartsWith(status.message(), "max_latency_overhead") ||
+                            absl::StartsWith(status.message(), "beam_width") ||
                             absl::StartsWith(status.message(), "rewrite time limit");
     return absl::InvalidArgumentError(
         absl::StrCat(in_options ? "options." : "device.", status.message()));
@@ -402,6 +404,7 @@ void RewriteCompileOptionsToProto(const RewriteCompileOptions& rewrite,
                                   v1::CompileOptions& options, v1::DeviceSpec& device) {
   options.set_rewrite(RewriteModeNameOf(rewrite));
   options.set_max_latency_overhead(rewrite.max_latency_overhead);
+  options.set_beam_width(rewrite.beam_width);
   device.set_macs_per_second(rewrite.latency.macs_per_second);
   device.set_op_overhead_seconds(rewrite.latency.op_overhead_seconds);
 }

@@ -35,7 +35,8 @@ absl::StatusOr<CompileResult> CompileResultFromProto(const Graph& graph,
                                                      const v1::CompileResponse& response);
 
 // The request's rewriting options: CompileOptions.rewrite ("" = "none"),
-// max_latency_overhead (unset = 0.05), time_limit (the search's budget too)
+// max_latency_overhead (unset = 0.05), beam_width (0 = the search's
+// default, 1; at most 16), time_limit (the search's budget too)
 // and DeviceSpec.macs_per_second / op_overhead_seconds (0 / unset = the
 // defaults). INVALID_ARGUMENT naming the field for an unknown mode or a
 // negative, NaN or infinite number. `deadline` is left infinite: the server

@@ -27,6 +27,7 @@ TEST(RewriteProtoTest, OptionsDefaultToNoRewriting) {
   EXPECT_DOUBLE_EQ(options.latency.macs_per_second, LatencyModel().macs_per_second);
   EXPECT_DOUBLE_EQ(options.latency.op_overhead_seconds, LatencyModel().op_overhead_seconds);
   EXPECT_EQ(options.time_limit, absl::Seconds(10));
+  EXPECT_EQ(options.beam_width, 0);  // the search's default
 }
 
 TEST(RewriteProtoTest, OptionsRoundTrip) {
@@ -35,6 +36,7 @@ TEST(RewriteProtoTest, OptionsRoundTrip) {
     ORDO_ASSERT_OK(SetRewriteMode(mode, options));
     options.max_latency_overhead = 0;  // explicit zero is kept, not the default
     options.latency = {2e9, 1e-6};
+    options.beam_width = 3;
     v1::CompileOptions proto;
     v1::DeviceSpec device;
     RewriteCompileOptionsToProto(options, proto, device);
@@ -46,6 +48,8 @@ TEST(RewriteProtoTest, OptionsRoundTrip) {
     EXPECT_DOUBLE_EQ(back.max_latency_overhead, 0);
     EXPECT_DOUBLE_EQ(back.latency.macs_per_second, 2e9);
     EXPECT_DOUBLE_EQ(back.latency.op_overhead_seconds, 1e-6);
+    EXPECT_EQ(proto.beam_width(), 3);
+    EXPECT_EQ(back.beam_width, 3);
   }
 }
 
@@ -61,6 +65,15 @@ TEST(RewriteProtoTest, BadFieldsAreNamed) {
       RewriteCompileOptionsFromProto(options, {}),
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("options.max_latency_overhead")));
   options.clear_max_latency_overhead();
+  for (int32_t width : {-1, 17, 1 << 30}) {
+    options.set_beam_width(width);
+    EXPECT_THAT(RewriteCompileOptionsFromProto(options, {}),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("options.beam_width")))
+        << width;
+  }
+  options.set_beam_width(16);
+  ORDO_EXPECT_OK(RewriteCompileOptionsFromProto(options, {}).status());
+  options.clear_beam_width();
   v1::DeviceSpec device;
   device.set_macs_per_second(-5);
   EXPECT_THAT(RewriteCompileOptionsFromProto(options, device),

@@ -38,6 +38,7 @@ constexpr char kUsage[] =
     "               [--on-chip BYTES] [--out-dir DIR] [--server HOST:PORT]\n"
     "               [--rewrite none|identity|partition|all|auto]\n"
     "               [--max-latency-overhead 0.05] [--rewritten-model OUT.onnx]\n"
+    "               [--beam-width 1..16]\n"
     "               [--macs-per-second 1e9] [--op-overhead-seconds 2e-5]\n"
     "  ordo estimate MODEL [--memory-limit BYTES] [--server HOST:PORT] [--json] ...\n"
     "  ordo inspect MODEL [--json]\n"
@@ -50,6 +51,8 @@ constexpr char kUsage[] =
     "MODEL is .onnx, or ordo.v1.Graph as .json (protobuf JSON) or .pb (binary).\n"
     "--rewrite (ONNX only) rewrites the model to lower its peak; without it,\n"
     "--memory-limit means auto: when the schedule does not fit, rewrite with all.\n"
+    "--beam-width N: states the partition search keeps per round (default 1,\n"
+    "  greedy; each round then costs about N times the schedules).\n"
     "Exit codes: 0 ok, 2 bad input, 1 internal error (or server unreachable),\n"
     "3 rewritten in fit mode and still over --memory-limit;\n"
     "ordo health: 0 serving, 1 not serving or unreachable.\n";
@@ -96,7 +99,7 @@ const ArgSpec& CompileSpec() {
   static const ArgSpec kSpec{
       {"scheduler", "memory-limit", "time-limit", "alignment", "activation-dtype",
        "emit-onnx", "max-ops", "arena", "on-chip", "out-dir", "server", "rewrite",
-       "max-latency-overhead", "rewritten-model", "macs-per-second", "op-overhead-seconds", "tls-ca", "tls-cert", "tls-key",
+       "max-latency-overhead", "beam-width", "rewritten-model", "macs-per-second", "op-overhead-seconds", "tls-ca", "tls-cert", "tls-key",
        "auth-token-file"},
       {"no-inplace", "count-weights", "json"}};
   return kSpec;
@@ -208,7 +211,7 @@ absl::Status EmitOnnx(const LoadedModel& model, const RewriteCompileResult& resu
 }
 
 // --rewrite (default: auto with --memory-limit, else none),
-// --max-latency-overhead; the search's budget is --time-limit.
+// --max-latency-overhead, --beam-width; the search's budget is --time-limit.
 absl::StatusOr<RewriteCompileOptions> RewriteOptionsFromArgs(const Args& args,
                                                              const CompileOptions& options) {
   RewriteCompileOptions rewrite;
@@ -223,6 +226,13 @@ absl::StatusOr<RewriteCompileOptions> RewriteOptionsFromArgs(const Args& args,
       return absl::InvalidArgumentError(absl::StrCat(
           "--max-latency-overhead: not a non-negative fraction: \"", *overhead,
           "\" (e.g. 0.05 for 5%)"));
+    }
+  }
+  if (auto width = args.Value("beam-width")) {
+    if (!absl::SimpleAtoi(*width, &rewrite.beam_width) || rewrite.beam_width < 1 ||
+        rewrite.beam_width > kMaxRewriteBeamWidth) {
+      return absl::InvalidArgumentError(absl::StrCat("--beam-width: not a whole number from 1 to ",
+                                                     kMaxRewriteBeamWidth, ": \"", *width, "\""));
     }
   }
   // The device's latency model: what partitioning's overhead is measured in.

@@ -46,6 +46,7 @@ RewriteOptions SearchOptions(const CompileOptions& compile, const RewriteCompile
   options.schedule_time_limit = std::min(kMaxCandidateScheduleTime, options.time_limit);
   options.limits = rewrite.limits;
   options.max_latency_overhead = rewrite.max_latency_overhead;
+  if (rewrite.beam_width > 0) options.beam_width = rewrite.beam_width;
   options.latency = rewrite.latency;
   options.memory_limit_bytes = compile.memory_limit_bytes;
   options.clock = &clock;
@@ -126,6 +127,11 @@ absl::Status CheckRewriteCompileOptions(const RewriteCompileOptions& options) {
     return absl::InvalidArgumentError(
         absl::StrCat("max_latency_overhead: must be a non-negative fraction, got ",
                      options.max_latency_overhead));
+  }
+  if (options.beam_width < 0 || options.beam_width > kMaxRewriteBeamWidth) {
+    return absl::InvalidArgumentError(absl::StrCat("beam_width: must be 0 (the default) to ",
+                                                   kMaxRewriteBeamWidth, ", got ",
+                                                   options.beam_width));
   }
   if (!IsFiniteNonNegative(options.latency.macs_per_second) ||
       options.latency.macs_per_second == 0) {

@@ -26,6 +26,9 @@ struct RewriteCompileOptions {
   // Partitioning's latency budget (MOTES' delta), a fraction of the
   // original's modelled latency.
   double max_latency_overhead = 0.05;
+  // The partition search's beam width (RewriteOptions::beam_width); 0 means
+  // its default (1, greedy). At most kMaxRewriteBeamWidth.
+  int32_t beam_width = 0;
   LatencyModel latency;
   // Budget of the rewrite search (each candidate's schedule gets at most
   // 5 s of it).
@@ -43,8 +46,13 @@ struct RewriteCompileOptions {
 absl::Status SetRewriteMode(absl::string_view name, RewriteCompileOptions& options);
 // The name SetRewriteMode reads back into the same mode and fallback.
 std::string RewriteModeNameOf(const RewriteCompileOptions& options);
+// Widest beam a caller may ask for: each round costs about beam_width times
+// the schedules, so wider beams only spend the time limit on fewer rounds.
+inline constexpr int32_t kMaxRewriteBeamWidth = 16;
+
 // INVALID_ARGUMENT for a negative, NaN or infinite overhead, speed or op
-// overhead (the message names the field as `max_latency_overhead`,
+// overhead, or a beam width outside [0, kMaxRewriteBeamWidth] (the message
+// names the field as `max_latency_overhead`, `beam_width`,
 // `macs_per_second`, `op_overhead_seconds`; callers prefix where it lives).
 absl::Status CheckRewriteCompileOptions(const RewriteCompileOptions& options);
 

@@ -221,6 +221,12 @@ TEST(CompileWithRewriteTest, BadOptionsNameTheField) {
   EXPECT_THAT(CheckRewriteCompileOptions(options),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("max_latency_overhead")));
   options.max_latency_overhead = 0.05;
+  for (int32_t width : {-1, kMaxRewriteBeamWidth + 1}) {
+    options.beam_width = width;
+    EXPECT_THAT(CheckRewriteCompileOptions(options),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("beam_width")));
+  }
+  options.beam_width = 0;
   options.latency.macs_per_second = 0;
   EXPECT_THAT(CheckRewriteCompileOptions(options),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("macs_per_second")));

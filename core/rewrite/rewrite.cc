@@ -270,6 +270,7 @@ absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
                                         std::move(current.schedule), "start"));
   if (partition && !fits_already) {
     PartitionSearchOptions knobs;
+    knobs.beam_width = std::max(1, options.beam_width);
     ORDO_ASSIGN_OR_RETURN(PartitionSearchResult searched,
                           SearchPartitions(final_model, original_cost, knobs, evaluator));
     // Finished early (nothing more helped): search again, wider (more
@@ -279,6 +280,7 @@ absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
     if (!searched.time_limit_hit && !evaluator.Expired()) {
       PartitionSearchOptions wide;
       wide.windows = 8;
+      wide.beam_width = knobs.beam_width;
       wide.tilings = {{2, 1}, {3, 1}, {4, 1}, {6, 1}, {8, 1}, {2, 2}, {4, 2}, {4, 4}};
       ORDO_ASSIGN_OR_RETURN(PartitionSearchResult second,
                             SearchPartitions(final_model, original_cost, wide, evaluator));

@@ -55,6 +55,10 @@ struct RewriteOptions {
   // Partitioning may raise the modelled latency by at most this fraction of
   // the original's (MOTES' delta).
   double max_latency_overhead = 0.05;
+  // States the partition search keeps per round (MOTES' beam width; 1 is
+  // greedy). Each round costs about beam_width times the schedules; values
+  // below 1 mean 1.
+  int32_t beam_width = 1;
   LatencyModel latency;
   // Fit mode when > 0: stop at the cheapest set of rewrites whose peak is at
   // or under this; `fits` and `bottleneck_tensors` report the outcome.

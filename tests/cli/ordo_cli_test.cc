@@ -236,6 +236,22 @@ TEST(OrdoCliTest, EveryRewriteModeKeepsThePeak) {
   std::filesystem::remove(model);
 }
 
+// A wider beam is a search knob only: the result is as consistent as the
+// greedy one's (whether it is lower is not promised).
+TEST(OrdoCliTest, BeamWidthTwoKeepsThePeak) {
+  const std::string model = WriteConcatConvModel();
+  const std::string out = TempPath("beam2.onnx").string();
+  ProcessResult run = RunOrdo(
+      absl::StrCat("compile ", model, " --json --rewrite partition --beam-width 2 --time-limit 2s",
+                   " --max-latency-overhead 0.5 --rewritten-model ", out));
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  nlohmann::json report = nlohmann::json::parse(run.out);
+  EXPECT_EQ(report["rewrite"]["mode"], "partition");
+  ExpectConsistentRewrite(report, out);
+  std::filesystem::remove(out);
+  std::filesystem::remove(model);
+}
+
 TEST(OrdoCliTest, MemoryLimitFallsBackToRewritingAndFailsNamingTheBottleneck) {
   const std::string model = WriteConcatConvModel();
   // Fits as is: no rewriting.
@@ -289,6 +305,10 @@ TEST(OrdoCliTest, BadRewriteArgumentsExitTwoNamingTheFlag) {
             "--max-latency-overhead"},
            {absl::StrCat("compile ", model, " --max-latency-overhead lots"),
             "--max-latency-overhead"},
+           {absl::StrCat("compile ", model, " --rewrite all --beam-width 0"), "--beam-width"},
+           {absl::StrCat("compile ", model, " --rewrite all --beam-width 17"), "--beam-width"},
+           {absl::StrCat("compile ", model, " --rewrite all --beam-width two"), "--beam-width"},
+           {absl::StrCat("compile ", model, " --rewrite all --beam-width 2.5"), "--beam-width"},
            {absl::StrCat("compile ", model, " --rewrite all --macs-per-second 0"),
             "--macs-per-second"},
            {absl::StrCat("compile ", model, " --rewrite all --op-overhead-seconds -1"),

@@ -172,6 +172,10 @@ TEST(RewriteServiceTest, BadRewriteFieldsAreInvalidArgumentNamingTheField) {
   cases.push_back({RewriteRequest(onnx, "sideways"), "options.rewrite"});
   cases.push_back({RewriteRequest(onnx, "identity"), "options.max_latency_overhead"});
   cases.back().request.mutable_options()->set_max_latency_overhead(-0.5);
+  for (int32_t width : {-1, 17}) {
+    cases.push_back({RewriteRequest(onnx, "partition"), "options.beam_width"});
+    cases.back().request.mutable_options()->set_beam_width(width);
+  }
   cases.push_back({RewriteRequest(onnx, "identity"), "device.macs_per_second"});
   cases.back().request.mutable_device()->set_macs_per_second(-1);
   cases.push_back({RewriteRequest(onnx, "identity"), "device.op_overhead_seconds"});
@@ -235,6 +239,11 @@ TEST(RewriteServiceTest, CliServerModeRewritesLikeLocalMode) {
                                     " --server ", server.address()));
   EXPECT_EQ(tiny.exit_code, 3) << tiny.out;
   EXPECT_THAT(tiny.out, HasSubstr("bottleneck tensors"));
+  // The beam width travels with the request (CompileOptions.beam_width).
+  CliRun beam = RunCli(absl::StrCat("compile ", model, " --json --rewrite partition --beam-width 2",
+                                    " --time-limit 2s --server ", server.address()));
+  ASSERT_EQ(beam.exit_code, 0) << beam.out;
+  EXPECT_EQ(nlohmann::json::parse(beam.out)["rewrite"]["mode"], "partition");
   CliRun bad =
       RunCli(absl::StrCat("compile ", model, " --rewrite sideways --server ", server.address()));
   EXPECT_EQ(bad.exit_code, 2) << bad.out;
