@@ -371,22 +371,7 @@ absl::StatusOr<onnx::ModelProto> ApplyChannelSplit(const onnx::ModelProto& model
     }
     if (!dropped.contains(i)) *g->add_node() = in.node(i);
   }
-  absl::flat_hash_set<std::string> still_read;
-  for (const onnx::NodeProto& node : g->node()) {
-    for (const std::string& name : node.input()) still_read.insert(name);
-  }
-  for (const onnx::ValueInfoProto& v : g->output()) still_read.insert(v.name());
-  g->clear_initializer();
-  for (const onnx::TensorProto& t : in.initializer()) {
-    if (replaced_weights.contains(t.name()) && !still_read.contains(t.name())) continue;
-    *g->add_initializer() = t;
-  }
-  for (onnx::TensorProto& t : edit.initializers) *g->add_initializer() = std::move(t);
-  auto* inputs = g->mutable_input();
-  for (int i = inputs->size() - 1; i >= 0; --i) {
-    const std::string& name = inputs->Get(i).name();
-    if (replaced_weights.contains(name) && !still_read.contains(name)) inputs->DeleteSubrange(i, 1);
-  }
+  ReplaceUnreadWeights(in, replaced_weights, std::move(edit.initializers), *g);
   g->clear_value_info();
   for (const onnx::ValueInfoProto& v : in.value_info()) {
     if (!dropped_tensors.contains(v.name())) *g->add_value_info() = v;

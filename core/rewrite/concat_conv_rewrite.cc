@@ -206,25 +206,7 @@ absl::StatusOr<onnx::ModelProto> ApplyConcatConvRewrite(const onnx::ModelProto& 
 
   // Weights of the partitioned Convs that nothing reads any more go; others
   // (a weight shared with another node) stay.
-  absl::flat_hash_set<std::string> still_read;
-  for (const onnx::NodeProto& n : graph_out->node()) {
-    for (const std::string& name : n.input()) still_read.insert(name);
-  }
-  for (const onnx::ValueInfoProto& v : graph_out->output()) still_read.insert(v.name());
-  graph_out->clear_initializer();
-  for (const onnx::TensorProto& t : in.initializer()) {
-    if (replaced_weights.contains(t.name()) && !still_read.contains(t.name())) continue;
-    *graph_out->add_initializer() = t;
-  }
-  for (onnx::TensorProto& t : new_initializers) *graph_out->add_initializer() = std::move(t);
-  // Old IR versions list initializers as graph inputs too.
-  auto* inputs = graph_out->mutable_input();
-  for (int i = inputs->size() - 1; i >= 0; --i) {
-    const std::string& name = inputs->Get(i).name();
-    if (replaced_weights.contains(name) && !still_read.contains(name)) {
-      inputs->DeleteSubrange(i, 1);
-    }
-  }
+  ReplaceUnreadWeights(in, replaced_weights, std::move(new_initializers), *graph_out);
 
   graph_out->clear_value_info();
   for (const onnx::ValueInfoProto& v : in.value_info()) {

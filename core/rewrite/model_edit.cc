@@ -169,4 +169,26 @@ std::optional<std::vector<int64_t>> ConstantIndex::Ints(absl::string_view name) 
   return IntsOfTensor(*it->second);
 }
 
+void ReplaceUnreadWeights(const onnx::GraphProto& original,
+                          const absl::flat_hash_set<std::string>& replaced_weights,
+                          std::vector<onnx::TensorProto> added, onnx::GraphProto& graph) {
+  absl::flat_hash_set<std::string> still_read;
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const std::string& name : node.input()) still_read.insert(name);
+  }
+  for (const onnx::ValueInfoProto& v : graph.output()) still_read.insert(v.name());
+  auto dropped = [&](const std::string& name) {
+    return replaced_weights.contains(name) && !still_read.contains(name);
+  };
+  graph.clear_initializer();
+  for (const onnx::TensorProto& t : original.initializer()) {
+    if (!dropped(t.name())) *graph.add_initializer() = t;
+  }
+  for (onnx::TensorProto& t : added) *graph.add_initializer() = std::move(t);
+  auto* inputs = graph.mutable_input();
+  for (int i = inputs->size() - 1; i >= 0; --i) {
+    if (dropped(inputs->Get(i).name())) inputs->DeleteSubrange(i, 1);
+  }
+}
+
 }  // namespace ordo

@@ -68,6 +68,16 @@ class ConstantIndex {
   absl::flat_hash_map<std::string, const onnx::TensorProto*> tensors_;
 };
 
+// The last step of a rewrite that replaced nodes of `original` by the nodes
+// now in `graph`: `graph`'s initializers become `original`'s minus the
+// `replaced_weights` that no node or graph output of `graph` reads any more
+// (a weight shared with an untouched node stays), followed by `added`; the
+// dropped ones also leave the graph inputs (old IR versions list
+// initializers there). O(graph).
+void ReplaceUnreadWeights(const onnx::GraphProto& original,
+                          const absl::flat_hash_set<std::string>& replaced_weights,
+                          std::vector<onnx::TensorProto> added, onnx::GraphProto& graph);
+
 }  // namespace ordo
 
 #endif  // ORDO_CORE_REWRITE_MODEL_EDIT_H_
