@@ -201,7 +201,7 @@ class OrdoClient:
     @staticmethod
     def _request(kind, model, device, scheduler, time_limit_s, arena_planner, inplace,
                  count_weights, return_reordered_onnx=False, rewrite="",
-                 max_latency_overhead=None):
+                 max_latency_overhead=None, beam_width=0):
         request = kind()
         _set_model(request, model)
         request.device.CopyFrom(_device(device))
@@ -218,6 +218,7 @@ class OrdoClient:
             options.rewrite = rewrite or ""
             if max_latency_overhead is not None:
                 options.max_latency_overhead = max_latency_overhead
+            options.beam_width = beam_width or 0
         return request
 
     def _call(self, method, request):
@@ -228,7 +229,8 @@ class OrdoClient:
 
     def compile(self, model, device=None, scheduler="best", time_limit_s=None,
                 arena_planner="", inplace=None, count_weights=False,
-                return_reordered_onnx=False, rewrite="", max_latency_overhead=None):
+                return_reordered_onnx=False, rewrite="", max_latency_overhead=None,
+                beam_width=0):
         """Compiles `model` (path, ONNX bytes or ordo.v1.Graph).
 
         `device` is a DeviceSpec or a dict of its fields (e.g.
@@ -238,21 +240,23 @@ class OrdoClient:
         "partition", "all" or "auto"; ONNX only) rewrites the model first:
         the response then carries `rewritten_onnx_model`, `rewrites` and
         `rewrite`; `max_latency_overhead` bounds partitioning's extra latency
-        (server default 0.05). Returns the CompileResponse.
+        (server default 0.05); `beam_width` (1..16, 0 = server default 1) is
+        how many states the partition search keeps per round. Returns the
+        CompileResponse.
         """
         request = self._request(pb.CompileRequest, model, device, scheduler, time_limit_s,
                                 arena_planner, inplace, count_weights, return_reordered_onnx,
-                                rewrite, max_latency_overhead)
+                                rewrite, max_latency_overhead, beam_width)
         return self._call(self._stub.Compile, request)
 
     def compile_stream(self, model, device=None, scheduler="best", time_limit_s=None,
                        arena_planner="", inplace=None, count_weights=False, rewrite="",
-                       max_latency_overhead=None):
+                       max_latency_overhead=None, beam_width=0):
         """Like compile(); yields CompileProgress messages as stages finish,
         then the CompileResponse (always last)."""
         request = self._request(pb.CompileRequest, model, device, scheduler, time_limit_s,
                                 arena_planner, inplace, count_weights, False, rewrite,
-                                max_latency_overhead)
+                                max_latency_overhead, beam_width)
         try:
             for event in self._stub.CompileStream(request, timeout=self.timeout_s,
                                                   metadata=self._metadata):

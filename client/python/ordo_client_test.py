@@ -113,6 +113,7 @@ class RequestTest(unittest.TestCase):
         self.assertFalse(unset.options.HasField("inplace"))
         self.assertEqual(unset.options.rewrite, "")
         self.assertFalse(unset.options.HasField("max_latency_overhead"))
+        self.assertEqual(unset.options.beam_width, 0)
 
     def test_rewrite_options(self):
         request = OrdoClient._request(pb.CompileRequest, b"", {"macs_per_second": 4e8},
@@ -121,6 +122,9 @@ class RequestTest(unittest.TestCase):
         self.assertTrue(request.options.HasField("max_latency_overhead"))
         self.assertEqual(request.options.max_latency_overhead, 0.0)
         self.assertEqual(request.device.macs_per_second, 4e8)
+        wide = OrdoClient._request(pb.CompileRequest, b"", None, "", None, "", None, False,
+                                   False, "partition", None, 4)
+        self.assertEqual(wide.options.beam_width, 4)
 
 
 if __name__ == "__main__":
