@@ -26,6 +26,19 @@
 namespace ordo {
 namespace {
 
+// The server under test is built in the same tree as this test.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
 using ::testing::HasSubstr;
 using ::ordo::hostile_inputs::BadDir;
 using ::ordo::hostile_inputs::FanOutOnnx;
@@ -297,9 +310,16 @@ TEST(HostileInputsServiceTest, BigInputsAreRefusedOrAnsweredAndMemoryStaysBounde
   std::printf("[ rss ] start %.1f MiB, after round 1 %.1f MiB, after round 2 %.1f MiB\n",
               rss_start / 1048576.0, rss_first / 1048576.0, rss_second / 1048576.0);
   ASSERT_GT(rss_start, 0);
-  EXPECT_LT(rss_second, rss_first + (int64_t{96} << 20)) << "RSS grows per round: a leak";
-  // The largest request is a 64 MiB attribute held a few times over.
-  EXPECT_LT(rss_second, int64_t{1536} << 20);
+  if (kAddressSanitizer) {
+    // ASan's allocator quarantines freed memory and never trims, so RSS says
+    // nothing about leaks there; LeakSanitizer checks the server at exit.
+    std::printf("[ rss ] ASan build: growth per round not checked\n");
+  } else {
+    EXPECT_LT(rss_second, rss_first + (int64_t{96} << 20)) << "RSS grows per round: a leak";
+  }
+  // The largest request is a 64 MiB attribute held a few times over (ASan
+  // adds redzones and its quarantine to that).
+  EXPECT_LT(rss_second, int64_t{kAddressSanitizer ? 2048 : 1536} << 20);
 }
 
 }  // namespace
