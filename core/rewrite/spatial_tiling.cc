@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/rewrite/cost_model.h"
 #include "core/rewrite/model_edit.h"
 #include "core/rewrite/op_semantics.h"
 #include "core/util/status_macros.h"
@@ -62,10 +63,14 @@ struct Plan {
   std::vector<TensorId> outputs;  // region outputs, ascending
   int32_t parts_h = 1;
   int32_t parts_w = 1;
+  HaloMode halo = HaloMode::kRecompute;
   int32_t tiles() const { return parts_h * parts_w; }
-  // Per tile: the box each region-produced tensor is computed over.
+  // Per tile: the box each region-produced tensor is computed over (kCache:
+  // only its new rows; absent when the tile computes none, and then the op
+  // is not emitted in that tile).
   std::vector<absl::flat_hash_map<TensorId, Box>> computed;
-  // Per tile, per region op, per input position: the box the op reads.
+  // Per tile, per region op, per input position: the box the op reads
+  // (kCache: empty when the op is not emitted in that tile).
   std::vector<std::vector<std::vector<Box>>> reads;
   // Per tile, per region output (as `outputs`): the tile's part.
   std::vector<std::vector<Box>> parts;
@@ -209,6 +214,13 @@ absl::StatusOr<std::vector<OpId>> RegionOps(const Graph& graph, const SpatialTil
     return absl::InvalidArgumentError(absl::StrCat("spatial tiling: parts ", tiling.parts_h, "x",
                                                    tiling.parts_w, " must be >= 1"));
   }
+  if (tiling.halo == HaloMode::kCache && tiling.parts_w != 1) {
+    // Caching over W too would need halos of the tile to the left and of the
+    // row of tiles above (corners included) live at once: not built.
+    return absl::InvalidArgumentError(
+        absl::StrCat("spatial tiling: halo caching tiles over H only; parts ", tiling.parts_h, "x",
+                     tiling.parts_w, " has parts_w > 1 (use parts_w = 1 or HaloMode::kRecompute)"));
+  }
   std::vector<OpId> ids;
   for (const std::string& name : tiling.ops) {
     std::optional<OpId> id = graph.FindOp(name);
@@ -256,6 +268,13 @@ absl::Status CheckConvex(const Graph& graph, const std::vector<bool>& in_region,
   return absl::OkStatus();
 }
 
+absl::Status NoInputRow(const Op& op, int32_t k, int32_t tiles, int32_t position) {
+  return Unimplemented(op, absl::StrCat("tile ", k, " of ", tiles,
+                                        " reads no row or "
+                                        "column of input ",
+                                        position, " (its window lies in the padding)"));
+}
+
 // The box operand `position` of `op` reads for output box `out`.
 Box OperandBox(const Graph& graph, const RegionOp& op, int32_t position, const Box& out) {
   const Op& g_op = graph.op(op.id);
@@ -281,6 +300,79 @@ Box OperandBox(const Graph& graph, const RegionOp& op, int32_t position, const B
   return box;
 }
 
+// HaloMode::kCache: fills plan.computed / reads / parts (plan.ops and
+// outputs set). Columns do not depend on the tile (one tile spans the width):
+// each tensor is computed over the hull of its readers' columns, found once.
+// Rows: tiles in order, each backwards through the region like the
+// recomputing plan, but an op computes only the rows from its output's
+// frontier (the end of what earlier tiles computed) to the end of what this
+// tile's readers need; the frontiers only move down because receptive fields
+// grow with their output rows. O(tiles x (region ops + edges)).
+absl::Status PlanCachedHalos(const Graph& graph, const std::vector<bool>& in_region, Plan& plan) {
+  const int32_t n = static_cast<int32_t>(plan.ops.size());
+  auto produced_inside = [&](TensorId t) {
+    const OpId producer = graph.tensor(t).producer;
+    return producer != kNoId && in_region[producer];
+  };
+  absl::flat_hash_map<TensorId, Range> columns;
+  for (TensorId out : plan.outputs) columns[out] = {0, graph.tensor(out).dims[3]};
+  for (int32_t i = n - 1; i >= 0; --i) {
+    const Op& g_op = graph.op(plan.ops[i].id);
+    const TensorId out = g_op.outputs[0];
+    auto it = columns.find(out);
+    if (it == columns.end()) {
+      return absl::InternalError(absl::StrCat(OpLabel(g_op), ": output needed by no tile"));
+    }
+    const Box whole = {Range{0, graph.tensor(out).dims[2]}, it->second};
+    for (int32_t p = 0; p < static_cast<int32_t>(g_op.inputs.size()); ++p) {
+      if (!produced_inside(g_op.inputs[p])) continue;
+      const Range read = OperandBox(graph, plan.ops[i], p, whole)[1];
+      auto [c, inserted] = columns.try_emplace(g_op.inputs[p], read);
+      if (!inserted) c->second = Hull(c->second, read);
+    }
+  }
+  const int32_t tiles = plan.tiles();
+  plan.computed.resize(tiles);
+  plan.reads.resize(tiles);
+  plan.parts.resize(tiles);
+  absl::flat_hash_map<TensorId, int64_t> frontier;
+  for (int32_t k = 0; k < tiles; ++k) {
+    // Rows this tile's readers need of each region-produced tensor.
+    absl::flat_hash_map<TensorId, Range> need;
+    for (TensorId out : plan.outputs) {
+      const std::vector<int64_t>& d = graph.tensor(out).dims;
+      const Range part = PartOf(d[2], plan.parts_h, k);
+      plan.parts[k].push_back({part, Range{0, d[3]}});
+      need[out] = part;
+    }
+    plan.reads[k].resize(n);
+    for (int32_t i = n - 1; i >= 0; --i) {
+      const RegionOp& op = plan.ops[i];
+      const Op& g_op = graph.op(op.id);
+      const TensorId out = g_op.outputs[0];
+      auto wanted = need.find(out);
+      if (wanted == need.end()) continue;  // no reader in this tile
+      auto f = frontier.find(out);
+      const int64_t begin = f == frontier.end() ? wanted->second.begin : f->second;
+      const int64_t end = std::max(begin, wanted->second.end);
+      frontier[out] = end;
+      if (end == begin) continue;  // earlier tiles computed every row needed
+      const Box box = {Range{begin, end}, columns.at(out)};
+      plan.computed[k][out] = box;
+      std::vector<Box>& reads = plan.reads[k][i];
+      for (int32_t p = 0; p < static_cast<int32_t>(g_op.inputs.size()); ++p) {
+        const Box read = OperandBox(graph, op, p, box);
+        if (read[0].empty() || read[1].empty()) return NoInputRow(g_op, k, tiles, p);
+        reads.push_back(read);
+        if (!produced_inside(g_op.inputs[p])) continue;
+        auto [it, inserted] = need.try_emplace(g_op.inputs[p], read[0]);
+        if (!inserted) it->second = Hull(it->second, read[0]);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Roles, region outputs (tensors read outside, graph outputs, unread ones,
 // and `extra_outputs`) and every tile's boxes.
 absl::StatusOr<Plan> MakePlan(const Graph& graph, const SpatialTiling& tiling,
@@ -293,6 +385,7 @@ absl::StatusOr<Plan> MakePlan(const Graph& graph, const SpatialTiling& tiling,
   Plan plan;
   plan.parts_h = tiling.parts_h;
   plan.parts_w = tiling.parts_w;
+  plan.halo = tiling.halo;
   absl::flat_hash_map<OpId, int32_t> index_of;
   for (OpId id : ids) {
     ORDO_ASSIGN_OR_RETURN(RegionOp op, AnalyzeRegionOp(graph, id));
@@ -309,6 +402,10 @@ absl::StatusOr<Plan> MakePlan(const Graph& graph, const SpatialTiling& tiling,
           "] has fewer rows / columns than ", tiling.parts_h, "x", tiling.parts_w, " parts"));
     }
     plan.outputs.push_back(out);
+  }
+  if (plan.halo == HaloMode::kCache) {
+    ORDO_RETURN_IF_ERROR(PlanCachedHalos(graph, in_region, plan));
+    return plan;
   }
 
   // Backwards through the region, per tile: ops in descending id see every
@@ -339,12 +436,7 @@ absl::StatusOr<Plan> MakePlan(const Graph& graph, const SpatialTiling& tiling,
       std::vector<Box>& reads = plan.reads[k][i];
       for (int32_t p = 0; p < static_cast<int32_t>(g_op.inputs.size()); ++p) {
         const Box box = OperandBox(graph, op, p, out);
-        if (box[0].empty() || box[1].empty()) {
-          return Unimplemented(g_op, absl::StrCat("tile ", k, " of ", tiles,
-                                                  " reads no row or "
-                                                  "column of input ",
-                                                  p, " (its window lies in the padding)"));
-        }
+        if (box[0].empty() || box[1].empty()) return NoInputRow(g_op, k, tiles, p);
         reads.push_back(box);
         const TensorId input = g_op.inputs[p];
         const OpId producer = graph.tensor(input).producer;
@@ -398,10 +490,12 @@ class TilingEmitter {
     for (const auto& v : g.input()) note(v);
     for (const auto& v : g.output()) note(v);
     for (const auto& v : g.value_info()) note(v);
+    for (const RegionOp& op : plan_.ops) produced_.insert(graph_.op(op.id).outputs[0]);
   }
 
   // The block replacing the region: nodes, initializers, value_infos.
   absl::StatusOr<ModelEdit> Emit(absl::Span<const int32_t> node_of_op) {
+    if (plan_.halo == HaloMode::kCache && plan_.tiles() > 1) return EmitCached(node_of_op);
     ModelEdit edit;
     const int32_t tiles = plan_.tiles();
     // Per region output: the pieces of the current row, and the rows.
@@ -502,6 +596,120 @@ class TilingEmitter {
   }
 
  private:
+  // Rows of a region-produced tensor one tile computed (kCache).
+  struct Piece {
+    std::string name;
+    Box box;
+    int32_t tile = 0;
+  };
+
+  // HaloMode::kCache: per tile, the ops with new rows, each reading region
+  // inputs through Slices of the original and region-produced tensors
+  // through Assemble; per region output a Concat over H of its pieces.
+  absl::StatusOr<ModelEdit> EmitCached(absl::Span<const int32_t> node_of_op) {
+    ModelEdit edit;
+    const absl::flat_hash_map<TensorId, std::pair<std::string, Box>> no_local;
+    absl::flat_hash_map<TensorId, std::vector<Piece>> pieces;  // top to bottom
+    for (int32_t k = 0; k < plan_.tiles(); ++k) {
+      std::map<std::pair<std::string, std::array<int64_t, 4>>, std::string> slices;
+      std::map<std::pair<TensorId, std::array<int64_t, 4>>, std::string> assembled;
+      for (size_t i = 0; i < plan_.ops.size(); ++i) {
+        const RegionOp& op = plan_.ops[i];
+        const Op& g_op = graph_.op(op.id);
+        const TensorId out = g_op.outputs[0];
+        auto computed_out = plan_.computed[k].find(out);
+        if (computed_out == plan_.computed[k].end()) continue;  // no new rows here
+        const Box& box = computed_out->second;
+        const onnx::NodeProto& node = model_.graph().node(node_of_op[i]);
+        onnx::NodeProto copy = node;
+        copy.set_name(names_.Fresh(absl::StrCat(node.name(), "_tile", k)));
+        int32_t position = 0;  // as in Emit: graph positions skip ""
+        for (int j = 0; j < copy.input_size(); ++j) {
+          if (copy.input(j).empty()) continue;
+          if (position >= static_cast<int32_t>(g_op.inputs.size())) {
+            return absl::InvalidArgumentError(
+                absl::StrCat(OpLabel(g_op), " has more inputs in the model than in the graph"));
+          }
+          const TensorId input = g_op.inputs[position];
+          const Box& want = plan_.reads[k][i][position];
+          absl::StatusOr<std::string> name =
+              produced_.contains(input)
+                  ? Assemble(input, want, k, pieces[input], assembled, edit)
+                  : Read(input, want, op.operands[position], k, no_local, slices, edit);
+          if (!name.ok()) return name.status();
+          copy.set_input(j, *name);
+          ++position;
+        }
+        if (op.window) {
+          ORDO_RETURN_IF_ERROR(SetWindowPads(g_op, *op.window, k, i, box, copy));
+        }
+        const std::string out_name = names_.Fresh(absl::StrCat(node.output(0), "_tile", k));
+        copy.set_output(0, out_name);
+        pieces[out].push_back({out_name, box, k});
+        edit.value_infos.push_back(TileInfo(out, out_name, box));
+        edit.nodes.push_back(std::move(copy));
+      }
+    }
+    for (TensorId out : plan_.outputs) {
+      const std::string& full = graph_.tensor(out).name;
+      std::vector<std::string> names;
+      for (const Piece& piece : pieces[out]) names.push_back(piece.name);
+      EmitConcat(names, 2, full, full, edit);
+    }
+    return edit;
+  }
+
+  static absl::Status NotComputed(const Tensor& t, const Box& want, int32_t k) {
+    return absl::InternalError(absl::StrCat("tile ", k, " reads rows [", want[0].begin, ", ",
+                                            want[0].end, ") x columns [", want[1].begin, ", ",
+                                            want[1].end, ") of \"", t.name,
+                                            "\", which it and earlier tiles did not compute"));
+  }
+
+  // Region-produced `input` over `want` in tile `k` (kCache): the rows of the
+  // pieces computed so far (`have`, top to bottom; the last may be this
+  // tile's) that `want` covers, each Sliced to them (and to want's columns)
+  // when it holds more, Concatenated over H when there are several. Earlier
+  // tiles' rows are the cached halo. Equal reads within a tile share nodes.
+  absl::StatusOr<std::string> Assemble(
+      TensorId input, const Box& want, int32_t k, const std::vector<Piece>& have,
+      std::map<std::pair<TensorId, std::array<int64_t, 4>>, std::string>& assembled,
+      ModelEdit& edit) {
+    const Tensor& t = graph_.tensor(input);
+    const std::array<int64_t, 4> key = {want[0].begin, want[0].end, want[1].begin, want[1].end};
+    auto [it, inserted] = assembled.try_emplace({input, key}, "");
+    if (!inserted) return it->second;
+    std::vector<std::string> parts;
+    int64_t row = want[0].begin;
+    for (const Piece& piece : have) {
+      const Range rows = {std::max(piece.box[0].begin, want[0].begin),
+                          std::min(piece.box[0].end, want[0].end)};
+      if (rows.empty()) continue;
+      if (rows.begin != row || want[1].begin < piece.box[1].begin ||
+          want[1].end > piece.box[1].end) {
+        return NotComputed(t, want, k);
+      }
+      const Box sub = {rows, want[1]};
+      std::string name = piece.name;
+      if (sub != piece.box) {
+        name = names_.Fresh(absl::StrCat(t.name, "_tile", k, piece.tile == k ? "_rows" : "_halo"));
+        EmitSlice(piece.name, piece.box, sub, {2, 3}, name, edit);
+        edit.value_infos.push_back(TileInfo(input, name, sub));
+      }
+      parts.push_back(std::move(name));
+      row = rows.end;
+    }
+    if (row != want[0].end) return NotComputed(t, want, k);
+    if (parts.size() == 1) {
+      it->second = parts[0];
+      return it->second;
+    }
+    it->second = names_.Fresh(absl::StrCat(t.name, "_tile", k, "_in"));
+    EmitConcat(parts, 2, it->second, t.name, edit);
+    edit.value_infos.push_back(TileInfo(input, it->second, want));
+    return it->second;
+  }
+
   // The name of `input` over `want` in tile `k`: the tile's own version (or
   // the original, for region inputs), through a Slice when that covers more.
   absl::StatusOr<std::string> Read(
@@ -649,6 +857,7 @@ class TilingEmitter {
   const int64_t opset_;
   absl::flat_hash_map<std::string, int32_t> elem_types_;
   std::map<std::vector<int64_t>, std::string> int_constants_;
+  absl::flat_hash_set<TensorId> produced_;  // outputs of region ops
 };
 
 // The model's nodes with the region's replaced by `block` at the place of
@@ -717,8 +926,36 @@ absl::StatusOr<std::vector<onnx::NodeProto>> SpliceBlock(const onnx::GraphProto&
 
 }  // namespace
 
+absl::string_view HaloModeName(HaloMode mode) {
+  return mode == HaloMode::kCache ? "cache" : "recompute";
+}
+
 absl::Status CheckSpatialTiling(const Graph& graph, const SpatialTiling& tiling) {
   return MakePlan(graph, tiling, {}).status();
+}
+
+absl::StatusOr<int64_t> SpatialTilingExtraMacs(const Graph& graph, const SpatialTiling& tiling) {
+  ORDO_ASSIGN_OR_RETURN(Plan plan, MakePlan(graph, tiling, {}));
+  if (plan.tiles() == 1) return 0;  // Apply keeps the region as it is
+  int64_t extra = 0;
+  for (const RegionOp& op : plan.ops) {
+    const Op& g_op = graph.op(op.id);
+    const TensorId out = g_op.outputs[0];
+    const std::vector<int64_t>& d = graph.tensor(out).dims;
+    const int64_t area = d[2] * d[3];
+    if (area == 0) continue;
+    // Every op a region holds costs a fixed number of MACs per output row
+    // and column (cost_model.h), so the division is exact.
+    const int64_t per_point = OpMacs(graph, g_op) / area;
+    int64_t computed = 0;
+    for (const auto& boxes : plan.computed) {
+      if (auto it = boxes.find(out); it != boxes.end()) {
+        computed += it->second[0].size() * it->second[1].size();
+      }
+    }
+    extra += per_point * (computed - area);
+  }
+  return extra;
 }
 
 absl::StatusOr<onnx::ModelProto> ApplySpatialTiling(const onnx::ModelProto& model,

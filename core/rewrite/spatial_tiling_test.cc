@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/onnx/onnx_import.h"
+#include "core/rewrite/cost_model.h"
 #include "core/rewrite/model_edit.h"
 #include "core/rewrite/onnx_test_model.h"
 #include "core/testing/status_matchers.h"
@@ -165,6 +166,68 @@ TEST(ApplySpatialTilingTest, StridedConvHaloAndBorderPads) {
 
   ORDO_ASSERT_OK_AND_ASSIGN(Graph tiled, Import(out));
   EXPECT_EQ(tiled.num_ops(), 2 + 2 + 2 + 1);
+  EXPECT_EQ(tiled.tensor(*tiled.FindTensor("y")).dims, graph.tensor(*graph.FindTensor("y")).dims);
+}
+
+// x [1,1,8,5] -> Conv 3x3 p1 -> a -> Conv 3x3 p1 -> y, in 2 parts over H
+// with cached halos. Tile 0 computes a rows [0,5) (from x rows [0,6)) and y
+// rows [0,4); tile 1 computes only a rows [5,8) (from x rows [4,8)) and
+// reads a rows [3,8) as Concat(Slice rows [3,5) of tile 0's a, its own).
+// Recomputing would compute a rows [3,5) twice: 2 rows x 5 columns x 9 MACs.
+TEST(ApplySpatialTilingTest, CachedHaloIsSlicedFromTheEarlierTile) {
+  OnnxTestModel m;
+  m.Input("x", {1, 1, 8, 5});
+  m.Weight("w1", {1, 1, 3, 3}, nullptr);
+  SetIntsAttribute(m.Node("Conv", {"x", "w1"}, {"a"}), "pads", {1, 1, 1, 1});
+  m.Weight("w2", {1, 1, 3, 3}, nullptr);
+  SetIntsAttribute(m.Node("Conv", {"a", "w2"}, {"y"}), "pads", {1, 1, 1, 1});
+  m.Output("y");
+  const onnx::ModelProto model = m.model();
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
+  const SpatialTiling recompute{{"a_op", "y_op"}, 2, 1};
+  const SpatialTiling cache{{"a_op", "y_op"}, 2, 1, HaloMode::kCache};
+  ORDO_ASSERT_OK_AND_ASSIGN(int64_t recomputed, SpatialTilingExtraMacs(graph, recompute));
+  EXPECT_EQ(recomputed, 2 * 5 * 9);
+  ORDO_ASSERT_OK_AND_ASSIGN(int64_t cached, SpatialTilingExtraMacs(graph, cache));
+  EXPECT_EQ(cached, 0);
+  EXPECT_THAT(CheckSpatialTiling(graph, {{"a_op", "y_op"}, 2, 2, HaloMode::kCache}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("H only")));
+
+  ORDO_ASSERT_OK_AND_ASSIGN(onnx::ModelProto out, ApplySpatialTiling(model, graph, cache));
+  std::vector<const onnx::NodeProto*> convs = NodesOfType(out, "Conv");
+  ASSERT_EQ(convs.size(), 4u);  // a, y of tile 0; a, y of tile 1
+  EXPECT_EQ(convs[0]->output(0), "a_tile0");
+  EXPECT_EQ(convs[2]->output(0), "a_tile1");
+  EXPECT_THAT(Ints(*convs[0], "pads"), ElementsAre(1, 1, 0, 1));
+  EXPECT_THAT(Ints(*convs[1], "pads"), ElementsAre(1, 1, 0, 1));
+  EXPECT_THAT(Ints(*convs[2], "pads"), ElementsAre(0, 1, 1, 1));
+  EXPECT_THAT(Ints(*convs[3], "pads"), ElementsAre(0, 1, 1, 1));
+  EXPECT_EQ(convs[1]->input(0), "a_tile0");  // tile 0 reads its own rows whole
+  const onnx::NodeProto* x1 = ProducerOf(out, convs[2]->input(0));
+  ASSERT_NE(x1, nullptr);
+  EXPECT_EQ(x1->input(0), "x");
+  EXPECT_THAT(SliceOperands(out, *x1), ElementsAre(ElementsAre(4), ElementsAre(8), ElementsAre(2)));
+  const onnx::NodeProto* joined = ProducerOf(out, convs[3]->input(0));
+  ASSERT_NE(joined, nullptr);
+  ASSERT_EQ(joined->op_type(), "Concat");
+  ASSERT_EQ(joined->input_size(), 2);
+  EXPECT_EQ(joined->input(1), "a_tile1");
+  const onnx::NodeProto* halo = ProducerOf(out, joined->input(0));
+  ASSERT_NE(halo, nullptr);
+  EXPECT_EQ(halo->input(0), "a_tile0");
+  EXPECT_THAT(SliceOperands(out, *halo),
+              ElementsAre(ElementsAre(3), ElementsAre(5), ElementsAre(2)));
+  EXPECT_EQ(NodesOfType(out, "Slice").size(), 3u);  // x for each tile, the halo
+  const onnx::NodeProto* y = ProducerOf(out, "y");
+  ASSERT_NE(y, nullptr);
+  EXPECT_EQ(y->op_type(), "Concat");
+  EXPECT_THAT(std::vector<std::string>(y->input().begin(), y->input().end()),
+              ElementsAre(convs[1]->output(0), convs[3]->output(0)));
+
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph tiled, Import(out));
+  EXPECT_EQ(CostOf(tiled).macs, CostOf(graph).macs);
+  EXPECT_EQ(tiled.tensor(*tiled.FindTensor("a_tile0")).dims, (std::vector<int64_t>{1, 1, 5, 5}));
+  EXPECT_EQ(tiled.tensor(*tiled.FindTensor("a_tile1")).dims, (std::vector<int64_t>{1, 1, 3, 5}));
   EXPECT_EQ(tiled.tensor(*tiled.FindTensor("y")).dims, graph.tensor(*graph.FindTensor("y")).dims);
 }
 
