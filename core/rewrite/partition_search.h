@@ -153,7 +153,12 @@ struct PartitionSearchResult {
 //    critical subgraph around the peak op (dataflow restructuring: ops
 //    needing >= alpha x peak, grown by 0..2 layers of neighbours) and of the
 //    windows of consecutive ops around it with the lightest boundary, each
-//    region checked with the Axis Connecting Graph, per `tilings`.
+//    region checked with the Axis Connecting Graph, per `tilings`. A tiling
+//    whose recomputed halos alone (SpatialTilingExtraMacs) would take the
+//    state over delta is not proposed. Each tiling over H that recomputes
+//    halos also has a cached-halo twin (no extra MACs, halos kept live
+//    between tiles), screened in a second pass only when no other proposal
+//    lowers the peak; the measured peak and the cost model then choose.
 // 3. Evaluate each (apply, re-import, screen: a schedule bounded by
 //    search.screen_time_limit, cost). Keep those within delta that lower the
 //    peak, or keep it with fewer steps at it; when none does, re-schedule the

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "core/memory/simulator.h"
 #include "core/rewrite/onnx_test_model.h"
@@ -18,6 +19,7 @@ namespace ordo {
 namespace {
 
 using ::testing::Contains;
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 
@@ -213,6 +215,53 @@ TEST(PartitionSearchTest, EvaluatorDropsWhatNothingHoldsWhenOverItsBudget) {
   ORDO_ASSERT_OK_AND_ASSIGN(std::shared_ptr<const EvaluatedModel> again,
                             tight.Evaluate(InvertedResidual().model(), "b"));
   EXPECT_EQ(again, held);
+}
+
+// 4 -> 32 channels, three 3x3 depthwise Convs, back to 4, on 32 x 8: the
+// expanded tensors hold the peak, and tiling over H recomputes a halo that
+// grows by a row per depthwise Conv (2x1: ~11% more MACs), over a delta of
+// 5%. With channel splits off, only cached halos (no extra MACs) can lower
+// the peak within delta, and the search must find them by itself.
+TEST(PartitionSearchTest, CachesHalosWhenRecomputingThemIsOverDelta) {
+  OnnxTestModel m;
+  m.Input("x", {1, 4, 32, 8});
+  m.Weight("we", {32, 4, 1, 1}, nullptr);
+  m.Node("Conv", {"x", "we"}, {"e"});
+  std::string last = "e";
+  for (int i = 0; i < 3; ++i) {
+    const std::string w = absl::StrCat("wd", i), d = absl::StrCat("d", i);
+    m.Weight(w, {32, 1, 3, 3}, nullptr);
+    onnx::NodeProto& dw = m.Node("Conv", {last, w}, {d});
+    SetIntAttribute(dw, "group", 32);
+    SetIntsAttribute(dw, "pads", {1, 1, 1, 1});
+    m.Node("Relu", {d}, {d + "r"});
+    last = d + "r";
+  }
+  m.Weight("wp", {4, 32, 1, 1}, nullptr);
+  m.Node("Conv", {last, "wp"}, {"y"});
+  m.Output("y");
+  RewriteOptions options = PartitionOptions();
+  options.max_latency_overhead = 0.05;
+  ORDO_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Scheduler> scheduler,
+                            BuiltinSchedulers().Create("best"));
+  ModelEvaluator evaluator(options, *scheduler);
+  ORDO_ASSERT_OK_AND_ASSIGN(std::shared_ptr<const EvaluatedModel> start,
+                            evaluator.Evaluate(m.model(), ""));
+  PartitionSearchOptions search;
+  search.channel_parts = {};
+  search.tilings = {{2, 1}, {4, 1}};
+  ORDO_ASSERT_OK_AND_ASSIGN(PartitionSearchResult result,
+                            SearchPartitions(start, start->cost, search, evaluator));
+  ASSERT_THAT(result.rewrites, Not(IsEmpty()));
+  EXPECT_LT(result.best->peak(), start->peak());
+  for (const AppliedRewrite& r : result.rewrites) {
+    EXPECT_EQ(r.kind, "spatial") << r.description;
+    EXPECT_THAT(r.description, HasSubstr("halos cached"));
+    EXPECT_EQ(r.extra_macs, 0) << r.description;
+  }
+  EXPECT_EQ(result.best->cost.macs, start->cost.macs);
+  // Recomputing tilings over delta are not even screened.
+  EXPECT_EQ(result.over_latency_budget, 0);
 }
 
 TEST(PartitionSearchTest, ACancelledSearchReturnsTheInputAtOnce) {

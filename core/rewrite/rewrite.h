@@ -80,7 +80,9 @@ struct AppliedRewrite {
   // "identity" (SERENITY concat-conv), "channel" (MOTES channel
   // partitioning), "spatial" (tiling over height / width with halos).
   std::string kind = "identity";
-  // One line for humans, e.g. "conv_3..conv_9 tiled 4x1 (H x W)".
+  // One line for humans, e.g. "conv_3..conv_9 (7 ops) tiled 4x1 (H x W),
+  // halos cached" (spatial: "halos recomputed" or "halos cached", see
+  // HaloMode in spatial_tiling.h).
   std::string description;
   // identity: the Concat node that disappeared; empty otherwise.
   std::string concat;

@@ -3,9 +3,13 @@
 // random inputs and weights and must agree within 1e-5 relative to the
 // largest magnitude of each output. Tiled models must pass ONNX's checker and
 // import as valid ordo Graphs. Covers every op kind a region may hold, 2x1 /
-// 3x1 / 2x2 / 3x2 tilings (uneven ones included), random small graphs and
+// 3x1 / 2x2 / 3x2 tilings (uneven ones included), both halo modes (cached
+// halos over H: every case tiled 2x1 / 3x1, chains of windows with tiles of
+// one row, random graphs with up to 8 parts), random small graphs and
 // random convex regions, and a slice of MobileNet-V2 from
 // ORDO_SHARED_MODELS_DIR (skipped when absent) whose peak under `best` drops.
+// The MACs a tiled model adds are SpatialTilingExtraMacs' (none when cached).
+// A partition search that keeps cached halos is proved the same way.
 
 #include <algorithm>
 #include <cmath>
@@ -26,7 +30,10 @@
 #include "absl/time/time.h"
 #include "core/memory/memory_model.h"
 #include "core/onnx/onnx_import.h"
+#include "core/rewrite/cost_model.h"
 #include "core/rewrite/onnx_test_model.h"
+#include "core/rewrite/partition_search.h"
+#include "core/rewrite/rewrite.h"
 #include "core/rewrite/spatial_tiling.h"
 #include "core/schedule/scheduler.h"
 #include "core/schedule/scheduler_registry.h"
@@ -45,18 +52,32 @@ constexpr OutputTolerance kTolerance{.relative = 1e-5, .min_scale = 1e-30, .expe
 // For random graphs, whose outputs may legitimately be all zeros.
 constexpr OutputTolerance kToleranceMaybeZero{.relative = 1e-5, .min_scale = 1e-30};
 
-// Tiles `ops` of `model` and checks the result end to end.
-void TileAndCompare(const onnx::ModelProto& model, const std::vector<std::string>& ops,
-                    int32_t parts_h, int32_t parts_w, uint32_t seed = 7) {
-  const std::string what = absl::StrCat(parts_h, "x", parts_w);
+// Tiles `ops` of `model` and checks the result end to end; the MACs the
+// tiled model adds are SpatialTilingExtraMacs' (none with cached halos).
+void TileAndCompareWith(const onnx::ModelProto& model, const std::vector<std::string>& ops,
+                        int32_t parts_h, int32_t parts_w, HaloMode halo, uint32_t seed) {
+  const std::string what = absl::StrCat(parts_h, "x", parts_w, " ", HaloModeName(halo));
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
-  const SpatialTiling tiling{ops, parts_h, parts_w};
+  const SpatialTiling tiling{ops, parts_h, parts_w, halo};
   ORDO_ASSERT_OK(CheckSpatialTiling(graph, tiling));
   absl::StatusOr<onnx::ModelProto> tiled = ApplySpatialTiling(model, graph, tiling);
   ASSERT_TRUE(tiled.ok()) << what << ": " << tiled.status();
   ASSERT_THAT(CheckOnnx(*tiled), ::ordo::testing::IsOk()) << what;
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph tiled_graph, Import(*tiled));
+  ORDO_ASSERT_OK_AND_ASSIGN(int64_t extra, SpatialTilingExtraMacs(graph, tiling));
+  EXPECT_EQ(CostOf(tiled_graph).macs - CostOf(graph).macs, extra) << what;
+  if (halo == HaloMode::kCache) {
+    EXPECT_LE(extra, 0) << what;
+  }
   std::mt19937 rng(seed);
   ExpectSameOutputs(model, *tiled, RandomInputs(model, rng), what, kTolerance);
+}
+
+// Both halo modes where both apply (caching tiles over H only).
+void TileAndCompare(const onnx::ModelProto& model, const std::vector<std::string>& ops,
+                    int32_t parts_h, int32_t parts_w, uint32_t seed = 7) {
+  TileAndCompareWith(model, ops, parts_h, parts_w, HaloMode::kRecompute, seed);
+  if (parts_w == 1) TileAndCompareWith(model, ops, parts_h, parts_w, HaloMode::kCache, seed);
 }
 
 struct Parts {
@@ -262,6 +283,112 @@ TEST(SpatialTilingExecutionTest, SqueezeExcitationBroadcastMul) {
                                         ::testing::HasSubstr("not convex")));
 }
 
+// Cached halos that chain through five windows (3x3, 5x5 dilated 2 over H, a
+// stride-2 max pool, 3x3 strided over W, a ceil-mode average pool) and a
+// residual Add, with tiles down to one output row: the dilated Conv's halo
+// (4 rows above) then reaches back over several earlier tiles' pieces of its
+// input. Every part count up to the rows is exact and adds no MACs.
+TEST(SpatialTilingExecutionTest, CachedHalosSpanSeveralTiles) {
+  std::mt19937 rng(8);
+  OnnxTestModel m;
+  m.Input("x", {1, 2, 29, 7});
+  m.Weight("w1", {3, 2, 3, 3}, &rng);
+  SetIntsAttribute(m.Node("Conv", {"x", "w1"}, {"a"}), "pads", {1, 1, 1, 1});
+  m.Weight("w2", {3, 3, 5, 5}, &rng);
+  onnx::NodeProto& c2 = m.Node("Conv", {"a", "w2"}, {"b"});
+  SetIntsAttribute(c2, "dilations", {2, 1});
+  SetIntsAttribute(c2, "pads", {4, 2, 4, 2});
+  m.Node("Add", {"a", "b"}, {"s"});
+  onnx::NodeProto& p1 = m.Node("MaxPool", {"s"}, {"p"});
+  SetIntsAttribute(p1, "kernel_shape", {3, 3});
+  SetIntsAttribute(p1, "strides", {2, 1});
+  SetIntsAttribute(p1, "pads", {1, 1, 1, 1});
+  m.Weight("w3", {4, 3, 3, 3}, &rng);
+  onnx::NodeProto& c3 = m.Node("Conv", {"p", "w3"}, {"c"});
+  SetIntsAttribute(c3, "strides", {1, 2});
+  SetIntsAttribute(c3, "pads", {1, 1, 1, 1});
+  m.Node("Relu", {"c"}, {"r"});
+  onnx::NodeProto& p2 = m.Node("AveragePool", {"r"}, {"y"});
+  SetIntsAttribute(p2, "kernel_shape", {2, 2});
+  SetIntsAttribute(p2, "strides", {1, 2});
+  SetIntAttribute(p2, "ceil_mode", 1);
+  m.Output("y");
+  const std::vector<std::string> region = {"a_op", "b_op", "s_op", "p_op", "c_op", "r_op", "y_op"};
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(m.model()));
+  const int64_t rows = graph.tensor(*graph.FindTensor("y")).dims[2];
+  for (int32_t parts = 2; parts <= rows; ++parts) {
+    TileAndCompareWith(m.model(), region, parts, 1, HaloMode::kCache, 7);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  // One output row per tile (two rows of a): b's reads of a join pieces of
+  // three or more tiles.
+  EXPECT_EQ(rows, 14);
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      onnx::ModelProto tiled,
+      ApplySpatialTiling(m.model(), graph,
+                         {region, static_cast<int32_t>(rows), 1, HaloMode::kCache}));
+  int widest_join = 0, a_pieces = 0;
+  for (const auto& n : tiled.graph().node()) {
+    if (n.op_type() == "Concat" && n.attribute(0).i() == 2 && n.output(0) != "y") {
+      widest_join = std::max(widest_join, n.input_size());
+    }
+    if (n.op_type() == "Conv" && n.output(0).rfind("a_tile", 0) == 0) ++a_pieces;
+  }
+  EXPECT_GE(widest_join, 3);
+  // The last tiles find every row of a computed already: no Conv for it.
+  EXPECT_LT(a_pieces, rows);
+  // Caching tiles over H only.
+  EXPECT_THAT(CheckSpatialTiling(graph, {region, 2, 2, HaloMode::kCache}),
+              ::ordo::testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                        ::testing::HasSubstr("parts_w")));
+}
+
+// The partition search's own choice: on an expansion, three 3x3 depthwise
+// Convs and a projection (recomputed halos over delta, channel splits off),
+// it keeps a tiling with cached halos, which computes the same values with
+// no extra MACs.
+TEST(SpatialTilingExecutionTest, SearchChoosesCachedHalosThatComputeTheSameValues) {
+  std::mt19937 rng(9);
+  OnnxTestModel m;
+  m.Input("x", {1, 4, 32, 8});
+  m.Weight("we", {32, 4, 1, 1}, &rng);
+  m.Node("Conv", {"x", "we"}, {"e"});
+  std::string last = "e";
+  for (int i = 0; i < 3; ++i) {
+    const std::string w = absl::StrCat("wd", i), d = absl::StrCat("d", i);
+    m.Weight(w, {32, 1, 3, 3}, &rng);
+    onnx::NodeProto& dw = m.Node("Conv", {last, w}, {d});
+    SetIntAttribute(dw, "group", 32);
+    SetIntsAttribute(dw, "pads", {1, 1, 1, 1});
+    m.Node("Relu", {d}, {d + "r"});
+    last = d + "r";
+  }
+  m.Weight("wp", {4, 32, 1, 1}, &rng);
+  m.Node("Conv", {last, "wp"}, {"y"});
+  m.Output("y");
+  RewriteOptions options;
+  options.mode = RewriteMode::kPartition;
+  options.schedule_time_limit = absl::Milliseconds(300);
+  options.time_limit = absl::Seconds(10);
+  options.latency.op_overhead_seconds = 0;  // compute only, as on a large model
+  options.max_latency_overhead = 0.05;
+  ORDO_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Scheduler> scheduler,
+                            BuiltinSchedulers().Create("best"));
+  ModelEvaluator evaluator(options, *scheduler);
+  ORDO_ASSERT_OK_AND_ASSIGN(std::shared_ptr<const EvaluatedModel> start,
+                            evaluator.Evaluate(m.model(), ""));
+  PartitionSearchOptions search;
+  search.channel_parts = {};
+  ORDO_ASSERT_OK_AND_ASSIGN(PartitionSearchResult result,
+                            SearchPartitions(start, start->cost, search, evaluator));
+  ASSERT_FALSE(result.rewrites.empty());
+  EXPECT_LT(result.best->peak(), start->peak());
+  EXPECT_THAT(result.rewrites.front().description, ::testing::HasSubstr("halos cached"));
+  EXPECT_EQ(result.best->cost.macs, start->cost.macs);
+  ORDO_ASSERT_OK(CheckOnnx(result.best->model));
+  ExpectSameOutputs(m.model(), result.best->model, 5, "searched", kTolerance);
+}
+
 // ---------------------------------------------------------------------------
 // Random graphs: conv / pool / relu / add / concat on small NCHW tensors,
 // random convex regions (an interval of the topological order, or a random
@@ -373,8 +500,8 @@ onnx::ModelProto RandomModel(std::mt19937& rng, int32_t num_ops) {
 
 TEST(SpatialTilingExecutionTest, RandomGraphsAndRegions) {
   std::mt19937 rng(2026);
-  int tiled = 0, refused = 0;
-  for (int round = 0; round < 300; ++round) {
+  int tiled = 0, refused = 0, cached = 0;
+  for (int round = 0; round < 450; ++round) {
     const onnx::ModelProto model =
         RandomModel(rng, static_cast<int32_t>(std::uniform_int_distribution<>(2, 7)(rng)));
     absl::StatusOr<Graph> graph = Import(model);
@@ -391,13 +518,17 @@ TEST(SpatialTilingExecutionTest, RandomGraphsAndRegions) {
       }
       if (region.empty()) region.push_back(graph->op(0).name);
     }
-    const int32_t ph = std::uniform_int_distribution<>(1, 4)(rng);
-    const int32_t pw = std::uniform_int_distribution<>(1, 3)(rng);
-    const SpatialTiling tiling{region, ph, pw};
+    // Every third round caches halos, with up to 8 parts over H (tiles
+    // smaller than the halos).
+    const HaloMode halo = round % 3 == 2 ? HaloMode::kCache : HaloMode::kRecompute;
+    const int32_t ph = std::uniform_int_distribution<>(1, halo == HaloMode::kCache ? 8 : 4)(rng);
+    const int32_t pw = halo == HaloMode::kCache ? 1 : std::uniform_int_distribution<>(1, 3)(rng);
+    const SpatialTiling tiling{region, ph, pw, halo};
     const absl::Status check = CheckSpatialTiling(*graph, tiling);
     absl::StatusOr<onnx::ModelProto> result = ApplySpatialTiling(model, *graph, tiling);
     const std::string what =
-        absl::StrCat("round ", round, " (", ph, "x", pw, ", ", region.size(), " of ", n, " ops)");
+        absl::StrCat("round ", round, " (", ph, "x", pw, " ", HaloModeName(halo), ", ",
+                     region.size(), " of ", n, " ops)");
     if (!check.ok()) {
       ++refused;
       EXPECT_EQ(result.status().code(), check.code()) << what << ": " << check;
@@ -409,15 +540,25 @@ TEST(SpatialTilingExecutionTest, RandomGraphsAndRegions) {
       continue;
     }
     ASSERT_TRUE(result.ok()) << what << ": " << result.status();
-    ASSERT_THAT(Import(*result).status(), ::ordo::testing::IsOk()) << what;
+    absl::StatusOr<Graph> tiled_graph = Import(*result);
+    ASSERT_THAT(tiled_graph.status(), ::ordo::testing::IsOk()) << what;
+    absl::StatusOr<int64_t> extra = SpatialTilingExtraMacs(*graph, tiling);
+    ASSERT_TRUE(extra.ok()) << what << ": " << extra.status();
+    EXPECT_EQ(CostOf(*tiled_graph).macs - CostOf(*graph).macs, *extra) << what;
+    if (halo == HaloMode::kCache) {
+      ++cached;
+      EXPECT_LE(*extra, 0) << what;
+    }
     std::mt19937 feed_rng(round);
     // Random Relu chains may zero an output: not checked for magnitude.
     ExpectSameOutputs(model, *result, RandomInputs(model, feed_rng), what, kToleranceMaybeZero);
     if (::testing::Test::HasFatalFailure()) return;
     ++tiled;
   }
-  std::cout << "random regions: " << tiled << " tiled and checked, " << refused << " refused\n";
-  EXPECT_GT(tiled, 150);
+  std::cout << "random regions: " << tiled << " tiled and checked (" << cached
+            << " with cached halos), " << refused << " refused\n";
+  EXPECT_GT(tiled, 220);
+  EXPECT_GT(cached, 60);
 }
 
 // ---------------------------------------------------------------------------
@@ -496,23 +637,30 @@ TEST(SpatialTilingExecutionTest, MobileNetV2FirstBlocks) {
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
   std::vector<std::string> region;
   for (const Op& op : graph.ops()) region.push_back(op.name);
-  ORDO_ASSERT_OK(CheckSpatialTiling(graph, {region, 4, 1}));
-  ORDO_ASSERT_OK_AND_ASSIGN(onnx::ModelProto tiled,
-                            ApplySpatialTiling(model, graph, {region, 4, 1}));
-  ORDO_ASSERT_OK(CheckOnnx(tiled));
-  ORDO_ASSERT_OK_AND_ASSIGN(Graph tiled_graph, Import(tiled));
-
+  ORDO_ASSERT_OK_AND_ASSIGN(int64_t before, BestPeak(graph));
   std::mt19937 image_rng(13);
   TensorMap inputs = RandomInputs(model, image_rng);
   for (auto& [name, value] : feeds) inputs[name] = value;
-  ExpectSameOutputs(model, tiled, inputs, "mobilenet_v2 4x1", kTolerance);
-
-  ORDO_ASSERT_OK_AND_ASSIGN(int64_t before, BestPeak(graph));
-  ORDO_ASSERT_OK_AND_ASSIGN(int64_t after, BestPeak(tiled_graph));
-  std::cout << "mobilenet_v2 first " << graph.num_ops() << " ops, 4x1 tiles ("
-            << tiled_graph.num_ops() << " ops): best peak " << before << " -> " << after
-            << " bytes\n";
-  EXPECT_LT(after, before);
+  for (HaloMode halo : {HaloMode::kRecompute, HaloMode::kCache}) {
+    const SpatialTiling tiling{region, 4, 1, halo};
+    const std::string what = absl::StrCat("mobilenet_v2 4x1 ", HaloModeName(halo));
+    ORDO_ASSERT_OK(CheckSpatialTiling(graph, tiling));
+    ORDO_ASSERT_OK_AND_ASSIGN(onnx::ModelProto tiled, ApplySpatialTiling(model, graph, tiling));
+    ORDO_ASSERT_OK(CheckOnnx(tiled));
+    ORDO_ASSERT_OK_AND_ASSIGN(Graph tiled_graph, Import(tiled));
+    ExpectSameOutputs(model, tiled, inputs, what, kTolerance);
+    const int64_t extra_macs = CostOf(tiled_graph).macs - CostOf(graph).macs;
+    ORDO_ASSERT_OK_AND_ASSIGN(int64_t after, BestPeak(tiled_graph));
+    std::cout << what << ": first " << graph.num_ops() << " ops -> " << tiled_graph.num_ops()
+              << " ops, extra MACs " << extra_macs << ", best peak " << before << " -> " << after
+              << " bytes\n";
+    EXPECT_LT(after, before) << what;
+    if (halo == HaloMode::kCache) {
+      EXPECT_EQ(extra_macs, 0) << what;
+    } else {
+      EXPECT_GT(extra_macs, 0) << what;
+    }
+  }
 }
 
 }  // namespace
