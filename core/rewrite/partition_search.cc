@@ -54,8 +54,12 @@ auto Rank(const State& s) {
   return std::make_tuple(s.model->peak(), s.model->steps_at_peak, s.latency);
 }
 
-bool IsPerChannelKind(const Op& op) {
+bool IsPerChannelKind(const Graph& graph, const Op& op) {
   const OpKind kind = ClassifyOp(op);
+  if (kind == OpKind::kResize) {
+    // Only a Resize that keeps N and C carries a channel split.
+    return ChannelDependenceOf(graph, op) == ChannelDependence::kPerChannel;
+  }
   return kind == OpKind::kUnaryElementwise || kind == OpKind::kBatchNormalization ||
          kind == OpKind::kMaxPool || kind == OpKind::kAveragePool || kind == OpKind::kConv ||
          op.type == "Clip";
@@ -69,7 +73,7 @@ std::vector<OpId> ChainStarts(const Graph& graph, absl::Span<const TensorId> ten
     OpId p = graph.tensor(t).producer;
     for (int32_t depth = 0; p != kNoId && depth < 12; ++depth) {
       const Op& op = graph.op(p);
-      if (!IsPerChannelKind(op) || op.inputs.empty()) break;
+      if (!IsPerChannelKind(graph, op) || op.inputs.empty()) break;
       if (ClassifyOp(op) == OpKind::kConv) {
         absl::StatusOr<ConvInfo> info = AnalyzeConv(op, InputDims(graph, op));
         if (info.ok() && info->group == 1) {

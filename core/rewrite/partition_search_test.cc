@@ -71,6 +71,30 @@ void ExpectConsistent(const RewriteResult& result, const RewriteOptions& options
   EXPECT_EQ(before, result.schedule.peak_bytes);
 }
 
+// expand 1x1 (8 -> 48) at 4x4 -> Resize x4 -> Relu -> project 1x1 (48 -> 8):
+// the peak is at the Relu on the upsampled tensor, when the expand Conv's
+// output is already dead, so the search finds the Conv to split only by
+// walking back through the Resize (a Resize also ends H/W tiling).
+TEST(PartitionSearchTest, SplitsChannelsThroughAResize) {
+  OnnxTestModel m;
+  m.Input("x", {1, 8, 4, 4});
+  m.Weight("we", {48, 8, 1, 1}, nullptr);
+  m.Node("Conv", {"x", "we"}, {"e"});
+  m.FloatWeight("scales", {1, 1, 4, 4});
+  m.Node("Resize", {"e", "", "scales"}, {"u"});
+  m.Node("Relu", {"u"}, {"r"});
+  m.Weight("wp", {8, 48, 1, 1}, nullptr);
+  m.Node("Conv", {"r", "wp"}, {"y"});
+  m.Output("y");
+  const RewriteOptions options = PartitionOptions();
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteResult result, RewriteForMemory(m.model(), options));
+  ExpectConsistent(result, options);
+  std::vector<std::string> kinds;
+  for (const AppliedRewrite& r : result.rewrites) kinds.push_back(r.kind);
+  EXPECT_THAT(kinds, Contains("channel"));
+  EXPECT_LT(result.schedule.peak_bytes, result.original_peak_bytes);
+}
+
 TEST(PartitionSearchTest, LowersTheInvertedResidualPeakWithinDelta) {
   const RewriteOptions options = PartitionOptions();
   ORDO_ASSERT_OK_AND_ASSIGN(RewriteResult result,
