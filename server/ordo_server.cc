@@ -50,7 +50,7 @@ void WarnAboutPlaintextTokens(const OrdoServer::Options& options) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(Options options) {
+absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(const Options& options) {
   WarnAboutPlaintextTokens(options);
   // Security files are read first: a bad one fails before anything starts.
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =

@@ -70,7 +70,7 @@ class OrdoServer {
 
   // UNAVAILABLE when a port cannot be bound; INVALID_ARGUMENT for a bad
   // Redis URL or unreadable security files; FAILED_PRECONDITION when the worker binary is missing.
-  static absl::StatusOr<std::unique_ptr<OrdoServer>> Start(Options options);
+  static absl::StatusOr<std::unique_ptr<OrdoServer>> Start(const Options& options);
   ~OrdoServer();
   OrdoServer(const OrdoServer&) = delete;
   OrdoServer& operator=(const OrdoServer&) = delete;

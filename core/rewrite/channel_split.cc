@@ -184,6 +184,7 @@ void SetGroup(onnx::NodeProto& node, int64_t group) {
 
 std::vector<int64_t> EvenSplit(int64_t total, int32_t parts) {
   std::vector<int64_t> sizes;
+  sizes.reserve(parts);
   for (int32_t i = 0; i < parts; ++i) {
     sizes.push_back(total / parts + (i < total % parts ? 1 : 0));
   }

@@ -116,7 +116,7 @@ std::vector<std::vector<int64_t>> InputDims(const Graph& graph, const Op& op);
 absl::StatusOr<ConvInfo> AnalyzeConv(const Op& op,
                                      absl::Span<const std::vector<int64_t>> input_dims);
 // MaxPool / AveragePool given the dims of X.
-absl::StatusOr<Window> AnalyzePool(const Op& op, absl::Span<const int64_t> input_dims);
+absl::StatusOr<Window> AnalyzePool(const Op& op, absl::Span<const int64_t> x);
 
 // Concat's axis, normalized to [0, rank).
 absl::StatusOr<int64_t> ConcatAxis(const Op& op, int64_t rank);
@@ -129,7 +129,7 @@ absl::StatusOr<int64_t> ConcatAxis(const Op& op, int64_t rank);
 // Resize's scales / sizes operands (opset >= 10) are UNIMPLEMENTED, and
 // callers use the output dims the Graph records. UNIMPLEMENTED for kUnknown.
 absl::StatusOr<std::vector<std::vector<int64_t>>> InferOutputDims(
-    const Op& op, absl::Span<const std::vector<int64_t>> input_dims);
+    const Op& op, absl::Span<const std::vector<int64_t>> inputs);
 
 // Attribute lookups; nullopt when absent or of another type.
 std::optional<int64_t> IntAttribute(const Op& op, absl::string_view name);

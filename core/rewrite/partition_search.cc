@@ -282,6 +282,7 @@ std::vector<Proposal> SpatialProposals(const EvaluatedModel& state,
   for (const std::vector<OpId>& region : regions) {
     if (!AxisGraph::Build(graph, region).SpatiallyTileable()) continue;
     std::vector<std::string> names;
+    names.reserve(region.size());
     for (OpId op : region) names.push_back(graph.op(op).name);
     for (const auto& [h, w] : tilings) {
       const SpatialTiling tiling{names, h, w};
@@ -402,7 +403,7 @@ void ModelEvaluator::Remember(const std::string& key,
   // Over the budget: drop what only the cache holds (screened candidates
   // that did not make the beam, states the search has moved past). A
   // result cached under two keys is held by both entries.
-  absl::flat_hash_map<const EvaluatedModel*, long> cache_refs;
+  absl::flat_hash_map<const EvaluatedModel*, int64_t> cache_refs;
   for (const auto& [k, entry] : cache_) ++cache_refs[entry.evaluated.get()];
   for (auto it = cache_.begin(); it != cache_.end();) {
     const auto& evaluated_ptr = it->second.evaluated;
@@ -507,10 +508,9 @@ absl::StatusOr<std::shared_ptr<const EvaluatedModel>> ModelEvaluator::Finish(
   return shared;
 }
 
-absl::StatusOr<PartitionSearchResult> SearchPartitions(std::shared_ptr<const EvaluatedModel> start,
-                                                       const GraphCost& baseline,
-                                                       const PartitionSearchOptions& search,
-                                                       ModelEvaluator& evaluator) {
+absl::StatusOr<PartitionSearchResult> SearchPartitions(
+    const std::shared_ptr<const EvaluatedModel>& start, const GraphCost& baseline,
+    const PartitionSearchOptions& search, ModelEvaluator& evaluator) {
   const RewriteOptions& options = evaluator.options();
   PartitionSearchResult result;
   const double limit_overhead = options.max_latency_overhead;

@@ -172,10 +172,9 @@ struct PartitionSearchResult {
 // The result never has a higher peak than `start`. Each round costs
 // O(beam x candidates) schedules. Errors: the evaluator's for `start`;
 // candidates that fail to apply or import are skipped.
-absl::StatusOr<PartitionSearchResult> SearchPartitions(std::shared_ptr<const EvaluatedModel> start,
-                                                       const GraphCost& baseline,
-                                                       const PartitionSearchOptions& search,
-                                                       ModelEvaluator& evaluator);
+absl::StatusOr<PartitionSearchResult> SearchPartitions(
+    const std::shared_ptr<const EvaluatedModel>& start, const GraphCost& baseline,
+    const PartitionSearchOptions& search, ModelEvaluator& evaluator);
 
 // Names every node the importer names, as `graph` names it.
 void NameNodesAsGraph(const Graph& graph, onnx::ModelProto& model);
