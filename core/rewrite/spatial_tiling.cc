@@ -470,6 +470,26 @@ absl::StatusOr<int32_t> NodeOf(const onnx::GraphProto& g, const Op& op) {
       absl::StrCat("op \"", op.name, "\" does not match a node of the model"));
 }
 
+// Sets each input of `copy` (a clone of `op`'s node) to read(p), where p is
+// the input's position in the Graph op: ONNX positions may include omitted
+// optional inputs (""), which the Graph drops, so p skips them.
+absl::Status ReplaceInputs(
+    const Op& op, onnx::NodeProto& copy,
+    const std::function<absl::StatusOr<std::string>(int32_t position)>& read) {
+  int32_t position = 0;
+  for (int j = 0; j < copy.input_size(); ++j) {
+    if (copy.input(j).empty()) continue;
+    if (position >= static_cast<int32_t>(op.inputs.size())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(OpLabel(op), " has more inputs in the model than in the graph"));
+    }
+    ORDO_ASSIGN_OR_RETURN(std::string name, read(position));
+    copy.set_input(j, name);
+    ++position;
+  }
+  return absl::OkStatus();
+}
+
 int64_t OpsetOf(const onnx::ModelProto& model) {
   for (const auto& opset : model.opset_import()) {
     if (opset.domain().empty() || opset.domain() == "ai.onnx") return opset.version();
@@ -513,22 +533,11 @@ class TilingEmitter {
         onnx::NodeProto copy = node;
         copy.set_name(tiles == 1 ? node.name()
                                  : names_.Fresh(absl::StrCat(node.name(), "_tile", k)));
-        // ONNX positions may include omitted optional inputs (""), which
-        // the Graph drops: map graph positions onto non-empty ONNX ones.
-        int32_t position = 0;
-        for (int j = 0; j < copy.input_size(); ++j) {
-          if (copy.input(j).empty()) continue;
-          if (position >= static_cast<int32_t>(g_op.inputs.size())) {
-            return absl::InvalidArgumentError(
-                absl::StrCat(OpLabel(g_op), " has more inputs in the model than in the graph"));
-          }
-          const TensorId input = g_op.inputs[position];
-          const Box& want = plan_.reads[k][i][position];
-          ORDO_ASSIGN_OR_RETURN(std::string name,
-                                Read(input, want, op.operands[position], k, local, slices, edit));
-          copy.set_input(j, name);
-          ++position;
-        }
+        ORDO_RETURN_IF_ERROR(
+            ReplaceInputs(g_op, copy, [&](int32_t position) -> absl::StatusOr<std::string> {
+              return Read(g_op.inputs[position], plan_.reads[k][i][position], op.operands[position],
+                          k, local, slices, edit);
+            }));
         const TensorId out = g_op.outputs[0];
         auto computed_out = plan_.computed[k].find(out);
         if (computed_out == plan_.computed[k].end()) {
@@ -623,23 +632,14 @@ class TilingEmitter {
         const onnx::NodeProto& node = model_.graph().node(node_of_op[i]);
         onnx::NodeProto copy = node;
         copy.set_name(names_.Fresh(absl::StrCat(node.name(), "_tile", k)));
-        int32_t position = 0;  // as in Emit: graph positions skip ""
-        for (int j = 0; j < copy.input_size(); ++j) {
-          if (copy.input(j).empty()) continue;
-          if (position >= static_cast<int32_t>(g_op.inputs.size())) {
-            return absl::InvalidArgumentError(
-                absl::StrCat(OpLabel(g_op), " has more inputs in the model than in the graph"));
-          }
-          const TensorId input = g_op.inputs[position];
-          const Box& want = plan_.reads[k][i][position];
-          absl::StatusOr<std::string> name =
-              produced_.contains(input)
-                  ? Assemble(input, want, k, pieces[input], assembled, edit)
-                  : Read(input, want, op.operands[position], k, no_local, slices, edit);
-          if (!name.ok()) return name.status();
-          copy.set_input(j, *name);
-          ++position;
-        }
+        ORDO_RETURN_IF_ERROR(
+            ReplaceInputs(g_op, copy, [&](int32_t position) -> absl::StatusOr<std::string> {
+              const TensorId input = g_op.inputs[position];
+              const Box& want = plan_.reads[k][i][position];
+              return produced_.contains(input)
+                         ? Assemble(input, want, k, pieces[input], assembled, edit)
+                         : Read(input, want, op.operands[position], k, no_local, slices, edit);
+            }));
         if (op.window) {
           ORDO_RETURN_IF_ERROR(SetWindowPads(g_op, *op.window, k, i, box, copy));
         }
