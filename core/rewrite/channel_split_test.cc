@@ -20,22 +20,7 @@ using ::testing::HasSubstr;
 // MobileNetV2's inverted residual: expand 1x1 (8 -> 32) -> Relu ->
 // depthwise 3x3 -> Relu -> project 1x1 (32 -> 8) -> Add(x).
 OnnxTestModel InvertedResidual() {
-  OnnxTestModel m;
-  m.Input("x", {1, 8, 16, 16});
-  m.Weight("we", {32, 8, 1, 1}, nullptr);
-  m.Weight("be", {32}, nullptr);
-  m.Node("Conv", {"x", "we", "be"}, {"e"});
-  m.Node("Relu", {"e"}, {"er"});
-  m.Weight("wd", {32, 1, 3, 3}, nullptr);
-  onnx::NodeProto& dw = m.Node("Conv", {"er", "wd"}, {"d"});
-  SetIntAttribute(dw, "group", 32);
-  SetIntsAttribute(dw, "pads", {1, 1, 1, 1});
-  m.Node("Relu", {"d"}, {"dr"});
-  m.Weight("wp", {8, 32, 1, 1}, nullptr);
-  m.Node("Conv", {"dr", "wp"}, {"p"});
-  m.Node("Add", {"p", "x"}, {"y"});
-  m.Output("y");
-  return m;
+  return InvertedResidualBlock({.expanded = 32, .bias = true, .skip = true});
 }
 
 TEST(ChannelSplitTest, PlansTheWholeInvertedResidual) {

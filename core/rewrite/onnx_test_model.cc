@@ -118,4 +118,32 @@ onnx::ModelProto WithZeroExternalData(onnx::ModelProto model) {
   return model;
 }
 
+OnnxTestModel InvertedResidualBlock(const InvertedResidualSpec& spec) {
+  const int64_t n = spec.expanded;
+  OnnxTestModel m;
+  m.Input("x", {1, 8, 16, 16});
+  m.Weight("we", {n, 8, 1, 1}, nullptr);
+  if (spec.bias) {
+    m.Weight("be", {n}, nullptr);
+    m.Node("Conv", {"x", "we", "be"}, {"e"});
+  } else {
+    m.Node("Conv", {"x", "we"}, {"e"});
+  }
+  m.Node("Relu", {"e"}, {"er"});
+  m.Weight("wd", {n, 1, 3, 3}, nullptr);
+  onnx::NodeProto& dw = m.Node("Conv", {"er", "wd"}, {"d"});
+  SetIntAttribute(dw, "group", n);
+  SetIntsAttribute(dw, "pads", {1, 1, 1, 1});
+  m.Node("Relu", {"d"}, {"dr"});
+  m.Weight("wp", {8, n, 1, 1}, nullptr);
+  if (spec.skip) {
+    m.Node("Conv", {"dr", "wp"}, {"p"});
+    m.Node("Add", {"p", "x"}, {"y"});
+  } else {
+    m.Node("Conv", {"dr", "wp"}, {"y"});
+  }
+  m.Output("y");
+  return m;
+}
+
 }  // namespace ordo

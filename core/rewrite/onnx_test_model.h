@@ -48,6 +48,18 @@ void SetIntsAttribute(onnx::NodeProto& node, const std::string& name,
                       const std::vector<int64_t>& values);
 void SetStringAttribute(onnx::NodeProto& node, const std::string& name, const std::string& value);
 
+// MobileNetV2's inverted residual on x [1, 8, 16, 16]: expand 1x1
+// (8 -> `expanded`, "e", with bias "be" when `bias`) -> Relu "er" ->
+// depthwise 3x3 "d" -> Relu "dr" -> project 1x1 (-> 8); with `skip` the
+// projection is "p" and y = Add(p, x), else the projection is "y". Weights
+// carry no data. The expanded tensors around the depthwise Conv hold the peak.
+struct InvertedResidualSpec {
+  int64_t expanded = 48;
+  bool bias = false;
+  bool skip = true;
+};
+OnnxTestModel InvertedResidualBlock(const InvertedResidualSpec& spec);
+
 // Replaces external (unshipped) initializer data with zeros so that ONNX's
 // checker, which insists on external files, accepts the model.
 onnx::ModelProto WithZeroExternalData(onnx::ModelProto model);

@@ -25,23 +25,7 @@ using ::testing::Not;
 
 // An inverted residual (8 -> 48 -> depthwise -> 8, + skip): the expanded
 // tensors around the depthwise Conv hold the peak.
-OnnxTestModel InvertedResidual() {
-  OnnxTestModel m;
-  m.Input("x", {1, 8, 16, 16});
-  m.Weight("we", {48, 8, 1, 1}, nullptr);
-  m.Node("Conv", {"x", "we"}, {"e"});
-  m.Node("Relu", {"e"}, {"er"});
-  m.Weight("wd", {48, 1, 3, 3}, nullptr);
-  onnx::NodeProto& dw = m.Node("Conv", {"er", "wd"}, {"d"});
-  SetIntAttribute(dw, "group", 48);
-  SetIntsAttribute(dw, "pads", {1, 1, 1, 1});
-  m.Node("Relu", {"d"}, {"dr"});
-  m.Weight("wp", {8, 48, 1, 1}, nullptr);
-  m.Node("Conv", {"dr", "wp"}, {"p"});
-  m.Node("Add", {"p", "x"}, {"y"});
-  m.Output("y");
-  return m;
-}
+OnnxTestModel InvertedResidual() { return InvertedResidualBlock({}); }
 
 RewriteOptions PartitionOptions() {
   RewriteOptions options;

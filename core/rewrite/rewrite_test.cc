@@ -118,19 +118,7 @@ TEST(RewriteForMemoryTest, ModeNoneOnlySchedules) {
 // simulator confirms, no worse than the input and within the latency
 // budget. Whether it beats the greedy search is not promised.
 TEST(RewriteForMemoryTest, BeamWidthTwoReturnsAVerifiedResult) {
-  OnnxTestModel m;
-  m.Input("x", {1, 8, 16, 16});
-  m.Weight("we", {48, 8, 1, 1}, nullptr);
-  m.Node("Conv", {"x", "we"}, {"e"});
-  m.Node("Relu", {"e"}, {"er"});
-  m.Weight("wd", {48, 1, 3, 3}, nullptr);
-  onnx::NodeProto& dw = m.Node("Conv", {"er", "wd"}, {"d"});
-  SetIntAttribute(dw, "group", 48);
-  SetIntsAttribute(dw, "pads", {1, 1, 1, 1});
-  m.Node("Relu", {"d"}, {"dr"});
-  m.Weight("wp", {8, 48, 1, 1}, nullptr);
-  m.Node("Conv", {"dr", "wp"}, {"y"});
-  m.Output("y");
+  const OnnxTestModel m = InvertedResidualBlock({.expanded = 48, .bias = false, .skip = false});
   RewriteOptions options;
   options.mode = RewriteMode::kPartition;
   options.beam_width = 2;
