@@ -46,6 +46,13 @@ void AxisGraph::ConnectAll(TensorId a, TensorId b, const Graph& graph, int32_t s
   }
 }
 
+void AxisGraph::KeepBatchAndChannelsEndSpatial(TensorId in, TensorId out, OpId op) {
+  Union(Node(in, 0), Node(out, 0));
+  Union(Node(in, 1), Node(out, 1));
+  breakers_[2].push_back(op);
+  breakers_[3].push_back(op);
+}
+
 AxisGraph AxisGraph::Build(const Graph& graph, absl::Span<const OpId> ops) {
   AxisGraph g;
   absl::flat_hash_set<TensorId> seen;
@@ -107,10 +114,7 @@ AxisGraph AxisGraph::Build(const Graph& graph, absl::Span<const OpId> ops) {
         // either), so H and W end here; N and C carry through when the
         // Resize treats channels independently (op_semantics.h).
         if (ChannelDependenceOf(graph, op) == ChannelDependence::kPerChannel) {
-          g.Union(g.Node(ins[0], 0), g.Node(out, 0));
-          g.Union(g.Node(ins[0], 1), g.Node(out, 1));
-          g.breakers_[2].push_back(id);
-          g.breakers_[3].push_back(id);
+          g.KeepBatchAndChannelsEndSpatial(ins[0], out, id);
         } else {
           for (std::vector<OpId>& b : g.breakers_) b.push_back(id);
         }
@@ -130,10 +134,7 @@ AxisGraph AxisGraph::Build(const Graph& graph, absl::Span<const OpId> ops) {
         if (op.type == "Clip") {
           g.ConnectAll(ins[0], out, graph);
         } else if (op.type == "GlobalAveragePool" || op.type == "GlobalMaxPool") {
-          g.Union(g.Node(ins[0], 0), g.Node(out, 0));
-          g.Union(g.Node(ins[0], 1), g.Node(out, 1));
-          g.breakers_[2].push_back(id);
-          g.breakers_[3].push_back(id);
+          g.KeepBatchAndChannelsEndSpatial(ins[0], out, id);
         } else {
           for (std::vector<OpId>& b : g.breakers_) b.push_back(id);
         }

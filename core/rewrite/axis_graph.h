@@ -53,6 +53,9 @@ class AxisGraph {
   int32_t Find(int32_t node) const;
   void Union(int32_t a, int32_t b);
   void ConnectAll(TensorId a, TensorId b, const Graph& graph, int32_t skip_axis = -1);
+  // `op` keeps N and C of `in` in `out` and ends H and W (global pooling, a
+  // Resize that keeps channels).
+  void KeepBatchAndChannelsEndSpatial(TensorId in, TensorId out, OpId op);
 
   absl::flat_hash_map<int64_t, int32_t> node_of_;  // tensor * 8 + axis
   mutable std::vector<int32_t> parent_;
