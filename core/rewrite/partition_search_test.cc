@@ -79,6 +79,20 @@ TEST(PartitionSearchTest, SplitsChannelsThroughAResize) {
   EXPECT_LT(result.schedule.peak_bytes, result.original_peak_bytes);
 }
 
+// RewriteOptions::beam_width reaches the partition search: a beam of 2
+// returns a result the simulator confirms, no worse than the input and
+// within the latency budget. Whether it beats the greedy search is not
+// promised.
+TEST(PartitionSearchTest, BeamWidthTwoReturnsAVerifiedResult) {
+  RewriteOptions options = PartitionOptions();
+  options.beam_width = 2;
+  options.time_limit = absl::Seconds(3);
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      RewriteResult result,
+      RewriteForMemory(InvertedResidualBlock({.skip = false}).model(), options));
+  ExpectConsistent(result, options);
+}
+
 TEST(PartitionSearchTest, LowersTheInvertedResidualPeakWithinDelta) {
   const RewriteOptions options = PartitionOptions();
   ORDO_ASSERT_OK_AND_ASSIGN(RewriteResult result,
