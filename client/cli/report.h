@@ -10,7 +10,7 @@
 
 namespace ordo::cli {
 
-// The JSON object `ordo compile --json` prints (README documents the fields).
+// The JSON object `ordo compile --json` prints (docs/cli.md documents the fields).
 // `graph` is the graph `result` scheduled (the rewritten one after
 // rewriting); `rewrite`, when not null, adds the "rewrite" object.
 nlohmann::ordered_json CompileReportJson(const std::string& model_path, const Graph& graph,

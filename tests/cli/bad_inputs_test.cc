@@ -5,7 +5,7 @@
 // name), and hostile flags. Bad input exits 2 with a printable one-line
 // message naming the problem; valid input succeeds; nothing crashes or
 // hangs, and the big cases finish within generous wall-clock bounds (the
-// measured times are printed for the README).
+// measured times are printed for docs/testing.md).
 #include <sys/wait.h>
 
 #include <array>
