@@ -1,5 +1,7 @@
 # ordo_cc_library(NAME SRCS ... DEPS ...): one library per concept folder.
-# ordo_cc_test(NAME SRCS ... DEPS ...): a GoogleTest binary registered with ctest.
+# ordo_cc_test(NAME SRCS ... DEPS ... LABELS ...): a GoogleTest binary
+# registered with ctest. LABELS process marks a test that starts server,
+# worker or redis processes: skipped when ORDO_PROCESS_TESTS is OFF.
 function(ordo_cc_library name)
   cmake_parse_arguments(ARG "" "" "SRCS;HDRS;DEPS" ${ARGN})
   add_library(${name} ${ARG_SRCS} ${ARG_HDRS})
@@ -12,6 +14,9 @@ function(ordo_cc_test name)
     return()
   endif()
   cmake_parse_arguments(ARG "" "" "SRCS;DEPS;LABELS" ${ARGN})
+  if("process" IN_LIST ARG_LABELS AND NOT ORDO_PROCESS_TESTS)
+    return()
+  endif()
   add_executable(${name} ${ARG_SRCS})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main)
@@ -20,6 +25,7 @@ function(ordo_cc_test name)
     ORDO_EXAMPLE_MODELS_DIR="${ORDO_EXAMPLE_MODELS_DIR}"
     ORDO_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${ARG_LABELS}")
+  set_property(GLOBAL APPEND PROPERTY ORDO_TEST_BINARIES ${name})
   # LABELS concurrency: tests of code that runs on several threads; the
   # TSan build (scripts/test --sanitize) builds target concurrency_tests
   # and runs `ctest -L concurrency`.
