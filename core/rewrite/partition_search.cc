@@ -19,9 +19,7 @@
 #include "core/rewrite/op_semantics.h"
 #include "core/util/status_macros.h"
 
-#if ORDO_HAVE_SPATIAL_TILING
 #include "core/rewrite/spatial_tiling.h"
-#endif
 
 namespace ordo {
 namespace {
@@ -36,9 +34,7 @@ struct Proposal {
   std::vector<std::string> region;
   int32_t parts_h = 1;
   int32_t parts_w = 1;
-#if ORDO_HAVE_SPATIAL_TILING
   HaloMode halo = HaloMode::kRecompute;
-#endif
   std::vector<SubsampleSite> sites;
 };
 
@@ -135,7 +131,6 @@ std::vector<Proposal> ChannelProposals(const EvaluatedModel& state,
   return proposals;
 }
 
-#if ORDO_HAVE_SPATIAL_TILING
 bool IsTileableKind(const Op& op) {
   switch (ClassifyOp(op)) {
     case OpKind::kConv:
@@ -311,17 +306,14 @@ std::vector<Proposal> SpatialProposals(const EvaluatedModel& state,
   }
   return proposals;
 }
-#endif
 
 absl::StatusOr<onnx::ModelProto> ApplyProposal(const EvaluatedModel& state, const Proposal& p) {
   if (p.kind == "channel") return ApplyChannelSplit(state.model, state.graph, p.channel);
   if (p.kind == "subsample") return ApplyEarlySubsample(state.model, state.graph, p.sites);
-#if ORDO_HAVE_SPATIAL_TILING
   if (p.kind == "spatial") {
     return ApplySpatialTiling(state.model, state.graph,
                               SpatialTiling{p.region, p.parts_h, p.parts_w, p.halo});
   }
-#endif
   return absl::UnimplementedError(absl::StrCat("rewrite kind ", p.kind));
 }
 
@@ -536,7 +528,6 @@ absl::StatusOr<PartitionSearchResult> SearchPartitions(
       std::vector<Proposal> proposals = SubsampleProposals(*state.model);
       for (Proposal& p : ChannelProposals(*state.model, search)) proposals.push_back(std::move(p));
       std::vector<Proposal> fallback;  // screened when `proposals` beat nothing
-#if ORDO_HAVE_SPATIAL_TILING
       if (search.spatial) {
         // What the state may still add under delta (LatencyOverhead's
         // terms); with a baseline costing nothing, nothing is pruned.
@@ -549,7 +540,6 @@ absl::StatusOr<PartitionSearchResult> SearchPartitions(
           (p.halo == HaloMode::kCache ? fallback : proposals).push_back(std::move(p));
         }
       }
-#endif
       // A child of `state` when `m` lowers its peak (or the steps at it).
       auto consider = [&](const Proposal& p, const std::string& key,
                           const std::shared_ptr<const EvaluatedModel>& evaluated) {
