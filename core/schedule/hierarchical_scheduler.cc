@@ -51,12 +51,12 @@ int64_t PartwiseLowerBound(const MemoryModel& model) {
 
 absl::StatusOr<ScheduleResult> HierarchicalScheduler::Schedule(const MemoryModel& model,
                                                                const ScheduleLimits& limits) const {
-  return ScheduleWithStats(model, limits, nullptr);
+  ORDO_ASSIGN_OR_RETURN(HierarchicalScheduleResult result, ScheduleWithStats(model, limits));
+  return std::move(result.schedule);
 }
 
-absl::StatusOr<ScheduleResult> HierarchicalScheduler::ScheduleWithStats(
-    const MemoryModel& model, const ScheduleLimits& limits,
-    IterativeSchedulingResult* stats) const {
+absl::StatusOr<HierarchicalScheduleResult> HierarchicalScheduler::ScheduleWithStats(
+    const MemoryModel& model, const ScheduleLimits& limits) const {
   const absl::Time start = limits.Now();
   const int64_t bound = PartwiseLowerBound(model);
   Incumbent incumbent;
@@ -91,8 +91,7 @@ absl::StatusOr<ScheduleResult> HierarchicalScheduler::ScheduleWithStats(
   ApplyLowerBound(proven, MemoryLowerBound(model), result);
   result.stats.states_expanded = iterative.search.states_expanded;
   result.stats.states_stored = iterative.search.states_stored;
-  if (stats != nullptr) *stats = std::move(iterative);
-  return result;
+  return HierarchicalScheduleResult{std::move(result), std::move(iterative)};
 }
 
 HierarchicalOptions HmcosPaperOptions() {

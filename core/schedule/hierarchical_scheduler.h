@@ -58,9 +58,8 @@ class HierarchicalScheduler final : public Scheduler {
                                           const ScheduleLimits& limits) const override;
 
   // Schedule, plus what the iterations did (for the benchmark).
-  absl::StatusOr<ScheduleResult> ScheduleWithStats(const MemoryModel& model,
-                                                   const ScheduleLimits& limits,
-                                                   IterativeSchedulingResult* stats) const;
+  absl::StatusOr<HierarchicalScheduleResult> ScheduleWithStats(
+      const MemoryModel& model, const ScheduleLimits& limits) const;
 
  private:
   HierarchicalOptions options_;

@@ -156,13 +156,14 @@ TEST(HierarchicalSchedulerTest, MemoizationOnOrOffReturnsTheSameSchedule) {
         options.inplace_chance = 0.5;
         model = DefaultModel(RandomHourglass(rng, options));
       }
-      IterativeSchedulingResult stats_with, stats_without;
-      ORDO_ASSERT_OK_AND_ASSIGN(
-          ScheduleResult a,
-          HierarchicalScheduler(with_memo).ScheduleWithStats(model, {}, &stats_with));
-      ORDO_ASSERT_OK_AND_ASSIGN(
-          ScheduleResult b,
-          HierarchicalScheduler(without_memo).ScheduleWithStats(model, {}, &stats_without));
+      ORDO_ASSERT_OK_AND_ASSIGN(HierarchicalScheduleResult with_result,
+                                HierarchicalScheduler(with_memo).ScheduleWithStats(model, {}));
+      ORDO_ASSERT_OK_AND_ASSIGN(HierarchicalScheduleResult without_result,
+                                HierarchicalScheduler(without_memo).ScheduleWithStats(model, {}));
+      const ScheduleResult& a = with_result.schedule;
+      const ScheduleResult& b = without_result.schedule;
+      const IterativeSchedulingResult& stats_with = with_result.iterative;
+      const IterativeSchedulingResult& stats_without = without_result.iterative;
       const std::string where = absl::StrCat(paper ? "paper" : "ordo", " trial ", trial);
       ASSERT_EQ(a.order, b.order) << where;
       ASSERT_EQ(a.peak_bytes, b.peak_bytes) << where;
@@ -246,9 +247,10 @@ TEST(HierarchicalSchedulerTest, SchedulesCellsAndNamesItself) {
     op head Conv c3 -> y:1
     output y
   )"));
-  IterativeSchedulingResult stats;
-  ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult hmcos,
-                            HmcosScheduler().ScheduleWithStats(model, {}, &stats));
+  ORDO_ASSERT_OK_AND_ASSIGN(HierarchicalScheduleResult hmcos_result,
+                            HmcosScheduler().ScheduleWithStats(model, {}));
+  const ScheduleResult& hmcos = hmcos_result.schedule;
+  const IterativeSchedulingResult& stats = hmcos_result.iterative;
   ExpectValidSchedule(model, hmcos);
   EXPECT_EQ(hmcos.algorithm, "hmcos");
   EXPECT_GT(stats.groups, 0);

@@ -11,12 +11,12 @@ namespace ordo {
 
 absl::StatusOr<ScheduleResult> HmcosScheduler::Schedule(const MemoryModel& model,
                                                         const ScheduleLimits& limits) const {
-  return ScheduleWithStats(model, limits, nullptr);
+  ORDO_ASSIGN_OR_RETURN(HierarchicalScheduleResult result, ScheduleWithStats(model, limits));
+  return std::move(result.schedule);
 }
 
-absl::StatusOr<ScheduleResult> HmcosScheduler::ScheduleWithStats(
-    const MemoryModel& model, const ScheduleLimits& limits,
-    IterativeSchedulingResult* stats) const {
+absl::StatusOr<HierarchicalScheduleResult> HmcosScheduler::ScheduleWithStats(
+    const MemoryModel& model, const ScheduleLimits& limits) const {
   const absl::Time start = limits.Now();
   ORDO_ASSIGN_OR_RETURN(IterativeSchedulingResult iterative,
                         ScheduleIteratively(model, options_, {}, limits));
@@ -28,8 +28,7 @@ absl::StatusOr<ScheduleResult> HmcosScheduler::ScheduleWithStats(
   ApplyLowerBound(iterative.proven_lower_bound, MemoryLowerBound(model), result);
   result.stats.states_expanded = iterative.search.states_expanded;
   result.stats.states_stored = iterative.search.states_stored;
-  if (stats != nullptr) *stats = std::move(iterative);
-  return result;
+  return HierarchicalScheduleResult{std::move(result), std::move(iterative)};
 }
 
 }  // namespace ordo

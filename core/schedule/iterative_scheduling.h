@@ -53,6 +53,14 @@ struct IterativeSchedulingResult {
   HierarchicalSearchStats search;
 };
 
+// What HmcosScheduler and HierarchicalScheduler return from
+// ScheduleWithStats: the schedule, and what Algorithm 1's iterations did
+// (empty when the scheduler did not need to iterate).
+struct HierarchicalScheduleResult {
+  ScheduleResult schedule;
+  IterativeSchedulingResult iterative;
+};
+
 // HMCOS Algorithm 1 (§3.2, iterative scheduling): build the hierarchical
 // graph; repeat { schedule it (HierarchicalSearch, under the budget); find
 // the values alive at the peak step (X_peak, by the simulator's live
