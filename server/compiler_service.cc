@@ -16,12 +16,14 @@
 #include "core/compile/import_model.h"
 #include "core/compile/rewrite_compile.h"
 #include "core/graph/graph_proto.h"
+#include "core/onnx/input_shapes.h"
 #include "core/onnx/onnx_import.h"
 #include "core/schedule/scheduler_registry.h"
 #include "core/util/printable_text.h"
 #include "core/util/status_macros.h"
 #include "rpc/compile_proto.h"
 #include "rpc/grpc_status.h"
+#include "rpc/input_shapes_proto.h"
 #include "rpc/log.h"
 #include "rpc/memory_model_proto.h"
 
@@ -30,14 +32,35 @@ namespace {
 
 constexpr absl::string_view kVersion = "0.1.0";
 
-// Import -> Validate: the request's model as a Graph, within the limits.
+// The request's ONNX model as it is compiled: with options.input_shapes and
+// options.batch applied (then a copy, kept in `storage`, which must outlive
+// the view), so import, rewriting and reordering all see the same shapes.
 template <typename Request>
-absl::StatusOr<Graph> ImportRequestModel(const Request& request, const CompilerLimits& limits) {
+absl::StatusOr<absl::string_view> RequestOnnxModel(const Request& request,
+                                                   std::string& storage) {
+  const InputShapes shapes = rpc::InputShapesFromProto(request.options());
+  if (shapes.empty()) return absl::string_view(request.onnx_model());
+  if (request.model_case() != Request::kOnnxModel) {
+    return absl::InvalidArgumentError(
+        "options.input_shapes / options.batch: apply to an onnx_model; a native ordo.v1.Graph "
+        "has static shapes");
+  }
+  absl::StatusOr<std::string> shaped = WithInputShapes(request.onnx_model(), shapes);
+  if (!shaped.ok()) return WithPrintableMessage(shaped.status());
+  storage = *std::move(shaped);
+  return absl::string_view(storage);
+}
+
+// Import -> Validate: the request's model as a Graph, within the limits.
+// `onnx_model` is RequestOnnxModel(request).
+template <typename Request>
+absl::StatusOr<Graph> ImportRequestModel(const Request& request, absl::string_view onnx_model,
+                                         const CompilerLimits& limits) {
   GraphLimits graph_limits;
   graph_limits.max_ops = limits.max_ops;
   switch (request.model_case()) {
     case Request::kOnnxModel:
-      return ImportModel(request.onnx_model(), ModelFormat::kOnnx, graph_limits);
+      return ImportModel(onnx_model, ModelFormat::kOnnx, graph_limits);
     case Request::kGraph: {
       if (request.graph().ops_size() > limits.max_ops) {
         return absl::ResourceExhaustedError(absl::StrCat(
@@ -189,7 +212,10 @@ absl::Status CompilerService::RunCompile(
         "options.rewrite: \"", request.options().rewrite(),
         "\" needs an onnx_model; a native ordo.v1.Graph cannot be rewritten"));
   }
-  ORDO_ASSIGN_OR_RETURN(Graph graph, ImportRequestModel(request, limits_));
+  std::string shaped_model;
+  ORDO_ASSIGN_OR_RETURN(const absl::string_view onnx_model,
+                        RequestOnnxModel(request, shaped_model));
+  ORDO_ASSIGN_OR_RETURN(Graph graph, ImportRequestModel(request, onnx_model, limits_));
 
   // The search ends early enough for verification, arena and traffic to
   // finish before the call's deadline.
@@ -221,9 +247,7 @@ absl::Status CompilerService::RunCompile(
   // The rewritten model (when any) is compiled through the same services,
   // so its schedule is verified by the simulator like every other.
   absl::StatusOr<RewriteCompileResult> result = CompileWithRewrite(
-      request.model_case() == v1::CompileRequest::kOnnxModel
-          ? absl::string_view(request.onnx_model())
-          : absl::string_view(),
+      request.model_case() == v1::CompileRequest::kOnnxModel ? onnx_model : absl::string_view(),
       graph, options, rewrite, services, clock);
   if (!result.ok()) {
     if (absl::IsCancelled(result.status()) && clock.Now() >= deadline) {
@@ -238,7 +262,7 @@ absl::Status CompilerService::RunCompile(
   if (result->rewrite) rpc::RewriteSummaryToProto(*result->rewrite, response);
   if (request.options().return_reordered_onnx() && response.rewritten_onnx_model().empty()) {
     ORDO_ASSIGN_OR_RETURN(*response.mutable_reordered_onnx_model(),
-                          ReorderOnnxNodes(request.onnx_model(), graph, compiled.schedule));
+                          ReorderOnnxNodes(onnx_model, graph, compiled.schedule));
   }
   *response.mutable_stats()->mutable_time() = rpc::DurationToProto(clock.Now() - start);
   if (!key.empty()) deps_.responses->Insert(key, response);
@@ -268,7 +292,10 @@ absl::Status CompilerService::RunEstimate(const v1::EstimateRequest& request,
                                           v1::EstimateResponse& response) {
   ORDO_ASSIGN_OR_RETURN(CompileOptions options,
                         rpc::CompileOptionsFromProto(request.options(), request.device()));
-  ORDO_ASSIGN_OR_RETURN(Graph graph, ImportRequestModel(request, limits_));
+  std::string shaped_model;
+  ORDO_ASSIGN_OR_RETURN(const absl::string_view onnx_model,
+                        RequestOnnxModel(request, shaped_model));
+  ORDO_ASSIGN_OR_RETURN(Graph graph, ImportRequestModel(request, onnx_model, limits_));
   ORDO_ASSIGN_OR_RETURN(EstimateResult estimate, ordo::Estimate(graph, options, deps_.cache));
   response = rpc::EstimateResultToProto(estimate);
   return absl::OkStatus();

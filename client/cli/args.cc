@@ -10,6 +10,11 @@ std::optional<std::string> Args::Value(const std::string& name) const {
   return it->second;
 }
 
+std::vector<std::string> Args::Values(const std::string& name) const {
+  auto it = all_values.find(name);
+  return it == all_values.end() ? std::vector<std::string>() : it->second;
+}
+
 absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& argv, const ArgSpec& spec) {
   Args args;
   for (size_t i = 0; i < argv.size(); ++i) {
@@ -34,6 +39,7 @@ absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& argv, const ArgSp
         value = argv[++i];
       }
       args.values[name] = *value;
+      args.all_values[name].push_back(*value);
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name));
     }

@@ -14,10 +14,13 @@ namespace ordo::cli {
 // Parsed command line of one subcommand: positionals and --flags.
 struct Args {
   std::vector<std::string> positionals;
-  std::map<std::string, std::string> values;  // --name VALUE / --name=VALUE
+  std::map<std::string, std::string> values;  // --name VALUE / --name=VALUE (the last)
+  std::map<std::string, std::vector<std::string>> all_values;  // every one, in order
   std::set<std::string> switches;             // --name
 
   std::optional<std::string> Value(const std::string& name) const;
+  // Every value of a repeatable flag (--input-shape a=.. --input-shape b=..).
+  std::vector<std::string> Values(const std::string& name) const;
   bool Has(const std::string& name) const { return switches.count(name) > 0; }
 };
 

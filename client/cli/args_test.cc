@@ -31,5 +31,13 @@ TEST(ArgsTest, UnknownFlagAndMissingValueAreNamed) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--scheduler needs")));
 }
 
+TEST(ArgsTest, RepeatedFlagKeepsEveryValueInOrder) {
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      Args args, ParseArgs({"--scheduler", "a", "--scheduler=b", "--alignment", "4"}, kSpec));
+  EXPECT_THAT(args.Values("scheduler"), ElementsAre("a", "b"));
+  EXPECT_EQ(args.Value("scheduler"), "b");
+  EXPECT_THAT(args.Values("json"), ElementsAre());
+}
+
 }  // namespace
 }  // namespace ordo::cli

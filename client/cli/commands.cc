@@ -21,10 +21,12 @@
 #include "core/compile/rewrite_compile.h"
 #include "core/graph/dtype.h"
 #include "core/report/memory_svg.h"
+#include "core/onnx/input_shapes.h"
 #include "core/onnx/onnx_import.h"
 #include "core/schedule/scheduler_registry.h"
 #include "core/util/status_macros.h"
 #include "rpc/compile_proto.h"
+#include "rpc/input_shapes_proto.h"
 
 namespace ordo::cli {
 namespace {
@@ -40,8 +42,9 @@ constexpr char kUsage[] =
     "               [--max-latency-overhead 0.05] [--rewritten-model OUT.onnx]\n"
     "               [--beam-width 1..16]\n"
     "               [--macs-per-second 1e9] [--op-overhead-seconds 2e-5]\n"
+    "               [--input-shape NAME=1x3x224x224]... [--batch N]\n"
     "  ordo estimate MODEL [--memory-limit BYTES] [--server HOST:PORT] [--json] ...\n"
-    "  ordo inspect MODEL [--json]\n"
+    "  ordo inspect MODEL [--json] [--input-shape NAME=DIMS]... [--batch N]\n"
     "  ordo health --server HOST:PORT [--service NAME]\n"
     "--server calls also take [--tls-ca CA.pem] [--tls-cert C.pem --tls-key K.pem]\n"
     "  (TLS; a client certificate for mutual TLS) and [--auth-token-file FILE]\n"
@@ -53,6 +56,9 @@ constexpr char kUsage[] =
     "--memory-limit means auto: when the schedule does not fit, rewrite with all.\n"
     "--beam-width N: states the partition search keeps per round (default 1,\n"
     "  greedy; each round then costs about N times the schedules).\n"
+    "--input-shape NAME=DIMS (repeatable) gives every dim of ONNX graph input\n"
+    "  NAME; --batch N sets every symbolic dim 0 of the other inputs to N\n"
+    "  (dynamic exports: compile one shape; compile, estimate, inspect).\n"
     "Exit codes: 0 ok, 2 bad input, 1 internal error (or server unreachable),\n"
     "3 rewritten in fit mode and still over --memory-limit;\n"
     "ordo health: 0 serving, 1 not serving or unreachable.\n";
@@ -100,7 +106,7 @@ const ArgSpec& CompileSpec() {
       {"scheduler", "memory-limit", "time-limit", "alignment", "activation-dtype",
        "emit-onnx", "max-ops", "arena", "on-chip", "out-dir", "server", "rewrite",
        "max-latency-overhead", "beam-width", "rewritten-model", "macs-per-second", "op-overhead-seconds", "tls-ca", "tls-cert", "tls-key",
-       "auth-token-file"},
+       "auth-token-file", "input-shape", "batch"},
       {"no-inplace", "count-weights", "json"}};
   return kSpec;
 }
@@ -164,9 +170,38 @@ absl::StatusOr<CompileOptions> CompileOptionsFromArgs(const Args& args) {
   return options;
 }
 
+// --input-shape NAME=DIMS (repeatable) and --batch N.
+absl::StatusOr<InputShapes> InputShapesFromArgs(const Args& args) {
+  InputShapes shapes;
+  for (const std::string& flag : args.Values("input-shape")) {
+    const size_t eq = flag.rfind('=');
+    if (eq == std::string::npos || eq == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--input-shape ", flag, ": write NAME=DIMS, e.g. --input-shape input=1x3x224x224"));
+    }
+    const std::string name = flag.substr(0, eq);
+    ORDO_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
+                          ParseDims(absl::string_view(flag).substr(eq + 1),
+                                    absl::StrCat("--input-shape ", flag)));
+    if (!shapes.shapes.emplace(name, std::move(dims)).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-shape: graph input \"", name, "\" is given twice"));
+    }
+  }
+  if (auto batch = args.Value("batch")) {
+    if (!absl::SimpleAtoi(*batch, &shapes.batch) || shapes.batch <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--batch: not a positive integer: \"", *batch, "\""));
+    }
+  }
+  return shapes;
+}
+
 struct LoadedModel {
   std::string path;
-  std::string bytes;
+  std::string file_bytes;  // as read
+  std::string bytes;       // as compiled: file_bytes with `input_shapes` applied
+  InputShapes input_shapes;
   Graph graph;
   GraphLimits limits;
 };
@@ -184,9 +219,21 @@ absl::StatusOr<LoadedModel> LoadModel(const Args& args) {
       return absl::InvalidArgumentError("--max-ops: not a positive integer");
     }
   }
-  ORDO_ASSIGN_OR_RETURN(loaded.bytes, ReadFile(loaded.path));
-  absl::StatusOr<Graph> graph =
-      ImportModel(loaded.bytes, ModelFormatFromPath(loaded.path), limits);
+  ORDO_ASSIGN_OR_RETURN(loaded.input_shapes, InputShapesFromArgs(args));
+  ORDO_ASSIGN_OR_RETURN(loaded.file_bytes, ReadFile(loaded.path));
+  loaded.bytes = loaded.file_bytes;
+  const ModelFormat format = ModelFormatFromPath(loaded.path);
+  if (!loaded.input_shapes.empty() && format != ModelFormat::kOnnx) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--input-shape/--batch apply to ONNX models; ", loaded.path,
+                     " is in ordo's native graph format, whose shapes are static"));
+  }
+  absl::StatusOr<Graph> graph = [&]() -> absl::StatusOr<Graph> {
+    if (!loaded.input_shapes.empty()) {
+      ORDO_ASSIGN_OR_RETURN(loaded.bytes, WithInputShapes(loaded.file_bytes, loaded.input_shapes));
+    }
+    return ImportModel(loaded.bytes, format, limits);
+  }();
   if (!graph.ok()) {
     return absl::Status(graph.status().code(),
                         absl::StrCat(loaded.path, ": ", graph.status().message()));
@@ -306,8 +353,9 @@ absl::StatusOr<RewriteCompileResult> CompileRemotely(const std::string& server,
                                                      const rpc::ClientSecurity& security) {
   v1::CompileRequest request;
   ORDO_RETURN_IF_ERROR(
-      client::SetRequestModel(model.bytes, ModelFormatFromPath(model.path), request));
+      client::SetRequestModel(model.file_bytes, ModelFormatFromPath(model.path), request));
   rpc::CompileOptionsToProto(options, *request.mutable_options(), *request.mutable_device());
+  rpc::InputShapesToProto(model.input_shapes, *request.mutable_options());
   rpc::RewriteCompileOptionsToProto(rewrite, *request.mutable_options(),
                                     *request.mutable_device());
   const bool rewriting = rewrite.mode != RewriteMode::kNone || rewrite.fit_fallback;
@@ -397,7 +445,7 @@ int RunCompile(const std::vector<std::string>& argv, std::ostream& out, std::ost
 int RunEstimate(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   absl::StatusOr<Args> args = ParseArgs(
       argv, {{"memory-limit", "activation-dtype", "max-ops", "server", "scheduler", "tls-ca",
-              "tls-cert", "tls-key", "auth-token-file"},
+              "tls-cert", "tls-key", "auth-token-file", "input-shape", "batch"},
              {"no-inplace", "count-weights", "json"}});
   if (!args.ok()) return Fail(args.status(), err);
   absl::StatusOr<CompileOptions> options = CompileOptionsFromArgs(*args);
@@ -410,11 +458,12 @@ int RunEstimate(const std::vector<std::string>& argv, std::ostream& out, std::os
     if (!security.ok()) return Fail(security.status(), err);
     v1::EstimateRequest request;
     if (absl::Status status = client::SetRequestModel(
-            model->bytes, ModelFormatFromPath(model->path), request);
+            model->file_bytes, ModelFormatFromPath(model->path), request);
         !status.ok()) {
       return Fail(status, err);
     }
     rpc::CompileOptionsToProto(*options, *request.mutable_options(), *request.mutable_device());
+    rpc::InputShapesToProto(model->input_shapes, *request.mutable_options());
     absl::StatusOr<v1::EstimateResponse> response =
         client::OrdoClient(*server, ClientOptions(*options, *security)).Estimate(request);
     if (!response.ok()) return Fail(ServerError(*server, response.status()), err);
@@ -464,7 +513,7 @@ int RunHealth(const std::vector<std::string>& argv, std::ostream& out, std::ostr
 }
 
 int RunInspect(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  absl::StatusOr<Args> args = ParseArgs(argv, {{"max-ops"}, {"json", "no-inplace"}});
+  absl::StatusOr<Args> args = ParseArgs(argv, {{"max-ops", "input-shape", "batch"}, {"json", "no-inplace"}});
   if (!args.ok()) return Fail(args.status(), err);
   absl::StatusOr<LoadedModel> model = LoadModel(*args);
   if (!model.ok()) return Fail(model.status(), err);

@@ -118,6 +118,14 @@ def _set_model(request, model):
         raise TypeError(f"model must be a path, bytes or ordo.v1.Graph, not {type(model)}")
 
 
+def _set_input_shapes(options, input_shapes, batch):
+    """CompileOptions.input_shapes from {"input": (1, 3, 224, 224)} and
+    .batch; the server checks them against the model."""
+    for name, dims in (input_shapes or {}).items():
+        options.input_shapes[name].dims.extend(int(d) for d in dims)
+    options.batch = int(batch or 0)
+
+
 def _device(device):
     """A DeviceSpec from None, a DeviceSpec or a dict of its fields."""
     if device is None:
@@ -201,7 +209,7 @@ class OrdoClient:
     @staticmethod
     def _request(kind, model, device, scheduler, time_limit_s, arena_planner, inplace,
                  count_weights, return_reordered_onnx=False, rewrite="",
-                 max_latency_overhead=None, beam_width=0):
+                 max_latency_overhead=None, beam_width=0, input_shapes=None, batch=0):
         request = kind()
         _set_model(request, model)
         request.device.CopyFrom(_device(device))
@@ -214,6 +222,7 @@ class OrdoClient:
             options.inplace = inplace
         options.count_weights = count_weights
         options.return_reordered_onnx = return_reordered_onnx
+        _set_input_shapes(options, input_shapes, batch)
         if kind is pb.CompileRequest:
             options.rewrite = rewrite or ""
             if max_latency_overhead is not None:
@@ -230,7 +239,7 @@ class OrdoClient:
     def compile(self, model, device=None, scheduler="best", time_limit_s=None,
                 arena_planner="", inplace=None, count_weights=False,
                 return_reordered_onnx=False, rewrite="", max_latency_overhead=None,
-                beam_width=0):
+                beam_width=0, input_shapes=None, batch=0):
         """Compiles `model` (path, ONNX bytes or ordo.v1.Graph).
 
         `device` is a DeviceSpec or a dict of its fields (e.g.
@@ -241,22 +250,25 @@ class OrdoClient:
         the response then carries `rewritten_onnx_model`, `rewrites` and
         `rewrite`; `max_latency_overhead` bounds partitioning's extra latency
         (server default 0.05); `beam_width` (1..16, 0 = server default 1) is
-        how many states the partition search keeps per round. Returns the
-        CompileResponse.
+        how many states the partition search keeps per round.
+        `input_shapes` ({"input": (1, 3, 224, 224)}: every dim of a graph
+        input) and `batch` (the value of every symbolic dim 0 of the other
+        inputs) give a dynamic ONNX export the one shape to compile for.
+        Returns the CompileResponse.
         """
         request = self._request(pb.CompileRequest, model, device, scheduler, time_limit_s,
                                 arena_planner, inplace, count_weights, return_reordered_onnx,
-                                rewrite, max_latency_overhead, beam_width)
+                                rewrite, max_latency_overhead, beam_width, input_shapes, batch)
         return self._call(self._stub.Compile, request)
 
     def compile_stream(self, model, device=None, scheduler="best", time_limit_s=None,
                        arena_planner="", inplace=None, count_weights=False, rewrite="",
-                       max_latency_overhead=None, beam_width=0):
+                       max_latency_overhead=None, beam_width=0, input_shapes=None, batch=0):
         """Like compile(); yields CompileProgress messages as stages finish,
         then the CompileResponse (always last)."""
         request = self._request(pb.CompileRequest, model, device, scheduler, time_limit_s,
                                 arena_planner, inplace, count_weights, False, rewrite,
-                                max_latency_overhead, beam_width)
+                                max_latency_overhead, beam_width, input_shapes, batch)
         try:
             for event in self._stub.CompileStream(request, timeout=self.timeout_s,
                                                   metadata=self._metadata):
@@ -269,12 +281,13 @@ class OrdoClient:
             raise OrdoError(error.code(), error.details()) from None
 
     def estimate(self, model, device=None, scheduler="best", inplace=None,
-                 count_weights=False):
+                 count_weights=False, input_shapes=None, batch=0):
         """Fast figures without a search: model-order, greedy and cached
-        peaks, lower bound, parts and cached parts. Returns the
-        EstimateResponse."""
+        peaks, lower bound, parts and cached parts (`input_shapes` and
+        `batch` as in compile()). Returns the EstimateResponse."""
         request = self._request(pb.EstimateRequest, model, device, scheduler, None, "",
-                                inplace, count_weights)
+                                inplace, count_weights, input_shapes=input_shapes,
+                                batch=batch)
         return self._call(self._stub.Estimate, request)
 
     def info(self):

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/onnx/constant_folding.h"
 #include "core/onnx/constant_tensor.h"
+#include "core/onnx/input_shapes.h"
 #include "core/onnx/node_graph.h"
 #include "core/onnx/node_reordering.h"
 #include "core/onnx/tensor_shapes.h"
@@ -384,6 +385,7 @@ absl::StatusOr<Graph> ImportOnnx(absl::string_view model_bytes, const GraphLimit
   ORDO_RETURN_IF_ERROR(RejectControlFlow(graph, names));
   ORDO_RETURN_IF_ERROR(CheckWindowAttributes(graph, names));
   ORDO_ASSIGN_OR_RETURN(NodeGraph nodes, onnx_import::AnalyzeNodeGraph(graph, std::move(names)));
+  ORDO_RETURN_IF_ERROR(CheckStaticInputs(graph, nodes.graph_inputs));
   const FoldingResult folding = onnx_import::FoldConstants(model, nodes);
   return GraphAssembler(graph, nodes, folding, limits).Assemble();
 }

@@ -17,6 +17,9 @@ namespace ordo {
 //    inference would divide by zero on them).
 // 2. Checks the node-level structure: one producer per tensor, every input
 //    defined, no cycle.
+//    Every graph input must have static dims (CheckStaticInputs lists the
+//    symbolic ones and the --batch / --input-shape flags that fix them;
+//    WithInputShapes applies such values to the bytes before import).
 // 3. Runs ONNX shape inference when intermediate shapes are missing.
 // 4. Folds compile-time values (spec: an op whose inputs are all weights, and
 //    Shape/Size of statically shaped tensors), evaluating the small integer

@@ -1,0 +1,69 @@
+#ifndef ORDO_CORE_ONNX_INPUT_SHAPES_H_
+#define ORDO_CORE_ONNX_INPUT_SHAPES_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "onnx/onnx_pb.h"
+
+namespace ordo {
+
+// Values for the symbolic dims of an ONNX model's graph inputs, given by the
+// user (CLI --input-shape NAME=DIMS and --batch N; API
+// CompileOptions.input_shapes and .batch). Exporters leave dims symbolic
+// ("batch", "height") so that one file runs at many shapes; ordo compiles
+// one shape, so every symbolic input dim needs a value. A plain value.
+struct InputShapes {
+  // Every dim of the named graph inputs, static ones repeated as the model
+  // has them.
+  std::map<std::string, std::vector<int64_t>> shapes;
+  // When positive: the value of the symbolic dim 0 of every graph input not
+  // in `shapes`.
+  int64_t batch = 0;
+
+  bool empty() const { return shapes.empty() && batch == 0; }
+};
+
+// `graph` with the overrides written into its graph inputs' types (dim_value
+// replaces dim_param), before shape inference and constant folding see it,
+// so every dim that follows from them becomes static. INVALID_ARGUMENT,
+// naming the input, the dim and the flag, when an override names no graph
+// input (or a weight), has a non-positive dim, has another rank than the
+// input, or contradicts a static dim; and when --batch sets nothing because
+// no input has a symbolic dim 0 while some input's static dim 0 differs from
+// it. Symbolic dims left over are CheckStaticInputs's to report. O(inputs).
+absl::Status ApplyInputShapes(const InputShapes& shapes, onnx::GraphProto& graph);
+
+// The model bytes with ApplyInputShapes done: what the importer, the
+// rewriter and the node reordering then all read, so the compiled, rewritten
+// and emitted models share the shapes. INVALID_ARGUMENT also when the bytes
+// do not parse as an ONNX model.
+absl::StatusOr<std::string> WithInputShapes(absl::string_view model_bytes,
+                                            const InputShapes& shapes);
+
+// OK when every dim of every graph input in `graph_inputs` is static.
+// Otherwise INVALID_ARGUMENT whose message starts with the first offending
+// dim (`graph input "x": dim 0 is "batch" (symbolic); dims must be static
+// and positive`), then lists every symbolic input dim and the exact flags
+// that would fix it (`--batch 1`, or `--input-shape x=1x3x224x224`; a
+// non-leading symbolic dim appears as `<name>` to be replaced by the size to
+// compile for). O(inputs).
+absl::Status CheckStaticInputs(const onnx::GraphProto& graph,
+                               const absl::flat_hash_set<std::string>& graph_inputs);
+
+// "1x3x224x224" (also "1,3,224,224") as dims; INVALID_ARGUMENT naming
+// `what` (e.g. `--input-shape input=...`) on anything but positive integers.
+absl::StatusOr<std::vector<int64_t>> ParseDims(absl::string_view text, absl::string_view what);
+
+// The dims as "1x3x224x224".
+std::string FormatDims(const std::vector<int64_t>& dims);
+
+}  // namespace ordo
+
+#endif  // ORDO_CORE_ONNX_INPUT_SHAPES_H_

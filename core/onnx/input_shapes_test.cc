@@ -1,0 +1,211 @@
+#include "core/onnx/input_shapes.h"
+
+#include <string>
+#include <vector>
+
+#include "core/onnx/onnx_import.h"
+#include "core/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "onnx/onnx_pb.h"
+
+namespace ordo {
+namespace {
+
+using ::ordo::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr auto kInvalid = absl::StatusCode::kInvalidArgument;
+
+// A dim in AddInput: a value, or a symbol when negative ("" = no dim_param).
+struct Dim {
+  int64_t value = 0;
+  std::string symbol;
+  Dim(int64_t v) : value(v) {}  // NOLINT: dims read like {1, "batch", 224}
+  Dim(const char* s) : value(-1), symbol(s) {}  // NOLINT
+};
+
+onnx::ValueInfoProto& AddValue(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& list,
+                               const std::string& name, std::vector<Dim> dims) {
+  onnx::ValueInfoProto& info = *list.Add();
+  info.set_name(name);
+  auto* tensor = info.mutable_type()->mutable_tensor_type();
+  tensor->set_elem_type(onnx::TensorProto::FLOAT);
+  auto* shape = tensor->mutable_shape();
+  for (const Dim& d : dims) {
+    if (d.value >= 0) {
+      shape->add_dim()->set_dim_value(d.value);
+    } else {
+      shape->add_dim()->set_dim_param(d.symbol);
+    }
+  }
+  return info;
+}
+
+onnx::NodeProto& AddNode(onnx::GraphProto& graph, const std::string& op,
+                         std::vector<std::string> inputs, std::vector<std::string> outputs) {
+  onnx::NodeProto& node = *graph.add_node();
+  node.set_op_type(op);
+  node.set_name(outputs[0]);
+  for (const std::string& i : inputs) node.add_input(i);
+  for (const std::string& o : outputs) node.add_output(o);
+  return node;
+}
+
+// x [batch, 3, 8, 8] -> Relu -> flatten as PyTorch exports it (Shape ->
+// Gather(0) -> Unsqueeze -> Concat with [-1] -> Reshape) -> y [batch, 192].
+onnx::ModelProto DynamicBatchModel() {
+  onnx::ModelProto model;
+  model.set_ir_version(7);
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto& g = *model.mutable_graph();
+  g.set_name("dynamic");
+  AddValue(*g.mutable_input(), "x", {"batch", 3, 8, 8});
+  AddValue(*g.mutable_output(), "y", {"batch", 192});
+  auto ints = [&](const std::string& name, std::vector<int64_t> values, bool scalar = false) {
+    onnx::TensorProto& t = *g.add_initializer();
+    t.set_name(name);
+    t.set_data_type(onnx::TensorProto::INT64);
+    if (!scalar) t.add_dims(static_cast<int64_t>(values.size()));
+    for (int64_t v : values) t.add_int64_data(v);
+  };
+  ints("zero", {0}, /*scalar=*/true);
+  ints("axes0", {0});
+  ints("minus_one", {-1});
+  AddNode(g, "Relu", {"x"}, {"r"});
+  AddNode(g, "Shape", {"r"}, {"s"});
+  AddNode(g, "Gather", {"s", "zero"}, {"n"});
+  AddNode(g, "Unsqueeze", {"n", "axes0"}, {"n1"});
+  AddNode(g, "Concat", {"n1", "minus_one"}, {"target"}).add_attribute()->CopyFrom([] {
+    onnx::AttributeProto a;
+    a.set_name("axis");
+    a.set_type(onnx::AttributeProto::INT);
+    a.set_i(0);
+    return a;
+  }());
+  AddNode(g, "Reshape", {"r", "target"}, {"y"});
+  return model;
+}
+
+std::vector<int64_t> InputDims(const onnx::GraphProto& graph, int index) {
+  std::vector<int64_t> dims;
+  for (const auto& d : graph.input(index).type().tensor_type().shape().dim()) {
+    dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+  }
+  return dims;
+}
+
+TEST(InputShapesTest, BatchSetsTheSymbolicLeadingDim) {
+  onnx::ModelProto model = DynamicBatchModel();
+  ORDO_ASSERT_OK(ApplyInputShapes({.batch = 4}, *model.mutable_graph()));
+  EXPECT_THAT(InputDims(model.graph(), 0), ElementsAre(4, 3, 8, 8));
+}
+
+TEST(InputShapesTest, InputShapeSetsSymbolicDimsAndRepeatsStaticOnes) {
+  onnx::ModelProto model = DynamicBatchModel();
+  ORDO_ASSERT_OK(ApplyInputShapes({.shapes = {{"x", {2, 3, 8, 8}}}}, *model.mutable_graph()));
+  EXPECT_THAT(InputDims(model.graph(), 0), ElementsAre(2, 3, 8, 8));
+}
+
+TEST(InputShapesTest, InputShapeWinsOverBatch) {
+  onnx::ModelProto model = DynamicBatchModel();
+  ORDO_ASSERT_OK(ApplyInputShapes({.shapes = {{"x", {2, 3, 8, 8}}}, .batch = 5},
+                                  *model.mutable_graph()));
+  EXPECT_THAT(InputDims(model.graph(), 0), ElementsAre(2, 3, 8, 8));
+}
+
+TEST(InputShapesTest, ShapesFlowThroughFoldedShapeComputations) {
+  ORDO_ASSERT_OK_AND_ASSIGN(std::string bytes,
+                            WithInputShapes(DynamicBatchModel().SerializeAsString(), {.batch = 2}));
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(bytes));
+  ASSERT_EQ(graph.num_ops(), 2);  // Relu, Reshape; the shape chain is folded
+  EXPECT_THAT(graph.tensor(graph.FindTensor("y").value()).dims, ElementsAre(2, 192));
+}
+
+TEST(InputShapesTest, UnknownInputIsNamedWithTheInputsThereAre) {
+  onnx::ModelProto model = DynamicBatchModel();
+  EXPECT_THAT(ApplyInputShapes({.shapes = {{"image", {1, 3, 8, 8}}}}, *model.mutable_graph()),
+              StatusIs(kInvalid, HasSubstr("--input-shape image=1x3x8x8: the model has no "
+                                           "graph input \"image\"; its graph inputs are \"x\"")));
+}
+
+TEST(InputShapesTest, WeightIsNotAnInput) {
+  onnx::ModelProto model = DynamicBatchModel();
+  EXPECT_THAT(ApplyInputShapes({.shapes = {{"axes0", {1}}}}, *model.mutable_graph()),
+              StatusIs(kInvalid, HasSubstr("\"axes0\" is a weight (initializer), not a graph "
+                                           "input")));
+}
+
+TEST(InputShapesTest, ContradictingAStaticDimNamesTheDim) {
+  onnx::ModelProto model = DynamicBatchModel();
+  EXPECT_THAT(ApplyInputShapes({.shapes = {{"x", {1, 4, 8, 8}}}}, *model.mutable_graph()),
+              StatusIs(kInvalid, HasSubstr("--input-shape x=1x4x8x8: dim 1 of graph input \"x\" "
+                                           "is static 3 in the model, not 4")));
+}
+
+TEST(InputShapesTest, WrongRankShowsTheModelsDims) {
+  onnx::ModelProto model = DynamicBatchModel();
+  EXPECT_THAT(ApplyInputShapes({.shapes = {{"x", {1, 3, 8}}}}, *model.mutable_graph()),
+              StatusIs(kInvalid, HasSubstr("graph input \"x\" has rank 4 (<batch>x3x8x8); the "
+                                           "override gives 3 dims")));
+}
+
+TEST(InputShapesTest, NonPositiveDimsAreRefused) {
+  onnx::ModelProto model = DynamicBatchModel();
+  EXPECT_THAT(ApplyInputShapes({.shapes = {{"x", {0, 3, 8, 8}}}}, *model.mutable_graph()),
+              StatusIs(kInvalid, HasSubstr("dim 0 is 0; dims must be positive")));
+  EXPECT_THAT(ApplyInputShapes({.batch = -2}, *model.mutable_graph()),
+              StatusIs(kInvalid, HasSubstr("--batch -2: must be positive")));
+}
+
+TEST(InputShapesTest, BatchOnAStaticModelMustAgreeWithIt) {
+  onnx::ModelProto model = DynamicBatchModel();
+  ORDO_ASSERT_OK(ApplyInputShapes({.batch = 1}, *model.mutable_graph()));
+  ORDO_EXPECT_OK(ApplyInputShapes({.batch = 1}, *model.mutable_graph()));  // idempotent
+  EXPECT_THAT(ApplyInputShapes({.batch = 8}, *model.mutable_graph()),
+              StatusIs(kInvalid, HasSubstr("--batch 8: no graph input has a symbolic dim 0, and "
+                                           "dim 0 of graph input \"x\" is static 1")));
+}
+
+TEST(InputShapesTest, NoOverrideListsEverySymbolicDimAndTheBatchFix) {
+  onnx::ModelProto model = DynamicBatchModel();
+  AddValue(*model.mutable_graph()->mutable_input(), "mask", {"batch", 8});
+  AddNode(*model.mutable_graph(), "Relu", {"mask"}, {"m"});
+  EXPECT_THAT(ImportOnnx(model.SerializeAsString()),
+              StatusIs(kInvalid,
+                       HasSubstr("graph input \"x\": dim 0 is \"batch\" (symbolic); dims must be "
+                                 "static and positive. Symbolic input dims: \"x\" dim 0 "
+                                 "(\"batch\"), \"mask\" dim 0 (\"batch\"). To compile one shape, "
+                                 "add --batch 1 (or --input-shape x=1x3x8x8 --input-shape "
+                                 "mask=1x8)")));
+}
+
+TEST(InputShapesTest, NonLeadingSymbolicDimsGetPlaceholders) {
+  onnx::ModelProto model = DynamicBatchModel();
+  model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()
+      ->mutable_shape()->mutable_dim(2)->set_dim_param("height");
+  EXPECT_THAT(ImportOnnx(model.SerializeAsString()),
+              StatusIs(kInvalid, HasSubstr("add --input-shape x=1x3x<height>x8 with each <...> "
+                                           "replaced by the size to compile for")));
+  // --batch alone leaves "height": the same message, about dim 2.
+  ORDO_ASSERT_OK_AND_ASSIGN(std::string bytes,
+                            WithInputShapes(model.SerializeAsString(), {.batch = 1}));
+  EXPECT_THAT(ImportOnnx(bytes),
+              StatusIs(kInvalid, HasSubstr("graph input \"x\": dim 2 is \"height\" (symbolic)")));
+}
+
+TEST(InputShapesTest, ParseDims) {
+  ORDO_ASSERT_OK_AND_ASSIGN(std::vector<int64_t> dims, ParseDims("1x3x224x224", "x"));
+  EXPECT_THAT(dims, ElementsAre(1, 3, 224, 224));
+  ORDO_ASSERT_OK_AND_ASSIGN(dims, ParseDims("2,5", "w"));
+  EXPECT_THAT(dims, ElementsAre(2, 5));
+  EXPECT_THAT(ParseDims("1x-3", "--input-shape x"),
+              StatusIs(kInvalid, HasSubstr("--input-shape x: dim 1 is \"-3\"; dims must be "
+                                           "positive integers")));
+  EXPECT_THAT(ParseDims("", "w"), StatusIs(kInvalid, HasSubstr("w: no dims")));
+  EXPECT_EQ(FormatDims({1, 3, 224}), "1x3x224");
+}
+
+}  // namespace
+}  // namespace ordo

@@ -1,0 +1,158 @@
+// `ordo compile/estimate/inspect --input-shape/--batch` on dynamic exports:
+// real process, real files, exit codes.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/data/dynamic_batch.h"
+
+namespace {
+
+using ::ordo::testing::WithDynamicBatch;
+using ::testing::HasSubstr;
+
+struct ProcessResult {
+  int exit_code;
+  std::string out;  // stdout and stderr together
+};
+
+ProcessResult RunOrdo(const std::string& args) {
+  std::string command = absl::StrCat(ORDO_BINARY, " ", args, " 2>&1");
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
+  int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+nlohmann::json RunJson(const std::string& args) {
+  ProcessResult run = RunOrdo(args + " --json");
+  EXPECT_EQ(run.exit_code, 0) << args << "\n" << run.out;
+  return nlohmann::json::parse(run.out, nullptr, false);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+// A dynamic-batch copy of `path` in the temp folder; removed by the caller.
+std::string DynamicCopy(const std::string& path, const std::string& name) {
+  const std::string bytes = WithDynamicBatch(ReadFile(path));
+  EXPECT_FALSE(bytes.empty()) << path;
+  const std::string out = (std::filesystem::temp_directory_path() /
+                           absl::StrCat("ordo_input_shapes_", getpid(), "_", name))
+                              .string();
+  std::ofstream(out, std::ios::binary) << bytes;
+  return out;
+}
+
+const std::string kShapeSubgraph = std::string(ORDO_EXAMPLE_MODELS_DIR) + "/shape_subgraph.onnx";
+
+// The done-when of issue 14: a dynamic-batch MobileNetV2 with --batch 1 is
+// the static export, to the byte and the step.
+TEST(InputShapesCliTest, DynamicMobileNetV2WithBatchOneIsTheStaticModel) {
+  const std::string static_model = std::string(ORDO_SHARED_MODELS_DIR) + "/mobilenet_v2.onnx";
+  if (!std::filesystem::exists(static_model)) {
+    GTEST_SKIP() << "../shared/models not found; skipping the MobileNetV2 check (" << static_model
+                 << ")";
+  }
+  const std::string dynamic = DynamicCopy(static_model, "mbv2.onnx");
+  const nlohmann::json expected = RunJson("compile " + static_model);
+  const nlohmann::json batch = RunJson("compile " + dynamic + " --batch 1");
+  const nlohmann::json shape =
+      RunJson("compile " + dynamic + " --input-shape input=1x3x224x224");
+  for (const nlohmann::json* got : {&batch, &shape}) {
+    EXPECT_EQ((*got)["peak_bytes"], expected["peak_bytes"]);
+    EXPECT_EQ((*got)["status"], expected["status"]);
+    EXPECT_EQ((*got)["schedule"], expected["schedule"]);
+    EXPECT_EQ((*got)["arena"], expected["arena"]);
+  }
+  ProcessResult refused = RunOrdo("compile " + dynamic);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_THAT(refused.out, HasSubstr("graph input \"input\": dim 0 is \"batch\" (symbolic)"));
+  EXPECT_THAT(refused.out, HasSubstr("add --batch 1 (or --input-shape input=1x3x224x224)"));
+  std::filesystem::remove(dynamic);
+}
+
+TEST(InputShapesCliTest, BatchScalesThroughFoldedShapeComputations) {
+  const std::string dynamic = DynamicCopy(kShapeSubgraph, "shape_subgraph.onnx");
+  const nlohmann::json static_report = RunJson("compile " + kShapeSubgraph);
+  const nlohmann::json one = RunJson("compile " + dynamic + " --batch 1");
+  const nlohmann::json four = RunJson("compile " + dynamic + " --batch 4");
+  EXPECT_EQ(one["peak_bytes"], static_report["peak_bytes"]);
+  EXPECT_EQ(one["schedule"], static_report["schedule"]);
+  // Every activation carries the batch dim, so the peak is four times as big.
+  EXPECT_EQ(four["peak_bytes"].get<int64_t>(), 4 * one["peak_bytes"].get<int64_t>());
+  EXPECT_EQ(four["ops"], one["ops"]);
+
+  const nlohmann::json estimate = RunJson("estimate " + dynamic + " --batch 4");
+  EXPECT_EQ(estimate["lower_bound_bytes"].get<int64_t>(),
+            4 * RunJson("estimate " + kShapeSubgraph)["lower_bound_bytes"].get<int64_t>())
+      << estimate.dump();
+  const nlohmann::json inspect = RunJson("inspect " + dynamic + " --batch 2");
+  EXPECT_EQ(inspect["ops"], one["ops"]) << inspect.dump();
+  std::filesystem::remove(dynamic);
+}
+
+TEST(InputShapesCliTest, BadOverridesExitTwoNamingInputDimAndFlag) {
+  const std::string dynamic = DynamicCopy(kShapeSubgraph, "bad_overrides.onnx");
+  struct Case {
+    std::string flags;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"", "add --batch 1 (or --input-shape"},
+      {"--input-shape image=1x8x16x16", "the model has no graph input \"image\"; its graph "
+                                        "inputs are \"x\""},
+      {"--input-shape x=1x4x16x16", "dim 1 of graph input \"x\" is static 8"},
+      {"--input-shape x=1x8x16", "has rank 4"},
+      {"--input-shape x=0x8x16x16", "dim 0 is \"0\"; dims must be positive integers"},
+      {"--input-shape x", "write NAME=DIMS"},
+      {"--input-shape x=1x8x16x16 --input-shape x=2x8x16x16", "given twice"},
+      {"--batch 0", "--batch: not a positive integer"},
+      {"--batch many", "--batch: not a positive integer"},
+  };
+  for (const Case& c : cases) {
+    for (const char* command : {"compile", "estimate", "inspect"}) {
+      ProcessResult run = RunOrdo(absl::StrCat(command, " ", dynamic, " ", c.flags));
+      EXPECT_EQ(run.exit_code, 2) << command << " " << c.flags << "\n" << run.out;
+      EXPECT_THAT(run.out, HasSubstr(c.message)) << command << " " << c.flags;
+    }
+  }
+  // A static model: --batch must agree with it.
+  EXPECT_EQ(RunOrdo("compile " + kShapeSubgraph + " --batch 1").exit_code, 0);
+  ProcessResult contradicts = RunOrdo("compile " + kShapeSubgraph + " --batch 2");
+  EXPECT_EQ(contradicts.exit_code, 2);
+  EXPECT_THAT(contradicts.out, HasSubstr("--batch 2: no graph input has a symbolic dim 0"));
+  std::filesystem::remove(dynamic);
+}
+
+TEST(InputShapesCliTest, NativeGraphsHaveNoInputShapesToSet) {
+  const std::string json = (std::filesystem::temp_directory_path() /
+                            absl::StrCat("ordo_input_shapes_", getpid(), "_graph.json"))
+                               .string();
+  std::ofstream(json) << R"({"name": "g", "tensors": [{"name": "x", "sizeBytes": "4"},
+      {"name": "y", "sizeBytes": "4"}], "ops": [{"name": "a", "type": "Relu",
+      "inputs": ["x"], "outputs": ["y"]}], "inputs": ["x"], "outputs": ["y"]})";
+  ProcessResult run = RunOrdo("compile " + json + " --batch 1");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.out, HasSubstr("--input-shape/--batch apply to ONNX models"));
+  std::filesystem::remove(json);
+}
+
+}  // namespace
