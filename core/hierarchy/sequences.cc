@@ -3,14 +3,11 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/memory/live_memory.h"
 #include "core/util/check.h"
 
 namespace ordo {
 namespace {
-
-bool OutlivesProducer(const MemoryModel::TensorInfo& t) {
-  return t.live_at_end || !t.consumers.empty();
-}
 
 int64_t OutputBytes(const MemoryModel& model, int32_t op) {
   int64_t bytes = 0;
@@ -76,7 +73,7 @@ class SequenceFootprints {
     for (int32_t t : info.inputs) {
       if (!CertainlyDiesAt(*model_, t, op)) continue;
       transient -= model_->tensors[t].bytes;
-      if (t == info.inplace_input) stable -= model_->tensors[t].bytes;
+      if (MayOverwrite(*model_, info, t)) stable -= model_->tensors[t].bytes;
     }
     return {stable, transient};
   }

@@ -4,14 +4,10 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "core/memory/live_memory.h"
 
 namespace ordo {
 namespace {
-
-// A tensor holds memory between steps when someone still needs it.
-bool OutlivesProducer(const MemoryModel::TensorInfo& t) {
-  return t.live_at_end || !t.consumers.empty();
-}
 
 absl::Status CheckSchedule(const MemoryModel& model,
                            absl::Span<const int32_t> schedule,
@@ -63,9 +59,7 @@ int64_t OpStepBytes(const MemoryModel& model, int32_t op) {
   int64_t bytes = model.constant_bytes;
   for (int32_t t : info.inputs) bytes += model.tensors[t].bytes;
   for (int32_t t : info.outputs) bytes += model.tensors[t].bytes;
-  if (info.inplace_input != kNoId && !model.tensors[info.inplace_input].live_at_end) {
-    bytes -= model.tensors[info.inplace_input].bytes;
-  }
+  if (MayOverwrite(model, info, info.inplace_input)) bytes -= model.tensors[info.inplace_input].bytes;
   return bytes;
 }
 
@@ -91,40 +85,30 @@ absl::StatusOr<SimulationResult> Simulate(const MemoryModel& model,
   result.inplace_source.assign(num_tensors, kNoId);
   result.step_bytes.resize(n);
 
-  std::vector<int32_t> remaining(num_tensors);
-  int64_t current = model.constant_bytes;
-  result.initial_bytes = model.constant_bytes;
+  result.initial_bytes = InitialBytes(model);
   for (int32_t t = 0; t < num_tensors; ++t) {
     const MemoryModel::TensorInfo& info = model.tensors[t];
-    remaining[t] = static_cast<int32_t>(info.consumers.size());
     if (info.producer != kNoId || info.bytes == 0) continue;
-    result.initial_bytes += info.bytes;
     result.has_interval[t] = true;
     result.intervals[t] = {-1, info.live_at_end ? n - 1 : -1};
-    if (OutlivesProducer(info)) current += info.bytes;
   }
   result.peak_bytes = result.initial_bytes;
 
+  // The footprints come from LiveMemory (the rules); the intervals are the
+  // simulator's own bookkeeping.
+  LiveMemory memory(model);
   for (int32_t step = 0; step < n; ++step) {
     const MemoryModel::OpInfo& op = model.ops[schedule[step]];
-    int64_t footprint = current;
+    const LiveMemory::Step run = memory.Run(schedule[step]);
+    const int64_t footprint = run.footprint_bytes;
     for (int32_t t : op.outputs) {
       const MemoryModel::TensorInfo& info = model.tensors[t];
-      footprint += info.bytes;
       result.has_interval[t] = true;
       result.intervals[t] = {step, info.live_at_end ? n - 1 : step};
-      if (OutlivesProducer(info)) current += info.bytes;
     }
-    const int32_t inplace = op.inplace_input;
-    if (inplace != kNoId && remaining[inplace] == 1 &&
-        !model.tensors[inplace].live_at_end) {
-      footprint -= model.tensors[inplace].bytes;
-      result.inplace_source[op.outputs[0]] = inplace;
-    }
+    if (run.inplace_input != kNoId) result.inplace_source[op.outputs[0]] = run.inplace_input;
     for (int32_t t : op.inputs) {
-      const MemoryModel::TensorInfo& info = model.tensors[t];
-      if (!info.live_at_end) result.intervals[t].last = step;
-      if (--remaining[t] == 0 && !info.live_at_end) current -= info.bytes;
+      if (!model.tensors[t].live_at_end) result.intervals[t].last = step;
     }
     result.step_bytes[step] = footprint;
     if (footprint > result.peak_bytes) {

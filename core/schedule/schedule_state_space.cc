@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <functional>
 
+#include "core/memory/live_memory.h"
+#include "core/memory/simulator.h"
+
 namespace ordo {
 namespace {
 
@@ -14,21 +17,12 @@ uint64_t SplitMix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-bool OutlivesProducer(const MemoryModel::TensorInfo& t) {
-  return t.live_at_end || !t.consumers.empty();
-}
-
 }  // namespace
 
 ScheduleStateSpace::ScheduleStateSpace(const MemoryModel& model)
     : num_ops_(model.num_ops()), words_(std::max(1, (model.num_ops() + 63) / 64)) {
-  initial_live_ = model.constant_bytes;
-  initial_footprint_ = model.constant_bytes;
-  for (const MemoryModel::TensorInfo& t : model.tensors) {
-    if (t.producer != kNoId) continue;
-    initial_footprint_ += t.bytes;
-    if (OutlivesProducer(t)) initial_live_ += t.bytes;
-  }
+  initial_live_ = InitialLiveBytes(model);
+  initial_footprint_ = InitialBytes(model);
   zobrist_.resize(num_ops_);
   output_bytes_.assign(num_ops_, 0);
   kept_output_bytes_.assign(num_ops_, 0);
@@ -51,7 +45,7 @@ ScheduleStateSpace::ScheduleStateSpace(const MemoryModel& model)
       InputUse use;
       use.bytes = tensor.bytes;
       use.persistent = tensor.live_at_end;
-      use.inplace = t == info.inplace_input && !tensor.live_at_end;
+      use.inplace = MayOverwrite(model, info, t);
       use.others_begin = static_cast<int32_t>(other_consumers_.size());
       for (int32_t consumer : tensor.consumers) {
         if (consumer != op) other_consumers_.push_back(consumer);

@@ -3,16 +3,13 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/memory/live_memory.h"
 #include "core/memory/simulator.h"
 #include "core/util/check.h"
 #include "core/util/status_macros.h"
 
 namespace ordo {
 namespace {
-
-bool OutlivesProducer(const MemoryModel::TensorInfo& t) {
-  return t.live_at_end || !t.consumers.empty();
-}
 
 // Assembles the window's model (ScheduleWindow's comment).
 class WindowBuilder {

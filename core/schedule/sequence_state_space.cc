@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "core/memory/live_memory.h"
+#include "core/memory/simulator.h"
+
 namespace ordo {
 namespace {
 
@@ -13,22 +16,13 @@ uint64_t SplitMix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-bool OutlivesProducer(const MemoryModel::TensorInfo& t) {
-  return t.live_at_end || !t.consumers.empty();
-}
-
 }  // namespace
 
 SequenceStateSpace::SequenceStateSpace(const MemoryModel& model, const HierarchicalGraph& graph)
     : num_sequences_(graph.num_sequences()),
       words_(std::max(1, (graph.num_sequences() + 63) / 64)) {
-  initial_live_ = model.constant_bytes;
-  initial_footprint_ = model.constant_bytes;
-  for (const MemoryModel::TensorInfo& t : model.tensors) {
-    if (t.producer != kNoId) continue;
-    initial_footprint_ += t.bytes;
-    if (OutlivesProducer(t)) initial_live_ += t.bytes;
-  }
+  initial_live_ = InitialLiveBytes(model);
+  initial_footprint_ = InitialBytes(model);
   // Per tensor, the position in its sequence of the op reading it last
   // there; only the reads of one sequence matter at a time.
   std::vector<int32_t> last_reader(model.num_tensors(), kNoId);
@@ -54,7 +48,7 @@ void SequenceStateSpace::AddOp(const MemoryModel& model, const HierarchicalGraph
   for (int32_t t : info.inputs) {
     const MemoryModel::TensorInfo& tensor = model.tensors[t];
     if (tensor.live_at_end || last_reader[t] != op) continue;
-    Death death{tensor.bytes, static_cast<int32_t>(others_.size()), 0, t == info.inplace_input};
+    Death death{tensor.bytes, static_cast<int32_t>(others_.size()), 0, MayOverwrite(model, info, t)};
     for (int32_t consumer : tensor.consumers) {
       const int32_t other = graph.sequence_of_op(consumer);
       if (other != s) others_.push_back(other);

@@ -1,0 +1,21 @@
+#include "core/memory/live_memory.h"
+
+namespace ordo {
+
+int64_t InitialLiveBytes(const MemoryModel& model) {
+  int64_t bytes = model.constant_bytes;
+  for (const MemoryModel::TensorInfo& t : model.tensors) {
+    if (t.producer == kNoId && OutlivesProducer(t)) bytes += t.bytes;
+  }
+  return bytes;
+}
+
+LiveMemory::LiveMemory(const MemoryModel& model)
+    : model_(&model), live_bytes_(InitialLiveBytes(model)) {
+  readers_left_.resize(model.num_tensors());
+  for (int32_t t = 0; t < model.num_tensors(); ++t) {
+    readers_left_[t] = static_cast<int32_t>(model.tensors[t].consumers.size());
+  }
+}
+
+}  // namespace ordo
