@@ -1,0 +1,258 @@
+#include "core/pools/memory_pools.h"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/util/status_macros.h"
+
+namespace ordo {
+
+absl::Status ValidatePoolOptions(const PoolOptions& options) {
+  std::set<std::string> names;
+  for (const MemoryPool& pool : options.pools) {
+    if (pool.name.empty()) return absl::InvalidArgumentError("a memory pool has no name");
+    if (!names.insert(pool.name).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("memory pool \"", pool.name, "\" is given twice; pool names must differ"));
+    }
+    if (pool.capacity_bytes <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "memory pool \"", pool.name, "\": capacity must be positive, got ", pool.capacity_bytes));
+    }
+    if (!(pool.read_bytes_per_second > 0) || !(pool.write_bytes_per_second > 0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("memory pool \"", pool.name, "\": bandwidths must be positive"));
+    }
+  }
+  for (const auto& [tensor, pool] : options.pinned) {
+    if (names.count(pool) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("tensor \"", tensor,
+                                                     "\" is pinned to unknown memory pool \"",
+                                                     pool, "\""));
+    }
+  }
+  return absl::OkStatus();
+}
+
+double TensorMemorySeconds(const MemoryModel& model, int32_t tensor, int64_t aligned_bytes,
+                           const MemoryPool& pool) {
+  const MemoryModel::TensorInfo& info = model.tensors[tensor];
+  const double bytes = static_cast<double>(aligned_bytes);
+  const double writes = info.producer == kNoId ? 0.0 : 1.0;
+  const double reads = static_cast<double>(info.consumers.size());
+  return writes * bytes / pool.write_bytes_per_second + reads * bytes / pool.read_bytes_per_second;
+}
+
+namespace {
+
+absl::StatusOr<std::vector<int32_t>> PinnedPoolOfTensor(const Graph& graph,
+                                                        const SimulationResult& simulation,
+                                                        const PoolOptions& options) {
+  std::vector<int32_t> pinned(graph.num_tensors(), kNoId);
+  for (const auto& [name, pool_name] : options.pinned) {
+    const std::optional<TensorId> tensor = graph.FindTensor(name);
+    if (!tensor || !simulation.has_interval[*tensor]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "pinned tensor \"", name, "\" is not an activation tensor of the model"));
+    }
+    for (int32_t p = 0; p < static_cast<int32_t>(options.pools.size()); ++p) {
+      if (options.pools[p].name == pool_name) pinned[*tensor] = p;
+    }
+  }
+  return pinned;
+}
+
+}  // namespace
+
+absl::StatusOr<PoolProblem> BuildPoolProblem(const Graph& graph, const MemoryModel& model,
+                                             const SimulationResult& simulation,
+                                             int64_t alignment, const PoolOptions& options) {
+  ORDO_RETURN_IF_ERROR(ValidatePoolOptions(options));
+  if (!options.enabled()) return absl::InvalidArgumentError("no memory pools given");
+  PoolProblem problem;
+  ORDO_ASSIGN_OR_RETURN(problem.arena, BuildArenaProblem(model, simulation, alignment));
+  ORDO_ASSIGN_OR_RETURN(std::vector<int32_t> pinned,
+                        PinnedPoolOfTensor(graph, simulation, options));
+  problem.pools = options.pools;
+  const int32_t num_pools = problem.num_pools();
+  for (const ArenaBlock& block : problem.arena.blocks) {
+    std::vector<double> seconds(num_pools, 0.0);
+    std::vector<bool> allowed(num_pools, true);
+    int32_t pinned_to = kNoId;
+    for (int32_t t : block.tensors) {
+      for (int32_t p = 0; p < num_pools; ++p) {
+        seconds[p] += TensorMemorySeconds(model, t, block.size, problem.pools[p]);
+      }
+      if (pinned[t] == kNoId) continue;
+      if (pinned_to != kNoId && pinned_to != pinned[t]) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "tensor \"", graph.tensor(t).name, "\" shares its memory in place with tensor \"",
+            graph.tensor(block.tensors[0]).name, "\" but is pinned to another pool"));
+      }
+      pinned_to = pinned[t];
+    }
+    bool any = false;
+    for (int32_t p = 0; p < num_pools; ++p) {
+      allowed[p] = (pinned_to == kNoId || pinned_to == p) &&
+                   block.size <= problem.pools[p].capacity_bytes;
+      any = any || allowed[p];
+    }
+    if (!any) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor \"", graph.tensor(block.tensors[0]).name, "\" (", block.size,
+          " bytes) is larger than every memory pool it may use",
+          pinned_to != kNoId ? absl::StrCat(" (pinned to \"", problem.pools[pinned_to].name, "\")")
+                             : ""));
+    }
+    problem.seconds.push_back(std::move(seconds));
+    problem.allowed.push_back(std::move(allowed));
+  }
+  return problem;
+}
+
+PoolEvaluation EvaluatePoolAssignment(const PoolProblem& problem,
+                                      const PoolAssignment& assignment) {
+  PoolEvaluation evaluation;
+  for (const MemoryPool& pool : problem.pools) {
+    evaluation.pools.push_back({pool.name, pool.capacity_bytes, 0, 0, 0.0});
+  }
+  for (int32_t b = 0; b < problem.num_blocks(); ++b) {
+    const int32_t p = assignment.pool[b];
+    PoolUsage& usage = evaluation.pools[p];
+    const ArenaBlock& block = problem.arena.blocks[b];
+    if (block.size > 0) {
+      usage.used_bytes = std::max(usage.used_bytes, assignment.offset[b] + block.size);
+    }
+    usage.tensors += static_cast<int32_t>(block.tensors.size());
+    usage.modelled_seconds += problem.seconds[b][p];
+  }
+  for (const PoolUsage& usage : evaluation.pools) {
+    evaluation.modelled_seconds += usage.modelled_seconds;
+    evaluation.overflow_bytes += std::max<int64_t>(0, usage.used_bytes - usage.capacity_bytes);
+  }
+  return evaluation;
+}
+
+absl::Status CheckPoolAssignment(const PoolProblem& problem, const PoolAssignment& assignment) {
+  const int32_t num_blocks = problem.num_blocks();
+  if (static_cast<int32_t>(assignment.pool.size()) != num_blocks ||
+      static_cast<int32_t>(assignment.offset.size()) != num_blocks) {
+    return absl::InternalError("pool placement: not one pool and offset per block");
+  }
+  std::vector<std::vector<int32_t>> blocks_of_pool(problem.num_pools());
+  for (int32_t b = 0; b < num_blocks; ++b) {
+    const int32_t p = assignment.pool[b];
+    const ArenaBlock& block = problem.arena.blocks[b];
+    if (p < 0 || p >= problem.num_pools() || !problem.allowed[b][p]) {
+      return absl::InternalError(
+          absl::StrCat("pool placement: tensor ", block.tensors[0], " is in a pool it may not use"));
+    }
+    const int64_t offset = assignment.offset[b];
+    if (offset < 0 || offset % problem.arena.alignment != 0) {
+      return absl::InternalError(absl::StrCat("pool placement: tensor ", block.tensors[0],
+                                              " has a misaligned offset ", offset));
+    }
+    if (block.size > 0 && offset + block.size > problem.pools[p].capacity_bytes) {
+      return absl::InternalError(absl::StrCat("pool placement: tensor ", block.tensors[0],
+                                              " ends beyond pool \"", problem.pools[p].name,
+                                              "\""));
+    }
+    if (block.size > 0) blocks_of_pool[p].push_back(b);
+  }
+  for (const std::vector<int32_t>& blocks : blocks_of_pool) {
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      for (size_t j = i + 1; j < blocks.size(); ++j) {
+        const ArenaBlock& a = problem.arena.blocks[blocks[i]];
+        const ArenaBlock& b = problem.arena.blocks[blocks[j]];
+        const int64_t oa = assignment.offset[blocks[i]], ob = assignment.offset[blocks[j]];
+        if (BlocksOverlapInTime(a, b) && oa < ob + b.size && ob < oa + a.size) {
+          return absl::InternalError(absl::StrCat("pool placement: tensors ", a.tensors[0],
+                                                  " and ", b.tensors[0], " overlap"));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+// A pool at least as fast as every other for reads and writes, or kNoId.
+int32_t DominantPool(const std::vector<MemoryPool>& pools) {
+  for (int32_t f = 0; f < static_cast<int32_t>(pools.size()); ++f) {
+    bool dominant = true;
+    for (const MemoryPool& other : pools) {
+      dominant = dominant && pools[f].read_bytes_per_second >= other.read_bytes_per_second &&
+                 pools[f].write_bytes_per_second >= other.write_bytes_per_second;
+    }
+    if (dominant) return f;
+  }
+  return kNoId;
+}
+
+}  // namespace
+
+// Why the raise holds: with F dominant, a block b allowed in F costs at
+// least its minimum plus penalty(b) x size(b) when it is elsewhere, where
+// penalty is its cheapest alternative's extra time per byte. At a step s the
+// blocks live there outside F hold at least live(s) - capacity(F) bytes, so
+// every valid placement pays at least the cheapest fractional choice of such
+// bytes. Blocks that may not use F are outside for free. Steps do not add up
+// (the same blocks may serve several), hence the maximum over steps.
+double PoolLowerBoundSeconds(const PoolProblem& problem) {
+  const int32_t num_blocks = problem.num_blocks();
+  std::vector<double> min_seconds(num_blocks, std::numeric_limits<double>::infinity());
+  double base = 0;
+  for (int32_t b = 0; b < num_blocks; ++b) {
+    for (int32_t p = 0; p < problem.num_pools(); ++p) {
+      if (problem.allowed[b][p]) min_seconds[b] = std::min(min_seconds[b], problem.seconds[b][p]);
+    }
+    base += min_seconds[b];
+  }
+  const int32_t f = DominantPool(problem.pools);
+  if (f == kNoId) return base;
+  const int32_t num_steps = problem.arena.num_steps;
+  std::vector<std::vector<int32_t>> live(num_steps + 1);
+  for (int32_t b = 0; b < num_blocks; ++b) {
+    const ArenaBlock& block = problem.arena.blocks[b];
+    if (block.size == 0) continue;
+    for (int32_t s = block.first; s <= block.last; ++s) live[s + 1].push_back(b);
+  }
+  double best_raise = 0;
+  for (const std::vector<int32_t>& blocks : live) {
+    int64_t bytes = 0;
+    for (int32_t b : blocks) bytes += problem.arena.blocks[b].size;
+    int64_t to_move = bytes - problem.pools[f].capacity_bytes;
+    if (to_move <= 0) continue;
+    std::vector<std::pair<double, int64_t>> penalties;  // per byte, bytes
+    for (int32_t b : blocks) {
+      const int64_t size = problem.arena.blocks[b].size;
+      if (!problem.allowed[b][f]) {
+        to_move -= size;
+        continue;
+      }
+      double alternative = std::numeric_limits<double>::infinity();
+      for (int32_t p = 0; p < problem.num_pools(); ++p) {
+        if (p != f && problem.allowed[b][p]) alternative = std::min(alternative, problem.seconds[b][p]);
+      }
+      if (alternative != std::numeric_limits<double>::infinity()) {
+        penalties.push_back({(alternative - problem.seconds[b][f]) / size, size});
+      }
+    }
+    std::sort(penalties.begin(), penalties.end());
+    double raise = 0;
+    for (const auto& [per_byte, size] : penalties) {
+      if (to_move <= 0) break;
+      const int64_t moved = std::min(to_move, size);
+      raise += per_byte * static_cast<double>(moved);
+      to_move -= moved;
+    }
+    best_raise = std::max(best_raise, raise);
+  }
+  return base + best_raise;
+}
+
+}  // namespace ordo

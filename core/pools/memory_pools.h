@@ -1,0 +1,114 @@
+#ifndef ORDO_CORE_POOLS_MEMORY_POOLS_H_
+#define ORDO_CORE_POOLS_MEMORY_POOLS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/arena/arena_problem.h"
+#include "core/graph/graph.h"
+#include "core/memory/memory_model.h"
+#include "core/memory/simulator.h"
+
+namespace ordo {
+
+// Bandwidth of a pool whose spec gives none: 1 GB/s, the order of an on-chip
+// SRAM of a 200-500 MHz microcontroller (documented in docs/pools.md).
+inline constexpr double kDefaultPoolBytesPerSecond = 1e9;
+
+// One memory bank of a device (spec: Memory pools).
+struct MemoryPool {
+  std::string name;
+  int64_t capacity_bytes = 0;
+  double read_bytes_per_second = kDefaultPoolBytesPerSecond;
+  double write_bytes_per_second = kDefaultPoolBytesPerSecond;
+};
+
+// The banks of a device and the per-tensor restrictions. Empty pools: the
+// device has one flat arena (the behaviour without pools).
+struct PoolOptions {
+  std::vector<MemoryPool> pools;
+  // Tensor name -> the one pool it must live in (e.g. a DMA-written input).
+  std::map<std::string, std::string> pinned;
+
+  bool enabled() const { return !pools.empty(); }
+};
+
+// INVALID_ARGUMENT naming the pool: empty or duplicate names, a capacity or
+// bandwidth that is not positive, a pinned pool that does not exist.
+absl::Status ValidatePoolOptions(const PoolOptions& options);
+
+// The spec's modelled memory time of one tensor of `aligned_bytes` placed in
+// `pool`: written once by its producer (graph inputs are not written), read
+// once by each distinct consumer. The one place this rule lives.
+double TensorMemorySeconds(const MemoryModel& model, int32_t tensor, int64_t aligned_bytes,
+                           const MemoryPool& pool);
+
+// The instance every pool placer solves: the arena blocks of one schedule
+// (an in-place chain is one block, so it lives in one pool), the pools, the
+// time each block costs in each pool and the pools each block may use.
+struct PoolProblem {
+  ArenaProblem arena;
+  std::vector<MemoryPool> pools;
+  // [block][pool]: summed TensorMemorySeconds of the block's tensors.
+  std::vector<std::vector<double>> seconds;
+  // [block][pool]: the block may live in the pool (pinning, size).
+  std::vector<std::vector<bool>> allowed;
+
+  int32_t num_blocks() const { return static_cast<int32_t>(arena.blocks.size()); }
+  int32_t num_pools() const { return static_cast<int32_t>(pools.size()); }
+};
+
+// Builds the pool instance of the schedule `simulation` describes.
+// INVALID_ARGUMENT: bad options (ValidatePoolOptions), a pinned tensor that
+// is not an activation of `graph`, two tensors of one in-place chain pinned to
+// different pools, a tensor larger than every pool it may use (named).
+absl::StatusOr<PoolProblem> BuildPoolProblem(const Graph& graph, const MemoryModel& model,
+                                             const SimulationResult& simulation,
+                                             int64_t alignment, const PoolOptions& options);
+
+// A placement: for every block a pool and an offset in it.
+struct PoolAssignment {
+  std::vector<int32_t> pool;
+  std::vector<int64_t> offset;
+};
+
+// What a placement costs and how full it leaves each pool.
+struct PoolUsage {
+  std::string name;
+  int64_t capacity_bytes = 0;
+  // max over its blocks of offset + size.
+  int64_t used_bytes = 0;
+  int32_t tensors = 0;
+  double modelled_seconds = 0;
+};
+struct PoolEvaluation {
+  std::vector<PoolUsage> pools;
+  double modelled_seconds = 0;
+  // Sum over pools of max(0, used - capacity): 0 iff capacities hold.
+  int64_t overflow_bytes = 0;
+};
+
+// Used bytes, tensor counts and modelled time of `assignment` (spec: Memory
+// pools). Does not check overlaps; see CheckPoolAssignment. O(B).
+PoolEvaluation EvaluatePoolAssignment(const PoolProblem& problem,
+                                      const PoolAssignment& assignment);
+
+// Spec "valid placement": every block in one allowed pool at an aligned
+// non-negative offset, co-live blocks of a pool disjoint, every pool within
+// its capacity. INTERNAL naming the first broken rule (a placer bug).
+// O(B^2) worst case.
+absl::Status CheckPoolAssignment(const PoolProblem& problem, const PoolAssignment& assignment);
+
+// A lower bound on the modelled time of every valid placement: each block in
+// its cheapest allowed pool, raised, when one pool is at least as fast as
+// every other for reads and writes, by the cheapest fractional eviction of
+// the bytes live at a step beyond that pool's capacity. O(S * B log B).
+double PoolLowerBoundSeconds(const PoolProblem& problem);
+
+}  // namespace ordo
+
+#endif  // ORDO_CORE_POOLS_MEMORY_POOLS_H_

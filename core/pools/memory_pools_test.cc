@@ -1,0 +1,148 @@
+// The pool model: options, the time rule, the problem, the checker and the
+// lower bound, on small graphs written inline.
+
+#include "core/pools/memory_pools.h"
+
+#include "core/pools/device_presets.h"
+
+#include "core/testing/status_matchers.h"
+#include "core/testing/test_graph.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ordo {
+namespace {
+
+using ::ordo::testing::StatusIs;
+using ::ordo::testing::TestGraph;
+using ::testing::HasSubstr;
+
+// x (input, 64 B) -> a -> y (128 B) read by b and c -> z, w; output join.
+constexpr char kGraph[] = R"(
+  input x 64
+  op a Conv x -> y:128
+  op b Conv y -> z:64
+  op c Conv y -> w:64
+  op d Concat z w -> out:128
+  output out
+)";
+
+struct Fixture {
+  Graph graph = TestGraph(kGraph);
+  MemoryModel model = *BuildMemoryModel(graph, {});
+  SimulationResult simulation = *Simulate(model, {0, 1, 2, 3});
+};
+
+PoolOptions TwoPools(int64_t fast_bytes, int64_t slow_bytes) {
+  PoolOptions options;
+  options.pools = {{"fast", fast_bytes, 4e9, 2e9}, {"slow", slow_bytes, 1e8, 1e8}};
+  return options;
+}
+
+TEST(MemoryPoolsTest, TensorTimeIsWriteOncePlusOneReadPerDistinctConsumer) {
+  Fixture f;
+  const MemoryPool pool{"p", 1 << 20, 1000, 500};
+  const int32_t y = *f.graph.FindTensor("y");
+  const int32_t x = *f.graph.FindTensor("x");
+  // y: written once (128/500) and read by b and c (2 x 128/1000).
+  EXPECT_DOUBLE_EQ(TensorMemorySeconds(f.model, y, 128, pool), 128.0 / 500 + 2 * 128.0 / 1000);
+  // A graph input is not written.
+  EXPECT_DOUBLE_EQ(TensorMemorySeconds(f.model, x, 64, pool), 64.0 / 1000);
+}
+
+TEST(MemoryPoolsTest, BadOptionsNameThePool) {
+  PoolOptions duplicate = TwoPools(100, 100);
+  duplicate.pools[1].name = "fast";
+  EXPECT_THAT(ValidatePoolOptions(duplicate), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                       HasSubstr("\"fast\" is given twice")));
+  PoolOptions empty = TwoPools(0, 100);
+  EXPECT_THAT(ValidatePoolOptions(empty),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"fast\": capacity")));
+  PoolOptions slow = TwoPools(100, 100);
+  slow.pools[1].read_bytes_per_second = 0;
+  EXPECT_THAT(ValidatePoolOptions(slow),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"slow\": bandwidths")));
+  PoolOptions pinned = TwoPools(100, 100);
+  pinned.pinned["x"] = "dtcm";
+  EXPECT_THAT(ValidatePoolOptions(pinned),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown memory pool \"dtcm\"")));
+}
+
+TEST(MemoryPoolsTest, ProblemRejectsUnknownPinnedTensorsAndTensorsThatFitNowhere) {
+  Fixture f;
+  PoolOptions options = TwoPools(1024, 1024);
+  options.pinned["nope"] = "fast";
+  EXPECT_THAT(BuildPoolProblem(f.graph, f.model, f.simulation, 64, options),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"nope\"")));
+  PoolOptions small = TwoPools(64, 64);
+  EXPECT_THAT(BuildPoolProblem(f.graph, f.model, f.simulation, 64, small),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("tensor \"y\" (128 bytes) is larger than every memory pool")));
+  PoolOptions pinned = TwoPools(64, 1024);
+  pinned.pinned["y"] = "fast";
+  EXPECT_THAT(BuildPoolProblem(f.graph, f.model, f.simulation, 64, pinned),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("pinned to \"fast\"")));
+}
+
+TEST(MemoryPoolsTest, PinningRestrictsTheBlock) {
+  Fixture f;
+  PoolOptions options = TwoPools(1024, 1024);
+  options.pinned["x"] = "slow";
+  const PoolProblem problem = *BuildPoolProblem(f.graph, f.model, f.simulation, 64, options);
+  const int32_t x = *f.graph.FindTensor("x");
+  const int32_t block = problem.arena.block_of_tensor[x];
+  EXPECT_FALSE(problem.allowed[block][0]);
+  EXPECT_TRUE(problem.allowed[block][1]);
+}
+
+TEST(MemoryPoolsTest, CheckerFindsOverlapAndOverflow) {
+  Fixture f;
+  const PoolProblem problem =
+      *BuildPoolProblem(f.graph, f.model, f.simulation, 64, TwoPools(1024, 1024));
+  PoolAssignment all_at_zero{std::vector<int32_t>(problem.num_blocks(), 0),
+                             std::vector<int64_t>(problem.num_blocks(), 0)};
+  EXPECT_THAT(CheckPoolAssignment(problem, all_at_zero),
+              StatusIs(absl::StatusCode::kInternal, HasSubstr("overlap")));
+  PoolAssignment beyond{std::vector<int32_t>(problem.num_blocks(), 1),
+                        std::vector<int64_t>(problem.num_blocks(), 0)};
+  for (int32_t b = 0; b < problem.num_blocks(); ++b) beyond.offset[b] = 1024 * b;
+  EXPECT_THAT(CheckPoolAssignment(problem, beyond),
+              StatusIs(absl::StatusCode::kInternal, HasSubstr("beyond pool \"slow\"")));
+  PoolAssignment apart = beyond;
+  for (int32_t b = 0; b < problem.num_blocks(); ++b) apart.offset[b] = 128 * b;
+  ORDO_EXPECT_OK(CheckPoolAssignment(problem, apart));
+  const PoolEvaluation evaluation = EvaluatePoolAssignment(problem, apart);
+  EXPECT_EQ(evaluation.pools[1].tensors, 5);
+  EXPECT_EQ(evaluation.overflow_bytes, 0);
+}
+
+TEST(MemoryPoolsTest, LowerBoundIsRaisedWhenTheFastPoolCannotHoldAStep) {
+  Fixture f;
+  // Everything in the fast pool when it is big enough.
+  const PoolProblem roomy =
+      *BuildPoolProblem(f.graph, f.model, f.simulation, 64, TwoPools(4096, 4096));
+  double fastest = 0;
+  for (int32_t b = 0; b < roomy.num_blocks(); ++b) fastest += roomy.seconds[b][0];
+  EXPECT_DOUBLE_EQ(PoolLowerBoundSeconds(roomy), fastest);
+  // At step 2 (c) y, z and w (256 bytes) are live: 128 bytes must leave a
+  // 128-byte fast pool, which costs time the plain bound does not count.
+  const PoolProblem tight =
+      *BuildPoolProblem(f.graph, f.model, f.simulation, 64, TwoPools(128, 4096));
+  EXPECT_GT(PoolLowerBoundSeconds(tight), fastest);
+}
+
+TEST(DevicePresetsTest, PresetsAreValidAndFoundIgnoringCaseAndPunctuation) {
+  for (const DevicePreset& preset : BuiltinDevicePresets()) {
+    PoolOptions options;
+    options.pools = preset.pools;
+    ORDO_EXPECT_OK(ValidatePoolOptions(options)) << preset.name;
+  }
+  ORDO_ASSERT_OK_AND_ASSIGN(DevicePreset rt, FindDevicePreset("i.MX RT1170"));
+  EXPECT_EQ(rt.name, "imxrt1170");
+  EXPECT_EQ(FindDevicePreset("STM32H743")->pools.size(), 6u);
+  EXPECT_THAT(FindDevicePreset("z80"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown device \"z80\"")));
+}
+
+}  // namespace
+}  // namespace ordo

@@ -1,0 +1,442 @@
+#include "core/pools/pool_placer.h"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <utility>
+
+#include "core/arena/arena_search.h"
+#include "core/arena/best_arena_planner.h"
+
+namespace ordo {
+
+bool BetterPlacement(const PoolPlacement& a, const PoolPlacement& b) {
+  if (a.fits() != b.fits()) return a.fits();
+  if (!a.fits() && a.evaluation.overflow_bytes != b.evaluation.overflow_bytes) {
+    return a.evaluation.overflow_bytes < b.evaluation.overflow_bytes;
+  }
+  return a.evaluation.modelled_seconds < b.evaluation.modelled_seconds;
+}
+
+namespace {
+
+constexpr int32_t kUnplaced = -1;
+
+// Blocks placed so far, per pool in offset order, with first-fit queries.
+class PoolFiller {
+ public:
+  explicit PoolFiller(const PoolProblem& problem)
+      : problem_(problem), by_offset_(problem.num_pools()) {
+    assignment_.pool.assign(problem.num_blocks(), kUnplaced);
+    assignment_.offset.assign(problem.num_blocks(), 0);
+  }
+
+  // TFLite Micro's first fit: the lowest gap among the co-live blocks.
+  int64_t FirstFit(int32_t b, int32_t p) const {
+    const ArenaBlock& block = problem_.arena.blocks[b];
+    int64_t candidate = 0;
+    for (int32_t other : by_offset_[p]) {
+      const ArenaBlock& next = problem_.arena.blocks[other];
+      if (other == b || !BlocksOverlapInTime(next, block)) continue;
+      if (assignment_.offset[other] - candidate >= block.size) break;
+      candidate = std::max(candidate, assignment_.offset[other] + next.size);
+    }
+    return candidate;
+  }
+  bool FitsAt(int32_t b, int32_t p, int64_t offset) const {
+    return offset + problem_.arena.blocks[b].size <= problem_.pools[p].capacity_bytes;
+  }
+  void Place(int32_t b, int32_t p, int64_t offset) {
+    assignment_.pool[b] = p;
+    assignment_.offset[b] = offset;
+    if (problem_.arena.blocks[b].size == 0) {
+      assignment_.offset[b] = 0;
+      return;
+    }
+    std::vector<int32_t>& list = by_offset_[p];
+    auto it = std::upper_bound(list.begin(), list.end(), offset, [this](int64_t value, int32_t o) {
+      return value < assignment_.offset[o];
+    });
+    list.insert(it, b);
+  }
+  void Remove(int32_t b) {
+    std::vector<int32_t>& list = by_offset_[assignment_.pool[b]];
+    list.erase(std::remove(list.begin(), list.end(), b), list.end());
+    assignment_.pool[b] = kUnplaced;
+  }
+  // First preferred pool with room; else the allowed pool it overflows least.
+  void PlaceFirstFit(int32_t b, const std::vector<int32_t>& preference) {
+    int32_t least_pool = kNoId;
+    int64_t least_offset = 0, least_overflow = std::numeric_limits<int64_t>::max();
+    for (int32_t p : preference) {
+      if (!problem_.allowed[b][p]) continue;
+      const int64_t offset = FirstFit(b, p);
+      if (FitsAt(b, p, offset)) return Place(b, p, offset);
+      const int64_t overflow =
+          offset + problem_.arena.blocks[b].size - problem_.pools[p].capacity_bytes;
+      if (overflow < least_overflow) {
+        least_pool = p, least_offset = offset, least_overflow = overflow;
+      }
+    }
+    Place(b, least_pool, least_offset);
+  }
+  const PoolAssignment& assignment() const { return assignment_; }
+  const std::vector<int32_t>& blocks_of(int32_t p) const { return by_offset_[p]; }
+  void Rebuild(const PoolAssignment& assignment) {
+    for (auto& list : by_offset_) list.clear();
+    for (int32_t b = 0; b < problem_.num_blocks(); ++b) {
+      Place(b, assignment.pool[b], assignment.offset[b]);
+    }
+  }
+
+ private:
+  const PoolProblem& problem_;
+  PoolAssignment assignment_;
+  std::vector<std::vector<int32_t>> by_offset_;
+};
+
+PoolPlacement Finish(const PoolProblem& problem, std::string algorithm,
+                     PoolAssignment assignment) {
+  PoolPlacement placement{std::move(algorithm), std::move(assignment), {}};
+  placement.evaluation = EvaluatePoolAssignment(problem, placement.assignment);
+  return placement;
+}
+
+// Pools by the time of one byte written once and read once, fastest first.
+std::vector<int32_t> PoolsBySpeed(const PoolProblem& problem) {
+  std::vector<int32_t> pools(problem.num_pools());
+  std::iota(pools.begin(), pools.end(), 0);
+  auto byte_seconds = [&](int32_t p) {
+    return 1 / problem.pools[p].read_bytes_per_second + 1 / problem.pools[p].write_bytes_per_second;
+  };
+  std::stable_sort(pools.begin(), pools.end(),
+                   [&](int32_t a, int32_t b) { return byte_seconds(a) < byte_seconds(b); });
+  return pools;
+}
+
+std::vector<int32_t> AllBlocks(const PoolProblem& problem) {
+  std::vector<int32_t> blocks(problem.num_blocks());
+  std::iota(blocks.begin(), blocks.end(), 0);
+  return blocks;
+}
+
+// This block's allowed pools, cheapest first (ties: the given pool order).
+std::vector<int32_t> CostOrder(const PoolProblem& problem, int32_t b) {
+  std::vector<int32_t> pools;
+  for (int32_t p = 0; p < problem.num_pools(); ++p) {
+    if (problem.allowed[b][p]) pools.push_back(p);
+  }
+  std::stable_sort(pools.begin(), pools.end(), [&](int32_t x, int32_t y) {
+    return problem.seconds[b][x] < problem.seconds[b][y];
+  });
+  return pools;
+}
+
+// Time the block saves in its cheapest allowed pool over its dearest.
+double Saving(const PoolProblem& problem, int32_t b) {
+  const std::vector<int32_t> pools = CostOrder(problem, b);
+  return problem.seconds[b][pools.back()] - problem.seconds[b][pools.front()];
+}
+
+PoolAssignment Greedy(const PoolProblem& problem, const std::vector<int32_t>& order,
+                      const std::function<std::vector<int32_t>(int32_t)>& preference) {
+  PoolFiller filler(problem);
+  for (int32_t b : order) filler.PlaceFirstFit(b, preference(b));
+  return filler.assignment();
+}
+
+// Moves blocks to cheaper pools where first fit finds room. Never adds
+// overflow: a block moves only into room within capacity.
+bool MoveToCheaperPools(const PoolProblem& problem, PoolFiller& filler) {
+  std::vector<std::pair<double, int32_t>> candidates;
+  for (int32_t b = 0; b < problem.num_blocks(); ++b) {
+    const double gain = problem.seconds[b][filler.assignment().pool[b]] -
+                        problem.seconds[b][CostOrder(problem, b).front()];
+    if (gain > 0) candidates.push_back({-gain, b});
+  }
+  std::sort(candidates.begin(), candidates.end());
+  bool moved = false;
+  for (const auto& [gain, b] : candidates) {
+    const int32_t from = filler.assignment().pool[b];
+    for (int32_t p : CostOrder(problem, b)) {
+      if (problem.seconds[b][p] >= problem.seconds[b][from]) break;
+      const int64_t offset = filler.FirstFit(b, p);
+      if (!filler.FitsAt(b, p, offset)) continue;
+      filler.Remove(b);
+      filler.Place(b, p, offset);
+      moved = true;
+      break;
+    }
+  }
+  return moved;
+}
+
+// Re-plans each pool's offsets with the `best` arena planner and keeps them
+// where the pool gets no larger.
+void CompactPools(const PoolProblem& problem, PoolFiller& filler, const ArenaLimits& limits) {
+  PoolAssignment assignment = filler.assignment();
+  const BestArenaPlanner planner;
+  // The greedy portfolio plus a short search: placement runs for several
+  // starts and schedules, so it must stay a small part of a compile.
+  ArenaLimits budget = limits;
+  budget.max_search_nodes = std::min<int64_t>(limits.max_search_nodes, 20000);
+  for (int32_t p = 0; p < problem.num_pools(); ++p) {
+    std::vector<int32_t> blocks = filler.blocks_of(p);
+    if (blocks.empty()) continue;
+    ArenaProblem sub;
+    sub.num_steps = problem.arena.num_steps;
+    sub.alignment = problem.arena.alignment;
+    std::sort(blocks.begin(), blocks.end());
+    std::vector<int64_t> live(sub.num_steps + 1, 0);
+    int64_t used = 0;
+    for (int32_t b : blocks) {
+      const ArenaBlock& block = problem.arena.blocks[b];
+      sub.blocks.push_back(block);
+      used = std::max(used, assignment.offset[b] + block.size);
+      for (int32_t s = block.first; s <= block.last; ++s) live[s + 1] += block.size;
+    }
+    sub.lower_bound_bytes = *std::max_element(live.begin(), live.end());
+    if (used == sub.lower_bound_bytes) continue;
+    const ArenaPlacement placed = planner.Place(sub, budget);
+    if (ArenaBytes(sub, placed.offsets) >= used) continue;
+    for (size_t i = 0; i < blocks.size(); ++i) assignment.offset[blocks[i]] = placed.offsets[i];
+  }
+  filler.Rebuild(assignment);
+}
+
+PoolPlacement Improve(const PoolProblem& problem, PoolPlacement start, const ArenaLimits& limits) {
+  PoolFiller filler(problem);
+  filler.Rebuild(start.assignment);
+  for (int round = 0; round < 3; ++round) {
+    const bool moved = MoveToCheaperPools(problem, filler);
+    if ((round > 0 && !moved) || limits.Expired()) break;
+    CompactPools(problem, filler, limits);
+  }
+  return Finish(problem, start.algorithm, filler.assignment());
+}
+
+// Ruin and recreate: a block kept out of its cheapest pool is placed before
+// everything else and the greedy pass reruns; kept when the result is
+// better. Bounded by `kMaxPromotions` reruns, each O(B^2 P).
+constexpr int kMaxPromotions = 48;
+
+PoolPlacement Promote(const PoolProblem& problem, PoolPlacement best,
+                      const std::vector<int32_t>& base_order, const ArenaLimits& limits) {
+  std::vector<int32_t> promoted;
+  int reruns = 0;
+  for (bool improved = true; improved && reruns < kMaxPromotions;) {
+    improved = false;
+    std::vector<std::pair<double, int32_t>> candidates;
+    for (int32_t b = 0; b < problem.num_blocks(); ++b) {
+      const double gain = problem.seconds[b][best.assignment.pool[b]] -
+                          problem.seconds[b][CostOrder(problem, b).front()];
+      if (gain > 0) candidates.push_back({-gain, b});
+    }
+    std::sort(candidates.begin(), candidates.end());
+    for (const auto& [gain, b] : candidates) {
+      if (++reruns > kMaxPromotions || limits.Expired()) break;
+      std::vector<int32_t> order = promoted;
+      order.push_back(b);
+      for (int32_t other : base_order) {
+        if (std::find(order.begin(), order.end(), other) == order.end()) order.push_back(other);
+      }
+      PoolFiller filler(problem);
+      for (int32_t block : order) filler.PlaceFirstFit(block, CostOrder(problem, block));
+      while (MoveToCheaperPools(problem, filler)) {
+      }
+      PoolPlacement candidate = Finish(problem, best.algorithm, filler.assignment());
+      if (BetterPlacement(candidate, best)) {
+        best = std::move(candidate);
+        promoted.push_back(b);
+        improved = true;
+        break;
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+PoolPlacement PlaceInternalFirst(const PoolProblem& problem) {
+  std::vector<int32_t> order = AllBlocks(problem);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return problem.arena.blocks[a].first < problem.arena.blocks[b].first;
+  });
+  const std::vector<int32_t> pools = PoolsBySpeed(problem);
+  return Finish(problem, "internal_first",
+                Greedy(problem, order, [&](int32_t) { return pools; }));
+}
+
+PoolPlacement PlaceUsmpGreedy(const PoolProblem& problem) {
+  std::vector<int32_t> order = AllBlocks(problem);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    const ArenaBlock &x = problem.arena.blocks[a], &y = problem.arena.blocks[b];
+    return x.size != y.size ? x.size > y.size : x.first < y.first;
+  });
+  std::vector<int32_t> pools(problem.num_pools());
+  std::iota(pools.begin(), pools.end(), 0);
+  return Finish(problem, "usmp_greedy", Greedy(problem, order, [&](int32_t) { return pools; }));
+}
+
+PoolPlacement PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits& limits) {
+  auto cost_order = [&](int32_t b) { return CostOrder(problem, b); };
+  auto sorted_by = [&](const std::function<double(int32_t)>& key) {
+    std::vector<int32_t> order = AllBlocks(problem);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int32_t a, int32_t b) { return key(a) > key(b); });
+    return order;
+  };
+  auto per_byte = [&](int32_t b) {
+    return Saving(problem, b) / std::max<int64_t>(1, problem.arena.blocks[b].size);
+  };
+  auto size = [&](int32_t b) { return static_cast<double>(problem.arena.blocks[b].size); };
+  auto lifetime = [&](int32_t b) {
+    const ArenaBlock& block = problem.arena.blocks[b];
+    return static_cast<double>(block.last - block.first) * 1e12 + static_cast<double>(block.size);
+  };
+  std::vector<int32_t> largest_pools(problem.num_pools());
+  std::iota(largest_pools.begin(), largest_pools.end(), 0);
+  std::stable_sort(largest_pools.begin(), largest_pools.end(), [&](int32_t a, int32_t b) {
+    return problem.pools[a].capacity_bytes > problem.pools[b].capacity_bytes;
+  });
+  auto by_capacity = [&](int32_t) { return largest_pools; };
+  const std::vector<int32_t> density_order = sorted_by(per_byte);
+  std::vector<PoolPlacement> starts = {
+      Finish(problem, "density", Greedy(problem, density_order, cost_order)),
+      Finish(problem, "saving",
+             Greedy(problem, sorted_by([&](int32_t b) { return Saving(problem, b); }), cost_order)),
+      Finish(problem, "size",
+             Greedy(problem, sorted_by(size), cost_order)),
+      PlaceInternalFirst(problem),
+      PlaceUsmpGreedy(problem),
+      // For fitting, not speed: bin packing's "largest first into the
+      // largest bank", by size and by lifetime.
+      Finish(problem, "fit-by-size", Greedy(problem, sorted_by(size), by_capacity)),
+      Finish(problem, "fit-by-lifetime", Greedy(problem, sorted_by(lifetime), by_capacity)),
+  };
+  std::optional<PoolPlacement> best;
+  for (PoolPlacement& start : starts) {
+    PoolPlacement improved = Improve(problem, start, limits);
+    if (!BetterPlacement(improved, start)) improved = std::move(start);
+    if (!best || BetterPlacement(improved, *best)) best = std::move(improved);
+  }
+  PoolPlacement promoted = Promote(problem, *best, density_order, limits);
+  if (BetterPlacement(promoted, *best)) {
+    promoted = Improve(problem, std::move(promoted), limits);
+    promoted.algorithm += "+promote";
+    return promoted;
+  }
+  return *std::move(best);
+}
+
+namespace {
+
+// The branch and bound of PlacePoolsExact.
+class ExactPoolSearch {
+ public:
+  ExactPoolSearch(const PoolProblem& problem, int64_t max_nodes, const ArenaLimits& limits)
+      : problem_(problem), max_nodes_(max_nodes), limits_(limits) {
+    order_ = AllBlocks(problem);
+    std::stable_sort(order_.begin(), order_.end(), [&](int32_t a, int32_t b) {
+      return problem.arena.blocks[a].size > problem.arena.blocks[b].size;
+    });
+    remaining_min_.assign(order_.size() + 1, 0.0);
+    for (size_t i = order_.size(); i-- > 0;) {
+      const int32_t b = order_[i];
+      remaining_min_[i] = remaining_min_[i + 1] + problem.seconds[b][CostOrder(problem, b).front()];
+    }
+    live_.assign(problem.num_pools(), std::vector<int64_t>(problem.arena.num_steps + 1, 0));
+    pool_.assign(problem.num_blocks(), kUnplaced);
+  }
+
+  ExactPoolResult Run() {
+    complete_ = true;
+    Search(0, 0.0);
+    result_.optimal = complete_;
+    result_.nodes = nodes_;
+    return std::move(result_);
+  }
+
+ private:
+  bool Pruned(double bound) const {
+    return result_.placement &&
+           bound >= result_.placement->evaluation.modelled_seconds * (1 - 1e-12);
+  }
+
+  bool RoomFor(int32_t b, int32_t p) const {
+    const ArenaBlock& block = problem_.arena.blocks[b];
+    for (int32_t s = block.first; s <= block.last; ++s) {
+      if (live_[p][s + 1] + block.size > problem_.pools[p].capacity_bytes) return false;
+    }
+    return true;
+  }
+  void AddLive(int32_t b, int32_t p, int64_t sign) {
+    const ArenaBlock& block = problem_.arena.blocks[b];
+    for (int32_t s = block.first; s <= block.last; ++s) live_[p][s + 1] += sign * block.size;
+  }
+
+  void Search(size_t index, double seconds) {
+    if (++nodes_ > max_nodes_ || ((nodes_ & 255) == 0 && limits_.Expired())) {
+      complete_ = false;
+      return;
+    }
+    if (index == order_.size()) return Leaf();
+    const int32_t b = order_[index];
+    for (int32_t p : CostOrder(problem_, b)) {
+      const double next = seconds + problem_.seconds[b][p];
+      if (Pruned(next + remaining_min_[index + 1])) break;  // pools in cost order
+      if (!RoomFor(b, p)) continue;
+      pool_[b] = p;
+      AddLive(b, p, +1);
+      Search(index + 1, next);
+      AddLive(b, p, -1);
+      pool_[b] = kUnplaced;
+      if (nodes_ > max_nodes_) return;
+    }
+  }
+
+  // Every pool's blocks must have a layout within its capacity.
+  void Leaf() {
+    PoolAssignment assignment{pool_, std::vector<int64_t>(problem_.num_blocks(), 0)};
+    for (int32_t p = 0; p < problem_.num_pools(); ++p) {
+      ArenaProblem sub;
+      sub.num_steps = problem_.arena.num_steps;
+      sub.alignment = problem_.arena.alignment;
+      std::vector<int32_t> blocks;
+      for (int32_t b = 0; b < problem_.num_blocks(); ++b) {
+        if (pool_[b] != p) continue;
+        blocks.push_back(b);
+        sub.blocks.push_back(problem_.arena.blocks[b]);
+      }
+      if (blocks.empty()) continue;
+      const ArenaSearchResult found = SearchArenaRoundRobin(
+          sub, problem_.pools[p].capacity_bytes, std::max<int64_t>(1000, max_nodes_ / 10), limits_);
+      if (found.outcome == ArenaSearchOutcome::kAborted) complete_ = false;
+      if (found.outcome != ArenaSearchOutcome::kFound) return;
+      for (size_t i = 0; i < blocks.size(); ++i) assignment.offset[blocks[i]] = found.offsets[i];
+    }
+    result_.placement = Finish(problem_, "exact", std::move(assignment));
+  }
+
+  const PoolProblem& problem_;
+  const int64_t max_nodes_;
+  const ArenaLimits& limits_;
+  std::vector<int32_t> order_;
+  std::vector<double> remaining_min_;
+  std::vector<std::vector<int64_t>> live_;
+  std::vector<int32_t> pool_;
+  int64_t nodes_ = 0;
+  bool complete_ = true;
+  ExactPoolResult result_;
+};
+
+}  // namespace
+
+ExactPoolResult PlacePoolsExact(const PoolProblem& problem, int64_t max_nodes,
+                                const ArenaLimits& limits) {
+  return ExactPoolSearch(problem, max_nodes, limits).Run();
+}
+
+}  // namespace ordo

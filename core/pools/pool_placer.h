@@ -1,0 +1,78 @@
+#ifndef ORDO_CORE_POOLS_POOL_PLACER_H_
+#define ORDO_CORE_POOLS_POOL_PLACER_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/arena/arena_planner.h"
+#include "core/pools/memory_pools.h"
+
+namespace ordo {
+
+// A placement with its evaluation. When it does not fit (overflow_bytes >
+// 0) it is the least-overflowing attempt: blocks are still disjoint within a
+// pool, but some end beyond their pool's capacity.
+struct PoolPlacement {
+  std::string algorithm;
+  PoolAssignment assignment;
+  PoolEvaluation evaluation;
+
+  bool fits() const { return evaluation.overflow_bytes == 0; }
+};
+
+// Fitting first, then the lower modelled time, then less overflow.
+bool BetterPlacement(const PoolPlacement& a, const PoolPlacement& b);
+
+// ESP-DL's rule: blocks in execution order (first live step), each first-fit
+// into the fastest pool with room (pools ranked by the time of a byte
+// written once and read once), else the next. O(B^2 P).
+PoolPlacement PlaceInternalFirst(const PoolProblem& problem);
+
+// TVM USMP greedy_by_size with every pool as every block's candidate, in the
+// order the pools were given: largest block first (ties: earlier first
+// step), lowest offset that conflicts with nothing placed, first pool with
+// room. Ignores bandwidths, as USMP does. O(B^2 P).
+PoolPlacement PlaceUsmpGreedy(const PoolProblem& problem);
+
+// ordo's placer, for graphs of any size. Steps:
+//  1. Greedy passes, each a block order and a per-block pool preference
+//     (the block's own cost order): by time saved per byte in its cheapest
+//     pool over its dearest (hot small tensors first), by time saved, and by
+//     size; both baselines; and, for fitting, largest (by size, by lifetime)
+//     first into the largest pool. Each block goes first-fit into the first
+//     preferred pool with room.
+//  2. Improvement on each: blocks not in their cheapest pool, most time to
+//     gain first, move first-fit to a cheaper pool with room; then each pool's
+//     offsets are re-planned by the `best` arena planner with a small search
+//     budget (smaller pools leave room for more moves) and the moves are
+//     tried again.
+//  3. Keeps the best by BetterPlacement, so it is never worse than either
+//     baseline; then ruin and recreate: a block left out of its cheapest
+//     pool is placed first and the density pass reruns (at most 48 reruns),
+//     kept when better. Improvement and promotion stop at the deadline of
+//     `limits` (the greedy passes always complete). Not optimal: see PlacePoolsExact. O(passes x B^2 P) plus the
+//     arena planner's budget (limits).
+PoolPlacement PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits& limits);
+
+// The exact reference for small problems: depth-first branch and bound over
+// each block's pool (largest block first, cheapest pool first), pruned by the
+// time so far plus every remaining block's cheapest time, and by the bytes
+// live at each step of each pool; a complete assignment is accepted when the
+// exact arena search (SearchArenaRoundRobin) fits every pool's blocks in its
+// capacity. Exponential; bounded by `max_nodes` and `limits`.
+struct ExactPoolResult {
+  // The best valid placement found (none when none was found).
+  std::optional<PoolPlacement> placement;
+  // The search finished: no valid placement has a lower modelled time (and
+  // when `placement` is empty, none exists).
+  bool optimal = false;
+  int64_t nodes = 0;
+};
+ExactPoolResult PlacePoolsExact(const PoolProblem& problem, int64_t max_nodes,
+                                const ArenaLimits& limits);
+
+}  // namespace ordo
+
+#endif  // ORDO_CORE_POOLS_POOL_PLACER_H_
