@@ -7,6 +7,7 @@
 //   ordo-rewrite-bench [MODEL.onnx ...] [--dir=DIR] [--schedule_time_limit_s=5]
 //                      [--time_limit_s=300] [--scheduler=best] [--rewrites]
 //                      [--rewrite=identity|partition|all] [--max_latency_overhead=0.05]
+//                      [--msf]
 //
 // Default models: amoeba, darts, nasnet (cifar and imagenet) and pnas_cifar
 // from DIR (default: ../shared/models). --rewrites lists each kept rewrite.
@@ -18,6 +19,9 @@
 // then the average reduction over the ImageNet-size models (every model
 // whose name does not end in _cifar). Default models there: every model
 // of DIR.
+//
+// --msf (issue 18): the three msf-CNN models of DIR/msf against msf-CNN's
+// points, in both accountings (RunMsf).
 
 #include <algorithm>
 #include <cstdio>
@@ -30,6 +34,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -55,6 +60,7 @@ struct Args {
   bool list_rewrites = false;
   std::string rewrite = "identity";
   double max_latency_overhead = 0.05;
+  bool msf = false;
 };
 
 bool ParseArgs(int argc, char** argv, Args& args) {
@@ -76,6 +82,8 @@ bool ParseArgs(int argc, char** argv, Args& args) {
       args.rewrite = *v;
     } else if (auto v = value("--max_latency_overhead=")) {
       if (!absl::SimpleAtod(*v, &args.max_latency_overhead)) return false;
+    } else if (arg == "--msf") {
+      args.msf = true;
     } else if (arg == "--rewrites") {
       args.list_rewrites = true;
     } else if (absl::StartsWith(arg, "--")) {
@@ -229,7 +237,124 @@ int RunPartition(const Args& args, RewriteMode mode) {
   return failures == 0 ? 0 : 1;
 }
 
+// msf-CNN's points (../shared/models/msf/README.md): least bytes at a MAC
+// factor (fused MACs / original MACs), per accounting.
+struct MsfPoint {
+  int64_t bytes;
+  double mac_factor;
+};
+struct MsfModel {
+  const char* file;
+  std::vector<MsfPoint> io_counted;    // their solver re-run, I/O counted
+  std::vector<MsfPoint> io_outside;    // as published, I/O not counted
+};
+
+const std::vector<MsfModel>& MsfModels() {
+  static const auto* models = new std::vector<MsfModel>{
+      {"msf_mbv2_w035_r144",
+       {{119232, 1.02}, {73243, 1.19}, {69311, 1.43}},
+       {{67905, 1.10}, {19418, 1.38}, {15340, 1.38}, {7887, 1.68}}},
+      {"msf_mcunet_320kb_r176",
+       {{216832, 1.04}, {156672, 1.37}, {155103, 1.45}, {125875, 1.56}},
+       {{190096, 1.04}, {156672, 1.37}, {154880, 1.45}, {66304, 1.66}, {42643, 2.69}}},
+      {"msf_mcunetv2_vww_r80",
+       {{44800, 1.02}, {26491, 1.11}},
+       {{32792, 1.04}, {13376, 1.35}, {12000, 1.96}}},
+  };
+  return *models;
+}
+
+// ordo's lowest peak within `mac_factor`, from the Pareto front; 0 if none.
+const ParetoPoint* BestWithin(const std::vector<ParetoPoint>& front, double mac_factor) {
+  const ParetoPoint* best = nullptr;
+  for (const ParetoPoint& point : front) {
+    if (point.mac_overhead <= mac_factor - 1 + 1e-9 &&
+        (best == nullptr || point.peak_bytes < best->peak_bytes)) {
+      best = &point;
+    }
+  }
+  return best;
+}
+
+// Issue 18: per msf-CNN model and accounting, one partition search up to
+// the largest MAC factor of that accounting's points (int8 activations, op
+// overhead 0, so latency overhead = MAC overhead), its Pareto front, and per
+// msf-CNN point ordo's lowest peak within that factor and the ratio.
+int RunMsf(const Args& args) {
+  std::printf("| model | accounting | msf-CNN point | ordo (lowest peak within the factor) | "
+              "ratio | ordo front | time |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  int failures = 0;
+  int over = 0;
+  int points = 0;
+  for (const MsfModel& msf : MsfModels()) {
+    const std::string path = absl::StrCat(args.dir, "/msf/", msf.file, ".onnx");
+    std::string bytes;
+    absl::StatusOr<onnx::ModelProto> model = ReadModel(path, bytes);
+    if (!model.ok()) {
+      std::fprintf(stderr, "%s\n", model.status().ToString().c_str());
+      ++failures;
+      continue;
+    }
+    for (const bool outside : {false, true}) {
+      const std::vector<MsfPoint>& targets = outside ? msf.io_outside : msf.io_counted;
+      double largest = 1;
+      for (const MsfPoint& p : targets) largest = std::max(largest, p.mac_factor);
+      RewriteOptions options;
+      options.mode = RewriteMode::kPartition;
+      options.scheduler = args.scheduler;
+      options.schedule_time_limit = absl::Seconds(args.schedule_time_limit_s);
+      options.time_limit = absl::Seconds(args.time_limit_s);
+      options.max_latency_overhead = largest - 1;
+      options.latency.op_overhead_seconds = 0;
+      options.memory.activation_element_bytes = 1;
+      options.memory.io_outside_arena = outside;
+      const absl::Time start = absl::Now();
+      absl::StatusOr<RewriteResult> result = RewriteForMemory(*model, options);
+      const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+      if (!result.ok()) {
+        std::fprintf(stderr, "%s: %s\n", msf.file, result.status().ToString().c_str());
+        ++failures;
+        continue;
+      }
+      if (absl::StatusOr<VerifiedRewrite> verified = Verify(*result, options.memory);
+          !verified.ok()) {
+        std::fprintf(stderr, "%s: verification failed: %s\n", msf.file,
+                     verified.status().ToString().c_str());
+        ++failures;
+        continue;
+      }
+      std::vector<std::string> front;
+      for (const ParetoPoint& p : result->pareto) {
+        front.push_back(absl::StrFormat("%d @%.2f", p.peak_bytes, 1 + p.mac_overhead));
+      }
+      for (const MsfPoint& target : targets) {
+        const ParetoPoint* ours = BestWithin(result->pareto, target.mac_factor);
+        const double ratio =
+            ours != nullptr ? static_cast<double>(ours->peak_bytes) / target.bytes : 0;
+        ++points;
+        if (ours == nullptr || ratio > 1.0) ++over;
+        std::printf("| %s | %s | %lld @%.2f | %s | %s | %s | %.1f s%s |\n", msf.file,
+                    outside ? "I/O outside (published)" : "I/O counted",
+                    static_cast<long long>(target.bytes), target.mac_factor,
+                    ours != nullptr ? absl::StrFormat("%d @%.2f", ours->peak_bytes,
+                                                      1 + ours->mac_overhead)
+                                          .c_str()
+                                    : "-",
+                    ours != nullptr ? absl::StrFormat("%.2f", ratio).c_str() : "-",
+                    absl::StrJoin(front, "; ").c_str(), seconds,
+                    result->time_limit_hit ? " (limit)" : "");
+        front.clear();  // printed once per search
+      }
+      std::fflush(stdout);
+    }
+  }
+  std::printf("\nmsf-CNN points ordo does not reach (ratio > 1.00): %d of %d\n", over, points);
+  return failures == 0 ? 0 : 1;
+}
+
 int Run(const Args& args) {
+  if (args.msf) return RunMsf(args);
   if (args.rewrite != "identity") {
     absl::StatusOr<RewriteMode> mode = ParseRewriteMode(args.rewrite);
     if (!mode.ok()) {
@@ -317,7 +442,7 @@ int main(int argc, char** argv) {
                  "usage: ordo-rewrite-bench [MODEL.onnx ...] [--dir=DIR] "
                  "[--schedule_time_limit_s=5] [--time_limit_s=300] [--scheduler=best] "
                  "[--rewrites] [--rewrite=identity|partition|all] "
-                 "[--max_latency_overhead=0.05]\n");
+                 "[--max_latency_overhead=0.05] [--msf]\n");
     return 2;
   }
   return ordo::Run(args);

@@ -183,6 +183,7 @@ absl::StatusOr<CompileOptions> CompileOptionsFromProto(const v1::CompileOptions&
   CompileOptions out;
   out.memory.inplace = options.has_inplace() ? options.inplace() : true;
   out.memory.count_weights = options.count_weights();
+  out.memory.io_outside_arena = options.io_outside_arena();
   out.memory.activation_element_bytes = ElementBytes(device.activation_dtype());
   out.scheduler = options.scheduler().empty() ? "best" : options.scheduler();
   out.arena_planner = options.arena_planner().empty() ? "best" : options.arena_planner();
@@ -212,6 +213,7 @@ void CompileOptionsToProto(const CompileOptions& options, v1::CompileOptions& pr
   *proto.mutable_time_limit() = DurationToProto(options.time_limit);
   proto.set_inplace(options.memory.inplace);
   proto.set_count_weights(options.memory.count_weights);
+  proto.set_io_outside_arena(options.memory.io_outside_arena);
   proto.set_record_residency(options.record_residency);
   device.set_memory_capacity_bytes(options.memory_limit_bytes);
   device.set_on_chip_bytes(options.on_chip_bytes);
@@ -228,6 +230,7 @@ v1::CompileResponse CompileResultToProto(const Graph& graph, const CompileResult
   response.set_peak_bytes(result.peak_bytes);
   response.set_lower_bound_bytes(result.lower_bound_bytes);
   response.set_status(ScheduleStatusToProto(result.status));
+  response.set_io_outside_arena(result.memory.io_outside_arena);
   response.set_scheduler(result.scheduler);
   response.set_algorithm(result.algorithm);
   for (const BaselinePeak& baseline : result.baselines) {
@@ -260,7 +263,14 @@ absl::StatusOr<CompileResult> CompileResultFromProto(const Graph& graph,
                                                      const CompileOptions& options,
                                                      const v1::CompileResponse& response) {
   ORDO_ASSIGN_OR_RETURN(MemoryModel model, BuildMemoryModel(graph, options.memory));
+  if (response.io_outside_arena() != options.memory.io_outside_arena) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "response: computed with io_outside_arena ", response.io_outside_arena() ? "on" : "off",
+        ", asked for ", options.memory.io_outside_arena ? "on" : "off",
+        " (a server that predates the option?)"));
+  }
   CompileResult result;
+  result.memory = options.memory;
   ORDO_ASSIGN_OR_RETURN(result.schedule, ScheduleFromNames(graph, response.schedule()));
   absl::StatusOr<SimulationResult> simulation = Simulate(model, result.schedule);
   if (!simulation.ok()) {
@@ -366,6 +376,13 @@ RewriteSummary RewriteSummaryFromProto(const v1::CompileResponse& response) {
   summary.time_limit_hit = in.time_limit_hit();
   summary.time = DurationFromProto(in.time());
   summary.rewritten_model = response.rewritten_onnx_model();
+  for (const v1::ParetoPoint& in_point : response.pareto()) {
+    ParetoPoint& point = summary.pareto.emplace_back();
+    point.peak_bytes = in_point.peak_bytes();
+    point.latency_overhead = in_point.latency_overhead();
+    point.mac_overhead = in_point.mac_overhead();
+    point.rewrites.assign(in_point.rewrites().begin(), in_point.rewrites().end());
+  }
   return summary;
 }
 
@@ -383,6 +400,7 @@ absl::StatusOr<RewriteCompileOptions> RewriteCompileOptionsFromProto(
     rewrite.max_latency_overhead = options.max_latency_overhead();
   }
   rewrite.beam_width = options.beam_width();
+  rewrite.pareto = options.pareto();
   if (device.macs_per_second() != 0) rewrite.latency.macs_per_second = device.macs_per_second();
   if (device.has_op_overhead_seconds()) {
     rewrite.latency.op_overhead_seconds = device.op_overhead_seconds();
@@ -405,6 +423,7 @@ void RewriteCompileOptionsToProto(const RewriteCompileOptions& rewrite,
   options.set_rewrite(RewriteModeNameOf(rewrite));
   options.set_max_latency_overhead(rewrite.max_latency_overhead);
   options.set_beam_width(rewrite.beam_width);
+  options.set_pareto(rewrite.pareto);
   device.set_macs_per_second(rewrite.latency.macs_per_second);
   device.set_op_overhead_seconds(rewrite.latency.op_overhead_seconds);
 }
@@ -433,6 +452,13 @@ void RewriteSummaryToProto(const RewriteSummary& summary, v1::CompileResponse& r
     *response.add_rewrites() = AppliedRewriteToProto(applied);
   }
   response.set_rewritten_onnx_model(summary.rewritten_model);
+  for (const ParetoPoint& point : summary.pareto) {
+    v1::ParetoPoint& p = *response.add_pareto();
+    p.set_peak_bytes(point.peak_bytes);
+    p.set_latency_overhead(point.latency_overhead);
+    p.set_mac_overhead(point.mac_overhead);
+    for (const std::string& rewrite : point.rewrites) p.add_rewrites(rewrite);
+  }
 }
 
 absl::StatusOr<RewriteCompileResult> RewriteCompileResultFromProto(

@@ -35,12 +35,13 @@ constexpr char kUsage[] =
     "usage:\n"
     "  ordo compile MODEL [--scheduler NAME] [--memory-limit BYTES|KiB|MiB]\n"
     "               [--time-limit 10s] [--alignment N] [--no-inplace] [--count-weights]\n"
+    "               [--io-outside-arena]\n"
     "               [--activation-dtype int8|float16|...] [--json] [--emit-onnx OUT.onnx]\n"
     "               [--arena tflite|tflm|greedy-by-size|greedy-by-breadth|best]\n"
     "               [--on-chip BYTES] [--out-dir DIR] [--server HOST:PORT]\n"
     "               [--rewrite none|identity|partition|all|auto]\n"
     "               [--max-latency-overhead 0.05] [--rewritten-model OUT.onnx]\n"
-    "               [--beam-width 1..16]\n"
+    "               [--beam-width 1..16] [--pareto]\n"
     "               [--macs-per-second 1e9] [--op-overhead-seconds 2e-5]\n"
     "               [--input-shape NAME=1x3x224x224]... [--batch N]\n"
     "  ordo estimate MODEL [--memory-limit BYTES] [--server HOST:PORT] [--json] ...\n"
@@ -54,6 +55,10 @@ constexpr char kUsage[] =
     "MODEL is .onnx, or ordo.v1.Graph as .json (protobuf JSON) or .pb (binary).\n"
     "--rewrite (ONNX only) rewrites the model to lower its peak; without it,\n"
     "--memory-limit means auto: when the schedule does not fit, rewrite with all.\n"
+    "--io-outside-arena: graph inputs and outputs live in buffers of their own;\n"
+    "  they are not counted in the peak and not placed in the arena.\n"
+    "--pareto: also report the (peak, latency overhead) points the rewrite\n"
+    "  search found (default --rewrite all).\n"
     "--beam-width N: states the partition search keeps per round (default 1,\n"
     "  greedy; each round then costs about N times the schedules).\n"
     "--input-shape NAME=DIMS (repeatable) gives every dim of ONNX graph input\n"
@@ -107,7 +112,7 @@ const ArgSpec& CompileSpec() {
        "emit-onnx", "max-ops", "arena", "on-chip", "out-dir", "server", "rewrite",
        "max-latency-overhead", "beam-width", "rewritten-model", "macs-per-second", "op-overhead-seconds", "tls-ca", "tls-cert", "tls-key",
        "auth-token-file", "input-shape", "batch"},
-      {"no-inplace", "count-weights", "json"}};
+      {"no-inplace", "count-weights", "io-outside-arena", "pareto", "json"}};
   return kSpec;
 }
 
@@ -136,6 +141,7 @@ absl::StatusOr<CompileOptions> CompileOptionsFromArgs(const Args& args) {
   options.scheduler = args.Value("scheduler").value_or("best");
   options.memory.inplace = !args.Has("no-inplace");
   options.memory.count_weights = args.Has("count-weights");
+  options.memory.io_outside_arena = args.Has("io-outside-arena");
   if (auto limit = args.Value("memory-limit")) {
     ORDO_ASSIGN_OR_RETURN(options.memory_limit_bytes, ParseByteSize(*limit));
     // CompileOptions reads 0 as "no limit"; a user asking for 0 bytes
@@ -263,7 +269,9 @@ absl::StatusOr<RewriteCompileOptions> RewriteOptionsFromArgs(const Args& args,
                                                              const CompileOptions& options) {
   RewriteCompileOptions rewrite;
   const std::string mode =
-      args.Value("rewrite").value_or(args.Value("memory-limit") ? "auto" : "none");
+      args.Value("rewrite").value_or(args.Has("pareto")         ? "all"
+                                     : args.Value("memory-limit") ? "auto"
+                                                                  : "none");
   if (absl::Status status = SetRewriteMode(mode, rewrite); !status.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("--rewrite: ", status.message()));
   }
@@ -296,6 +304,7 @@ absl::StatusOr<RewriteCompileOptions> RewriteOptionsFromArgs(const Args& args,
     }
   }
   rewrite.time_limit = options.time_limit;
+  rewrite.pareto = args.Has("pareto");
   return rewrite;
 }
 
@@ -446,7 +455,7 @@ int RunEstimate(const std::vector<std::string>& argv, std::ostream& out, std::os
   absl::StatusOr<Args> args = ParseArgs(
       argv, {{"memory-limit", "activation-dtype", "max-ops", "server", "scheduler", "tls-ca",
               "tls-cert", "tls-key", "auth-token-file", "input-shape", "batch"},
-             {"no-inplace", "count-weights", "json"}});
+             {"no-inplace", "count-weights", "io-outside-arena", "json"}});
   if (!args.ok()) return Fail(args.status(), err);
   absl::StatusOr<CompileOptions> options = CompileOptionsFromArgs(*args);
   if (!options.ok()) return Fail(options.status(), err);

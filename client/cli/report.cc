@@ -21,6 +21,7 @@ double Milliseconds(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
 nlohmann::ordered_json OptionsJson(const CompileOptions& options) {
   return {{"inplace", options.memory.inplace},
           {"count_weights", options.memory.count_weights},
+          {"io_outside_arena", options.memory.io_outside_arena},
           {"activation_element_bytes", options.memory.activation_element_bytes},
           {"alignment", options.alignment},
           {"arena_planner", options.arena_planner},
@@ -84,6 +85,17 @@ nlohmann::ordered_json ServiceJson(const CompileResult& result) {
           {"deduplicated_parts", stats.deduplicated_parts}};
 }
 
+nlohmann::ordered_json ParetoJson(const std::vector<ParetoPoint>& front) {
+  nlohmann::ordered_json points = nlohmann::ordered_json::array();
+  for (const ParetoPoint& point : front) {
+    points.push_back({{"peak_bytes", point.peak_bytes},
+                      {"latency_overhead", point.latency_overhead},
+                      {"mac_overhead", point.mac_overhead},
+                      {"rewrites", point.rewrites}});
+  }
+  return points;
+}
+
 nlohmann::ordered_json RewriteJson(const RewriteSummary& summary) {
   nlohmann::ordered_json rewrites = nlohmann::ordered_json::array();
   for (const AppliedRewrite& applied : summary.rewrites) {
@@ -117,7 +129,8 @@ nlohmann::ordered_json RewriteJson(const RewriteSummary& summary) {
           {"sites_skipped", summary.sites_skipped},
           {"schedules_run", summary.schedules_run},
           {"time_limit_hit", summary.time_limit_hit},
-          {"time_ms", Milliseconds(summary.time)}};
+          {"time_ms", Milliseconds(summary.time)},
+          {"pareto", ParetoJson(summary.pareto)}};
 }
 
 std::string RewriteText(const RewriteSummary& summary) {
@@ -144,6 +157,12 @@ std::string RewriteText(const RewriteSummary& summary) {
                                    FormatBytes(applied.peak_after_bytes)));
   }
   if (!summary.note.empty()) out += Row("", absl::StrCat("note: ", summary.note));
+  for (const ParetoPoint& point : summary.pareto) {
+    out += Row(&point == &summary.pareto.front() ? "pareto" : "",
+               absl::StrFormat("%s at latency %+.1f%%, MACs %+.1f%% (%d rewrite(s))",
+                               FormatBytes(point.peak_bytes), 100 * point.latency_overhead,
+                               100 * point.mac_overhead, point.rewrites.size()));
+  }
   if (summary.time_limit_hit) out += Row("", "the search hit its time limit");
   return out;
 }
@@ -222,8 +241,10 @@ std::string CompileReportText(const std::string& model_path, const Graph& graph,
   out += Row("ops", absl::StrCat(graph.num_ops(), " (", graph.num_tensors(), " tensors)"));
   out += Row("scheduler", absl::StrCat(result.scheduler, " (schedule by ", result.algorithm,
                                        ", ", ScheduleStatusName(result.status), ")"));
-  out += Row("peak", absl::StrCat(FormatBytes(result.peak_bytes), " (", result.peak_bytes,
-                                  " B)"));
+  out += Row("peak", absl::StrCat(FormatBytes(result.peak_bytes), " (", result.peak_bytes, " B)",
+                                  result.memory.io_outside_arena
+                                      ? ", graph inputs and outputs not counted"
+                                      : ""));
   out += Row("lower bound",
              absl::StrFormat("%s (%d B), gap %.1f%%", FormatBytes(result.lower_bound_bytes),
                              result.lower_bound_bytes,

@@ -239,7 +239,7 @@ class OrdoClient:
     def compile(self, model, device=None, scheduler="best", time_limit_s=None,
                 arena_planner="", inplace=None, count_weights=False,
                 return_reordered_onnx=False, rewrite="", max_latency_overhead=None,
-                beam_width=0, input_shapes=None, batch=0):
+                beam_width=0, input_shapes=None, batch=0, io_outside_arena=False):
         """Compiles `model` (path, ONNX bytes or ordo.v1.Graph).
 
         `device` is a DeviceSpec or a dict of its fields (e.g.
@@ -254,21 +254,26 @@ class OrdoClient:
         `input_shapes` ({"input": (1, 3, 224, 224)}: every dim of a graph
         input) and `batch` (the value of every symbolic dim 0 of the other
         inputs) give a dynamic ONNX export the one shape to compile for.
-        Returns the CompileResponse.
+        `io_outside_arena` leaves graph inputs and outputs out of the peak and
+        the arena (their own buffers on the device). Returns the
+        CompileResponse.
         """
         request = self._request(pb.CompileRequest, model, device, scheduler, time_limit_s,
                                 arena_planner, inplace, count_weights, return_reordered_onnx,
                                 rewrite, max_latency_overhead, beam_width, input_shapes, batch)
+        request.options.io_outside_arena = io_outside_arena
         return self._call(self._stub.Compile, request)
 
     def compile_stream(self, model, device=None, scheduler="best", time_limit_s=None,
                        arena_planner="", inplace=None, count_weights=False, rewrite="",
-                       max_latency_overhead=None, beam_width=0, input_shapes=None, batch=0):
+                       max_latency_overhead=None, beam_width=0, input_shapes=None, batch=0,
+                       io_outside_arena=False):
         """Like compile(); yields CompileProgress messages as stages finish,
         then the CompileResponse (always last)."""
         request = self._request(pb.CompileRequest, model, device, scheduler, time_limit_s,
                                 arena_planner, inplace, count_weights, False, rewrite,
                                 max_latency_overhead, beam_width, input_shapes, batch)
+        request.options.io_outside_arena = io_outside_arena
         try:
             for event in self._stub.CompileStream(request, timeout=self.timeout_s,
                                                   metadata=self._metadata):

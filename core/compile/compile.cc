@@ -225,6 +225,7 @@ absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& 
   limits.cancelled = services.cancelled;
 
   CompileResult result;
+  result.memory = options.memory;
   ORDO_ASSIGN_OR_RETURN(std::vector<Candidate> baselines,
                         RunBaselines(registry, model, limits, result.baselines));
   ORDO_ASSIGN_OR_RETURN(

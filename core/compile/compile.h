@@ -93,6 +93,9 @@ struct ArenaBaseline {
 // simulator: `simulation` is its footprint profile.
 struct CompileResult {
   std::vector<OpId> schedule;
+  // The memory rules every figure below was computed under (which
+  // accounting was in force: MemoryOptions::io_outside_arena).
+  MemoryOptions memory;
   SimulationResult simulation;
   int64_t peak_bytes = 0;
   int64_t lower_bound_bytes = 0;

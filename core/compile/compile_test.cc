@@ -61,6 +61,35 @@ TEST(CompileTest, ArenaIsVerifiedAndTrafficNeverWorseThanModelOrderAtEqualPeak) 
   }
 }
 
+TEST(CompileTest, IoOutsideArenaLeavesGraphInputsAndOutputsOutOfPeakAndArena) {
+  Graph g = TestGraph(R"(
+    input x 40
+    op a1 Conv x -> a:50
+    op b1 Conv x -> b:50
+    op a2 Conv a -> a_small:1
+    op b2 Conv b -> b_small:1
+    op j Add a_small b_small -> y:30
+    output y
+  )");
+  RealClock clock;
+  CompileOptions options;
+  options.memory.io_outside_arena = true;
+  options.alignment = 1;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(g, options, clock));
+  EXPECT_TRUE(result.memory.io_outside_arena);
+  // a1 (a), a2 (a + a_small), b1 (a_small + b), ...: x and y cost nothing.
+  EXPECT_EQ(result.peak_bytes, 52);
+  EXPECT_EQ(result.arena.arena_bytes, 52);
+  for (const TensorPlacement& p : result.arena.tensors) {
+    EXPECT_NE(p.tensor, *g.FindTensor("x"));
+    EXPECT_NE(p.tensor, *g.FindTensor("y"));
+  }
+  EXPECT_EQ(result.arena.tensors.size(), 4u);
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult counted, Compile(g, {.alignment = 1}, clock));
+  EXPECT_FALSE(counted.memory.io_outside_arena);
+  EXPECT_EQ(counted.peak_bytes, 91);  // a2 or b1 with x live: 40 + 50 + 1
+}
+
 TEST(CompileTest, RejectsUnknownSchedulerAndBadOptions) {
   Graph g = TestGraph(kTwoBranches);
   RealClock clock;

@@ -193,19 +193,25 @@ absl::StatusOr<RewriteCompileResult> CompileWithRewrite(
     absl::string_view onnx_model, const Graph& graph, const CompileOptions& options,
     const RewriteCompileOptions& rewrite, const CompileServices& services, const Clock& clock) {
   ORDO_RETURN_IF_ERROR(CheckRewriteCompileOptions(rewrite));
-  if (rewrite.mode != RewriteMode::kNone && onnx_model.empty()) {
+  // A Pareto front needs a search: asked for alone, it means "all".
+  const RewriteMode requested = rewrite.pareto && rewrite.mode == RewriteMode::kNone &&
+                                        !rewrite.fit_fallback
+                                    ? RewriteMode::kAll
+                                    : rewrite.mode;
+  if (requested != RewriteMode::kNone && onnx_model.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("rewriting (mode ", RewriteModeName(rewrite.mode),
+        absl::StrCat("rewriting (mode ", RewriteModeName(requested),
+                     rewrite.pareto ? ", for the Pareto front" : "",
                      ") needs an ONNX model; this model is in ordo's native graph format"));
   }
   // A native graph cannot be rewritten: "auto" compiles it as it is.
-  const bool fallback = rewrite.fit_fallback && rewrite.mode == RewriteMode::kNone &&
+  const bool fallback = rewrite.fit_fallback && requested == RewriteMode::kNone &&
                         !onnx_model.empty() && options.memory_limit_bytes > 0;
-  if (rewrite.mode == RewriteMode::kNone && !fallback) {
+  if (requested == RewriteMode::kNone && !fallback) {
     return CompileAsIs(graph, options, rewrite, services, clock, 1);
   }
   const absl::Time start = clock.Now();
-  RewriteMode mode = rewrite.mode;
+  RewriteMode mode = requested;
   std::optional<RewriteCompileResult> plain;
   if (fallback) {
     ORDO_ASSIGN_OR_RETURN(plain, CompileAsIs(graph, options, rewrite, services, clock, 3));
@@ -235,6 +241,7 @@ absl::StatusOr<RewriteCompileResult> CompileWithRewrite(
   }
   ORDO_ASSIGN_OR_RETURN(RewriteResult searched, std::move(searched_or));
   RewriteSummary summary = SummaryOf(mode, searched);
+  if (rewrite.pareto) summary.pareto = searched.pareto;
   if (plain) {
     summary.fit_fallback = true;
     summary.fallback_from_peak_bytes = plain->compile.peak_bytes;

@@ -29,6 +29,9 @@ struct RewriteCompileOptions {
   // The partition search's beam width (RewriteOptions::beam_width); 0 means
   // its default (1, greedy). At most kMaxRewriteBeamWidth.
   int32_t beam_width = 0;
+  // Report the Pareto front of (peak, latency overhead) the search found
+  // (RewriteSummary::pareto). With mode kNone and no fallback it means kAll.
+  bool pareto = false;
   LatencyModel latency;
   // Budget of the rewrite search (each candidate's schedule gets at most
   // 5 s of it).
@@ -67,6 +70,9 @@ struct RewriteSummary {
   // The rewrites kept, in the order applied; empty when none lowered the
   // peak (then the input model was compiled).
   std::vector<AppliedRewrite> rewrites;
+  // With RewriteCompileOptions::pareto: RewriteResult::pareto (the search's
+  // peaks; the returned schedule is re-compiled and may differ).
+  std::vector<ParetoPoint> pareto;
   // The search's peak of the input model (by the compile's scheduler).
   int64_t original_peak_bytes = 0;
   int64_t original_macs = 0;

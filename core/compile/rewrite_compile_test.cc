@@ -123,6 +123,40 @@ TEST(CompileWithRewriteTest, IdentityLowersThePeakOfAConcatConvSite) {
   EXPECT_GT(result.graph.num_ops(), f.graph.num_ops());  // partial convs and adds
 }
 
+TEST(CompileWithRewriteTest, ParetoAloneSearchesAndReportsTheNonDominatedRoute) {
+  Fixture f;
+  RewriteCompileOptions rewrite;
+  rewrite.pareto = true;  // mode left at kNone: means "all"
+  rewrite.max_latency_overhead = 1.0;
+  rewrite.time_limit = absl::Seconds(2);
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      RewriteCompileResult result,
+      CompileWithRewrite(f.bytes, f.graph, CompileOptions(), rewrite, CompileServices(), f.clock));
+  ASSERT_TRUE(result.rewrite.has_value());
+  const RewriteSummary& summary = *result.rewrite;
+  EXPECT_EQ(summary.mode, "all");
+  ASSERT_GE(summary.pareto.size(), 2u) << "the identity rewrite lowers the peak";
+  // The input first, then ever lower peaks at ever higher cost.
+  EXPECT_EQ(summary.pareto.front().peak_bytes, summary.original_peak_bytes);
+  EXPECT_THAT(summary.pareto.front().rewrites, IsEmpty());
+  for (size_t i = 1; i < summary.pareto.size(); ++i) {
+    EXPECT_LT(summary.pareto[i].peak_bytes, summary.pareto[i - 1].peak_bytes);
+    EXPECT_GT(summary.pareto[i].latency_overhead, summary.pareto[i - 1].latency_overhead);
+    EXPECT_THAT(summary.pareto[i].rewrites, Not(IsEmpty()));
+    EXPECT_LE(summary.pareto[i].latency_overhead, rewrite.max_latency_overhead);
+  }
+  // The kept route reaches the last point: the lowest peak found.
+  ASSERT_THAT(summary.rewrites, Not(IsEmpty()));
+  EXPECT_EQ(summary.pareto.back().peak_bytes, summary.rewrites.back().peak_after_bytes);
+
+  rewrite.pareto = false;
+  rewrite.mode = RewriteMode::kAll;
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      RewriteCompileResult plain,
+      CompileWithRewrite(f.bytes, f.graph, CompileOptions(), rewrite, CompileServices(), f.clock));
+  EXPECT_THAT(plain.rewrite->pareto, IsEmpty()) << "reported only when asked for";
+}
+
 TEST(CompileWithRewriteTest, AutoRewritesOnlyWhenThePlainScheduleDoesNotFit) {
   Fixture f;
   RewriteCompileOptions rewrite;

@@ -75,6 +75,15 @@ absl::StatusOr<MemoryModel> BuildMemoryModel(const Graph& graph,
       continue;
     }
     info.bytes = tensor.bytes;
+    info.producer = tensor.producer;
+    info.consumers = tensor.consumers;
+    info.live_at_end = tensor.is_graph_output;
+    // The one place of the io_outside_arena rule: a 0-byte tensor is in no
+    // footprint, and the simulator gives it no live interval (no arena block).
+    if (options.io_outside_arena && (tensor.producer == kNoId || tensor.is_graph_output)) {
+      info.bytes = 0;
+      continue;
+    }
     if (options.activation_element_bytes > 0 && tensor.dtype != DataType::kUnknown) {
       std::optional<int64_t> bytes = CheckedMul(
           tensor.bytes / ElementSize(tensor.dtype), options.activation_element_bytes);
@@ -84,9 +93,6 @@ absl::StatusOr<MemoryModel> BuildMemoryModel(const Graph& graph,
       }
       info.bytes = *bytes;
     }
-    info.producer = tensor.producer;
-    info.consumers = tensor.consumers;
-    info.live_at_end = tensor.is_graph_output;
   }
   // Every footprint is a sum of these sizes; bounding the total keeps all
   // sums (and the arena's aligned sums) far from int64 overflow.

@@ -20,6 +20,10 @@ struct MemoryOptions {
   // Bytes per element of every activation (inputs, activations, outputs);
   // 0 keeps each tensor's own dtype. E.g. 1 for int8 deployment.
   int activation_element_bytes = 0;
+  // Graph inputs and outputs live in buffers of their own (spec: Option:
+  // model input and output outside the arena): they cost 0 bytes here, so
+  // no footprint, peak, lower bound or arena counts or places them.
+  bool io_outside_arena = false;
 };
 
 // True for op types that may run in place under the spec's rule.

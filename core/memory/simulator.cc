@@ -103,7 +103,9 @@ absl::StatusOr<SimulationResult> Simulate(const MemoryModel& model,
     const int64_t footprint = run.footprint_bytes;
     for (int32_t t : op.outputs) {
       const MemoryModel::TensorInfo& info = model.tensors[t];
-      result.has_interval[t] = true;
+      // Like a 0-byte input: it occupies nothing, so it gets no arena block
+      // (graph outputs under io_outside_arena).
+      result.has_interval[t] = info.bytes > 0;
       result.intervals[t] = {step, info.live_at_end ? n - 1 : step};
     }
     if (run.inplace_input != kNoId) result.inplace_source[op.outputs[0]] = run.inplace_input;

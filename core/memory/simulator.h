@@ -24,7 +24,9 @@ struct SimulationResult {
   int64_t peak_bytes = 0;
   // Step of the first maximum; -1 when the peak is before step 0.
   int32_t peak_step = -1;
-  // Per tensor of the model; `has_interval[t]` is false for weights.
+  // Per tensor of the model; `has_interval[t]` is false for weights and for
+  // 0-byte tensors (nothing to place; e.g. graph inputs and outputs under
+  // MemoryOptions::io_outside_arena).
   std::vector<LiveInterval> intervals;
   std::vector<bool> has_interval;
   // For each tensor written in place: the input it overwrote, else kNoId.

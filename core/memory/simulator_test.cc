@@ -142,6 +142,47 @@ TEST(SimulatorTest, PeakBeforeFirstStepCountsAllGraphInputs) {
   EXPECT_EQ(r.peak_step, -1);
 }
 
+// Spec: Option: model input and output outside the arena.
+TEST(SimulatorTest, IoOutsideArenaCountsNeitherGraphInputsNorOutputs) {
+  Graph g = TestGraph(R"(
+    input x 10
+    input unused 60
+    op a Conv x -> y:20
+    op r Relu y -> z:20
+    op b Conv z -> w:5
+    output w
+  )");
+  const MemoryModel model = Model(g, {.io_outside_arena = true});
+  SimulationResult r = SimulateOk(model, {0, 1, 2});
+  EXPECT_EQ(r.initial_bytes, 0);
+  // a: y only; r: z over y in place; b: z only (w is outside).
+  EXPECT_THAT(r.step_bytes, ElementsAre(20, 20, 20));
+  EXPECT_EQ(r.peak_bytes, 20);
+  EXPECT_EQ(MemoryLowerBound(model), 20);
+  EXPECT_EQ(InitialBytes(model), 0);
+  // Nothing to place: no live interval, so no arena block.
+  EXPECT_FALSE(r.has_interval[*g.FindTensor("x")]);
+  EXPECT_FALSE(r.has_interval[*g.FindTensor("w")]);
+  EXPECT_TRUE(r.has_interval[*g.FindTensor("y")]);
+  // The default accounting counts them: x + unused before step 0.
+  EXPECT_EQ(SimulateOk(Model(g), {0, 1, 2}).peak_bytes, 70);
+}
+
+TEST(SimulatorTest, IoOutsideArenaKeepsInplaceOffTheExternalBuffers) {
+  // r reads the graph input: it cannot overwrite a buffer outside the
+  // arena, so z costs its full size; s writes the graph output elsewhere.
+  Graph g = TestGraph(R"(
+    input x 8
+    op r Relu x -> z:8
+    op s Sigmoid z -> w:8
+    output w
+  )");
+  const MemoryModel model = Model(g, {.io_outside_arena = true});
+  SimulationResult r = SimulateOk(model, {0, 1});
+  EXPECT_THAT(r.step_bytes, ElementsAre(8, 8));
+  EXPECT_EQ(r.inplace_source[*g.FindTensor("z")], kNoId);
+}
+
 TEST(SimulatorTest, RejectsInvalidSchedules) {
   Graph g = TestGraph(R"(
     input x 1

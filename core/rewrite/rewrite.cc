@@ -121,6 +121,42 @@ bool CarriesWeights(const onnx::ModelProto& model) {
   return model.graph().initializer_size() > 0;
 }
 
+std::vector<AppliedRewrite> ConcatRoutes(const std::vector<AppliedRewrite>& first,
+                                         const std::vector<AppliedRewrite>& then) {
+  std::vector<AppliedRewrite> route = first;
+  route.insert(route.end(), then.begin(), then.end());
+  return route;
+}
+
+// The input and the model after each prefix of `route`: every
+// AppliedRewrite carries the peak it reached and the MACs and ops it added,
+// so no model has to be kept or rebuilt.
+std::vector<ParetoPoint> RoutePoints(int64_t original_peak, const GraphCost& original,
+                                     const std::vector<AppliedRewrite>& route,
+                                     const LatencyModel& latency) {
+  std::vector<ParetoPoint> points(1);
+  points[0].peak_bytes = original_peak;
+  GraphCost cost = original;
+  for (const AppliedRewrite& applied : route) {
+    cost.macs += applied.extra_macs;
+    cost.ops += applied.extra_ops;
+    ParetoPoint point;
+    point.peak_bytes = applied.peak_after_bytes;
+    point.latency_overhead = LatencyOverhead(original, cost, latency);
+    point.mac_overhead =
+        original.macs > 0
+            ? static_cast<double>(cost.macs - original.macs) / static_cast<double>(original.macs)
+            : 0.0;
+    point.rewrites = points.back().rewrites;
+    point.rewrites.push_back(applied.description.empty()
+                                 ? absl::StrCat(applied.kind, ": Concat ", applied.concat,
+                                                " read by its Convs in parts")
+                                 : applied.description);
+    points.push_back(std::move(point));
+  }
+  return points;
+}
+
 std::vector<std::string> PeakTensorNames(const EvaluatedModel& m) {
   std::vector<std::string> names;
   for (TensorId t : m.peak_tensors) names.push_back(m.graph.tensor(t).name);
@@ -268,6 +304,9 @@ absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
   ORDO_ASSIGN_OR_RETURN(std::shared_ptr<const EvaluatedModel> final_model,
                         evaluator.Adopt(std::move(current.model), std::move(current.graph),
                                         std::move(current.schedule), "start"));
+  // Routes the Pareto front is read from: each a sequence of rewrites from
+  // the input, every prefix a model the search scheduled.
+  std::vector<std::vector<AppliedRewrite>> routes;
   if (partition && !fits_already) {
     PartitionSearchOptions knobs;
     knobs.beam_width = std::max(1, options.beam_width);
@@ -293,7 +332,8 @@ absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
         return {options.memory_limit_bytes > 0, peak, latency};
       };
       const bool cut_short = second.time_limit_hit;
-      if (rank(second) < rank(searched)) searched = std::move(second);
+      if (rank(second) < rank(searched)) std::swap(searched, second);
+      routes.push_back(ConcatRoutes(result.rewrites, second.rewrites));
       searched.time_limit_hit = cut_short;
     }
     for (AppliedRewrite& applied : searched.rewrites) result.rewrites.push_back(std::move(applied));
@@ -301,6 +341,15 @@ absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
     final_model = searched.best;
   }
   result.schedules_run += evaluator.schedules_run();
+  routes.push_back(result.rewrites);
+  std::vector<ParetoPoint> points;
+  for (const std::vector<AppliedRewrite>& route : routes) {
+    for (ParetoPoint& point :
+         RoutePoints(result.original_peak_bytes, original_cost, route, options.latency)) {
+      points.push_back(std::move(point));
+    }
+  }
+  result.pareto = NonDominated(std::move(points));
 
   result.model = final_model->model;
   result.graph = final_model->graph;

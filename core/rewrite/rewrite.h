@@ -12,6 +12,7 @@
 #include "core/graph/graph.h"
 #include "core/memory/memory_model.h"
 #include "core/rewrite/concat_conv_pattern.h"
+#include "core/rewrite/pareto_front.h"
 #include "core/schedule/scheduler.h"
 #include "core/util/clock.h"
 #include "onnx/onnx_pb.h"
@@ -126,6 +127,10 @@ struct RewriteResult {
   // when not, the tensors live at the result's peak step.
   bool fits = false;
   std::vector<std::string> bottleneck_tensors;
+  // The non-dominated (peak, latency overhead) models the search reached
+  // (NonDominated): the input, each prefix of the rewrites kept and of the
+  // routes the search tried and did not return; cheapest first.
+  std::vector<ParetoPoint> pareto;
 };
 
 // Rewrites `model` to lower the peak of its best schedule (SERENITY §3.3).
