@@ -38,6 +38,16 @@ v1::Worker::Stub* GrpcPartRunner::StubFor(const std::string& address) {
     // Reconnect quickly to a restarted worker.
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+    // Pings only while tasks are in flight, and without limit: a part may
+    // search for minutes without sending a byte.
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS,
+                static_cast<int>(absl::ToInt64Milliseconds(options_.keepalive_interval)));
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+                static_cast<int>(absl::ToInt64Milliseconds(options_.keepalive_timeout)));
+    args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 0);
+    args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+    args.SetInt(GRPC_ARG_HTTP2_MIN_SENT_PING_INTERVAL_WITHOUT_DATA_MS,
+                static_cast<int>(absl::ToInt64Milliseconds(options_.keepalive_interval)));
     stub = v1::Worker::NewStub(
         grpc::CreateCustomChannel(address, options_.security.credentials, args));
   }

@@ -25,7 +25,17 @@ namespace ordo::server {
 // attempt (unreachable, crashed, timed out) is retried once on another
 // worker if time remains; INVALID_ARGUMENT is not retried (it would fail
 // again). When every attempt failed, or no worker is healthy, the task runs
-// in this process (RunPartTask), marked `fallback`. Tasks of one call run
+// in this process (RunPartTask), marked `fallback`.
+//
+// A worker that goes silent mid-task (its host cut off: packets vanish, no
+// RST; or its process frozen) is found by HTTP/2 keepalive: while a task
+// is in flight the channel pings every `keepalive_interval` and closes the
+// connection when a ping is not acknowledged within `keepalive_timeout`,
+// failing the task UNAVAILABLE; it is then retried on another worker with
+// the time the request has left. So a silent worker costs a part about
+// interval + timeout, not its whole budget (which would degrade the answer
+// from optimal to heuristic). Workers must accept pings that often
+// (ordo-worker does: WorkerServer). Tasks of one call run
 // concurrently, up to `max_in_flight` at a time. Setting limits.cancelled
 // cancels the RPCs in flight. Channels are made once per address and kept.
 // Thread-safe.
@@ -37,6 +47,9 @@ class GrpcPartRunner final : public PartRunner {
     int max_attempts = 2;
     // RPC deadline beyond the task's time limit.
     absl::Duration margin = absl::Seconds(2);
+    // Silent-worker detection (see the class comment).
+    absl::Duration keepalive_interval = absl::Seconds(1);
+    absl::Duration keepalive_timeout = absl::Seconds(1);
     int max_message_bytes = 256 << 20;
     // Channel credentials (TLS) and bearer token of every worker call.
     rpc::ClientSecurity security = rpc::InsecureClientSecurity();

@@ -46,6 +46,8 @@ ABSL_FLAG(int, max_message_mb, 256, "largest request or response");
 ABSL_FLAG(int64_t, max_ops, 100000, "largest model, in ops");
 ABSL_FLAG(int, max_concurrent, 8, "compiles at once; more fail with RESOURCE_EXHAUSTED");
 ABSL_FLAG(absl::Duration, default_deadline, absl::Seconds(60), "deadline of calls without one");
+ABSL_FLAG(bool, channelz, false,
+          "serve grpc.channelz.v1.Channelz (connections to clients and workers) for debugging");
 ABSL_FLAG(absl::Duration, max_deadline, absl::Minutes(10), "cap on call deadlines");
 
 int main(int argc, char** argv) {
@@ -106,6 +108,7 @@ int main(int argc, char** argv) {
   options.limits.max_concurrent_compiles = std::max(1, absl::GetFlag(FLAGS_max_concurrent));
   options.limits.default_deadline = absl::GetFlag(FLAGS_default_deadline);
   options.limits.max_deadline = absl::GetFlag(FLAGS_max_deadline);
+  options.channelz = absl::GetFlag(FLAGS_channelz);
 
   absl::StatusOr<std::unique_ptr<ordo::server::OrdoServer>> server =
       ordo::server::OrdoServer::Start(options);

@@ -5,12 +5,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/cache/lru_schedule_cache.h"
+#include "grpcpp/ext/channelz_service_plugin.h"
+#include "grpcpp/ext/health_check_service_server_builder_option.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
-#include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "rpc/log.h"
+#include "rpc/server_reflection_v1.h"
 #include "server/cache/redis_schedule_cache.h"
+#include "ordo/v1/worker_service.grpc.pb.h"
 #include "server/grpc_part_runner.h"
 #include "server/probed_worker_directory.h"
 
@@ -136,9 +139,13 @@ absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(const Options& opt
   deps.env = rpc::CallEnvironment{server->queue_.get(), &server->metrics_};
   server->service_ = std::make_unique<CompilerService>(options.limits, deps);
 
-  grpc::EnableDefaultHealthCheckService(true);
+  if (options.channelz) grpc::channelz::experimental::InitChannelzService();
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
+  // HealthService replaces gRPC's default one (which has no List).
+  builder.SetOption(std::make_unique<grpc::HealthCheckServiceServerBuilderOption>(nullptr));
+  builder.RegisterService(&server->health_);
+  rpc::AddServerReflectionV1(builder);
   builder.AddListeningPort(options.listen, *credentials, &server->port_);
   builder.SetMaxReceiveMessageSize(static_cast<int>(options.limits.max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(options.limits.max_message_bytes));
@@ -149,17 +156,17 @@ absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(const Options& opt
   }
   // In-process scheduling backs every runner, so the server can schedule
   // from now on; workers only make it faster.
-  grpc::HealthCheckServiceInterface* health = server->server_->GetHealthCheckService();
-  health->SetServingStatus(true);
-  health->SetServingStatus("ordo.v1.Compiler", true);
+  server->health_.SetStatus("", true);
+  server->health_.SetStatus(v1::Compiler::service_full_name(), true);
 
-  // Keeps ordo_workers_healthy current.
+  // Keeps ordo_workers_healthy and the workers' health status current.
   server->health_reporter_ = std::thread([s = server.get()] {
     absl::MutexLock lock(&s->mu_);
     do {
       int healthy = 0;
       if (s->directory_ != nullptr) {
         for (const WorkerEndpoint& worker : s->directory_->Workers()) healthy += worker.healthy;
+        s->health_.SetStatus(v1::Worker::service_full_name(), healthy > 0);
       }
       s->metrics_.workers_healthy().Set(healthy);
     } while (!s->mu_.AwaitWithTimeout(absl::Condition(&s->stopping_), absl::Seconds(1)));
@@ -180,8 +187,8 @@ void OrdoServer::Shutdown() {
     stopping_ = true;
   }
   if (health_reporter_.joinable()) health_reporter_.join();
+  health_.Shutdown();
   if (server_ != nullptr) {
-    server_->GetHealthCheckService()->SetServingStatus(false);
     server_->Shutdown(absl::ToChronoTime(absl::Now() + shutdown_grace_));
     server_->Wait();
     rpc::Log(rpc::LogLevel::kInfo, "", "gRPC server stopped");

@@ -16,6 +16,7 @@
 #include "server/response_cache.h"
 #include "rpc/work_queue.h"
 #include "server/compiler_service.h"
+#include "server/health_service.h"
 #include "server/worker_directory.h"
 #include "server/worker_supervisor.h"
 
@@ -23,12 +24,19 @@ namespace ordo::server {
 
 // ordo-server minus flag parsing: the public Compiler service, its part
 // runner (supervised local workers, remote workers or threads), its schedule
-// cache (in-memory LRU or Redis), the gRPC health service (SERVING once it
-// can schedule: always after Start, since in-process scheduling is the
-// fallback of every runner) and server reflection, and /metrics.
+// cache (in-memory LRU or Redis), the gRPC health service (HealthService:
+// Check, Watch, List), server reflection (v1alpha from gRPC, v1 from
+// rpc/server_reflection_v1), channelz on request, and /metrics.
+//
+// Health: "" and "ordo.v1.Compiler" are SERVING from Start until Shutdown
+// (in-process scheduling backs every runner, so the front can always
+// answer); "ordo.v1.Worker", present when the front has workers, is
+// SERVING while at least one of them is healthy (checked each second), so
+// a watcher sees the pool go and come back without the front leaving a
+// load balancer for it.
 //
 // Start() returns once everything listens; Shutdown() (idempotent; also
-// run by the destructor) reports NOT_SERVING, stops accepting, lets running
+// run by the destructor) reports NOT_SERVING (ending Watch streams), stops accepting, lets running
 // calls finish for `shutdown_grace` and cancels the rest, then stops the
 // workers. Not copyable; thread-safe.
 class OrdoServer {
@@ -66,6 +74,9 @@ class OrdoServer {
     // 127.0.0.1 only and are reached in plaintext; they require a token
     // when this one or `security` has a token file (this one first).
     rpc::ClientSecurityOptions worker_security;
+    // Serve grpc.channelz.v1.Channelz (connections, calls, sockets of this
+    // process, including its channels to workers). Process-wide once on.
+    bool channelz = false;
   };
 
   // UNAVAILABLE when a port cannot be bound; INVALID_ARGUMENT for a bad
@@ -91,6 +102,8 @@ class OrdoServer {
   std::unique_ptr<PartRunner> runner_;
   std::unique_ptr<rpc::WorkQueue> queue_;
   std::unique_ptr<CompilerService> service_;
+  // Declared before server_: services outlive the server that calls them.
+  HealthService health_;
   std::unique_ptr<grpc::Server> server_;
   std::thread health_reporter_;
   absl::Mutex mu_;

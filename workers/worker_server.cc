@@ -9,6 +9,10 @@
 #include "grpcpp/server_builder.h"
 
 namespace ordo::worker {
+namespace {
+// Below the fronts' keepalive interval (1 s), with room for timer jitter.
+constexpr int kMinFrontPingInterval = 500;
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(Options options) {
   std::unique_ptr<WorkerServer> server(new WorkerServer());
@@ -36,6 +40,11 @@ absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(Options option
   // find workers added by scaling up (in-flight calls get the grace period).
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS, 30 * 1000);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, 10 * 60 * 1000);
+  // Fronts ping each second while a task runs, to notice a silent worker
+  // (GrpcPartRunner); gRPC's default (one ping per 5 minutes without data,
+  // then GOAWAY "too_many_pings") would end long searches.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                             kMinFrontPingInterval);
   builder.RegisterService(server->service_.get());
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
