@@ -16,8 +16,8 @@ const prometheus::Histogram::BucketBoundaries& LatencyBuckets() {
 // Decades: a search expands from none (cache hit, cheap order proved
 // optimal) to hundreds of millions of states.
 const prometheus::Histogram::BucketBoundaries& StateBuckets() {
-  static const auto* buckets = new prometheus::Histogram::BucketBoundaries{
-      0, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+  static const auto* buckets =
+      new prometheus::Histogram::BucketBoundaries{0, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
   return *buckets;
 }
 
@@ -38,6 +38,11 @@ ServiceMetrics::ServiceMetrics()
                          .Help("Part schedule cache lookups, by result "
                                "(hit, miss, error, rejected).")
                          .Register(*registry_)),
+      compile_answers_(prometheus::BuildCounter()
+                           .Name("ordo_compile_answers_total")
+                           .Help("Compile answers, by source: computed, response_cache, or "
+                                 "single_flight (shared from an identical concurrent call).")
+                           .Register(*registry_)),
       worker_tasks_(prometheus::BuildCounter()
                         .Name("ordo_worker_tasks_total")
                         .Help("Part tasks, by result (ok, retry, fallback, error).")
@@ -74,6 +79,10 @@ void ServiceMetrics::RecordRequest(absl::string_view method, absl::string_view c
 void ServiceMetrics::AddCacheLookups(absl::string_view result, int64_t count) {
   if (count <= 0) return;
   cache_lookups_.Add({{"result", std::string(result)}}).Increment(static_cast<double>(count));
+}
+
+void ServiceMetrics::AddCompileAnswer(absl::string_view source) {
+  compile_answers_.Add({{"source", std::string(source)}}).Increment();
 }
 
 void ServiceMetrics::RecordWorkerTask(absl::string_view result, absl::Duration latency) {

@@ -24,6 +24,9 @@ namespace ordo::rpc {
 //   ordo_request_duration_seconds{method}     call latency
 //   ordo_inflight_requests                    calls running
 //   ordo_cache_lookups_total{result}          hit | miss | error | rejected
+//   ordo_compile_answers_total{source}        computed | response_cache |
+//                                             single_flight (waited for an
+//                                             identical concurrent call)
 //   ordo_worker_tasks_total{result}           ok | retry | fallback | error
 //   ordo_worker_task_duration_seconds         part task latency
 //   ordo_workers_healthy                      workers answering
@@ -38,6 +41,8 @@ class ServiceMetrics {
 
   void RecordRequest(absl::string_view method, absl::string_view code, absl::Duration latency);
   void AddCacheLookups(absl::string_view result, int64_t count);
+  // One Compile answer; `source` as in ordo_compile_answers_total.
+  void AddCompileAnswer(absl::string_view source);
   void RecordWorkerTask(absl::string_view result, absl::Duration latency);
   void AddWorkerTasks(absl::string_view result, int64_t count);
   void RecordStatesExpanded(int64_t states);
@@ -51,6 +56,7 @@ class ServiceMetrics {
   prometheus::Family<prometheus::Counter>& requests_;
   prometheus::Family<prometheus::Histogram>& request_duration_;
   prometheus::Family<prometheus::Counter>& cache_lookups_;
+  prometheus::Family<prometheus::Counter>& compile_answers_;
   prometheus::Family<prometheus::Counter>& worker_tasks_;
   prometheus::Histogram& worker_task_duration_;
   prometheus::Histogram& states_expanded_;

@@ -26,6 +26,7 @@
 #include "rpc/input_shapes_proto.h"
 #include "rpc/log.h"
 #include "rpc/memory_model_proto.h"
+#include "server/compile_many_reactor.h"
 
 namespace ordo::server {
 namespace {
@@ -63,9 +64,9 @@ absl::StatusOr<Graph> ImportRequestModel(const Request& request, absl::string_vi
       return ImportModel(onnx_model, ModelFormat::kOnnx, graph_limits);
     case Request::kGraph: {
       if (request.graph().ops_size() > limits.max_ops) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            "graph has ", request.graph().ops_size(), " ops; this server's limit is ",
-            limits.max_ops));
+        return absl::ResourceExhaustedError(absl::StrCat("graph has ", request.graph().ops_size(),
+                                                         " ops; this server's limit is ",
+                                                         limits.max_ops));
       }
       // Names in the message are the client's bytes: escaped as ImportModel
       // (the CLI) does, so no raw control bytes reach the status or the log
@@ -134,10 +135,14 @@ class CompileSlot {
 
 v1::CompileStage StageToProto(CompileProgress::Stage stage) {
   switch (stage) {
-    case CompileProgress::Stage::kImported: return v1::COMPILE_STAGE_IMPORTED;
-    case CompileProgress::Stage::kPartitioned: return v1::COMPILE_STAGE_PARTITIONED;
-    case CompileProgress::Stage::kScheduled: return v1::COMPILE_STAGE_SCHEDULED;
-    case CompileProgress::Stage::kFinished: return v1::COMPILE_STAGE_FINISHED;
+    case CompileProgress::Stage::kImported:
+      return v1::COMPILE_STAGE_IMPORTED;
+    case CompileProgress::Stage::kPartitioned:
+      return v1::COMPILE_STAGE_PARTITIONED;
+    case CompileProgress::Stage::kScheduled:
+      return v1::COMPILE_STAGE_SCHEDULED;
+    case CompileProgress::Stage::kFinished:
+      return v1::COMPILE_STAGE_FINISHED;
   }
   return v1::COMPILE_STAGE_UNSPECIFIED;
 }
@@ -158,6 +163,18 @@ void MarkResponseCached(v1::CompileResponse& response, absl::Duration time) {
   }
 }
 
+// The one progress event of an answer that needed no compile here.
+void ReportFinished(const v1::CompileResponse& response,
+                    const std::function<void(const v1::CompileProgress&)>& on_progress) {
+  if (!on_progress) return;
+  v1::CompileProgress event;
+  event.set_stage(v1::COMPILE_STAGE_FINISHED);
+  *event.mutable_elapsed() = response.stats().time();
+  event.set_parts_total(response.stats().parts());
+  event.set_parts_done(response.stats().parts());
+  on_progress(event);
+}
+
 }  // namespace
 
 absl::Status CompilerService::RunCompile(
@@ -166,34 +183,81 @@ absl::Status CompilerService::RunCompile(
   const TrimHeapAfterLargeRequest trim(request);
   const Clock& clock = *deps_.clock;
   const absl::Time start = clock.Now();
-  const std::string key =
-      deps_.responses != nullptr ? deps_.responses->KeyOf(request) : std::string();
-  if (std::optional<v1::CompileResponse> cached =
-          key.empty() ? std::nullopt : deps_.responses->Lookup(key)) {
-    response = *std::move(cached);
-    MarkResponseCached(response, clock.Now() - start);
-    if (deps_.env.metrics != nullptr) {
-      deps_.env.metrics->AddCacheLookups("hit", response.stats().parts());
-    }
-    if (on_progress) {
-      v1::CompileProgress event;
-      event.set_stage(v1::COMPILE_STAGE_FINISHED);
-      *event.mutable_elapsed() = response.stats().time();
-      event.set_parts_total(response.stats().parts());
-      event.set_parts_done(response.stats().parts());
-      on_progress(event);
-    }
-    return absl::OkStatus();
+  const std::string key = CompileRequestKey(request);
+  if (AnswerFromResponseCache(key, start, response, on_progress)) return absl::OkStatus();
+  // Identical concurrent requests compile once: the first runs (and alone
+  // takes a compile slot), the others wait for its answer.
+  std::optional<SingleFlight<SharedCompile>::Outcome> outcome =
+      // Waiting is real time, as the call's deadline is (the clock may be
+      // a test's fake).
+      flights_.Do(key, CallDeadline(call, absl::Now()), [&] {
+        SharedCompile shared;
+        // An identical call may have finished between the lookup above and
+        // this flight: its answer is stored by now.
+        if (AnswerFromResponseCache(key, start, shared.response, on_progress)) return shared;
+        shared.status = CompileRequestNow(call, request, key, start, shared.response, on_progress);
+        if (shared.status.ok()) RecordCompileAnswer("computed");
+        return shared;
+      });
+  if (!outcome) {
+    return absl::DeadlineExceededError(
+        "deadline passed while waiting for an identical request's compile");
   }
+  const absl::Status& status = outcome->value.status;
+  if (outcome->shared && (absl::IsCancelled(status) || absl::IsDeadlineExceeded(status))) {
+    // The other call ended on its own client's cancel or deadline, which
+    // says nothing about this call: compile it here.
+    absl::Status own = CompileRequestNow(call, request, key, start, response, on_progress);
+    if (own.ok()) RecordCompileAnswer("computed");
+    return own;
+  }
+  response = std::move(outcome->value.response);
+  if (outcome->shared && status.ok()) {
+    response.mutable_stats()->set_single_flight_shared(true);
+    *response.mutable_stats()->mutable_time() = rpc::DurationToProto(clock.Now() - start);
+    RecordCompileAnswer("single_flight");
+    ReportFinished(response, on_progress);
+  }
+  return status;
+}
+
+absl::Time CompilerService::CallDeadline(const rpc::CallInfo& call, absl::Time start) const {
+  return call.deadline == absl::InfiniteFuture()
+             ? start + limits_.default_deadline
+             : std::min(call.deadline, start + limits_.max_deadline);
+}
+
+void CompilerService::RecordCompileAnswer(absl::string_view source) const {
+  if (deps_.env.metrics != nullptr) deps_.env.metrics->AddCompileAnswer(source);
+}
+
+bool CompilerService::AnswerFromResponseCache(
+    const std::string& key, absl::Time start, v1::CompileResponse& response,
+    const std::function<void(const v1::CompileProgress&)>& on_progress) const {
+  if (deps_.responses == nullptr) return false;
+  std::optional<v1::CompileResponse> cached = deps_.responses->Lookup(key);
+  if (!cached) return false;
+  response = *std::move(cached);
+  MarkResponseCached(response, deps_.clock->Now() - start);
+  if (deps_.env.metrics != nullptr) {
+    deps_.env.metrics->AddCacheLookups("hit", response.stats().parts());
+  }
+  RecordCompileAnswer("response_cache");
+  ReportFinished(response, on_progress);
+  return true;
+}
+
+absl::Status CompilerService::CompileRequestNow(
+    const rpc::CallInfo& call, const v1::CompileRequest& request, const std::string& key,
+    absl::Time start, v1::CompileResponse& response,
+    const std::function<void(const v1::CompileProgress&)>& on_progress) {
+  const Clock& clock = *deps_.clock;
   CompileSlot slot(compiles_running_, limits_.max_concurrent_compiles);
   if (!slot.acquired()) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "server busy: ", limits_.max_concurrent_compiles, " compiles running (the limit)"));
   }
-  const absl::Time deadline =
-      call.deadline == absl::InfiniteFuture()
-          ? start + limits_.default_deadline
-          : std::min(call.deadline, start + limits_.max_deadline);
+  const absl::Time deadline = CallDeadline(call, start);
 
   // Validate everything cheap before any work.
   ORDO_ASSIGN_OR_RETURN(CompileOptions options,
@@ -208,9 +272,9 @@ absl::Status CompilerService::RunCompile(
                         rpc::RewriteCompileOptionsFromProto(request.options(), request.device()));
   if (rewrite.mode != RewriteMode::kNone &&
       request.model_case() != v1::CompileRequest::kOnnxModel) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "options.rewrite: \"", request.options().rewrite(),
-        "\" needs an onnx_model; a native ordo.v1.Graph cannot be rewritten"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("options.rewrite: \"", request.options().rewrite(),
+                     "\" needs an onnx_model; a native ordo.v1.Graph cannot be rewritten"));
   }
   std::string shaped_model;
   ORDO_ASSIGN_OR_RETURN(const absl::string_view onnx_model,
@@ -258,14 +322,15 @@ absl::Status CompilerService::RunCompile(
   const CompileResult& compiled = result->compile;
   RecordCacheMetrics(compiled);
   response = rpc::CompileResultToProto(result->graph, compiled);
-  if (options.memory_limit_bytes > 0) response.set_fits(compiled.peak_bytes <= options.memory_limit_bytes);
+  if (options.memory_limit_bytes > 0)
+    response.set_fits(compiled.peak_bytes <= options.memory_limit_bytes);
   if (result->rewrite) rpc::RewriteSummaryToProto(*result->rewrite, response);
   if (request.options().return_reordered_onnx() && response.rewritten_onnx_model().empty()) {
     ORDO_ASSIGN_OR_RETURN(*response.mutable_reordered_onnx_model(),
                           ReorderOnnxNodes(onnx_model, graph, compiled.schedule));
   }
   *response.mutable_stats()->mutable_time() = rpc::DurationToProto(clock.Now() - start);
-  if (!key.empty()) deps_.responses->Insert(key, response);
+  if (deps_.responses != nullptr) deps_.responses->Insert(key, response);
   const int32_t parts = response.stats().parts();
   rpc::Log(rpc::LogLevel::kInfo, call.request_id,
            absl::StrCat("compiled ", result->graph.num_ops(), " ops: peak ", compiled.peak_bytes,
@@ -282,8 +347,7 @@ void CompilerService::RecordCacheMetrics(const CompileResult& result) const {
   if (!result.part_stats) return;
   const PartScheduleStats& stats = *result.part_stats;
   metrics->AddCacheLookups("hit", stats.cache_hits);
-  metrics->AddCacheLookups("miss",
-                           stats.cache_misses - stats.cache_errors - stats.cache_rejected);
+  metrics->AddCacheLookups("miss", stats.cache_misses - stats.cache_errors - stats.cache_rejected);
   metrics->AddCacheLookups("error", stats.cache_errors);
   metrics->AddCacheLookups("rejected", stats.cache_rejected);
 }
@@ -347,10 +411,9 @@ grpc::ServerUnaryReactor* CompilerService::Compile(grpc::CallbackServerContext* 
 grpc::ServerUnaryReactor* CompilerService::Estimate(grpc::CallbackServerContext* context,
                                                     const v1::EstimateRequest* request,
                                                     v1::EstimateResponse* response) {
-  return rpc::ServeUnary(context, "Estimate", deps_.env,
-                         [this, request, response](const rpc::CallInfo&) {
-                           return RunEstimate(*request, *response);
-                         });
+  return rpc::ServeUnary(
+      context, "Estimate", deps_.env,
+      [this, request, response](const rpc::CallInfo&) { return RunEstimate(*request, *response); });
 }
 
 grpc::ServerUnaryReactor* CompilerService::GetInfo(grpc::CallbackServerContext* context,
@@ -376,12 +439,12 @@ class CompileStreamReactor final : public grpc::ServerWriteReactor<v1::CompileEv
     if (env_.metrics != nullptr) env_.metrics->inflight_requests().Increment();
     env_.queue->Schedule([this, service, request] {
       v1::CompileResponse response;
-      absl::Status status = service->RunCompile(
-          call_, *request, response, [this](const v1::CompileProgress& progress) {
-            v1::CompileEvent event;
-            *event.mutable_progress() = progress;
-            Push(std::move(event));
-          });
+      absl::Status status = service->RunCompile(call_, *request, response,
+                                                [this](const v1::CompileProgress& progress) {
+                                                  v1::CompileEvent event;
+                                                  *event.mutable_progress() = progress;
+                                                  Push(std::move(event));
+                                                });
       if (status.ok()) {
         v1::CompileEvent event;
         *event.mutable_result() = std::move(response);
@@ -466,6 +529,12 @@ class CompileStreamReactor final : public grpc::ServerWriteReactor<v1::CompileEv
 };
 
 }  // namespace
+
+grpc::ServerBidiReactor<v1::CompileManyRequest, v1::CompileManyResponse>*
+CompilerService::CompileMany(grpc::CallbackServerContext* context) {
+  return NewCompileManyReactor(this, context, deps_.env,
+                               std::clamp(limits_.max_concurrent_compiles, 1, 16));
+}
 
 grpc::ServerWriteReactor<v1::CompileEvent>* CompilerService::CompileStream(
     grpc::CallbackServerContext* context, const v1::CompileRequest* request) {

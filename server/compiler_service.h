@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "absl/time/time.h"
 #include "core/cache/part_runner.h"
@@ -13,6 +14,7 @@
 #include "ordo/v1/compiler_service.grpc.pb.h"
 #include "rpc/service_call.h"
 #include "server/response_cache.h"
+#include "server/single_flight.h"
 #include "server/worker_directory.h"
 
 namespace ordo::server {
@@ -62,6 +64,8 @@ class CompilerService final : public v1::Compiler::CallbackService {
                                     v1::CompileResponse* response) override;
   grpc::ServerWriteReactor<v1::CompileEvent>* CompileStream(
       grpc::CallbackServerContext* context, const v1::CompileRequest* request) override;
+  grpc::ServerBidiReactor<v1::CompileManyRequest, v1::CompileManyResponse>* CompileMany(
+      grpc::CallbackServerContext* context) override;
   grpc::ServerUnaryReactor* Estimate(grpc::CallbackServerContext* context,
                                      const v1::EstimateRequest* request,
                                      v1::EstimateResponse* response) override;
@@ -75,6 +79,23 @@ class CompilerService final : public v1::Compiler::CallbackService {
                           const std::function<void(const v1::CompileProgress&)>& on_progress);
 
  private:
+  // A call's result as single-flight shares it with identical calls.
+  struct SharedCompile {
+    absl::Status status;
+    v1::CompileResponse response;
+  };
+  // The response cache's answer to `key`, if any, marked as cached.
+  bool AnswerFromResponseCache(
+      const std::string& key, absl::Time start, v1::CompileResponse& response,
+      const std::function<void(const v1::CompileProgress&)>& on_progress) const;
+  // Validate, import and compile the request in this call (a slot of the
+  // concurrent-compile limit held throughout); stores optimal answers.
+  absl::Status CompileRequestNow(
+      const rpc::CallInfo& call, const v1::CompileRequest& request, const std::string& key,
+      absl::Time start, v1::CompileResponse& response,
+      const std::function<void(const v1::CompileProgress&)>& on_progress);
+  absl::Time CallDeadline(const rpc::CallInfo& call, absl::Time start) const;
+  void RecordCompileAnswer(absl::string_view source) const;
   void RecordCacheMetrics(const CompileResult& result) const;
   absl::Status RunEstimate(const v1::EstimateRequest& request, v1::EstimateResponse& response);
   void FillInfo(v1::GetInfoResponse& response) const;
@@ -82,6 +103,8 @@ class CompilerService final : public v1::Compiler::CallbackService {
   const CompilerLimits limits_;
   const Dependencies deps_;
   std::atomic<int32_t> compiles_running_{0};
+  // Identical Compile requests in flight, by CompileRequestKey.
+  SingleFlight<SharedCompile> flights_;
 };
 
 }  // namespace ordo::server

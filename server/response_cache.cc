@@ -7,10 +7,8 @@
 
 namespace ordo::server {
 
-std::string ResponseCache::KeyOf(const v1::CompileRequest& request) const {
+std::string CompileRequestKey(const v1::CompileRequest& request) {
   std::string key;
-  if (max_bytes_ <= 0) return key;
-  // Deterministic, so equal requests give equal keys (map fields in order).
   google::protobuf::io::StringOutputStream stream(&key);
   google::protobuf::io::CodedOutputStream coded(&stream);
   coded.SetSerializationDeterministic(true);
@@ -20,7 +18,7 @@ std::string ResponseCache::KeyOf(const v1::CompileRequest& request) const {
 }
 
 std::optional<v1::CompileResponse> ResponseCache::Lookup(const std::string& key) {
-  if (key.empty()) return std::nullopt;
+  if (max_bytes_ <= 0) return std::nullopt;
   std::string serialized;
   {
     absl::MutexLock lock(&mu_);

@@ -40,14 +40,17 @@ Usage (start a server first, e.g. build/server/ordo-server):
   /usr/bin/python3 client/python/nas_loop.py --server localhost:50051 \
       --candidates 20 --seed 1
 Flags: --server, --candidates, --seed, --cells, --resolution, --scheduler,
---time-limit, --timeout, --mode both|compile|estimate, --stream (use
-CompileStream), --no-cache-warm, --save-dir DIR (write the candidates),
+--time-limit, --timeout, --mode both|compile|estimate, --concurrency N
+(candidates in flight on one CompileMany stream, default 4; rows print in
+the order candidates finish), --stream (one at a time through
+CompileStream instead), --no-cache-warm, --save-dir DIR (write the candidates),
 --json (one JSON object per line instead of the table).
 
 Columns: cells (one letter per pool cell, stages separated by "|"), width
 (stem channels), ops, model-order (peak of the file's order), peak (ordo's),
 lower-bnd, status, parts, hits and misses (the part cache, for this compile),
-ms (the candidate's calls, measured by the client). Exit status 0, 1 when a
+ms (the candidate's calls, measured by the client from its proposal to its
+result, so with --concurrency above 1 it includes waiting for a slot). Exit status 0, 1 when a
 candidate failed, 2 when the server cannot be reached.
 """
 
@@ -230,7 +233,10 @@ def parse_args(argv):
     parser.add_argument("--timeout", type=float, default=60.0, help="deadline per call, seconds")
     parser.add_argument("--mode", choices=("both", "compile", "estimate"), default="both",
                         help="Estimate then Compile (both), or only one of them")
-    parser.add_argument("--stream", action="store_true", help="compile with CompileStream")
+    parser.add_argument("--stream", action="store_true",
+                        help="compile one candidate at a time with CompileStream")
+    parser.add_argument("--concurrency", type=int, default=4,
+                        help="candidates in flight on the CompileMany stream")
     parser.add_argument("--no-cache-warm", action="store_true",
                         help="do not compile the pool's cells before the stream")
     parser.add_argument("--save-dir", help="write each candidate's ONNX here")
@@ -247,6 +253,40 @@ def compile_candidate(client, args, data):
                                          time_limit_s=args.time_limit):
         response = message  # Progress events first; the result is last.
     return response
+
+
+def add_estimate(row, estimate):
+    """Puts an EstimateResponse's figures into a candidate's row."""
+    row.update(ops=estimate.ops, model_order_peak_bytes=estimate.model_order_peak_bytes,
+               lower_bound_bytes=estimate.lower_bound_bytes, parts=estimate.parts,
+               cached_parts=estimate.cached_parts)
+    if estimate.HasField("cached_peak_bytes"):
+        row["cached_peak_bytes"] = estimate.cached_peak_bytes
+
+
+def add_compile(row, response):
+    """Puts a CompileResponse's figures into a candidate's row."""
+    row.update(ops=response.ops, peak_bytes=response.peak_bytes,
+               lower_bound_bytes=response.lower_bound_bytes,
+               status=status_name(response.status), parts=response.stats.parts,
+               hits=response.stats.cache_hits, misses=response.stats.cache_misses)
+    for baseline in response.baselines:
+        if baseline.name == "model_order":
+            row["model_order_peak_bytes"] = baseline.peak_bytes
+
+
+def print_row(row, out, as_json):
+    if as_json:
+        print(json.dumps(row), file=out)
+    else:
+        print(f"{row['index']:>3} {row['cells']:<11} {row['width']:>5} {row['ops']:>4} "
+              f"{row.get('model_order_peak_bytes', '-'):>11} "
+              f"{row.get('peak_bytes') or '-':>9} {row.get('lower_bound_bytes', '-'):>9} "
+              f"{row['status']:<9} {row['parts']:>5} {row['hits']:>4} "
+              f"{row['misses']:>6} {row['ms']:>7.1f}", file=out)
+        if "error" in row:
+            print(f"    {row['error']}", file=out)
+    out.flush()
 
 
 def warm_cache(client, args, pool):
@@ -289,58 +329,66 @@ def run(args):
                   f"{f'{warm_s:.2f} s' if warm else 'skipped'}", file=out)
             print(header, file=out)
         totals = {"parts": 0, "hits": 0, "misses": 0, "failed": 0}
-        loop_start = time.monotonic()
-        for index in range(args.candidates):
-            stages, width = random_candidate(rng, len(pool))
-            model = build_network(f"candidate{index}", stages, width, args.resolution, pool)
-            data = model.SerializeToString()
-            if args.save_dir:
-                os.makedirs(args.save_dir, exist_ok=True)
-                with open(os.path.join(args.save_dir, f"candidate{index}.onnx"), "wb") as f:
-                    f.write(data)
-            row = {"event": "candidate", "index": index, "cells": describe(stages),
-                   "width": width, "ops": len(model.graph.node)}
-            call_start = time.monotonic()
-            try:
+        rows = {}
+
+        def proposals():
+            """The candidates' ONNX bytes, one at a time; their rows (with
+            the Estimate figures in mode both) go into `rows` by index."""
+            for index in range(args.candidates):
+                stages, width = random_candidate(rng, len(pool))
+                model = build_network(f"candidate{index}", stages, width, args.resolution, pool)
+                data = model.SerializeToString()
+                if args.save_dir:
+                    os.makedirs(args.save_dir, exist_ok=True)
+                    with open(os.path.join(args.save_dir, f"candidate{index}.onnx"), "wb") as f:
+                        f.write(data)
+                row = {"event": "candidate", "index": index, "cells": describe(stages),
+                       "width": width, "ops": len(model.graph.node), "_start": time.monotonic()}
+                rows[index] = row
                 if args.mode in ("both", "estimate"):
-                    estimate = client.estimate(data, scheduler=args.scheduler)
-                    row.update(ops=estimate.ops,
-                               model_order_peak_bytes=estimate.model_order_peak_bytes,
-                               lower_bound_bytes=estimate.lower_bound_bytes,
-                               parts=estimate.parts, cached_parts=estimate.cached_parts)
-                    if estimate.HasField("cached_peak_bytes"):
-                        row["cached_peak_bytes"] = estimate.cached_peak_bytes
-                if args.mode == "estimate":
-                    row.update(hits=estimate.cached_parts,
-                               misses=estimate.parts - estimate.cached_parts,
-                               peak_bytes=row.get("cached_peak_bytes"), status="estimate")
-                else:
-                    response = compile_candidate(client, args, data)
-                    row.update(ops=response.ops, peak_bytes=response.peak_bytes,
-                               lower_bound_bytes=response.lower_bound_bytes,
-                               status=status_name(response.status),
-                               parts=response.stats.parts, hits=response.stats.cache_hits,
-                               misses=response.stats.cache_misses)
-                    for baseline in response.baselines:
-                        if baseline.name == "model_order":
-                            row["model_order_peak_bytes"] = baseline.peak_bytes
-            except OrdoError as error:
-                row.update(status="error", error=str(error), parts=0, hits=0, misses=0)
+                    try:
+                        add_estimate(row, client.estimate(data, scheduler=args.scheduler))
+                    except OrdoError as error:
+                        row["error"] = str(error)
+                yield data
+
+        def finish(index, response=None, error=None):
+            row = rows.pop(index)
+            row["ms"] = round((time.monotonic() - row.pop("_start")) * 1000, 1)
+            if error is not None or "error" in row:
+                row.update(status="error", error=row.get("error", str(error)), parts=0, hits=0,
+                           misses=0)
                 totals["failed"] += 1
-            row["ms"] = round((time.monotonic() - call_start) * 1000, 1)
+            elif response is not None:
+                add_compile(row, response)
+            else:
+                row.update(hits=row["cached_parts"], misses=row["parts"] - row["cached_parts"],
+                           peak_bytes=row.get("cached_peak_bytes"), status="estimate")
             for key in ("parts", "hits", "misses"):
                 totals[key] += row[key]
-            if args.json:
-                print(json.dumps(row), file=out)
-            else:
-                print(f"{index:>3} {row['cells']:<11} {width:>5} {row['ops']:>4} "
-                      f"{row.get('model_order_peak_bytes', '-'):>11} "
-                      f"{row.get('peak_bytes') or '-':>9} {row.get('lower_bound_bytes', '-'):>9} "
-                      f"{row['status']:<9} {row['parts']:>5} {row['hits']:>4} "
-                      f"{row['misses']:>6} {row['ms']:>7.1f}", file=out)
-                if "error" in row:
-                    print(f"    {row['error']}", file=out)
-            out.flush()
+            print_row(row, out, args.json)
+
+        loop_start = time.monotonic()
+        if args.mode == "estimate":
+            for index, _ in enumerate(proposals()):
+                finish(index)
+        elif args.stream:
+            for index, data in enumerate(proposals()):
+                try:
+                    finish(index, response=compile_candidate(client, args, data))
+                except OrdoError as error:
+                    finish(index, error=error)
+        else:
+            # One CompileMany stream, several candidates in flight; results
+            # arrive in the order they finish.
+            try:
+                for result in client.compile_many(proposals(), concurrency=args.concurrency,
+                                                  scheduler=args.scheduler,
+                                                  time_limit_s=args.time_limit):
+                    finish(result.index, response=result.response, error=result.error)
+            except OrdoError as error:
+                for index in list(rows):
+                    finish(index, error=error)
         loop_s = time.monotonic() - loop_start
         lookups = totals["hits"] + totals["misses"]
         hit_rate = totals["hits"] / lookups if lookups else 0.0

@@ -43,10 +43,13 @@ use another folder. Needs Debian's python3-grpcio and python3-protobuf (run
 with /usr/bin/python3).
 """
 
+import collections
 import datetime
 import json
 import os
 import sys
+import threading
+import time
 
 import grpc
 
@@ -82,6 +85,13 @@ RETRY_SERVICE_CONFIG = {
 # The server accepts up to 256 MiB by default (--max-message-mb); gRPC's
 # client default of 4 MiB would refuse large models and reordered ONNX.
 _MAX_MESSAGE_BYTES = 256 << 20
+
+
+# One result of OrdoClient.compile_many: `index` is the model's position in
+# the input, `response` its CompileResponse (None when it failed), `error` an
+# OrdoError (None when it did not), `seconds` the time from sending it to
+# its result, as the client saw it.
+ManyResult = collections.namedtuple("ManyResult", "index response error seconds")
 
 
 class OrdoError(Exception):
@@ -285,6 +295,55 @@ class OrdoClient:
         except grpc.RpcError as error:
             raise OrdoError(error.code(), error.details()) from None
 
+    def compile_many(self, models, concurrency=4, device=None, scheduler="best",
+                     time_limit_s=None, arena_planner="", inplace=None, count_weights=False):
+        """Compiles every model of the iterable `models` (each as compile()
+        takes it) on one CompileMany stream, keeping up to `concurrency` in
+        flight; `models` is read lazily, so it may be a generator that
+        proposes the next candidates. Yields a ManyResult per model in the
+        order they finish (not input order). A failed candidate yields its
+        OrdoError in the result and the stream goes on; a failed stream
+        raises OrdoError. `timeout_s` bounds the whole stream. Stopping the
+        iteration early cancels the stream."""
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        slots = threading.Semaphore(concurrency)
+        stopped = threading.Event()
+        sent = {}
+
+        def requests():
+            for index, model in enumerate(models):
+                while not slots.acquire(timeout=0.1):
+                    if stopped.is_set():
+                        return
+                if stopped.is_set():
+                    return
+                request = pb.CompileManyRequest(id=str(index))
+                request.request.CopyFrom(self._request(
+                    pb.CompileRequest, model, device, scheduler, time_limit_s, arena_planner,
+                    inplace, count_weights))
+                sent[index] = time.monotonic()
+                yield request
+
+        call = self._stub.CompileMany(requests(), timeout=self.timeout_s,
+                                      metadata=self._metadata)
+        try:
+            for result in call:
+                slots.release()
+                index = int(result.id)
+                seconds = time.monotonic() - sent.pop(index)
+                if result.WhichOneof("result") == "error":
+                    error = OrdoError(_GRPC_CODES.get(result.error.code, grpc.StatusCode.UNKNOWN),
+                                      result.error.message)
+                    yield ManyResult(index, None, error, seconds)
+                else:
+                    yield ManyResult(index, result.response, None, seconds)
+        except grpc.RpcError as error:
+            raise OrdoError(error.code(), error.details()) from None
+        finally:
+            stopped.set()
+            call.cancel()
+
     def estimate(self, model, device=None, scheduler="best", inplace=None,
                  count_weights=False, input_shapes=None, batch=0):
         """Fast figures without a search: model-order, greedy and cached
@@ -298,6 +357,10 @@ class OrdoClient:
     def info(self):
         """The server's schedulers, arena planners, limits, workers, cache."""
         return self._call(self._stub.GetInfo, pb.GetInfoRequest())
+
+
+# grpc.StatusCode members by their numeric value (CompileManyError.code).
+_GRPC_CODES = {code.value[0]: code for code in grpc.StatusCode}
 
 
 def status_name(status):

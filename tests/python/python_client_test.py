@@ -174,6 +174,30 @@ class PythonClientTest(unittest.TestCase):
         self.assertEqual(response.peak_bytes, 4096)
         self.assertEqual(list(response.profile.step_bytes), [2048, 4096])
 
+    def test_compile_many_answers_each_model_with_its_index(self):
+        tiny = os.path.join(EXAMPLES, "tiny_cell.onnx")
+        with open(tiny, "rb") as f:
+            tiny_bytes = f.read()
+        small = os.path.join(EXAMPLES, "small_resnet.onnx")
+        models = iter([tiny, b"not an onnx model", tiny_bytes, small])  # read lazily
+        results = {r.index: r for r in self.client.compile_many(models, concurrency=2,
+                                                                time_limit_s=5)}
+        self.assertEqual(sorted(results), [0, 1, 2, 3])
+        self.assertIsNone(results[1].response)
+        self.assertEqual(results[1].error.code, grpc.StatusCode.INVALID_ARGUMENT)
+        for index in (0, 2):
+            self.assertIsNone(results[index].error)
+            self.assertEqual(results[index].response.peak_bytes, 360448)
+            self.assertGreater(results[index].seconds, 0)
+        assert_valid_schedule(self, small, results[3].response)
+
+    def test_compile_many_stops_cleanly_when_the_caller_stops(self):
+        tiny = os.path.join(EXAMPLES, "tiny_cell.onnx")
+        for result in self.client.compile_many([tiny] * 20, concurrency=3):
+            self.assertIsNone(result.error)
+            break  # cancels the stream
+        self.assertEqual(self.client.compile(tiny).peak_bytes, 360448)  # still serving
+
     def test_estimate_reports_model_order_and_bound(self):
         response = self.client.estimate(os.path.join(EXAMPLES, "tiny_cell.onnx"))
         self.assertEqual(response.ops, 19)
@@ -203,7 +227,9 @@ class PythonClientTest(unittest.TestCase):
         done = subprocess.run(command, capture_output=True, text=True, timeout=60)
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         lines = [json.loads(line) for line in done.stdout.splitlines()]
-        rows = [line for line in lines if line["event"] == "candidate"]
+        # CompileMany answers in the order candidates finish.
+        rows = sorted((line for line in lines if line["event"] == "candidate"),
+                      key=lambda row: row["index"])
         summary = [line for line in lines if line["event"] == "summary"]
         self.assertEqual(len(summary), 1)
         return rows, summary[0]

@@ -1,0 +1,118 @@
+#include "server/single_flight.h"
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "gtest/gtest.h"
+
+namespace ordo::server {
+namespace {
+
+const absl::Time kNoDeadline = absl::InfiniteFuture();
+
+// Polls `condition` (no sleeps as synchronisation: a bounded wait).
+bool Eventually(const std::function<bool()>& condition) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (absl::Now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::yield();
+  }
+  return condition();
+}
+
+TEST(SingleFlightTest, ALoneCallComputesAndTheKeyIsForgottenAfter) {
+  SingleFlight<int> flight;
+  int runs = 0;
+  auto first = flight.Do("k", kNoDeadline, [&] { return ++runs; });
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->value, 1);
+  EXPECT_FALSE(first->shared);
+  EXPECT_EQ(flight.InFlight(), 0);
+  auto second = flight.Do("k", kNoDeadline, [&] { return ++runs; });
+  EXPECT_EQ(second->value, 2);  // not a cache: computed again
+  EXPECT_EQ(flight.FollowersTotal(), 0);
+}
+
+TEST(SingleFlightTest, ConcurrentCallsOfOneKeyComputeOnceAndAllGetTheValue) {
+  constexpr int kCalls = 32;
+  SingleFlight<std::string> flight;
+  std::atomic<int> runs{0};
+  absl::Notification leader_running;
+  std::vector<std::optional<SingleFlight<std::string>::Outcome>> outcomes(kCalls);
+  std::vector<std::thread> threads;
+  // The leader holds its flight open until every other call has joined it.
+  threads.emplace_back([&] {
+    outcomes[0] = flight.Do("model", kNoDeadline, [&] {
+      ++runs;
+      leader_running.Notify();
+      EXPECT_TRUE(Eventually([&] { return flight.FollowersTotal() == kCalls - 1; }));
+      return std::string("schedule");
+    });
+  });
+  leader_running.WaitForNotification();
+  for (int i = 1; i < kCalls; ++i) {
+    threads.emplace_back([&, i] {
+      outcomes[i] = flight.Do("model", kNoDeadline, [&] {
+        ++runs;
+        return std::string("recomputed");
+      });
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(runs.load(), 1);
+  int shared = 0;
+  for (const auto& outcome : outcomes) {
+    ASSERT_TRUE(outcome.has_value());
+    EXPECT_EQ(outcome->value, "schedule");
+    shared += outcome->shared;
+  }
+  EXPECT_EQ(shared, kCalls - 1);
+  EXPECT_EQ(flight.InFlight(), 0);
+}
+
+TEST(SingleFlightTest, DifferentKeysDoNotWaitForEachOther) {
+  SingleFlight<int> flight;
+  absl::Notification release;
+  std::thread slow([&] {
+    flight.Do("a", kNoDeadline, [&] {
+      release.WaitForNotification();
+      return 1;
+    });
+  });
+  ASSERT_TRUE(Eventually([&] { return flight.InFlight() == 1; }));
+  auto other = flight.Do("b", kNoDeadline, [] { return 2; });
+  EXPECT_EQ(other->value, 2);
+  EXPECT_FALSE(other->shared);
+  release.Notify();
+  slow.join();
+}
+
+TEST(SingleFlightTest, AFollowerGivesUpAtItsDeadlineAndTheLeaderStillFinishes) {
+  SingleFlight<int> flight;
+  absl::Notification release;
+  std::thread leader([&] {
+    auto outcome = flight.Do("k", kNoDeadline, [&] {
+      release.WaitForNotification();
+      return 7;
+    });
+    EXPECT_EQ(outcome->value, 7);
+  });
+  ASSERT_TRUE(Eventually([&] { return flight.InFlight() == 1; }));
+  bool ran = false;
+  auto late = flight.Do("k", absl::Now() + absl::Milliseconds(20), [&] {
+    ran = true;
+    return 0;
+  });
+  EXPECT_FALSE(late.has_value());
+  EXPECT_FALSE(ran);
+  release.Notify();
+  leader.join();
+}
+
+}  // namespace
+}  // namespace ordo::server

@@ -1,0 +1,124 @@
+// The service as a NAS loop uses it, with ordo-server as a real process:
+// identical concurrent candidates compile once (single-flight); CompileMany
+// streams candidates in and results out with their ids.
+
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/service/service_harness.h"
+
+namespace ordo {
+namespace {
+
+using namespace ::ordo::testing_service;  // NOLINT: the harness is the test's vocabulary
+
+TEST(NasServiceTest, IdenticalConcurrentColdRequestsRunOneSearchAndGetOneAnswer) {
+  // Two compile slots (and four queue threads) for 32 calls: without
+  // single-flight most would be refused as "server busy".
+  Server server({"--local-workers=1", "--max-concurrent=2"});
+  ASSERT_TRUE(server.started());
+  v1::CompileRequest request;
+  // Proved optimal in about 0.8 s (Release): the window in which the calls
+  // that hold a queue thread join the first; the calls queued behind them
+  // find its stored answer.
+  *request.mutable_graph() = WideGraph(13);
+  request.mutable_options()->mutable_time_limit()->set_seconds(30);
+  constexpr int kCalls = 32;
+  std::vector<v1::CompileResponse> responses(kCalls);
+  std::vector<grpc::Status> statuses(kCalls);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kCalls; ++i) {
+    threads.emplace_back([&, i] { statuses[i] = server.Compile(request, responses[i]); });
+  }
+  for (std::thread& thread : threads) thread.join();
+  int shared = 0;  // answers that waited for the one compile
+  for (int i = 0; i < kCalls; ++i) {
+    ASSERT_TRUE(statuses[i].ok()) << i << ": " << statuses[i].error_message();
+    ExpectValidSchedule(responses[i]);
+    EXPECT_THAT(responses[i].schedule(), ::testing::ElementsAreArray(responses[0].schedule()));
+    EXPECT_EQ(responses[i].peak_bytes(), responses[0].peak_bytes());
+    shared += responses[i].stats().single_flight_shared();
+  }
+  EXPECT_EQ(responses[0].status(), v1::SCHEDULE_STATUS_OPTIMAL);
+  EXPECT_GE(shared, 1);
+  const std::string metrics = server.Metrics();
+  EXPECT_EQ(MetricValue(metrics, "ordo_compile_answers_total", "source=\"computed\""), 1)
+      << metrics;
+  EXPECT_EQ(MetricValue(metrics, "ordo_compile_answers_total", "source=\"single_flight\""), shared);
+  EXPECT_EQ(MetricValue(metrics, "ordo_compile_answers_total", "source=\"response_cache\""),
+            kCalls - 1 - shared);
+  // The scheduler ran once: one compile's search states, not 32.
+  EXPECT_EQ(MetricValue(metrics, "ordo_scheduler_states_expanded_count", ""), 1);
+}
+
+TEST(NasServiceTest, CompileManyAnswersEveryCandidateWithItsIdAndGoesOnAfterABadOne) {
+  Server server({"--local-workers=1"});
+  ASSERT_TRUE(server.started());
+  std::map<std::string, v1::CompileRequest> candidates;
+  for (int branches = 1; branches <= 8; ++branches) {
+    v1::CompileRequest& request = candidates[absl::StrCat("wide", branches)];
+    *request.mutable_graph() = WideGraph(branches);
+  }
+  candidates["again"] = candidates["wide3"];  // a survivor sent again
+  v1::CompileRequest& bad = candidates["bad"];
+  *bad.mutable_graph() = WideGraph(2);
+  bad.mutable_graph()->mutable_ops(1)->add_inputs("ghost");
+
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(60)));
+  auto stream = server.compiler().CompileMany(&context);
+  // Written all at once: the server keeps several in flight and reads on
+  // as they finish.
+  std::thread writer([&] {
+    for (const auto& [id, request] : candidates) {
+      v1::CompileManyRequest candidate;
+      candidate.set_id(id);
+      *candidate.mutable_request() = request;
+      ASSERT_TRUE(stream->Write(candidate));
+    }
+    stream->WritesDone();
+  });
+  std::map<std::string, v1::CompileManyResponse> results;
+  v1::CompileManyResponse result;
+  while (stream->Read(&result)) {
+    EXPECT_TRUE(results.emplace(result.id(), result).second) << "answered twice: " << result.id();
+  }
+  writer.join();
+  const grpc::Status status = stream->Finish();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(results.size(), candidates.size());
+
+  const v1::CompileManyResponse& failed = results["bad"];
+  ASSERT_TRUE(failed.has_error());
+  EXPECT_EQ(failed.error().code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(failed.error().message(), ::testing::HasSubstr("ghost"));
+  for (const auto& [id, request] : candidates) {
+    if (id == "bad") continue;
+    SCOPED_TRACE(id);
+    ASSERT_TRUE(results[id].has_response());
+    const v1::CompileResponse& many = results[id].response();
+    ExpectValidSchedule(many);
+    // The same answer as a Compile call.
+    v1::CompileResponse single;
+    ASSERT_TRUE(server.Compile(request, single).ok());
+    EXPECT_EQ(many.peak_bytes(), single.peak_bytes());
+    EXPECT_EQ(many.status(), single.status());
+    EXPECT_EQ(many.ops(), request.graph().ops_size());
+  }
+}
+
+TEST(NasServiceTest, CompileManyWithNoCandidatesEndsCleanly) {
+  Server server({"--local-workers=1"});
+  ASSERT_TRUE(server.started());
+  grpc::ClientContext context;
+  auto stream = server.compiler().CompileMany(&context);
+  stream->WritesDone();
+  v1::CompileManyResponse result;
+  EXPECT_FALSE(stream->Read(&result));
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
+}  // namespace
+}  // namespace ordo
