@@ -12,6 +12,8 @@
 #include "core/util/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "core/onnx/onnx_import.h"
+#include "onnx/onnx_pb.h"
 
 namespace ordo {
 namespace {
@@ -171,6 +173,69 @@ TEST(TfliteExportTest, RefusesBadSchedulesAndAlignments) {
   chain.Outputs({y});
   EXPECT_THAT(ReorderTfliteModel(chain.Build(), other, result.schedule, result.arena),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("imported from it")));
+}
+
+// The same network as ONNX and as .tflite: x feeds two Relu chains joined
+// by a Concat. Both importers must give the same peaks.
+TEST(TfliteExportTest, OnnxAndTfliteOfTheSameNetworkHaveTheSamePeak) {
+  constexpr int32_t kSoftmax = 25;
+  TfliteTestModel tflite;
+  const int32_t x = tflite.Tensor({"x", {1, 1024}});
+  const int32_t a = tflite.Tensor({"a", {1, 1024}});
+  const int32_t b = tflite.Tensor({"b", {1, 1024}});
+  const int32_t a2 = tflite.Tensor({"a2", {1, 1024}});
+  const int32_t b2 = tflite.Tensor({"b2", {1, 1024}});
+  const int32_t y = tflite.Tensor({"y", {1, 2048}});
+  tflite.Operator({kSoftmax, {x}, {a}});
+  tflite.Operator({kSoftmax, {x}, {b}});
+  tflite.Operator({kSoftmax, {a}, {a2}});
+  tflite.Operator({kSoftmax, {b}, {b2}});
+  tflite.Operator({kTfliteConcat, {a2, b2}, {y}});
+  tflite.Inputs({x});
+  tflite.Outputs({y});
+
+  onnx::ModelProto onnx;
+  onnx.set_ir_version(7);
+  onnx.add_opset_import()->set_version(13);
+  onnx::GraphProto& g = *onnx.mutable_graph();
+  g.set_name("same");
+  auto value = [](onnx::ValueInfoProto* info, const std::string& name, int64_t n) {
+    info->set_name(name);
+    auto* type = info->mutable_type()->mutable_tensor_type();
+    type->set_elem_type(onnx::TensorProto::INT8);
+    type->mutable_shape()->add_dim()->set_dim_value(1);
+    type->mutable_shape()->add_dim()->set_dim_value(n);
+  };
+  auto node = [&](const std::string& op, std::vector<std::string> in, const std::string& out) {
+    onnx::NodeProto& n = *g.add_node();
+    n.set_op_type(op);
+    for (const std::string& i : in) n.add_input(i);
+    n.add_output(out);
+    return &n;
+  };
+  value(g.add_input(), "x", 1024);
+  value(g.add_output(), "y", 2048);
+  for (const auto& [name, n] : std::vector<std::pair<std::string, int64_t>>{
+           {"a", 1024}, {"b", 1024}, {"a2", 1024}, {"b2", 1024}}) {
+    value(g.add_value_info(), name, n);
+  }
+  // Not in-place under either name (spec: In-place).
+  node("Softmax", {"x"}, "a");
+  node("Softmax", {"x"}, "b");
+  node("Softmax", {"a"}, "a2");
+  node("Softmax", {"b"}, "b2");
+  onnx::AttributeProto* axis = node("Concat", {"a2", "b2"}, "y")->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(1);
+
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph from_tflite, ImportTflite(tflite.Build()));
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph from_onnx, ImportOnnx(onnx.SerializeAsString()));
+  const CompileResult t = CompileOf(from_tflite);
+  const CompileResult o = CompileOf(from_onnx);
+  EXPECT_EQ(t.peak_bytes, o.peak_bytes);
+  EXPECT_EQ(t.baselines[0].peak_bytes, o.baselines[0].peak_bytes);
+  EXPECT_EQ(t.arena.lower_bound_bytes, o.arena.lower_bound_bytes);
 }
 
 }  // namespace
