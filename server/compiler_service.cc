@@ -18,6 +18,7 @@
 #include "core/graph/graph_proto.h"
 #include "core/onnx/input_shapes.h"
 #include "core/onnx/onnx_import.h"
+#include "core/tflite/tflite_export.h"
 #include "core/schedule/scheduler_registry.h"
 #include "core/util/printable_text.h"
 #include "core/util/status_macros.h"
@@ -62,6 +63,8 @@ absl::StatusOr<Graph> ImportRequestModel(const Request& request, absl::string_vi
   switch (request.model_case()) {
     case Request::kOnnxModel:
       return ImportModel(onnx_model, ModelFormat::kOnnx, graph_limits);
+    case Request::kTfliteModel:
+      return ImportModel(request.tflite_model(), ModelFormat::kTflite, graph_limits);
     case Request::kGraph: {
       if (request.graph().ops_size() > limits.max_ops) {
         return absl::ResourceExhaustedError(absl::StrCat("graph has ", request.graph().ops_size(),
@@ -76,7 +79,7 @@ absl::StatusOr<Graph> ImportRequestModel(const Request& request, absl::string_vi
       return graph;
     }
     default:
-      return absl::InvalidArgumentError("request has no model (set onnx_model or graph)");
+      return absl::InvalidArgumentError("request has no model (set onnx_model, tflite_model or graph)");
   }
 }
 
@@ -104,6 +107,7 @@ class TrimHeapAfterLargeRequest {
  public:
   explicit TrimHeapAfterLargeRequest(const v1::CompileRequest& request)
       : large_(static_cast<int64_t>(request.onnx_model().size()) +
+                   static_cast<int64_t>(request.tflite_model().size()) +
                    int64_t{64} * request.graph().ops_size() >=
                kTrimAfterBytes) {}
   ~TrimHeapAfterLargeRequest() {
@@ -268,13 +272,18 @@ absl::Status CompilerService::CompileRequestNow(
       request.model_case() != v1::CompileRequest::kOnnxModel) {
     return absl::InvalidArgumentError("options.return_reordered_onnx: needs an onnx_model");
   }
+  if (request.options().return_reordered_tflite() &&
+      request.model_case() != v1::CompileRequest::kTfliteModel) {
+    return absl::InvalidArgumentError("options.return_reordered_tflite: needs a tflite_model");
+  }
   ORDO_ASSIGN_OR_RETURN(RewriteCompileOptions rewrite,
                         rpc::RewriteCompileOptionsFromProto(request.options(), request.device()));
   if (rewrite.mode != RewriteMode::kNone &&
       request.model_case() != v1::CompileRequest::kOnnxModel) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("options.rewrite: \"", request.options().rewrite(),
-                     "\" needs an onnx_model; a native ordo.v1.Graph cannot be rewritten"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "options.rewrite: \"", request.options().rewrite(),
+        "\" needs an onnx_model; a native ordo.v1.Graph or a TFLite model cannot be "
+        "rewritten"));
   }
   std::string shaped_model;
   ORDO_ASSIGN_OR_RETURN(const absl::string_view onnx_model,
@@ -328,6 +337,11 @@ absl::Status CompilerService::CompileRequestNow(
   if (request.options().return_reordered_onnx() && response.rewritten_onnx_model().empty()) {
     ORDO_ASSIGN_OR_RETURN(*response.mutable_reordered_onnx_model(),
                           ReorderOnnxNodes(onnx_model, graph, compiled.schedule));
+  }
+  if (request.options().return_reordered_tflite()) {
+    ORDO_ASSIGN_OR_RETURN(*response.mutable_reordered_tflite_model(),
+                          ReorderTfliteModel(request.tflite_model(), graph, compiled.schedule,
+                                             compiled.arena));
   }
   *response.mutable_stats()->mutable_time() = rpc::DurationToProto(clock.Now() - start);
   if (deps_.responses != nullptr) deps_.responses->Insert(key, response);

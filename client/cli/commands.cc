@@ -23,6 +23,7 @@
 #include "core/report/memory_svg.h"
 #include "core/onnx/input_shapes.h"
 #include "core/onnx/onnx_import.h"
+#include "core/tflite/tflite_export.h"
 #include "core/schedule/scheduler_registry.h"
 #include "core/util/status_macros.h"
 #include "rpc/compile_proto.h"
@@ -41,7 +42,7 @@ constexpr char kUsage[] =
     "               [--on-chip BYTES] [--out-dir DIR] [--server HOST:PORT]\n"
     "               [--rewrite none|identity|partition|all|auto]\n"
     "               [--max-latency-overhead 0.05] [--rewritten-model OUT.onnx]\n"
-    "               [--beam-width 1..16] [--pareto]\n"
+    "               [--beam-width 1..16] [--pareto] [--emit-tflite OUT.tflite]\n"
     "               [--macs-per-second 1e9] [--op-overhead-seconds 2e-5]\n"
     "               [--input-shape NAME=1x3x224x224]... [--batch N]\n"
     "  ordo estimate MODEL [--memory-limit BYTES] [--server HOST:PORT] [--json] ...\n"
@@ -52,7 +53,10 @@ constexpr char kUsage[] =
     "  (bearer token: the file's first line).\n"
     "  ordo schedulers\n"
     "With --server, the work is done by ordo-server (same flags, same output).\n"
-    "MODEL is .onnx, or ordo.v1.Graph as .json (protobuf JSON) or .pb (binary).\n"
+    "MODEL is .onnx, .tflite (TensorFlow Lite), or ordo.v1.Graph as .json\n"
+    "  (protobuf JSON) or .pb (binary).\n"
+    "--emit-tflite (TFLite input): the model with operators in the schedule's\n"
+    "  order and ordo's arena as TFLite Micro's offline plan (docs/tflite.md).\n"
     "--rewrite (ONNX only) rewrites the model to lower its peak; without it,\n"
     "--memory-limit means auto: when the schedule does not fit, rewrite with all.\n"
     "--io-outside-arena: graph inputs and outputs live in buffers of their own;\n"
@@ -109,7 +113,7 @@ absl::StatusOr<rpc::ClientSecurity> SecurityFromArgs(const Args& args) {
 const ArgSpec& CompileSpec() {
   static const ArgSpec kSpec{
       {"scheduler", "memory-limit", "time-limit", "alignment", "activation-dtype",
-       "emit-onnx", "max-ops", "arena", "on-chip", "out-dir", "server", "rewrite",
+       "emit-onnx", "emit-tflite", "max-ops", "arena", "on-chip", "out-dir", "server", "rewrite",
        "max-latency-overhead", "beam-width", "rewritten-model", "macs-per-second", "op-overhead-seconds", "tls-ca", "tls-cert", "tls-key",
        "auth-token-file", "input-shape", "batch"},
       {"no-inplace", "count-weights", "io-outside-arena", "pareto", "json"}};
@@ -208,6 +212,7 @@ struct LoadedModel {
   std::string file_bytes;  // as read
   std::string bytes;       // as compiled: file_bytes with `input_shapes` applied
   InputShapes input_shapes;
+  ModelFormat format = ModelFormat::kOnnx;
   Graph graph;
   GraphLimits limits;
 };
@@ -228,11 +233,12 @@ absl::StatusOr<LoadedModel> LoadModel(const Args& args) {
   ORDO_ASSIGN_OR_RETURN(loaded.input_shapes, InputShapesFromArgs(args));
   ORDO_ASSIGN_OR_RETURN(loaded.file_bytes, ReadFile(loaded.path));
   loaded.bytes = loaded.file_bytes;
-  const ModelFormat format = ModelFormatFromPath(loaded.path);
+  loaded.format = ModelFormatOf(loaded.path, loaded.file_bytes);
+  const ModelFormat format = loaded.format;
   if (!loaded.input_shapes.empty() && format != ModelFormat::kOnnx) {
     return absl::InvalidArgumentError(
         absl::StrCat("--input-shape/--batch apply to ONNX models; ", loaded.path,
-                     " is in ordo's native graph format, whose shapes are static"));
+                     " is not an ONNX model; its shapes are static"));
   }
   absl::StatusOr<Graph> graph = [&]() -> absl::StatusOr<Graph> {
     if (!loaded.input_shapes.empty()) {
@@ -252,7 +258,7 @@ absl::StatusOr<LoadedModel> LoadModel(const Args& args) {
 // when rewrites were kept, else the input model reordered.
 absl::Status EmitOnnx(const LoadedModel& model, const RewriteCompileResult& result,
                       const std::string& out_path) {
-  if (ModelFormatFromPath(model.path) != ModelFormat::kOnnx) {
+  if (model.format != ModelFormat::kOnnx) {
     return absl::InvalidArgumentError("--emit-onnx needs an ONNX input model");
   }
   if (result.rewrite && !result.rewrite->rewritten_model.empty()) {
@@ -260,6 +266,21 @@ absl::Status EmitOnnx(const LoadedModel& model, const RewriteCompileResult& resu
   }
   ORDO_ASSIGN_OR_RETURN(std::string bytes,
                         ReorderOnnxNodes(model.bytes, model.graph, result.compile.schedule));
+  return WriteFile(out_path, bytes);
+}
+
+// The TFLite model in schedule order with ordo's arena as TFLM's offline
+// plan.
+absl::Status EmitTflite(const LoadedModel& model, const CompileResult& result,
+                        const std::string& out_path) {
+  if (model.format != ModelFormat::kTflite) {
+    return absl::InvalidArgumentError("--emit-tflite needs a TFLite (.tflite) input model");
+  }
+  if (result.arena.tensors.empty()) {
+    return absl::InvalidArgumentError("--emit-tflite needs an arena plan; drop --arena none");
+  }
+  ORDO_ASSIGN_OR_RETURN(std::string bytes, ReorderTfliteModel(model.bytes, model.graph,
+                                                              result.schedule, result.arena));
   return WriteFile(out_path, bytes);
 }
 
@@ -362,7 +383,7 @@ absl::StatusOr<RewriteCompileResult> CompileRemotely(const std::string& server,
                                                      const rpc::ClientSecurity& security) {
   v1::CompileRequest request;
   ORDO_RETURN_IF_ERROR(
-      client::SetRequestModel(model.file_bytes, ModelFormatFromPath(model.path), request));
+      client::SetRequestModel(model.file_bytes, model.format, request));
   rpc::CompileOptionsToProto(options, *request.mutable_options(), *request.mutable_device());
   rpc::InputShapesToProto(model.input_shapes, *request.mutable_options());
   rpc::RewriteCompileOptionsToProto(rewrite, *request.mutable_options(),
@@ -399,7 +420,7 @@ int RunCompile(const std::vector<std::string>& argv, std::ostream& out, std::ost
   if (!model.ok()) return Fail(model.status(), err);
   absl::StatusOr<RewriteCompileOptions> rewrite = RewriteOptionsFromArgs(*args, *options);
   if (!rewrite.ok()) return Fail(rewrite.status(), err);
-  const bool onnx = ModelFormatFromPath(model->path) == ModelFormat::kOnnx;
+  const bool onnx = model->format == ModelFormat::kOnnx;
   const std::optional<std::string> emit = args->Value("emit-onnx");
   if (emit && !onnx) {
     return Fail(absl::InvalidArgumentError("--emit-onnx needs an ONNX input model"), err);
@@ -411,7 +432,7 @@ int RunCompile(const std::vector<std::string>& argv, std::ostream& out, std::ost
   if (rewrite->mode != RewriteMode::kNone && !onnx) {
     return Fail(absl::InvalidArgumentError(absl::StrCat(
                     "--rewrite ", RewriteModeNameOf(*rewrite), ": rewriting needs an ONNX model; ",
-                    model->path, " is in ordo's native graph format")),
+                    model->path, " is not an ONNX model")),
                 err);
   }
   RealClock clock;
@@ -426,6 +447,11 @@ int RunCompile(const std::vector<std::string>& argv, std::ostream& out, std::ost
   for (const std::optional<std::string>& path : {emit, rewritten_path}) {
     if (!path) continue;
     if (absl::Status status = EmitOnnx(*model, *result, *path); !status.ok()) {
+      return Fail(status, err);
+    }
+  }
+  if (auto path = args->Value("emit-tflite")) {
+    if (absl::Status status = EmitTflite(*model, result->compile, *path); !status.ok()) {
       return Fail(status, err);
     }
   }
@@ -467,7 +493,7 @@ int RunEstimate(const std::vector<std::string>& argv, std::ostream& out, std::os
     if (!security.ok()) return Fail(security.status(), err);
     v1::EstimateRequest request;
     if (absl::Status status = client::SetRequestModel(
-            model->file_bytes, ModelFormatFromPath(model->path), request);
+            model->file_bytes, model->format, request);
         !status.ok()) {
       return Fail(status, err);
     }

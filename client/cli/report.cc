@@ -269,6 +269,14 @@ std::string CompileReportText(const std::string& model_path, const Graph& graph,
                                       FormatBytes(result.arena_baselines.empty()
                                                       ? 0
                                                       : result.arena_baselines[0].schedule_bytes)));
+  for (const ArenaBaseline& baseline : result.arena_baselines) {
+    if (baseline.name != "tflm") continue;
+    // What TFLite Micro's own planner allocates on the device.
+    out += Row("tflm arena", absl::StrCat(FormatBytes(baseline.model_order_bytes),
+                                          " in model order, ",
+                                          FormatBytes(baseline.schedule_bytes),
+                                          " in this schedule's order"));
+  }
   if (result.traffic) {
     out += Row("traffic", absl::StrFormat("%s off-chip with %s on-chip (model order %s)",
                                           FormatBytes(result.traffic->total_bytes),

@@ -39,6 +39,10 @@ absl::Status SetModel(absl::string_view bytes, ModelFormat format, Request& requ
     request.set_onnx_model(std::string(bytes));
     return absl::OkStatus();
   }
+  if (format == ModelFormat::kTflite) {
+    request.set_tflite_model(std::string(bytes));
+    return absl::OkStatus();
+  }
   absl::StatusOr<v1::Graph> graph = ParseNativeGraph(bytes, format);
   if (!graph.ok()) return graph.status();
   *request.mutable_graph() = *std::move(graph);

@@ -103,17 +103,27 @@ class OrdoError(Exception):
         self.message = message
 
 
+def _is_tflite(data):
+    """True for a TFLite flatbuffer: file identifier "TFL3" at offset 4."""
+    return len(data) >= 8 and data[4:8] == b"TFL3"
+
+
 def _set_model(request, model):
     """Puts `model` into the request's `model` oneof.
 
-    `model` is ONNX bytes, an ordo.v1.Graph message, or a path: `.json` and
-    `.pb` files hold an ordo.v1.Graph (protobuf JSON / binary), anything
-    else is read as ONNX.
+    `model` is ONNX or TFLite bytes, an ordo.v1.Graph message, or a path:
+    `.json` and `.pb` files hold an ordo.v1.Graph (protobuf JSON / binary),
+    `.tflite` files (and any bytes with TFLite's identifier "TFL3" at offset
+    4) are TensorFlow Lite, anything else is read as ONNX.
     """
     if isinstance(model, graph_pb2.Graph):
         request.graph.CopyFrom(model)
     elif isinstance(model, (bytes, bytearray, memoryview)):
-        request.onnx_model = bytes(model)
+        data = bytes(model)
+        if _is_tflite(data):
+            request.tflite_model = data
+        else:
+            request.onnx_model = data
     elif isinstance(model, (str, os.PathLike)):
         path = os.fspath(model)
         with open(path, "rb") as f:
@@ -122,6 +132,8 @@ def _set_model(request, model):
             json_format.Parse(data, request.graph)
         elif path.endswith(".pb"):
             request.graph.ParseFromString(data)
+        elif path.endswith(".tflite") or _is_tflite(data):
+            request.tflite_model = data
         else:
             request.onnx_model = data
     else:
@@ -219,7 +231,8 @@ class OrdoClient:
     @staticmethod
     def _request(kind, model, device, scheduler, time_limit_s, arena_planner, inplace,
                  count_weights, return_reordered_onnx=False, rewrite="",
-                 max_latency_overhead=None, beam_width=0, input_shapes=None, batch=0):
+                 max_latency_overhead=None, beam_width=0, input_shapes=None, batch=0,
+                 return_reordered_tflite=False):
         request = kind()
         _set_model(request, model)
         request.device.CopyFrom(_device(device))
@@ -238,6 +251,7 @@ class OrdoClient:
             if max_latency_overhead is not None:
                 options.max_latency_overhead = max_latency_overhead
             options.beam_width = beam_width or 0
+            options.return_reordered_tflite = return_reordered_tflite
         return request
 
     def _call(self, method, request):
@@ -249,8 +263,9 @@ class OrdoClient:
     def compile(self, model, device=None, scheduler="best", time_limit_s=None,
                 arena_planner="", inplace=None, count_weights=False,
                 return_reordered_onnx=False, rewrite="", max_latency_overhead=None,
-                beam_width=0, input_shapes=None, batch=0, io_outside_arena=False):
-        """Compiles `model` (path, ONNX bytes or ordo.v1.Graph).
+                beam_width=0, input_shapes=None, batch=0, io_outside_arena=False,
+                return_reordered_tflite=False):
+        """Compiles `model` (path, ONNX or TFLite bytes, or ordo.v1.Graph).
 
         `device` is a DeviceSpec or a dict of its fields (e.g.
         {"memory_capacity_bytes": 2 << 20, "on_chip_bytes": 262144,
@@ -265,12 +280,15 @@ class OrdoClient:
         input) and `batch` (the value of every symbolic dim 0 of the other
         inputs) give a dynamic ONNX export the one shape to compile for.
         `io_outside_arena` leaves graph inputs and outputs out of the peak and
-        the arena (their own buffers on the device). Returns the
-        CompileResponse.
+        the arena (their own buffers on the device).
+        `return_reordered_tflite` (TFLite input) returns the model in
+        schedule order with ordo's arena as TFLite Micro's offline plan in
+        `reordered_tflite_model`. Returns the CompileResponse.
         """
         request = self._request(pb.CompileRequest, model, device, scheduler, time_limit_s,
                                 arena_planner, inplace, count_weights, return_reordered_onnx,
-                                rewrite, max_latency_overhead, beam_width, input_shapes, batch)
+                                rewrite, max_latency_overhead, beam_width, input_shapes, batch,
+                                return_reordered_tflite)
         request.options.io_outside_arena = io_outside_arena
         return self._call(self._stub.Compile, request)
 

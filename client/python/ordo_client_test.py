@@ -93,6 +93,8 @@ class RequestTest(unittest.TestCase):
         request = pb.CompileRequest()
         ordo_client._set_model(request, b"\x08\x07")
         self.assertEqual(request.WhichOneof("model"), "onnx_model")
+        ordo_client._set_model(request, b"\x1c\x00\x00\x00TFL3\x00\x00")
+        self.assertEqual(request.WhichOneof("model"), "tflite_model")
         graph = ordo_client.graph_pb2.Graph()
         ordo_client._set_model(request, graph)
         self.assertEqual(request.WhichOneof("model"), "graph")

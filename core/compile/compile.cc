@@ -134,12 +134,18 @@ absl::Status ChooseLayout(const MemoryModel& model, const CompileOptions& option
 
 absl::Status CompareArenas(const MemoryModel& model, const CompileOptions& options,
                            absl::Time deadline, const Clock& clock, CompileResult& result) {
-  ArenaOptions tflite = ArenaOptionsFor(options, deadline, clock, "tflite");
-  ORDO_ASSIGN_OR_RETURN(ArenaPlan on_schedule, PlanArena(model, result.simulation, tflite, clock));
-  ORDO_ASSIGN_OR_RETURN(ArenaPlan on_model_order,
-                        PlanArena(model, result.model_order_simulation, tflite, clock));
-  result.arena_baselines.push_back(
-      {"tflite", on_schedule.arena_bytes, on_model_order.arena_bytes});
+  // TFLite's ArenaPlanner, and TFLite Micro's GreedyMemoryPlanner: what the
+  // device allocates for the file order (model order) and for ordo's order
+  // when it plans the arena itself.
+  for (const char* planner : {"tflite", "tflm"}) {
+    ArenaOptions baseline = ArenaOptionsFor(options, deadline, clock, planner);
+    ORDO_ASSIGN_OR_RETURN(ArenaPlan on_schedule,
+                          PlanArena(model, result.simulation, baseline, clock));
+    ORDO_ASSIGN_OR_RETURN(ArenaPlan on_model_order,
+                          PlanArena(model, result.model_order_simulation, baseline, clock));
+    result.arena_baselines.push_back(
+        {planner, on_schedule.arena_bytes, on_model_order.arena_bytes});
+  }
   return absl::OkStatus();
 }
 

@@ -56,8 +56,12 @@ TEST(CompileTest, ArenaIsVerifiedAndTrafficNeverWorseThanModelOrderAtEqualPeak) 
     if (result.baselines[0].peak_bytes == result.peak_bytes) {
       EXPECT_LE(result.traffic->total_bytes, result.model_order_traffic->total_bytes);
     }
-    ASSERT_EQ(result.arena_baselines.size(), 1u);
-    EXPECT_LE(result.arena.arena_bytes, result.arena_baselines[0].schedule_bytes);
+    ASSERT_EQ(result.arena_baselines.size(), 2u);
+    EXPECT_EQ(result.arena_baselines[0].name, "tflite");
+    EXPECT_EQ(result.arena_baselines[1].name, "tflm");
+    for (const ArenaBaseline& baseline : result.arena_baselines) {
+      EXPECT_LE(result.arena.arena_bytes, baseline.schedule_bytes) << baseline.name;
+    }
   }
 }
 

@@ -3,6 +3,8 @@
 #include "absl/strings/match.h"
 #include "core/graph/graph_proto.h"
 #include "core/onnx/onnx_import.h"
+#include "core/tflite/tflite_import.h"
+#include "core/tflite/tflite_model.h"
 #include "core/util/printable_text.h"
 
 namespace ordo {
@@ -12,7 +14,14 @@ ModelFormat ModelFormatFromPath(absl::string_view path) {
   if (absl::EndsWithIgnoreCase(path, ".pb") || absl::EndsWithIgnoreCase(path, ".ordo")) {
     return ModelFormat::kGraphProto;
   }
+  if (absl::EndsWithIgnoreCase(path, ".tflite")) return ModelFormat::kTflite;
   return ModelFormat::kOnnx;
+}
+
+ModelFormat ModelFormatOf(absl::string_view path, absl::string_view bytes) {
+  const ModelFormat by_name = ModelFormatFromPath(path);
+  if (by_name == ModelFormat::kOnnx && HasTfliteIdentifier(bytes)) return ModelFormat::kTflite;
+  return by_name;
 }
 
 namespace {
@@ -26,6 +35,8 @@ absl::StatusOr<Graph> ImportAnyFormat(absl::string_view bytes, ModelFormat forma
       return ParseGraphBinary(bytes, limits);
     case ModelFormat::kGraphJson:
       return ParseGraphJson(bytes, limits);
+    case ModelFormat::kTflite:
+      return ImportTflite(bytes, limits);
   }
   return absl::InvalidArgumentError("unknown model format");
 }

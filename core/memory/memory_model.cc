@@ -27,6 +27,18 @@ constexpr std::array<absl::string_view, 50> kInplaceOpTypes = {
     "And", "Or", "Xor", "Where",
 };
 
+// The same rule with TFLite's builtin operator names (core/tflite keeps
+// them as Op::type): reinterpreting, activations, unary and binary math.
+constexpr std::array<absl::string_view, 44> kTfliteInplaceOpTypes = {
+    "RESHAPE", "SQUEEZE", "EXPAND_DIMS",
+    "RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "LEAKY_RELU", "PRELU", "ELU",
+    "LOGISTIC", "TANH", "HARD_SWISH", "GELU",
+    "ABS", "NEG", "EXP", "LOG", "SQRT", "RSQRT", "SQUARE", "FLOOR", "CEIL", "ROUND",
+    "SIN", "COS", "SIGN", "LOGICAL_NOT", "CAST",
+    "ADD", "SUB", "MUL", "DIV", "POW", "MAXIMUM", "MINIMUM", "FLOOR_DIV", "FLOOR_MOD",
+    "SQUARED_DIFFERENCE", "ADD_N", "LOGICAL_AND", "LOGICAL_OR", "SELECT", "SELECT_V2",
+};
+
 // Leaves headroom for alignment padding and differences of sums.
 constexpr int64_t kMaxTotalBytes = int64_t{1} << 62;
 
@@ -34,7 +46,9 @@ constexpr int64_t kMaxTotalBytes = int64_t{1} << 62;
 
 bool IsInplaceOpType(absl::string_view op_type) {
   return std::find(kInplaceOpTypes.begin(), kInplaceOpTypes.end(), op_type) !=
-         kInplaceOpTypes.end();
+             kInplaceOpTypes.end() ||
+         std::find(kTfliteInplaceOpTypes.begin(), kTfliteInplaceOpTypes.end(), op_type) !=
+             kTfliteInplaceOpTypes.end();
 }
 
 void AssignInplaceInputs(const Graph& graph, MemoryModel& model) {

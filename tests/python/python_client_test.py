@@ -30,10 +30,12 @@ SERVER_BINARY = os.environ.get("ORDO_SERVER_BINARY") or os.path.join(
     SOURCE_DIR, "build", "server", "ordo-server")
 CLIENT_DIR = os.path.join(SOURCE_DIR, "client", "python")
 EXAMPLES = os.path.join(SOURCE_DIR, "examples", "models")
-sys.path[:0] = [HERE, CLIENT_DIR]
+sys.path[:0] = [HERE, CLIENT_DIR, os.path.join(SOURCE_DIR, "tests", "tflite")]
 
 import grpc  # noqa: E402
 import onnx_memory_sim  # noqa: E402
+import make_tflite_models  # noqa: E402
+import tflite_plan_check  # noqa: E402
 from ordo_client import OrdoClient, OrdoError, status_name  # noqa: E402
 
 # How long the server may take to print its address (it starts a worker).
@@ -203,6 +205,25 @@ class PythonClientTest(unittest.TestCase):
         self.assertEqual(response.ops, 19)
         self.assertEqual(response.model_order_peak_bytes, 393216)
         self.assertLessEqual(response.lower_bound_bytes, 360448)
+
+    def test_compile_tflite_returns_it_reordered_with_the_offline_plan(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = make_tflite_models.write_all(tmp, ["nas_cell_3"])[1]  # int8
+            response = self.client.compile(path, arena_planner="best",
+                                           device={"alignment_bytes": 16},
+                                           return_reordered_tflite=True)
+        emitted = response.reordered_tflite_model
+        self.assertEqual(emitted[4:8], b"TFL3")
+        self.assertLess(response.peak_bytes, response.baselines[0].peak_bytes)
+        tflite_plan_check.check_plan(emitted, response.arena.arena_bytes)
+        planners = [b.planner for b in response.arena_baselines]
+        self.assertIn("tflm", planners)
+
+    def test_bad_tflite_names_the_table_and_index(self):
+        with self.assertRaises(OrdoError) as raised:
+            self.client.compile(b"\x10\x00\x00\x00TFL3" + bytes(8))
+        self.assertEqual(raised.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("Verifier", raised.exception.message)
 
     def test_bad_model_is_invalid_argument(self):
         with self.assertRaises(OrdoError) as raised:

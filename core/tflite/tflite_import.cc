@@ -1,0 +1,217 @@
+#include "core/tflite/tflite_import.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "core/tflite/tflite_model.h"
+#include "core/util/checked_math.h"
+#include "core/util/status_macros.h"
+
+namespace ordo {
+namespace {
+
+using tflite_fb::Model;
+using tflite_fb::Operator;
+using tflite_fb::SubGraph;
+
+// How TFLite stores one element of a TensorType (schema.fbs enum order).
+struct ElementType {
+  absl::string_view name;
+  DataType dtype;     // kUnknown: sized by `bits` only
+  int32_t bits = 0;   // 0: no static size (STRING, RESOURCE, VARIANT)
+};
+
+ElementType TensorElementType(int8_t type) {
+  switch (type) {
+    case 0: return {"FLOAT32", DataType::kFloat32, 32};
+    case 1: return {"FLOAT16", DataType::kFloat16, 16};
+    case 2: return {"INT32", DataType::kInt32, 32};
+    case 3: return {"UINT8", DataType::kUInt8, 8};
+    case 4: return {"INT64", DataType::kInt64, 64};
+    case 5: return {"STRING", DataType::kUnknown, 0};
+    case 6: return {"BOOL", DataType::kBool, 8};
+    case 7: return {"INT16", DataType::kInt16, 16};
+    case 8: return {"COMPLEX64", DataType::kUnknown, 64};
+    case 9: return {"INT8", DataType::kInt8, 8};
+    case 10: return {"FLOAT64", DataType::kFloat64, 64};
+    case 11: return {"COMPLEX128", DataType::kUnknown, 128};
+    case 12: return {"UINT64", DataType::kUInt64, 64};
+    case 13: return {"RESOURCE", DataType::kUnknown, 0};
+    case 14: return {"VARIANT", DataType::kUnknown, 0};
+    case 15: return {"UINT32", DataType::kUInt32, 32};
+    case 16: return {"UINT16", DataType::kUInt16, 16};
+    case 17: return {"INT4", DataType::kUnknown, 4};
+    case 18: return {"BFLOAT16", DataType::kBFloat16, 16};
+    case 19: return {"INT2", DataType::kUnknown, 2};
+    case 20: return {"UINT4", DataType::kUnknown, 4};
+    default: return {"", DataType::kUnknown, 0};
+  }
+}
+
+bool IsControlFlow(absl::string_view type) {
+  return type == "IF" || type == "WHILE" || type == "CALL_ONCE" || type == "CALL";
+}
+
+// Builds the Graph of subgraphs[0]; one instance per import.
+class TfliteGraphAssembler {
+ public:
+  TfliteGraphAssembler(const Model& model, const GraphLimits& limits)
+      : model_(model),
+        subgraph_(*model.subgraphs()->Get(0)),
+        builder_(SubgraphName(), limits),
+        names_(TfliteTensorNames(subgraph_)),
+        declared_(names_.size(), false) {}
+
+  absl::StatusOr<Graph> Assemble(const GraphLimits& limits) && {
+    const int64_t ops = subgraph_.operators() ? subgraph_.operators()->size() : 0;
+    if (ops > limits.max_ops || static_cast<int64_t>(names_.size()) > limits.max_tensors) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "SubGraph 0 has ", ops, " operators and ", names_.size(),
+          " tensors; the limits are ", limits.max_ops, " and ", limits.max_tensors));
+    }
+    ORDO_RETURN_IF_ERROR(DeclareGraphIo());
+    for (int32_t o = 0; o < ops; ++o) ORDO_RETURN_IF_ERROR(DeclareOperator(o));
+    return std::move(builder_).Build();
+  }
+
+ private:
+  std::string SubgraphName() const {
+    if (subgraph_.name() != nullptr && subgraph_.name()->size() > 0) return subgraph_.name()->str();
+    return model_.description() != nullptr ? model_.description()->str() : "";
+  }
+
+  std::string Where(int32_t t) const {
+    return absl::StrCat("SubGraph 0 Tensor ", t, " \"", names_[t], "\"");
+  }
+
+  bool IsWeight(const tflite_fb::Tensor& tensor) const {
+    if (tensor.buffer() == 0 || model_.buffers() == nullptr) return false;
+    const tflite_fb::Buffer* buffer = model_.buffers()->Get(tensor.buffer());
+    if (buffer == nullptr) return false;
+    if (buffer->data() != nullptr && buffer->data()->size() > 0) return true;
+    return buffer->offset() > 1 && buffer->size() > 0;
+  }
+
+  // Byte size of tensor `t`: product of `shape` x element bits, rounded up.
+  absl::StatusOr<int64_t> TensorBits(int32_t t, const ElementType& element) const {
+    const tflite_fb::Tensor& tensor = *subgraph_.tensors()->Get(t);
+    int64_t bits = element.bits;
+    if (tensor.shape() != nullptr) {
+      for (uint32_t d = 0; d < tensor.shape()->size(); ++d) {
+        const int32_t dim = tensor.shape()->Get(d);
+        if (dim <= 0) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              Where(t), ": dim ", d, " is ", dim, "; dims must be static and positive"));
+        }
+        std::optional<int64_t> product = CheckedMul(bits, dim);
+        if (!product) {
+          return absl::InvalidArgumentError(absl::StrCat(Where(t), ": dims overflow int64"));
+        }
+        bits = *product;
+      }
+    }
+    return bits;
+  }
+
+  absl::Status DeclareTensor(int32_t t) {
+    if (declared_[t]) return absl::OkStatus();
+    declared_[t] = true;
+    const tflite_fb::Tensor& tensor = *subgraph_.tensors()->Get(t);
+    const ElementType element = TensorElementType(tensor.type());
+    const bool weight = IsWeight(tensor) && !tensor.is_variable();
+    const TensorKind kind = weight ? TensorKind::kWeight : TensorKind::kActivation;
+    if (element.bits == 0) {
+      // A weight of a type without a static size (a STRING table) costs
+      // nothing unless count_weights; 1 byte keeps the builder's rule.
+      if (weight) {
+        builder_.AddTensorBytes(names_[t], 1, kind);
+        return absl::OkStatus();
+      }
+      return absl::InvalidArgumentError(absl::StrCat(
+          Where(t), ": type ", element.name.empty() ? absl::StrCat(tensor.type()) : element.name,
+          element.name.empty() ? " is not a TensorType" : " has no static size",
+          "; ordo plans tensors of fixed size only"));
+    }
+    ORDO_ASSIGN_OR_RETURN(int64_t bits, TensorBits(t, element));
+    if (element.dtype != DataType::kUnknown) {
+      std::vector<int64_t> dims;
+      if (tensor.shape() != nullptr) dims.assign(tensor.shape()->begin(), tensor.shape()->end());
+      builder_.AddTensor(names_[t], element.dtype, std::move(dims), kind);
+    } else {
+      builder_.AddTensorBytes(names_[t], (bits + 7) / 8, kind);
+    }
+    if (tensor.is_variable()) {
+      // Lives from before the first step to the end (spec: a graph input
+      // that is also a graph output).
+      builder_.AddGraphInput(names_[t]);
+      builder_.AddGraphOutput(names_[t]);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status DeclareGraphIo() {
+    absl::flat_hash_set<int32_t> seen;
+    if (subgraph_.inputs() != nullptr) {
+      for (int32_t t : *subgraph_.inputs()) {
+        ORDO_RETURN_IF_ERROR(DeclareTensor(t));
+        if (seen.insert(t).second && !subgraph_.tensors()->Get(t)->is_variable()) {
+          builder_.AddGraphInput(names_[t]);
+        }
+      }
+    }
+    if (subgraph_.outputs() != nullptr) {
+      for (int32_t t : *subgraph_.outputs()) {
+        ORDO_RETURN_IF_ERROR(DeclareTensor(t));
+        builder_.AddGraphOutput(names_[t]);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status DeclareOperator(int32_t o) {
+    const Operator& op = *subgraph_.operators()->Get(o);
+    const std::string type = OperatorTypeName(*model_.operator_codes()->Get(op.opcode_index()));
+    if (IsControlFlow(type)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "SubGraph 0 Operator ", o, " (", type,
+          "): control flow is not supported; ordo schedules one straight-line subgraph"));
+    }
+    std::vector<std::string> inputs;
+    std::vector<std::string> outputs;
+    if (op.inputs() != nullptr) {
+      for (int32_t t : *op.inputs()) {
+        if (t == -1) continue;
+        ORDO_RETURN_IF_ERROR(DeclareTensor(t));
+        inputs.push_back(names_[t]);
+      }
+    }
+    for (const auto* list : {op.outputs(), op.intermediates()}) {
+      if (list == nullptr) continue;
+      for (int32_t t : *list) {
+        ORDO_RETURN_IF_ERROR(DeclareTensor(t));
+        outputs.push_back(names_[t]);
+      }
+    }
+    builder_.AddOp(TfliteOpName(o, type), type, std::move(inputs), std::move(outputs), {}, o);
+    return absl::OkStatus();
+  }
+
+  const Model& model_;
+  const SubGraph& subgraph_;
+  GraphBuilder builder_;
+  std::vector<std::string> names_;
+  std::vector<bool> declared_;
+};
+
+}  // namespace
+
+absl::StatusOr<Graph> ImportTflite(absl::string_view model_bytes, const GraphLimits& limits) {
+  ORDO_ASSIGN_OR_RETURN(const Model* model, VerifiedTfliteModel(model_bytes));
+  return TfliteGraphAssembler(*model, limits).Assemble(limits);
+}
+
+}  // namespace ordo

@@ -1,0 +1,44 @@
+#ifndef ORDO_CORE_TFLITE_TFLITE_IMPORT_H_
+#define ORDO_CORE_TFLITE_TFLITE_IMPORT_H_
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/graph/graph.h"
+
+namespace ordo {
+
+// Reads a TensorFlow Lite model (the "TFL3" flatbuffer, as bytes) into a
+// Graph, the way ImportOnnx does for ONNX:
+//
+// 1. The flatbuffers Verifier, then every index ordo follows
+//    (VerifiedTfliteModel); RESOURCE_EXHAUSTED when the main subgraph has more
+//    operators or tensors than `limits` allow.
+// 2. The main subgraph (subgraphs[0]) is the graph; other subgraphs are only
+//    reached through control flow, which is refused: IF, WHILE, CALL_ONCE
+//    (and the old CALL) are INVALID_ARGUMENT naming the operator.
+// 3. Tensors: one Graph tensor per tensor an operator or the subgraph's
+//    inputs/outputs use, named by TfliteTensorNames. A tensor whose buffer
+//    holds data (or an offset/size past the flatbuffer) is a weight.
+//    `is_variable` tensors live for the whole run (declared as a graph input
+//    that is also a graph output). Sizes: `shape` x the element size of the
+//    TensorType; INT4/UINT4 and INT2 count bits, rounded up to whole bytes per
+//    tensor; STRING, RESOURCE and VARIANT have no static size and are refused
+//    when they are activations.
+// 4. Operators keep file order (Op::source_index = index in the subgraph),
+//    type = TFLite's builtin name ("CONV_2D") or the custom code, name =
+//    TfliteOpName. Omitted inputs (-1) are dropped; intermediates are extra
+//    outputs nobody reads (alive during their operator's step, as TFLite
+//    allocates them). The memory model's in-place rule knows TFLite's
+//    element-wise and reinterpreting builtin names (IsInplaceOpType).
+//    Operators are not constant-folded: TFLite runtimes execute every
+//    operator in the file, so each one is scheduled.
+//
+// Errors are INVALID_ARGUMENT naming the table and index (`SubGraph 0
+// Tensor 7 "conv/out": dim 1 is -1; dims must be static and positive`).
+// Never reads outside `model_bytes`.
+absl::StatusOr<Graph> ImportTflite(absl::string_view model_bytes,
+                                   const GraphLimits& limits = {});
+
+}  // namespace ordo
+
+#endif  // ORDO_CORE_TFLITE_TFLITE_IMPORT_H_

@@ -1,0 +1,190 @@
+#include "core/tflite/tflite_import.h"
+
+#include <string>
+
+#include "core/memory/memory_model.h"
+#include "core/testing/status_matchers.h"
+#include "core/tflite/tflite_model.h"
+#include "core/tflite/tflite_test_model.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ordo {
+namespace {
+
+using ::ordo::testing::StatusIs;
+using ::ordo::testing::TfliteTestModel;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using namespace ::ordo::testing;  // NOLINT: the kTflite* codes
+
+// input -> CONV_2D(w) -> RELU -> RESHAPE -> output, int8.
+TfliteTestModel Chain() {
+  TfliteTestModel m;
+  const int32_t x = m.Tensor({"x", {1, 8, 8, 4}});
+  const int32_t w = m.Tensor({"w", {8, 3, 3, 4}, kTfliteInt8, /*weight=*/true});
+  const int32_t c = m.Tensor({"conv", {1, 8, 8, 8}});
+  const int32_t r = m.Tensor({"relu", {1, 8, 8, 8}});
+  const int32_t y = m.Tensor({"y", {1, 512}});
+  m.Operator({kTfliteConv2d, {x, w, -1}, {c}});
+  m.Operator({kTfliteRelu, {c}, {r}});
+  m.Operator({kTfliteReshape, {r}, {y}});
+  m.Inputs({x});
+  m.Outputs({y});
+  return m;
+}
+
+TEST(TfliteImportTest, MapsTensorsAndOperatorsLikeOnnx) {
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportTflite(Chain().Build()));
+  ASSERT_EQ(graph.num_ops(), 3);
+  EXPECT_EQ(graph.op(0).type, "CONV_2D");
+  EXPECT_EQ(graph.op(0).name, "op0_CONV_2D");
+  EXPECT_EQ(graph.op(2).source_index, 2);
+  EXPECT_EQ(graph.op(0).inputs.size(), 2u);  // the omitted bias is dropped
+  const Tensor& x = graph.tensor(*graph.FindTensor("x"));
+  EXPECT_EQ(x.kind, TensorKind::kInput);
+  EXPECT_EQ(x.bytes, 256);
+  EXPECT_EQ(graph.tensor(*graph.FindTensor("w")).kind, TensorKind::kWeight);
+  EXPECT_EQ(graph.tensor(*graph.FindTensor("y")).kind, TensorKind::kOutput);
+  EXPECT_EQ(graph.tensor(*graph.FindTensor("conv")).dtype, DataType::kInt8);
+}
+
+TEST(TfliteImportTest, ElementwiseAndReshapeRunInPlace) {
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportTflite(Chain().Build()));
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel model, BuildMemoryModel(graph, MemoryOptions{}));
+  EXPECT_EQ(model.ops[0].inplace_input, kNoId);
+  EXPECT_EQ(model.ops[1].inplace_input, *graph.FindTensor("conv"));
+  EXPECT_EQ(model.ops[2].inplace_input, *graph.FindTensor("relu"));
+}
+
+TEST(TfliteImportTest, SubByteTypesCountBitsRoundedUpPerTensor) {
+  TfliteTestModel m;
+  const int32_t x = m.Tensor({"x", {3, 3}, kTfliteInt4});
+  const int32_t y = m.Tensor({"y", {3, 3}, kTfliteInt4});
+  m.Operator({kTfliteRelu, {x}, {y}});
+  m.Inputs({x});
+  m.Outputs({y});
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportTflite(m.Build()));
+  EXPECT_EQ(graph.tensor(*graph.FindTensor("y")).bytes, 5);  // 36 bits
+}
+
+TEST(TfliteImportTest, VariableTensorsLiveTheWholeRun) {
+  TfliteTestModel m;
+  const int32_t x = m.Tensor({"x", {4}});
+  const int32_t state = m.Tensor({"state", {16}, kTfliteInt8, false, /*is_variable=*/true});
+  const int32_t y = m.Tensor({"y", {4}});
+  m.Operator({kTfliteAdd, {x, state}, {y}});
+  m.Inputs({x});
+  m.Outputs({y});
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportTflite(m.Build()));
+  const Tensor& s = graph.tensor(*graph.FindTensor("state"));
+  EXPECT_EQ(s.kind, TensorKind::kInput);
+  EXPECT_TRUE(s.is_graph_output);
+}
+
+TEST(TfliteImportTest, UnnamedAndDuplicateTensorNamesGetIndexNames) {
+  TfliteTestModel m;
+  const int32_t x = m.Tensor({"", {4}});
+  const int32_t y = m.Tensor({"a", {4}});
+  const int32_t z = m.Tensor({"a", {4}});
+  m.Operator({kTfliteRelu, {x}, {y}});
+  m.Operator({kTfliteRelu, {y}, {z}});
+  m.Inputs({x});
+  m.Outputs({z});
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportTflite(m.Build()));
+  EXPECT_TRUE(graph.FindTensor("t0").has_value());
+  EXPECT_TRUE(graph.FindTensor("t2").has_value());
+}
+
+TEST(TfliteImportTest, CustomOperatorsAreNamedByTheirCode) {
+  TfliteTestModel m;
+  const int32_t x = m.Tensor({"x", {4}});
+  const int32_t y = m.Tensor({"y", {4}});
+  m.Operator({kTfliteCustom, {x}, {y}, "MyOp"});
+  m.Inputs({x});
+  m.Outputs({y});
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportTflite(m.Build()));
+  EXPECT_EQ(graph.op(0).type, "MyOp");
+}
+
+TEST(TfliteImportTest, RefusesControlFlowNamingTheOperator) {
+  TfliteTestModel m;
+  const int32_t x = m.Tensor({"x", {4}});
+  const int32_t y = m.Tensor({"y", {4}});
+  m.Operator({kTfliteIf, {x}, {y}});
+  m.Inputs({x});
+  m.Outputs({y});
+  EXPECT_THAT(ImportTflite(m.Build()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("Operator 0 (IF)")));
+}
+
+TEST(TfliteImportTest, OutOfRangeIndicesNameTableAndIndex) {
+  TfliteTestModel m;
+  const int32_t x = m.Tensor({"x", {4}});
+  const int32_t y = m.Tensor({"y", {4}});
+  m.Operator({kTfliteRelu, {x}, {y}});
+  m.Operator({kTfliteRelu, {y, 99}, {x}});
+  m.Inputs({x});
+  m.Outputs({y});
+  EXPECT_THAT(ImportTflite(m.Build()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("SubGraph 0 Operator 1 (RELU): input 1 is tensor 99")));
+}
+
+TEST(TfliteImportTest, RefusesCyclicWiring) {
+  TfliteTestModel m;
+  const int32_t x = m.Tensor({"x", {4}});
+  const int32_t a = m.Tensor({"a", {4}});
+  const int32_t b = m.Tensor({"b", {4}});
+  m.Operator({kTfliteAdd, {x, b}, {a}});
+  m.Operator({kTfliteRelu, {a}, {b}});
+  m.Inputs({x});
+  m.Outputs({b});
+  EXPECT_THAT(ImportTflite(m.Build()), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("op")));
+}
+
+TEST(TfliteImportTest, RefusesActivationsWithoutStaticSize) {
+  TfliteTestModel m;
+  const int32_t x = m.Tensor({"x", {4}, kTfliteString});
+  const int32_t y = m.Tensor({"y", {4}});
+  m.Operator({kTfliteRelu, {x}, {y}});
+  m.Inputs({x});
+  m.Outputs({y});
+  EXPECT_THAT(ImportTflite(m.Build()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("SubGraph 0 Tensor 0 \"x\": type STRING has no static size")));
+}
+
+TEST(TfliteImportTest, RefusesDynamicDims) {
+  TfliteTestModel m;
+  const int32_t x = m.Tensor({"x", {-1, 4}});
+  const int32_t y = m.Tensor({"y", {4}});
+  m.Operator({kTfliteRelu, {x}, {y}});
+  m.Inputs({x});
+  m.Outputs({y});
+  EXPECT_THAT(ImportTflite(m.Build()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("dim 0 is -1")));
+}
+
+TEST(TfliteImportTest, GarbageAndEveryTruncationAreInvalidArgument) {
+  EXPECT_THAT(ImportTflite("garbage"), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                HasSubstr("\"TFL3\"")));
+  const std::string model = Chain().Build();
+  for (size_t size = 0; size < model.size(); ++size) {
+    absl::StatusOr<Graph> graph = ImportTflite(model.substr(0, size));
+    EXPECT_FALSE(graph.ok()) << size;
+    if (!graph.ok()) {
+      EXPECT_EQ(graph.status().code(), absl::StatusCode::kInvalidArgument) << size;
+    }
+  }
+}
+
+TEST(TfliteImportTest, OperatorLimitIsResourceExhausted) {
+  GraphLimits limits;
+  limits.max_ops = 2;
+  EXPECT_THAT(ImportTflite(Chain().Build(), limits),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("3 operators")));
+}
+
+}  // namespace
+}  // namespace ordo
