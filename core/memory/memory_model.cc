@@ -12,9 +12,9 @@ namespace {
 
 // ONNX element-wise (unary, binary, activation) ops and reinterpreting ops:
 // the output has the input's layout, so it may be written over the input.
-constexpr std::array<absl::string_view, 50> kInplaceOpTypes = {
-    // Reinterpreting.
-    "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity",
+constexpr std::array<absl::string_view, 51> kInplaceOpTypes = {
+    // Reinterpreting (Dropout is the identity at inference).
+    "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout",
     // Activations.
     "Relu", "LeakyRelu", "PRelu", "Elu", "Selu", "Celu", "Gelu", "Sigmoid",
     "HardSigmoid", "HardSwish", "Tanh", "Softplus", "Softsign", "ThresholdedRelu",

@@ -234,6 +234,33 @@ Outputs Binary(const NodeProto&, Inputs inputs) {
   return Single(Arithmetic<Fn>(inputs[0], inputs[1]));
 }
 
+// Mod: fmod=0 (integers) takes the divisor's sign, like Python's %; fmod=1
+// is C's fmod / truncated remainder. A zero divisor is refused.
+struct FloorModFn {
+  static std::optional<int64_t> Int(int64_t a, int64_t b) {
+    if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1)) return std::nullopt;
+    int64_t r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+  }
+  static double Real(double a, double b) { return std::fmod(a, b); }
+};
+struct TruncModFn {
+  static std::optional<int64_t> Int(int64_t a, int64_t b) {
+    if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1)) return std::nullopt;
+    return a % b;
+  }
+  static double Real(double a, double b) { return std::fmod(a, b); }
+};
+
+Outputs Mod(const NodeProto& node, Inputs inputs) {
+  if (inputs.size() != 2) return std::nullopt;
+  if (IntAttribute(node, "fmod", 0) != 0) return Single(Arithmetic<TruncModFn>(inputs[0], inputs[1]));
+  // ONNX requires fmod=1 for floating-point inputs.
+  if (inputs[0] != nullptr && inputs[0]->is_real()) return std::nullopt;
+  return Single(Arithmetic<FloorModFn>(inputs[0], inputs[1]));
+}
+
 enum class Compare { kEqual, kLess, kGreater, kLessOrEqual, kGreaterOrEqual, kAnd, kOr };
 
 template <typename T>
@@ -337,6 +364,77 @@ Outputs Cast(const NodeProto& node, Inputs inputs) {
     return std::nullopt;
   }
   NormalizeValues(out);
+  return Single(std::move(out));
+}
+
+// CastLike (opset 15): Cast to the element type of the second input.
+Outputs CastLike(const NodeProto& node, Inputs inputs) {
+  if (inputs.size() != 2 || inputs[1] == nullptr) return std::nullopt;
+  NodeProto cast = node;
+  cast.clear_attribute();
+  AttributeProto& to = *cast.add_attribute();
+  to.set_name("to");
+  to.set_type(AttributeProto::INT);
+  to.set_i(inputs[1]->elem_type);
+  return Cast(cast, inputs.first(1));
+}
+
+// At inference Dropout is the identity, whatever its ratio and
+// training_mode inputs say; its optional mask is all true.
+Outputs Dropout(const NodeProto& node, Inputs inputs) {
+  if (inputs.empty() || inputs[0] == nullptr) return std::nullopt;
+  std::vector<ConstantTensor> outputs;
+  outputs.push_back(*inputs[0]);
+  if (node.output_size() > 1) {
+    ConstantTensor mask;
+    mask.elem_type = TensorProto::BOOL;
+    mask.dims = inputs[0]->dims;
+    mask.ints.assign(inputs[0]->num_elements(), 1);
+    outputs.push_back(std::move(mask));
+  }
+  return outputs;
+}
+
+// ScatterND with reduction "none": a copy of data whose slices at
+// indices[..., :] are replaced by the matching slices of updates.
+Outputs ScatterND(const NodeProto& node, Inputs inputs) {
+  if (inputs.size() != 3 || inputs[0] == nullptr || inputs[2] == nullptr) return std::nullopt;
+  const AttributeProto* reduction = FindAttribute(node, "reduction");
+  if (reduction != nullptr && reduction->s() != "none") return std::nullopt;
+  const ConstantTensor& data = *inputs[0];
+  const ConstantTensor& updates = *inputs[2];
+  std::optional<Dims> indices = IntValues(inputs[1]);
+  if (!indices || updates.elem_type != data.elem_type || inputs[1]->dims.empty()) {
+    return std::nullopt;
+  }
+  const Dims& index_dims = inputs[1]->dims;
+  const int64_t k = index_dims.back();
+  const int64_t rank = static_cast<int64_t>(data.dims.size());
+  if (k < 1 || k > rank) return std::nullopt;
+  const int64_t slice =
+      SmallElementCount(absl::MakeConstSpan(data.dims).subspan(k)).value_or(0);
+  const int64_t count =
+      SmallElementCount(absl::MakeConstSpan(index_dims).first(index_dims.size() - 1))
+          .value_or(0);
+  if (updates.num_elements() != count * slice) return std::nullopt;
+  const Dims strides = Strides(data.dims);
+  ConstantTensor out = data;
+  for (int64_t j = 0; j < count; ++j) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < k; ++d) {
+      int64_t i = (*indices)[j * k + d];
+      if (i < 0) i += data.dims[d];
+      if (i < 0 || i >= data.dims[d]) return std::nullopt;
+      offset += i * strides[d];
+    }
+    for (int64_t e = 0; e < slice; ++e) {
+      if (out.is_real()) {
+        out.reals[offset + e] = updates.reals[j * slice + e];
+      } else {
+        out.ints[offset + e] = updates.ints[j * slice + e];
+      }
+    }
+  }
   return Single(std::move(out));
 }
 
@@ -817,6 +915,8 @@ constexpr OpEvaluator kEvaluators[] = {
     {"Constant", Constant},
     {"Identity", Identity},
     {"Cast", Cast},
+    {"CastLike", CastLike},
+    {"Dropout", Dropout},
     {"Neg", UnaryOp<Unary::kNeg>},
     {"Abs", UnaryOp<Unary::kAbs>},
     {"Floor", UnaryOp<Unary::kFloor>},
@@ -827,6 +927,7 @@ constexpr OpEvaluator kEvaluators[] = {
     {"Sub", Binary<SubFn>},
     {"Mul", Binary<MulFn>},
     {"Div", Binary<DivFn>},
+    {"Mod", Mod},
     {"Min", Variadic<MinFn>},
     {"Max", Variadic<MaxFn>},
     {"Sum", Variadic<AddFn>},
@@ -848,6 +949,7 @@ constexpr OpEvaluator kEvaluators[] = {
     {"Transpose", Transpose},
     {"Expand", Expand},
     {"Tile", Tile},
+    {"ScatterND", ScatterND},
     {"ConstantOfShape", ConstantOfShape},
     {"Range", Range},
     {"ReduceProd", Reduce<MulFn>},

@@ -16,12 +16,16 @@ namespace ordo::onnx_import {
 // -> Pad pads, Shape -> Gather -> Unsqueeze -> Concat -> Reshape targets.
 //
 // Supported (default domain, any opset; attribute and input forms of Slice,
-// Squeeze, Unsqueeze and Reduce* are both accepted): Constant, Identity, Cast,
-// Neg, Abs, Floor, Ceil, Sqrt, Not, Add, Sub, Mul, Div, Min, Max, Sum, Equal,
-// Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Where, Gather, Concat,
-// Slice, Squeeze, Unsqueeze, Reshape, Flatten, Transpose, Expand, Tile,
-// ConstantOfShape, Range, ReduceProd, ReduceSum, ReduceMin, ReduceMax; Shape
-// and Size through EvaluateShapeOf.
+// Squeeze, Unsqueeze and Reduce* are both accepted): Constant, Identity,
+// Dropout (the identity at inference; its mask all true), Cast, CastLike,
+// Neg, Abs, Floor, Ceil, Sqrt, Not, Add, Sub, Mul, Div, Mod, Min, Max, Sum,
+// Equal, Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Where, Gather,
+// Concat, Slice, Squeeze, Unsqueeze, Reshape, Flatten, Transpose, Expand,
+// Tile, ScatterND (reduction "none"), ConstantOfShape, Range, ReduceProd,
+// ReduceSum, ReduceMin, ReduceMax; Shape and Size through EvaluateShapeOf.
+// Integer/float mixes are the exporters' Cast chains; each op checks its
+// operands have one element type, as ONNX requires. Checked against the ONNX
+// operator documentation's examples (constant_evaluator_onnx_examples_test).
 //
 // Anything else, and any case it cannot evaluate exactly (mixed element
 // types, integer overflow, division by zero, indices out of range, results

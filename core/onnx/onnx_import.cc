@@ -206,6 +206,33 @@ absl::StatusOr<ActivationShape> StaticShape(const std::string& what, const Tenso
   return ActivationShape{*dtype, type->dims};
 }
 
+// Ops whose output size depends on the values of an activation, and the
+// inputs whose values set an op's output shape: when such an output has no
+// static shape, the message says why no static plan can size it.
+bool HasDataDependentOutputSize(const std::string& op_type) {
+  static constexpr absl::string_view kTypes[] = {"NonZero", "Unique", "NonMaxSuppression",
+                                                 "Compress", "StringSplit"};
+  for (absl::string_view type : kTypes) {
+    if (type == op_type) return true;
+  }
+  return false;
+}
+
+// Indices of the inputs of `op_type` whose values (not shapes) set the
+// output shape.
+std::vector<int> ShapeSettingInputs(const std::string& op_type) {
+  if (op_type == "Reshape" || op_type == "Expand" || op_type == "Tile" || op_type == "TopK" ||
+      op_type == "OneHot" || op_type == "Upsample" || op_type == "Split") {
+    return {1};
+  }
+  if (op_type == "ConstantOfShape") return {0};
+  if (op_type == "Range") return {0, 1, 2};
+  if (op_type == "Slice") return {1, 2, 3, 4};
+  if (op_type == "Pad") return {1, 3};
+  if (op_type == "Resize") return {2, 3};
+  return {};
+}
+
 // Declares the tensors and ops of one ONNX graph to a GraphBuilder. The
 // arguments must outlive it.
 class GraphAssembler {
@@ -222,15 +249,21 @@ class GraphAssembler {
   absl::Status DeclareInputs();
   absl::Status DeclareOp(int32_t index);
   absl::Status DeclareWeight(const std::string& tensor);
+  absl::Status ExplainUnknownShape(const absl::Status& status, const NodeProto& node,
+                                   const std::string& op) const;
+  bool IsRead(const std::string& tensor) const;
 
   const GraphProto& graph_;
   const NodeGraph& nodes_;
   const FoldingResult& folding_;
   GraphBuilder builder_;
   absl::flat_hash_set<std::string> declared_;
+  absl::flat_hash_set<std::string> read_;  // node inputs and graph outputs
 };
 
 absl::StatusOr<Graph> GraphAssembler::Assemble() && {
+  for (const NodeProto& node : graph_.node()) read_.insert(node.input().begin(), node.input().end());
+  for (const onnx::ValueInfoProto& output : graph_.output()) read_.insert(output.name());
   ORDO_RETURN_IF_ERROR(DeclareInputs());
   // A valid file is topologically sorted, so this is file order; for a file
   // that is not, it is the stable topological order a runtime would load it
@@ -274,13 +307,17 @@ absl::Status GraphAssembler::DeclareOp(int32_t index) {
   const NodeProto& node = graph_.node(index);
   const std::string& op = nodes_.names[index];
   std::vector<std::string> outputs;
-  for (const std::string& output : node.output()) {
+  for (int i = 0; i < node.output_size(); ++i) {
+    const std::string& output = node.output(i);
     if (output.empty()) continue;
-    ORDO_ASSIGN_OR_RETURN(
-        ActivationShape shape,
+    // At inference Dropout is the identity: a mask nobody reads is never
+    // computed, and the op is then a single-output in-place view.
+    if (node.op_type() == "Dropout" && i > 0 && !IsRead(output)) continue;
+    absl::StatusOr<ActivationShape> shape =
         StaticShape(absl::StrCat("tensor \"", output, "\" (output of op \"", op, "\")"),
-                    FindType(output), folding_.inference_error));
-    builder_.AddTensor(output, shape.dtype, std::move(shape.dims));
+                    FindType(output), folding_.inference_error);
+    if (!shape.ok()) return ExplainUnknownShape(shape.status(), node, op);
+    builder_.AddTensor(output, shape->dtype, std::move(shape->dims));
     declared_.insert(output);
     outputs.push_back(output);
   }
@@ -290,6 +327,32 @@ absl::Status GraphAssembler::DeclareOp(int32_t index) {
   builder_.AddOp(op, node.op_type(), {node.input().begin(), node.input().end()}, std::move(outputs),
                  ConvertAttributes(node), index, node.domain());
   return absl::OkStatus();
+}
+
+bool GraphAssembler::IsRead(const std::string& tensor) const { return read_.contains(tensor); }
+
+// A shape that stays unknown after folding is either data-dependent by
+// nature (NonZero) or set by an input computed from activation values; the
+// message says which, since no input shape the user gives can fix it.
+absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status,
+                                                 const NodeProto& node,
+                                                 const std::string& op) const {
+  if (HasDataDependentOutputSize(node.op_type())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        status.message(), ". Op \"", op, "\" (", node.op_type(),
+        ") has an output whose size depends on the values of its inputs, known only at run "
+        "time, so no static memory plan can size it"));
+  }
+  for (int index : ShapeSettingInputs(node.op_type())) {
+    if (index >= node.input_size() || node.input(index).empty() || IsWeight(node.input(index))) {
+      continue;
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        status.message(), ". Input ", index, " (\"", node.input(index), "\") of op \"", op,
+        "\" (", node.op_type(), ") sets this shape and is computed from activation values at "
+        "run time, so it cannot be folded to a constant (a data-dependent shape)"));
+  }
+  return status;
 }
 
 // Only weights that a scheduled op or the graph outputs read are declared:

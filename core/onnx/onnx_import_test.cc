@@ -721,3 +721,66 @@ TEST(ReorderOnnxNodesTest, RejectsScheduleNoFileOrderCanExpress) {
 
 }  // namespace
 }  // namespace ordo
+
+namespace ordo {
+namespace {
+
+TEST(OnnxImportDataDependentTest, NonZeroNamesTheOpAndWhy) {
+  TestModel m;
+  m.Input("x", {4}).Output("idx", {1, kN}, onnx::TensorProto::INT64);
+  m.Node("NonZero", {"x"}, {"idx"}, "nz");
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, HasSubstr("Op \"nz\" (NonZero) has an output whose size depends "
+                                           "on the values of its inputs")));
+}
+
+TEST(OnnxImportDataDependentTest, TopKWithKFromActivationsNamesTheInput) {
+  TestModel m;
+  m.Input("x", {1, 8}).Input("k", {1}, onnx::TensorProto::INT64);
+  m.Output("values", {1, kN}).Output("indices", {1, kN}, onnx::TensorProto::INT64);
+  m.Node("TopK", {"x", "k"}, {"values", "indices"}, "topk");
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, HasSubstr("Input 1 (\"k\") of op \"topk\" (TopK) sets this shape "
+                                           "and is computed from activation values at run time")));
+}
+
+TEST(OnnxImportDataDependentTest, TopKWithAFoldedKCompiles) {
+  TestModel m;
+  m.Input("x", {1, 8}).Output("values", {1, kN});
+  onnx::NodeProto& shape = m.Node("Shape", {"x"}, {"s"}, "shape");
+  (void)shape;
+  // k = Shape(x)[1] / 2, a constant once x's shape is known.
+  onnx::TensorProto& one = *m.proto().mutable_graph()->add_initializer();
+  one.set_name("one");
+  one.set_data_type(onnx::TensorProto::INT64);
+  one.add_dims(1);
+  one.add_int64_data(1);
+  onnx::TensorProto& two = *m.proto().mutable_graph()->add_initializer();
+  two.set_name("two");
+  two.set_data_type(onnx::TensorProto::INT64);
+  two.add_dims(1);
+  two.add_int64_data(2);
+  m.Node("Gather", {"s", "one"}, {"n"}, "gather");
+  m.Node("Div", {"n", "two"}, {"k"}, "div");
+  m.Node("TopK", {"x", "k"}, {"values", "indices"}, "topk");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  ASSERT_EQ(graph.num_ops(), 1);
+  EXPECT_THAT(graph.tensor(graph.FindTensor("values").value()).dims, ElementsAre(1, 4));
+}
+
+TEST(OnnxImportDropoutTest, UnreadMaskIsDroppedAndDropoutIsAnInPlaceView) {
+  TestModel m;
+  m.Input("x", {1, 16}).Output("z", {1, 16});
+  m.Node("Relu", {"x"}, {"r"}, "relu");
+  m.Node("Dropout", {"r"}, {"d", "mask"}, "dropout");
+  m.Node("Relu", {"d"}, {"z"}, "relu2");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  ASSERT_EQ(graph.num_ops(), 3);
+  EXPECT_EQ(graph.op(1).outputs.size(), 1u);
+  EXPECT_FALSE(graph.FindTensor("mask").has_value());
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel model, BuildMemoryModel(graph, {}));
+  EXPECT_EQ(model.ops[1].inplace_input, graph.FindTensor("r").value());
+}
+
+}  // namespace
+}  // namespace ordo
