@@ -1,8 +1,11 @@
 #ifndef ORDO_SERVER_SINGLE_FLIGHT_H_
 #define ORDO_SERVER_SINGLE_FLIGHT_H_
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -11,7 +14,6 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 
 namespace ordo::server {
@@ -26,7 +28,7 @@ namespace ordo::server {
 // then it gets nothing (std::nullopt) and decides itself what to do. The
 // leader's value is shared whatever it is; callers that must not share some
 // values (a leader cancelled by its own client) check `shared` and
-// recompute. Waiting costs one Notification per key in flight; the map
+// recompute. Waiting costs one condition variable per key in flight; the map
 // holds only keys being computed. Thread-safe.
 template <typename Value>
 class SingleFlight {
@@ -58,17 +60,13 @@ class SingleFlight {
       }
       flight = slot;
     }
-    if (!leader) {
-      if (!flight->done.WaitForNotificationWithDeadline(deadline)) return std::nullopt;
-      return Outcome{*flight->value, true};
-    }
-    flight->value.emplace(compute());
+    if (!leader) return flight->Await(deadline);
+    flight->Publish(compute());
     {
       absl::MutexLock lock(&mu_);
       flights_.erase(key);
     }
     // Followers hold their own reference: the value outlives the map entry.
-    flight->done.Notify();
     return Outcome{*flight->value, false};
   }
 
@@ -84,9 +82,31 @@ class SingleFlight {
   }
 
  private:
+  // std::mutex and std::condition_variable rather than absl::Notification:
+  // the hand-off of `value` must be visible to ThreadSanitizer, which does
+  // not see the atomics inside Debian's (uninstrumented) libabsl.
   struct Flight {
-    absl::Notification done;
-    std::optional<Value> value;  // written by the leader before `done`
+    std::mutex mu;
+    std::condition_variable published;
+    std::optional<Value> value;  // set once by the leader, under `mu`
+
+    void Publish(Value computed) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        value.emplace(std::move(computed));
+      }
+      published.notify_all();
+    }
+    std::optional<Outcome> Await(absl::Time deadline) {
+      std::unique_lock<std::mutex> lock(mu);
+      const auto ready = [this] { return value.has_value(); };
+      if (deadline == absl::InfiniteFuture()) {
+        published.wait(lock, ready);
+      } else if (!published.wait_until(lock, absl::ToChronoTime(deadline), ready)) {
+        return std::nullopt;
+      }
+      return Outcome{*value, true};
+    }
   };
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<Flight>> flights_ ABSL_GUARDED_BY(mu_);
