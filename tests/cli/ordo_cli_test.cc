@@ -12,26 +12,14 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/cli/run_ordo.h"
 
 namespace {
 
 using ::testing::HasSubstr;
 
-struct ProcessResult {
-  int exit_code;
-  std::string out;  // stdout and stderr together
-};
-
-ProcessResult RunOrdo(const std::string& args) {
-  std::string command = absl::StrCat(ORDO_BINARY, " ", args, " 2>&1");
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
-  int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using ::ordo::testing::ProcessResult;
+using ::ordo::testing::RunOrdo;
 
 std::string Example(const std::string& name) {
   return absl::StrCat(ORDO_EXAMPLE_MODELS_DIR, "/", name);
