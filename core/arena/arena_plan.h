@@ -22,6 +22,9 @@ struct TensorPlacement {
   // before step 0. Tensors of one in-place chain share offset and size.
   int32_t first_step = 0;
   int32_t last_step = 0;
+  // With memory pools (core/pools): index of the pool holding the tensor,
+  // `offset` being within that pool; kNoId for the one flat arena.
+  int32_t pool = kNoId;
 };
 
 // An arena layout of one schedule (spec: Arena layout). A plain value.

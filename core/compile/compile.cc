@@ -1,6 +1,7 @@
 #include "core/compile/compile.h"
 
 #include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -27,7 +28,11 @@ absl::Status CheckOptions(const CompileOptions& options) {
     return absl::InvalidArgumentError(
         "alignment must be positive, the memory limit and on-chip size non-negative");
   }
-  return absl::OkStatus();
+  if (options.pools.enabled() && options.arena_planner == kNoArenaPlanner) {
+    return absl::InvalidArgumentError(
+        "memory pools need arena planning; do not combine pools with arena planner \"none\"");
+  }
+  return ValidatePoolOptions(options.pools);
 }
 
 absl::StatusOr<std::vector<Candidate>> RunBaselines(const SchedulerRegistry& registry,
@@ -80,15 +85,28 @@ struct Layout {
   SimulationResult simulation;
   ArenaPlan arena;
   std::optional<TrafficResult> traffic;
+  std::optional<PoolReport> pools;
 
-  // Off-chip traffic first when the device has on-chip memory (it costs
-  // time and energy on every run), then the arena.
-  std::pair<int64_t, int64_t> Rank() const {
-    return {traffic ? traffic->total_bytes : 0, arena.arena_bytes};
+  // With pools, a placement that fits first and then its modelled time
+  // (spec: Memory pools); then off-chip traffic when the device has on-chip
+  // memory (it costs time and energy on every run), then the arena.
+  std::tuple<int64_t, double, int64_t, int64_t> Rank() const {
+    return {pools ? pools->placement.evaluation.overflow_bytes : 0,
+            pools ? pools->placement.evaluation.modelled_seconds : 0.0,
+            traffic ? traffic->total_bytes : 0, arena.arena_bytes};
+  }
+  // Nothing of another schedule with the same peak can beat this one.
+  bool Unbeatable() const {
+    if (pools) {
+      return pools->fits() && pools->placement.evaluation.modelled_seconds <=
+                                  pools->lower_bound_seconds * (1 + 1e-12);
+    }
+    return arena.gap_bytes == 0 && !traffic;
   }
 };
 
-absl::StatusOr<Layout> Evaluate(const MemoryModel& model, const CompileOptions& options,
+absl::StatusOr<Layout> Evaluate(const Graph& graph, const MemoryModel& model,
+                                const CompileOptions& options,
                                 absl::Time deadline, const Clock& clock,
                                 std::vector<int32_t> order, std::string algorithm,
                                 SimulationResult simulation) {
@@ -97,6 +115,14 @@ absl::StatusOr<Layout> Evaluate(const MemoryModel& model, const CompileOptions& 
       layout.arena, PlanArena(model, layout.simulation,
                               ArenaOptionsFor(options, deadline, clock, options.arena_planner),
                               clock));
+  if (options.pools.enabled()) {
+    ArenaLimits limits;
+    limits.clock = &clock;
+    limits.deadline = clock.Now() + ArenaOptionsFor(options, deadline, clock, "").time_limit;
+    ORDO_ASSIGN_OR_RETURN(layout.pools,
+                          PlaceInPools(graph, model, layout.simulation, options.alignment,
+                                       options.pools, layout.arena.arena_bytes, limits));
+  }
   if (options.on_chip_bytes > 0) {
     TrafficOptions traffic{options.on_chip_bytes, options.record_residency};
     ORDO_ASSIGN_OR_RETURN(layout.traffic, EstimateTraffic(model, layout.order, traffic));
@@ -104,30 +130,47 @@ absl::StatusOr<Layout> Evaluate(const MemoryModel& model, const CompileOptions& 
   return layout;
 }
 
-// Many schedules share the best peak; their arenas and traffic differ. Ranks
-// the chosen schedule and every other candidate with the same peak (peak
-// first, then Layout::Rank) and keeps the best, unless nothing can beat the
-// chosen one (arena at its bound and no traffic to compare).
-absl::Status ChooseLayout(const MemoryModel& model, const CompileOptions& options,
+// Many schedules share the best peak; their arenas, placements and traffic
+// differ. Ranks the chosen schedule and every other candidate with the same
+// peak (peak first, then Layout::Rank) and keeps the best, unless nothing can
+// beat the chosen one. With pools, when the chosen schedule does not fit the
+// banks, candidates of any peak compete: a higher peak may split better
+// across banks, and fitting is what the device needs.
+absl::Status ChooseLayout(const Graph& graph, const MemoryModel& model,
+                          const CompileOptions& options,
                           absl::Time deadline, const Clock& clock,
                           const std::vector<Candidate>& alternatives, CompileResult& result) {
-  ORDO_ASSIGN_OR_RETURN(Layout best,
-                        Evaluate(model, options, deadline, clock, std::move(result.schedule),
-                                 std::move(result.algorithm), std::move(result.simulation)));
+  ORDO_ASSIGN_OR_RETURN(Layout best, Evaluate(graph, model, options, deadline, clock,
+                                              std::move(result.schedule),
+                                              std::move(result.algorithm),
+                                              std::move(result.simulation)));
+  const bool chosen_fits = !best.pools || best.pools->fits();
   for (const Candidate& candidate : alternatives) {
-    if (best.arena.gap_bytes == 0 && !best.traffic) break;
-    if (candidate.peak_bytes != result.peak_bytes || candidate.order == best.order) continue;
+    if (best.Unbeatable()) break;
+    const bool same_peak = candidate.peak_bytes == result.peak_bytes;
+    if ((!same_peak && chosen_fits) || candidate.order == best.order) continue;
     ORDO_ASSIGN_OR_RETURN(SimulationResult simulation, Verify(model, candidate));
-    ORDO_ASSIGN_OR_RETURN(Layout layout,
-                          Evaluate(model, options, deadline, clock, candidate.order,
-                                   absl::StrCat(candidate.algorithm, " (same peak, better layout)"),
-                                   std::move(simulation)));
-    if (layout.Rank() < best.Rank()) best = std::move(layout);
+    ORDO_ASSIGN_OR_RETURN(
+        Layout layout,
+        Evaluate(graph, model, options, deadline, clock, candidate.order,
+                 absl::StrCat(candidate.algorithm,
+                              same_peak ? " (same peak, better layout)" : " (fits the pools)"),
+                 std::move(simulation)));
+    const bool better = same_peak ? layout.Rank() < best.Rank()
+                                  : layout.pools->fits() && !best.pools->fits();
+    if (better) best = std::move(layout);
   }
   result.schedule = std::move(best.order);
   result.algorithm = std::move(best.algorithm);
+  if (best.simulation.peak_bytes != result.peak_bytes) {
+    // A higher peak chosen to fit the banks is not the proved optimum.
+    result.status = ScheduleStatus::kHeuristic;
+    result.peak_bytes = best.simulation.peak_bytes;
+  }
   result.simulation = std::move(best.simulation);
-  result.arena = std::move(best.arena);
+  result.arena = best.pools ? PoolArenaPlan(*best.pools, std::move(best.arena))
+                            : std::move(best.arena);
+  result.placement = std::move(best.pools);
   result.traffic = std::move(best.traffic);
   return absl::OkStatus();
 }
@@ -251,7 +294,7 @@ absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& 
 
   if (plan_arena) {
     ORDO_RETURN_IF_ERROR(
-        ChooseLayout(model, options, limits.deadline, clock, baselines, result));
+        ChooseLayout(graph, model, options, limits.deadline, clock, baselines, result));
     ORDO_RETURN_IF_ERROR(CompareArenas(model, options, limits.deadline, clock, result));
   } else if (options.on_chip_bytes > 0) {
     ORDO_ASSIGN_OR_RETURN(result.traffic,

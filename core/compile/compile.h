@@ -17,6 +17,8 @@
 #include "core/graph/graph.h"
 #include "core/memory/memory_model.h"
 #include "core/memory/simulator.h"
+#include "core/pools/memory_pools.h"
+#include "core/pools/place_pools.h"
 #include "core/schedule/scheduler.h"
 #include "core/traffic/traffic.h"
 #include "core/util/clock.h"
@@ -46,6 +48,10 @@ struct CompileOptions {
   bool record_residency = false;
   // Memory the scheduler's search may use.
   int64_t max_state_bytes = int64_t{1} << 30;
+  // The device's memory banks (spec: Memory pools); none: one flat arena.
+  // With pools the place stage puts every tensor in a pool, and among
+  // schedules of equal peak keeps the one that places best.
+  PoolOptions pools;
 };
 
 // How far a compile has got, for streaming progress.
@@ -107,8 +113,11 @@ struct CompileResult {
   std::vector<PartStats> parts;
   // The model order's profile, for pictures and comparisons.
   SimulationResult model_order_simulation;
-  // Layout of `schedule` in one arena (verified).
+  // Layout of `schedule` in one arena (verified), or, with pools, in the
+  // pools (TensorPlacement::pool; checked by CheckPoolAssignment).
   ArenaPlan arena;
+  // With CompileOptions::pools: the placement, its bound and baselines.
+  std::optional<PoolReport> placement;
   std::vector<ArenaBaseline> arena_baselines;
   // Off-chip traffic of `schedule` and of the model order, when
   // CompileOptions::on_chip_bytes > 0.

@@ -1,0 +1,98 @@
+// The place stage with memory pools, through the one compile path.
+
+#include "core/compile/compile.h"
+#include "core/testing/status_matchers.h"
+#include "core/testing/test_graph.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ordo {
+namespace {
+
+using ::ordo::testing::StatusIs;
+using ::ordo::testing::TestGraph;
+using ::testing::HasSubstr;
+
+constexpr char kTwoBranches[] = R"(
+  input x 1
+  op a1 Conv x -> a:50
+  op b1 Conv x -> b:50
+  op a2 Conv a -> a_small:1
+  op b2 Conv b -> b_small:1
+  op j Add a_small b_small -> y:1
+  output y
+)";
+
+CompileOptions WithPools(int64_t fast_bytes, int64_t slow_bytes) {
+  CompileOptions options;
+  options.pools.pools = {{"fast", fast_bytes, 8e9, 8e9}, {"slow", slow_bytes, 1e8, 1e8}};
+  return options;
+}
+
+TEST(CompilePoolsTest, EveryTensorGetsAPoolAndTheReportComparesBaselines) {
+  const Graph g = TestGraph(kTwoBranches);
+  RealClock clock;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(g, WithPools(192, 1024), clock));
+  ASSERT_TRUE(result.placement.has_value());
+  const PoolReport& report = *result.placement;
+  EXPECT_TRUE(report.fits());
+  EXPECT_TRUE(report.overflow.empty());
+  // 64-byte aligned: the peak step needs 3 blocks (192 bytes), all fit fast.
+  for (const TensorPlacement& tensor : result.arena.tensors) EXPECT_EQ(tensor.pool, 0);
+  EXPECT_NEAR(report.placement.evaluation.modelled_seconds, report.lower_bound_seconds, 1e-15);
+  ASSERT_EQ(report.baselines.size(), 3u);
+  EXPECT_EQ(report.baselines[0].name, "internal_first");
+  EXPECT_EQ(report.baselines[1].name, "usmp_greedy");
+  EXPECT_EQ(report.baselines[2].name, "single_pool");
+  EXPECT_TRUE(report.baselines[2].fits);
+}
+
+TEST(CompilePoolsTest, TightFastPoolSendsSomeTensorsToTheSlowOne) {
+  const Graph g = TestGraph(kTwoBranches);
+  RealClock clock;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(g, WithPools(64, 1024), clock));
+  ASSERT_TRUE(result.placement.has_value());
+  EXPECT_TRUE(result.placement->fits());
+  bool slow_used = false;
+  for (const TensorPlacement& tensor : result.arena.tensors) slow_used |= tensor.pool == 1;
+  EXPECT_TRUE(slow_used);
+  EXPECT_GE(result.placement->placement.evaluation.modelled_seconds,
+            result.placement->lower_bound_seconds);
+}
+
+TEST(CompilePoolsTest, WhenNothingFitsTheReportNamesTheOverflowingPool) {
+  const Graph g = TestGraph(kTwoBranches);
+  RealClock clock;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(g, WithPools(64, 64), clock));
+  ASSERT_TRUE(result.placement.has_value());
+  EXPECT_FALSE(result.placement->fits());
+  EXPECT_THAT(result.placement->overflow, HasSubstr("overflows by 64 bytes"));
+  EXPECT_FALSE(result.placement->baselines[2].fits);  // 192 > 128 summed
+}
+
+TEST(CompilePoolsTest, BadPoolsAreInvalidArgumentsNamingPoolOrTensor) {
+  const Graph g = TestGraph(kTwoBranches);
+  RealClock clock;
+  CompileOptions duplicate = WithPools(64, 64);
+  duplicate.pools.pools[1].name = "fast";
+  EXPECT_THAT(Compile(g, duplicate, clock),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"fast\" is given twice")));
+  CompileOptions pinned = WithPools(1024, 1024);
+  pinned.pools.pinned["nosuch"] = "fast";
+  EXPECT_THAT(Compile(g, pinned, clock),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"nosuch\"")));
+  CompileOptions too_small = WithPools(32, 32);
+  EXPECT_THAT(Compile(g, too_small, clock),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("larger than every")));
+}
+
+TEST(CompilePoolsTest, WithoutPoolsNothingChanges) {
+  const Graph g = TestGraph(kTwoBranches);
+  RealClock clock;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(g, {}, clock));
+  EXPECT_FALSE(result.placement.has_value());
+  for (const TensorPlacement& tensor : result.arena.tensors) EXPECT_EQ(tensor.pool, kNoId);
+}
+
+}  // namespace
+}  // namespace ordo

@@ -1,0 +1,82 @@
+#include "core/pools/place_pools.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/util/status_macros.h"
+
+namespace ordo {
+namespace {
+
+std::string DescribeOverflow(const PoolEvaluation& evaluation) {
+  std::vector<std::string> parts;
+  for (const PoolUsage& pool : evaluation.pools) {
+    if (pool.used_bytes <= pool.capacity_bytes) continue;
+    parts.push_back(absl::StrCat("pool \"", pool.name, "\" overflows by ",
+                                 pool.used_bytes - pool.capacity_bytes, " bytes (needs ",
+                                 pool.used_bytes, " of ", pool.capacity_bytes, ")"));
+  }
+  return absl::StrJoin(parts, "; ");
+}
+
+PoolBaseline BaselineOf(const PoolPlacement& placement) {
+  PoolBaseline baseline;
+  baseline.name = placement.algorithm;
+  baseline.fits = placement.fits();
+  baseline.modelled_seconds = placement.evaluation.modelled_seconds;
+  baseline.overflow_bytes = placement.evaluation.overflow_bytes;
+  return baseline;
+}
+
+}  // namespace
+
+absl::StatusOr<PoolReport> PlaceInPools(const Graph& graph, const MemoryModel& model,
+                                        const SimulationResult& simulation, int64_t alignment,
+                                        const PoolOptions& options, int64_t single_arena_bytes,
+                                        const ArenaLimits& limits) {
+  const absl::Time start = limits.Now();
+  ORDO_ASSIGN_OR_RETURN(PoolProblem problem,
+                        BuildPoolProblem(graph, model, simulation, alignment, options));
+  PoolReport report;
+  report.placement = PlacePoolsHeuristic(problem, limits);
+  if (report.placement.fits()) {
+    ORDO_RETURN_IF_ERROR(CheckPoolAssignment(problem, report.placement.assignment));
+  } else {
+    report.overflow = DescribeOverflow(report.placement.evaluation);
+  }
+  report.lower_bound_seconds = PoolLowerBoundSeconds(problem);
+  report.baselines.push_back(BaselineOf(PlaceInternalFirst(problem)));
+  report.baselines.push_back(BaselineOf(PlaceUsmpGreedy(problem)));
+  int64_t total_capacity = 0;
+  for (const MemoryPool& pool : problem.pools) total_capacity += pool.capacity_bytes;
+  PoolBaseline single{"single_pool", single_arena_bytes <= total_capacity, 0,
+                      std::max<int64_t>(0, single_arena_bytes - total_capacity),
+                      single_arena_bytes};
+  report.baselines.push_back(single);
+  report.pool_of_tensor.assign(model.num_tensors(), kNoId);
+  report.offset_of_tensor.assign(model.num_tensors(), 0);
+  for (int32_t b = 0; b < problem.num_blocks(); ++b) {
+    for (int32_t t : problem.arena.blocks[b].tensors) {
+      report.pool_of_tensor[t] = report.placement.assignment.pool[b];
+      report.offset_of_tensor[t] = report.placement.assignment.offset[b];
+    }
+  }
+  report.time = limits.Now() - start;
+  return report;
+}
+
+ArenaPlan PoolArenaPlan(const PoolReport& report, ArenaPlan plan) {
+  for (TensorPlacement& tensor : plan.tensors) {
+    tensor.pool = report.pool_of_tensor[tensor.tensor];
+    tensor.offset = report.offset_of_tensor[tensor.tensor];
+  }
+  plan.arena_bytes = 0;
+  for (const PoolUsage& pool : report.placement.evaluation.pools) plan.arena_bytes += pool.used_bytes;
+  plan.algorithm = report.placement.algorithm;
+  plan.gap_bytes = plan.arena_bytes - plan.lower_bound_bytes;
+  plan.optimal = false;
+  return plan;
+}
+
+}  // namespace ordo

@@ -1,0 +1,67 @@
+#ifndef ORDO_CORE_POOLS_PLACE_POOLS_H_
+#define ORDO_CORE_POOLS_PLACE_POOLS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "core/arena/arena_plan.h"
+#include "core/arena/arena_planner.h"
+#include "core/graph/graph.h"
+#include "core/memory/memory_model.h"
+#include "core/memory/simulator.h"
+#include "core/pools/memory_pools.h"
+#include "core/pools/pool_placer.h"
+
+namespace ordo {
+
+// Another placement of the same schedule, reported beside ordo's.
+struct PoolBaseline {
+  // "internal_first", "usmp_greedy" or "single_pool".
+  std::string name;
+  bool fits = false;
+  // 0 for single_pool, which places nothing (it is a bound).
+  double modelled_seconds = 0;
+  // internal_first/usmp_greedy: bytes beyond capacities; single_pool: the
+  // schedule's arena in one pool of the summed capacity.
+  int64_t overflow_bytes = 0;
+  int64_t single_pool_bytes = 0;
+};
+
+// What the place stage answers for a device with pools.
+struct PoolReport {
+  PoolPlacement placement;
+  double lower_bound_seconds = 0;
+  std::vector<PoolBaseline> baselines;
+  // Empty when the placement fits; else which pools overflow and by how much.
+  std::string overflow;
+  // Per model tensor: its pool (kNoId for weights) and offset in the pool.
+  std::vector<int32_t> pool_of_tensor;
+  std::vector<int64_t> offset_of_tensor;
+  absl::Duration time = absl::ZeroDuration();
+
+  bool fits() const { return placement.fits(); }
+};
+
+// The place stage with pools: builds the PoolProblem of the schedule,
+// runs ordo's placer and the baselines, checks a fitting placement with
+// CheckPoolAssignment (INTERNAL if it fails: a placer bug never leaves) and
+// reports the lower bound. `single_arena_bytes` is the schedule's one-arena
+// layout (the single_pool baseline). INVALID_ARGUMENT for bad pools or pins
+// (BuildPoolProblem).
+absl::StatusOr<PoolReport> PlaceInPools(const Graph& graph, const MemoryModel& model,
+                                        const SimulationResult& simulation, int64_t alignment,
+                                        const PoolOptions& options, int64_t single_arena_bytes,
+                                        const ArenaLimits& limits);
+
+// `plan` (the schedule's one-arena plan) rewritten to the pools: every tensor
+// gets its pool and its offset in that pool; arena_bytes becomes the summed
+// used bytes of the pools. Tensors of one in-place chain share pool and
+// offset, as they share the block.
+ArenaPlan PoolArenaPlan(const PoolReport& report, ArenaPlan plan);
+
+}  // namespace ordo
+
+#endif  // ORDO_CORE_POOLS_PLACE_POOLS_H_
