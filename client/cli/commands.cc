@@ -14,6 +14,7 @@
 #include "client/cli/args.h"
 #include "client/cli/byte_size.h"
 #include "client/cli/files.h"
+#include "client/cli/pool_flags.h"
 #include "client/cli/report.h"
 #include "client/lib/ordo_client.h"
 #include "core/compile/compile.h"
@@ -24,6 +25,7 @@
 #include "core/onnx/input_shapes.h"
 #include "core/onnx/onnx_import.h"
 #include "core/tflite/tflite_export.h"
+#include "core/pools/device_presets.h"
 #include "core/schedule/scheduler_registry.h"
 #include "core/util/status_macros.h"
 #include "rpc/compile_proto.h"
@@ -45,6 +47,8 @@ constexpr char kUsage[] =
     "               [--beam-width 1..16] [--pareto] [--emit-tflite OUT.tflite]\n"
     "               [--macs-per-second 1e9] [--op-overhead-seconds 2e-5]\n"
     "               [--input-shape NAME=1x3x224x224]... [--batch N]\n"
+    "               [--device NAME | --pool NAME:CAPACITY[:READ_BW[:WRITE_BW]] ...]\n"
+    "               [--pin TENSOR:POOL ...]\n"
     "  ordo estimate MODEL [--memory-limit BYTES] [--server HOST:PORT] [--json] ...\n"
     "  ordo inspect MODEL [--json] [--input-shape NAME=DIMS]... [--batch N]\n"
     "  ordo health --server HOST:PORT [--service NAME]\n"
@@ -52,6 +56,7 @@ constexpr char kUsage[] =
     "  (TLS; a client certificate for mutual TLS) and [--auth-token-file FILE]\n"
     "  (bearer token: the file's first line).\n"
     "  ordo schedulers\n"
+    "  ordo devices      (the --device presets and their memory pools)\n"
     "With --server, the work is done by ordo-server (same flags, same output).\n"
     "MODEL is .onnx, .tflite (TensorFlow Lite), or ordo.v1.Graph as .json\n"
     "  (protobuf JSON) or .pb (binary).\n"
@@ -63,6 +68,10 @@ constexpr char kUsage[] =
     "  they are not counted in the peak and not placed in the arena.\n"
     "--pareto: also report the (peak, latency overhead) points the rewrite\n"
     "  search found (default --rewrite all).\n"
+    "--pool (repeatable): a memory bank; capacity as for --memory-limit,\n"
+    "  bandwidths in bytes/s, plain or SI (1.6GB/s); default 1GB/s, write = read.\n"
+    "  Tensors are placed across the pools for the least modelled memory time;\n"
+    "  --pin keeps a tensor in one pool. --device NAME uses a preset's pools.\n"
     "--beam-width N: states the partition search keeps per round (default 1,\n"
     "  greedy; each round then costs about N times the schedules).\n"
     "--input-shape NAME=DIMS (repeatable) gives every dim of ONNX graph input\n"
@@ -115,7 +124,7 @@ const ArgSpec& CompileSpec() {
       {"scheduler", "memory-limit", "time-limit", "alignment", "activation-dtype",
        "emit-onnx", "emit-tflite", "max-ops", "arena", "on-chip", "out-dir", "server", "rewrite",
        "max-latency-overhead", "beam-width", "rewritten-model", "macs-per-second", "op-overhead-seconds", "tls-ca", "tls-cert", "tls-key",
-       "auth-token-file", "input-shape", "batch"},
+       "auth-token-file", "input-shape", "batch", "pool", "device", "pin"},
       {"no-inplace", "count-weights", "io-outside-arena", "pareto", "json"}};
   return kSpec;
 }
@@ -177,6 +186,10 @@ absl::StatusOr<CompileOptions> CompileOptionsFromArgs(const Args& args) {
     }
     options.memory.activation_element_bytes = ElementSize(*parsed);
   }
+  const std::optional<std::string> device = args.Value("device");
+  ORDO_ASSIGN_OR_RETURN(options.pools,
+                        PoolOptionsFromFlags(device ? &*device : nullptr, args.Values("pool"),
+                                             args.Values("pin")));
   return options;
 }
 
@@ -572,6 +585,18 @@ int RunSchedulers(std::ostream& out) {
   return kExitOk;
 }
 
+int RunDevices(std::ostream& out) {
+  for (const DevicePreset& preset : BuiltinDevicePresets()) {
+    out << preset.name << "\t" << preset.description << "\n";
+    for (const MemoryPool& pool : preset.pools) {
+      out << "\t--pool " << pool.name << ":" << pool.capacity_bytes / 1024 << "KiB:"
+          << pool.read_bytes_per_second / 1e9 << "GB/s:" << pool.write_bytes_per_second / 1e9
+          << "GB/s\n";
+    }
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int RunOrdo(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -585,6 +610,7 @@ int RunOrdo(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (args[0] == "estimate") return RunEstimate(rest, out, err);
   if (args[0] == "health") return RunHealth(rest, out, err);
   if (args[0] == "schedulers") return RunSchedulers(out);
+  if (args[0] == "devices") return RunDevices(out);
   err << "ordo: unknown command \"" << args[0] << "\"\n" << kUsage;
   return kExitBadInput;
 }

@@ -167,17 +167,90 @@ std::string RewriteText(const RewriteSummary& summary) {
   return out;
 }
 
+// One line per pool, then the total against the bound and the baselines.
+std::string PlacementText(const PoolReport& report) {
+  const PoolEvaluation& evaluation = report.placement.evaluation;
+  std::string out;
+  for (const PoolUsage& pool : evaluation.pools) {
+    out += Row(absl::StrCat("pool ", pool.name),
+               absl::StrFormat("%s of %s, %d tensors, %.3g ms%s", FormatBytes(pool.used_bytes),
+                               FormatBytes(pool.capacity_bytes), pool.tensors,
+                               1e3 * pool.modelled_seconds,
+                               pool.used_bytes > pool.capacity_bytes ? " OVERFLOWS" : ""));
+  }
+  std::string baselines;
+  for (const PoolBaseline& baseline : report.baselines) {
+    if (baseline.name == "single_pool") continue;
+    absl::StrAppend(&baselines, ", ", baseline.name, " ",
+                    baseline.fits ? absl::StrFormat("%.3g ms", 1e3 * baseline.modelled_seconds)
+                                  : std::string("does not fit"));
+  }
+  out += Row("placement",
+             report.fits()
+                 ? absl::StrFormat("fits; modelled memory time %.3g ms by %s (bound %.3g ms)%s",
+                                   1e3 * evaluation.modelled_seconds, report.placement.algorithm,
+                                   1e3 * report.lower_bound_seconds, baselines)
+                 : absl::StrCat("DOES NOT FIT: ", report.overflow, baselines));
+  return out;
+}
+
+// Spec "Memory pools": the placement, each pool's use and share of the
+// modelled time, the bound and the baselines on the same schedule.
+nlohmann::ordered_json PlacementJson(const CompileResult& result) {
+  if (!result.placement) return nullptr;
+  const PoolReport& report = *result.placement;
+  const PoolEvaluation& evaluation = report.placement.evaluation;
+  nlohmann::ordered_json pools = nlohmann::ordered_json::array();
+  for (const PoolUsage& pool : evaluation.pools) {
+    pools.push_back({{"name", pool.name},
+                     {"capacity_bytes", pool.capacity_bytes},
+                     {"used_bytes", pool.used_bytes},
+                     {"tensors", pool.tensors},
+                     {"modelled_time_s", pool.modelled_seconds},
+                     {"time_share", evaluation.modelled_seconds > 0
+                                        ? pool.modelled_seconds / evaluation.modelled_seconds
+                                        : 0.0}});
+  }
+  nlohmann::ordered_json baselines = nlohmann::ordered_json::object();
+  for (const PoolBaseline& baseline : report.baselines) {
+    if (baseline.name == "single_pool") {
+      baselines[baseline.name] = {{"fits", baseline.fits},
+                                  {"arena_bytes", baseline.single_pool_bytes}};
+    } else {
+      baselines[baseline.name] = {{"fits", baseline.fits},
+                                  {"modelled_time_s", baseline.modelled_seconds},
+                                  {"overflow_bytes", baseline.overflow_bytes}};
+    }
+  }
+  return {{"algorithm", report.placement.algorithm},
+          {"fits", report.fits()},
+          {"overflow", report.overflow.empty() ? nlohmann::ordered_json(nullptr)
+                                               : nlohmann::ordered_json(report.overflow)},
+          {"modelled_time_s", evaluation.modelled_seconds},
+          {"lower_bound_s", report.lower_bound_seconds},
+          {"gap", report.lower_bound_seconds > 0
+                      ? evaluation.modelled_seconds / report.lower_bound_seconds - 1
+                      : 0.0},
+          {"pools", pools},
+          {"baselines", baselines},
+          {"time_ms", Milliseconds(report.time)}};
+}
+
 }  // namespace
 
 nlohmann::ordered_json ArenaJson(const Graph& graph, const CompileResult& result) {
   const ArenaPlan& arena = result.arena;
   nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
   for (const TensorPlacement& placement : arena.tensors) {
-    tensors.push_back({{"name", graph.tensor(placement.tensor).name},
-                       {"offset", placement.offset},
-                       {"size", placement.size},
-                       {"first_step", placement.first_step},
-                       {"last_step", placement.last_step}});
+    nlohmann::ordered_json tensor = {{"name", graph.tensor(placement.tensor).name}};
+    if (placement.pool != kNoId && result.placement) {
+      tensor["pool"] = result.placement->placement.evaluation.pools[placement.pool].name;
+    }
+    tensor["offset"] = placement.offset;
+    tensor["size"] = placement.size;
+    tensor["first_step"] = placement.first_step;
+    tensor["last_step"] = placement.last_step;
+    tensors.push_back(std::move(tensor));
   }
   return {{"bytes", arena.arena_bytes},
           {"lower_bound_bytes", arena.lower_bound_bytes},
@@ -209,9 +282,13 @@ nlohmann::ordered_json CompileReportJson(const std::string& model_path, const Gr
   }
   json["baselines"] = baselines;
   json["memory_limit_bytes"] = options.memory_limit_bytes;
-  json["fits"] = options.memory_limit_bytes == 0
-                     ? nlohmann::ordered_json(nullptr)
-                     : nlohmann::ordered_json(result.peak_bytes <= options.memory_limit_bytes);
+  // With pools, fitting means a valid placement in the banks (spec: Memory
+  // pools); --memory-limit, when also given, must hold as well.
+  const bool limit_holds =
+      options.memory_limit_bytes == 0 || result.peak_bytes <= options.memory_limit_bytes;
+  json["fits"] = result.placement ? nlohmann::ordered_json(result.placement->fits() && limit_holds)
+                 : options.memory_limit_bytes == 0 ? nlohmann::ordered_json(nullptr)
+                                                   : nlohmann::ordered_json(limit_holds);
   json["options"] = OptionsJson(options);
   nlohmann::ordered_json schedule = nlohmann::ordered_json::array();
   for (OpId op : result.schedule) schedule.push_back(graph.op(op).name);
@@ -222,6 +299,7 @@ nlohmann::ordered_json CompileReportJson(const std::string& model_path, const Gr
   json["parts"] = PartsJson(result);
   json["arena"] = ArenaJson(graph, result);
   json["arena_baselines"] = ArenaBaselinesJson(result);
+  json["placement"] = PlacementJson(result);
   json["traffic"] = TrafficJson(result);
   json["stats"] = {{"states_expanded", result.stats.states_expanded},
                    {"states_stored", result.stats.states_stored},
@@ -277,6 +355,7 @@ std::string CompileReportText(const std::string& model_path, const Graph& graph,
                                           FormatBytes(baseline.schedule_bytes),
                                           " in this schedule's order"));
   }
+  if (result.placement) out += PlacementText(*result.placement);
   if (result.traffic) {
     out += Row("traffic", absl::StrFormat("%s off-chip with %s on-chip (model order %s)",
                                           FormatBytes(result.traffic->total_bytes),

@@ -118,7 +118,11 @@ absl::StatusOr<Layout> Evaluate(const Graph& graph, const MemoryModel& model,
   if (options.pools.enabled()) {
     ArenaLimits limits;
     limits.clock = &clock;
-    limits.deadline = clock.Now() + ArenaOptionsFor(options, deadline, clock, "").time_limit;
+    // Placement runs once per candidate schedule; it must stay a small part
+    // of the compile.
+    limits.deadline =
+        clock.Now() + std::min(ArenaOptionsFor(options, deadline, clock, "").time_limit,
+                               absl::Milliseconds(200));
     ORDO_ASSIGN_OR_RETURN(layout.pools,
                           PlaceInPools(graph, model, layout.simulation, options.alignment,
                                        options.pools, layout.arena.arena_bytes, limits));

@@ -1,0 +1,102 @@
+#include "client/cli/pool_flags.h"
+
+#include <cmath>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "client/cli/byte_size.h"
+#include "core/pools/device_presets.h"
+#include "core/util/status_macros.h"
+
+namespace ordo::cli {
+
+absl::StatusOr<double> ParseBandwidth(absl::string_view text) {
+  std::string unit = absl::AsciiStrToLower(absl::StripAsciiWhitespace(text));
+  for (absl::string_view suffix : {"/s", "b", "bps"}) {
+    if (absl::EndsWith(unit, suffix)) unit.resize(unit.size() - suffix.size());
+  }
+  double scale = 1;
+  if (!unit.empty()) {
+    switch (unit.back()) {
+      case 'k': scale = 1e3; break;
+      case 'm': scale = 1e6; break;
+      case 'g': scale = 1e9; break;
+      case 't': scale = 1e12; break;
+      default: break;
+    }
+    if (scale != 1) unit.pop_back();
+  }
+  double number = 0;
+  if (!absl::SimpleAtod(unit, &number) || !std::isfinite(number) || number <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "not a positive bandwidth: \"", text, "\" (bytes per second, e.g. 1600000000 or 1.6GB/s)"));
+  }
+  return number * scale;
+}
+
+absl::StatusOr<MemoryPool> ParsePoolFlag(absl::string_view text) {
+  const std::vector<std::string> parts = absl::StrSplit(text, ':');
+  if (parts.size() < 2 || parts.size() > 4 || parts[0].empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--pool \"", text, "\": expected NAME:CAPACITY[:READ_BW[:WRITE_BW]], e.g. axi:512KiB:1.6GB/s"));
+  }
+  MemoryPool pool;
+  pool.name = parts[0];
+  absl::StatusOr<int64_t> capacity = ParseByteSize(parts[1]);
+  if (!capacity.ok() || *capacity <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--pool \"", text, "\": capacity of pool \"", pool.name,
+                     "\" must be a positive byte size (e.g. 128KiB), got \"", parts[1], "\""));
+  }
+  pool.capacity_bytes = *capacity;
+  for (size_t i = 2; i < parts.size(); ++i) {
+    absl::StatusOr<double> bandwidth = ParseBandwidth(parts[i]);
+    if (!bandwidth.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--pool \"", text, "\": pool \"", pool.name,
+                                                     "\": ", bandwidth.status().message()));
+    }
+    (i == 2 ? pool.read_bytes_per_second : pool.write_bytes_per_second) = *bandwidth;
+    if (i == 2) pool.write_bytes_per_second = *bandwidth;
+  }
+  return pool;
+}
+
+absl::StatusOr<PoolOptions> PoolOptionsFromFlags(const std::string* device,
+                                                 const std::vector<std::string>& pools,
+                                                 const std::vector<std::string>& pins) {
+  PoolOptions options;
+  if (device != nullptr && !pools.empty()) {
+    return absl::InvalidArgumentError("give either --device or --pool, not both");
+  }
+  if (device != nullptr) {
+    absl::StatusOr<DevicePreset> preset = FindDevicePreset(*device);
+    if (!preset.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--device: ", preset.status().message()));
+    }
+    options.pools = std::move(preset->pools);
+  }
+  for (const std::string& text : pools) {
+    ORDO_ASSIGN_OR_RETURN(MemoryPool pool, ParsePoolFlag(text));
+    options.pools.push_back(std::move(pool));
+  }
+  for (const std::string& pin : pins) {
+    const size_t colon = pin.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == pin.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--pin \"", pin, "\": expected TENSOR:POOL"));
+    }
+    options.pinned[pin.substr(0, colon)] = pin.substr(colon + 1);
+  }
+  if (!options.pinned.empty() && options.pools.empty()) {
+    return absl::InvalidArgumentError("--pin needs memory pools (--pool or --device)");
+  }
+  if (absl::Status status = ValidatePoolOptions(options); !status.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--pool: ", status.message()));
+  }
+  return options;
+}
+
+}  // namespace ordo::cli

@@ -1,0 +1,56 @@
+#include "client/cli/pool_flags.h"
+
+#include "core/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ordo::cli {
+namespace {
+
+using ::ordo::testing::StatusIs;
+using ::testing::HasSubstr;
+
+TEST(PoolFlagsTest, BandwidthsArePlainOrSi) {
+  EXPECT_DOUBLE_EQ(*ParseBandwidth("1600000000"), 1.6e9);
+  EXPECT_DOUBLE_EQ(*ParseBandwidth("1.6GB/s"), 1.6e9);
+  EXPECT_DOUBLE_EQ(*ParseBandwidth("200MB/s"), 2e8);
+  EXPECT_DOUBLE_EQ(*ParseBandwidth("3.2G"), 3.2e9);
+  EXPECT_THAT(ParseBandwidth("fast"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("")));
+  EXPECT_THAT(ParseBandwidth("-1GB/s"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("")));
+}
+
+TEST(PoolFlagsTest, PoolFlagHasDefaultsForMissingBandwidths) {
+  const MemoryPool dtcm = *ParsePoolFlag("dtcm:128KiB:3.2GB/s");
+  EXPECT_EQ(dtcm.name, "dtcm");
+  EXPECT_EQ(dtcm.capacity_bytes, 128 * 1024);
+  EXPECT_DOUBLE_EQ(dtcm.read_bytes_per_second, 3.2e9);
+  EXPECT_DOUBLE_EQ(dtcm.write_bytes_per_second, 3.2e9);
+  const MemoryPool sdram = *ParsePoolFlag("sdram:32MiB:0.2GB/s:0.1GB/s");
+  EXPECT_DOUBLE_EQ(sdram.write_bytes_per_second, 1e8);
+  const MemoryPool plain = *ParsePoolFlag("sram:4096");
+  EXPECT_DOUBLE_EQ(plain.read_bytes_per_second, kDefaultPoolBytesPerSecond);
+  EXPECT_THAT(ParsePoolFlag("sram:0"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("pool \"sram\"")));
+  EXPECT_THAT(ParsePoolFlag("sram"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("")));
+  EXPECT_THAT(ParsePoolFlag("sram:1KiB:slow"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"slow\"")));
+}
+
+TEST(PoolFlagsTest, DevicePoolsAndPins) {
+  const std::string device = "STM32H743";
+  const PoolOptions preset = *PoolOptionsFromFlags(&device, {}, {"input:dtcm"});
+  EXPECT_EQ(preset.pools.size(), 6u);
+  EXPECT_EQ(preset.pinned.at("input"), "dtcm");
+  const std::string unknown = "z80";
+  EXPECT_THAT(PoolOptionsFromFlags(&unknown, {}, {}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown device \"z80\"")));
+  EXPECT_THAT(PoolOptionsFromFlags(&device, {"a:1KiB"}, {}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not both")));
+  EXPECT_THAT(PoolOptionsFromFlags(nullptr, {"a:1KiB", "a:2KiB"}, {}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"a\" is given twice")));
+  EXPECT_THAT(PoolOptionsFromFlags(nullptr, {"a:1KiB"}, {"x:b"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown memory pool \"b\"")));
+}
+
+}  // namespace
+}  // namespace ordo::cli
