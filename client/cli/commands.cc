@@ -342,6 +342,24 @@ absl::StatusOr<RewriteCompileOptions> RewriteOptionsFromArgs(const Args& args,
   return rewrite;
 }
 
+// With pools, the picture draws the pools one above the other, each as
+// tall as it is used, so tensors of different pools never share a band.
+ArenaPlan StackedPools(const CompileResult& result) {
+  ArenaPlan plan = result.arena;
+  if (!result.placement) return plan;
+  std::vector<int64_t> base;
+  int64_t next = 0;
+  for (const PoolUsage& pool : result.placement->placement.evaluation.pools) {
+    base.push_back(next);
+    next += pool.used_bytes;
+  }
+  for (TensorPlacement& tensor : plan.tensors) {
+    if (tensor.pool != kNoId) tensor.offset += base[tensor.pool];
+  }
+  plan.arena_bytes = next;
+  return plan;
+}
+
 // schedule.json, arena.json and memory.svg (plus memory.png when
 // rsvg-convert, Debian package librsvg2-bin, is installed) in `dir`.
 absl::Status WriteReportFiles(const std::string& dir, const std::string& model_path,
@@ -365,7 +383,7 @@ absl::Status WriteReportFiles(const std::string& dir, const std::string& model_p
   const std::string svg_path = dir + "/memory.svg";
   ORDO_RETURN_IF_ERROR(WriteFile(
       svg_path, MemoryProfileSvg(graph, result.model_order_simulation, result.simulation,
-                                 result.arena, svg)));
+                                 StackedPools(result), svg)));
   // The PNG is a convenience: without the tool, the SVG is the picture.
   std::optional<int> exit_code = RunProgram(
       {"rsvg-convert", "-o", dir + "/memory.png", svg_path});
@@ -450,6 +468,12 @@ int RunCompile(const std::vector<std::string>& argv, std::ostream& out, std::ost
   }
   RealClock clock;
   const std::optional<std::string> server = args->Value("server");
+  if (server && options->pools.enabled()) {
+    // The API does not carry pools yet; refusing beats a silently flat answer.
+    return Fail(absl::InvalidArgumentError(
+                    "--pool/--device/--pin work in local mode only for now; drop --server"),
+                err);
+  }
   absl::StatusOr<rpc::ClientSecurity> security = SecurityFromArgs(*args);
   if (!security.ok()) return Fail(security.status(), err);
   absl::StatusOr<RewriteCompileResult> result =

@@ -327,3 +327,73 @@ TEST(OrdoCliTest, InspectAndSchedulers) {
 }
 
 }  // namespace
+
+// Memory pools (docs/pools.md): placement report, presets and bad specs.
+TEST(OrdoCliPoolsTest, JsonReportsThePlacementAndEachTensorsPool) {
+  ProcessResult run = RunOrdo(absl::StrCat(
+      "compile ", Example("small_resnet.onnx"),
+      " --pool fast:64KiB:4GB/s --pool slow:64MiB:0.1GB/s:50MB/s --json"));
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  nlohmann::json report = nlohmann::json::parse(run.out);
+  const nlohmann::json& placement = report["placement"];
+  ASSERT_EQ(placement["pools"].size(), 2u);
+  EXPECT_EQ(placement["pools"][0]["name"], "fast");
+  EXPECT_EQ(placement["pools"][0]["capacity_bytes"].get<int64_t>(), 64 * 1024);
+  EXPECT_TRUE(report["fits"].get<bool>());
+  EXPECT_EQ(placement["fits"], report["fits"]);
+  EXPECT_GE(placement["modelled_time_s"].get<double>(),
+            placement["lower_bound_s"].get<double>() * (1 - 1e-9));
+  for (const char* baseline : {"internal_first", "usmp_greedy", "single_pool"}) {
+    EXPECT_TRUE(placement["baselines"].contains(baseline)) << baseline;
+  }
+  for (const char* baseline : {"internal_first", "usmp_greedy"}) {
+    if (!placement["baselines"][baseline]["fits"].get<bool>()) continue;
+    EXPECT_LE(placement["modelled_time_s"].get<double>(),
+              placement["baselines"][baseline]["modelled_time_s"].get<double>() * (1 + 1e-9));
+  }
+  double seconds = 0;
+  for (const nlohmann::json& pool : placement["pools"]) {
+    EXPECT_LE(pool["used_bytes"].get<int64_t>(), pool["capacity_bytes"].get<int64_t>());
+    seconds += pool["modelled_time_s"].get<double>();
+  }
+  EXPECT_NEAR(seconds, placement["modelled_time_s"].get<double>(), 1e-12);
+  ASSERT_FALSE(report["arena"]["tensors"].empty());
+  for (const nlohmann::json& tensor : report["arena"]["tensors"]) {
+    const std::string pool = tensor["pool"].get<std::string>();
+    EXPECT_TRUE(pool == "fast" || pool == "slow") << pool;
+  }
+}
+
+TEST(OrdoCliPoolsTest, DevicePresetHumanSummaryHasOneLinePerPool) {
+  ProcessResult run = RunOrdo(absl::StrCat("compile ", Example("small_resnet.onnx"),
+                                           " --device i.MX-RT1170 --activation-dtype int8"));
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  for (const char* pool : {"pool dtcm", "pool ocram", "pool hyperram", "placement"}) {
+    EXPECT_THAT(run.out, HasSubstr(pool));
+  }
+  ProcessResult devices = RunOrdo("devices");
+  ASSERT_EQ(devices.exit_code, 0) << devices.out;
+  for (const char* name : {"stm32h743", "imxrt1170", "esp32s3", "rp2040"}) {
+    EXPECT_THAT(devices.out, HasSubstr(name));
+  }
+}
+
+TEST(OrdoCliPoolsTest, BadPoolSpecsExitTwoNamingThePoolOrTensor) {
+  const std::string model = Example("small_resnet.onnx");
+  const std::pair<std::string, std::string> cases[] = {
+      {"--device z80", "unknown device \"z80\""},
+      {"--pool a:1KiB --pool a:2KiB", "\"a\" is given twice"},
+      {"--pool a:0", "pool \"a\""},
+      {"--pool a:1KiB:fast", "\"fast\""},
+      {"--pool a:64MiB --pin nosuch:a", "\"nosuch\""},
+      {"--pool a:64MiB --pin x:b", "unknown memory pool \"b\""},
+      {"--pool a:64 --pool b:64", "larger than every memory pool"},
+      {"--device stm32h743 --pool a:1KiB", "not both"},
+      {"--pool a:64MiB --server localhost:1", "local mode only"},
+  };
+  for (const auto& [flags, message] : cases) {
+    ProcessResult run = RunOrdo(absl::StrCat("compile ", model, " ", flags));
+    EXPECT_EQ(run.exit_code, 2) << flags << ": " << run.out;
+    EXPECT_THAT(run.out, HasSubstr(message)) << flags;
+  }
+}
