@@ -326,8 +326,6 @@ TEST(OrdoCliTest, InspectAndSchedulers) {
   EXPECT_THAT(schedulers.out, HasSubstr("greedy"));
 }
 
-}  // namespace
-
 // Memory pools (docs/pools.md): placement report, presets and bad specs.
 TEST(OrdoCliPoolsTest, JsonReportsThePlacementAndEachTensorsPool) {
   ProcessResult run = RunOrdo(absl::StrCat(
@@ -397,3 +395,5 @@ TEST(OrdoCliPoolsTest, BadPoolSpecsExitTwoNamingThePoolOrTensor) {
     EXPECT_THAT(run.out, HasSubstr(message)) << flags;
   }
 }
+
+}  // namespace
