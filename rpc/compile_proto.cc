@@ -12,6 +12,7 @@
 #include "core/onnx/onnx_import.h"
 #include "core/util/status_macros.h"
 #include "rpc/memory_model_proto.h"
+#include "rpc/pools_proto.h"
 
 namespace ordo::rpc {
 namespace {
@@ -58,7 +59,10 @@ TrafficResult TrafficFromProto(const v1::TrafficEstimate& in) {
   return traffic;
 }
 
-void ArenaToProto(const Graph& graph, const ArenaPlan& plan, v1::ArenaPlan& arena) {
+// `placement`: the pools TensorPlacement::pool indexes; null for the one
+// flat arena.
+void ArenaToProto(const Graph& graph, const ArenaPlan& plan, const PoolReport* placement,
+                  v1::ArenaPlan& arena) {
   arena.set_planner(plan.planner);
   arena.set_algorithm(plan.algorithm);
   arena.set_alignment_bytes(plan.alignment);
@@ -66,17 +70,21 @@ void ArenaToProto(const Graph& graph, const ArenaPlan& plan, v1::ArenaPlan& aren
   arena.set_lower_bound_bytes(plan.lower_bound_bytes);
   arena.set_gap_bytes(plan.gap_bytes);
   arena.set_optimal(plan.optimal);
-  for (const TensorPlacement& placement : plan.tensors) {
+  for (const TensorPlacement& tensor : plan.tensors) {
     v1::TensorPlacement* out = arena.add_tensors();
-    out->set_tensor(graph.tensor(placement.tensor).name);
-    out->set_offset_bytes(placement.offset);
-    out->set_size_bytes(placement.size);
-    out->set_first_step(placement.first_step);
-    out->set_last_step(placement.last_step);
+    out->set_tensor(graph.tensor(tensor.tensor).name);
+    out->set_offset_bytes(tensor.offset);
+    out->set_size_bytes(tensor.size);
+    out->set_first_step(tensor.first_step);
+    out->set_last_step(tensor.last_step);
+    if (placement != nullptr && tensor.pool != kNoId) {
+      out->set_pool(placement->placement.evaluation.pools[tensor.pool].name);
+    }
   }
 }
 
-absl::StatusOr<ArenaPlan> ArenaFromProto(const Graph& graph, const v1::ArenaPlan& arena) {
+absl::StatusOr<ArenaPlan> ArenaFromProto(const Graph& graph, const std::vector<MemoryPool>& pools,
+                                         const v1::ArenaPlan& arena) {
   ArenaPlan plan;
   plan.planner = arena.planner();
   plan.algorithm = arena.algorithm();
@@ -91,8 +99,17 @@ absl::StatusOr<ArenaPlan> ArenaFromProto(const Graph& graph, const v1::ArenaPlan
       return absl::InvalidArgumentError(
           absl::StrCat("response: arena names unknown tensor \"", in.tensor(), "\""));
     }
-    plan.tensors.push_back(
-        {*tensor, in.offset_bytes(), in.size_bytes(), in.first_step(), in.last_step()});
+    TensorPlacement& placement = plan.tensors.emplace_back();
+    placement = {*tensor, in.offset_bytes(), in.size_bytes(), in.first_step(), in.last_step()};
+    if (in.pool().empty()) continue;
+    for (int32_t p = 0; p < static_cast<int32_t>(pools.size()); ++p) {
+      if (pools[p].name == in.pool()) placement.pool = p;
+    }
+    if (placement.pool == kNoId) {
+      return absl::InvalidArgumentError(absl::StrCat("response: tensor \"", in.tensor(),
+                                                     "\" is placed in unknown memory pool \"",
+                                                     in.pool(), "\""));
+    }
   }
   return plan;
 }
@@ -203,6 +220,7 @@ absl::StatusOr<CompileOptions> CompileOptionsFromProto(const v1::CompileOptions&
   out.alignment = device.alignment_bytes() > 0 ? device.alignment_bytes() : 64;
   out.on_chip_bytes = device.on_chip_bytes();
   out.record_residency = options.record_residency();
+  ORDO_ASSIGN_OR_RETURN(out.pools, PoolOptionsFromProto(device));
   return out;
 }
 
@@ -219,6 +237,7 @@ void CompileOptionsToProto(const CompileOptions& options, v1::CompileOptions& pr
   device.set_on_chip_bytes(options.on_chip_bytes);
   device.set_alignment_bytes(options.alignment);
   device.set_activation_dtype(DataTypeOfElementBytes(options.memory.activation_element_bytes));
+  PoolOptionsToProto(options.pools, device);
 }
 
 v1::CompileResponse CompileResultToProto(const Graph& graph, const CompileResult& result) {
@@ -244,7 +263,11 @@ v1::CompileResponse CompileResultToProto(const Graph& graph, const CompileResult
                                      result.simulation.step_bytes.end());
   profile->set_peak_step(result.simulation.peak_step);
   PartsToProto(result, response);
-  if (!result.arena.planner.empty()) ArenaToProto(graph, result.arena, *response.mutable_arena());
+  const PoolReport* placement = result.placement ? &*result.placement : nullptr;
+  if (!result.arena.planner.empty()) {
+    ArenaToProto(graph, result.arena, placement, *response.mutable_arena());
+  }
+  if (result.placement) PoolReportToProto(*result.placement, *response.mutable_placement());
   for (const ArenaBaseline& baseline : result.arena_baselines) {
     v1::ArenaBaseline* out = response.add_arena_baselines();
     out->set_planner(baseline.name);
@@ -306,7 +329,21 @@ absl::StatusOr<CompileResult> CompileResultFromProto(const Graph& graph,
     result.part_cached.push_back(part.cached());
   }
   if (response.has_arena()) {
-    ORDO_ASSIGN_OR_RETURN(result.arena, ArenaFromProto(graph, response.arena()));
+    ORDO_ASSIGN_OR_RETURN(result.arena,
+                          ArenaFromProto(graph, options.pools.pools, response.arena()));
+  }
+  if (response.has_placement() != options.pools.enabled()) {
+    return absl::InvalidArgumentError(
+        options.pools.enabled()
+            ? "response: no placement in the memory pools asked for (a server that predates "
+              "DeviceSpec.pools?)"
+            : "response: a placement in memory pools nobody asked for");
+  }
+  if (response.has_placement()) {
+    ORDO_ASSIGN_OR_RETURN(result.placement,
+                          PoolReportFromProto(graph, model, result.simulation, options.alignment,
+                                              options.pools, result.arena,
+                                              response.placement()));
   }
   for (const v1::ArenaBaseline& baseline : response.arena_baselines()) {
     result.arena_baselines.push_back({baseline.planner(), baseline.schedule_arena_bytes(),

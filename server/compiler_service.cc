@@ -27,6 +27,7 @@
 #include "rpc/input_shapes_proto.h"
 #include "rpc/log.h"
 #include "rpc/memory_model_proto.h"
+#include "rpc/pools_proto.h"
 #include "server/compile_many_reactor.h"
 
 namespace ordo::server {
@@ -331,8 +332,7 @@ absl::Status CompilerService::CompileRequestNow(
   const CompileResult& compiled = result->compile;
   RecordCacheMetrics(compiled);
   response = rpc::CompileResultToProto(result->graph, compiled);
-  if (options.memory_limit_bytes > 0)
-    response.set_fits(compiled.peak_bytes <= options.memory_limit_bytes);
+  if (const std::optional<bool> fits = FitsDevice(options, compiled)) response.set_fits(*fits);
   if (result->rewrite) rpc::RewriteSummaryToProto(*result->rewrite, response);
   if (request.options().return_reordered_onnx() && response.rewritten_onnx_model().empty()) {
     ORDO_ASSIGN_OR_RETURN(*response.mutable_reordered_onnx_model(),
@@ -411,6 +411,7 @@ void CompilerService::FillInfo(v1::GetInfoResponse& response) const {
     }
   }
   response.set_cache(deps_.cache != nullptr ? std::string(deps_.cache->kind()) : "none");
+  rpc::DevicePresetsToProto(response);
 }
 
 grpc::ServerUnaryReactor* CompilerService::Compile(grpc::CallbackServerContext* context,

@@ -468,12 +468,6 @@ int RunCompile(const std::vector<std::string>& argv, std::ostream& out, std::ost
   }
   RealClock clock;
   const std::optional<std::string> server = args->Value("server");
-  if (server && options->pools.enabled()) {
-    // The API does not carry pools yet; refusing beats a silently flat answer.
-    return Fail(absl::InvalidArgumentError(
-                    "--pool/--device/--pin work in local mode only for now; drop --server"),
-                err);
-  }
   absl::StatusOr<rpc::ClientSecurity> security = SecurityFromArgs(*args);
   if (!security.ok()) return Fail(security.status(), err);
   absl::StatusOr<RewriteCompileResult> result =

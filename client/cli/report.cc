@@ -282,13 +282,8 @@ nlohmann::ordered_json CompileReportJson(const std::string& model_path, const Gr
   }
   json["baselines"] = baselines;
   json["memory_limit_bytes"] = options.memory_limit_bytes;
-  // With pools, fitting means a valid placement in the banks (spec: Memory
-  // pools); --memory-limit, when also given, must hold as well.
-  const bool limit_holds =
-      options.memory_limit_bytes == 0 || result.peak_bytes <= options.memory_limit_bytes;
-  json["fits"] = result.placement ? nlohmann::ordered_json(result.placement->fits() && limit_holds)
-                 : options.memory_limit_bytes == 0 ? nlohmann::ordered_json(nullptr)
-                                                   : nlohmann::ordered_json(limit_holds);
+  const std::optional<bool> fits = FitsDevice(options, result);
+  json["fits"] = fits ? nlohmann::ordered_json(*fits) : nlohmann::ordered_json(nullptr);
   json["options"] = OptionsJson(options);
   nlohmann::ordered_json schedule = nlohmann::ordered_json::array();
   for (OpId op : result.schedule) schedule.push_back(graph.op(op).name);

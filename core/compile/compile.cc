@@ -314,6 +314,14 @@ absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& 
   return result;
 }
 
+std::optional<bool> FitsDevice(const CompileOptions& options, const CompileResult& result) {
+  const bool limit_holds =
+      options.memory_limit_bytes == 0 || result.peak_bytes <= options.memory_limit_bytes;
+  if (result.placement) return result.placement->fits() && limit_holds;
+  if (options.memory_limit_bytes == 0) return std::nullopt;
+  return limit_holds;
+}
+
 absl::StatusOr<EstimateResult> Estimate(const Graph& graph, const CompileOptions& options,
                                         ScheduleCache* cache) {
   ORDO_RETURN_IF_ERROR(CheckOptions(options));

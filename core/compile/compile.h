@@ -130,6 +130,12 @@ struct CompileResult {
   absl::Duration time = absl::ZeroDuration();
 };
 
+// Whether the result fits the device: with pools, a valid placement exists
+// (spec: Memory pools) and, when a memory limit is also set, the peak is
+// within it; without pools, the peak within the memory limit. Unknown
+// (nullopt) with neither.
+std::optional<bool> FitsDevice(const CompileOptions& options, const CompileResult& result);
+
 // The one compile path (STYLE: CLI local mode and server run this):
 // memory model -> baselines -> schedule -> verify -> layout -> traffic. Among
 // the schedules that reach the best peak it keeps the one with the least

@@ -79,4 +79,50 @@ ArenaPlan PoolArenaPlan(const PoolReport& report, ArenaPlan plan) {
   return plan;
 }
 
+absl::StatusOr<PoolPlacement> RecheckPoolPlacement(const Graph& graph, const MemoryModel& model,
+                                                   const SimulationResult& simulation,
+                                                   int64_t alignment, const PoolOptions& options,
+                                                   const ArenaPlan& plan) {
+  ORDO_ASSIGN_OR_RETURN(PoolProblem problem,
+                        BuildPoolProblem(graph, model, simulation, alignment, options));
+  std::vector<const TensorPlacement*> placed(model.num_tensors(), nullptr);
+  for (const TensorPlacement& tensor : plan.tensors) {
+    if (tensor.tensor < 0 || tensor.tensor >= model.num_tensors()) continue;
+    if (tensor.pool < 0 || tensor.pool >= problem.num_pools()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "placement: tensor \"", graph.tensor(tensor.tensor).name, "\" has no memory pool"));
+    }
+    placed[tensor.tensor] = &tensor;
+  }
+  PoolPlacement placement;
+  placement.algorithm = plan.algorithm;
+  placement.assignment.pool.assign(problem.num_blocks(), kNoId);
+  placement.assignment.offset.assign(problem.num_blocks(), 0);
+  for (int32_t b = 0; b < problem.num_blocks(); ++b) {
+    for (int32_t t : problem.arena.blocks[b].tensors) {
+      if (placed[t] == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "placement: activation tensor \"", graph.tensor(t).name, "\" is not placed"));
+      }
+      const int32_t pool = placed[t]->pool;
+      const int64_t offset = placed[t]->offset;
+      if (t != problem.arena.blocks[b].tensors[0] &&
+          (pool != placement.assignment.pool[b] || offset != placement.assignment.offset[b])) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "placement: tensor \"", graph.tensor(t).name,
+            "\" is written in place over another tensor but placed elsewhere"));
+      }
+      placement.assignment.pool[b] = pool;
+      placement.assignment.offset[b] = offset;
+    }
+  }
+  placement.evaluation = EvaluatePoolAssignment(problem, placement.assignment);
+  if (placement.fits()) {
+    if (absl::Status valid = CheckPoolAssignment(problem, placement.assignment); !valid.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("placement: ", valid.message()));
+    }
+  }
+  return placement;
+}
+
 }  // namespace ordo

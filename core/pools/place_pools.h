@@ -62,6 +62,19 @@ absl::StatusOr<PoolReport> PlaceInPools(const Graph& graph, const MemoryModel& m
 // offset, as they share the block.
 ArenaPlan PoolArenaPlan(const PoolReport& report, ArenaPlan plan);
 
+// A placement computed elsewhere (a server's response), given as every
+// tensor's pool and offset in `plan` (TensorPlacement::pool), re-derived
+// from scratch for the schedule `simulation`: the problem is rebuilt from
+// `options`, each arena block takes the pool and offset of its tensors, the
+// evaluation is recomputed by the spec's rules, and a placement that fits is
+// re-checked by CheckPoolAssignment. INVALID_ARGUMENT naming the tensor or
+// rule when a tensor of the schedule has no pool, tensors sharing a block
+// disagree, or the placement breaks a rule.
+absl::StatusOr<PoolPlacement> RecheckPoolPlacement(const Graph& graph, const MemoryModel& model,
+                                                   const SimulationResult& simulation,
+                                                   int64_t alignment, const PoolOptions& options,
+                                                   const ArenaPlan& plan);
+
 }  // namespace ordo
 
 #endif  // ORDO_CORE_POOLS_PLACE_POOLS_H_

@@ -387,7 +387,6 @@ TEST(OrdoCliPoolsTest, BadPoolSpecsExitTwoNamingThePoolOrTensor) {
       {"--pool a:64MiB --pin x:b", "unknown memory pool \"b\""},
       {"--pool a:64 --pool b:64", "larger than every memory pool"},
       {"--device stm32h743 --pool a:1KiB", "not both"},
-      {"--pool a:64MiB --server localhost:1", "local mode only"},
   };
   for (const auto& [flags, message] : cases) {
     ProcessResult run = RunOrdo(absl::StrCat("compile ", model, " ", flags));

@@ -140,6 +140,35 @@ class PythonClientTest(unittest.TestCase):
         self.assertEqual(response.fits, response.peak_bytes <= 100000)
         assert_valid_schedule(self, path, response)
 
+    def test_compile_places_tensors_in_memory_pools(self):
+        path = os.path.join(EXAMPLES, "small_resnet.onnx")
+        info = self.client.info()
+        presets = {p.name: p for p in info.device_presets}
+        self.assertIn("stm32h743", presets)
+        device = {"pools": [{"name": "fast", "capacity_bytes": 65536,
+                             "read_bytes_per_second": 4e9},
+                            {"name": "slow", "capacity_bytes": 64 << 20,
+                             "read_bytes_per_second": 1e8}]}
+        response = self.client.compile(path, device=device, time_limit_s=5)
+        placement = response.placement
+        self.assertTrue(placement.fits)
+        self.assertTrue(response.fits)
+        self.assertEqual([p.name for p in placement.pools], ["fast", "slow"])
+        self.assertAlmostEqual(sum(p.modelled_time_seconds for p in placement.pools),
+                               placement.modelled_time_seconds, delta=1e-12)
+        self.assertGreaterEqual(placement.modelled_time_seconds,
+                                placement.lower_bound_seconds * (1 - 1e-9))
+        self.assertEqual({b.name for b in placement.baselines},
+                         {"internal_first", "usmp_greedy", "single_pool"})
+        self.assertTrue(all(t.pool in ("fast", "slow") for t in response.arena.tensors))
+        by_preset = self.client.compile(path, device={"preset": "esp32s3"}, time_limit_s=5)
+        self.assertEqual([p.name for p in by_preset.placement.pools],
+                         [p.name for p in presets["esp32s3"].pools])
+        with self.assertRaises(OrdoError) as raised:
+            self.client.compile(path, device={**device, "pinned_tensors": {"x": "dram"}})
+        self.assertEqual(raised.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn('unknown memory pool "dram"', raised.exception.message)
+
     def test_compile_stream_reports_stages_then_the_result(self):
         path = os.path.join(EXAMPLES, "tiny_cell.onnx")
         messages = list(self.client.compile_stream(path, time_limit_s=5))

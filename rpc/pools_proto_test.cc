@@ -1,0 +1,104 @@
+// DeviceSpec.pools <-> PoolOptions and CompileResponse.placement <->
+// PoolReport: a round trip keeps the placement, and a tampered placement is
+// refused by the client's re-check.
+
+#include "rpc/pools_proto.h"
+
+#include <limits>
+
+#include "core/compile/compile.h"
+#include "core/testing/status_matchers.h"
+#include "core/testing/test_graph.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "rpc/compile_proto.h"
+
+namespace ordo::rpc {
+namespace {
+
+using ::ordo::testing::StatusIs;
+using ::ordo::testing::TestGraph;
+using ::testing::HasSubstr;
+
+constexpr char kTwoBranches[] = R"(
+  input x 1
+  op a1 Conv x -> a:50
+  op b1 Conv x -> b:50
+  op a2 Conv a -> a_small:1
+  op b2 Conv b -> b_small:1
+  op j Add a_small b_small -> y:1
+  output y
+)";
+
+CompileOptions WithPools() {
+  CompileOptions options;
+  options.pools.pools = {{"fast", 128, 8e9, 8e9}, {"slow", 1024, 1e8, 5e7}};
+  options.pools.pinned = {{"y", "slow"}};
+  return options;
+}
+
+TEST(PoolsProtoTest, OptionsRoundTripAndZeroBandwidthsMeanTheDefaults) {
+  v1::DeviceSpec device;
+  PoolOptionsToProto(WithPools().pools, device);
+  ORDO_ASSERT_OK_AND_ASSIGN(PoolOptions back, PoolOptionsFromProto(device));
+  ASSERT_EQ(back.pools.size(), 2u);
+  EXPECT_EQ(back.pools[1].name, "slow");
+  EXPECT_EQ(back.pools[1].write_bytes_per_second, 5e7);
+  EXPECT_EQ(back.pinned.at("y"), "slow");
+  device.mutable_pools(1)->set_read_bytes_per_second(0);
+  device.mutable_pools(1)->set_write_bytes_per_second(0);
+  ORDO_ASSERT_OK_AND_ASSIGN(back, PoolOptionsFromProto(device));
+  EXPECT_EQ(back.pools[1].read_bytes_per_second, kDefaultPoolBytesPerSecond);
+  EXPECT_EQ(back.pools[1].write_bytes_per_second, kDefaultPoolBytesPerSecond);
+  device.mutable_pools(0)->set_write_bytes_per_second(std::numeric_limits<double>::infinity());
+  EXPECT_THAT(PoolOptionsFromProto(device),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("memory pool \"fast\": write_bytes_per_second")));
+}
+
+TEST(PoolsProtoTest, PlacementRoundTripsAndATamperedOneIsRefused) {
+  const Graph g = TestGraph(kTwoBranches);
+  const CompileOptions options = WithPools();
+  RealClock clock;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(g, options, clock));
+  ASSERT_TRUE(result.placement.has_value());
+  v1::CompileResponse response = CompileResultToProto(g, result);
+  ASSERT_TRUE(response.has_placement());
+  for (const v1::TensorPlacement& tensor : response.arena().tensors()) {
+    EXPECT_FALSE(tensor.pool().empty()) << tensor.tensor();
+    if (tensor.tensor() == "y") {
+      EXPECT_EQ(tensor.pool(), "slow");
+    }
+  }
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult back, CompileResultFromProto(g, options, response));
+  ASSERT_TRUE(back.placement.has_value());
+  EXPECT_EQ(back.placement->placement.evaluation.modelled_seconds,
+            result.placement->placement.evaluation.modelled_seconds);
+  EXPECT_EQ(back.placement->placement.assignment.pool,
+            result.placement->placement.assignment.pool);
+  EXPECT_EQ(back.placement->baselines.size(), 3u);
+
+  // Every tensor at offset 0 of its pool: co-live tensors overlap.
+  v1::CompileResponse overlapping = response;
+  for (v1::TensorPlacement& tensor : *overlapping.mutable_arena()->mutable_tensors()) {
+    tensor.set_offset_bytes(0);
+  }
+  EXPECT_THAT(CompileResultFromProto(g, options, overlapping),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("response:")));
+  v1::CompileResponse cheaper = response;
+  cheaper.mutable_placement()->set_modelled_time_seconds(
+      response.placement().modelled_time_seconds() / 2);
+  EXPECT_THAT(CompileResultFromProto(g, options, cheaper),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("re-checking it here")));
+  v1::CompileResponse unknown = response;
+  unknown.mutable_arena()->mutable_tensors(0)->set_pool("dram");
+  EXPECT_THAT(CompileResultFromProto(g, options, unknown),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown memory pool \"dram\"")));
+  v1::CompileResponse flat = response;
+  flat.clear_placement();
+  EXPECT_THAT(CompileResultFromProto(g, options, flat),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("predates")));
+}
+
+}  // namespace
+}  // namespace ordo::rpc

@@ -1,0 +1,212 @@
+// Memory pools through a real ordo-server (docs/pools.md): DeviceSpec.pools,
+// .preset and .pinned_tensors; CompileResponse.placement and each tensor's
+// pool; GetInfo's presets; INVALID_ARGUMENT naming the pool or tensor for a
+// bad spec while the server keeps serving; `ordo compile --server` with
+// pools answers like local mode.
+
+#include <set>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "tests/cli/run_ordo.h"
+#include "tests/service/service_harness.h"
+
+namespace ordo {
+namespace {
+
+using namespace ::ordo::testing_service;  // NOLINT: the harness is the test's vocabulary
+using ::ordo::testing::ProcessResult;
+using ::ordo::testing::RunOrdo;
+using ::testing::HasSubstr;
+
+const std::string kModel = std::string(ORDO_EXAMPLE_MODELS_DIR) + "/small_resnet.onnx";
+
+v1::MemoryPoolSpec* AddPool(v1::DeviceSpec& device, const std::string& name, int64_t bytes,
+                            double read_bps, double write_bps = 0) {
+  v1::MemoryPoolSpec* pool = device.add_pools();
+  pool->set_name(name);
+  pool->set_capacity_bytes(bytes);
+  pool->set_read_bytes_per_second(read_bps);
+  pool->set_write_bytes_per_second(write_bps);
+  return pool;
+}
+
+v1::CompileRequest TwoPoolRequest() {
+  v1::CompileRequest request = OnnxRequest(kModel, absl::Seconds(5));
+  AddPool(*request.mutable_device(), "fast", 64 * 1024, 4e9);
+  AddPool(*request.mutable_device(), "slow", 64 << 20, 1e8, 5e7);
+  return request;
+}
+
+// What any placement in a response must satisfy, read from the response.
+void ExpectConsistentPlacement(const v1::CompileResponse& response) {
+  ASSERT_TRUE(response.has_placement());
+  const v1::PoolPlacementReport& placement = response.placement();
+  std::set<std::string> names;
+  double seconds = 0;
+  for (const v1::PoolUsageReport& pool : placement.pools()) {
+    names.insert(pool.name());
+    if (placement.fits()) {
+      EXPECT_LE(pool.used_bytes(), pool.capacity_bytes()) << pool.name();
+    }
+    seconds += pool.modelled_time_seconds();
+  }
+  EXPECT_NEAR(seconds, placement.modelled_time_seconds(), 1e-12);
+  EXPECT_GE(placement.modelled_time_seconds(), placement.lower_bound_seconds() * (1 - 1e-9));
+  std::set<std::string> baselines;
+  for (const v1::PoolBaselineReport& baseline : placement.baselines()) {
+    baselines.insert(baseline.name());
+    if (baseline.fits() && baseline.name() != "single_pool") {
+      EXPECT_LE(placement.modelled_time_seconds(),
+                baseline.modelled_time_seconds() * (1 + 1e-9))
+          << baseline.name();
+    }
+  }
+  EXPECT_EQ(baselines, (std::set<std::string>{"internal_first", "usmp_greedy", "single_pool"}));
+  ASSERT_GT(response.arena().tensors_size(), 0);
+  for (const v1::TensorPlacement& tensor : response.arena().tensors()) {
+    EXPECT_EQ(names.count(tensor.pool()), 1u) << tensor.tensor() << " in " << tensor.pool();
+  }
+  EXPECT_TRUE(response.has_fits());
+  EXPECT_EQ(response.fits(), placement.fits());
+}
+
+TEST(PoolsServiceTest, PoolsPresetAndPinsArePlacedAndReported) {
+  Server server({"--local-workers=1"});
+  ASSERT_TRUE(server.started());
+
+  v1::CompileResponse response;
+  ASSERT_TRUE(server.Compile(TwoPoolRequest(), response).ok());
+  ExpectValidSchedule(response);
+  ExpectConsistentPlacement(response);
+  EXPECT_TRUE(response.placement().fits());
+  ASSERT_EQ(response.placement().pools_size(), 2);
+  EXPECT_EQ(response.placement().pools(0).name(), "fast");
+  EXPECT_EQ(response.placement().pools(0).capacity_bytes(), 64 * 1024);
+
+  // Pinning a tensor the placer put in the fast pool moves it to the slow one.
+  std::string pinned;
+  for (const v1::TensorPlacement& tensor : response.arena().tensors()) {
+    if (tensor.pool() == "fast") pinned = tensor.tensor();
+  }
+  ASSERT_FALSE(pinned.empty()) << "nothing in the fast pool";
+  v1::CompileRequest pinning = TwoPoolRequest();
+  (*pinning.mutable_device()->mutable_pinned_tensors())[pinned] = "slow";
+  v1::CompileResponse pinned_response;
+  ASSERT_TRUE(server.Compile(pinning, pinned_response).ok());
+  ExpectConsistentPlacement(pinned_response);
+  for (const v1::TensorPlacement& tensor : pinned_response.arena().tensors()) {
+    if (tensor.tensor() == pinned) {
+      EXPECT_EQ(tensor.pool(), "slow");
+    }
+  }
+  EXPECT_GE(pinned_response.placement().modelled_time_seconds(),
+            response.placement().lower_bound_seconds());
+
+  // A preset by name: GetInfo lists it, and the placement uses its pools.
+  const v1::GetInfoResponse info = server.Info();
+  const v1::DevicePresetInfo* esp32 = nullptr;
+  for (const v1::DevicePresetInfo& preset : info.device_presets()) {
+    EXPECT_GT(preset.pools_size(), 1) << preset.name();
+    if (preset.name() == "esp32s3") esp32 = &preset;
+  }
+  ASSERT_NE(esp32, nullptr);
+  v1::CompileRequest preset = OnnxRequest(kModel, absl::Seconds(5));
+  preset.mutable_device()->set_preset("ESP32-S3");
+  preset.mutable_device()->set_activation_dtype(v1::DATA_TYPE_INT8);
+  v1::CompileResponse preset_response;
+  ASSERT_TRUE(server.Compile(preset, preset_response).ok());
+  ExpectConsistentPlacement(preset_response);
+  ASSERT_EQ(preset_response.placement().pools_size(), esp32->pools_size());
+  for (int p = 0; p < esp32->pools_size(); ++p) {
+    EXPECT_EQ(preset_response.placement().pools(p).name(), esp32->pools(p).name());
+    EXPECT_EQ(preset_response.placement().pools(p).capacity_bytes(),
+              esp32->pools(p).capacity_bytes());
+  }
+
+  // Without pools nothing changes: no placement, no pool names.
+  v1::CompileResponse flat;
+  ASSERT_TRUE(server.Compile(OnnxRequest(kModel, absl::Seconds(5)), flat).ok());
+  EXPECT_FALSE(flat.has_placement());
+  for (const v1::TensorPlacement& tensor : flat.arena().tensors()) EXPECT_EQ(tensor.pool(), "");
+}
+
+TEST(PoolsServiceTest, BadSpecsAreInvalidArgumentNamingPoolOrTensor) {
+  Server server({"--local-workers=1"});
+  ASSERT_TRUE(server.started());
+  struct Case {
+    std::function<void(v1::DeviceSpec&)> edit;
+    std::string message;
+  };
+  const Case cases[] = {
+      {[](v1::DeviceSpec& d) { AddPool(d, "fast", 1024, 1e9); },
+       "memory pool \"fast\" is given twice"},
+      {[](v1::DeviceSpec& d) { d.mutable_pools(1)->set_capacity_bytes(0); },
+       "memory pool \"slow\": capacity must be positive"},
+      {[](v1::DeviceSpec& d) { d.mutable_pools(0)->set_read_bytes_per_second(-1); },
+       "memory pool \"fast\": read_bytes_per_second"},
+      {[](v1::DeviceSpec& d) { d.set_preset("z80"); }, "device.preset"},
+      {[](v1::DeviceSpec& d) {
+         d.clear_pools();
+         d.set_preset("z80");
+       },
+       "unknown device \"z80\""},
+      {[](v1::DeviceSpec& d) { (*d.mutable_pinned_tensors())["nosuch"] = "slow"; },
+       "pinned tensor \"nosuch\""},
+      {[](v1::DeviceSpec& d) { (*d.mutable_pinned_tensors())["nosuch"] = "dram"; },
+       "unknown memory pool \"dram\""},
+      {[](v1::DeviceSpec& d) {
+         d.clear_pools();
+         (*d.mutable_pinned_tensors())["x"] = "slow";
+       },
+       "device.pinned_tensors: needs memory pools"},
+      {[](v1::DeviceSpec& d) {
+         d.mutable_pools(0)->set_capacity_bytes(64);
+         d.mutable_pools(1)->set_capacity_bytes(64);
+       },
+       "larger than every memory pool"},
+  };
+  for (const Case& c : cases) {
+    v1::CompileRequest request = TwoPoolRequest();
+    c.edit(*request.mutable_device());
+    v1::CompileResponse response;
+    grpc::Status status = server.Compile(request, response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << c.message;
+    EXPECT_THAT(status.error_message(), HasSubstr(c.message));
+  }
+  EXPECT_EQ(server.Health(""), 1);
+  v1::CompileResponse response;
+  EXPECT_TRUE(server.Compile(TwoPoolRequest(), response).ok());
+}
+
+TEST(PoolsServiceTest, CliServerModeWithADeviceAnswersLikeLocalMode) {
+  Server server({"--local-workers=1"});
+  ASSERT_TRUE(server.started());
+  const std::string flags =
+      absl::StrCat("compile ", kModel, " --device stm32h743 --activation-dtype int8 --json");
+  ProcessResult local = RunOrdo(flags);
+  ProcessResult served = RunOrdo(absl::StrCat(flags, " --server ", server.address()));
+  ASSERT_EQ(local.exit_code, 0) << local.out;
+  ASSERT_EQ(served.exit_code, 0) << served.out;
+  const nlohmann::json a = nlohmann::json::parse(local.out);
+  const nlohmann::json b = nlohmann::json::parse(served.out);
+  EXPECT_EQ(a["fits"], b["fits"]);
+  EXPECT_EQ(a["schedule"], b["schedule"]);
+  for (const char* key : {"fits", "algorithm", "modelled_time_s", "lower_bound_s", "pools"}) {
+    EXPECT_EQ(a["placement"][key], b["placement"][key]) << key;
+  }
+  EXPECT_EQ(a["placement"]["baselines"], b["placement"]["baselines"]);
+  ASSERT_EQ(a["arena"]["tensors"].size(), b["arena"]["tensors"].size());
+  for (size_t i = 0; i < a["arena"]["tensors"].size(); ++i) {
+    EXPECT_EQ(a["arena"]["tensors"][i]["pool"], b["arena"]["tensors"][i]["pool"]) << i;
+    EXPECT_EQ(a["arena"]["tensors"][i]["offset"], b["arena"]["tensors"][i]["offset"]) << i;
+  }
+  ProcessResult bad = RunOrdo(absl::StrCat("compile ", kModel, " --pool a:64 --pool b:64",
+                                           " --server ", server.address()));
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_THAT(bad.out, HasSubstr("larger than every memory pool"));
+}
+
+}  // namespace
+}  // namespace ordo
