@@ -25,6 +25,7 @@ void PoolToProto(const MemoryPool& pool, v1::MemoryPoolSpec& out) {
   out.set_capacity_bytes(pool.capacity_bytes);
   out.set_read_bytes_per_second(pool.read_bytes_per_second);
   out.set_write_bytes_per_second(pool.write_bytes_per_second);
+  out.set_off_chip(pool.off_chip);
 }
 
 }  // namespace
@@ -56,6 +57,7 @@ absl::StatusOr<PoolOptions> PoolOptionsFromProto(const v1::DeviceSpec& device) {
                                                       in.write_bytes_per_second(), *read);
     if (!write.ok()) return write.status();
     pool.write_bytes_per_second = *write;
+    pool.off_chip = in.off_chip();
   }
   options.pinned.insert(device.pinned_tensors().begin(), device.pinned_tensors().end());
   if (!options.pinned.empty() && !options.enabled()) {

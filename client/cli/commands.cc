@@ -47,7 +47,7 @@ constexpr char kUsage[] =
     "               [--beam-width 1..16] [--pareto] [--emit-tflite OUT.tflite]\n"
     "               [--macs-per-second 1e9] [--op-overhead-seconds 2e-5]\n"
     "               [--input-shape NAME=1x3x224x224]... [--batch N]\n"
-    "               [--device NAME | --pool NAME:CAPACITY[:READ_BW[:WRITE_BW]] ...]\n"
+    "               [--device NAME | --pool NAME:CAPACITY[:READ_BW[:WRITE_BW]][:off-chip] ...]\n"
     "               [--pin TENSOR:POOL ...]\n"
     "  ordo estimate MODEL [--memory-limit BYTES] [--server HOST:PORT] [--json] ...\n"
     "  ordo inspect MODEL [--json] [--input-shape NAME=DIMS]... [--batch N]\n"
@@ -72,6 +72,7 @@ constexpr char kUsage[] =
     "  bandwidths in bytes/s, plain or SI (1.6GB/s); default 1GB/s, write = read.\n"
     "  Tensors are placed across the pools for the least modelled memory time;\n"
     "  --pin keeps a tensor in one pool. --device NAME uses a preset's pools.\n"
+    "  Tensors placed in off-chip pools are the off-chip traffic (not --on-chip).\n"
     "--beam-width N: states the partition search keeps per round (default 1,\n"
     "  greedy; each round then costs about N times the schedules).\n"
     "--input-shape NAME=DIMS (repeatable) gives every dim of ONNX graph input\n"
@@ -609,7 +610,7 @@ int RunDevices(std::ostream& out) {
     for (const MemoryPool& pool : preset.pools) {
       out << "\t--pool " << pool.name << ":" << pool.capacity_bytes / 1024 << "KiB:"
           << pool.read_bytes_per_second / 1e9 << "GB/s:" << pool.write_bytes_per_second / 1e9
-          << "GB/s\n";
+          << "GB/s" << (pool.off_chip ? ":off-chip" : "") << "\n";
     }
   }
   return kExitOk;

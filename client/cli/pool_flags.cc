@@ -38,12 +38,18 @@ absl::StatusOr<double> ParseBandwidth(absl::string_view text) {
 }
 
 absl::StatusOr<MemoryPool> ParsePoolFlag(absl::string_view text) {
-  const std::vector<std::string> parts = absl::StrSplit(text, ':');
-  if (parts.size() < 2 || parts.size() > 4 || parts[0].empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--pool \"", text, "\": expected NAME:CAPACITY[:READ_BW[:WRITE_BW]], e.g. axi:512KiB:1.6GB/s"));
-  }
+  std::vector<std::string> parts = absl::StrSplit(text, ':');
   MemoryPool pool;
+  if (parts.size() > 2 && parts.back() == "off-chip") {
+    pool.off_chip = true;
+    parts.pop_back();
+  }
+  if (parts.size() < 2 || parts.size() > 4 || parts[0].empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--pool \"", text,
+                     "\": expected NAME:CAPACITY[:READ_BW[:WRITE_BW]][:off-chip], e.g. "
+                     "axi:512KiB:1.6GB/s or psram:8MiB:160MB/s:off-chip"));
+  }
   pool.name = parts[0];
   absl::StatusOr<int64_t> capacity = ParseByteSize(parts[1]);
   if (!capacity.ok() || *capacity <= 0) {

@@ -14,9 +14,9 @@ namespace ordo::cli {
 // prefixes (k, M, G, T are powers of 1000, as bandwidths are quoted).
 absl::StatusOr<double> ParseBandwidth(absl::string_view text);
 
-// --pool NAME:CAPACITY[:READ_BW[:WRITE_BW]]: capacity as for --memory-limit;
-// a missing write bandwidth is the read one, a missing read bandwidth
-// kDefaultPoolBytesPerSecond. INVALID_ARGUMENT naming the flag and the part.
+// --pool NAME:CAPACITY[:READ_BW[:WRITE_BW]][:off-chip]: capacity as for
+// --memory-limit; a missing write bandwidth is the read one, a missing read
+// bandwidth kDefaultPoolBytesPerSecond; "off-chip" marks external memory. INVALID_ARGUMENT naming the flag and the part.
 absl::StatusOr<MemoryPool> ParsePoolFlag(absl::string_view text);
 
 // The device's pools from --device NAME (a preset), repeated --pool flags

@@ -27,6 +27,10 @@ TEST(PoolFlagsTest, PoolFlagHasDefaultsForMissingBandwidths) {
   EXPECT_DOUBLE_EQ(dtcm.write_bytes_per_second, 3.2e9);
   const MemoryPool sdram = *ParsePoolFlag("sdram:32MiB:0.2GB/s:0.1GB/s");
   EXPECT_DOUBLE_EQ(sdram.write_bytes_per_second, 1e8);
+  EXPECT_FALSE(sdram.off_chip);
+  const MemoryPool psram = *ParsePoolFlag("psram:8MiB:160MB/s:off-chip");
+  EXPECT_TRUE(psram.off_chip);
+  EXPECT_DOUBLE_EQ(psram.write_bytes_per_second, 1.6e8);
   const MemoryPool plain = *ParsePoolFlag("sram:4096");
   EXPECT_DOUBLE_EQ(plain.read_bytes_per_second, kDefaultPoolBytesPerSecond);
   EXPECT_THAT(ParsePoolFlag("sram:0"),

@@ -54,7 +54,12 @@ nlohmann::ordered_json TrafficJson(const CompileResult& result) {
       {"read_bytes", traffic.read_bytes},
       {"write_bytes", traffic.write_bytes},
       {"total_bytes", traffic.total_bytes},
-      {"baseline_total_bytes", result.model_order_traffic->total_bytes},
+      // With pools the traffic is the placement's; there is no model-order
+      // placement to compare with.
+      {"from", result.placement ? "placement" : "belady"},
+      {"baseline_total_bytes", result.model_order_traffic
+                                   ? nlohmann::ordered_json(result.model_order_traffic->total_bytes)
+                                   : nlohmann::ordered_json(nullptr)},
       {"fixed_read_bytes", traffic.fixed_read_bytes},
       {"fixed_write_bytes", traffic.fixed_write_bytes},
       {"streamed_steps", traffic.streamed_steps}};
@@ -196,13 +201,14 @@ std::string PlacementText(const PoolReport& report) {
 
 // Spec "Memory pools": the placement, each pool's use and share of the
 // modelled time, the bound and the baselines on the same schedule.
-nlohmann::ordered_json PlacementJson(const CompileResult& result) {
+nlohmann::ordered_json PlacementJson(const CompileOptions& options, const CompileResult& result) {
   if (!result.placement) return nullptr;
   const PoolReport& report = *result.placement;
   const PoolEvaluation& evaluation = report.placement.evaluation;
   nlohmann::ordered_json pools = nlohmann::ordered_json::array();
   for (const PoolUsage& pool : evaluation.pools) {
     pools.push_back({{"name", pool.name},
+                     {"off_chip", options.pools.pools[&pool - evaluation.pools.data()].off_chip},
                      {"capacity_bytes", pool.capacity_bytes},
                      {"used_bytes", pool.used_bytes},
                      {"tensors", pool.tensors},
@@ -294,7 +300,7 @@ nlohmann::ordered_json CompileReportJson(const std::string& model_path, const Gr
   json["parts"] = PartsJson(result);
   json["arena"] = ArenaJson(graph, result);
   json["arena_baselines"] = ArenaBaselinesJson(result);
-  json["placement"] = PlacementJson(result);
+  json["placement"] = PlacementJson(options, result);
   json["traffic"] = TrafficJson(result);
   json["stats"] = {{"states_expanded", result.stats.states_expanded},
                    {"states_stored", result.stats.states_stored},
@@ -352,10 +358,15 @@ std::string CompileReportText(const std::string& model_path, const Graph& graph,
   }
   if (result.placement) out += PlacementText(*result.placement);
   if (result.traffic) {
-    out += Row("traffic", absl::StrFormat("%s off-chip with %s on-chip (model order %s)",
-                                          FormatBytes(result.traffic->total_bytes),
-                                          FormatBytes(result.traffic->on_chip_bytes),
-                                          FormatBytes(result.model_order_traffic->total_bytes)));
+    out += Row("traffic",
+               absl::StrCat(absl::StrFormat("%s off-chip with %s on-chip",
+                                            FormatBytes(result.traffic->total_bytes),
+                                            FormatBytes(result.traffic->on_chip_bytes)),
+                            result.model_order_traffic
+                                ? absl::StrCat(" (model order ",
+                                               FormatBytes(result.model_order_traffic->total_bytes),
+                                               ")")
+                                : std::string(" (tensors placed in off-chip pools)")));
   }
   if (!result.parts.empty()) out += Row("parts", absl::StrCat(result.parts.size()));
   if (result.part_stats) {

@@ -32,6 +32,12 @@ absl::Status CheckOptions(const CompileOptions& options) {
     return absl::InvalidArgumentError(
         "memory pools need arena planning; do not combine pools with arena planner \"none\"");
   }
+  if (options.pools.enabled() && options.on_chip_bytes > 0) {
+    // One definition of what is on the chip: the pools say it.
+    return absl::InvalidArgumentError(
+        "with memory pools the on-chip size is the pools' own: mark the external pools "
+        "off-chip instead of giving an on-chip size");
+  }
   return ValidatePoolOptions(options.pools);
 }
 
@@ -126,6 +132,7 @@ absl::StatusOr<Layout> Evaluate(const Graph& graph, const MemoryModel& model,
     ORDO_ASSIGN_OR_RETURN(layout.pools,
                           PlaceInPools(graph, model, layout.simulation, options.alignment,
                                        options.pools, layout.arena.arena_bytes, limits));
+    layout.traffic = PlacementTraffic(model, options.pools, *layout.pools);
   }
   if (options.on_chip_bytes > 0) {
     TrafficOptions traffic{options.on_chip_bytes, options.record_residency};

@@ -86,6 +86,35 @@ TEST(CompilePoolsTest, BadPoolsAreInvalidArgumentsNamingPoolOrTensor) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("larger than every")));
 }
 
+// With an off-chip pool the traffic is the placement's, and it agrees with
+// the off-chip pool's modelled time: with alignment 1 and equal read and
+// write bandwidths, time x bandwidth = traffic + the fixed-cost accesses of
+// graph inputs and outputs placed there.
+TEST(CompilePoolsTest, OffChipPoolTrafficIsWhatThePlacementPutsThere) {
+  const Graph g = TestGraph(kTwoBranches);
+  RealClock clock;
+  CompileOptions options = WithPools(40, 1024);  // the 50-byte tensors go slow
+  options.alignment = 1;
+  options.pools.pools[1].off_chip = true;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(g, options, clock));
+  ASSERT_TRUE(result.placement.has_value() && result.traffic.has_value());
+  EXPECT_EQ(result.traffic->on_chip_bytes, 40);
+  EXPECT_FALSE(result.model_order_traffic.has_value());
+  const PoolUsage& slow = result.placement->placement.evaluation.pools[1];
+  ASSERT_GT(slow.tensors, 0);
+  int64_t fixed_in_slow = 0;
+  for (const TensorPlacement& tensor : result.arena.tensors) {
+    if (tensor.pool != 1) continue;
+    const std::string& name = g.tensor(tensor.tensor).name;
+    if (name == "x" || name == "y") fixed_in_slow += tensor.size;
+  }
+  EXPECT_NEAR(slow.modelled_seconds * 1e8,
+              static_cast<double>(result.traffic->total_bytes + fixed_in_slow), 1e-6);
+  options.on_chip_bytes = 64;
+  EXPECT_THAT(Compile(g, options, clock),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("off-chip")));
+}
+
 TEST(CompilePoolsTest, WithoutPoolsNothingChanges) {
   const Graph g = TestGraph(kTwoBranches);
   RealClock clock;

@@ -17,6 +17,9 @@ constexpr int64_t kMiB = 1024 * kKiB;
 MemoryPool Pool(std::string name, int64_t bytes, double read_bps, double write_bps) {
   return {std::move(name), bytes, read_bps, write_bps};
 }
+MemoryPool OffChipPool(std::string name, int64_t bytes, double read_bps, double write_bps) {
+  return {std::move(name), bytes, read_bps, write_bps, true};
+}
 
 std::string Normalize(absl::string_view name) {
   std::string out;
@@ -51,14 +54,14 @@ std::vector<DevicePreset> BuiltinDevicePresets() {
       // 8 MB (a 64 Mbit part).
       {"imxrt1170", "i.MX RT1170: DTCM (FlexRAM), OCRAM1+2, external HyperRAM",
        {Pool("dtcm", 256 * kKiB, 8e9, 8e9), Pool("ocram", 1 * kMiB, 1.92e9, 1.92e9),
-        Pool("hyperram", 8 * kMiB, 0.333e9, 0.333e9)}},
+        OffChipPool("hyperram", 8 * kMiB, 0.333e9, 0.333e9)}},
       // ESP32-S3 (Espressif ESP32-S3 datasheet v1.9 §4.1.2 and TRM §4
       // "System and Memory"; ESP-IDF "Support for External RAM"): 512 KB
       // internal SRAM of which about 320 KB remain for data after code and
       // the IDF, on a 32-bit bus at 240 MHz; octal PSRAM, 8 bits DDR at
       // 80 MHz (160 MB/s), 8 MB.
       {"esp32s3", "ESP32-S3: internal SRAM (data part), octal PSRAM",
-       {Pool("sram", 320 * kKiB, 0.96e9, 0.96e9), Pool("psram", 8 * kMiB, 0.16e9, 0.16e9)}},
+       {Pool("sram", 320 * kKiB, 0.96e9, 0.96e9), OffChipPool("psram", 8 * kMiB, 0.16e9, 0.16e9)}},
       // RP2040 (Raspberry Pi RP2040 datasheet §2.6.2 "SRAM"): 264 KB in six
       // banks: SRAM0-3 (4 x 64 KB) striped word by word into one 256 KB
       // region, and SRAM4 and SRAM5 (4 KB each) apart; each bank is 32 bits

@@ -25,6 +25,9 @@ struct MemoryPool {
   int64_t capacity_bytes = 0;
   double read_bytes_per_second = kDefaultPoolBytesPerSecond;
   double write_bytes_per_second = kDefaultPoolBytesPerSecond;
+  // Off the chip (external HyperRAM, PSRAM, SDRAM): what is placed here is
+  // off-chip traffic (PlacementTraffic), and the other pools are the chip's.
+  bool off_chip = false;
 };
 
 // The banks of a device and the per-tensor restrictions. Empty pools: the

@@ -79,6 +79,23 @@ ArenaPlan PoolArenaPlan(const PoolReport& report, ArenaPlan plan) {
   return plan;
 }
 
+std::optional<TrafficResult> PlacementTraffic(const MemoryModel& model, const PoolOptions& options,
+                                              const PoolReport& report) {
+  int64_t on_chip_bytes = 0;
+  bool any_off_chip = false;
+  for (const MemoryPool& pool : options.pools) {
+    any_off_chip = any_off_chip || pool.off_chip;
+    if (!pool.off_chip) on_chip_bytes += pool.capacity_bytes;
+  }
+  if (!any_off_chip) return std::nullopt;
+  std::vector<bool> off_chip(model.num_tensors(), false);
+  for (int32_t t = 0; t < model.num_tensors(); ++t) {
+    const int32_t pool = report.pool_of_tensor[t];
+    off_chip[t] = pool != kNoId && options.pools[pool].off_chip;
+  }
+  return PlacedTraffic(model, off_chip, on_chip_bytes);
+}
+
 absl::StatusOr<PoolPlacement> RecheckPoolPlacement(const Graph& graph, const MemoryModel& model,
                                                    const SimulationResult& simulation,
                                                    int64_t alignment, const PoolOptions& options,

@@ -2,6 +2,7 @@
 #define ORDO_CORE_POOLS_PLACE_POOLS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "core/memory/simulator.h"
 #include "core/pools/memory_pools.h"
 #include "core/pools/pool_placer.h"
+#include "core/traffic/traffic.h"
 
 namespace ordo {
 
@@ -61,6 +63,13 @@ absl::StatusOr<PoolReport> PlaceInPools(const Graph& graph, const MemoryModel& m
 // used bytes of the pools. Tensors of one in-place chain share pool and
 // offset, as they share the block.
 ArenaPlan PoolArenaPlan(const PoolReport& report, ArenaPlan plan);
+
+// With an off-chip pool among `options.pools`: the off-chip traffic of the
+// placement (PlacedTraffic: the tensors placed off the chip are the traffic),
+// with the summed capacity of the on-chip pools as C. nullopt when every
+// pool is on the chip.
+std::optional<TrafficResult> PlacementTraffic(const MemoryModel& model, const PoolOptions& options,
+                                              const PoolReport& report);
 
 // A placement computed elsewhere (a server's response), given as every
 // tensor's pool and offset in `plan` (TensorPlacement::pool), re-derived

@@ -78,12 +78,9 @@ void BeladySimulation::IndexUses() {
 }
 
 void BeladySimulation::FixedCost() {
-  for (int32_t t = 0; t < model_.num_tensors(); ++t) {
-    const MemoryModel::TensorInfo& info = model_.tensors[t];
-    if (info.bytes == 0) continue;
-    if (info.producer == kNoId && !info.consumers.empty()) result_.fixed_read_bytes += info.bytes;
-    if (info.producer != kNoId && info.live_at_end) result_.fixed_write_bytes += info.bytes;
-  }
+  const TrafficResult fixed = FixedTraffic(model_);
+  result_.fixed_read_bytes = fixed.fixed_read_bytes;
+  result_.fixed_write_bytes = fixed.fixed_write_bytes;
 }
 
 void BeladySimulation::Add(int32_t t) {
@@ -206,6 +203,32 @@ TrafficResult BeladySimulation::Run() {
 }
 
 }  // namespace
+
+TrafficResult FixedTraffic(const MemoryModel& model) {
+  TrafficResult result;
+  for (const MemoryModel::TensorInfo& info : model.tensors) {
+    if (info.bytes == 0) continue;
+    if (info.producer == kNoId && !info.consumers.empty()) result.fixed_read_bytes += info.bytes;
+    if (info.producer != kNoId && info.live_at_end) result.fixed_write_bytes += info.bytes;
+  }
+  return result;
+}
+
+TrafficResult PlacedTraffic(const MemoryModel& model, const std::vector<bool>& off_chip,
+                            int64_t on_chip_bytes) {
+  TrafficResult result = FixedTraffic(model);
+  result.on_chip_bytes = on_chip_bytes;
+  for (int32_t t = 0; t < model.num_tensors(); ++t) {
+    const MemoryModel::TensorInfo& info = model.tensors[t];
+    if (!off_chip[t] || info.bytes == 0) continue;
+    int64_t reads = static_cast<int64_t>(info.consumers.size());
+    if (info.producer == kNoId && reads > 0) --reads;  // the fixed first read
+    result.read_bytes += reads * info.bytes;
+    if (info.producer != kNoId && !info.live_at_end) result.write_bytes += info.bytes;
+  }
+  result.total_bytes = result.read_bytes + result.write_bytes;
+  return result;
+}
 
 absl::StatusOr<TrafficResult> EstimateTraffic(const MemoryModel& model,
                                               absl::Span<const int32_t> schedule,

@@ -79,6 +79,22 @@ absl::StatusOr<TrafficResult> EstimateTraffic(const MemoryModel& model,
                                               absl::Span<const int32_t> schedule,
                                               const TrafficOptions& options);
 
+// The fixed cost alone (fixed_read_bytes, fixed_write_bytes; the rest 0):
+// graph inputs some op reads, graph outputs some op produces.
+TrafficResult FixedTraffic(const MemoryModel& model);
+
+// Off-chip traffic when every tensor's place is fixed rather than cached
+// (memory pools, spec: Memory pools): a tensor with `off_chip[t]` lives in
+// off-chip memory for its whole life, so its producer writes it there once
+// (write_bytes += size, except a graph output's write, the fixed cost) and
+// every op reading it reads it from there (read_bytes += size per distinct
+// reader, except a graph input's first read, the fixed cost); nothing else
+// moves. These are the accesses the spec's modelled memory time charges, so
+// the two agree. `on_chip_bytes` is reported as C. Unaligned sizes, as
+// EstimateTraffic. O(tensors).
+TrafficResult PlacedTraffic(const MemoryModel& model, const std::vector<bool>& off_chip,
+                            int64_t on_chip_bytes);
+
 }  // namespace ordo
 
 #endif  // ORDO_CORE_TRAFFIC_TRAFFIC_H_

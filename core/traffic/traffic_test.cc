@@ -45,6 +45,29 @@ const char kChain[] = R"(
   output y
 )";
 
+// Tensors placed off the chip for good: each write once, each read per
+// reader; the graph input's first read and the output's write are fixed.
+TEST(PlacedTrafficTest, OffChipTensorsAreWrittenOnceAndReadByEachReader) {
+  const MemoryModel model = *BuildMemoryModel(TestGraph(kChain), {});
+  const int32_t x = 0, t1 = 1, t2 = 2, y = 4;
+  std::vector<bool> off_chip(model.num_tensors(), false);
+  TrafficResult none = PlacedTraffic(model, off_chip, 1000);
+  EXPECT_EQ(none.total_bytes, 0);
+  EXPECT_EQ(none.on_chip_bytes, 1000);
+  EXPECT_EQ(none.fixed_read_bytes, 10);
+  EXPECT_EQ(none.fixed_write_bytes, 10);
+  off_chip[t1] = true;  // written by a, read by b and d
+  off_chip[t2] = true;  // written by b, read by c
+  TrafficResult placed = PlacedTraffic(model, off_chip, 1000);
+  EXPECT_EQ(placed.write_bytes, 20);
+  EXPECT_EQ(placed.read_bytes, 30);
+  EXPECT_EQ(placed.total_bytes, 50);
+  off_chip.assign(model.num_tensors(), false);
+  off_chip[x] = true;  // its one read is the fixed cost
+  off_chip[y] = true;  // its write is the fixed cost
+  EXPECT_EQ(PlacedTraffic(model, off_chip, 1000).total_bytes, 0);
+}
+
 TEST(EstimateTrafficTest, NothingMovesWhenThePeakFits) {
   const MemoryModel model = *BuildMemoryModel(TestGraph(kChain), {});
   const TrafficResult result = Traffic(model, ModelOrder(model), 30, /*record=*/true);

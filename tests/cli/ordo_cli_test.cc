@@ -330,7 +330,7 @@ TEST(OrdoCliTest, InspectAndSchedulers) {
 TEST(OrdoCliPoolsTest, JsonReportsThePlacementAndEachTensorsPool) {
   ProcessResult run = RunOrdo(absl::StrCat(
       "compile ", Example("small_resnet.onnx"),
-      " --pool fast:64KiB:4GB/s --pool slow:64MiB:0.1GB/s:50MB/s --json"));
+      " --pool fast:64KiB:4GB/s --pool slow:64MiB:0.1GB/s:50MB/s:off-chip --json"));
   ASSERT_EQ(run.exit_code, 0) << run.out;
   nlohmann::json report = nlohmann::json::parse(run.out);
   const nlohmann::json& placement = report["placement"];
@@ -355,6 +355,10 @@ TEST(OrdoCliPoolsTest, JsonReportsThePlacementAndEachTensorsPool) {
     seconds += pool["modelled_time_s"].get<double>();
   }
   EXPECT_NEAR(seconds, placement["modelled_time_s"].get<double>(), 1e-12);
+  // The slow pool is off the chip: its tensors are the off-chip traffic.
+  EXPECT_EQ(report["traffic"]["from"], "placement");
+  EXPECT_EQ(report["traffic"]["on_chip_bytes"].get<int64_t>(), 64 * 1024);
+  EXPECT_TRUE(placement["pools"][1]["off_chip"].get<bool>());
   ASSERT_FALSE(report["arena"]["tensors"].empty());
   for (const nlohmann::json& tensor : report["arena"]["tensors"]) {
     const std::string pool = tensor["pool"].get<std::string>();
@@ -387,6 +391,7 @@ TEST(OrdoCliPoolsTest, BadPoolSpecsExitTwoNamingThePoolOrTensor) {
       {"--pool a:64MiB --pin x:b", "unknown memory pool \"b\""},
       {"--pool a:64 --pool b:64", "larger than every memory pool"},
       {"--device stm32h743 --pool a:1KiB", "not both"},
+      {"--device esp32s3 --on-chip 64KiB", "mark the external pools off-chip"},
   };
   for (const auto& [flags, message] : cases) {
     ProcessResult run = RunOrdo(absl::StrCat("compile ", model, " ", flags));

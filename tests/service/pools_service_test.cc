@@ -118,6 +118,14 @@ TEST(PoolsServiceTest, PoolsPresetAndPinsArePlacedAndReported) {
   v1::CompileResponse preset_response;
   ASSERT_TRUE(server.Compile(preset, preset_response).ok());
   ExpectConsistentPlacement(preset_response);
+  // PSRAM is off the chip: the traffic is what the placement puts there.
+  int64_t on_chip = 0;
+  for (const v1::MemoryPoolSpec& pool : esp32->pools()) {
+    if (!pool.off_chip()) on_chip += pool.capacity_bytes();
+  }
+  ASSERT_TRUE(preset_response.has_traffic());
+  EXPECT_EQ(preset_response.traffic().on_chip_bytes(), on_chip);
+  EXPECT_FALSE(preset_response.has_model_order_traffic());
   ASSERT_EQ(preset_response.placement().pools_size(), esp32->pools_size());
   for (int p = 0; p < esp32->pools_size(); ++p) {
     EXPECT_EQ(preset_response.placement().pools(p).name(), esp32->pools(p).name());
