@@ -1,5 +1,6 @@
 #include "core/onnx/constant_folding.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -10,6 +11,24 @@
 
 namespace ordo::onnx_import {
 namespace {
+
+// ONNX shape inference takes a tensor's type from value_info before its
+// initializer: a value_info that an earlier round inferred without a shape
+// (the value was not known then) would hide the folded value's dims from
+// every consumer (Swin's shifted-window attention mask: the Add of mask and
+// scores stayed shapeless). A folded tensor's initializer is its type.
+void DropValueInfoOfInitializers(onnx::GraphProto& graph) {
+  absl::flat_hash_set<absl::string_view> initializers;
+  for (const onnx::TensorProto& initializer : graph.initializer()) {
+    initializers.insert(initializer.name());
+  }
+  auto* value_info = graph.mutable_value_info();
+  value_info->erase(std::remove_if(value_info->begin(), value_info->end(),
+                                   [&](const onnx::ValueInfoProto& info) {
+                                     return initializers.contains(info.name());
+                                   }),
+                    value_info->end());
+}
 
 using onnx::NodeProto;
 
@@ -190,6 +209,7 @@ bool ConstantFolder::ReplaceEvaluatedNodes() {
   for (int32_t i = 0; i < original.node_size(); ++i) {
     if (!replaced_[i]) *graph.add_node() = original.node(i);
   }
+  DropValueInfoOfInitializers(graph);
   return true;
 }
 

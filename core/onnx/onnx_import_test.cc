@@ -283,6 +283,25 @@ TEST(OnnxImportTest, FoldsWeightOnlyChainsEvenWithoutWeightData) {
   EXPECT_EQ(model.constant_bytes, 16 + 16);
 }
 
+// A value_info without a shape (an exporter's, or an earlier inference
+// round's from before the value was known) must not hide a folded tensor's
+// dims: torchvision's Swin-T builds its shifted-window attention mask this
+// way, and the Add of mask and scores stayed shapeless.
+TEST(OnnxImportTest, FoldedValueIsNotHiddenByAShapelessValueInfo) {
+  TestModel m;
+  m.Input("x", {1, 4}).Output("y", {kN, kN});
+  m.Node("Shape", {"x"}, {"s"}, "shape");
+  m.Node("ConstantOfShape", {"s"}, {"mask"}, "mask");
+  m.Node("Add", {"x", "mask"}, {"y"}, "add");
+  onnx::ValueInfoProto& shapeless = *m.proto().mutable_graph()->add_value_info();
+  shapeless.set_name("mask");
+  shapeless.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  EXPECT_THAT(OpNames(graph), ElementsAre("add"));
+  EXPECT_THAT(TensorNamed(graph, "mask").dims, ElementsAre(1, 4));
+  EXPECT_THAT(TensorNamed(graph, "y").dims, ElementsAre(1, 4));
+}
+
 TEST(OnnxImportTest, NamesNodesUniquelyAndDeterministically) {
   TestModel m;
   m.Input("x", {2}).Output("e", {2});
