@@ -234,6 +234,59 @@ Outputs Binary(const NodeProto&, Inputs inputs) {
   return Single(Arithmetic<Fn>(inputs[0], inputs[1]));
 }
 
+// b**e for integers, exact, by squaring; a negative exponent or an overflow
+// is not folded.
+std::optional<int64_t> IntPow(int64_t base, int64_t exponent) {
+  if (exponent < 0) return std::nullopt;
+  std::optional<int64_t> result = int64_t{1};
+  while (exponent > 0 && result) {
+    if (exponent & 1) result = CheckedMul(*result, base);
+    exponent >>= 1;
+    if (exponent > 0) {
+      std::optional<int64_t> squared = CheckedMul(base, base);
+      if (!squared) return std::nullopt;
+      base = *squared;
+    }
+  }
+  return result;
+}
+
+// Pow: the output has the base's type and the exponent may have another
+// (PyTorch writes `head_dim ** -0.5` as Pow(float, float) and squares of
+// shape values as Pow(int64, int64) or Pow(int64, float)).
+Outputs Pow(const NodeProto&, Inputs inputs) {
+  if (inputs.size() != 2 || inputs[0] == nullptr || inputs[1] == nullptr) return std::nullopt;
+  const ConstantTensor& base = *inputs[0];
+  const ConstantTensor& exponent = *inputs[1];
+  std::optional<Dims> dims = BroadcastDims(base.dims, exponent.dims);
+  if (!dims) return std::nullopt;
+  const Dims sa = BroadcastSource(base.dims, *dims);
+  const Dims sb = BroadcastSource(exponent.dims, *dims);
+  ConstantTensor out;
+  out.elem_type = base.elem_type;
+  out.dims = *dims;
+  for (size_t k = 0; k < sa.size(); ++k) {
+    if (!base.is_real() && !exponent.is_real()) {
+      std::optional<int64_t> v = IntPow(base.ints[sa[k]], exponent.ints[sb[k]]);
+      if (!v) return std::nullopt;
+      out.ints.push_back(*v);
+      continue;
+    }
+    const double e = exponent.is_real() ? exponent.reals[sb[k]]
+                                        : static_cast<double>(exponent.ints[sb[k]]);
+    if (base.is_real()) {
+      out.reals.push_back(std::pow(base.reals[sa[k]], e));
+      continue;
+    }
+    const double r = std::pow(static_cast<double>(base.ints[sa[k]]), e);
+    // 2^63 is exactly representable: anything at or beyond it overflows.
+    if (!std::isfinite(r) || std::fabs(r) >= 9223372036854775808.0) return std::nullopt;
+    out.ints.push_back(static_cast<int64_t>(r));
+  }
+  NormalizeValues(out);
+  return Single(std::move(out));
+}
+
 // Mod: fmod=0 (integers) takes the divisor's sign, like Python's %; fmod=1
 // is C's fmod / truncated remainder. A zero divisor is refused.
 struct FloorModFn {
@@ -928,6 +981,7 @@ constexpr OpEvaluator kEvaluators[] = {
     {"Mul", Binary<MulFn>},
     {"Div", Binary<DivFn>},
     {"Mod", Mod},
+    {"Pow", Pow},
     {"Min", Variadic<MinFn>},
     {"Max", Variadic<MaxFn>},
     {"Sum", Variadic<AddFn>},

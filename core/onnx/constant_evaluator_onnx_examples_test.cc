@@ -282,6 +282,42 @@ TEST(OnnxExamplesTest, Mod) {
   EXPECT_EQ(Op("Mod")({&a, &seven}).ints[10], 3);
 }
 
+TEST(OnnxExamplesTest, Pow) {
+  // pow: [1, 2, 3] ** [4, 5, 6].
+  ConstantTensor x = Floats({3}, {1, 2, 3}), y = Floats({3}, {4, 5, 6});
+  EXPECT_THAT(Op("Pow")({&x, &y}).reals, ElementsAre(1, 32, 729));
+  // pow_bcast_scalar and pow_bcast_array.
+  ConstantTensor two = Floats({}, {2});
+  EXPECT_THAT(Op("Pow")({&x, &two}).reals, ElementsAre(1, 4, 9));
+  ConstantTensor m = Floats({2, 3}, {1, 2, 3, 4, 5, 6}), row = Floats({3}, {1, 2, 3});
+  EXPECT_THAT(Op("Pow")({&m, &row}).reals, ElementsAre(1, 4, 27, 4, 25, 216));
+  // pow_types_int64_int64, pow_types_int64_float32, pow_types_float32_int64:
+  // the output has the base's type.
+  ConstantTensor xi = Ints({3}, {1, 2, 3}), yi = Ints({3}, {4, 5, 6});
+  ConstantTensor int_int = Op("Pow")({&xi, &yi});
+  EXPECT_EQ(int_int.elem_type, onnx::TensorProto::INT64);
+  EXPECT_THAT(int_int.ints, ElementsAre(1, 32, 729));
+  ConstantTensor int_float = Op("Pow")({&xi, &y});
+  EXPECT_EQ(int_float.elem_type, onnx::TensorProto::INT64);
+  EXPECT_THAT(int_float.ints, ElementsAre(1, 32, 729));
+  ConstantTensor float_int = Op("Pow")({&x, &yi});
+  EXPECT_EQ(float_int.elem_type, onnx::TensorProto::FLOAT);
+  EXPECT_THAT(float_int.reals, ElementsAre(1, 32, 729));
+  // Swin's attention scale, head_dim ** -0.5.
+  ConstantTensor head_dim = Floats({}, {32}), minus_half = Floats({}, {-0.5});
+  EXPECT_THAT(Op("Pow")({&head_dim, &minus_half}).reals,
+              ElementsAre(DoubleNear(0.1767767, 1e-6)));
+  // Overflow and negative integer exponents are not folded.
+  ConstantTensor big = Ints({}, {1 << 20}), four = Ints({}, {4}), minus_one = Ints({}, {-1});
+  onnx::NodeProto pow;
+  pow.set_op_type("Pow");
+  pow.add_input("base");
+  pow.add_input("exponent");
+  pow.add_output("out");
+  EXPECT_EQ(EvaluateConstantNode(pow, {&big, &four}), std::nullopt);
+  EXPECT_EQ(EvaluateConstantNode(pow, {&xi, &minus_one}), std::nullopt);
+}
+
 TEST(OnnxExamplesTest, Arithmetic) {
   ConstantTensor x = Ints({3}, {1, 2, 3}), y = Ints({3}, {4, 5, 6});
   EXPECT_THAT(Op("Add")({&x, &y}).ints, ElementsAre(5, 7, 9));
