@@ -87,9 +87,13 @@ ConstantFolder::ConstantFolder(const onnx::ModelProto& model, const NodeGraph& n
 
 FoldingResult ConstantFolder::Run() && {
   if (NeedsInference()) InferShapes();
+  bool rounds_exhausted = true;
   for (int round = 0; round < kMaxFoldingRounds; ++round) {
     Propagate();
-    if (!ReplaceEvaluatedNodes()) break;
+    if (!ReplaceEvaluatedNodes()) {
+      rounds_exhausted = false;
+      break;
+    }
     types_ = CollectTensorTypes(working_.graph());
     if (NeedsInference()) InferShapes();
   }
@@ -102,7 +106,7 @@ FoldingResult ConstantFolder::Run() && {
     type.dims = value.dims;
     type.symbols.assign(value.dims.size(), "");
   }
-  return {std::move(folded_), std::move(types_), std::move(inference_error_)};
+  return {std::move(folded_), std::move(types_), std::move(inference_error_), rounds_exhausted};
 }
 
 bool ConstantFolder::NeedsInference() const {

@@ -11,9 +11,12 @@
 namespace ordo::onnx_import {
 
 // How many rounds of fold-then-infer FoldConstants runs at most. Each round
-// resolves one level of "the shape of a tensor whose shape was computed by a
-// folded shape computation"; real exports need 2-4.
-inline constexpr int kMaxFoldingRounds = 64;
+// resolves at least one level of "the shape of a tensor whose shape was
+// computed by a folded shape computation" (ONNX's data propagation resolves
+// the plain Shape-Gather-Concat chains within a round); the dynamic-batch
+// torchvision exports need up to 28 (MaxViT), and a round costs one shape
+// inference of the graph.
+inline constexpr int kMaxFoldingRounds = 256;
 
 struct FoldingResult {
   // Per node in file order: computed at compile time, so not a scheduled op;
@@ -23,6 +26,9 @@ struct FoldingResult {
   TensorTypes types;
   // The last ONNX shape-inference failure, or "": explains unknown shapes.
   std::string inference_error;
+  // kMaxFoldingRounds ran out while rounds still resolved shapes: unknown
+  // shapes are then the folder's limit, not the model's.
+  bool rounds_exhausted = false;
 };
 
 // Constant folding as the spec defines it ("An op whose inputs are all

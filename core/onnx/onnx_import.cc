@@ -343,6 +343,13 @@ absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status,
         ") has an output whose size depends on the values of its inputs, known only at run "
         "time, so no static memory plan can size it"));
   }
+  if (folding_.rounds_exhausted) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        status.message(), ". Constant folding stopped after ", onnx_import::kMaxFoldingRounds,
+        " rounds of fold-then-infer with shapes still being resolved: the model's chain of "
+        "shape computations is deeper than the importer follows (an importer limit, not a "
+        "property of the model; please report it with the model)"));
+  }
   for (int index : ShapeSettingInputs(node.op_type())) {
     if (index >= node.input_size() || node.input(index).empty() || IsWeight(node.input(index))) {
       continue;

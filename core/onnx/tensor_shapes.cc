@@ -1,9 +1,16 @@
 #include "core/onnx/tensor_shapes.h"
 
 #include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "core/onnx/einsum_shape.h"
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
 
@@ -35,6 +42,56 @@ void Merge(TensorTypes& types, const std::string& name, TensorType type) {
     it->second = std::move(type);
   }
 }
+
+// ONNX's Einsum inference (before 1.14) gives the rank only; this one also
+// computes the dims when every input dim is known (EinsumOutputDims).
+void InferEinsum(onnx::InferenceContext& ctx, const onnx::InferenceFunction& rank_only) {
+  rank_only(ctx);
+  const onnx::AttributeProto* equation = ctx.getAttribute("equation");
+  if (equation == nullptr || ctx.getNumOutputs() != 1) return;
+  std::vector<std::vector<int64_t>> inputs;
+  for (size_t i = 0; i < ctx.getNumInputs(); ++i) {
+    const onnx::TypeProto* type = ctx.getInputType(i);
+    if (type == nullptr || !type->tensor_type().has_shape()) return;
+    std::vector<int64_t>& dims = inputs.emplace_back();
+    for (const onnx::TensorShapeProto::Dimension& dim : type->tensor_type().shape().dim()) {
+      if (!dim.has_dim_value()) return;
+      dims.push_back(dim.dim_value());
+    }
+  }
+  std::optional<std::vector<int64_t>> out = EinsumOutputDims(equation->s(), inputs);
+  if (!out) return;
+  onnx::TensorShapeProto* shape = ctx.getOutputType(0)->mutable_tensor_type()->mutable_shape();
+  shape->clear_dim();
+  for (int64_t dim : *out) shape->add_dim()->set_dim_value(dim);
+}
+
+// ONNX's schemas, with InferEinsum in place of Einsum's inference. Patched
+// copies are made once per schema version and live for the process.
+class SchemaRegistry final : public onnx::ISchemaRegistry {
+ public:
+  const onnx::OpSchema* GetSchema(const std::string& key, const int max_inclusive_version,
+                                  const std::string& domain) const override {
+    const onnx::OpSchema* schema =
+        onnx::OpSchemaRegistry::Schema(key, max_inclusive_version, domain);
+    if (schema == nullptr || key != "Einsum" || !(domain.empty() || domain == "ai.onnx")) {
+      return schema;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_ptr<onnx::OpSchema>& patched = patched_[schema];
+    if (patched == nullptr) {
+      patched = std::make_unique<onnx::OpSchema>(*schema);
+      patched->TypeAndShapeInferenceFunction(
+          [rank_only = schema->GetTypeAndShapeInferenceFunction()](
+              onnx::InferenceContext& ctx) { InferEinsum(ctx, rank_only); });
+    }
+    return patched.get();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  mutable absl::flat_hash_map<const onnx::OpSchema*, std::unique_ptr<onnx::OpSchema>> patched_;
+};
 
 }  // namespace
 
@@ -71,13 +128,17 @@ TensorTypes CollectTensorTypes(const onnx::GraphProto& graph) {
 absl::Status InferShapesInPlace(onnx::ModelProto& model) {
   // Inference edits the model as it goes; on a throw the half-inferred copy
   // is dropped so callers only ever see a consistent model.
+  static SchemaRegistry* const registry = new SchemaRegistry();
+  // Data propagation lets one inference pass carry shape values through
+  // Shape -> Gather -> Mul -> Concat -> Reshape chains, so a dynamic-batch
+  // export folds in a few rounds instead of one round per chain link.
   onnx::ModelProto copy = model;
   try {
-    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
+    onnx::shape_inference::InferShapes(copy, registry,
                                        onnx::ShapeInferenceOptions(
                                            /*check_type_val=*/false,
                                            /*strict_mode_val=*/0,
-                                           /*data_prop_val=*/false));
+                                           /*data_prop_val=*/true));
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("ONNX shape inference failed: ", e.what()));
   } catch (...) {
