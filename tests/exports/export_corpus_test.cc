@@ -1,0 +1,109 @@
+// Every export of the torchvision corpus (tests/data/exports, made by
+// scripts/export-torch-corpus) compiles: static and dynamic batch, opset 13
+// and the exporter's newest. The dynamic-batch export with --batch 1 is the
+// static export (same ops, same optimal peak), and every returned schedule
+// is re-simulated here, outside the pipeline. One test per model and opset.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/compile/compile.h"
+#include "core/memory/memory_model.h"
+#include "core/memory/simulator.h"
+#include "core/onnx/input_shapes.h"
+#include "core/onnx/onnx_import.h"
+#include "core/testing/status_matchers.h"
+#include "core/util/clock.h"
+#include "gtest/gtest.h"
+
+namespace ordo {
+namespace {
+
+// One model at one opset: "<model>_op<opset>", with a _static.onnx and a
+// _dynamic.onnx file.
+struct Export {
+  std::string stem;
+};
+
+void PrintTo(const Export& e, std::ostream* os) { *os << e.stem; }
+
+std::vector<Export> CorpusExports() {
+  std::vector<Export> exports;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(ORDO_EXPORTS_DIR, error)) {
+    const std::string name = entry.path().filename().string();
+    const std::string suffix = "_static.onnx";
+    if (name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      exports.push_back({name.substr(0, name.size() - suffix.size())});
+    }
+  }
+  std::sort(exports.begin(), exports.end(),
+            [](const Export& a, const Export& b) { return a.stem < b.stem; });
+  // One placeholder that skips, so an absent corpus is said, not silent.
+  if (exports.empty()) exports.push_back({""});
+  return exports;
+}
+
+std::optional<std::string> ReadFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return std::nullopt;
+  std::stringstream bytes;
+  bytes << file.rdbuf();
+  return bytes.str();
+}
+
+// Imports with --batch 1 (a no-op on the static export), compiles with the
+// default scheduler, and checks the schedule with a simulator run of its own.
+CompileResult CompileExport(const std::string& path) {
+  std::optional<std::string> bytes = ReadFile(path);
+  EXPECT_TRUE(bytes.has_value()) << path;
+  absl::StatusOr<std::string> shaped = WithInputShapes(bytes.value_or(""), {.batch = 1});
+  EXPECT_TRUE(shaped.ok()) << path << ": " << shaped.status();
+  absl::StatusOr<Graph> graph = ImportOnnx(shaped.value_or(""));
+  EXPECT_TRUE(graph.ok()) << path << ": " << graph.status();
+  if (!graph.ok()) return {};
+  RealClock clock;
+  absl::StatusOr<CompileResult> result = Compile(*graph, {}, clock);
+  EXPECT_TRUE(result.ok()) << path << ": " << result.status();
+  if (!result.ok()) return {};
+  absl::StatusOr<MemoryModel> model = BuildMemoryModel(*graph, result->memory);
+  EXPECT_TRUE(model.ok()) << model.status();
+  if (model.ok()) {
+    absl::StatusOr<int64_t> peak = SimulatePeak(*model, result->schedule);
+    EXPECT_TRUE(peak.ok()) << path << ": " << peak.status();
+    EXPECT_EQ(peak.value_or(-1), result->peak_bytes) << path;
+  }
+  return *std::move(result);
+}
+
+class ExportCorpusTest : public ::testing::TestWithParam<Export> {};
+
+TEST_P(ExportCorpusTest, CompilesAndDynamicBatchOneIsTheStaticExport) {
+  if (GetParam().stem.empty()) {
+    GTEST_SKIP() << "no exports in " << ORDO_EXPORTS_DIR
+                 << "; run scripts/export-torch-corpus to make them";
+  }
+  const std::string base = absl::StrCat(ORDO_EXPORTS_DIR, "/", GetParam().stem);
+  const CompileResult static_export = CompileExport(base + "_static.onnx");
+  if (!std::filesystem::exists(base + "_dynamic.onnx")) return;
+  const CompileResult dynamic_export = CompileExport(base + "_dynamic.onnx");
+  EXPECT_EQ(dynamic_export.schedule.size(), static_export.schedule.size());
+  EXPECT_EQ(dynamic_export.peak_bytes, static_export.peak_bytes);
+  EXPECT_EQ(dynamic_export.status, static_export.status);
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, ExportCorpusTest, ::testing::ValuesIn(CorpusExports()),
+                         [](const ::testing::TestParamInfo<Export>& info) {
+                           return info.param.stem.empty() ? std::string("NoCorpus")
+                                                          : info.param.stem;
+                         });
+
+}  // namespace
+}  // namespace ordo
