@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/pools/pool_relaxation.h"
 #include "core/util/status_macros.h"
 
 namespace ordo {
@@ -195,6 +196,12 @@ int32_t DominantPool(const std::vector<MemoryPool>& pools) {
 
 }  // namespace
 
+namespace {
+
+// Subgradient steps of the relaxation bound: a few milliseconds on a
+// thousand blocks.
+constexpr int kBoundSteps = 200;
+
 // Why the raise holds: with F dominant, a block b allowed in F costs at
 // least its minimum plus penalty(b) x size(b) when it is elsewhere, where
 // penalty is its cheapest alternative's extra time per byte. At a step s the
@@ -202,7 +209,7 @@ int32_t DominantPool(const std::vector<MemoryPool>& pools) {
 // every valid placement pays at least the cheapest fractional choice of such
 // bytes. Blocks that may not use F are outside for free. Steps do not add up
 // (the same blocks may serve several), hence the maximum over steps.
-double PoolLowerBoundSeconds(const PoolProblem& problem) {
+double PeakStepBoundSeconds(const PoolProblem& problem) {
   const int32_t num_blocks = problem.num_blocks();
   std::vector<double> min_seconds(num_blocks, std::numeric_limits<double>::infinity());
   double base = 0;
@@ -253,6 +260,12 @@ double PoolLowerBoundSeconds(const PoolProblem& problem) {
     best_raise = std::max(best_raise, raise);
   }
   return base + best_raise;
+}
+
+}  // namespace
+
+double PoolLowerBoundSeconds(const PoolProblem& problem) {
+  return std::max(PeakStepBoundSeconds(problem), PoolRelaxationBound(problem, kBoundSteps));
 }
 
 }  // namespace ordo

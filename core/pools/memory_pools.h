@@ -106,10 +106,13 @@ PoolEvaluation EvaluatePoolAssignment(const PoolProblem& problem,
 // O(B^2) worst case.
 absl::Status CheckPoolAssignment(const PoolProblem& problem, const PoolAssignment& assignment);
 
-// A lower bound on the modelled time of every valid placement: each block in
-// its cheapest allowed pool, raised, when one pool is at least as fast as
-// every other for reads and writes, by the cheapest fractional eviction of
-// the bytes live at a step beyond that pool's capacity. O(S * B log B).
+// A lower bound on the modelled time of every valid placement, the larger of
+// two capacity arguments: each block in its cheapest allowed pool, raised,
+// when one pool is at least as fast as every other for reads and writes, by
+// the cheapest fractional eviction of the bytes live at one step beyond
+// that pool's capacity (O(S * B log B)); and the Lagrangian relaxation of
+// every pool's capacity at every step (PoolRelaxation, 200 subgradient
+// steps of O(B * P + S * P)), which prices all congested steps at once.
 double PoolLowerBoundSeconds(const PoolProblem& problem);
 
 }  // namespace ordo

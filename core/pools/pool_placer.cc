@@ -8,6 +8,7 @@
 
 #include "core/arena/arena_search.h"
 #include "core/arena/best_arena_planner.h"
+#include "core/pools/pool_relaxation.h"
 
 namespace ordo {
 
@@ -257,6 +258,58 @@ PoolPlacement Promote(const PoolProblem& problem, PoolPlacement best,
   return best;
 }
 
+// Starts from the capacity prices of PoolRelaxation: every kEvery steps,
+// each block prefers its pools by reduced cost (time plus the price of the
+// congested steps it lives through) and blocks go first-fit by regret (what
+// losing their best pool costs them at those prices), outright and per
+// byte. The kKeep best (by BetterPlacement) are returned.
+constexpr int kRelaxationSteps = 150, kEvery = 15, kKeep = 2;
+
+std::vector<PoolPlacement> RelaxationStarts(const PoolProblem& problem, double upper_bound,
+                                            const ArenaLimits& limits) {
+  PoolRelaxation relaxation(problem);
+  std::vector<PoolPlacement> found;
+  for (int step = 1; step <= kRelaxationSteps && !limits.Expired(); ++step) {
+    relaxation.Step(upper_bound);
+    if (step % kEvery != 0) continue;
+    std::vector<std::vector<int32_t>> preference(problem.num_blocks());
+    std::vector<double> regret(problem.num_blocks(), 0.0);
+    for (int32_t b = 0; b < problem.num_blocks(); ++b) {
+      std::vector<int32_t>& pools = preference[b];
+      for (int32_t p = 0; p < problem.num_pools(); ++p) {
+        if (problem.allowed[b][p]) pools.push_back(p);
+      }
+      std::vector<double> reduced(problem.num_pools());
+      for (int32_t p : pools) reduced[p] = relaxation.ReducedSeconds(b, p);
+      std::stable_sort(pools.begin(), pools.end(),
+                       [&](int32_t x, int32_t y) { return reduced[x] < reduced[y]; });
+      if (pools.size() > 1) regret[b] = reduced[pools[1]] - reduced[pools[0]];
+    }
+    // By regret, by regret per byte, and (for fitting: packing wants the
+    // large first) by size.
+    for (int key_kind = 0; key_kind < 3; ++key_kind) {
+      std::vector<int32_t> order = AllBlocks(problem);
+      auto key = [&](int32_t b) {
+        const double size = static_cast<double>(std::max<int64_t>(1, problem.arena.blocks[b].size));
+        return key_kind == 0 ? regret[b] : key_kind == 1 ? regret[b] / size : size;
+      };
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int32_t a, int32_t b) { return key(a) > key(b); });
+      static constexpr const char* kNames[] = {"relaxation", "relaxation-per-byte",
+                                               "relaxation-by-size"};
+      found.push_back(Finish(problem, kNames[key_kind],
+                             Greedy(problem, order, [&](int32_t b) { return preference[b]; })));
+      if (found.back().fits()) {
+        upper_bound = upper_bound > 0 ? std::min(upper_bound, found.back().evaluation.modelled_seconds)
+                                      : found.back().evaluation.modelled_seconds;
+      }
+    }
+  }
+  std::stable_sort(found.begin(), found.end(), BetterPlacement);
+  if (found.size() > kKeep) found.resize(kKeep);
+  return found;
+}
+
 }  // namespace
 
 PoolPlacement PlaceInternalFirst(const PoolProblem& problem) {
@@ -302,6 +355,15 @@ PoolPlacement PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits&
     return problem.pools[a].capacity_bytes > problem.pools[b].capacity_bytes;
   });
   auto by_capacity = [&](int32_t) { return largest_pools; };
+  // Interval colouring's rule for fitting: blocks in the order they start,
+  // each into the smallest bank with room, so the large banks keep room
+  // for the large blocks that start later.
+  const std::vector<int32_t> smallest_pools(largest_pools.rbegin(), largest_pools.rend());
+  std::vector<int32_t> by_start = AllBlocks(problem);
+  std::stable_sort(by_start.begin(), by_start.end(), [&](int32_t a, int32_t b) {
+    const ArenaBlock &x = problem.arena.blocks[a], &y = problem.arena.blocks[b];
+    return x.first != y.first ? x.first < y.first : x.size > y.size;
+  });
   const std::vector<int32_t> density_order = sorted_by(per_byte);
   std::vector<PoolPlacement> starts = {
       Finish(problem, "density", Greedy(problem, density_order, cost_order)),
@@ -315,7 +377,18 @@ PoolPlacement PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits&
       // largest bank", by size and by lifetime.
       Finish(problem, "fit-by-size", Greedy(problem, sorted_by(size), by_capacity)),
       Finish(problem, "fit-by-lifetime", Greedy(problem, sorted_by(lifetime), by_capacity)),
+      Finish(problem, "fit-in-order",
+             Greedy(problem, by_start, [&](int32_t) { return smallest_pools; })),
   };
+  double upper_bound = 0;
+  for (const PoolPlacement& start : starts) {
+    if (start.fits() && (upper_bound == 0 || start.evaluation.modelled_seconds < upper_bound)) {
+      upper_bound = start.evaluation.modelled_seconds;
+    }
+  }
+  for (PoolPlacement& start : RelaxationStarts(problem, upper_bound, limits)) {
+    starts.push_back(std::move(start));
+  }
   std::optional<PoolPlacement> best;
   for (PoolPlacement& start : starts) {
     PoolPlacement improved = Improve(problem, start, limits);

@@ -41,8 +41,11 @@ PoolPlacement PlaceUsmpGreedy(const PoolProblem& problem);
 //     (the block's own cost order): by time saved per byte in its cheapest
 //     pool over its dearest (hot small tensors first), by time saved, and by
 //     size; both baselines; and, for fitting, largest (by size, by lifetime)
-//     first into the largest pool. Each block goes first-fit into the first
-//     preferred pool with room.
+//     first into the largest pool, and in start order into the smallest bank
+//     with room (interval colouring's rule); and starts from the capacity
+//     prices of PoolRelaxation (each block's pools by reduced cost, blocks
+//     by regret, regret per byte and size). Each block goes first-fit into
+//     the first preferred pool with room.
 //  2. Improvement on each: blocks not in their cheapest pool, most time to
 //     gain first, move first-fit to a cheaper pool with room; then each pool's
 //     offsets are re-planned by the `best` arena planner with a small search
