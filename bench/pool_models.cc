@@ -69,6 +69,7 @@ struct Cell {
   std::string error;
   int64_t peak = 0;
   bool fits = false;
+  bool proved_impossible = false;  // PoolInfeasibility: no order fits
   double seconds = 0;
   double lower_bound = 0;
   bool internal_fits = false, usmp_fits = false, single_fits = false;
@@ -104,6 +105,7 @@ Cell RunOne(const std::string& name, const Graph& graph, const DevicePreset& pre
   const PoolReport& report = *result->placement;
   cell.peak = result->peak_bytes;
   cell.fits = report.fits();
+  cell.proved_impossible = !report.no_order_fits.empty();
   cell.seconds = report.placement.evaluation.modelled_seconds;
   cell.lower_bound = report.lower_bound_seconds;
   for (const PoolBaseline& baseline : report.baselines) {
@@ -141,7 +143,7 @@ void PrintPreset(const DevicePreset& preset, const std::vector<Cell>& cells) {
       " bound / internal_first | gap to bound | place ms | compile ms (pools / none) |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::vector<double> ratios;
-  int worse = 0, only_ordo = 0, missed = 0;
+  int worse = 0, only_ordo = 0, missed = 0, missed_proved = 0;
   for (const Cell& cell : cells) {
     if (!cell.error.empty()) {
       // A tensor larger than every bank: no placement exists (INVALID_ARGUMENT).
@@ -161,11 +163,13 @@ void PrintPreset(const DevicePreset& preset, const std::vector<Cell>& cells) {
     }
     if (cell.fits && !cell.internal_fits && !cell.usmp_fits) ++only_ordo;
     if (!cell.fits && cell.single_fits) ++missed;
+    if (!cell.fits && cell.single_fits && cell.proved_impossible) ++missed_proved;
     const std::string bound_ratio =
         cell.internal_fits ? absl::StrFormat("%.3f", cell.lower_bound / cell.internal_seconds)
                            : "-";
     std::printf("| %s | %lld | %s / %s / %s / %s | %s | %s | %s | %s | %s | %s | %.1f | %.1f / %.1f |\n",
-                cell.model.c_str(), static_cast<long long>(cell.peak), yn(cell.fits),
+                cell.model.c_str(), static_cast<long long>(cell.peak),
+                cell.proved_impossible ? "no (no order fits)" : yn(cell.fits),
                 yn(cell.internal_fits), yn(cell.usmp_fits), yn(cell.single_fits),
                 Ms(cell.fits, cell.seconds).c_str(),
                 Ms(cell.internal_fits, cell.internal_seconds).c_str(),
@@ -178,9 +182,9 @@ void PrintPreset(const DevicePreset& preset, const std::vector<Cell>& cells) {
   std::printf(
       "\n%s: median ordo / internal_first over %zu models both fit: %.3f (%.1f%% lower); "
       "models where ordo is worse than a baseline: %d; fit only with ordo: %d; "
-      "single_pool fits but ordo does not: %d\n",
+      "single_pool fits but ordo does not: %d (proved for every order: %d)\n",
       preset.name.c_str(), ratios.size(), Median(ratios), 100 * (1 - Median(ratios)), worse,
-      only_ordo, missed);
+      only_ordo, missed, missed_proved);
 }
 
 }  // namespace

@@ -101,9 +101,13 @@ struct Layout {
             pools ? pools->placement.evaluation.modelled_seconds : 0.0,
             traffic ? traffic->total_bytes : 0, arena.arena_bytes};
   }
+  // Without pools every layout fits (the memory limit is checked elsewhere).
+  bool FitsPools() const { return !pools.has_value() || pools->fits(); }
   // Nothing of another schedule with the same peak can beat this one.
   bool Unbeatable() const {
     if (pools) {
+      // A proof that no order fits ends the search for one that does.
+      if (!pools->no_order_fits.empty()) return true;
       return pools->fits() && pools->placement.evaluation.modelled_seconds <=
                                   pools->lower_bound_seconds * (1 + 1e-12);
     }
@@ -155,7 +159,7 @@ absl::Status ChooseLayout(const Graph& graph, const MemoryModel& model,
                                               std::move(result.schedule),
                                               std::move(result.algorithm),
                                               std::move(result.simulation)));
-  const bool chosen_fits = !best.pools || best.pools->fits();
+  const bool chosen_fits = best.FitsPools();
   for (const Candidate& candidate : alternatives) {
     if (best.Unbeatable()) break;
     const bool same_peak = candidate.peak_bytes == result.peak_bytes;
@@ -167,8 +171,8 @@ absl::Status ChooseLayout(const Graph& graph, const MemoryModel& model,
                  absl::StrCat(candidate.algorithm,
                               same_peak ? " (same peak, better layout)" : " (fits the pools)"),
                  std::move(simulation)));
-    const bool better = same_peak ? layout.Rank() < best.Rank()
-                                  : layout.pools->fits() && !best.pools->fits();
+    const bool better =
+        same_peak ? layout.Rank() < best.Rank() : layout.FitsPools() && !best.FitsPools();
     if (better) best = std::move(layout);
   }
   result.schedule = std::move(best.order);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/pools/pool_relaxation.h"
 #include "core/util/status_macros.h"
 
@@ -262,7 +263,67 @@ double PeakStepBoundSeconds(const PoolProblem& problem) {
   return base + best_raise;
 }
 
+// Depth-first: can `blocks` (largest first) be split over the pools they
+// may use with the byte sums within capacities? `nodes` bounds the tries;
+// running out answers true (no proof).
+bool Splittable(const PoolProblem& problem, const std::vector<int32_t>& blocks, size_t index,
+                std::vector<int64_t>& room, int64_t& nodes) {
+  if (index == blocks.size() || --nodes <= 0) return true;
+  const int32_t b = blocks[index];
+  const int64_t size = problem.arena.blocks[b].size;
+  for (int32_t p = 0; p < problem.num_pools(); ++p) {
+    if (!problem.allowed[b][p] || room[p] < size) continue;
+    room[p] -= size;
+    const bool ok = Splittable(problem, blocks, index + 1, room, nodes);
+    room[p] += size;
+    if (ok) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+std::string PoolInfeasibility(const Graph& graph, const MemoryModel& model,
+                              const PoolProblem& problem) {
+  std::vector<int32_t> block_of(model.num_tensors(), kNoId);
+  for (int32_t b = 0; b < problem.num_blocks(); ++b) {
+    for (int32_t t : problem.arena.blocks[b].tensors) block_of[t] = b;
+  }
+  for (int32_t op = 0; op < model.num_ops(); ++op) {
+    const MemoryModel::OpInfo& info = model.ops[op];
+    std::vector<int32_t> tensors = info.inputs;
+    for (size_t i = 0; i < info.outputs.size(); ++i) {
+      // In another order this output may share its input's bytes.
+      if (i == 0 && info.inplace_input != kNoId) continue;
+      tensors.push_back(info.outputs[i]);
+    }
+    std::vector<int32_t> blocks;
+    for (int32_t t : tensors) {
+      const int32_t b = block_of[t];
+      if (b != kNoId && problem.arena.blocks[b].size > 0 &&
+          std::find(blocks.begin(), blocks.end(), b) == blocks.end()) {
+        blocks.push_back(b);
+      }
+    }
+    std::sort(blocks.begin(), blocks.end(), [&](int32_t a, int32_t b) {
+      return problem.arena.blocks[a].size > problem.arena.blocks[b].size;
+    });
+    std::vector<int64_t> room;
+    for (const MemoryPool& pool : problem.pools) room.push_back(pool.capacity_bytes);
+    int64_t nodes = 100000;
+    if (Splittable(problem, blocks, 0, room, nodes)) continue;
+    std::vector<std::string> named;
+    for (int32_t b : blocks) {
+      const int32_t t = problem.arena.blocks[b].tensors[0];
+      named.push_back(
+          absl::StrCat("\"", graph.tensor(t).name, "\" (", problem.arena.blocks[b].size, " B)"));
+    }
+    return absl::StrCat("op \"", graph.op(op).name, "\" needs ", absl::StrJoin(named, ", "),
+                        " at once, and no split of them over the pools fits: no order of "
+                        "this model fits these pools");
+  }
+  return "";
+}
 
 double PoolLowerBoundSeconds(const PoolProblem& problem) {
   return std::max(PeakStepBoundSeconds(problem), PoolRelaxationBound(problem, kBoundSteps));

@@ -115,6 +115,16 @@ absl::Status CheckPoolAssignment(const PoolProblem& problem, const PoolAssignmen
 // steps of O(B * P + S * P)), which prices all congested steps at once.
 double PoolLowerBoundSeconds(const PoolProblem& problem);
 
+// Why no order of the model has a valid placement, when one exists: an op
+// whose own tensors (its activation inputs and outputs, all live while it
+// runs, in every order; an output it may write in place counts as its
+// input) have no split over the pools they may use within the capacities.
+// Names the op, its tensors and their sizes; "" when every op's tensors
+// have such a split (which does not make a placement exist). Exhaustive per
+// op, at most 100000 tries each (an op beyond that is skipped).
+std::string PoolInfeasibility(const Graph& graph, const MemoryModel& model,
+                              const PoolProblem& problem);
+
 }  // namespace ordo
 
 #endif  // ORDO_CORE_POOLS_MEMORY_POOLS_H_

@@ -15,6 +15,7 @@ namespace {
 
 using ::ordo::testing::StatusIs;
 using ::ordo::testing::TestGraph;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 // x (input, 64 B) -> a -> y (128 B) read by b and c -> z, w; output join.
@@ -129,6 +130,28 @@ TEST(MemoryPoolsTest, LowerBoundIsRaisedWhenTheFastPoolCannotHoldAStep) {
   const PoolProblem tight =
       *BuildPoolProblem(f.graph, f.model, f.simulation, 64, TwoPools(128, 4096));
   EXPECT_GT(PoolLowerBoundSeconds(tight), fastest);
+}
+
+// An op's input and output are live together in every order: when only one
+// pool can hold either and it cannot hold both, no order fits.
+TEST(MemoryPoolsTest, InfeasibilityNamesTheOpWhoseTensorsFitNoSplit) {
+  const Graph graph = TestGraph(R"(
+    input x 100
+    op c Conv x -> y:100
+    output y
+  )");
+  const MemoryModel model = *BuildMemoryModel(graph, {});
+  const SimulationResult simulation = *Simulate(model, {0});
+  PoolOptions options;
+  options.pools = {{"big", 128, 1e9, 1e9}, {"small", 64, 1e9, 1e9}};
+  const PoolProblem problem = *BuildPoolProblem(graph, model, simulation, 64, options);
+  EXPECT_THAT(PoolInfeasibility(graph, model, problem),
+              AllOf(HasSubstr("op \"c\" needs"), HasSubstr("\"x\" (128 B)"),
+                    HasSubstr("\"y\" (128 B)"), HasSubstr("no order")));
+  options.pools[1].capacity_bytes = 128;
+  EXPECT_EQ(PoolInfeasibility(graph, model,
+                              *BuildPoolProblem(graph, model, simulation, 64, options)),
+            "");
 }
 
 TEST(DevicePresetsTest, PresetsAreValidAndFoundIgnoringCaseAndPunctuation) {

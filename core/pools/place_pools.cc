@@ -44,6 +44,8 @@ absl::StatusOr<PoolReport> PlaceInPools(const Graph& graph, const MemoryModel& m
     ORDO_RETURN_IF_ERROR(CheckPoolAssignment(problem, report.placement.assignment));
   } else {
     report.overflow = DescribeOverflow(report.placement.evaluation);
+    report.no_order_fits = PoolInfeasibility(graph, model, problem);
+    if (!report.no_order_fits.empty()) absl::StrAppend(&report.overflow, "; ", report.no_order_fits);
   }
   report.lower_bound_seconds = PoolLowerBoundSeconds(problem);
   report.baselines.push_back(BaselineOf(PlaceInternalFirst(problem)));

@@ -37,8 +37,11 @@ struct PoolReport {
   PoolPlacement placement;
   double lower_bound_seconds = 0;
   std::vector<PoolBaseline> baselines;
-  // Empty when the placement fits; else which pools overflow and by how much.
+  // Empty when the placement fits; else which pools overflow and by how
+  // much, and, when it is proved, why no order of the model fits.
   std::string overflow;
+  // Not fitting: PoolInfeasibility's proof that no order fits, or "".
+  std::string no_order_fits;
   // Per model tensor: its pool (kNoId for weights) and offset in the pool.
   std::vector<int32_t> pool_of_tensor;
   std::vector<int64_t> offset_of_tensor;
