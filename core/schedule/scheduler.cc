@@ -52,6 +52,25 @@ absl::StatusOr<ScheduleResult> FinishSchedule(const MemoryModel& model,
   return result;
 }
 
+absl::StatusOr<ScheduleResult> CheckClaimedSchedule(const MemoryModel& model,
+                                                    ScheduleResult claimed) {
+  absl::StatusOr<int64_t> peak = SimulatePeak(model, claimed.order);
+  if (!peak.ok()) {
+    return absl::DataLossError(absl::StrCat("not an order of the part's ", model.num_ops(),
+                                            " ops: ", peak.status().message()));
+  }
+  if (claimed.peak_bytes != *peak) {
+    return absl::DataLossError(absl::StrCat("claims peak ", claimed.peak_bytes,
+                                            " B; the simulator says ", *peak, " B"));
+  }
+  claimed.lower_bound_bytes =
+      std::min(*peak, std::max(claimed.lower_bound_bytes, MemoryLowerBound(model)));
+  if (claimed.status == ScheduleStatus::kOptimal && claimed.lower_bound_bytes < *peak) {
+    claimed.status = ScheduleStatus::kBounded;  // never trust a claim we cannot see
+  }
+  return claimed;
+}
+
 void ApplyLowerBound(int64_t proven_bytes, int64_t spec_bound_bytes,
                      ScheduleResult& result) {
   result.lower_bound_bytes = std::min(

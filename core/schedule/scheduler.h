@@ -91,6 +91,17 @@ absl::StatusOr<ScheduleResult> FinishSchedule(const MemoryModel& model,
                                               absl::Time start,
                                               const ScheduleLimits& limits);
 
+// An order computed elsewhere (a remote worker, a cache entry), checked
+// before anything uses it: `claimed.order` must be an order of every op of
+// `model` and `claimed.peak_bytes` the simulator's peak of it (a worker that
+// misreports its peak is broken or lying, whatever its order is worth). The
+// claimed bound is kept between the spec's bound and the peak, and an
+// `optimal` claim that the kept bound does not support falls to `bounded`.
+// A bound itself cannot be re-checked cheaply: the claim is trusted, capped.
+// DATA_LOSS naming the rule broken otherwise.
+absl::StatusOr<ScheduleResult> CheckClaimedSchedule(const MemoryModel& model,
+                                                    ScheduleResult claimed);
+
 // Raises result.lower_bound_bytes to `proven_bytes` (a bound a search proved;
 // capped at the peak) and sets the status from it: kOptimal when the bound
 // reaches the peak, kBounded when it beats `spec_bound_bytes` (the spec's
