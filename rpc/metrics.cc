@@ -45,7 +45,8 @@ ServiceMetrics::ServiceMetrics()
                            .Register(*registry_)),
       worker_tasks_(prometheus::BuildCounter()
                         .Name("ordo_worker_tasks_total")
-                        .Help("Part tasks, by result (ok, retry, fallback, error).")
+                        .Help("Part tasks, by result (ok; rejected: the answer failed the "
+                              "check; retry, fallback, error).")
                         .Register(*registry_)),
       worker_task_duration_(prometheus::BuildHistogram()
                                 .Name("ordo_worker_task_duration_seconds")

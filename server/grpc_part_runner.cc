@@ -1,6 +1,7 @@
 #include "server/grpc_part_runner.h"
 
 #include <algorithm>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -8,6 +9,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
+#include "core/schedule/scheduler.h"
 #include "rpc/grpc_status.h"
 #include "rpc/log.h"
 #include "rpc/memory_model_proto.h"
@@ -54,6 +56,18 @@ v1::Worker::Stub* GrpcPartRunner::StubFor(const std::string& address) {
   return stub.get();
 }
 
+std::optional<std::string> GrpcPartRunner::PickWorker(
+    const absl::flat_hash_set<std::string>& failed, const absl::flat_hash_set<std::string>& wrong) {
+  std::vector<std::string> fresh, tried;
+  for (const WorkerEndpoint& worker : directory_->Workers()) {
+    if (!worker.healthy || worker.address.empty() || wrong.contains(worker.address)) continue;
+    (failed.contains(worker.address) ? tried : fresh).push_back(worker.address);
+  }
+  const std::vector<std::string>& pool = fresh.empty() ? tried : fresh;
+  if (pool.empty()) return std::nullopt;
+  return pool[next_worker_++ % pool.size()];
+}
+
 PartOutcome GrpcPartRunner::RunOne(const PartTask& task, const ScheduleLimits& limits,
                                    Call& call) {
   PartOutcome outcome;
@@ -64,9 +78,11 @@ PartOutcome GrpcPartRunner::RunOne(const PartTask& task, const ScheduleLimits& l
   // The request's search-memory budget travels with the part (the worker
   // also caps it by its own).
   request.set_max_state_bytes(limits.max_state_bytes);
-  std::string failed_address;
-  absl::Status last_error = absl::UnavailableError("no healthy worker");
-  for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
+  // Workers that failed this task (tried again only if nobody else is
+  // healthy) and workers that answered it wrongly (never again).
+  absl::flat_hash_set<std::string> failed, wrong;
+  int failures = 0;
+  for (int attempt = 0; failures < options_.max_attempts; ++attempt) {
     if (limits.cancelled != nullptr && limits.cancelled->load()) {
       outcome.result = absl::CancelledError("compile cancelled");
       return outcome;
@@ -74,15 +90,8 @@ PartOutcome GrpcPartRunner::RunOne(const PartTask& task, const ScheduleLimits& l
     const absl::Time now = limits.Now();
     const absl::Duration budget = std::min(task.time_limit, limits.deadline - now);
     if (budget <= absl::ZeroDuration()) break;
-    std::vector<std::string> healthy;
-    for (const WorkerEndpoint& worker : directory_->Workers()) {
-      if (worker.healthy && !worker.address.empty()) healthy.push_back(worker.address);
-    }
-    if (healthy.empty()) break;
-    std::string address = healthy[next_worker_++ % healthy.size()];
-    if (address == failed_address && healthy.size() > 1) {
-      address = healthy[next_worker_++ % healthy.size()];
-    }
+    const std::optional<std::string> address = PickWorker(failed, wrong);
+    if (!address) break;
     if (attempt > 0) {
       ++outcome.retries;
       if (metrics_ != nullptr) metrics_->AddWorkerTasks("retry", 1);
@@ -98,25 +107,43 @@ PartOutcome GrpcPartRunner::RunOne(const PartTask& task, const ScheduleLimits& l
     }
     v1::SubgraphResult response;
     const absl::Time start = absl::Now();
-    const grpc::Status status = StubFor(address)->ScheduleSubgraph(&context, request, &response);
+    const grpc::Status status = StubFor(*address)->ScheduleSubgraph(&context, request, &response);
     {
       absl::MutexLock lock(&call.mu);
       call.active.erase(std::find(call.active.begin(), call.active.end(), &context));
     }
     if (status.ok()) {
-      if (metrics_ != nullptr) metrics_->RecordWorkerTask("ok", absl::Now() - start);
-      outcome.result = rpc::SubgraphResultFromProto(response);
-      outcome.runner = address;
-      return outcome;
+      absl::StatusOr<ScheduleResult> checked =
+          CheckClaimedSchedule(*task.model, rpc::SubgraphResultFromProto(response));
+      if (checked.ok()) {
+        if (metrics_ != nullptr) metrics_->RecordWorkerTask("ok", absl::Now() - start);
+        outcome.result = *std::move(checked);
+        outcome.runner = *address;
+        return outcome;
+      }
+      // A wrong answer (corrupted, foreign, another version's) is no
+      // network fault: the worker answers probes and would lie again. It is
+      // quarantined and the part goes elsewhere at once, with the budget it
+      // still has, so the answer stays as good as without the liar.
+      ++outcome.rejected_answers;
+      if (metrics_ != nullptr) metrics_->RecordWorkerTask("rejected", absl::Now() - start);
+      rpc::Log(rpc::LogLevel::kWarning, task.request_id,
+               absl::StrCat("worker ", *address, " answered a part of ", task.model->num_ops(),
+                            " ops with a schedule that fails the check (",
+                            checked.status().message(), "): rejected, worker quarantined"));
+      wrong.insert(*address);
+      directory_->ReportWrongAnswer(*address);
+      continue;
     }
-    last_error = rpc::FromGrpcStatus(status);
+    const absl::Status error = rpc::FromGrpcStatus(status);
     rpc::Log(rpc::LogLevel::kWarning, task.request_id,
-             absl::StrCat("worker ", address, " failed a part of ", task.model->num_ops(),
-                          " ops: ", last_error.ToString()));
+             absl::StrCat("worker ", *address, " failed a part of ", task.model->num_ops(),
+                          " ops: ", error.ToString()));
     if (metrics_ != nullptr) metrics_->RecordWorkerTask("error", absl::Now() - start);
-    failed_address = address;
+    ++failures;
+    failed.insert(*address);
     if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) break;
-    if (status.error_code() != grpc::StatusCode::CANCELLED) directory_->ReportFailure(address);
+    if (status.error_code() != grpc::StatusCode::CANCELLED) directory_->ReportFailure(*address);
   }
   // No worker could do it: schedule here, within what is left of the budget.
   if (metrics_ != nullptr) metrics_->AddWorkerTasks("fallback", 1);

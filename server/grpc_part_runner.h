@@ -3,10 +3,12 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "core/cache/part_runner.h"
@@ -24,8 +26,14 @@ namespace ordo::server {
 // margin later (the worker returns its best order at its limit). A failed
 // attempt (unreachable, crashed, timed out) is retried once on another
 // worker if time remains; INVALID_ARGUMENT is not retried (it would fail
-// again). When every attempt failed, or no worker is healthy, the task runs
-// in this process (RunPartTask), marked `fallback`.
+// again). Every answer is checked against the part (CheckClaimedSchedule:
+// a valid order with the peak the simulator gives it) before it is
+// accepted; a wrong one (a corrupted or foreign schedule) is rejected, its
+// worker quarantined (WorkerDirectory::ReportWrongAnswer) and the task sent
+// at once to another worker that has not answered it wrongly, without
+// counting as a failed attempt. When every attempt failed, or no worker is
+// left, the task runs in this process (RunPartTask, the same scheduler
+// with the budget left), marked `fallback`.
 //
 // A worker that goes silent mid-task (its host cut off: packets vanish, no
 // RST; or its process frozen) is found by HTTP/2 keepalive: while a task
@@ -67,6 +75,10 @@ class GrpcPartRunner final : public PartRunner {
  private:
   struct Call;
   PartOutcome RunOne(const PartTask& task, const ScheduleLimits& limits, Call& call);
+  // The next healthy worker in round-robin order, never one in `wrong` and
+  // one in `failed` only when no other is left.
+  std::optional<std::string> PickWorker(const absl::flat_hash_set<std::string>& failed,
+                                        const absl::flat_hash_set<std::string>& wrong);
   v1::Worker::Stub* StubFor(const std::string& address);
 
   WorkerDirectory* directory_;

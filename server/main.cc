@@ -11,6 +11,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
@@ -23,7 +24,8 @@
 ABSL_FLAG(std::string, listen, "localhost:50051", "host:port to serve on; port 0 picks one");
 ABSL_FLAG(int, metrics_port, 9464, "port of /metrics (all interfaces); 0 = off");
 ABSL_FLAG(std::string, workers, "",
-          "remote workers: host:port,... or dns:///name:port; disables local workers");
+          "remote workers: host:port,... and/or dns:///NAME:PORT (every address of NAME, "
+          "re-resolved each second); disables local workers");
 ABSL_FLAG(int, local_workers, -1,
           "supervised ordo-worker processes (default: number of cores); 0 = in-process");
 ABSL_FLAG(std::string, worker_tls_ca, "",
@@ -114,7 +116,7 @@ int main(int argc, char** argv) {
       ordo::server::OrdoServer::Start(options);
   if (!server.ok()) {
     std::fprintf(stderr, "ordo-server: %s\n", server.status().ToString().c_str());
-    return 1;
+    return absl::IsInvalidArgument(server.status()) ? 2 : 1;  // a bad flag: 2
   }
   const std::string host = options.listen.substr(0, options.listen.rfind(':'));
   std::printf("listening on %s:%d\n", host.c_str(), (*server)->port());

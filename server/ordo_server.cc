@@ -86,10 +86,17 @@ absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(const Options& opt
 
   int worker_slots = 0;
   if (!options.workers.empty()) {
-    worker_slots = static_cast<int>(options.workers.size());
+    std::vector<WorkerTarget> targets;
+    for (const std::string& worker : options.workers) {
+      absl::StatusOr<WorkerTarget> target = ParseWorkerTarget(worker);
+      if (!target.ok()) return target.status();
+      // A name may stand for many workers: allow some parallelism.
+      worker_slots += target->name.empty() ? 1 : 8;
+      targets.push_back(*std::move(target));
+    }
     ProbedWorkerDirectory::Options probes;
     probes.security = *worker_security;
-    server->directory_ = std::make_unique<ProbedWorkerDirectory>(options.workers, probes);
+    server->directory_ = std::make_unique<ProbedWorkerDirectory>(std::move(targets), probes);
   } else if (options.local_workers > 0) {
     WorkerSupervisor::Options supervisor;
     supervisor.binary = options.worker_binary;
@@ -113,8 +120,7 @@ absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(const Options& opt
   }
   if (server->directory_ != nullptr) {
     GrpcPartRunner::Options runner;
-    // A dns:/// target may stand for many workers: allow some parallelism.
-    runner.max_in_flight = std::max(worker_slots, options.workers.size() == 1 ? 8 : 1);
+    runner.max_in_flight = worker_slots;
     runner.max_message_bytes = static_cast<int>(options.limits.max_message_bytes);
     runner.security = *worker_security;
     server->runner_ = std::make_unique<GrpcPartRunner>(server->directory_.get(), runner,

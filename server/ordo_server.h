@@ -46,9 +46,9 @@ class OrdoServer {
     std::string listen = "localhost:50051";
     // host:port of /metrics; empty = off.
     std::string metrics_listen = "0.0.0.0:9464";
-    // Remote workers: "host:port" entries, or one resolver target such as
-    // "dns:///ordo-worker:50052" (round_robin over its addresses). When
-    // set, no local workers are spawned.
+    // Remote workers: "host:port" entries and/or "dns:///NAME:PORT" ones
+    // (every address of NAME, re-resolved each probe interval: see
+    // WorkerTarget). When set, no local workers are spawned.
     std::vector<std::string> workers;
     // Supervised ordo-worker children when `workers` is empty; 0 schedules
     // in this process's threads.

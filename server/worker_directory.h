@@ -26,6 +26,11 @@ class WorkerDirectory {
   // A task sent to `address` failed (unreachable, crashed, timed out): the
   // directory may stop offering it until it is known to be back.
   virtual void ReportFailure(const std::string& address) { (void)address; }
+  // A task sent to `address` came back with an answer that fails the
+  // front's check (a corrupted or foreign schedule): a process that may
+  // pass every health probe and still lie. The directory should keep it
+  // from new tasks for a while, whatever its probes say.
+  virtual void ReportWrongAnswer(const std::string& address) { ReportFailure(address); }
 };
 
 }  // namespace ordo::server

@@ -86,6 +86,7 @@ nlohmann::ordered_json ServiceJson(const CompileResult& result) {
           {"cache_errors", stats.cache_errors},
           {"workers_used", stats.runners_used},
           {"task_retries", stats.task_retries},
+          {"worker_answers_rejected", stats.rejected_answers},
           {"fallback_parts", stats.fallback_parts},
           {"deduplicated_parts", stats.deduplicated_parts}};
 }

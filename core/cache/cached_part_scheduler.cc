@@ -35,42 +35,34 @@ int StatusRank(ScheduleStatus status) {
 // a corrupt entry or a hash collision).
 std::optional<ScheduleResult> CheckEntry(const MemoryModel& part, const PartKey& key,
                                          const CachedSchedule& entry) {
-  if (static_cast<int32_t>(entry.order.size()) != part.num_ops()) return std::nullopt;
-  absl::StatusOr<int64_t> peak = SimulatePeak(part, entry.order);
   // Units come from untrusted bytes (a corrupt or hostile cache value), so
   // scaling is overflow-checked: a wrapped product could even match the
   // real peak (found by tests/fuzz/cache_entry_fuzzer).
   const std::optional<int64_t> claimed_peak = CheckedMul(entry.peak_units, key.scale);
-  if (!peak.ok() || entry.peak_units < 0 || claimed_peak != *peak) return std::nullopt;
+  if (entry.peak_units < 0 || !claimed_peak) return std::nullopt;
+  ScheduleResult claimed;
+  claimed.order = entry.order;
+  claimed.peak_bytes = *claimed_peak;
   // A bound that overflows claims nothing; one above the peak is capped.
-  const int64_t claimed_bound = CheckedMul(entry.lower_bound_units, key.scale).value_or(0);
-  ScheduleResult result;
-  result.order = entry.order;
-  result.peak_bytes = *peak;
-  result.lower_bound_bytes = std::min(*peak, std::max(MemoryLowerBound(part), claimed_bound));
-  result.status = entry.status;
-  if (result.status == ScheduleStatus::kOptimal && result.lower_bound_bytes < *peak) {
-    result.status = ScheduleStatus::kBounded;  // never trust a claim we cannot see
-  }
-  result.algorithm = entry.algorithm;
-  return result;
+  claimed.lower_bound_bytes = CheckedMul(entry.lower_bound_units, key.scale).value_or(0);
+  claimed.status = entry.status;
+  claimed.algorithm = entry.algorithm;
+  absl::StatusOr<ScheduleResult> checked = CheckClaimedSchedule(part, std::move(claimed));
+  if (!checked.ok()) return std::nullopt;
+  return *std::move(checked);
 }
 
 bool Usable(const CachedSchedule& entry, absl::Duration time_limit) {
   return entry.status == ScheduleStatus::kOptimal || entry.time_limit >= time_limit;
 }
 
-// Re-simulates `candidate` on `part`; nullopt when it is not a valid order.
-std::optional<ScheduleResult> Recheck(const MemoryModel& part, const ScheduleResult& candidate) {
-  absl::StatusOr<int64_t> peak = SimulatePeak(part, candidate.order);
-  if (!peak.ok()) return std::nullopt;
-  ScheduleResult result = candidate;
-  result.peak_bytes = *peak;
-  result.lower_bound_bytes = std::min(*peak, std::max(candidate.lower_bound_bytes,
-                                                      MemoryLowerBound(part)));
-  if (result.status == ScheduleStatus::kOptimal && result.lower_bound_bytes < *peak) {
-    result.status = ScheduleStatus::kBounded;
-  }
+// A task's result as a claim about another part with the same key: its
+// bytes, and so its peak and bound, are in proportion (`to` / `from`). An
+// overflowing product claims nothing the check would accept.
+ScheduleResult ScaledClaim(ScheduleResult result, int64_t from_scale, int64_t to_scale) {
+  if (from_scale == to_scale) return result;
+  result.peak_bytes = CheckedMul(result.peak_bytes / from_scale, to_scale).value_or(-1);
+  result.lower_bound_bytes = CheckedMul(result.lower_bound_bytes / from_scale, to_scale).value_or(0);
   return result;
 }
 
@@ -217,6 +209,7 @@ absl::StatusOr<PartScheduleResult> ScheduleByParts(const MemoryModel& model,
   std::vector<bool> task_valid(tasks.size(), false);
   for (size_t i = 0; i < outcomes.size() && i < tasks.size(); ++i) {
     stats.task_retries += outcomes[i].retries;
+    stats.rejected_answers += outcomes[i].rejected_answers;
     if (outcomes[i].result.ok()) runners.insert(outcomes[i].runner);
   }
   for (size_t p = 0; p < num_parts; ++p) {
@@ -225,7 +218,11 @@ absl::StatusOr<PartScheduleResult> ScheduleByParts(const MemoryModel& model,
     const size_t t = *part_task[p];
     std::optional<ScheduleResult> checked;
     if (t < outcomes.size() && outcomes[t].result.ok()) {
-      checked = Recheck(part, *outcomes[t].result);
+      // Runners check what they return (GrpcPartRunner: before accepting a
+      // worker's answer); checked again here, on every part the task serves.
+      absl::StatusOr<ScheduleResult> claimed = CheckClaimedSchedule(
+          part, ScaledClaim(*outcomes[t].result, keys[task_part[t]].scale, keys[p].scale));
+      if (claimed.ok()) checked = *std::move(claimed);
     }
     if (!checked) {
       ++stats.fallback_parts;

@@ -48,6 +48,8 @@ struct PartScheduleStats {
   // Parts computed once for several identical parts of the request.
   int32_t deduplicated_parts = 0;
   int32_t task_retries = 0;
+  // Runner answers refused as wrong (PartOutcome::rejected_answers).
+  int32_t rejected_answers = 0;
   // Parts the runner could not schedule (even with its own fallback), given
   // a greedy order here instead.
   int32_t fallback_parts = 0;

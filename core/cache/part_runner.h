@@ -27,7 +27,8 @@ struct PartTask {
 
 // What became of one task.
 struct PartOutcome {
-  // The schedule; its order is unverified: callers re-simulate it.
+  // The schedule; callers re-check it on every part it serves
+  // (CheckClaimedSchedule), whatever the runner checked.
   absl::StatusOr<ScheduleResult> result = absl::UnknownError("not run");
   // Who ran it: "local" or a worker address.
   std::string runner;
@@ -35,6 +36,9 @@ struct PartOutcome {
   int32_t retries = 0;
   // Ran in-process because no worker answered.
   bool fallback = false;
+  // Answers the runner refused before this outcome (a worker's schedule
+  // that failed CheckClaimedSchedule), each followed by another attempt.
+  int32_t rejected_answers = 0;
 };
 
 // Where part schedules are computed (STYLE: the small interfaces of the one

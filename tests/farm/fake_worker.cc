@@ -1,9 +1,15 @@
-// ordo-fake-worker: a worker host gone bad, for the farm harness. Speaks
-// ordo.v1.Worker and health like ordo-worker, but answers every part with
-// a foreign or corrupted schedule: the ops in reverse order (not
-// topological), claimed OPTIMAL with a peak of 1 byte. The front must
-// reject it (it re-simulates every part it gets back) and never return it.
-//   ordo-fake-worker --listen HOST:PORT
+// ordo-fake-worker: a worker host gone bad, for the farm harness and
+// tests/service/lying_worker_test. Speaks ordo.v1.Worker and health like
+// ordo-worker (and passes every probe), but answers every part at once with
+// a wrong schedule, claimed OPTIMAL, in turn:
+//  1. corrupted: the ops in reverse order (not topological), peak 1 B;
+//  2. foreign: an order of one op more (another part's), peak 1 B;
+//  3. misreported: the part's own ops in id order (a valid order when the
+//     part's ids are topological), its peak claimed as 1 B.
+// The front must reject each (it re-simulates every part it gets back),
+// never return it, and still answer optimally.
+//   ordo-fake-worker --listen=HOST:PORT    (port 0: any; prints the port)
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -21,13 +27,25 @@ class LyingWorker final : public ordo::v1::Worker::Service {
   grpc::Status ScheduleSubgraph(grpc::ServerContext* /*context*/,
                                 const ordo::v1::SubgraphTask* task,
                                 ordo::v1::SubgraphResult* result) override {
-    for (int op = task->model().ops_size() - 1; op >= 0; --op) result->add_order(op);
+    const int ops = task->model().ops_size();
+    switch (answers_++ % 3) {
+      case 0:
+        for (int op = ops - 1; op >= 0; --op) result->add_order(op);
+        break;
+      case 1:
+        for (int op = 0; op <= ops; ++op) result->add_order(op);
+        break;
+      default:
+        for (int op = 0; op < ops; ++op) result->add_order(op);
+        break;
+    }
     result->set_peak_bytes(1);
     result->set_lower_bound_bytes(1);
     result->set_status(ordo::v1::SCHEDULE_STATUS_OPTIMAL);
     result->set_algorithm("dp");
     return grpc::Status::OK;
   }
+  std::atomic<int> answers_{0};
 };
 
 }  // namespace
@@ -49,7 +67,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   server->GetHealthCheckService()->SetServingStatus(true);
-  std::printf("listening on %s\n", listen.c_str());
+  std::printf("listening on %s:%d\n", listen.substr(0, listen.rfind(':')).c_str(), port);
   std::fflush(stdout);
   server->Wait();
   return 0;
