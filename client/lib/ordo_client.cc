@@ -1,6 +1,8 @@
 #include "client/lib/ordo_client.h"
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -68,9 +70,84 @@ OrdoClient::OrdoClient(const std::string& target, Options options) : options_(op
   if (options_.retry) {
     args.SetServiceConfigJSON(kRetryServiceConfig);
     args.SetInt(GRPC_ARG_ENABLE_RETRIES, 1);
+    // See a restarted server soon after it listens (kRetryServiceConfig).
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   }
   channel_ = grpc::CreateCustomChannel(target, options_.security.credentials, args);
   stub_ = v1::Compiler::NewStub(channel_);
+}
+
+grpc::Status OrdoClient::Call(const std::function<grpc::Status(grpc::ClientContext&)>& attempt,
+                              const std::function<bool()>& resendable) const {
+  const absl::Time start = absl::Now();
+  const absl::Time deadline = start + options_.timeout;
+  const absl::Time window_end = std::min(deadline, start + options_.unavailable_window);
+  absl::Duration pause = absl::Milliseconds(100);
+  while (true) {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(deadline));
+    options_.security.Apply(context);
+    const grpc::Status status = attempt(context);
+    if (status.error_code() != grpc::StatusCode::UNAVAILABLE || !options_.retry ||
+        !resendable() || absl::Now() + pause >= window_end) {
+      return status;
+    }
+    absl::SleepFor(pause);
+    pause = std::min(2 * pause, absl::Seconds(1));
+    if (!channel_->WaitForConnected(absl::ToChronoTime(window_end))) return status;
+  }
+}
+
+absl::StatusOr<v1::CompileResponse> OrdoClient::Compile(const v1::CompileRequest& request) const {
+  v1::CompileResponse response;
+  const grpc::Status status = Call([&](grpc::ClientContext& context) {
+    return stub_->Compile(&context, request, &response);
+  });
+  if (!status.ok()) return rpc::FromGrpcStatus(status);
+  return response;
+}
+
+absl::StatusOr<v1::CompileResponse> OrdoClient::CompileStream(
+    const v1::CompileRequest& request,
+    const std::function<void(const v1::CompileProgress&)>& on_progress) const {
+  std::optional<v1::CompileResponse> result;
+  bool delivered = false;  // events went to the caller: not resent
+  const grpc::Status status = Call(
+      [&](grpc::ClientContext& context) {
+        std::unique_ptr<grpc::ClientReader<v1::CompileEvent>> reader =
+            stub_->CompileStream(&context, request);
+        v1::CompileEvent event;
+        while (reader->Read(&event)) {
+          delivered = true;
+          if (event.has_progress() && on_progress) on_progress(event.progress());
+          if (event.has_result()) result = std::move(*event.mutable_result());
+        }
+        return reader->Finish();
+      },
+      [&] { return !delivered; });
+  if (!status.ok()) return rpc::FromGrpcStatus(status);
+  if (!result) return absl::InternalError("CompileStream ended without a result");
+  return *std::move(result);
+}
+
+absl::StatusOr<v1::EstimateResponse> OrdoClient::Estimate(
+    const v1::EstimateRequest& request) const {
+  v1::EstimateResponse response;
+  const grpc::Status status = Call([&](grpc::ClientContext& context) {
+    return stub_->Estimate(&context, request, &response);
+  });
+  if (!status.ok()) return rpc::FromGrpcStatus(status);
+  return response;
+}
+
+absl::StatusOr<v1::GetInfoResponse> OrdoClient::GetInfo() const {
+  v1::GetInfoResponse response;
+  const grpc::Status status = Call([&](grpc::ClientContext& context) {
+    return stub_->GetInfo(&context, v1::GetInfoRequest(), &response);
+  });
+  if (!status.ok()) return rpc::FromGrpcStatus(status);
+  return response;
 }
 
 namespace {
@@ -81,57 +158,7 @@ void SetDeadline(grpc::ClientContext& context, absl::Duration timeout) {
 
 }  // namespace
 
-absl::StatusOr<v1::CompileResponse> OrdoClient::Compile(const v1::CompileRequest& request) const {
-  grpc::ClientContext context;
-  SetDeadline(context, options_.timeout);
-  options_.security.Apply(context);
-  v1::CompileResponse response;
-  grpc::Status status = stub_->Compile(&context, request, &response);
-  if (!status.ok()) return rpc::FromGrpcStatus(status);
-  return response;
-}
-
-absl::StatusOr<v1::CompileResponse> OrdoClient::CompileStream(
-    const v1::CompileRequest& request,
-    const std::function<void(const v1::CompileProgress&)>& on_progress) const {
-  grpc::ClientContext context;
-  SetDeadline(context, options_.timeout);
-  options_.security.Apply(context);
-  std::unique_ptr<grpc::ClientReader<v1::CompileEvent>> reader =
-      stub_->CompileStream(&context, request);
-  v1::CompileEvent event;
-  std::optional<v1::CompileResponse> result;
-  while (reader->Read(&event)) {
-    if (event.has_progress() && on_progress) on_progress(event.progress());
-    if (event.has_result()) result = std::move(*event.mutable_result());
-  }
-  grpc::Status status = reader->Finish();
-  if (!status.ok()) return rpc::FromGrpcStatus(status);
-  if (!result) return absl::InternalError("CompileStream ended without a result");
-  return *std::move(result);
-}
-
-absl::StatusOr<v1::EstimateResponse> OrdoClient::Estimate(
-    const v1::EstimateRequest& request) const {
-  grpc::ClientContext context;
-  SetDeadline(context, options_.timeout);
-  options_.security.Apply(context);
-  v1::EstimateResponse response;
-  grpc::Status status = stub_->Estimate(&context, request, &response);
-  if (!status.ok()) return rpc::FromGrpcStatus(status);
-  return response;
-}
-
-absl::StatusOr<v1::GetInfoResponse> OrdoClient::GetInfo() const {
-  grpc::ClientContext context;
-  SetDeadline(context, options_.timeout);
-  options_.security.Apply(context);
-  v1::GetInfoResponse response;
-  grpc::Status status = stub_->GetInfo(&context, v1::GetInfoRequest(), &response);
-  if (!status.ok()) return rpc::FromGrpcStatus(status);
-  return response;
-}
-
+// Not retried: a health check reports whether the server answers now.
 absl::StatusOr<bool> OrdoClient::Serving(const std::string& service) const {
   auto health = grpc::health::v1::Health::NewStub(channel_);
   grpc::ClientContext context;

@@ -15,11 +15,23 @@
 
 namespace ordo::client {
 
-// The retry policy every ordo client should use (gRPC service config): a
-// call that fails with UNAVAILABLE (server restarting, connection refused
-// or reset) is retried up to 4 attempts in all, with exponential back-off
-// from 100 ms to 2 s. Nothing else is retried: the other codes describe the
-// request (INVALID_ARGUMENT, RESOURCE_EXHAUSTED) and would fail again.
+// The retry policy every ordo client should use, in two layers, for
+// UNAVAILABLE only (server restarting or draining, connection refused or
+// reset: nothing was computed, and every Compiler method is a pure function
+// of its request, so resending is safe). Nothing else is retried: the other
+// codes describe the request (INVALID_ARGUMENT, RESOURCE_EXHAUSTED) and
+// would fail again.
+//  1. gRPC's service config (below): up to 4 attempts, exponential back-off
+//     from 100 ms to 2 s with full jitter (at most 0.7 s in all): absorbs a
+//     connection reset or a single refused connect.
+//  2. The UNAVAILABLE window (OrdoClient::Options::unavailable_window, 10 s
+//     from the call's start): when layer 1 gives up, the client pauses
+//     (100 ms, doubling to 1 s), waits for the channel to connect again
+//     (at most until the window ends) and resends; so a server restarted
+//     within a few seconds is never seen by the caller. The channel
+//     reconnects every 100 ms to 1 s (not gRPC's 1 s to 120 s), so it sees
+//     the new server soon after it listens.
+// All attempts share the call's one deadline (Options::timeout).
 inline constexpr char kRetryServiceConfig[] = R"json({
   "methodConfig": [{
     "name": [{"service": "ordo.v1.Compiler"}],
@@ -49,8 +61,11 @@ class OrdoClient {
   struct Options {
     // Per-call deadline.
     absl::Duration timeout = absl::Seconds(120);
-    // Use kRetryServiceConfig.
+    // Use the retry policy (kRetryServiceConfig and the window).
     bool retry = true;
+    // How long after its start a call failing UNAVAILABLE is still resent
+    // (layer 2 of the retry policy); zero: layer 1 only.
+    absl::Duration unavailable_window = absl::Seconds(10);
     // Largest response accepted.
     int max_message_bytes = 256 << 20;
     // TLS and bearer token (rpc::LoadClientSecurity); default plaintext.
@@ -74,6 +89,13 @@ class OrdoClient {
   absl::StatusOr<bool> Serving(const std::string& service) const;
 
  private:
+  // Runs one RPC under the retry policy: `attempt` makes one call on the
+  // context it is given (deadline and credentials set); `resendable` says
+  // whether a failed attempt may be resent (a stream that delivered events
+  // may not).
+  grpc::Status Call(const std::function<grpc::Status(grpc::ClientContext&)>& attempt,
+                    const std::function<bool()>& resendable = [] { return true; }) const;
+
   Options options_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Compiler::Stub> stub_;

@@ -11,8 +11,10 @@ messages, then the CompileResponse). A failed call raises OrdoError, which
 carries the gRPC status code and the server's message (INVALID_ARGUMENT for a
 bad model names the node or tensor; RESOURCE_EXHAUSTED for limits).
 
-Retry policy (the one every ordo client should use). Channels are created
-with `grpc.enable_retries` and this service config (RETRY_SERVICE_CONFIG):
+Retry policy (the one every ordo client should use; the C++ client's too,
+client/lib/ordo_client.h), for UNAVAILABLE only, in two layers. Layer 1:
+channels are created with `grpc.enable_retries` and this service config
+(RETRY_SERVICE_CONFIG):
 
     {"methodConfig": [{"name": [{"service": "ordo.v1.Compiler"}],
                        "retryPolicy": {"maxAttempts": 4,
@@ -31,11 +33,17 @@ with `grpc.enable_retries` and this service config (RETRY_SERVICE_CONFIG):
 - At most 4 attempts; the pause before attempt n+1 is random in
   [0, min(2 s, 0.2 s * 2^(n-1))] (gRPC's exponential backoff with full
   jitter), so 4 attempts wait at most 0.2 + 0.4 + 0.8 s.
+- Layer 2, the UNAVAILABLE window (`unavailable_window_s`, 10 s from the
+  call's start): when layer 1 gives up, the client pauses (0.1 s, doubling
+  to 1 s), waits for the channel to connect again (at most until the window
+  ends) and resends. So a server restarted within a few seconds (a front
+  rolled, a drained front's successor) is never seen by the caller. The
+  channel reconnects every 0.1 s to 1 s (not gRPC's 1 s to 120 s).
 - All attempts share the call's one deadline (`timeout_s`): retries never
   extend it.
-- CompileStream is retried only until the first event arrives; after that
+- CompileStream is resent only until the first event arrives; after that
   a failure is returned (gRPC commits a streaming call on its first
-  response).
+  response). CompileMany streams are not resent.
 
 The generated stubs (ordo/v1/*_pb2.py, *_pb2_grpc.py) are built by CMake
 (target ordo_python_stubs) into build/client/python; set ORDO_PYTHON_STUBS to
@@ -81,6 +89,10 @@ RETRY_SERVICE_CONFIG = {
         },
     }]
 }
+
+# Layer 2 of the retry policy (module docstring): how long after its start
+# a call failing UNAVAILABLE is still resent.
+UNAVAILABLE_WINDOW_S = 10.0
 
 # The server accepts up to 256 MiB by default (--max-message-mb); gRPC's
 # client default of 4 MiB would refuse large models and reordered ONNX.
@@ -186,7 +198,8 @@ class OrdoClient:
     per line, '#' comments skipped) is sent as `authorization: Bearer ...`
     metadata with every call, for servers run with --auth-token-file. `timeout_s` is
     the deadline of each call, retries included. `retry=False` turns the
-    retry policy off (tests that want to see UNAVAILABLE at once).
+    retry policy off (tests that want to see UNAVAILABLE at once);
+    `unavailable_window_s` is layer 2 of the policy (0: layer 1 only).
 
     Thread-safe: gRPC channels and stubs may be shared between threads. Close
     it (or use it as a context manager) to release the channel.
@@ -194,16 +207,19 @@ class OrdoClient:
 
     def __init__(self, target, timeout_s=60.0, retry=True, tls_ca_file=None,
                  tls_cert_file=None, tls_key_file=None, auth_token=None,
-                 auth_token_file=None):
+                 auth_token_file=None, unavailable_window_s=UNAVAILABLE_WINDOW_S):
         options = [
             ("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", _MAX_MESSAGE_BYTES),
             ("grpc.enable_retries", 1 if retry else 0),
         ]
         if retry:
-            options.append(("grpc.service_config", json.dumps(RETRY_SERVICE_CONFIG)))
+            options += [("grpc.service_config", json.dumps(RETRY_SERVICE_CONFIG)),
+                        ("grpc.initial_reconnect_backoff_ms", 100),
+                        ("grpc.max_reconnect_backoff_ms", 1000)]
         self.target = target
         self.timeout_s = timeout_s
+        self.unavailable_window_s = unavailable_window_s if retry else 0
         if auth_token_file is not None:
             auth_token = _read_token(auth_token_file)
         self._metadata = (("authorization", f"Bearer {auth_token}"),) if auth_token else ()
@@ -254,11 +270,34 @@ class OrdoClient:
             options.return_reordered_tflite = return_reordered_tflite
         return request
 
+    def _attempts(self):
+        """Yields the time left of the call before each attempt, under the
+        retry policy's layer 2: the caller tries, and on UNAVAILABLE asks
+        for the next attempt; the generator ends when the window is over."""
+        start = time.monotonic()
+        window_end = start + min(self.unavailable_window_s, self.timeout_s)
+        pause = 0.1
+        while True:
+            yield self.timeout_s - (time.monotonic() - start)
+            if time.monotonic() + pause >= window_end:
+                return
+            time.sleep(pause)
+            pause = min(2 * pause, 1.0)
+            try:  # until the server listens again, at most the window
+                grpc.channel_ready_future(self._channel).result(
+                    timeout=max(window_end - time.monotonic(), 0.001))
+            except grpc.FutureTimeoutError:
+                return
+
     def _call(self, method, request):
-        try:
-            return method(request, timeout=self.timeout_s, metadata=self._metadata)
-        except grpc.RpcError as error:
-            raise OrdoError(error.code(), error.details()) from None
+        for remaining in self._attempts():
+            try:
+                return method(request, timeout=remaining, metadata=self._metadata)
+            except grpc.RpcError as error:
+                last = error
+                if error.code() != grpc.StatusCode.UNAVAILABLE:
+                    break
+        raise OrdoError(last.code(), last.details()) from None
 
     def compile(self, model, device=None, scheduler="best", time_limit_s=None,
                 arena_planner="", inplace=None, count_weights=False,
@@ -307,16 +346,23 @@ class OrdoClient:
                                 arena_planner, inplace, count_weights, False, rewrite,
                                 max_latency_overhead, beam_width, input_shapes, batch)
         request.options.io_outside_arena = io_outside_arena
-        try:
-            for event in self._stub.CompileStream(request, timeout=self.timeout_s,
-                                                  metadata=self._metadata):
-                kind = event.WhichOneof("event")
-                if kind == "progress":
-                    yield event.progress
-                elif kind == "result":
-                    yield event.result
-        except grpc.RpcError as error:
-            raise OrdoError(error.code(), error.details()) from None
+        delivered = False  # events went to the caller: not resent
+        for remaining in self._attempts():
+            try:
+                for event in self._stub.CompileStream(request, timeout=remaining,
+                                                      metadata=self._metadata):
+                    delivered = True
+                    kind = event.WhichOneof("event")
+                    if kind == "progress":
+                        yield event.progress
+                    elif kind == "result":
+                        yield event.result
+                return
+            except grpc.RpcError as error:
+                last = error
+                if delivered or error.code() != grpc.StatusCode.UNAVAILABLE:
+                    break
+        raise OrdoError(last.code(), last.details()) from None
 
     def compile_many(self, models, concurrency=4, device=None, scheduler="best",
                      time_limit_s=None, arena_planner="", inplace=None, count_weights=False):

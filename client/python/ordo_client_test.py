@@ -9,7 +9,9 @@ client against the real ordo-server is tests/python/python_client_test.py.
 
 import os
 import sys
+import socket
 import threading
+import time
 import unittest
 from concurrent import futures
 
@@ -39,15 +41,22 @@ class ScriptedCompiler(pb_grpc.CompilerServicer):
 
 class RetryPolicyTest(unittest.TestCase):
 
-    def serve(self, codes, retry=True):
-        """(servicer, a client of it); both stop when the test ends."""
+    def start_server(self, codes, port=0):
+        """(servicer, its port); the server stops when the test ends."""
         servicer = ScriptedCompiler(codes)
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
         pb_grpc.add_CompilerServicer_to_server(servicer, server)
-        port = server.add_insecure_port("127.0.0.1:0")
+        port = server.add_insecure_port(f"127.0.0.1:{port}")
         server.start()
         self.addCleanup(server.stop, None)
-        client = OrdoClient(f"127.0.0.1:{port}", timeout_s=20, retry=retry)
+        return servicer, port
+
+    def serve(self, codes, retry=True, unavailable_window_s=0):
+        """(servicer, a client of it); both stop when the test ends. The
+        UNAVAILABLE window is off unless asked for, so counts are layer 1's."""
+        servicer, port = self.start_server(codes)
+        client = OrdoClient(f"127.0.0.1:{port}", timeout_s=20, retry=retry,
+                            unavailable_window_s=unavailable_window_s)
         self.addCleanup(client.close)
         return servicer, client
 
@@ -65,10 +74,44 @@ class RetryPolicyTest(unittest.TestCase):
         self.assertEqual(raised.exception.message, "scripted UNAVAILABLE")
         self.assertEqual(servicer.attempts, 4)
 
+    def test_the_window_resends_after_layer_one_gives_up(self):
+        servicer, client = self.serve([grpc.StatusCode.UNAVAILABLE] * 6,
+                                      unavailable_window_s=10)
+        self.assertEqual(client.info().version, "scripted")
+        self.assertEqual(servicer.attempts, 7)
+
+    def test_the_window_ends(self):
+        # Layer 1 waits at most 1.4 s, so a 3 s window resends at least once.
+        servicer, client = self.serve([grpc.StatusCode.UNAVAILABLE] * 1000,
+                                      unavailable_window_s=3)
+        start = time.monotonic()
+        with self.assertRaises(OrdoError) as raised:
+            client.info()
+        self.assertEqual(raised.exception.code, grpc.StatusCode.UNAVAILABLE)
+        self.assertGreater(servicer.attempts, 4)
+        self.assertLess(time.monotonic() - start, 8)
+
+    def test_a_server_that_starts_late_is_waited_for(self):
+        # What a front restart looks like to a client: connection refused
+        # for a few seconds, then the server listens on the same port.
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+        probe.close()
+        client = OrdoClient(f"127.0.0.1:{port}", timeout_s=20)
+        self.addCleanup(client.close)
+        started = []
+        timer = threading.Timer(
+            3, lambda: started.append(self.start_server([], port=port)))
+        timer.start()
+        self.addCleanup(timer.cancel)
+        self.assertEqual(client.info().version, "scripted")
+        self.assertTrue(started)
+
     def test_other_codes_are_not_retried(self):
         for code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.RESOURCE_EXHAUSTED,
                      grpc.StatusCode.INTERNAL):
-            servicer, client = self.serve([code])
+            servicer, client = self.serve([code], unavailable_window_s=10)
             with self.assertRaises(OrdoError) as raised:
                 client.info()
             self.assertEqual(raised.exception.code, code)
