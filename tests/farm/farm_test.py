@@ -6,14 +6,19 @@ in a namespace of its own, so nothing touches the machine's own network and
 all traffic goes only to these addresses in a private test subnet):
 
     ofarm-front  10.231.0.10  ordo-server (front), /metrics on :9464
-    ofarm-w1     10.231.0.11  ordo-worker
+    ofarm-w1     10.231.0.11  ordo-worker (/metrics on :9465, as every worker)
     ofarm-w2     10.231.0.12  ordo-worker
-    ofarm-fake   10.231.0.13  ordo-fake-worker (answers corrupted schedules)
+    ofarm-fake   10.231.0.13  ordo-fake-worker (answers wrong schedules)
+    ofarm-w3     10.231.0.14  ordo-worker, added while a stream runs
     ofarm-redis  10.231.0.20  redis-server
     ofarm-client 10.231.0.30  the request stream (`ordo compile --server`)
 
-A partition sets the host's bridge port down: its packets vanish, nobody
-sends a RST. Each scenario runs a request stream from the client host
+The front finds its workers by name: --workers=dns:///ofarm-workers:50052,
+the name's addresses coming from /etc/netns/ofarm-front/hosts, which
+`ip netns exec` bind-mounts over /etc/hosts for the front (edited in place,
+so the front's resolver sees every change). A partition sets the host's
+bridge port down: its packets vanish, nobody sends a RST. Packet loss is an
+nftables rule in the host's namespace (`numgen random mod 100 < 5 drop`). Each scenario runs a request stream from the client host
 before, during and after its fault; every answer is checked by the client
 itself (`ordo compile --server` re-simulates the returned schedule and
 fails on any mismatch) and against the optimal peak computed once up
@@ -30,6 +35,7 @@ Everything is torn down at exit, also on failure or Ctrl-C.
 import argparse
 import json
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -46,8 +52,12 @@ FAKE_WORKER = os.path.join(BUILD, "tests", "farm", "ordo-fake-worker")
 
 SUBNET = "10.231.0"
 SWITCH = "ofarm-net"
-HOSTS = {"front": 10, "w1": 11, "w2": 12, "fake": 13, "redis": 20, "client": 30}
+HOSTS = {"front": 10, "w1": 11, "w2": 12, "fake": 13, "w3": 14, "redis": 20, "client": 30}
 FRONT = f"{SUBNET}.10:50051"
+# The name the front resolves to find its workers, and the file it reads.
+WORKERS_NAME = "ofarm-workers"
+FRONT_ETC = "/etc/netns/ofarm-front"
+WORKER_METRICS_PORT = 9465
 
 
 def ns(host):
@@ -88,6 +98,33 @@ class Farm:
         for host in HOSTS:
             run("ip", "netns", "del", ns(host), check=False)
         run("ip", "netns", "del", SWITCH, check=False)
+        shutil.rmtree(FRONT_ETC, ignore_errors=True)
+
+    def name_workers(self, hosts):
+        """Points the front's WORKERS_NAME at `hosts`' addresses (in place:
+        the front's bind mount of the file sees the new content)."""
+        os.makedirs(FRONT_ETC, exist_ok=True)
+        lines = ["127.0.0.1 localhost"] + [f"{addr(h)} {WORKERS_NAME}" for h in hosts]
+        with open(os.path.join(FRONT_ETC, "hosts"), "w") as hosts_file:
+            hosts_file.write("\n".join(lines) + "\n")
+
+    def lossy(self, host, percent):
+        """Drops `percent` % of the host's packets each way (nftables);
+        percent 0 removes the rule."""
+        run("ip", "netns", "exec", ns(host), "nft", "delete", "table", "inet", "ofarm_loss",
+            check=False)
+        if percent == 0:
+            return
+        rules = [f"table inet ofarm_loss {{"]
+        for hook in ("input", "output"):
+            rules += [f"  chain {hook} {{",
+                      f"    type filter hook {hook} priority 0; policy accept;",
+                      f"    numgen random mod 100 < {percent} drop",
+                      "  }"]
+        rules.append("}")
+        subprocess.run(["ip", "netns", "exec", ns(host), "nft", "-f", "-"],
+                       input="\n".join(rules) + "\n", check=True, capture_output=True,
+                       text=True)
 
     def start(self, name, host, argv):
         log = open(os.path.join(self.logdir, f"{name}.log"), "a")
@@ -113,9 +150,9 @@ class Farm:
         return subprocess.run(["ip", "netns", "exec", ns("client")] + argv,
                               capture_output=True, text=True, timeout=timeout)
 
-    def metrics(self):
+    def metrics(self, host="front", port=9464):
         code = ("import urllib.request;print(urllib.request.urlopen("
-                f"'http://{addr('front')}:9464/metrics',timeout=1).read().decode())")
+                f"'http://{addr(host)}:{port}/metrics',timeout=1).read().decode())")
         try:
             out = self.in_client(["/usr/bin/python3", "-c", code], timeout=5)
         except subprocess.TimeoutExpired:
@@ -131,9 +168,14 @@ class Farm:
                 pass
         return values
 
-    def metric(self, prefix, contains=""):
-        return sum(v for k, v in self.metrics().items()
+    def metric(self, prefix, contains="", host="front", port=9464):
+        return sum(v for k, v in self.metrics(host, port).items()
                    if k.startswith(prefix) and contains in k)
+
+    def worker_tasks(self, host):
+        """Part tasks `host`'s worker has finished, from its own /metrics."""
+        return self.metric("ordo_requests_total", "ScheduleSubgraph", host,
+                           WORKER_METRICS_PORT)
 
     def wait_for(self, condition, timeout):
         deadline = time.monotonic() + timeout
@@ -154,6 +196,21 @@ def netem_available(farm):
     return False, out.stderr.strip() or out.stdout.strip()
 
 
+def nftables_available():
+    """(True, "") when nft can load a rule in a namespace of its own."""
+    if shutil.which("nft") is None:
+        return False, "nft not installed (scripts/install-deps installs nftables)"
+    run("ip", "netns", "add", "ofarm-nft", check=False)
+    try:
+        out = subprocess.run(["ip", "netns", "exec", "ofarm-nft", "nft", "-f", "-"],
+                             input="table inet t {\n chain c {\n  type filter hook output "
+                                   "priority 0;\n  numgen random mod 100 < 5 drop\n }\n}\n",
+                             capture_output=True, text=True)
+    finally:
+        run("ip", "netns", "del", "ofarm-nft", check=False)
+    return out.returncode == 0, out.stderr.strip()
+
+
 class Stream:
     """Requests one after another from the client host, each checked."""
 
@@ -161,7 +218,8 @@ class Stream:
         self.farm, self.model, self.scheduler = farm, model, scheduler
         self.time_limit_s, self.optimal_peak = time_limit_s, optimal_peak
         self.results = []  # (start, latency_s, outcome)
-        self.fallback_parts = 0  # parts the front solved itself
+        self.fallback_parts = 0  # parts given a greedy order (no runner answer)
+        self.rejected = 0  # worker answers the front refused as wrong
         self.messages = {}  # first message per failure kind
         self.stopping = False
         self.thread = threading.Thread(target=self._loop, daemon=True)
@@ -191,7 +249,9 @@ class Stream:
             self.messages.setdefault(code, message)
             return start, latency, f"failed:{code}"
         answer = json.loads(out.stdout)
-        self.fallback_parts += int((answer.get("service") or {}).get("fallback_parts", 0))
+        service = answer.get("service") or {}
+        self.fallback_parts += int(service.get("fallback_parts", 0))
+        self.rejected += int(service.get("worker_answers_rejected", 0))
         if answer["peak_bytes"] < self.optimal_peak:
             return start, latency, "wrong"  # below the optimum: impossible
         if answer["peak_bytes"] > self.optimal_peak or answer["status"] != "optimal":
@@ -218,7 +278,7 @@ def percentile(values, p):
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def summarize(name, stream, marks, recovery_s, note=""):
+def summarize(name, stream, marks, recovery_s, note="", extra=None):
     """marks: (fault_start, fault_end) on time.monotonic()."""
     counts = {}
     phases = {"before": [], "during": [], "after": []}
@@ -236,6 +296,7 @@ def summarize(name, stream, marks, recovery_s, note=""):
     }
     if stream.messages:
         row["messages"] = stream.messages
+    row.update(extra or {})
     print(json.dumps(row), flush=True)
     return row
 
@@ -258,15 +319,22 @@ def markdown(rows, skipped):
 
 
 def start_front(farm, extra, workers=("w1", "w2")):
+    """The front, finding `workers` by name (WORKERS_NAME in its hosts file)."""
+    farm.name_workers(workers)
     farm.start("front", "front", [
         SERVER, f"--listen={FRONT}", "--metrics-port=9464", "--log-level=warning",
-        "--workers=" + ",".join(f"{addr(w)}:50052" for w in workers)] + extra)
+        f"--workers=dns:///{WORKERS_NAME}:50052"] + extra)
     return farm.wait_for(lambda: farm.metric("ordo_workers_healthy") == len(workers), 30)
+
+
+def start_worker(farm, host):
+    farm.start(host, host, [WORKER, f"--listen={addr(host)}:50052", "--log-level=warning",
+                            f"--metrics-port={WORKER_METRICS_PORT}"])
 
 
 def start_workers(farm):
     for host in ("w1", "w2"):
-        farm.start(host, host, [WORKER, f"--listen={addr(host)}:50052", "--log-level=warning"])
+        start_worker(farm, host)
 
 
 def scenario_worker_partition(farm, args, optimal):
@@ -318,7 +386,7 @@ def scenario_front_restart(farm, args, optimal):
 
 
 def scenario_fake_worker(farm, args, optimal):
-    """A third worker answers every part with a corrupted schedule."""
+    """A third worker answers every part with a wrong schedule."""
     farm.stop("front", signal.SIGTERM)
     farm.start("fake", "fake", [FAKE_WORKER, f"--listen={addr('fake')}:50052"])
     if not start_front(farm, ["--cache-mb=0"], workers=("w1", "w2", "fake")):
@@ -327,9 +395,70 @@ def scenario_fake_worker(farm, args, optimal):
         fault = time.monotonic()
         time.sleep(args.phase + args.fault)
         end = time.monotonic()
-    return summarize("fake worker (corrupted schedules)", stream, (fault, end), None,
-                     f"all requests during the fault; {stream.fallback_parts} parts "
-                     "re-solved in the front after their worker answer failed verification")
+    farm.stop("fake")
+    return summarize("fake worker (wrong schedules)", stream, (fault, end), None,
+                     f"all requests during the fault; {stream.rejected} worker answers "
+                     f"rejected (each re-dispatched at once, the liar quarantined 60 s), "
+                     f"{stream.fallback_parts} parts given a greedy order",
+                     {"rejected": stream.rejected})
+
+
+def scenario_workers_added_removed(farm, args, optimal):
+    """w3 added to the workers' name, then w2 removed from it, while the
+    stream runs. Measures how soon w3 gets its first task and how soon the
+    front stops sending tasks to w2 (whose process keeps running)."""
+    start_worker(farm, "w3")
+    if not farm.wait_for(lambda: bool(farm.metrics("w3", WORKER_METRICS_PORT)), 30):
+        raise RuntimeError("w3 did not start")
+    note = []
+    with Stream(farm, args.model, "dp", args.time_limit, optimal) as stream:
+        time.sleep(args.phase)
+        fault = time.monotonic()
+        farm.name_workers(("w1", "w2", "w3"))
+        listed = farm.wait_for(lambda: farm.metric("ordo_workers_healthy") == 3, 30)
+        listed_s = time.monotonic() - fault
+        got_task = farm.wait_for(lambda: farm.worker_tasks("w3") > 0, 60)
+        first_task_s = time.monotonic() - fault
+        note.append(f"w3 added: probed healthy after {listed_s:.2f} s, "
+                    f"first task finished after {first_task_s:.2f} s" if listed and got_task
+                    else "w3 added: never used")
+        time.sleep(args.fault)
+        removed = time.monotonic()
+        farm.name_workers(("w1", "w3"))
+        dropped = farm.wait_for(lambda: farm.metric("ordo_workers_healthy") == 2, 30)
+        dropped_s = time.monotonic() - removed
+        # Tasks already on w2 finish; none may start after it was dropped.
+        farm.wait_for(lambda: farm.metric("ordo_inflight_requests", "", "w2",
+                                          WORKER_METRICS_PORT) == 0, args.time_limit + 5)
+        settled = farm.worker_tasks("w2")
+        healed = time.monotonic()
+        time.sleep(args.phase)
+        late = farm.worker_tasks("w2") - settled
+        note.append(f"w2 removed: dropped by the front after {dropped_s:.2f} s, "
+                    f"{late:.0f} tasks on it after its last task in flight finished"
+                    if dropped else "w2 removed: still listed")
+    farm.stop("w3")
+    extra = {"membership": {"added_first_task_s": round(first_task_s, 2) if got_task else None,
+                            "removed_dropped_s": round(dropped_s, 2) if dropped else None,
+                            "removed_late_tasks": late}}
+    if not (listed and got_task and dropped) or late:
+        extra["missed"] = "membership change not followed"
+    return summarize("worker added, another removed (dns:/// name)", stream, (fault, healed),
+                     round(first_task_s, 2) if got_task else None, "; ".join(note), extra)
+
+
+def scenario_lossy_link(farm, args, optimal):
+    """5 % of w2's packets dropped each way (nftables) while the stream runs."""
+    with Stream(farm, args.model, "dp", args.time_limit, optimal) as stream:
+        time.sleep(args.phase)
+        fault = time.monotonic()
+        farm.lossy("w2", 5)
+        time.sleep(args.fault)
+        farm.lossy("w2", 0)
+        healed = time.monotonic()
+        time.sleep(args.phase)
+    return summarize("worker link 5% loss (nftables)", stream, (fault, healed), None,
+                     "loss both ways on w2's link; 200 ms delay not applied (no netem)")
 
 
 def main():
@@ -379,10 +508,18 @@ def main():
         rows.append(scenario_worker_partition(farm, args, optimal))
         ok, reason = netem_available(farm)
         if not ok:
-            skipped.append(("worker link 200 ms delay, 5% loss",
-                            f"tc netem unavailable in this kernel ({reason})"))
+            skipped.append(("worker link 200 ms delay",
+                            f"tc netem unavailable in this kernel ({reason}); "
+                            "nftables can drop packets but not delay them"))
+            print(json.dumps({"scenario": skipped[-1][0], "skipped": skipped[-1][1]}))
+        ok, reason = nftables_available()
+        if ok:
+            rows.append(scenario_lossy_link(farm, args, optimal))
+        else:
+            skipped.append(("worker link 5% loss", f"nftables unavailable ({reason})"))
             print(json.dumps({"scenario": skipped[-1][0], "skipped": skipped[-1][1]}))
         rows.append(scenario_front_restart(farm, args, optimal))
+        rows.append(scenario_workers_added_removed(farm, args, optimal))
         farm.stop("front", signal.SIGTERM)
         if not start_front(farm, ["--cache-mb=0", f"--redis=redis://{addr('redis')}:6379"]):
             raise RuntimeError("front with Redis did not start")
@@ -391,11 +528,12 @@ def main():
     finally:
         farm.teardown()
     print(markdown(rows, skipped))
-    # Targets: never a wrong or degraded answer; no failure at all when one
-    # worker or Redis is lost. A front restart may fail calls (UNAVAILABLE)
-    # beyond what the clients' retry policy absorbs: reported, not fatal.
-    bad = [r for r in rows if r["wrong"] or r["degraded"] or
-           (r["failed"] and r["scenario"] != "front restarted")]
+    # Targets: never a wrong or degraded answer; no failure seen by the
+    # caller in any scenario (a front restart's UNAVAILABLE is absorbed by
+    # the clients' retry policy); membership changes followed; the fake
+    # worker actually consulted (and refused).
+    bad = [r for r in rows if r["wrong"] or r["degraded"] or r["failed"] or r.get("missed") or
+           r.get("rejected") == 0]
     print(f"farm-test: {len(rows)} scenarios, {len(bad)} missed their targets")
     return 1 if bad else 0
 
