@@ -13,6 +13,7 @@
 #include "rpc/grpc_status.h"
 #include "rpc/log.h"
 #include "rpc/memory_model_proto.h"
+#include "server/worker_targets.h"
 
 namespace ordo::server {
 
@@ -28,9 +29,9 @@ GrpcPartRunner::GrpcPartRunner(WorkerDirectory* directory, Options options,
                                rpc::ServiceMetrics* metrics)
     : directory_(directory), options_(options), metrics_(metrics) {}
 
-v1::Worker::Stub* GrpcPartRunner::StubFor(const std::string& address) {
+v1::Worker::Stub* GrpcPartRunner::StubFor(const WorkerEndpoint& worker) {
   absl::MutexLock lock(&mu_);
-  auto& stub = stubs_[address];
+  auto& stub = stubs_[worker.address];
   if (stub == nullptr) {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(options_.max_message_bytes);
@@ -50,20 +51,21 @@ v1::Worker::Stub* GrpcPartRunner::StubFor(const std::string& address) {
     args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
     args.SetInt(GRPC_ARG_HTTP2_MIN_SENT_PING_INTERVAL_WITHOUT_DATA_MS,
                 static_cast<int>(absl::ToInt64Milliseconds(options_.keepalive_interval)));
+    ApplyWorkerAuthority(worker.authority, args);
     stub = v1::Worker::NewStub(
-        grpc::CreateCustomChannel(address, options_.security.credentials, args));
+        grpc::CreateCustomChannel(worker.address, options_.security.credentials, args));
   }
   return stub.get();
 }
 
-std::optional<std::string> GrpcPartRunner::PickWorker(
+std::optional<WorkerEndpoint> GrpcPartRunner::PickWorker(
     const absl::flat_hash_set<std::string>& failed, const absl::flat_hash_set<std::string>& wrong) {
-  std::vector<std::string> fresh, tried;
-  for (const WorkerEndpoint& worker : directory_->Workers()) {
+  std::vector<WorkerEndpoint> fresh, tried;
+  for (WorkerEndpoint& worker : directory_->Workers()) {
     if (!worker.healthy || worker.address.empty() || wrong.contains(worker.address)) continue;
-    (failed.contains(worker.address) ? tried : fresh).push_back(worker.address);
+    (failed.contains(worker.address) ? tried : fresh).push_back(std::move(worker));
   }
-  const std::vector<std::string>& pool = fresh.empty() ? tried : fresh;
+  const std::vector<WorkerEndpoint>& pool = fresh.empty() ? tried : fresh;
   if (pool.empty()) return std::nullopt;
   return pool[next_worker_++ % pool.size()];
 }
@@ -90,8 +92,9 @@ PartOutcome GrpcPartRunner::RunOne(const PartTask& task, const ScheduleLimits& l
     const absl::Time now = limits.Now();
     const absl::Duration budget = std::min(task.time_limit, limits.deadline - now);
     if (budget <= absl::ZeroDuration()) break;
-    const std::optional<std::string> address = PickWorker(failed, wrong);
-    if (!address) break;
+    const std::optional<WorkerEndpoint> worker = PickWorker(failed, wrong);
+    if (!worker) break;
+    const std::string& address = worker->address;
     if (attempt > 0) {
       ++outcome.retries;
       if (metrics_ != nullptr) metrics_->AddWorkerTasks("retry", 1);
@@ -107,7 +110,7 @@ PartOutcome GrpcPartRunner::RunOne(const PartTask& task, const ScheduleLimits& l
     }
     v1::SubgraphResult response;
     const absl::Time start = absl::Now();
-    const grpc::Status status = StubFor(*address)->ScheduleSubgraph(&context, request, &response);
+    const grpc::Status status = StubFor(*worker)->ScheduleSubgraph(&context, request, &response);
     {
       absl::MutexLock lock(&call.mu);
       call.active.erase(std::find(call.active.begin(), call.active.end(), &context));
@@ -118,7 +121,7 @@ PartOutcome GrpcPartRunner::RunOne(const PartTask& task, const ScheduleLimits& l
       if (checked.ok()) {
         if (metrics_ != nullptr) metrics_->RecordWorkerTask("ok", absl::Now() - start);
         outcome.result = *std::move(checked);
-        outcome.runner = *address;
+        outcome.runner = address;
         return outcome;
       }
       // A wrong answer (corrupted, foreign, another version's) is no
@@ -128,22 +131,22 @@ PartOutcome GrpcPartRunner::RunOne(const PartTask& task, const ScheduleLimits& l
       ++outcome.rejected_answers;
       if (metrics_ != nullptr) metrics_->RecordWorkerTask("rejected", absl::Now() - start);
       rpc::Log(rpc::LogLevel::kWarning, task.request_id,
-               absl::StrCat("worker ", *address, " answered a part of ", task.model->num_ops(),
+               absl::StrCat("worker ", address, " answered a part of ", task.model->num_ops(),
                             " ops with a schedule that fails the check (",
                             checked.status().message(), "): rejected, worker quarantined"));
-      wrong.insert(*address);
-      directory_->ReportWrongAnswer(*address);
+      wrong.insert(address);
+      directory_->ReportWrongAnswer(address);
       continue;
     }
     const absl::Status error = rpc::FromGrpcStatus(status);
     rpc::Log(rpc::LogLevel::kWarning, task.request_id,
-             absl::StrCat("worker ", *address, " failed a part of ", task.model->num_ops(),
+             absl::StrCat("worker ", address, " failed a part of ", task.model->num_ops(),
                           " ops: ", error.ToString()));
     if (metrics_ != nullptr) metrics_->RecordWorkerTask("error", absl::Now() - start);
     ++failures;
-    failed.insert(*address);
+    failed.insert(address);
     if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) break;
-    if (status.error_code() != grpc::StatusCode::CANCELLED) directory_->ReportFailure(*address);
+    if (status.error_code() != grpc::StatusCode::CANCELLED) directory_->ReportFailure(address);
   }
   // No worker could do it: schedule here, within what is left of the budget.
   if (metrics_ != nullptr) metrics_->AddWorkerTasks("fallback", 1);

@@ -77,9 +77,9 @@ class GrpcPartRunner final : public PartRunner {
   PartOutcome RunOne(const PartTask& task, const ScheduleLimits& limits, Call& call);
   // The next healthy worker in round-robin order, never one in `wrong` and
   // one in `failed` only when no other is left.
-  std::optional<std::string> PickWorker(const absl::flat_hash_set<std::string>& failed,
-                                        const absl::flat_hash_set<std::string>& wrong);
-  v1::Worker::Stub* StubFor(const std::string& address);
+  std::optional<WorkerEndpoint> PickWorker(const absl::flat_hash_set<std::string>& failed,
+                                           const absl::flat_hash_set<std::string>& wrong);
+  v1::Worker::Stub* StubFor(const WorkerEndpoint& worker);
 
   WorkerDirectory* directory_;
   const Options options_;

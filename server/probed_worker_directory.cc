@@ -23,7 +23,7 @@ ProbedWorkerDirectory::ProbedWorkerDirectory(std::vector<WorkerTarget> targets, 
   // Static addresses are listed (unhealthy) from the start; names once resolved.
   absl::MutexLock lock(&mu_);
   for (const WorkerTarget& target : targets_) {
-    if (target.name.empty()) workers_.push_back({target.target, false, 0});
+    if (target.name.empty()) workers_.push_back({target.target, false, 0, ""});
   }
   prober_ = std::thread([this] { ProbeLoop(); });
 }
@@ -57,7 +57,13 @@ void ProbedWorkerDirectory::ReportWrongAnswer(const std::string& address) {
 }
 
 void ProbedWorkerDirectory::Resolve() {
-  std::vector<std::string> addresses;
+  // (address, authority) of every target, in target order.
+  std::vector<std::pair<std::string, std::string>> addresses;
+  auto add = [&](const WorkerTarget& target, const std::vector<std::string>& found) {
+    const std::string authority =
+        target.name.empty() ? "" : absl::StrCat(target.name, ":", target.port);
+    for (const std::string& address : found) addresses.emplace_back(address, authority);
+  };
   for (size_t i = 0; i < targets_.size(); ++i) {
     absl::StatusOr<std::vector<std::string>> found = options_.resolve(targets_[i]);
     if (!found.ok()) {
@@ -67,7 +73,7 @@ void ProbedWorkerDirectory::Resolve() {
                               resolved_[i].size(), " address(es)"));
       }
       resolve_failing_[i] = true;
-      addresses.insert(addresses.end(), resolved_[i].begin(), resolved_[i].end());
+      add(targets_[i], resolved_[i]);
       continue;
     }
     resolve_failing_[i] = false;
@@ -79,12 +85,12 @@ void ProbedWorkerDirectory::Resolve() {
       }
       resolved_[i] = *std::move(found);
     }
-    addresses.insert(addresses.end(), resolved_[i].begin(), resolved_[i].end());
+    add(targets_[i], resolved_[i]);
   }
   // Keep the stubs (and connections) of addresses still there.
   std::vector<Probed> next;
   absl::flat_hash_set<std::string> seen;
-  for (const std::string& address : addresses) {
+  for (const auto& [address, authority] : addresses) {
     if (!seen.insert(address).second) continue;
     auto it = std::find_if(probed_.begin(), probed_.end(),
                            [&](const Probed& p) { return p.address == address; });
@@ -97,8 +103,10 @@ void ProbedWorkerDirectory::Resolve() {
     // long reconnect back-off.
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-    next.push_back({address, grpc::health::v1::Health::NewStub(grpc::CreateCustomChannel(
-                                 address, options_.security.credentials, args))});
+    ApplyWorkerAuthority(authority, args);
+    next.push_back({address, authority,
+                    grpc::health::v1::Health::NewStub(grpc::CreateCustomChannel(
+                        address, options_.security.credentials, args))});
   }
   probed_ = std::move(next);
 }
@@ -131,7 +139,8 @@ void ProbedWorkerDirectory::ProbeLoop() {
     workers_.clear();
     for (size_t i = 0; i < probed_.size(); ++i) {
       workers_.push_back(
-          {probed_[i].address, serving[i] && !quarantined_until_.contains(probed_[i].address), 0});
+          {probed_[i].address, serving[i] && !quarantined_until_.contains(probed_[i].address), 0,
+           probed_[i].authority});
     }
     if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), options_.interval)) return;
   }

@@ -65,6 +65,7 @@ class ProbedWorkerDirectory final : public WorkerDirectory {
   // One address being probed; owned by the probe thread.
   struct Probed {
     std::string address;
+    std::string authority;  // WorkerEndpoint::authority
     std::unique_ptr<grpc::health::v1::Health::Stub> stub;
   };
 

@@ -14,6 +14,10 @@ struct WorkerEndpoint {
   std::string address;
   bool healthy = false;
   int32_t restarts = 0;
+  // For an address found under a name (dns:///NAME:PORT): "NAME:PORT",
+  // the authority its channels present and verify TLS certificates
+  // against (ApplyWorkerAuthority); empty for an address given as is.
+  std::string authority;
 };
 
 // Where the workers are: supervised child processes (WorkerSupervisor) or

@@ -35,6 +35,12 @@ absl::StatusOr<WorkerTarget> ParseWorkerTarget(absl::string_view target) {
   return parsed;
 }
 
+void ApplyWorkerAuthority(const std::string& authority, grpc::ChannelArguments& args) {
+  if (authority.empty()) return;
+  args.SetString(GRPC_ARG_DEFAULT_AUTHORITY, authority);
+  args.SetSslTargetNameOverride(authority.substr(0, authority.rfind(':')));
+}
+
 absl::StatusOr<std::vector<std::string>> ResolveWorkerTarget(const WorkerTarget& target) {
   if (target.name.empty()) return std::vector<std::string>{target.target};
   addrinfo hints{};

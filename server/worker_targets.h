@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "grpcpp/support/channel_arguments.h"
 
 namespace ordo::server {
 
@@ -27,6 +28,11 @@ struct WorkerTarget {
 // INVALID_ARGUMENT naming the entry for a dns: target with an authority
 // (dns://SERVER/...: the system resolver is used) or without a port.
 absl::StatusOr<WorkerTarget> ParseWorkerTarget(absl::string_view target);
+
+// Channels to an address found under a name speak to it as that name:
+// :authority is `authority` ("NAME:PORT") and a TLS certificate must name
+// NAME, as when the channel itself resolved the name. No-op when empty.
+void ApplyWorkerAuthority(const std::string& authority, grpc::ChannelArguments& args);
 
 // The worker addresses behind `target` now: itself when static; else every
 // address the system resolver (getaddrinfo: /etc/hosts, then DNS) gives the

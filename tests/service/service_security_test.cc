@@ -30,7 +30,7 @@ class SecurityFiles {
     const std::string script = absl::StrCat(
         "set -e; cd ", dir_, "\n",
         "key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out $1; }\n",
-        "key ca.key; key server.key; key client.key\n",
+        "key ca.key; key server.key; key client.key; key named.key\n",
         "openssl req -x509 -new -key ca.key -out ca.pem -days 2 -subj /CN=ordo-test-ca "
         "-addext basicConstraints=critical,CA:TRUE -addext keyUsage=keyCertSign,cRLSign\n",
         "leaf() { openssl req -new -key $1.key -out $1.csr -subj /CN=$2\n",
@@ -38,6 +38,8 @@ class SecurityFiles {
         "  openssl x509 -req -in $1.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
         "-out $1.pem -extfile $1.ext; }\n",
         "leaf server localhost DNS:localhost,IP:127.0.0.1 serverAuth\n",
+        // A worker certificate naming only a host name, not its address.
+        "leaf named localhost DNS:localhost serverAuth\n",
         "leaf client ordo-client DNS:ordo-client clientAuth\n", "printf '# test tokens\\n", kToken,
         "\\n", kSecondToken, "\\n' > tokens\n", "printf 'wrong-token\\n' > bad-tokens\n",
         "printf '", kSecondToken, "\\n' > second-token\n", ": > empty-tokens\n");
@@ -213,6 +215,38 @@ TEST_F(ServiceSecurityTest, FrontReachesTlsWorkerWithToken) {
             1);
   EXPECT_THAT(worker.Log(), Not(HasSubstr(kSecondToken)));
   EXPECT_THAT(front.Log(), Not(HasSubstr(kSecondToken)));
+}
+
+// Workers found by name (dns:///NAME:PORT) are dialled by address, and
+// still verified against NAME: a certificate that names only "localhost"
+// (not 127.0.0.1) is accepted, as when gRPC resolved the name itself.
+TEST_F(ServiceSecurityTest, FrontVerifiesATlsWorkerFoundByNameAgainstTheName) {
+  Service worker(ORDO_WORKER_BINARY,
+                 {"--listen=127.0.0.1:0", "--tls-cert=" + Files()("named.pem"),
+                  "--tls-key=" + Files()("named.key"), "--log-level=warning"});
+  ASSERT_GT(worker.port(), 0) << worker.Log();
+  Service front(ORDO_SERVER_BINARY,
+                ServerFlags({absl::StrCat("--workers=dns:///localhost:", worker.port()),
+                             "--worker-tls-ca=" + Files()("ca.pem")}));
+  ASSERT_GT(front.port(), 0) << front.Log();
+  const auto channel = grpc::CreateChannel(front.address(), grpc::InsecureChannelCredentials());
+  // localhost may also resolve to ::1, where nothing listens: one healthy.
+  ASSERT_TRUE(PollUntil(
+      [&] {
+        grpc::ClientContext context;
+        v1::GetInfoResponse info;
+        if (!v1::Compiler::NewStub(channel)->GetInfo(&context, {}, &info).ok()) return false;
+        for (const auto& w : info.workers()) {
+          if (w.healthy() && w.address() == absl::StrCat("127.0.0.1:", worker.port())) return true;
+        }
+        return false;
+      },
+      absl::Seconds(10)))
+      << front.Log();
+  v1::CompileResponse response;
+  const grpc::Status status = Compile(channel, "", &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.stats().fallback_parts(), 0);
 }
 
 TEST_F(ServiceSecurityTest, BearerTokensGuardEveryCallAndAreNeverLogged) {
