@@ -16,7 +16,7 @@
 namespace ordo::server {
 
 ProbedWorkerDirectory::ProbedWorkerDirectory(std::vector<WorkerTarget> targets, Options options)
-    : options_(options),
+    : options_(std::move(options)),
       targets_(std::move(targets)),
       resolved_(targets_.size()),
       resolve_failing_(targets_.size(), false) {
