@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "core/onnx/constant_evaluator.h"
+#include "google/protobuf/arena.h"
 #include "core/onnx/constant_tensor.h"
 
 namespace ordo::onnx_import {
@@ -39,6 +40,10 @@ bool IsShapeOf(const NodeProto& node) {
 
 // One FoldConstants call. Owns the working copy of the model whose folded
 // nodes are replaced by initializers; `model_` and `nodes_` must outlive it.
+// The copy is made lazily, on the first inference or replacement: a model
+// whose every value already has a static shape and nothing to fold (an
+// exported NAS candidate) is read in place, and copying and destroying a
+// 782-node ModelProto was a third of its import.
 class ConstantFolder {
  public:
   ConstantFolder(const onnx::ModelProto& model, const NodeGraph& nodes);
@@ -46,6 +51,8 @@ class ConstantFolder {
   FoldingResult Run() &&;
 
  private:
+  const onnx::GraphProto& graph() const;
+  onnx::ModelProto& Working();
   bool NeedsInference() const;
   void InferShapes();
   std::optional<std::vector<int64_t>> StaticDims(const std::string& tensor) const;
@@ -57,7 +64,8 @@ class ConstantFolder {
 
   const onnx::ModelProto& model_;
   const NodeGraph& nodes_;
-  onnx::ModelProto working_;
+  google::protobuf::Arena arena_;
+  onnx::ModelProto* working_ = nullptr;  // on arena_; null until Working()
   TensorTypes types_;
   absl::flat_hash_map<std::string, ConstantTensor> values_;
   absl::flat_hash_set<std::string> compile_time_;
@@ -69,20 +77,32 @@ class ConstantFolder {
 ConstantFolder::ConstantFolder(const onnx::ModelProto& model, const NodeGraph& nodes)
     : model_(model),
       nodes_(nodes),
-      working_(model),
       folded_(model.graph().node_size(), false),
       replaced_(model.graph().node_size(), false) {
-  // Below IR version 4 inference only types initializers that are also graph
-  // inputs; the initializers added here are not, so the copy says 4.
-  if (working_.ir_version() < 4) working_.set_ir_version(4);
-  // Inference reads data only of small shape-like operands; dropping the
-  // bulk of real weights keeps the copies made per round cheap.
-  DropBulkInitializerData(*working_.mutable_graph());
-  for (const onnx::TensorProto& initializer : working_.graph().initializer()) {
+  // ConstantFromProto reads only small tensors, so bulk weight data left in
+  // `model` changes nothing here.
+  for (const onnx::TensorProto& initializer : model_.graph().initializer()) {
     std::optional<ConstantTensor> value = ConstantFromProto(initializer);
     if (value) values_.insert_or_assign(initializer.name(), std::move(*value));
   }
-  types_ = CollectTensorTypes(working_.graph());
+  types_ = CollectTensorTypes(model_.graph());
+}
+
+const onnx::GraphProto& ConstantFolder::graph() const {
+  return working_ != nullptr ? working_->graph() : model_.graph();
+}
+
+onnx::ModelProto& ConstantFolder::Working() {
+  if (working_ != nullptr) return *working_;
+  working_ = google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena_);
+  *working_ = model_;
+  // Below IR version 4 inference only types initializers that are also graph
+  // inputs; the initializers added here are not, so the copy says 4.
+  if (working_->ir_version() < 4) working_->set_ir_version(4);
+  // Inference reads data only of small shape-like operands; dropping the
+  // bulk of real weights keeps the copies made per round cheap.
+  DropBulkInitializerData(*working_->mutable_graph());
+  return *working_;
 }
 
 FoldingResult ConstantFolder::Run() && {
@@ -94,7 +114,7 @@ FoldingResult ConstantFolder::Run() && {
       rounds_exhausted = false;
       break;
     }
-    types_ = CollectTensorTypes(working_.graph());
+    types_ = CollectTensorTypes(graph());
     if (NeedsInference()) InferShapes();
   }
   // Evaluated values are exact even where no initializer replaced their node
@@ -110,7 +130,7 @@ FoldingResult ConstantFolder::Run() && {
 }
 
 bool ConstantFolder::NeedsInference() const {
-  for (const NodeProto& node : working_.graph().node()) {
+  for (const NodeProto& node : graph().node()) {
     for (const std::string& output : node.output()) {
       if (output.empty() || values_.contains(output)) continue;
       auto it = types_.find(output);
@@ -123,9 +143,9 @@ bool ConstantFolder::NeedsInference() const {
 }
 
 void ConstantFolder::InferShapes() {
-  absl::Status status = InferShapesInPlace(working_);
+  absl::Status status = InferShapesInPlace(Working());
   inference_error_ = status.ok() ? "" : std::string(status.message());
-  types_ = CollectTensorTypes(working_.graph());
+  types_ = CollectTensorTypes(graph());
 }
 
 std::optional<std::vector<int64_t>> ConstantFolder::StaticDims(const std::string& tensor) const {
@@ -203,17 +223,17 @@ bool ConstantFolder::ReplaceEvaluatedNodes() {
     for (const std::string& output : original.node(i).output()) {
       if (output.empty()) continue;
       // HasAllValues above: the value is there.
-      *working_.mutable_graph()->add_initializer() =
+      *Working().mutable_graph()->add_initializer() =
           ConstantToProto(values_.find(output)->second, output);
     }
   }
   if (!replaced_any) return false;
-  onnx::GraphProto& graph = *working_.mutable_graph();
-  graph.clear_node();
+  onnx::GraphProto& working = *Working().mutable_graph();
+  working.clear_node();
   for (int32_t i = 0; i < original.node_size(); ++i) {
-    if (!replaced_[i]) *graph.add_node() = original.node(i);
+    if (!replaced_[i]) *working.add_node() = original.node(i);
   }
-  DropValueInfoOfInitializers(graph);
+  DropValueInfoOfInitializers(working);
   return true;
 }
 

@@ -203,6 +203,18 @@ void DropBulkInitializerData(onnx::GraphProto& graph) {
     if (SmallElementCount(absl::MakeConstSpan(tensor.dims().data(), tensor.dims_size()))) {
       continue;
     }
+    if (tensor.GetArena() != nullptr) {
+      // The arena owns the memory until it goes; releasing or swapping out
+      // would copy the data to the heap first.
+      tensor.clear_raw_data();
+      tensor.clear_float_data();
+      tensor.clear_double_data();
+      tensor.clear_int32_data();
+      tensor.clear_int64_data();
+      tensor.clear_uint64_data();
+      tensor.clear_string_data();
+      continue;
+    }
     // Release and Swap free the memory; clear_*() would keep the capacity.
     std::unique_ptr<std::string> raw(tensor.release_raw_data());
     google::protobuf::RepeatedField<float>().Swap(tensor.mutable_float_data());

@@ -114,7 +114,7 @@ absl::Status TopologicalOrder(const GraphProto& graph, NodeGraph& nodes) {
 }  // namespace
 
 std::vector<std::string> UniqueNodeNames(const GraphProto& graph) {
-  absl::flat_hash_set<std::string> given;
+  absl::flat_hash_set<absl::string_view> given;  // views of names in `graph`
   for (const NodeProto& node : graph.node()) {
     if (!node.name().empty()) given.insert(node.name());
   }

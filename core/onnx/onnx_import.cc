@@ -17,6 +17,7 @@
 #include "core/util/checked_math.h"
 #include "core/util/status_macros.h"
 #include "core/util/wire_field_count.h"
+#include "google/protobuf/arena.h"
 #include "onnx/onnx_pb.h"
 
 namespace ordo {
@@ -30,11 +31,10 @@ using onnx_import::FoldingResult;
 using onnx_import::NodeGraph;
 using onnx_import::TensorType;
 
-absl::StatusOr<onnx::ModelProto> ParseModel(absl::string_view bytes) {
+absl::Status ParseModel(absl::string_view bytes, onnx::ModelProto& model) {
   if (bytes.size() > static_cast<size_t>(INT_MAX)) {
     return absl::InvalidArgumentError("not a valid ONNX model: larger than protobuf's 2 GiB limit");
   }
-  onnx::ModelProto model;
   if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return absl::InvalidArgumentError(
         "not a valid ONNX model: the bytes do not parse as onnx.ModelProto");
@@ -42,7 +42,7 @@ absl::StatusOr<onnx::ModelProto> ParseModel(absl::string_view bytes) {
   if (!model.has_graph()) {
     return absl::InvalidArgumentError("not a valid ONNX model: it has no graph");
   }
-  return model;
+  return absl::OkStatus();
 }
 
 absl::Status RejectControlFlow(const GraphProto& graph, const std::vector<std::string>& names) {
@@ -257,12 +257,15 @@ class GraphAssembler {
   const NodeGraph& nodes_;
   const FoldingResult& folding_;
   GraphBuilder builder_;
-  absl::flat_hash_set<std::string> declared_;
-  absl::flat_hash_set<std::string> read_;  // node inputs and graph outputs
+  // Views of names in graph_: the import's hot path copies no name strings.
+  absl::flat_hash_set<absl::string_view> declared_;
+  absl::flat_hash_set<absl::string_view> read_;  // node inputs and graph outputs
 };
 
 absl::StatusOr<Graph> GraphAssembler::Assemble() && {
-  for (const NodeProto& node : graph_.node()) read_.insert(node.input().begin(), node.input().end());
+  for (const NodeProto& node : graph_.node()) {
+    for (const std::string& input : node.input()) read_.insert(input);
+  }
   for (const onnx::ValueInfoProto& output : graph_.output()) read_.insert(output.name());
   ORDO_RETURN_IF_ERROR(DeclareInputs());
   // A valid file is topologically sorted, so this is file order; for a file
@@ -443,8 +446,12 @@ absl::StatusOr<Graph> ImportOnnx(absl::string_view model_bytes, const GraphLimit
     return absl::ResourceExhaustedError(
         absl::StrCat("model has ", *nodes, " nodes; the limit is ", limits.max_ops, " ops"));
   }
-  ORDO_ASSIGN_OR_RETURN(onnx::ModelProto model, ParseModel(model_bytes));
-  // Folding copies the model; weights' values are never needed.
+  // On an arena: a model is thousands of small strings and messages, and
+  // allocating and freeing them one by one was a third of the import.
+  google::protobuf::Arena arena;
+  onnx::ModelProto& model = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
+  ORDO_RETURN_IF_ERROR(ParseModel(model_bytes, model));
+  // Folding may copy the model; weights' values are never needed.
   onnx_import::DropBulkInitializerData(*model.mutable_graph());
   const GraphProto& graph = model.graph();
   if (graph.node_size() > limits.max_ops) {
@@ -462,7 +469,8 @@ absl::StatusOr<Graph> ImportOnnx(absl::string_view model_bytes, const GraphLimit
 
 absl::StatusOr<std::string> ReorderOnnxNodes(absl::string_view model_bytes, const Graph& graph,
                                              absl::Span<const OpId> schedule) {
-  ORDO_ASSIGN_OR_RETURN(onnx::ModelProto model, ParseModel(model_bytes));
+  onnx::ModelProto model;
+  ORDO_RETURN_IF_ERROR(ParseModel(model_bytes, model));
   ORDO_RETURN_IF_ERROR(CheckSchedule(graph, schedule));
   ORDO_ASSIGN_OR_RETURN(std::vector<int32_t> node_of_op, NodesOfOps(model.graph(), graph));
   ORDO_ASSIGN_OR_RETURN(
