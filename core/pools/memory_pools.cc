@@ -13,6 +13,11 @@
 namespace ordo {
 
 absl::Status ValidatePoolOptions(const PoolOptions& options) {
+  if (options.pools.size() > kMaxMemoryPools) {
+    return absl::InvalidArgumentError(absl::StrCat(options.pools.size(),
+                                                   " memory pools given; at most ",
+                                                   kMaxMemoryPools, " are supported"));
+  }
   std::set<std::string> names;
   for (const MemoryPool& pool : options.pools) {
     if (pool.name.empty()) return absl::InvalidArgumentError("a memory pool has no name");
@@ -24,9 +29,14 @@ absl::Status ValidatePoolOptions(const PoolOptions& options) {
       return absl::InvalidArgumentError(absl::StrCat(
           "memory pool \"", pool.name, "\": capacity must be positive, got ", pool.capacity_bytes));
     }
-    if (!(pool.read_bytes_per_second > 0) || !(pool.write_bytes_per_second > 0)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("memory pool \"", pool.name, "\": bandwidths must be positive"));
+    for (double bandwidth : {pool.read_bytes_per_second, pool.write_bytes_per_second}) {
+      // Written so that NaN fails too.
+      if (!(bandwidth >= kMinPoolBytesPerSecond && bandwidth <= kMaxPoolBytesPerSecond)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "memory pool \"", pool.name, "\": bandwidths must be positive, between ",
+            kMinPoolBytesPerSecond, " and ", kMaxPoolBytesPerSecond, " bytes/s; got ",
+            bandwidth));
+      }
     }
   }
   for (const auto& [tensor, pool] : options.pinned) {

@@ -40,8 +40,17 @@ struct PoolOptions {
   bool enabled() const { return !pools.empty(); }
 };
 
-// INVALID_ARGUMENT naming the pool: empty or duplicate names, a capacity or
-// bandwidth that is not positive, a pinned pool that does not exist.
+// Real chips have a handful of banks; the placer's work grows with the
+// pool count, so a request may not name more than this.
+inline constexpr int kMaxMemoryPools = 64;
+// Bandwidths must lie in [1 B/s, 1e15 B/s]: modelled times stay finite.
+inline constexpr double kMinPoolBytesPerSecond = 1;
+inline constexpr double kMaxPoolBytesPerSecond = 1e15;
+
+// INVALID_ARGUMENT naming the pool: more than kMaxMemoryPools pools, empty
+// or duplicate names, a capacity that is not positive, a bandwidth outside
+// [kMinPoolBytesPerSecond, kMaxPoolBytesPerSecond] (or not a number), a
+// pinned pool that does not exist.
 absl::Status ValidatePoolOptions(const PoolOptions& options);
 
 // The spec's modelled memory time of one tensor of `aligned_bytes` placed in

@@ -3,6 +3,9 @@
 
 #include "core/pools/memory_pools.h"
 
+#include <limits>
+
+#include "absl/strings/str_cat.h"
 #include "core/pools/device_presets.h"
 
 #include "core/testing/status_matchers.h"
@@ -63,6 +66,16 @@ TEST(MemoryPoolsTest, BadOptionsNameThePool) {
   slow.pools[1].read_bytes_per_second = 0;
   EXPECT_THAT(ValidatePoolOptions(slow),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"slow\": bandwidths")));
+  PoolOptions infinite = TwoPools(100, 100);
+  infinite.pools[0].write_bytes_per_second = std::numeric_limits<double>::infinity();
+  EXPECT_THAT(ValidatePoolOptions(infinite),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"fast\": bandwidths")));
+  PoolOptions many;
+  for (int p = 0; p <= kMaxMemoryPools; ++p) {
+    many.pools.push_back({absl::StrCat("bank", p), 1024, 1e9, 1e9});
+  }
+  EXPECT_THAT(ValidatePoolOptions(many),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("at most 64")));
   PoolOptions pinned = TwoPools(100, 100);
   pinned.pinned["x"] = "dtcm";
   EXPECT_THAT(ValidatePoolOptions(pinned),
