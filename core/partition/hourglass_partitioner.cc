@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 
+#include "core/memory/sub_model.h"
 #include "core/util/check.h"
 
 namespace ordo {
@@ -96,17 +97,13 @@ class PartBuilder {
               const std::vector<int32_t>& ends)
       : model_(model), num_parts_(static_cast<int32_t>(ends.size())) {
     part_of_op_.resize(model.num_ops());
-    local_op_.resize(model.num_ops());
     partition_.parts.resize(num_parts_);
     int32_t begin = 0;
     for (int32_t p = 0; p < num_parts_; ++p) {
       std::vector<int32_t>& ops = partition_.parts[p].ops;
       ops.assign(order.begin() + begin, order.begin() + ends[p]);
       std::sort(ops.begin(), ops.end());
-      for (int32_t i = 0; i < static_cast<int32_t>(ops.size()); ++i) {
-        part_of_op_[ops[i]] = p;
-        local_op_[ops[i]] = i;
-      }
+      for (int32_t op : ops) part_of_op_[op] = p;
       begin = ends[p];
     }
   }
@@ -115,21 +112,17 @@ class PartBuilder {
     part_tensors_.resize(num_parts_);
     constant_delta_.assign(num_parts_ + 1, 0);
     for (int32_t t = 0; t < model_.num_tensors(); ++t) PlaceTensor(t);
-    local_tensor_.assign(model_.num_tensors(), kNoId);
+    SubModelBuilder sub_models(model_);
     int64_t constant = model_.constant_bytes;
     for (int32_t p = 0; p < num_parts_; ++p) {
       constant += constant_delta_[p];
-      BuildModel(p, constant);
+      Part& part = partition_.parts[p];
+      part.model = sub_models.Build(part.ops, part_tensors_[p], constant);
     }
     return std::move(partition_);
   }
 
  private:
-  struct PartTensor {
-    int32_t tensor;
-    bool live_at_end;
-  };
-
   // Decides where tensor t is a tensor of a part's model and where it is
   // constant bytes.
   void PlaceTensor(int32_t t) {
@@ -157,40 +150,11 @@ class PartBuilder {
     }
   }
 
-  void BuildModel(int32_t p, int64_t constant_bytes) {
-    Part& part = partition_.parts[p];
-    MemoryModel& sub = part.model;
-    sub.options = model_.options;
-    sub.constant_bytes = constant_bytes;
-    for (const PartTensor& pt : part_tensors_[p]) {
-      const MemoryModel::TensorInfo& info = model_.tensors[pt.tensor];
-      local_tensor_[pt.tensor] = sub.num_tensors();
-      MemoryModel::TensorInfo local;
-      local.bytes = info.bytes;
-      local.live_at_end = pt.live_at_end;
-      if (info.producer != kNoId && part_of_op_[info.producer] == p) {
-        local.producer = local_op_[info.producer];
-      }
-      for (int32_t consumer : info.consumers) {
-        if (part_of_op_[consumer] == p) local.consumers.push_back(local_op_[consumer]);
-      }
-      sub.tensors.push_back(std::move(local));
-    }
-    sub.ops.resize(part.ops.size());
-    for (size_t i = 0; i < part.ops.size(); ++i) {
-      const MemoryModel::OpInfo& info = model_.ops[part.ops[i]];
-      MemoryModel::OpInfo& local = sub.ops[i];
-      for (int32_t t : info.inputs) local.inputs.push_back(local_tensor_[t]);
-      for (int32_t t : info.outputs) local.outputs.push_back(local_tensor_[t]);
-      if (info.inplace_input != kNoId) local.inplace_input = local_tensor_[info.inplace_input];
-    }
-  }
-
   const MemoryModel& model_;
   const int32_t num_parts_;
   Partition partition_;
-  std::vector<int32_t> part_of_op_, local_op_, local_tensor_;
-  std::vector<std::vector<PartTensor>> part_tensors_;
+  std::vector<int32_t> part_of_op_;
+  std::vector<std::vector<SubModelTensor>> part_tensors_;
   // constant bytes of part p = model constant + sum of constant_delta_[0..p].
   std::vector<int64_t> constant_delta_;
   std::vector<int32_t> touched_;

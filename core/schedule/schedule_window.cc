@@ -5,46 +5,35 @@
 
 #include "core/memory/live_memory.h"
 #include "core/memory/simulator.h"
+#include "core/memory/sub_model.h"
 #include "core/util/check.h"
 #include "core/util/status_macros.h"
 
 namespace ordo {
 namespace {
 
-// Assembles the window's model (ScheduleWindow's comment).
+// Chooses the window's tensors and constant bytes (ScheduleWindow's
+// comment); SubModelBuilder renumbers.
 class WindowBuilder {
  public:
   WindowBuilder(const MemoryModel& model, absl::Span<const int32_t> order, int32_t begin,
                 int32_t end)
-      : model_(model),
-        begin_(begin),
-        end_(end),
-        position_(model.num_ops()),
-        local_tensor_(model.num_tensors(), kNoId) {
+      : model_(model), begin_(begin), end_(end), position_(model.num_ops()) {
     for (int32_t k = 0; k < static_cast<int32_t>(order.size()); ++k) position_[order[k]] = k;
     window_.ops.assign(order.begin() + begin, order.begin() + end);
-    window_.model.options = model.options;
-    window_.model.constant_bytes = model.constant_bytes;
   }
 
   ScheduleWindow Build() && {
-    for (int32_t t = 0; t < model_.num_tensors(); ++t) PlaceTensor(t);
-    window_.model.ops.resize(window_.ops.size());
-    for (size_t i = 0; i < window_.ops.size(); ++i) {
-      const MemoryModel::OpInfo& info = model_.ops[window_.ops[i]];
-      MemoryModel::OpInfo& local = window_.model.ops[i];
-      for (int32_t t : info.inputs) local.inputs.push_back(local_tensor_[t]);
-      std::sort(local.inputs.begin(), local.inputs.end());
-      for (int32_t t : info.outputs) local.outputs.push_back(local_tensor_[t]);
-      if (info.inplace_input != kNoId) local.inplace_input = local_tensor_[info.inplace_input];
-    }
+    int64_t constant_bytes = model_.constant_bytes;
+    for (int32_t t = 0; t < model_.num_tensors(); ++t) PlaceTensor(t, constant_bytes);
+    window_.model = SubModelBuilder(model_).Build(window_.ops, tensors_, constant_bytes);
     return std::move(window_);
   }
 
  private:
   bool Inside(int32_t op) const { return position_[op] >= begin_ && position_[op] < end_; }
 
-  void PlaceTensor(int32_t t) {
+  void PlaceTensor(int32_t t, int64_t& constant_bytes) {
     const MemoryModel::TensorInfo& info = model_.tensors[t];
     const bool produced_inside = info.producer != kNoId && Inside(info.producer);
     bool read_inside = false, read_after = false;
@@ -53,29 +42,20 @@ class WindowBuilder {
       read_after = read_after || position_[c] >= end_;
     }
     if (produced_inside || read_inside) {
-      MemoryModel::TensorInfo local;
-      local.bytes = info.bytes;
-      local.live_at_end = info.live_at_end || read_after;
-      if (produced_inside) local.producer = position_[info.producer] - begin_;
-      for (int32_t c : info.consumers) {
-        if (Inside(c)) local.consumers.push_back(position_[c] - begin_);
-      }
-      std::sort(local.consumers.begin(), local.consumers.end());
-      local_tensor_[t] = window_.model.num_tensors();
-      window_.model.tensors.push_back(std::move(local));
+      tensors_.push_back({t, info.live_at_end || read_after});
       return;
     }
     // Untouched: counts only if live across the whole window.
     const bool born_before = info.producer == kNoId || position_[info.producer] < begin_;
     if (born_before && OutlivesProducer(info) && (info.live_at_end || read_after)) {
-      window_.model.constant_bytes += info.bytes;
+      constant_bytes += info.bytes;
     }
   }
 
   const MemoryModel& model_;
   const int32_t begin_, end_;
   std::vector<int32_t> position_;
-  std::vector<int32_t> local_tensor_;
+  std::vector<SubModelTensor> tensors_;
   ScheduleWindow window_;
 };
 
