@@ -92,8 +92,10 @@ void ProbedWorkerDirectory::Resolve() {
   absl::flat_hash_set<std::string> seen;
   for (const auto& [address, authority] : addresses) {
     if (!seen.insert(address).second) continue;
+    // Clang 14 cannot capture a structured binding in a lambda.
+    const std::string& wanted = address;
     auto it = std::find_if(probed_.begin(), probed_.end(),
-                           [&](const Probed& p) { return p.address == address; });
+                           [&](const Probed& p) { return p.address == wanted; });
     if (it != probed_.end()) {
       next.push_back(std::move(*it));
       continue;
