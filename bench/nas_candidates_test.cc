@@ -3,7 +3,7 @@
 #include <map>
 #include <string>
 
-#include "core/cache/part_key.h"
+#include "core/parts/part_key.h"
 #include "core/graph/graph_proto.h"
 #include "core/memory/memory_model.h"
 #include "core/partition/hourglass_partitioner.h"

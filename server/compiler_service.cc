@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "core/arena/arena_planner_registry.h"
-#include "core/cache/part_key.h"
+#include "core/parts/part_key.h"
 #include "core/compile/compile.h"
 #include "core/compile/import_model.h"
 #include "core/compile/rewrite_compile.h"

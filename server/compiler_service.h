@@ -7,7 +7,7 @@
 #include <string>
 
 #include "absl/time/time.h"
-#include "core/cache/part_runner.h"
+#include "core/parts/part_runner.h"
 #include "core/cache/schedule_cache.h"
 #include "core/compile/compile.h"
 #include "core/util/clock.h"

@@ -11,7 +11,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "core/cache/part_runner.h"
+#include "core/parts/part_runner.h"
 #include "ordo/v1/worker_service.grpc.pb.h"
 #include "rpc/metrics.h"
 #include "rpc/security.h"

@@ -7,7 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "core/cache/part_runner.h"
+#include "core/parts/part_runner.h"
 #include "core/cache/schedule_cache.h"
 #include "core/util/clock.h"
 #include "grpcpp/server.h"

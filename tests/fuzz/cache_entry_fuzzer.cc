@@ -1,7 +1,7 @@
 // libFuzzer target: a corrupt or hostile schedule-cache entry. The bytes are
 // an ordo.v1.CachedPartSchedule as stored in Redis; they are decoded the way
 // RedisScheduleCache::Lookup decodes them and served for every part of a
-// fixed model, so the re-check in core/cache/cached_part_scheduler.cc
+// fixed model, so the re-check in core/parts/schedule_by_parts.cc
 // (CheckEntry: length, permutation, dependencies, re-simulated peak) sees
 // arbitrary orders, peaks, bounds, statuses and durations. The entry must
 // never make ScheduleByParts fail or return an invalid schedule.
@@ -14,8 +14,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/cache/cached_part_scheduler.h"
-#include "core/cache/part_runner.h"
+#include "core/parts/schedule_by_parts.h"
+#include "core/parts/part_runner.h"
 #include "core/cache/schedule_cache.h"
 #include "core/memory/simulator.h"
 #include "core/testing/test_graph.h"

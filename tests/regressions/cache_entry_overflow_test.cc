@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "core/cache/cached_part_scheduler.h"
-#include "core/cache/part_key.h"
+#include "core/parts/schedule_by_parts.h"
+#include "core/parts/part_key.h"
 #include "core/cache/schedule_cache.h"
 #include "core/memory/simulator.h"
 #include "core/testing/test_graph.h"

@@ -345,7 +345,7 @@ TEST(FaultsTest, PoisonedRedisEntriesAreRejectedAndAnswersStayCorrect) {
 
 // Keys are "ordo:part:" + 32 hex digits whatever the request holds: names
 // with glob characters, escapes, separators and Redis syntax never reach
-// Redis (core/cache/part_key_test.cc checks the hash itself).
+// Redis (core/parts/part_key_test.cc checks the hash itself).
 TEST(FaultsTest, RedisKeysAreHashesOnly) {
   if (system("command -v redis-server >/dev/null 2>&1") != 0) GTEST_SKIP() << "no redis-server";
   Redis redis;

@@ -1,4 +1,4 @@
-#include "core/cache/part_runner.h"
+#include "core/parts/part_runner.h"
 
 #include <algorithm>
 #include <atomic>

@@ -1,4 +1,4 @@
-#include "core/cache/cached_part_scheduler.h"
+#include "core/parts/schedule_by_parts.h"
 
 #include <algorithm>
 #include <map>
@@ -9,7 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/cache/part_key.h"
+#include "core/parts/part_key.h"
 #include "core/memory/simulator.h"
 #include "core/schedule/scheduler_registry.h"
 #include "core/util/checked_math.h"

@@ -1,4 +1,4 @@
-#include "core/cache/part_key.h"
+#include "core/parts/part_key.h"
 
 #include "absl/strings/str_replace.h"
 #include "core/memory/memory_model.h"

@@ -1,4 +1,4 @@
-#include "core/cache/cached_part_scheduler.h"
+#include "core/parts/schedule_by_parts.h"
 
 #include <atomic>
 #include <cstdio>
@@ -83,7 +83,7 @@ class CorruptingCache final : public ScheduleCache {
   LruScheduleCache inner_{1 << 20};
 };
 
-TEST(CachedPartSchedulerTest, SecondRunIsAllHitsWithTheSamePeak) {
+TEST(ScheduleByPartsTest, SecondRunIsAllHitsWithTheSamePeak) {
   const MemoryModel model = Model();
   LruScheduleCache cache(1 << 20);
   CountingRunner runner;
@@ -111,7 +111,7 @@ TEST(CachedPartSchedulerTest, SecondRunIsAllHitsWithTheSamePeak) {
   EXPECT_EQ(cached.peak_bytes, first.schedule.peak_bytes);
 }
 
-TEST(CachedPartSchedulerTest, CorruptEntriesAreRejectedAndRecomputed) {
+TEST(ScheduleByPartsTest, CorruptEntriesAreRejectedAndRecomputed) {
   const MemoryModel model = Model();
   CorruptingCache cache;
   CountingRunner runner;
@@ -143,7 +143,7 @@ class FailingLookupCache final : public ScheduleCache {
   int inserts_ = 0;
 };
 
-TEST(CachedPartSchedulerTest, UndecodableEntriesCountAsRejectedAndAreOverwritten) {
+TEST(ScheduleByPartsTest, UndecodableEntriesCountAsRejectedAndAreOverwritten) {
   const MemoryModel model = Model();
   FailingLookupCache cache(absl::DataLossError("entry does not decode"));
   CountingRunner runner;
@@ -155,7 +155,7 @@ TEST(CachedPartSchedulerTest, UndecodableEntriesCountAsRejectedAndAreOverwritten
   EXPECT_EQ(cache.inserts(), 2);  // the two distinct parts, replacing the bad bytes
 }
 
-TEST(CachedPartSchedulerTest, UnreachableCacheCountsAsErrors) {
+TEST(ScheduleByPartsTest, UnreachableCacheCountsAsErrors) {
   const MemoryModel model = Model();
   FailingLookupCache cache(absl::UnavailableError("redis: timeout"));
   CountingRunner runner;
@@ -165,7 +165,7 @@ TEST(CachedPartSchedulerTest, UnreachableCacheCountsAsErrors) {
   EXPECT_EQ(result.stats.cache_rejected, 0);
 }
 
-TEST(CachedPartSchedulerTest, FailedTasksFallBackToGreedyAndAreNotCached) {
+TEST(ScheduleByPartsTest, FailedTasksFallBackToGreedyAndAreNotCached) {
   const MemoryModel model = Model();
   LruScheduleCache cache(1 << 20);
   CountingRunner failing(/*fail=*/true);
@@ -178,7 +178,7 @@ TEST(CachedPartSchedulerTest, FailedTasksFallBackToGreedyAndAreNotCached) {
   EXPECT_EQ(cache.size(), 0);
 }
 
-TEST(CachedPartSchedulerTest, UnknownSchedulerIsInvalidArgument) {
+TEST(ScheduleByPartsTest, UnknownSchedulerIsInvalidArgument) {
   CountingRunner runner;
   PartScheduleOptions options = Options();
   options.scheduler = "nope";
@@ -193,7 +193,7 @@ TEST(CachedPartSchedulerTest, UnknownSchedulerIsInvalidArgument) {
 // by every trial (so parts settled unsearched by one model, stored as
 // heuristic, meet later models where they may hold the peak), and a second
 // run of each model is all hits with the same peak.
-TEST(CachedPartSchedulerTest, SearchingOnlyPeakPartsMatchesBruteForce) {
+TEST(ScheduleByPartsTest, SearchingOnlyPeakPartsMatchesBruteForce) {
   std::mt19937_64 rng(7);
   LruScheduleCache cache(16 << 20);
   int searched_fewer = 0, ran = 0;

@@ -1,5 +1,5 @@
-#ifndef ORDO_CORE_CACHE_PART_KEY_H_
-#define ORDO_CORE_CACHE_PART_KEY_H_
+#ifndef ORDO_CORE_PARTS_PART_KEY_H_
+#define ORDO_CORE_PARTS_PART_KEY_H_
 
 #include <cstdint>
 #include <string>
@@ -50,4 +50,4 @@ PartKey CanonicalPartKey(const MemoryModel& model, absl::string_view scheduler);
 
 }  // namespace ordo
 
-#endif  // ORDO_CORE_CACHE_PART_KEY_H_
+#endif  // ORDO_CORE_PARTS_PART_KEY_H_

@@ -1,5 +1,5 @@
-#ifndef ORDO_CORE_CACHE_CACHED_PART_SCHEDULER_H_
-#define ORDO_CORE_CACHE_CACHED_PART_SCHEDULER_H_
+#ifndef ORDO_CORE_PARTS_SCHEDULE_BY_PARTS_H_
+#define ORDO_CORE_PARTS_SCHEDULE_BY_PARTS_H_
 
 #include <cstdint>
 #include <functional>
@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "core/cache/part_runner.h"
+#include "core/parts/part_runner.h"
 #include "core/cache/schedule_cache.h"
 #include "core/memory/memory_model.h"
 #include "core/partition/hourglass_partitioner.h"
@@ -109,4 +109,4 @@ CachedPeak LookupCachedPeak(const MemoryModel& model, const PartScheduleOptions&
 
 }  // namespace ordo
 
-#endif  // ORDO_CORE_CACHE_CACHED_PART_SCHEDULER_H_
+#endif  // ORDO_CORE_PARTS_SCHEDULE_BY_PARTS_H_

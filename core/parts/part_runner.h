@@ -1,5 +1,5 @@
-#ifndef ORDO_CORE_CACHE_PART_RUNNER_H_
-#define ORDO_CORE_CACHE_PART_RUNNER_H_
+#ifndef ORDO_CORE_PARTS_PART_RUNNER_H_
+#define ORDO_CORE_PARTS_PART_RUNNER_H_
 
 #include <cstdint>
 #include <string>
@@ -74,4 +74,4 @@ absl::StatusOr<ScheduleResult> RunPartTask(const PartTask& task, const ScheduleL
 
 }  // namespace ordo
 
-#endif  // ORDO_CORE_CACHE_PART_RUNNER_H_
+#endif  // ORDO_CORE_PARTS_PART_RUNNER_H_

@@ -1,4 +1,4 @@
-#include "core/cache/part_key.h"
+#include "core/parts/part_key.h"
 
 #include <algorithm>
 #include <numeric>
