@@ -518,7 +518,17 @@ absl::StatusOr<RewriteCompileResult> RewriteCompileResultFromProto(
     result.graph = *std::move(rewritten);
   }
   ORDO_ASSIGN_OR_RETURN(result.compile, CompileResultFromProto(result.graph, options, response));
-  if (response.has_rewrite()) result.rewrite = RewriteSummaryFromProto(response);
+  if (response.has_rewrite()) {
+    result.rewrite = RewriteSummaryFromProto(response);
+    // Whether it fits is the client's own judgement of the re-checked
+    // compile (the peak, the re-derived placement), not the server's word.
+    if (result.rewrite->fit_mode &&
+        result.rewrite->fits != FitsDevice(options, result.compile).value_or(false)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "response: rewrite.fits is ", result.rewrite->fits ? "true" : "false",
+          " but the returned schedule and placement say otherwise"));
+    }
+  }
   return result;
 }
 

@@ -427,18 +427,25 @@ absl::StatusOr<RewriteCompileResult> CompileRemotely(const std::string& server,
   return rpc::RewriteCompileResultFromProto(model.graph, options, model.limits, *response);
 }
 
-// Fit mode ran and the result is still over the limit: the message names
-// what is live at the peak.
+// Fit mode ran and the result still does not fit: the message says which
+// pool overflows and by how much (with pools) and names what is live at
+// the peak.
 absl::Status DoesNotFit(const CompileOptions& options, const RewriteCompileResult& result) {
   const RewriteSummary& summary = *result.rewrite;
   std::vector<std::string> shown(
       summary.bottleneck_tensors.begin(),
       summary.bottleneck_tensors.begin() +
           std::min<size_t>(summary.bottleneck_tensors.size(), 8));
+  const std::optional<PoolReport>& placement = result.compile.placement;
+  const std::string what =
+      placement && !placement->fits()
+          ? absl::StrCat("the placement does not fit the memory pools (", placement->overflow,
+                         ")")
+          : absl::StrCat("peak ", FormatBytes(result.compile.peak_bytes), " (",
+                         result.compile.peak_bytes, " B) does not fit --memory-limit ",
+                         FormatBytes(options.memory_limit_bytes));
   return absl::ResourceExhaustedError(absl::StrCat(
-      "peak ", FormatBytes(result.compile.peak_bytes), " (", result.compile.peak_bytes,
-      " B) does not fit --memory-limit ", FormatBytes(options.memory_limit_bytes), " even after ",
-      summary.rewrites.size(), " rewrite(s) (--rewrite ", summary.mode,
+      what, " even after ", summary.rewrites.size(), " rewrite(s) (--rewrite ", summary.mode,
       "); bottleneck tensors live at the peak: ", absl::StrJoin(shown, ", "),
       shown.size() < summary.bottleneck_tensors.size() ? ", ..." : ""));
 }

@@ -325,6 +325,26 @@ absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& 
   return result;
 }
 
+absl::StatusOr<bool> OrderFitsDevice(const Graph& graph, const CompileOptions& options,
+                                     absl::Span<const OpId> order, absl::Duration budget,
+                                     const Clock& clock) {
+  ORDO_RETURN_IF_ERROR(CheckOptions(options));
+  ORDO_ASSIGN_OR_RETURN(MemoryModel model, BuildMemoryModel(graph, options.memory));
+  ORDO_ASSIGN_OR_RETURN(SimulationResult simulation, Simulate(model, order));
+  const int64_t peak = simulation.peak_bytes;
+  if (options.memory_limit_bytes > 0 && peak > options.memory_limit_bytes) return false;
+  if (!options.pools.enabled()) return options.memory_limit_bytes > 0;
+  // The tensors live at the peak step are disjoint in any valid placement.
+  int64_t capacity = 0;
+  for (const MemoryPool& pool : options.pools.pools) capacity += pool.capacity_bytes;
+  if (peak > capacity) return false;
+  ORDO_ASSIGN_OR_RETURN(Layout layout,
+                        Evaluate(graph, model, options, clock.Now() + budget, clock,
+                                 std::vector<int32_t>(order.begin(), order.end()), "candidate",
+                                 std::move(simulation)));
+  return layout.FitsPools();
+}
+
 std::optional<bool> FitsDevice(const CompileOptions& options, const CompileResult& result) {
   const bool limit_holds =
       options.memory_limit_bytes == 0 || result.peak_bytes <= options.memory_limit_bytes;

@@ -136,6 +136,17 @@ struct CompileResult {
 // (nullopt) with neither.
 std::optional<bool> FitsDevice(const CompileOptions& options, const CompileResult& result);
 
+// The place stage alone, on one given order of `graph` (a candidate of a
+// search that knows nothing of the device, e.g. fit-mode rewriting): the
+// layout and placement Compile would compute for that order, judged by
+// FitsDevice's rule. Cheap refusals first: a peak over the memory limit or
+// over the pools' summed capacity cannot fit. Layout and placement get at
+// most `budget` each. INVALID_ARGUMENT for bad options or an order the
+// simulator refuses (named).
+absl::StatusOr<bool> OrderFitsDevice(const Graph& graph, const CompileOptions& options,
+                                     absl::Span<const OpId> order, absl::Duration budget,
+                                     const Clock& clock);
+
 // The one compile path (STYLE: CLI local mode and server run this):
 // memory model -> baselines -> schedule -> verify -> layout -> traffic. Among
 // the schedules that reach the best peak it keeps the one with the least

@@ -15,6 +15,20 @@ namespace {
 
 // Longest a single candidate's schedule may take inside the search.
 constexpr absl::Duration kMaxCandidateScheduleTime = absl::Seconds(5);
+// Layout and placement of a candidate in fit mode with memory pools each
+// get at most this (the place stage's own cap per schedule).
+constexpr absl::Duration kCandidatePlacementTime = absl::Milliseconds(200);
+
+// Fit mode: the device's memory limit or its memory pools constrain the
+// answer (FitsDevice).
+bool FitMode(const CompileOptions& options) {
+  return options.memory_limit_bytes > 0 || options.pools.enabled();
+}
+
+// FitsDevice of a compile that ran in fit mode.
+bool Fits(const CompileOptions& options, const CompileResult& result) {
+  return FitsDevice(options, result).value_or(false);
+}
 
 bool IsFiniteNonNegative(double value) { return std::isfinite(value) && value >= 0; }
 
@@ -49,6 +63,15 @@ RewriteOptions SearchOptions(const CompileOptions& compile, const RewriteCompile
   if (rewrite.beam_width > 0) options.beam_width = rewrite.beam_width;
   options.latency = rewrite.latency;
   options.memory_limit_bytes = compile.memory_limit_bytes;
+  if (compile.pools.enabled()) {
+    // The pools are the constraint: a candidate fits when the place stage
+    // finds a valid placement of its schedule across them.
+    options.fit_test = [compile, &clock](const Graph& graph, const ScheduleResult& schedule) {
+      absl::StatusOr<bool> fits =
+          OrderFitsDevice(graph, compile, schedule.order, kCandidatePlacementTime, clock);
+      return fits.ok() && *fits;
+    };
+  }
   options.clock = &clock;
   options.cancelled = services.cancelled;
   return options;
@@ -80,9 +103,9 @@ RewriteSummary SummaryOf(RewriteMode mode, const RewriteResult& result) {
 // Fit-mode verdict on the schedule actually returned (not the search's).
 void JudgeFit(const CompileOptions& options, const RewriteCompileResult& result,
               RewriteSummary& summary) {
-  summary.fit_mode = options.memory_limit_bytes > 0;
+  summary.fit_mode = FitMode(options);
   if (!summary.fit_mode) return;
-  summary.fits = result.compile.peak_bytes <= options.memory_limit_bytes;
+  summary.fits = Fits(options, result.compile);
   if (!summary.fits) {
     summary.bottleneck_tensors = TensorsLiveAtPeak(result.graph, result.compile.simulation);
   }
@@ -206,7 +229,7 @@ absl::StatusOr<RewriteCompileResult> CompileWithRewrite(
   }
   // A native graph cannot be rewritten: "auto" compiles it as it is.
   const bool fallback = rewrite.fit_fallback && requested == RewriteMode::kNone &&
-                        !onnx_model.empty() && options.memory_limit_bytes > 0;
+                        !onnx_model.empty() && FitMode(options);
   if (requested == RewriteMode::kNone && !fallback) {
     return CompileAsIs(graph, options, rewrite, services, clock, 1);
   }
@@ -215,7 +238,7 @@ absl::StatusOr<RewriteCompileResult> CompileWithRewrite(
   std::optional<RewriteCompileResult> plain;
   if (fallback) {
     ORDO_ASSIGN_OR_RETURN(plain, CompileAsIs(graph, options, rewrite, services, clock, 3));
-    if (plain->compile.peak_bytes <= options.memory_limit_bytes) return *std::move(plain);
+    if (Fits(options, plain->compile)) return *std::move(plain);
     mode = RewriteMode::kAll;
   }
 
@@ -267,7 +290,13 @@ absl::StatusOr<RewriteCompileResult> CompileWithRewrite(
       if (as_is.ok()) plain = *std::move(as_is);
     }
     const int64_t input_peak = plain ? plain->compile.peak_bytes : rewritten.compile.peak_bytes;
-    if (rewritten.compile.peak_bytes <= input_peak) {
+    // Fitting the device is the question fit mode answers: a rewritten
+    // model that fits where the input does not is kept even if its
+    // schedule's peak came out higher (with pools, the peak is not what
+    // decides); otherwise the peak never rises.
+    const bool fits_only_rewritten = FitMode(options) && Fits(options, rewritten.compile) &&
+                                     !(plain && Fits(options, plain->compile));
+    if (rewritten.compile.peak_bytes <= input_peak || fits_only_rewritten) {
       ORDO_ASSIGN_OR_RETURN(summary.rewritten_model,
                             ReorderOnnxNodes(searched.model.SerializeAsString(), searched.graph,
                                              rewritten.compile.schedule));

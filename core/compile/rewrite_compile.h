@@ -20,8 +20,9 @@ namespace ordo {
 // --rewrite`, CompileOptions.rewrite of the API).
 struct RewriteCompileOptions {
   RewriteMode mode = RewriteMode::kNone;
-  // "auto": with mode kNone and a memory limit, compile as is; when that
-  // schedule does not fit, rewrite with kAll in fit mode and compile again.
+  // "auto": with mode kNone and a memory limit or memory pools, compile as
+  // is; when that does not fit the device (FitsDevice), rewrite with kAll
+  // in fit mode and compile again.
   bool fit_fallback = false;
   // Partitioning's latency budget (MOTES' delta), a fraction of the
   // original's modelled latency.
@@ -84,8 +85,11 @@ struct RewriteSummary {
   // Says so when the input had no weight data (the rewritten model then has
   // none either: fine for scheduling, not for running); empty otherwise.
   std::string note;
-  // Fit mode (a memory limit was given): whether the returned schedule's
-  // peak is within it and, when not, the tensors live at its peak step.
+  // Fit mode (a memory limit or memory pools were given): whether the
+  // returned compile fits the device (FitsDevice: within the limit, a valid
+  // placement across the pools) and, when not, the tensors live at its
+  // peak step (with pools, CompileResult::placement->overflow says which
+  // pool overflows and by how much).
   bool fit_mode = false;
   bool fits = false;
   std::vector<std::string> bottleneck_tensors;
@@ -111,18 +115,21 @@ struct RewriteCompileResult {
 // The one compile path with rewriting in front (CLI local mode and server):
 //
 // 1. mode kNone without fallback: Compile(graph) and nothing else.
-// 2. fallback: Compile(graph); done when it fits the memory limit (or there
-//    is none), else mode kAll.
+// 2. fallback: Compile(graph); done when it fits the device (FitsDevice:
+//    the memory limit, the pools) or there is neither, else mode kAll.
 // 3. RewriteForMemory(onnx_model) with the compile's memory rules and
 //    scheduler, the latency budget and, when the compile has a memory
-//    limit, fit mode.
+//    limit or pools, fit mode: with pools a candidate fits when
+//    OrderFitsDevice places its schedule across them (the place stage of
+//    Compile, at most 200 ms for layout and placement each).
 // 4. When it kept rewrites: the rewritten graph must read and write the
 //    same inputs and outputs as `graph`; Compile(rewritten graph) with the
 //    same services (so the simulator re-checks that schedule like any
 //    other); the rewritten model's nodes reordered into its order. Should
 //    that schedule's peak be above the input's (a heuristic schedule can
 //    vary), the rewrites are dropped and the input compiled instead: the
-//    peak never rises.
+//    peak never rises, unless the rewritten model fits the device and the
+//    input does not.
 //
 // `graph` must be ImportOnnx(onnx_model) when onnx_model is not empty.
 // Errors: Compile's and RewriteForMemory's; INVALID_ARGUMENT when rewriting

@@ -184,6 +184,90 @@ TEST(CompileWithRewriteTest, AutoRewritesOnlyWhenThePlainScheduleDoesNotFit) {
   ExpectConsistent(f.graph, over, over.rewrite->fallback_from_peak_bytes);
 }
 
+// Two banks whose summed capacity is below the input model's peak (four
+// 32 KiB branches and their 128 KiB concat live together; the concat fits
+// the slow bank alone) but not below the rewritten model's: with pools,
+// "auto" must take them as its constraint.
+CompileOptions TwoBanks(int64_t fast_bytes, int64_t slow_bytes) {
+  CompileOptions options;
+  options.pools.pools = {{"fast", fast_bytes, 4e9, 4e9}, {"slow", slow_bytes, 1e8, 1e8}};
+  return options;
+}
+
+TEST(CompileWithRewriteTest, AutoRewritesUntilTheModelFitsThePools) {
+  Fixture f;
+  RewriteCompileOptions rewrite;
+  ORDO_ASSERT_OK(SetRewriteMode("auto", rewrite));
+  rewrite.time_limit = absl::Seconds(5);
+  const CompileOptions banks = TwoBanks(64 << 10, 128 << 10);
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult plain, Compile(f.graph, banks, f.clock));
+  ASSERT_TRUE(plain.placement.has_value());
+  ASSERT_FALSE(plain.placement->fits()) << "the input alone must not fit the banks";
+
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      RewriteCompileResult result,
+      CompileWithRewrite(f.bytes, f.graph, banks, rewrite, CompileServices(), f.clock));
+  ASSERT_TRUE(result.rewrite.has_value());
+  EXPECT_TRUE(result.rewrite->fit_fallback);
+  EXPECT_TRUE(result.rewrite->fit_mode);
+  EXPECT_TRUE(result.rewrite->fits);
+  EXPECT_THAT(result.rewrite->rewrites, Not(IsEmpty()));
+  ASSERT_TRUE(result.compile.placement.has_value());
+  EXPECT_TRUE(result.compile.placement->fits());
+  EXPECT_EQ(FitsDevice(banks, result.compile), std::optional<bool>(true));
+  ExpectConsistent(f.graph, result, plain.peak_bytes);
+  // The answer is the placement of the returned schedule: every tensor in a
+  // bank, within its capacity.
+  for (const PoolUsage& pool : result.compile.placement->placement.evaluation.pools) {
+    EXPECT_LE(pool.used_bytes, pool.capacity_bytes) << pool.name;
+  }
+  for (const TensorPlacement& tensor : result.compile.arena.tensors) {
+    EXPECT_THAT(tensor.pool, ::testing::AnyOf(0, 1)) << result.graph.tensor(tensor.tensor).name;
+  }
+
+  // Banks the model fits as it is: no rewriting.
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      RewriteCompileResult roomy,
+      CompileWithRewrite(f.bytes, f.graph, TwoBanks(256 << 10, 1 << 20), rewrite,
+                         CompileServices(), f.clock));
+  EXPECT_FALSE(roomy.rewrite.has_value());
+  EXPECT_TRUE(roomy.compile.placement->fits());
+}
+
+TEST(CompileWithRewriteTest, AutoWithPoolsThatNothingFitsNamesTheOverflowingPool) {
+  // No rewrite site (no Conv, no Concat): x and a are 16 KiB each and live
+  // together at the Add in every order (y may overwrite a); only the fast
+  // bank holds 16 KiB.
+  OnnxTestModel m;
+  m.Input("x", {1, 4096});
+  m.Node("Relu", {"x"}, {"a"});
+  m.Node("Add", {"x", "a"}, {"y"});
+  m.Output("y");
+  const std::string bytes = m.Bytes();
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(bytes));
+  RealClock clock;
+  RewriteCompileOptions rewrite;
+  ORDO_ASSERT_OK(SetRewriteMode("auto", rewrite));
+  rewrite.time_limit = absl::Seconds(2);
+  const CompileOptions banks = TwoBanks(16 << 10, 8 << 10);
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      RewriteCompileResult result,
+      CompileWithRewrite(bytes, graph, banks, rewrite, CompileServices(), clock));
+  ASSERT_TRUE(result.rewrite.has_value());
+  EXPECT_TRUE(result.rewrite->fit_fallback);
+  EXPECT_TRUE(result.rewrite->fit_mode);
+  EXPECT_FALSE(result.rewrite->fits);
+  EXPECT_THAT(result.rewrite->rewrites, IsEmpty());
+  EXPECT_THAT(result.rewrite->bottleneck_tensors, ::testing::IsSupersetOf({"x", "a"}));
+  ASSERT_TRUE(result.compile.placement.has_value());
+  EXPECT_FALSE(result.compile.placement->fits());
+  // Which pool overflows and by how much, and why no order can fit.
+  EXPECT_THAT(result.compile.placement->overflow, HasSubstr("overflows by 16384 bytes"));
+  EXPECT_THAT(result.compile.placement->overflow, HasSubstr("\"fast\""));
+  EXPECT_THAT(result.compile.placement->no_order_fits, Not(IsEmpty()));
+  EXPECT_EQ(FitsDevice(banks, result.compile), std::optional<bool>(false));
+}
+
 TEST(CompileWithRewriteTest, AutoKeepsThePlainCompileWhenRewritingFails) {
   Fixture f;
   RewriteCompileOptions rewrite;

@@ -511,9 +511,8 @@ absl::StatusOr<PartitionSearchResult> SearchPartitions(
   };
   State initial{start, {}, "", LatencySeconds(start->cost, options.latency)};
   State best = initial;
-  const int64_t memory_limit = options.memory_limit_bytes;
   std::optional<State> fitting;
-  if (memory_limit > 0 && start->peak() <= memory_limit) fitting = initial;
+  if (options.Fits(start->graph, start->schedule)) fitting = initial;
 
   std::vector<State> beam = {initial};
   absl::flat_hash_set<std::string> seen_models;
@@ -558,8 +557,9 @@ absl::StatusOr<PartitionSearchResult> SearchPartitions(
         applied.extra_macs = m.cost.macs - state.model->cost.macs;
         applied.extra_ops = m.cost.ops - state.model->cost.ops;
         child.history.push_back(std::move(applied));
-        if (memory_limit > 0 && m.peak() <= memory_limit &&
-            (!fitting || child.latency < fitting->latency)) {
+        // The cheap tests first: the device's may place the schedule.
+        if (options.fit_mode() && (!fitting || child.latency < fitting->latency) &&
+            options.Fits(m.graph, m.schedule)) {
           fitting = child;
         }
         next.push_back(std::move(child));
@@ -681,7 +681,7 @@ absl::StatusOr<PartitionSearchResult> SearchPartitions(
   }
   result.best = best.model;
   result.rewrites = Fold(best.history);
-  result.fits = memory_limit > 0 && result.best->peak() <= memory_limit;
+  result.fits = options.Fits(result.best->graph, result.best->schedule);
   return result;
 }
 

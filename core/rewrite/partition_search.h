@@ -134,7 +134,7 @@ struct PartitionSearchResult {
   // with the one that then lowered it).
   std::vector<AppliedRewrite> rewrites;
   bool time_limit_hit = false;
-  bool fits = false;  // fit mode: best->peak() <= options.memory_limit_bytes
+  bool fits = false;  // fit mode: options.Fits(best)
   int32_t candidates_evaluated = 0;
   int32_t over_latency_budget = 0;  // candidates dropped for delta
 };
@@ -166,9 +166,10 @@ struct PartitionSearchResult {
 //    is the best `beam_width` by (peak, steps at peak, latency), each
 //    re-scheduled with the full limit (ModelEvaluator::Refine).
 // 4. Repeat until no candidate is kept, the time limit, or max_rounds. Fit
-//    mode (options.memory_limit_bytes > 0): stop at the first round with
-//    a candidate at or under the limit and take the cheapest (latency) of
-//    those.
+//    mode (options.fit_mode()): stop at the first round with a candidate
+//    that fits (RewriteOptions::Fits: within the limit, and the device's
+//    own test, e.g. a placement across memory pools) and take the cheapest
+//    (latency) of those.
 // The result never has a higher peak than `start`. Each round costs
 // O(beam x candidates) schedules. Errors: the evaluator's for `start`;
 // candidates that fail to apply or import are skipped.

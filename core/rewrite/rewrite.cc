@@ -165,6 +165,12 @@ std::vector<std::string> PeakTensorNames(const EvaluatedModel& m) {
 
 }  // namespace
 
+bool RewriteOptions::Fits(const Graph& graph, const ScheduleResult& schedule) const {
+  if (!fit_mode()) return false;
+  if (memory_limit_bytes > 0 && schedule.peak_bytes > memory_limit_bytes) return false;
+  return fit_test == nullptr || fit_test(graph, schedule);
+}
+
 absl::StatusOr<RewriteMode> ParseRewriteMode(absl::string_view name) {
   if (name == "none") return RewriteMode::kNone;
   if (name == "identity") return RewriteMode::kIdentity;
@@ -215,8 +221,7 @@ absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
   result.original_peak_bytes = current.peak();
   result.sites_found = search.num_sites();
 
-  const bool fits_already =
-      options.memory_limit_bytes > 0 && current.peak() <= options.memory_limit_bytes;
+  const bool fits_already = options.Fits(current.graph, current.schedule);
   std::vector<int32_t> pending;
   for (int32_t i = 0; i < search.num_sites() && !fits_already; ++i) pending.push_back(i);
   std::vector<int32_t> failed;
@@ -329,7 +334,7 @@ absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
         const double latency = LatencyOverhead(original_cost, r.best->cost, options.latency);
         const double peak = static_cast<double>(r.best->peak());
         if (r.fits) return {false, latency, peak};
-        return {options.memory_limit_bytes > 0, peak, latency};
+        return {options.fit_mode(), peak, latency};
       };
       const bool cut_short = second.time_limit_hit;
       if (rank(second) < rank(searched)) std::swap(searched, second);
@@ -357,8 +362,8 @@ absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
   result.rewritten_macs = final_model->cost.macs;
   result.rewritten_ops = final_model->cost.ops;
   result.latency_overhead = LatencyOverhead(original_cost, final_model->cost, options.latency);
-  if (options.memory_limit_bytes > 0) {
-    result.fits = final_model->peak() <= options.memory_limit_bytes;
+  if (options.fit_mode()) {
+    result.fits = options.Fits(final_model->graph, final_model->schedule);
     if (!result.fits) result.bottleneck_tensors = PeakTensorNames(*final_model);
   }
   return result;

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,14 @@ struct LatencyModel {
   double op_overhead_seconds = 20e-6;
 };
 
+// Fit mode's question about a candidate beyond its peak, asked by whoever
+// knows the device: does this schedule of `graph` fit it? (With memory
+// pools: has it a valid placement across the banks; core/compile supplies
+// that test, the search knows nothing of pools.) Asked only of candidates
+// within memory_limit_bytes that could become the answer, so it may cost a
+// placement.
+using ScheduleFitTest = std::function<bool(const Graph& graph, const ScheduleResult& schedule)>;
+
 // "none" / "identity" / "partition" / "all"; INVALID_ARGUMENT naming them
 // otherwise.
 absl::StatusOr<RewriteMode> ParseRewriteMode(absl::string_view name);
@@ -61,9 +70,13 @@ struct RewriteOptions {
   // below 1 mean 1.
   int32_t beam_width = 1;
   LatencyModel latency;
-  // Fit mode when > 0: stop at the cheapest set of rewrites whose peak is at
-  // or under this; `fits` and `bottleneck_tensors` report the outcome.
+  // Fit mode when > 0 or `fit_test` is set: stop at the cheapest set of
+  // rewrites whose schedule fits (Fits); `fits` and `bottleneck_tensors`
+  // report the outcome.
   int64_t memory_limit_bytes = 0;
+  // Fit mode's device test beyond the limit (e.g. memory pools); may be
+  // empty.
+  ScheduleFitTest fit_test;
   // Must outlive the call; null means the real clock.
   const Clock* clock = nullptr;
   // Set by another thread to stop the search like its time limit does (the
@@ -74,6 +87,12 @@ struct RewriteOptions {
   // still holds are dropped (re-evaluated if proposed again); below it the
   // result is the same as with no budget.
   int64_t max_search_bytes = int64_t{512} << 20;
+
+  bool fit_mode() const { return memory_limit_bytes > 0 || fit_test != nullptr; }
+  // Fit mode's one verdict on a candidate: its peak within
+  // memory_limit_bytes (when set), then `fit_test` (when set). False
+  // outside fit mode.
+  bool Fits(const Graph& graph, const ScheduleResult& schedule) const;
 };
 
 // One rewrite the search kept.
@@ -123,7 +142,7 @@ struct RewriteResult {
   double latency_overhead = 0;
   // Whether the input model carried weight data (then the result does).
   bool weights_carried = false;
-  // Fit mode only: whether the result's peak is <= memory_limit_bytes, and
+  // Fit mode only: whether the result fits (RewriteOptions::Fits), and
   // when not, the tensors live at the result's peak step.
   bool fits = false;
   std::vector<std::string> bottleneck_tensors;

@@ -259,6 +259,56 @@ TEST(OrdoCliTest, MemoryLimitFallsBackToRewritingAndFailsNamingTheBottleneck) {
   std::filesystem::remove(model);
 }
 
+// With memory pools, "auto" takes the banks as its constraint: the input
+// model (peak 256 KiB) cannot be placed in 64 + 128 KiB, its rewritten
+// form can; banks too small for any rewritten form exit 3 naming the pool
+// that overflows and by how much.
+TEST(OrdoCliTest, RewriteAutoMakesTheModelFitThePools) {
+  const std::string model = WriteConcatConvModel();
+  const std::string banks = " --pool fast:64KiB:4GB/s --pool slow:128KiB:100MB/s";
+  ProcessResult plain = RunOrdo(absl::StrCat("compile ", model, " --json", banks));
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  nlohmann::json as_is = nlohmann::json::parse(plain.out);
+  EXPECT_FALSE(as_is["fits"].get<bool>());
+  EXPECT_TRUE(as_is["rewrite"].is_null());
+
+  const std::string out = TempPath("pools_fit.onnx").string();
+  ProcessResult run =
+      RunOrdo(absl::StrCat("compile ", model, " --json --rewrite auto --time-limit 5s", banks,
+                           " --rewritten-model ", out));
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  nlohmann::json report = nlohmann::json::parse(run.out);
+  EXPECT_TRUE(report["fits"].get<bool>());
+  EXPECT_TRUE(report["rewrite"]["fit_fallback"].get<bool>());
+  EXPECT_TRUE(report["rewrite"]["fits"].get<bool>());
+  EXPECT_FALSE(report["rewrite"]["rewrites"].empty());
+  for (const nlohmann::json& pool : report["placement"]["pools"]) {
+    EXPECT_LE(pool["used_bytes"].get<int64_t>(), pool["capacity_bytes"].get<int64_t>())
+        << pool.dump();
+  }
+  ExpectConsistentRewrite(report, out);
+  std::filesystem::remove(out);
+
+  std::filesystem::remove(model);
+
+  // No rewrite site: x and relu(x), 16 KiB each, are live together at the
+  // Add in every form of this model; only one bank holds 16 KiB.
+  ordo::OnnxTestModel add;
+  add.Input("x", {1, 4096});
+  add.Node("Relu", {"x"}, {"a"});
+  add.Node("Add", {"x", "a"}, {"y"});
+  add.Output("y");
+  const std::string small = WriteTemp("relu_add.onnx", add.Bytes());
+  ProcessResult tiny = RunOrdo(absl::StrCat("compile ", small,
+                                            " --rewrite auto --time-limit 2s --pool fast:16KiB "
+                                            "--pool slow:8KiB"));
+  EXPECT_EQ(tiny.exit_code, 3) << tiny.out;
+  EXPECT_THAT(tiny.out, HasSubstr("does not fit the memory pools"));
+  EXPECT_THAT(tiny.out, HasSubstr("overflows by 16384 bytes"));
+  EXPECT_THAT(tiny.out, HasSubstr("bottleneck tensors"));
+  std::filesystem::remove(small);
+}
+
 // A real model whose best order does not fit, rewritten until it does:
 // the fallback's whole path (plain compile, search in fit mode, compile of
 // the rewritten model, written file) on MobileNetV2.
