@@ -158,8 +158,8 @@ class GraphBuilder {
     int32_t source_index;
   };
 
-  absl::Status ResolveTensors(Graph& graph) const;
-  absl::Status ResolveOps(Graph& graph) const;
+  absl::Status ResolveTensors(Graph& graph);
+  absl::Status ResolveOps(Graph& graph);
   absl::Status ResolveGraphIo(Graph& graph) const;
   static absl::Status CheckAcyclic(const Graph& graph);
 
