@@ -232,7 +232,9 @@ TEST(DpSchedulerTest, RealDeadlineIsHonoured) {
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, DpScheduler().Schedule(model, limits));
   const absl::Duration took = absl::Now() - start;
   ExpectValidSchedule(model, result);
-  EXPECT_LT(took, absl::Milliseconds(200 + 300));
+  // Without the deadline this search runs for minutes; the margin is wide
+  // because CI machines are shared and loaded ones miss tight margins.
+  EXPECT_LT(took, absl::Milliseconds(200 + 2800));
   EXPECT_THAT(result.status, AnyOf(ScheduleStatus::kBounded, ScheduleStatus::kHeuristic));
 }
 

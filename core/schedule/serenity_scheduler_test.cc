@@ -149,7 +149,9 @@ TEST(SerenitySchedulerTest, DeadlineReturnsAValidSchedule) {
   const absl::Time start = absl::Now();
   limits.deadline = start + absl::Milliseconds(200);
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, SerenityScheduler().Schedule(model, limits));
-  EXPECT_LT(absl::Now() - start, absl::Milliseconds(200 + 300));
+  // Without the deadline this search runs for minutes; the margin is wide
+  // because CI machines are shared and a loaded one failed a 300 ms margin.
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(200 + 2800));
   ExpectValid(model, result);
   EXPECT_THAT(result.status, AnyOf(ScheduleStatus::kBounded, ScheduleStatus::kHeuristic));
 }
