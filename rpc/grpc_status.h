@@ -2,6 +2,7 @@
 #define ORDO_RPC_GRPC_STATUS_H_
 
 #include <cstddef>
+#include <string>
 
 #include "absl/status/status.h"
 #include "grpcpp/support/status.h"
@@ -21,8 +22,9 @@ grpc::Status ToGrpcStatus(const absl::Status& status,
 // The reverse, for clients of our own services.
 absl::Status FromGrpcStatus(const grpc::Status& status);
 
-// "OK", "INVALID_ARGUMENT", ...: the `code` label of request metrics.
-const char* GrpcCodeName(grpc::StatusCode code);
+// "OK", "INVALID_ARGUMENT", ...: the `code` label of request metrics
+// (absl::StatusCodeToString; "UNKNOWN" for a code outside the canon).
+std::string GrpcCodeName(grpc::StatusCode code);
 
 }  // namespace ordo::rpc
 

@@ -54,7 +54,7 @@ CallInfo MakeCallInfo(grpc::CallbackServerContext* context, absl::string_view me
 
 void RecordCallEnd(const CallEnvironment& env, const CallInfo& call, const absl::Status& status,
                    absl::Duration latency) {
-  const char* code = GrpcCodeName(static_cast<grpc::StatusCode>(status.code()));
+  const std::string code = GrpcCodeName(static_cast<grpc::StatusCode>(status.code()));
   if (env.metrics != nullptr) env.metrics->RecordRequest(call.method, code, latency);
   Log(status.ok() ? LogLevel::kInfo : LogLevel::kWarning, call.request_id,
       absl::StrFormat("%s %s %.1f ms%s%s", call.method, code, absl::ToDoubleMilliseconds(latency),
