@@ -43,6 +43,7 @@
 #include "core/onnx/onnx_import.h"
 #include "core/schedule/hierarchical_scheduler.h"
 #include "core/schedule/scheduler_registry.h"
+#include "nlohmann/json.hpp"
 
 namespace ordo {
 namespace {
@@ -445,31 +446,26 @@ void WriteCsv(const std::vector<Row>& rows, const std::string& path) {
   }
 }
 
-std::string JsonString(absl::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) out += c;
-  }
-  return out + "\"";
-}
-
 void WriteJson(const std::vector<Row>& rows, const std::string& path) {
-  std::ofstream out(path);
-  out << "[\n";
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
-    out << "  {\"model\": " << JsonString(r.model) << ", \"ops\": " << r.ops
-        << ", \"parts\": " << r.parts << ", \"model_order_peak\": " << r.model_order_peak
-        << ", \"baseline_peak\": " << r.baseline_peak
-        << ", \"baseline\": " << JsonString(r.baseline) << ", \"ordo_peak\": " << r.peak
-        << ", \"lower_bound\": " << r.lower_bound << ", \"status\": " << JsonString(r.status)
-        << ", \"algorithm\": " << JsonString(r.algorithm) << ", \"time_s\": " << r.seconds
-        << ", \"states_expanded\": " << r.states_expanded
-        << ", \"peer_peak\": " << JsonString(r.peer_peak) << ", \"error\": " << JsonString(r.error)
-        << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const Row& r : rows) {
+    out.push_back({{"model", r.model},
+                   {"ops", r.ops},
+                   {"parts", r.parts},
+                   {"model_order_peak", r.model_order_peak},
+                   {"baseline_peak", r.baseline_peak},
+                   {"baseline", r.baseline},
+                   {"ordo_peak", r.peak},
+                   {"lower_bound", r.lower_bound},
+                   {"status", r.status},
+                   {"algorithm", r.algorithm},
+                   {"time_s", r.seconds},
+                   {"states_expanded", r.states_expanded},
+                   {"peer_peak", r.peer_peak},
+                   {"error", r.error}});
   }
-  out << "]\n";
+  std::ofstream(path) << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                      << "\n";
 }
 
 int Main(int argc, char** argv) {

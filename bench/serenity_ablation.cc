@@ -62,6 +62,7 @@
 #include "core/schedule/scheduler.h"
 #include "core/schedule/scheduler_registry.h"
 #include "core/schedule/serenity_scheduler.h"
+#include "nlohmann/json.hpp"
 
 namespace ordo {
 namespace {
@@ -450,34 +451,29 @@ void WriteCsv(const std::vector<Row>& rows, const std::string& path) {
   }
 }
 
-std::string JsonString(absl::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) out += c;
-  }
-  return out + "\"";
-}
-
 void WriteJson(const std::vector<Row>& rows, const std::string& path) {
-  std::ofstream out(path);
-  out << "[\n";
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
-    out << "  {\"model\": " << JsonString(r.model) << ", \"ops\": " << r.ops
-        << ", \"configuration\": " << JsonString(r.configuration) << ", \"parts\": " << r.parts
-        << ", \"parts_solved\": " << r.parts_solved << ", \"part_ops\": [";
-    for (size_t p = 0; p < r.part_stats.size(); ++p) {
-      out << (p ? ", " : "") << r.part_stats[p].ops;
-    }
-    out << "], \"peak\": " << r.peak << ", \"lower_bound\": " << r.lower_bound
-        << ", \"status\": " << JsonString(r.status) << ", \"algorithm\": "
-        << JsonString(r.algorithm) << ", \"time_s\": " << r.seconds
-        << ", \"limit_s\": " << r.limit_s << ", \"states_expanded\": " << r.states_expanded
-        << ", \"states_stored\": " << r.states_stored << ", \"error\": " << JsonString(r.error)
-        << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const Row& r : rows) {
+    nlohmann::ordered_json part_ops = nlohmann::ordered_json::array();
+    for (const auto& part : r.part_stats) part_ops.push_back(part.ops);
+    out.push_back({{"model", r.model},
+                   {"ops", r.ops},
+                   {"configuration", r.configuration},
+                   {"parts", r.parts},
+                   {"parts_solved", r.parts_solved},
+                   {"part_ops", part_ops},
+                   {"peak", r.peak},
+                   {"lower_bound", r.lower_bound},
+                   {"status", r.status},
+                   {"algorithm", r.algorithm},
+                   {"time_s", r.seconds},
+                   {"limit_s", r.limit_s},
+                   {"states_expanded", r.states_expanded},
+                   {"states_stored", r.states_stored},
+                   {"error", r.error}});
   }
-  out << "]\n";
+  std::ofstream(path) << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                      << "\n";
 }
 
 int Main(int argc, char** argv) {
