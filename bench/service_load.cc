@@ -14,7 +14,11 @@
 //           caller's job, and the report shows the hits it saw);
 //   nas     a stream of NAS-like candidates (bench/nas_candidates.h), each
 //           sent once, in order; the report's part hit rate is what caching
-//           buys such a stream.
+//           buys such a stream. A best case: every cell is its own part.
+//   darts   the realistic NAS stream (bench/darts_candidates.h): DARTS-space
+//           candidates of a regularised-evolution search, cells reading the
+//           two previous cells, survivors re-sent; the report also counts
+//           whole-request hits (response cache) and single-flight shares.
 //
 // --spawn starts its own ordo-server on a free loopback port (port 0, read
 // back from its `listening on` line) and stops it with SIGTERM at the end.
@@ -44,6 +48,7 @@
 #include "absl/time/time.h"
 #include "bench/child_process.h"
 #include "bench/latency_summary.h"
+#include "bench/darts_candidates.h"
 #include "bench/nas_candidates.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/create_channel.h"
@@ -66,7 +71,7 @@ ABSL_FLAG(double, duration, 10, "stop starting calls after this many seconds");
 ABSL_FLAG(int64_t, requests, 1000, "stop after this many calls (nas: candidates)");
 ABSL_FLAG(std::string, method, "compile",
           "compile|estimate|info (GetInfo: the RPC floor, no model work)");
-ABSL_FLAG(std::string, mode, "cached", "cached|cold|nas");
+ABSL_FLAG(std::string, mode, "cached", "cached|cold|nas|darts");
 ABSL_FLAG(std::string, scheduler, "", "CompileOptions.scheduler (empty: the server's best)");
 ABSL_FLAG(std::string, arena_planner, "", "CompileOptions.arena_planner (none: skip)");
 ABSL_FLAG(int64_t, alignment, 0,
@@ -78,7 +83,12 @@ ABSL_FLAG(int, warmup, -1, "untimed calls first (default: 1 in cached mode, else
 ABSL_FLAG(int, nas_cell_types, 32, "nas: cells in the pool candidates draw from");
 ABSL_FLAG(int, nas_blocks, 16, "nas: blocks per cell (3 ops each)");
 ABSL_FLAG(int, nas_cells, 6, "nas: cells per candidate");
-ABSL_FLAG(uint64_t, seed, 1, "nas: seed of the candidate stream");
+ABSL_FLAG(uint64_t, seed, 1, "nas, darts: seed of the candidate stream");
+ABSL_FLAG(int, darts_cells, 6, "darts: cells per candidate (reductions at 1/3 and 2/3)");
+ABSL_FLAG(int, darts_population, 16, "darts: population of the evolutionary search");
+ABSL_FLAG(double, darts_resend, 0.1, "darts: probability of re-sending a survivor");
+ABSL_FLAG(bool, darts_rename, false,
+          "darts: give every candidate its own tensor names (a re-export by another tool)");
 ABSL_FLAG(std::string, json, "", "also write the results as JSON to this file");
 ABSL_FLAG(std::string, dump_response, "",
           "write the last OK response as JSON (protobuf mapping) to this file");
@@ -103,6 +113,8 @@ struct CallRecord {
   int32_t parts = 0;
   int32_t cache_hits = 0;
   int32_t cache_misses = 0;
+  bool response_cached = false;
+  bool single_flight_shared = false;
   absl::Duration server_time;
   // The response as JSON, only when --dump-response asks for it.
   std::string response_json;
@@ -164,6 +176,17 @@ absl::StatusOr<Workload> BuildWorkload(const std::string& mode, const std::strin
       v1::CompileRequest& request = compiles.emplace_back(base);
       *request.mutable_graph() = stream.Next();
     }
+  } else if (mode == "darts") {
+    workload.fixed = false;
+    DartsCandidateStream stream({.cells = absl::GetFlag(FLAGS_darts_cells),
+                                 .population = absl::GetFlag(FLAGS_darts_population),
+                                 .resend_probability = absl::GetFlag(FLAGS_darts_resend),
+                                 .rename = absl::GetFlag(FLAGS_darts_rename),
+                                 .seed = absl::GetFlag(FLAGS_seed)});
+    for (int64_t i = 0; i < requests; ++i) {
+      v1::CompileRequest& request = compiles.emplace_back(base);
+      *request.mutable_graph() = stream.Next();
+    }
   } else {
     return absl::InvalidArgumentError(absl::StrCat("unknown --mode=", mode));
   }
@@ -209,6 +232,8 @@ CallRecord Call(v1::Compiler::Stub& stub, const Workload& workload, int64_t inde
     record.parts = stats.parts();
     record.cache_hits = stats.cache_hits();
     record.cache_misses = stats.cache_misses();
+    record.response_cached = stats.response_cached();
+    record.single_flight_shared = stats.single_flight_shared();
     record.server_time =
         absl::Seconds(stats.time().seconds()) + absl::Nanoseconds(stats.time().nanos());
     if (status.ok() && !absl::GetFlag(FLAGS_dump_response).empty()) {
@@ -296,7 +321,8 @@ int Run() {
     // stream starts after them.
     const CallRecord r = Call(*stub, *workload, std::min<int64_t>(i, max_requests - 1), deadline);
     if (r.code != grpc::StatusCode::OK) {
-      std::fprintf(stderr, "ordo-load: warm-up call failed: %s\n", rpc::GrpcCodeName(r.code));
+      std::fprintf(stderr, "ordo-load: warm-up call failed: %s\n",
+                   rpc::GrpcCodeName(r.code).c_str());
       return 1;
     }
   }
@@ -333,10 +359,12 @@ int Run() {
   }
 
   std::vector<absl::Duration> ok_latencies;
+  // Split by whether the server answered from its response cache.
+  std::vector<absl::Duration> whole_hit_latencies, computed_latencies;
   std::vector<absl::Duration> server_times;
   std::vector<absl::Duration> error_latencies;
   std::map<std::string, int64_t> codes;
-  int64_t parts = 0, hits = 0, misses = 0;
+  int64_t parts = 0, hits = 0, misses = 0, whole_hits = 0, shared = 0;
   for (const CallRecord& r : records) {
     ++codes[rpc::GrpcCodeName(r.code)];
     if (r.code != grpc::StatusCode::OK) {
@@ -348,10 +376,15 @@ int Run() {
     parts += r.parts;
     hits += r.cache_hits;
     misses += r.cache_misses;
+    whole_hits += r.response_cached;
+    (r.response_cached ? whole_hit_latencies : computed_latencies).push_back(r.latency);
+    shared += r.single_flight_shared;
   }
   const LatencySummary latency = Summarize(ok_latencies);
   const LatencySummary server = Summarize(server_times);
   const LatencySummary failed = Summarize(error_latencies);
+  const LatencySummary whole_hit = Summarize(whole_hit_latencies);
+  const LatencySummary computed = Summarize(computed_latencies);
   const double rps = static_cast<double>(records.size()) / absl::ToDoubleSeconds(elapsed);
   const double hit_rate = hits + misses > 0 ? static_cast<double>(hits) / (hits + misses) : 0;
 
@@ -369,6 +402,12 @@ int Run() {
   std::printf("  parts %lld  cache hits %lld  misses %lld  part hit rate %.1f%%\n",
               static_cast<long long>(parts), static_cast<long long>(hits),
               static_cast<long long>(misses), 100 * hit_rate);
+  if (method == "compile") {
+    std::printf("  whole-request hits %lld  single-flight shares %lld\n",
+                static_cast<long long>(whole_hits), static_cast<long long>(shared));
+    std::printf("  latency ms  whole-request hits p50 %.3f p99 %.3f; others p50 %.3f p99 %.3f\n",
+                Ms(whole_hit.p50), Ms(whole_hit.p99), Ms(computed.p50), Ms(computed.p99));
+  }
   if (mode == "cold" && hits > 0) {
     std::fprintf(stderr,
                  "ordo-load: warning: the cold run saw %lld cache hits; start the server "
@@ -407,6 +446,10 @@ int Run() {
     out["cache_hits"] = hits;
     out["cache_misses"] = misses;
     out["part_hit_rate"] = hit_rate;
+    out["whole_request_hits"] = whole_hits;
+    out["single_flight_shares"] = shared;
+    out["latency_ms_whole_request_hits"] = {{"p50", Ms(whole_hit.p50)}, {"p99", Ms(whole_hit.p99)}};
+    out["latency_ms_others"] = {{"p50", Ms(computed.p50)}, {"p99", Ms(computed.p99)}};
     out["status"] = codes;
     std::ofstream file(path);
     file << out.dump(2) << "\n";
