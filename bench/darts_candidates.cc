@@ -248,7 +248,7 @@ v1::Graph DartsCandidateStream::Next() {
     population_.push_back(last_);
   }
   v1::Graph graph = Build(last_, options_, options_.rename ? absl::StrCat("k", index) : "");
-  graph.set_name(absl::StrCat("candidate", index));
+  graph.set_name("main_graph");  // as torch.onnx.export names every graph
   return graph;
 }
 

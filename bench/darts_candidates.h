@@ -74,7 +74,8 @@ class DartsCandidateStream {
 
   explicit DartsCandidateStream(Options options);
 
-  // The next candidate, named "candidate<i>".
+  // The next candidate. Every graph is named "main_graph", as PyTorch's
+  // exporter names them, so a re-sent candidate is byte-identical.
   v1::Graph Next();
 
   // The genotype of the last candidate.
