@@ -90,6 +90,9 @@ ABSL_FLAG(double, darts_resend, 0.1, "darts: probability of re-sending a survivo
 ABSL_FLAG(bool, darts_rename, false,
           "darts: give every candidate its own tensor names (a re-export by another tool)");
 ABSL_FLAG(std::string, json, "", "also write the results as JSON to this file");
+ABSL_FLAG(std::string, write_graphs, "",
+          "nas, darts: also write every candidate as DIR/candidate<i>.pb (ordo.v1.Graph), "
+          "so the CLI can reproduce it");
 ABSL_FLAG(std::string, dump_response, "",
           "write the last OK response as JSON (protobuf mapping) to this file");
 ABSL_FLAG(std::string, label, "", "a name for this run in the output");
@@ -266,6 +269,15 @@ int Run() {
   if (!workload.ok()) {
     std::fprintf(stderr, "ordo-load: %s\n", workload.status().ToString().c_str());
     return 2;
+  }
+  if (const std::string dir = absl::GetFlag(FLAGS_write_graphs); !dir.empty()) {
+    for (size_t i = 0; i < workload->compiles.size(); ++i) {
+      const std::string path = absl::StrCat(dir, "/candidate", i, ".pb");
+      if (!(std::ofstream(path, std::ios::binary) << workload->compiles[i].graph().SerializeAsString())) {
+        std::fprintf(stderr, "ordo-load: cannot write %s\n", path.c_str());
+        return 2;
+      }
+    }
   }
 
   std::unique_ptr<ChildProcess> spawned;
