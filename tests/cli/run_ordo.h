@@ -2,7 +2,8 @@
 #define ORDO_TESTS_CLI_RUN_ORDO_H_
 
 // Runs the real `ordo` binary (ORDO_BINARY, set per test target by CMake)
-// for the CLI tests: one definition of how they start it and read it.
+// for the CLI and service tests: one definition of how they start it and
+// read it.
 
 #include <sys/wait.h>
 
@@ -19,9 +20,12 @@ struct ProcessResult {
   std::string out;  // stdout and stderr together
 };
 
-inline ProcessResult RunOrdo(const std::string& args) {
-  const std::string command = absl::StrCat(ORDO_BINARY, " ", args, " 2>&1");
+// `with_stderr` false leaves stderr to the test's log (for output that is
+// parsed, such as --json).
+inline ProcessResult RunOrdo(const std::string& args, bool with_stderr = true) {
+  const std::string command = absl::StrCat(ORDO_BINARY, " ", args, with_stderr ? " 2>&1" : "");
   FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return {-1, ""};
   std::string out;
   std::array<char, 4096> buffer;
   size_t n;

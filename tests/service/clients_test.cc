@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "nlohmann/json.hpp"
+#include "tests/cli/run_ordo.h"
 #include "tests/service/service_harness.h"
 
 namespace ordo {
@@ -27,25 +28,15 @@ namespace {
 
 using namespace ::ordo::testing_service;  // NOLINT: the harness is the test's vocabulary
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string out;
-};
+using ::ordo::testing::ProcessResult;
 
-// Runs `ordo ARGS...` with stdout captured; stderr goes to the test log.
-CommandResult RunOrdo(const std::string& args) {
-  CommandResult result;
-  FILE* pipe = popen((std::string(ORDO_CLI_BINARY) + " " + args).c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buffer[4096];
-  for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0;) result.out.append(buffer, n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
+// `ordo ARGS...` with stdout captured; stderr goes to the test log.
+ProcessResult RunOrdo(const std::string& args) {
+  return ::ordo::testing::RunOrdo(args, /*with_stderr=*/false);
 }
 
 nlohmann::json RunOrdoJson(const std::string& args) {
-  CommandResult result = RunOrdo(args + " --json");
+  ProcessResult result = RunOrdo(args + " --json");
   EXPECT_EQ(result.exit_code, 0) << args;
   return nlohmann::json::parse(result.out, nullptr, false);
 }

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "tests/cli/run_ordo.h"
 #include "tests/data/dynamic_batch.h"
 #include "tests/service/service_harness.h"
 
@@ -112,21 +113,8 @@ TEST(InputShapesServiceTest, BadOverridesAreInvalidArgumentAndTheServerKeepsServ
   EXPECT_TRUE(server.Compile(good, response).ok());
 }
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string out;
-};
-
-CommandResult RunOrdo(const std::string& args) {
-  CommandResult result;
-  FILE* pipe = popen((std::string(ORDO_CLI_BINARY) + " " + args + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buffer[4096];
-  for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0;) result.out.append(buffer, n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+using ::ordo::testing::ProcessResult;
+using ::ordo::testing::RunOrdo;
 
 TEST(InputShapesServiceTest, CliServerModeSendsTheOverrides) {
   Server server({"--local-workers=1"});
@@ -137,8 +125,8 @@ TEST(InputShapesServiceTest, CliServerModeSendsTheOverrides) {
   std::ofstream(dynamic, std::ios::binary) << DynamicRequest().onnx_model();
   const std::string remote = " --server " + server.address();
   for (const char* command : {"compile", "estimate"}) {
-    CommandResult local = RunOrdo(absl::StrCat(command, " ", dynamic, " --batch 3 --json"));
-    CommandResult served =
+    ProcessResult local = RunOrdo(absl::StrCat(command, " ", dynamic, " --batch 3 --json"));
+    ProcessResult served =
         RunOrdo(absl::StrCat(command, " ", dynamic, " --batch 3 --json", remote));
     ASSERT_EQ(local.exit_code, 0) << local.out;
     ASSERT_EQ(served.exit_code, 0) << served.out;
@@ -149,7 +137,7 @@ TEST(InputShapesServiceTest, CliServerModeSendsTheOverrides) {
           << command << " " << key;
     }
   }
-  CommandResult refused = RunOrdo("compile " + dynamic + remote);
+  ProcessResult refused = RunOrdo("compile " + dynamic + remote);
   EXPECT_EQ(refused.exit_code, 2) << refused.out;
   EXPECT_THAT(refused.out, HasSubstr("--batch 1"));
   std::filesystem::remove(dynamic);

@@ -18,6 +18,7 @@
 #include "core/rewrite/onnx_test_model.h"
 #include "nlohmann/json.hpp"
 #include "rpc/compile_proto.h"
+#include "tests/cli/run_ordo.h"
 #include "tests/service/service_harness.h"
 
 namespace ordo {
@@ -193,21 +194,8 @@ TEST(RewriteServiceTest, BadRewriteFieldsAreInvalidArgumentNamingTheField) {
   EXPECT_EQ(server.Health(""), 1);
 }
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr
-};
-
-CliRun RunCli(const std::string& args) {
-  CliRun run;
-  FILE* pipe = popen((std::string(ORDO_CLI_BINARY) + " " + args + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return run;
-  char buffer[4096];
-  for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0;) run.out.append(buffer, n);
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
+using ::ordo::testing::ProcessResult;
+using ::ordo::testing::RunOrdo;
 
 TEST(RewriteServiceTest, CliServerModeRewritesLikeLocalMode) {
   Server server({"--local-workers=1"});
@@ -219,10 +207,10 @@ TEST(RewriteServiceTest, CliServerModeRewritesLikeLocalMode) {
   std::ofstream(model, std::ios::binary) << ConcatConvModel();
   const std::string out = (dir / "rewritten.onnx").string();
 
-  CliRun remote = RunCli(absl::StrCat("compile ", model, " --json --rewrite identity --server ",
+  ProcessResult remote = RunOrdo(absl::StrCat("compile ", model, " --json --rewrite identity --server ",
                                       server.address(), " --rewritten-model ", out));
   ASSERT_EQ(remote.exit_code, 0) << remote.out;
-  CliRun local = RunCli(absl::StrCat("compile ", model, " --json --rewrite identity"));
+  ProcessResult local = RunOrdo(absl::StrCat("compile ", model, " --json --rewrite identity"));
   ASSERT_EQ(local.exit_code, 0) << local.out;
   nlohmann::json r = nlohmann::json::parse(remote.out);
   nlohmann::json l = nlohmann::json::parse(local.out);
@@ -231,21 +219,21 @@ TEST(RewriteServiceTest, CliServerModeRewritesLikeLocalMode) {
   EXPECT_EQ(r["rewrite"]["original_peak_bytes"], l["rewrite"]["original_peak_bytes"]);
   EXPECT_EQ(r["ops"], l["ops"]);  // the rewritten model's
   // The written model runs the server's schedule in file order.
-  CliRun reload = RunCli(absl::StrCat("compile ", out, " --json --scheduler model"));
+  ProcessResult reload = RunOrdo(absl::StrCat("compile ", out, " --json --scheduler model"));
   ASSERT_EQ(reload.exit_code, 0) << reload.out;
   EXPECT_EQ(nlohmann::json::parse(reload.out)["peak_bytes"], r["peak_bytes"]);
 
-  CliRun tiny = RunCli(absl::StrCat("compile ", model, " --memory-limit 1KiB --time-limit 2s",
+  ProcessResult tiny = RunOrdo(absl::StrCat("compile ", model, " --memory-limit 1KiB --time-limit 2s",
                                     " --server ", server.address()));
   EXPECT_EQ(tiny.exit_code, 3) << tiny.out;
   EXPECT_THAT(tiny.out, HasSubstr("bottleneck tensors"));
   // The beam width travels with the request (CompileOptions.beam_width).
-  CliRun beam = RunCli(absl::StrCat("compile ", model, " --json --rewrite partition --beam-width 2",
+  ProcessResult beam = RunOrdo(absl::StrCat("compile ", model, " --json --rewrite partition --beam-width 2",
                                     " --time-limit 2s --server ", server.address()));
   ASSERT_EQ(beam.exit_code, 0) << beam.out;
   EXPECT_EQ(nlohmann::json::parse(beam.out)["rewrite"]["mode"], "partition");
-  CliRun bad =
-      RunCli(absl::StrCat("compile ", model, " --rewrite sideways --server ", server.address()));
+  ProcessResult bad =
+      RunOrdo(absl::StrCat("compile ", model, " --rewrite sideways --server ", server.address()));
   EXPECT_EQ(bad.exit_code, 2) << bad.out;
   EXPECT_THAT(bad.out, HasSubstr("--rewrite"));
   std::filesystem::remove_all(dir);

@@ -4,11 +4,13 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <utility>
 
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/security/credentials.h"
 #include "ordo/v1/worker_service.grpc.pb.h"
 #include "service_harness.h"
+#include "tests/cli/run_ordo.h"
 
 namespace ordo::testing_service {
 namespace {
@@ -329,11 +331,8 @@ TEST_F(ServiceSecurityTest, UnusableTokenFileStopsStartupWithExitTwo) {
 
 // Output and exit code of the ordo CLI.
 std::pair<std::string, int> RunCli(const std::string& args) {
-  FILE* pipe = popen((std::string(ORDO_CLI_BINARY) + " " + args + " 2>&1").c_str(), "r");
-  std::string output;
-  char buffer[4096];
-  for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0;) output.append(buffer, n);
-  return {output, WEXITSTATUS(pclose(pipe))};
+  ::ordo::testing::ProcessResult run = ::ordo::testing::RunOrdo(args);
+  return {std::move(run.out), run.exit_code};
 }
 
 TEST_F(ServiceSecurityTest, CliTakesTlsCaAndTokenFile) {
