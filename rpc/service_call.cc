@@ -1,7 +1,5 @@
 #include "rpc/service_call.h"
 
-#include <malloc.h>
-
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -25,12 +23,6 @@ class OffloadedReactor final : public grpc::ServerUnaryReactor {
  private:
   std::shared_ptr<std::atomic<bool>> cancelled_;
 };
-
-// A call whose body ran this long may have grown the heap by far more than
-// its request's size (a 10,000-wide fan-out's arena planning, a DP's state
-// tables), and glibc keeps such freed pages resident in the arena of the
-// thread that used them. Trimming costs a few milliseconds: under 2% here.
-constexpr absl::Duration kTrimHeapAfter = absl::Milliseconds(200);
 
 }  // namespace
 
@@ -70,13 +62,10 @@ grpc::ServerUnaryReactor* ServeUnary(grpc::CallbackServerContext* context,
   if (env.metrics != nullptr) env.metrics->inflight_requests().Increment();
   Log(LogLevel::kDebug, call.request_id, absl::StrCat(method, " started"));
   env.queue->Schedule([reactor, call = std::move(call), env, body = std::move(body), start] {
-    const absl::Time body_start = absl::Now();
     const absl::Status status = body(call);
-    const absl::Time body_end = absl::Now();
-    RecordCallEnd(env, call, status, body_end - start);
+    RecordCallEnd(env, call, status, absl::Now() - start);
     if (env.metrics != nullptr) env.metrics->inflight_requests().Decrement();
     reactor->Finish(ToGrpcStatus(status));
-    if (body_end - body_start >= kTrimHeapAfter) malloc_trim(0);
   });
   return reactor;
 }

@@ -1,7 +1,11 @@
 #include "rpc/work_queue.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <utility>
+
+#include "absl/time/clock.h"
 
 namespace ordo::rpc {
 
@@ -36,7 +40,9 @@ void WorkQueue::Loop() {
       work = std::move(queue_.front());
       queue_.pop_front();
     }
+    const absl::Time start = absl::Now();
     work();
+    if (absl::Now() - start >= kTrimHeapAfter) malloc_trim(0);
   }
 }
 

@@ -1,7 +1,5 @@
 #include "server/compiler_service.h"
 
-#include <malloc.h>
-
 #include <algorithm>
 #include <deque>
 #include <optional>
@@ -93,34 +91,6 @@ absl::StatusOr<int64_t> ClampStateBytes(int64_t requested, const CompilerLimits&
   return requested == 0 ? limits.max_state_bytes : std::min(requested, limits.max_state_bytes);
 }
 
-// Requests at least this big (bytes on the wire, roughly) trim the heap
-// when they end.
-constexpr int64_t kTrimAfterBytes = int64_t{16} << 20;
-
-// A large request leaves its receive buffers (many gRPC slices, each below
-// glibc's mmap threshold) free but resident in the arena of whichever
-// thread touched them; the next large request lands on another thread's
-// arena. Without trimming, RSS ratchets up by about twice a request's size
-// per request until every arena holds some (measured: +100 MiB per 35 MiB
-// request, past 450 MiB after 12 of them). malloc_trim returns the free
-// pages of every arena; it costs milliseconds, so only big requests pay it.
-class TrimHeapAfterLargeRequest {
- public:
-  explicit TrimHeapAfterLargeRequest(const v1::CompileRequest& request)
-      : large_(static_cast<int64_t>(request.onnx_model().size()) +
-                   static_cast<int64_t>(request.tflite_model().size()) +
-                   int64_t{64} * request.graph().ops_size() >=
-               kTrimAfterBytes) {}
-  ~TrimHeapAfterLargeRequest() {
-    if (large_) malloc_trim(0);
-  }
-  TrimHeapAfterLargeRequest(const TrimHeapAfterLargeRequest&) = delete;
-  TrimHeapAfterLargeRequest& operator=(const TrimHeapAfterLargeRequest&) = delete;
-
- private:
-  const bool large_;
-};
-
 // RAII slot of the concurrent-compile limit.
 class CompileSlot {
  public:
@@ -185,7 +155,6 @@ void ReportFinished(const v1::CompileResponse& response,
 absl::Status CompilerService::RunCompile(
     const rpc::CallInfo& call, const v1::CompileRequest& request, v1::CompileResponse& response,
     const std::function<void(const v1::CompileProgress&)>& on_progress) {
-  const TrimHeapAfterLargeRequest trim(request);
   const Clock& clock = *deps_.clock;
   const absl::Time start = clock.Now();
   const std::string key = CompileRequestKey(request);

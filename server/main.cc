@@ -56,8 +56,8 @@ int main(int argc, char** argv) {
   // Before any thread starts: glibc's default of 8 arenas per core lets
   // every gRPC and work thread keep its own free pages of big requests, so
   // RSS climbs with each large request (hundreds of MiB after a dozen
-  // 35 MiB models). Two arenas plus the trim after large requests
-  // (compiler_service.cc) keep it flat. The cost: threads that search in
+  // 35 MiB models). Two arenas plus the trim after long calls
+  // (rpc/work_queue.h) keep it flat. The cost: threads that search in
   // the front (rewrite searches, --local-workers=0, fallbacks) share two
   // arenas; the overload and soak runs showed no measurable difference.
   mallopt(M_ARENA_MAX, 2);
