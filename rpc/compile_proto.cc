@@ -11,6 +11,7 @@
 #include "core/memory/simulator.h"
 #include "core/onnx/onnx_import.h"
 #include "core/util/status_macros.h"
+#include "rpc/input_shapes_proto.h"
 #include "rpc/memory_model_proto.h"
 #include "rpc/pools_proto.h"
 
@@ -554,6 +555,47 @@ EstimateResult EstimateResultFromProto(const v1::EstimateResponse& response) {
   estimate.cached.cached_parts = response.cached_parts();
   if (response.has_cached_peak_bytes()) estimate.cached.peak_bytes = response.cached_peak_bytes();
   return estimate;
+}
+
+namespace {
+
+// What every request with a model shares: the format and the options.
+template <typename Request>
+absl::StatusOr<CompileRequest> RequestWithModel(const Request& request) {
+  CompileRequest compile;
+  switch (request.model_case()) {
+    case Request::kOnnxModel:
+      compile.format = ModelFormat::kOnnx;
+      break;
+    case Request::kTfliteModel:
+      compile.format = ModelFormat::kTflite;
+      break;
+    case Request::kGraph:
+      compile.format = ModelFormat::kGraphProto;
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          "request has no model (set onnx_model, tflite_model or graph)");
+  }
+  ORDO_ASSIGN_OR_RETURN(compile.options,
+                        CompileOptionsFromProto(request.options(), request.device()));
+  compile.input_shapes = InputShapesFromProto(request.options());
+  return compile;
+}
+
+}  // namespace
+
+absl::StatusOr<CompileRequest> CompileRequestFromProto(const v1::CompileRequest& request) {
+  ORDO_ASSIGN_OR_RETURN(CompileRequest compile, RequestWithModel(request));
+  ORDO_ASSIGN_OR_RETURN(compile.rewrite,
+                        RewriteCompileOptionsFromProto(request.options(), request.device()));
+  compile.reordered_onnx = request.options().return_reordered_onnx();
+  compile.reordered_tflite = request.options().return_reordered_tflite();
+  return compile;
+}
+
+absl::StatusOr<CompileRequest> CompileRequestFromProto(const v1::EstimateRequest& request) {
+  return RequestWithModel(request);
 }
 
 }  // namespace ordo::rpc

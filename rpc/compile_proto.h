@@ -3,6 +3,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/compile/compile.h"
+#include "core/compile/compile_request.h"
 #include "core/compile/rewrite_compile.h"
 #include "core/graph/graph.h"
 #include "ordo/v1/compiler_service.pb.h"
@@ -62,6 +63,15 @@ void RewriteSummaryToProto(const RewriteSummary& summary, v1::CompileResponse& r
 absl::StatusOr<RewriteCompileResult> RewriteCompileResultFromProto(
     const Graph& original, const CompileOptions& options, const GraphLimits& limits,
     const v1::CompileResponse& response);
+
+// The request as core's CompileRequest (the server's side): its model's
+// format, options, rewriting, input shapes and the reordered models asked
+// for, under the API's field names. INVALID_ARGUMENT naming the field from
+// the conversions above, and "request has no model" when none is set. Not
+// validated yet (CompileRequest::Validate).
+absl::StatusOr<CompileRequest> CompileRequestFromProto(const v1::CompileRequest& request);
+// The same for Estimate (no rewriting, no models back).
+absl::StatusOr<CompileRequest> CompileRequestFromProto(const v1::EstimateRequest& request);
 
 // EstimateResult <-> EstimateResponse.
 v1::EstimateResponse EstimateResultToProto(const EstimateResult& estimate);

@@ -11,6 +11,7 @@
 #include "core/arena/arena_planner_registry.h"
 #include "core/parts/part_key.h"
 #include "core/compile/compile.h"
+#include "core/compile/compile_request.h"
 #include "core/compile/import_model.h"
 #include "core/compile/rewrite_compile.h"
 #include "core/graph/graph_proto.h"
@@ -22,7 +23,6 @@
 #include "core/util/status_macros.h"
 #include "rpc/compile_proto.h"
 #include "rpc/grpc_status.h"
-#include "rpc/input_shapes_proto.h"
 #include "rpc/log.h"
 #include "rpc/memory_model_proto.h"
 #include "rpc/pools_proto.h"
@@ -33,80 +33,52 @@ namespace {
 
 constexpr absl::string_view kVersion = "0.1.0";
 
-// The request's ONNX model as it is compiled: with options.input_shapes and
-// options.batch applied (then a copy, kept in `storage`, which must outlive
-// the view), so import, rewriting and reordering all see the same shapes.
+// The bytes of the request's model as compiled: an ONNX model with
+// compile.input_shapes applied (then a copy, kept in `storage`, which must
+// outlive the view), so import, rewriting and reordering all see the same
+// shapes; a TFLite model as sent; nothing for a native graph.
 template <typename Request>
-absl::StatusOr<absl::string_view> RequestOnnxModel(const Request& request,
-                                                   std::string& storage) {
-  const InputShapes shapes = rpc::InputShapesFromProto(request.options());
-  if (shapes.empty()) return absl::string_view(request.onnx_model());
-  if (request.model_case() != Request::kOnnxModel) {
-    return absl::InvalidArgumentError(
-        "options.input_shapes / options.batch: apply to an onnx_model; a native ordo.v1.Graph "
-        "has static shapes");
+absl::StatusOr<absl::string_view> ModelBytes(const Request& request, const CompileRequest& compile,
+                                             std::string& storage) {
+  switch (compile.format) {
+    case ModelFormat::kOnnx: {
+      if (compile.input_shapes.empty()) return absl::string_view(request.onnx_model());
+      absl::StatusOr<std::string> shaped =
+          WithInputShapes(request.onnx_model(), compile.input_shapes);
+      if (!shaped.ok()) return WithPrintableMessage(shaped.status());
+      storage = *std::move(shaped);
+      return absl::string_view(storage);
+    }
+    case ModelFormat::kTflite:
+      return absl::string_view(request.tflite_model());
+    default:
+      return absl::string_view();
   }
-  absl::StatusOr<std::string> shaped = WithInputShapes(request.onnx_model(), shapes);
-  if (!shaped.ok()) return WithPrintableMessage(shaped.status());
-  storage = *std::move(shaped);
-  return absl::string_view(storage);
 }
 
-// Import -> Validate: the request's model as a Graph, within the limits.
-// `onnx_model` is RequestOnnxModel(request).
+// Import: the request's model as a Graph, within the limits. `model_bytes`
+// is ModelBytes(request).
 template <typename Request>
-absl::StatusOr<Graph> ImportRequestModel(const Request& request, absl::string_view onnx_model,
+absl::StatusOr<Graph> ImportRequestModel(const Request& request, ModelFormat format,
+                                         absl::string_view model_bytes,
                                          const CompilerLimits& limits) {
   GraphLimits graph_limits;
   graph_limits.max_ops = limits.max_ops;
-  switch (request.model_case()) {
-    case Request::kOnnxModel:
-      return ImportModel(onnx_model, ModelFormat::kOnnx, graph_limits);
-    case Request::kTfliteModel:
-      return ImportModel(request.tflite_model(), ModelFormat::kTflite, graph_limits);
-    case Request::kGraph: {
-      if (request.graph().ops_size() > limits.max_ops) {
-        return absl::ResourceExhaustedError(absl::StrCat("graph has ", request.graph().ops_size(),
-                                                         " ops; this server's limit is ",
-                                                         limits.max_ops));
-      }
-      // Names in the message are the client's bytes: escaped as ImportModel
-      // (the CLI) does, so no raw control bytes reach the status or the log
-      // line (a newline in a name would forge one).
-      absl::StatusOr<Graph> graph = GraphFromProto(request.graph(), graph_limits);
-      if (!graph.ok()) return WithPrintableMessage(graph.status());
-      return graph;
-    }
-    default:
-      return absl::InvalidArgumentError("request has no model (set onnx_model, tflite_model or graph)");
+  if (format == ModelFormat::kOnnx || format == ModelFormat::kTflite) {
+    return ImportModel(model_bytes, format, graph_limits);
   }
+  if (request.graph().ops_size() > limits.max_ops) {
+    return absl::ResourceExhaustedError(absl::StrCat("graph has ", request.graph().ops_size(),
+                                                     " ops; this server's limit is ",
+                                                     limits.max_ops));
+  }
+  // Names in the message are the client's bytes: escaped as ImportModel
+  // (the CLI) does, so no raw control bytes reach the status or the log
+  // line (a newline in a name would forge one).
+  absl::StatusOr<Graph> graph = GraphFromProto(request.graph(), graph_limits);
+  if (!graph.ok()) return WithPrintableMessage(graph.status());
+  return graph;
 }
-
-// The search-state budget of a request: the server's limit unless the
-// request asks for less (0 = not asked).
-absl::StatusOr<int64_t> ClampStateBytes(int64_t requested, const CompilerLimits& limits) {
-  if (requested < 0) {
-    return absl::InvalidArgumentError("options.max_state_bytes: must not be negative");
-  }
-  return requested == 0 ? limits.max_state_bytes : std::min(requested, limits.max_state_bytes);
-}
-
-// RAII slot of the concurrent-compile limit.
-class CompileSlot {
- public:
-  CompileSlot(std::atomic<int32_t>& running, int32_t limit) : running_(running) {
-    acquired_ = running_.fetch_add(1) < limit;
-    if (!acquired_) running_.fetch_sub(1);
-  }
-  ~CompileSlot() {
-    if (acquired_) running_.fetch_sub(1);
-  }
-  bool acquired() const { return acquired_; }
-
- private:
-  std::atomic<int32_t>& running_;
-  bool acquired_;
-};
 
 v1::CompileStage StageToProto(CompileProgress::Stage stage) {
   switch (stage) {
@@ -120,6 +92,21 @@ v1::CompileStage StageToProto(CompileProgress::Stage stage) {
       return v1::COMPILE_STAGE_FINISHED;
   }
   return v1::COMPILE_STAGE_UNSPECIFIED;
+}
+
+// The core's progress reports as the API's events (empty when nobody
+// listens).
+std::function<void(const CompileProgress&)> ProgressToProto(
+    const std::function<void(const v1::CompileProgress&)>& on_progress) {
+  if (!on_progress) return {};
+  return [&on_progress](const CompileProgress& progress) {
+    v1::CompileProgress event;
+    event.set_stage(StageToProto(progress.stage));
+    *event.mutable_elapsed() = rpc::DurationToProto(progress.elapsed);
+    event.set_parts_total(progress.parts_total);
+    event.set_parts_done(progress.parts_done);
+    on_progress(event);
+  };
 }
 
 // A stored response as the answer to a new call: every part now comes from
@@ -150,21 +137,43 @@ void ReportFinished(const v1::CompileResponse& response,
   on_progress(event);
 }
 
+// The info line of a finished compile.
+void LogCompiled(const rpc::CallInfo& call, const RewriteCompileResult& result,
+                 const v1::CompileResponse& response) {
+  const CompileResult& compiled = result.compile;
+  rpc::Log(rpc::LogLevel::kInfo, call.request_id,
+           absl::StrCat("compiled ", result.graph.num_ops(), " ops: peak ", compiled.peak_bytes,
+                        " (", ScheduleStatusName(compiled.status), "), ",
+                        response.stats().parts(), " parts, ", response.stats().cache_hits(),
+                        " cached, ", response.stats().fallback_parts(), " fallback"));
+}
+
 }  // namespace
 
+// The steps of a Compile call: answer from the response cache; else
+// compile once for all identical calls in flight (CompileOrShare), which
+// admits, validates, imports, splits the deadline, compiles, converts,
+// stores and logs (CompileRequestNow).
 absl::Status CompilerService::RunCompile(
     const rpc::CallInfo& call, const v1::CompileRequest& request, v1::CompileResponse& response,
     const std::function<void(const v1::CompileProgress&)>& on_progress) {
-  const Clock& clock = *deps_.clock;
-  const absl::Time start = clock.Now();
+  const absl::Time start = deps_.clock->Now();
   const std::string key = CompileRequestKey(request);
   if (AnswerFromResponseCache(key, start, response, on_progress)) return absl::OkStatus();
+  return CompileOrShare(call, request, key, start, response, on_progress);
+}
+
+absl::Status CompilerService::CompileOrShare(
+    const rpc::CallInfo& call, const v1::CompileRequest& request, const std::string& key,
+    absl::Time start, v1::CompileResponse& response,
+    const std::function<void(const v1::CompileProgress&)>& on_progress) {
+  const Clock& clock = *deps_.clock;
   // Identical concurrent requests compile once: the first runs (and alone
   // takes a compile slot), the others wait for its answer.
   std::optional<SingleFlight<SharedCompile>::Outcome> outcome =
       // Waiting is real time, as the call's deadline is (the clock may be
       // a test's fake).
-      flights_.Do(key, CallDeadline(call, absl::Now()), [&] {
+      flights_.Do(key, CallDeadline(call.deadline, absl::Now(), limits_), [&] {
         SharedCompile shared;
         // An identical call may have finished between the lookup above and
         // this flight: its answer is stored by now.
@@ -195,12 +204,6 @@ absl::Status CompilerService::RunCompile(
   return status;
 }
 
-absl::Time CompilerService::CallDeadline(const rpc::CallInfo& call, absl::Time start) const {
-  return call.deadline == absl::InfiniteFuture()
-             ? start + limits_.default_deadline
-             : std::min(call.deadline, start + limits_.max_deadline);
-}
-
 void CompilerService::RecordCompileAnswer(absl::string_view source) const {
   if (deps_.env.metrics != nullptr) deps_.env.metrics->AddCompileAnswer(source);
 }
@@ -225,102 +228,84 @@ absl::Status CompilerService::CompileRequestNow(
     const rpc::CallInfo& call, const v1::CompileRequest& request, const std::string& key,
     absl::Time start, v1::CompileResponse& response,
     const std::function<void(const v1::CompileProgress&)>& on_progress) {
-  const Clock& clock = *deps_.clock;
-  CompileSlot slot(compiles_running_, limits_.max_concurrent_compiles);
-  if (!slot.acquired()) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "server busy: ", limits_.max_concurrent_compiles, " compiles running (the limit)"));
-  }
-  const absl::Time deadline = CallDeadline(call, start);
-
-  // Validate everything cheap before any work.
-  ORDO_ASSIGN_OR_RETURN(CompileOptions options,
-                        rpc::CompileOptionsFromProto(request.options(), request.device()));
-  ORDO_ASSIGN_OR_RETURN(options.max_state_bytes,
-                        ClampStateBytes(request.options().max_state_bytes(), limits_));
-  if (request.options().return_reordered_onnx() &&
-      request.model_case() != v1::CompileRequest::kOnnxModel) {
-    return absl::InvalidArgumentError("options.return_reordered_onnx: needs an onnx_model");
-  }
-  if (request.options().return_reordered_tflite() &&
-      request.model_case() != v1::CompileRequest::kTfliteModel) {
-    return absl::InvalidArgumentError("options.return_reordered_tflite: needs a tflite_model");
-  }
-  ORDO_ASSIGN_OR_RETURN(RewriteCompileOptions rewrite,
-                        rpc::RewriteCompileOptionsFromProto(request.options(), request.device()));
-  if (rewrite.mode != RewriteMode::kNone &&
-      request.model_case() != v1::CompileRequest::kOnnxModel) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "options.rewrite: \"", request.options().rewrite(),
-        "\" needs an onnx_model; a native ordo.v1.Graph or a TFLite model cannot be "
-        "rewritten"));
-  }
+  ORDO_ASSIGN_OR_RETURN(const CompileAdmission::Slot slot, admission_.Admit());
+  // Everything cheap is checked before any work.
+  ORDO_ASSIGN_OR_RETURN(CompileRequest compile, ValidCompileRequest(request));
   std::string shaped_model;
-  ORDO_ASSIGN_OR_RETURN(const absl::string_view onnx_model,
-                        RequestOnnxModel(request, shaped_model));
-  ORDO_ASSIGN_OR_RETURN(Graph graph, ImportRequestModel(request, onnx_model, limits_));
+  ORDO_ASSIGN_OR_RETURN(const absl::string_view model_bytes,
+                        ModelBytes(request, compile, shaped_model));
+  ORDO_ASSIGN_OR_RETURN(const Graph graph,
+                        ImportRequestModel(request, compile.format, model_bytes, limits_));
+  const absl::Time deadline = CallDeadline(call.deadline, start, limits_);
+  ApplyBudget(SplitDeadline(compile.options.time_limit, deadline, deps_.clock->Now()), compile);
+  ORDO_ASSIGN_OR_RETURN(
+      const RewriteCompileResult result,
+      CompileBefore(deadline, call, compile, model_bytes, graph, ProgressToProto(on_progress)));
+  RecordCacheMetrics(result.compile);
+  ORDO_ASSIGN_OR_RETURN(response, ResponseOf(compile, model_bytes, graph, result));
+  *response.mutable_stats()->mutable_time() = rpc::DurationToProto(deps_.clock->Now() - start);
+  if (deps_.responses != nullptr) deps_.responses->Insert(key, response);
+  LogCompiled(call, result, response);
+  return absl::OkStatus();
+}
 
-  // The search ends early enough for verification, arena and traffic to
-  // finish before the call's deadline.
-  const absl::Duration remaining = deadline - clock.Now();
-  const absl::Duration reserve = std::max(remaining / 5, absl::Milliseconds(100));
-  options.time_limit =
-      std::max(std::min(options.time_limit, remaining - reserve), absl::ZeroDuration());
+absl::StatusOr<CompileRequest> CompilerService::ValidCompileRequest(
+    const v1::CompileRequest& request) const {
+  ORDO_ASSIGN_OR_RETURN(CompileRequest compile, rpc::CompileRequestFromProto(request));
+  ORDO_ASSIGN_OR_RETURN(compile.options.max_state_bytes,
+                        StateBudget(request.options().max_state_bytes(), limits_));
+  compile.rewrite.limits.max_ops = limits_.max_ops;
+  ORDO_RETURN_IF_ERROR(compile.Validate());
+  return compile;
+}
+
+void CompilerService::ApplyBudget(const CompileBudget& budget, CompileRequest& compile) {
+  compile.options.time_limit = budget.search_time;
   // Rewriting runs up to three stages (plain compile, search, compile of
   // the rewritten model); they share the same window.
-  rewrite.time_limit = options.time_limit;
-  rewrite.deadline = deadline - reserve;
-  rewrite.limits.max_ops = limits_.max_ops;
+  compile.rewrite.time_limit = budget.search_time;
+  compile.rewrite.deadline = budget.stages_deadline;
+}
 
+absl::StatusOr<RewriteCompileResult> CompilerService::CompileBefore(
+    absl::Time deadline, const rpc::CallInfo& call, const CompileRequest& compile,
+    absl::string_view model_bytes, const Graph& graph,
+    std::function<void(const CompileProgress&)> on_progress) const {
   CompileServices services;
   services.runner = deps_.runner;
   services.cache = deps_.cache;
   services.cancelled = call.cancelled.get();
   services.request_id = call.request_id;
-  if (on_progress) {
-    services.on_progress = [&](const CompileProgress& progress) {
-      v1::CompileProgress event;
-      event.set_stage(StageToProto(progress.stage));
-      *event.mutable_elapsed() = rpc::DurationToProto(progress.elapsed);
-      event.set_parts_total(progress.parts_total);
-      event.set_parts_done(progress.parts_done);
-      on_progress(event);
-    };
-  }
+  services.on_progress = std::move(on_progress);
   // The rewritten model (when any) is compiled through the same services,
   // so its schedule is verified by the simulator like every other.
-  absl::StatusOr<RewriteCompileResult> result = CompileWithRewrite(
-      request.model_case() == v1::CompileRequest::kOnnxModel ? onnx_model : absl::string_view(),
-      graph, options, rewrite, services, clock);
-  if (!result.ok()) {
-    if (absl::IsCancelled(result.status()) && clock.Now() >= deadline) {
-      return absl::DeadlineExceededError("deadline passed before a schedule existed");
-    }
-    return result.status();
+  absl::StatusOr<RewriteCompileResult> result =
+      CompileWithRewrite(compile, model_bytes, graph, services, *deps_.clock);
+  if (!result.ok() && absl::IsCancelled(result.status()) && deps_.clock->Now() >= deadline) {
+    return absl::DeadlineExceededError("deadline passed before a schedule existed");
   }
-  const CompileResult& compiled = result->compile;
-  RecordCacheMetrics(compiled);
-  response = rpc::CompileResultToProto(result->graph, compiled);
-  if (const std::optional<bool> fits = FitsDevice(options, compiled)) response.set_fits(*fits);
-  if (result->rewrite) rpc::RewriteSummaryToProto(*result->rewrite, response);
-  if (request.options().return_reordered_onnx() && response.rewritten_onnx_model().empty()) {
+  return result;
+}
+
+absl::StatusOr<v1::CompileResponse> CompilerService::ResponseOf(
+    const CompileRequest& compile, absl::string_view model_bytes, const Graph& graph,
+    const RewriteCompileResult& result) {
+  const CompileResult& compiled = result.compile;
+  v1::CompileResponse response = rpc::CompileResultToProto(result.graph, compiled);
+  if (const std::optional<bool> fits = FitsDevice(compile.options, compiled)) {
+    response.set_fits(*fits);
+  }
+  if (result.rewrite) rpc::RewriteSummaryToProto(*result.rewrite, response);
+  if (compile.reordered_onnx && response.rewritten_onnx_model().empty()) {
     ORDO_ASSIGN_OR_RETURN(*response.mutable_reordered_onnx_model(),
-                          ReorderOnnxNodes(onnx_model, graph, compiled.schedule));
+                          ReorderOnnxNodes(model_bytes, graph, compiled.schedule));
   }
-  if (request.options().return_reordered_tflite()) {
+  if (compile.reordered_tflite) {
     ORDO_ASSIGN_OR_RETURN(*response.mutable_reordered_tflite_model(),
-                          ReorderTfliteModel(request.tflite_model(), graph, compiled.schedule,
+                          ReorderTfliteModel(model_bytes, graph, compiled.schedule,
                                              compiled.arena));
   }
-  *response.mutable_stats()->mutable_time() = rpc::DurationToProto(clock.Now() - start);
-  if (deps_.responses != nullptr) deps_.responses->Insert(key, response);
-  const int32_t parts = response.stats().parts();
-  rpc::Log(rpc::LogLevel::kInfo, call.request_id,
-           absl::StrCat("compiled ", result->graph.num_ops(), " ops: peak ", compiled.peak_bytes,
-                        " (", ScheduleStatusName(compiled.status), "), ", parts, " parts, ",
-                        response.stats().cache_hits(), " cached, ",
-                        response.stats().fallback_parts(), " fallback"));
-  return absl::OkStatus();
+  return response;
 }
 
 void CompilerService::RecordCacheMetrics(const CompileResult& result) const {
@@ -337,14 +322,16 @@ void CompilerService::RecordCacheMetrics(const CompileResult& result) const {
 
 absl::Status CompilerService::RunEstimate(const v1::EstimateRequest& request,
                                           v1::EstimateResponse& response) {
-  ORDO_ASSIGN_OR_RETURN(CompileOptions options,
-                        rpc::CompileOptionsFromProto(request.options(), request.device()));
+  ORDO_ASSIGN_OR_RETURN(const CompileRequest estimate, rpc::CompileRequestFromProto(request));
+  ORDO_RETURN_IF_ERROR(estimate.Validate());
   std::string shaped_model;
-  ORDO_ASSIGN_OR_RETURN(const absl::string_view onnx_model,
-                        RequestOnnxModel(request, shaped_model));
-  ORDO_ASSIGN_OR_RETURN(Graph graph, ImportRequestModel(request, onnx_model, limits_));
-  ORDO_ASSIGN_OR_RETURN(EstimateResult estimate, ordo::Estimate(graph, options, deps_.cache));
-  response = rpc::EstimateResultToProto(estimate);
+  ORDO_ASSIGN_OR_RETURN(const absl::string_view model_bytes,
+                        ModelBytes(request, estimate, shaped_model));
+  ORDO_ASSIGN_OR_RETURN(const Graph graph,
+                        ImportRequestModel(request, estimate.format, model_bytes, limits_));
+  ORDO_ASSIGN_OR_RETURN(EstimateResult result,
+                        ordo::Estimate(graph, estimate.options, deps_.cache));
+  response = rpc::EstimateResultToProto(result);
   return absl::OkStatus();
 }
 

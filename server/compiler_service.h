@@ -1,7 +1,6 @@
 #ifndef ORDO_SERVER_COMPILER_SERVICE_H_
 #define ORDO_SERVER_COMPILER_SERVICE_H_
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -10,29 +9,18 @@
 #include "core/parts/part_runner.h"
 #include "core/cache/schedule_cache.h"
 #include "core/compile/compile.h"
+#include "core/compile/compile_request.h"
+#include "core/compile/rewrite_compile.h"
 #include "core/util/clock.h"
 #include "ordo/v1/compiler_service.grpc.pb.h"
 #include "rpc/service_call.h"
+#include "server/compile_admission.h"
+#include "server/compile_budget.h"
 #include "server/response_cache.h"
 #include "server/single_flight.h"
 #include "server/worker_directory.h"
 
 namespace ordo::server {
-
-// Limits the public API enforces.
-struct CompilerLimits {
-  int64_t max_message_bytes = 256 << 20;
-  int64_t max_ops = 100000;
-  // Compile/CompileStream calls at once; more fail fast, RESOURCE_EXHAUSTED.
-  int32_t max_concurrent_compiles = 8;
-  // Applied to calls without a deadline; deadlines are capped at max.
-  absl::Duration default_deadline = absl::Seconds(60);
-  absl::Duration max_deadline = absl::Minutes(10);
-  // Memory one compile's schedule search may hold (DP states, memo tables);
-  // requests may ask for less (CompileOptions.max_state_bytes), never more.
-  // Hitting it ends the search with the best schedule so far.
-  int64_t max_state_bytes = int64_t{1} << 30;
-};
 
 // The public Compiler service: thin methods over the compile stages
 // (Import -> Validate -> Partition -> cache + PartRunner -> Combine ->
@@ -55,7 +43,8 @@ class CompilerService final : public v1::Compiler::CallbackService {
     rpc::CallEnvironment env;
   };
 
-  CompilerService(CompilerLimits limits, Dependencies deps) : limits_(limits), deps_(deps) {}
+  CompilerService(CompilerLimits limits, Dependencies deps)
+      : limits_(limits), deps_(deps), admission_(limits.max_concurrent_compiles) {}
   CompilerService(const CompilerService&) = delete;
   CompilerService& operator=(const CompilerService&) = delete;
 
@@ -88,13 +77,36 @@ class CompilerService final : public v1::Compiler::CallbackService {
   bool AnswerFromResponseCache(
       const std::string& key, absl::Time start, v1::CompileResponse& response,
       const std::function<void(const v1::CompileProgress&)>& on_progress) const;
-  // Validate, import and compile the request in this call (a slot of the
-  // concurrent-compile limit held throughout); stores optimal answers.
+  // Identical calls in flight share one CompileRequestNow; a call whose
+  // shared compile ended on the other client's cancel compiles itself.
+  absl::Status CompileOrShare(const rpc::CallInfo& call, const v1::CompileRequest& request,
+                              const std::string& key, absl::Time start,
+                              v1::CompileResponse& response,
+                              const std::function<void(const v1::CompileProgress&)>& on_progress);
+  // Admit, validate, import, budget and compile the request in this call
+  // (a slot of the concurrent-compile limit held throughout); stores
+  // optimal answers in the response cache.
   absl::Status CompileRequestNow(
       const rpc::CallInfo& call, const v1::CompileRequest& request, const std::string& key,
       absl::Time start, v1::CompileResponse& response,
       const std::function<void(const v1::CompileProgress&)>& on_progress);
-  absl::Time CallDeadline(const rpc::CallInfo& call, absl::Time start) const;
+  // The request in core's terms, within this server's limits and valid
+  // (CompileRequest::Validate); INVALID_ARGUMENT naming the field otherwise.
+  absl::StatusOr<CompileRequest> ValidCompileRequest(const v1::CompileRequest& request) const;
+  // The search time and the stages' deadline of `budget` into `compile`.
+  static void ApplyBudget(const CompileBudget& budget, CompileRequest& compile);
+  // CompileWithRewrite through this server's runner and cache; a search
+  // cancelled because `deadline` passed before any schedule existed is
+  // DEADLINE_EXCEEDED.
+  absl::StatusOr<RewriteCompileResult> CompileBefore(
+      absl::Time deadline, const rpc::CallInfo& call, const CompileRequest& compile,
+      absl::string_view model_bytes, const Graph& graph,
+      std::function<void(const CompileProgress&)> on_progress) const;
+  // The result as the API's response, with the reordered models asked for.
+  static absl::StatusOr<v1::CompileResponse> ResponseOf(const CompileRequest& compile,
+                                                        absl::string_view model_bytes,
+                                                        const Graph& graph,
+                                                        const RewriteCompileResult& result);
   void RecordCompileAnswer(absl::string_view source) const;
   void RecordCacheMetrics(const CompileResult& result) const;
   absl::Status RunEstimate(const v1::EstimateRequest& request, v1::EstimateResponse& response);
@@ -102,7 +114,7 @@ class CompilerService final : public v1::Compiler::CallbackService {
 
   const CompilerLimits limits_;
   const Dependencies deps_;
-  std::atomic<int32_t> compiles_running_{0};
+  CompileAdmission admission_;
   // Identical Compile requests in flight, by CompileRequestKey.
   SingleFlight<SharedCompile> flights_;
 };

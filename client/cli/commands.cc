@@ -19,6 +19,7 @@
 #include "client/lib/ordo_client.h"
 #include "core/compile/compile.h"
 #include "core/compile/import_model.h"
+#include "core/compile/compile_request.h"
 #include "core/compile/rewrite_compile.h"
 #include "core/graph/dtype.h"
 #include "core/report/memory_svg.h"
@@ -231,7 +232,23 @@ struct LoadedModel {
   GraphLimits limits;
 };
 
-absl::StatusOr<LoadedModel> LoadModel(const Args& args) {
+// What the compile request's errors call its parts: flags, and the model by
+// its path.
+CompileRequestNames CliNames(const std::string& path) {
+  CompileRequestNames names;
+  names.model = path;
+  names.onnx_model = "an .onnx file";
+  names.tflite_model = "a .tflite file";
+  names.rewrite = "--rewrite";
+  names.input_shapes = "--input-shape/--batch";
+  names.reordered_onnx = "--emit-onnx";
+  names.reordered_tflite = "--emit-tflite";
+  names.arena_planner = "--arena";
+  return names;
+}
+
+// The model file read and its format known; not imported yet.
+absl::StatusOr<LoadedModel> ReadModel(const Args& args) {
   if (args.positionals.size() != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("expected one MODEL argument, got ", args.positionals.size()));
@@ -248,23 +265,31 @@ absl::StatusOr<LoadedModel> LoadModel(const Args& args) {
   ORDO_ASSIGN_OR_RETURN(loaded.file_bytes, ReadFile(loaded.path));
   loaded.bytes = loaded.file_bytes;
   loaded.format = ModelFormatOf(loaded.path, loaded.file_bytes);
-  const ModelFormat format = loaded.format;
-  if (!loaded.input_shapes.empty() && format != ModelFormat::kOnnx) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--input-shape/--batch apply to ONNX models; ", loaded.path,
-                     " is not an ONNX model; its shapes are static"));
-  }
+  return loaded;
+}
+
+// The read model's input shapes applied and its graph imported.
+absl::Status ImportReadModel(LoadedModel& loaded) {
   absl::StatusOr<Graph> graph = [&]() -> absl::StatusOr<Graph> {
     if (!loaded.input_shapes.empty()) {
       ORDO_ASSIGN_OR_RETURN(loaded.bytes, WithInputShapes(loaded.file_bytes, loaded.input_shapes));
     }
-    return ImportModel(loaded.bytes, format, limits);
+    return ImportModel(loaded.bytes, loaded.format, loaded.limits);
   }();
   if (!graph.ok()) {
     return absl::Status(graph.status().code(),
                         absl::StrCat(loaded.path, ": ", graph.status().message()));
   }
   loaded.graph = *std::move(graph);
+  return absl::OkStatus();
+}
+
+// ReadModel, then ImportReadModel, for commands that only import.
+absl::StatusOr<LoadedModel> LoadModel(const Args& args) {
+  ORDO_ASSIGN_OR_RETURN(LoadedModel loaded, ReadModel(args));
+  ORDO_RETURN_IF_ERROR(
+      CheckInputShapesApply(loaded.format, loaded.input_shapes, CliNames(loaded.path)));
+  ORDO_RETURN_IF_ERROR(ImportReadModel(loaded));
   return loaded;
 }
 
@@ -272,9 +297,6 @@ absl::StatusOr<LoadedModel> LoadModel(const Args& args) {
 // when rewrites were kept, else the input model reordered.
 absl::Status EmitOnnx(const LoadedModel& model, const RewriteCompileResult& result,
                       const std::string& out_path) {
-  if (model.format != ModelFormat::kOnnx) {
-    return absl::InvalidArgumentError("--emit-onnx needs an ONNX input model");
-  }
   if (result.rewrite && !result.rewrite->rewritten_model.empty()) {
     return WriteFile(out_path, result.rewrite->rewritten_model);
   }
@@ -287,12 +309,6 @@ absl::Status EmitOnnx(const LoadedModel& model, const RewriteCompileResult& resu
 // plan.
 absl::Status EmitTflite(const LoadedModel& model, const CompileResult& result,
                         const std::string& out_path) {
-  if (model.format != ModelFormat::kTflite) {
-    return absl::InvalidArgumentError("--emit-tflite needs a TFLite (.tflite) input model");
-  }
-  if (result.arena.tensors.empty()) {
-    return absl::InvalidArgumentError("--emit-tflite needs an arena plan; drop --arena none");
-  }
   ORDO_ASSIGN_OR_RETURN(std::string bytes, ReorderTfliteModel(model.bytes, model.graph,
                                                               result.schedule, result.arena));
   return WriteFile(out_path, bytes);
@@ -410,9 +426,10 @@ client::OrdoClient::Options ClientOptions(const CompileOptions& options,
 // schedule is re-simulated here either way, so a wrong answer cannot pass.
 absl::StatusOr<RewriteCompileResult> CompileRemotely(const std::string& server,
                                                      const LoadedModel& model,
-                                                     const CompileOptions& options,
-                                                     const RewriteCompileOptions& rewrite,
+                                                     const CompileRequest& compile,
                                                      const rpc::ClientSecurity& security) {
+  const CompileOptions& options = compile.options;
+  const RewriteCompileOptions& rewrite = compile.rewrite;
   v1::CompileRequest request;
   ORDO_RETURN_IF_ERROR(
       client::SetRequestModel(model.file_bytes, model.format, request));
@@ -455,33 +472,30 @@ int RunCompile(const std::vector<std::string>& argv, std::ostream& out, std::ost
   if (!args.ok()) return Fail(args.status(), err);
   absl::StatusOr<CompileOptions> options = CompileOptionsFromArgs(*args);
   if (!options.ok()) return Fail(options.status(), err);
-  absl::StatusOr<LoadedModel> model = LoadModel(*args);
+  absl::StatusOr<LoadedModel> model = ReadModel(*args);
   if (!model.ok()) return Fail(model.status(), err);
   absl::StatusOr<RewriteCompileOptions> rewrite = RewriteOptionsFromArgs(*args, *options);
   if (!rewrite.ok()) return Fail(rewrite.status(), err);
-  const bool onnx = model->format == ModelFormat::kOnnx;
   const std::optional<std::string> emit = args->Value("emit-onnx");
-  if (emit && !onnx) {
-    return Fail(absl::InvalidArgumentError("--emit-onnx needs an ONNX input model"), err);
-  }
   const std::optional<std::string> rewritten_path = args->Value("rewritten-model");
-  if (rewritten_path && !onnx) {
-    return Fail(absl::InvalidArgumentError("--rewritten-model needs an ONNX input model"), err);
-  }
-  if (rewrite->mode != RewriteMode::kNone && !onnx) {
-    return Fail(absl::InvalidArgumentError(absl::StrCat(
-                    "--rewrite ", RewriteModeNameOf(*rewrite), ": rewriting needs an ONNX model; ",
-                    model->path, " is not an ONNX model")),
-                err);
-  }
+  CompileRequest request;
+  request.format = model->format;
+  request.options = *options;
+  request.rewrite = *std::move(rewrite);
+  request.input_shapes = model->input_shapes;
+  request.reordered_onnx = emit || rewritten_path;
+  request.reordered_tflite = args->Value("emit-tflite").has_value();
+  request.names = CliNames(model->path);
+  if (!emit) request.names.reordered_onnx = "--rewritten-model";
+  if (absl::Status valid = request.Validate(); !valid.ok()) return Fail(valid, err);
+  if (absl::Status imported = ImportReadModel(*model); !imported.ok()) return Fail(imported, err);
   RealClock clock;
   const std::optional<std::string> server = args->Value("server");
   absl::StatusOr<rpc::ClientSecurity> security = SecurityFromArgs(*args);
   if (!security.ok()) return Fail(security.status(), err);
   absl::StatusOr<RewriteCompileResult> result =
-      server ? CompileRemotely(*server, *model, *options, *rewrite, *security)
-             : CompileWithRewrite(onnx ? absl::string_view(model->bytes) : absl::string_view(),
-                                  model->graph, *options, *rewrite, CompileServices(), clock);
+      server ? CompileRemotely(*server, *model, request, *security)
+             : CompileWithRewrite(request, model->bytes, model->graph, CompileServices(), clock);
   if (!result.ok()) return Fail(result.status(), err);
   for (const std::optional<std::string>& path : {emit, rewritten_path}) {
     if (!path) continue;

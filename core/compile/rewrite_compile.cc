@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/compile/compile_request.h"
 #include "core/onnx/onnx_import.h"
 #include "core/util/status_macros.h"
 
@@ -212,22 +213,19 @@ std::vector<std::string> TensorsLiveAtPeak(const Graph& graph, const SimulationR
   return names;
 }
 
-absl::StatusOr<RewriteCompileResult> CompileWithRewrite(
-    absl::string_view onnx_model, const Graph& graph, const CompileOptions& options,
-    const RewriteCompileOptions& rewrite, const CompileServices& services, const Clock& clock) {
-  ORDO_RETURN_IF_ERROR(CheckRewriteCompileOptions(rewrite));
-  // A Pareto front needs a search: asked for alone, it means "all".
-  const RewriteMode requested = rewrite.pareto && rewrite.mode == RewriteMode::kNone &&
-                                        !rewrite.fit_fallback
-                                    ? RewriteMode::kAll
-                                    : rewrite.mode;
-  if (requested != RewriteMode::kNone && onnx_model.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("rewriting (mode ", RewriteModeName(requested),
-                     rewrite.pareto ? ", for the Pareto front" : "",
-                     ") needs an ONNX model; this model is in ordo's native graph format"));
-  }
-  // A native graph cannot be rewritten: "auto" compiles it as it is.
+absl::StatusOr<RewriteCompileResult> CompileWithRewrite(const CompileRequest& request,
+                                                        absl::string_view model_bytes,
+                                                        const Graph& graph,
+                                                        const CompileServices& services,
+                                                        const Clock& clock) {
+  ORDO_RETURN_IF_ERROR(request.Validate());
+  const CompileOptions& options = request.options;
+  const RewriteCompileOptions& rewrite = request.rewrite;
+  const RewriteMode requested = RewriteModeToRun(rewrite);
+  // Validate() let only ONNX through to rewriting; "auto" of any other
+  // format compiles it as it is.
+  const absl::string_view onnx_model =
+      request.format == ModelFormat::kOnnx ? model_bytes : absl::string_view();
   const bool fallback = rewrite.fit_fallback && requested == RewriteMode::kNone &&
                         !onnx_model.empty() && FitMode(options);
   if (requested == RewriteMode::kNone && !fallback) {

@@ -16,6 +16,9 @@
 
 namespace ordo {
 
+// core/compile/compile_request.h; it holds a RewriteCompileOptions.
+struct CompileRequest;
+
 // Whether and how a compile rewrites the model first (`ordo compile
 // --rewrite`, CompileOptions.rewrite of the API).
 struct RewriteCompileOptions {
@@ -131,13 +134,16 @@ struct RewriteCompileResult {
 //    peak never rises, unless the rewritten model fits the device and the
 //    input does not.
 //
-// `graph` must be ImportOnnx(onnx_model) when onnx_model is not empty.
-// Errors: Compile's and RewriteForMemory's; INVALID_ARGUMENT when rewriting
-// is asked for and `onnx_model` is empty (a native-format graph); INTERNAL
-// when a rewrite changed the model's interface (a bug).
-absl::StatusOr<RewriteCompileResult> CompileWithRewrite(
-    absl::string_view onnx_model, const Graph& graph, const CompileOptions& options,
-    const RewriteCompileOptions& rewrite, const CompileServices& services, const Clock& clock);
+// `graph` is `model_bytes` imported (with request.input_shapes applied);
+// `model_bytes` is read for rewriting when request.format is ONNX.
+// Errors: request.Validate()'s (rewriting asked of a model that is not
+// ONNX, ...), Compile's and RewriteForMemory's; INTERNAL when a rewrite
+// changed the model's interface (a bug).
+absl::StatusOr<RewriteCompileResult> CompileWithRewrite(const CompileRequest& request,
+                                                        absl::string_view model_bytes,
+                                                        const Graph& graph,
+                                                        const CompileServices& services,
+                                                        const Clock& clock);
 
 // OK when `rewritten` has the graph inputs and outputs of `original`, in
 // order, with the same names, dims and sizes; INVALID_ARGUMENT naming the

@@ -3,8 +3,10 @@
 #include <atomic>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "core/compile/compile_request.h"
 #include "core/memory/simulator.h"
 #include "core/onnx/onnx_import.h"
 #include "core/rewrite/onnx_test_model.h"
@@ -38,6 +40,16 @@ std::string WideConcatOnnx() {
   m.Node("Conv", {"cat", "wy"}, {"y"});
   m.Output("y");
   return m.Bytes();
+}
+
+// A request for `bytes`: an ONNX model, or a native graph when empty.
+CompileRequest RequestOf(absl::string_view bytes, CompileOptions options,
+                         RewriteCompileOptions rewrite) {
+  CompileRequest request;
+  request.format = bytes.empty() ? ModelFormat::kGraphProto : ModelFormat::kOnnx;
+  request.options = std::move(options);
+  request.rewrite = std::move(rewrite);
+  return request;
 }
 
 struct Fixture {
@@ -85,8 +97,7 @@ TEST(CompileWithRewriteTest, NoneCompilesAsIs) {
   Fixture f;
   ORDO_ASSERT_OK_AND_ASSIGN(
       RewriteCompileResult result,
-      CompileWithRewrite(f.bytes, f.graph, CompileOptions(), RewriteCompileOptions(),
-                         CompileServices(), f.clock));
+      CompileWithRewrite(RequestOf(f.bytes, CompileOptions(), RewriteCompileOptions()), f.bytes, f.graph, CompileServices(), f.clock));
   EXPECT_FALSE(result.rewrite.has_value());
   EXPECT_EQ(result.graph.num_ops(), f.graph.num_ops());
 }
@@ -100,8 +111,7 @@ TEST(CompileWithRewriteTest, EveryModeKeepsThePeakAndReturnsAConsistentModel) {
     rewrite.mode = mode;
     rewrite.time_limit = absl::Seconds(2);
     ORDO_ASSERT_OK_AND_ASSIGN(RewriteCompileResult result,
-                              CompileWithRewrite(f.bytes, f.graph, CompileOptions(), rewrite,
-                                                 CompileServices(), f.clock));
+                              CompileWithRewrite(RequestOf(f.bytes, CompileOptions(), rewrite), f.bytes, f.graph, CompileServices(), f.clock));
     ExpectConsistent(f.graph, result, plain.peak_bytes);
     EXPECT_EQ(result.rewrite->mode, RewriteModeName(mode));
     EXPECT_FALSE(result.rewrite->fit_mode);
@@ -115,7 +125,7 @@ TEST(CompileWithRewriteTest, IdentityLowersThePeakOfAConcatConvSite) {
   rewrite.mode = RewriteMode::kIdentity;
   ORDO_ASSERT_OK_AND_ASSIGN(
       RewriteCompileResult result,
-      CompileWithRewrite(f.bytes, f.graph, CompileOptions(), rewrite, CompileServices(), f.clock));
+      CompileWithRewrite(RequestOf(f.bytes, CompileOptions(), rewrite), f.bytes, f.graph, CompileServices(), f.clock));
   ASSERT_TRUE(result.rewrite.has_value());
   ASSERT_EQ(result.rewrite->rewrites.size(), 1u);
   EXPECT_EQ(result.rewrite->original_peak_bytes, 4 * 32768 + 131072);
@@ -131,7 +141,7 @@ TEST(CompileWithRewriteTest, ParetoAloneSearchesAndReportsTheNonDominatedRoute) 
   rewrite.time_limit = absl::Seconds(2);
   ORDO_ASSERT_OK_AND_ASSIGN(
       RewriteCompileResult result,
-      CompileWithRewrite(f.bytes, f.graph, CompileOptions(), rewrite, CompileServices(), f.clock));
+      CompileWithRewrite(RequestOf(f.bytes, CompileOptions(), rewrite), f.bytes, f.graph, CompileServices(), f.clock));
   ASSERT_TRUE(result.rewrite.has_value());
   const RewriteSummary& summary = *result.rewrite;
   EXPECT_EQ(summary.mode, "all");
@@ -153,7 +163,7 @@ TEST(CompileWithRewriteTest, ParetoAloneSearchesAndReportsTheNonDominatedRoute) 
   rewrite.mode = RewriteMode::kAll;
   ORDO_ASSERT_OK_AND_ASSIGN(
       RewriteCompileResult plain,
-      CompileWithRewrite(f.bytes, f.graph, CompileOptions(), rewrite, CompileServices(), f.clock));
+      CompileWithRewrite(RequestOf(f.bytes, CompileOptions(), rewrite), f.bytes, f.graph, CompileServices(), f.clock));
   EXPECT_THAT(plain.rewrite->pareto, IsEmpty()) << "reported only when asked for";
 }
 
@@ -166,14 +176,14 @@ TEST(CompileWithRewriteTest, AutoRewritesOnlyWhenThePlainScheduleDoesNotFit) {
   roomy.memory_limit_bytes = 1 << 20;
   ORDO_ASSERT_OK_AND_ASSIGN(
       RewriteCompileResult fits,
-      CompileWithRewrite(f.bytes, f.graph, roomy, rewrite, CompileServices(), f.clock));
+      CompileWithRewrite(RequestOf(f.bytes, roomy, rewrite), f.bytes, f.graph, CompileServices(), f.clock));
   EXPECT_FALSE(fits.rewrite.has_value());
 
   CompileOptions tiny;
   tiny.memory_limit_bytes = 1024;  // below any schedule of this model
   ORDO_ASSERT_OK_AND_ASSIGN(
       RewriteCompileResult over,
-      CompileWithRewrite(f.bytes, f.graph, tiny, rewrite, CompileServices(), f.clock));
+      CompileWithRewrite(RequestOf(f.bytes, tiny, rewrite), f.bytes, f.graph, CompileServices(), f.clock));
   ASSERT_TRUE(over.rewrite.has_value());
   EXPECT_TRUE(over.rewrite->fit_fallback);
   EXPECT_EQ(over.rewrite->mode, "all");
@@ -278,7 +288,7 @@ TEST(CompileWithRewriteTest, AutoKeepsThePlainCompileWhenRewritingFails) {
   tiny.memory_limit_bytes = 1024;
   ORDO_ASSERT_OK_AND_ASSIGN(
       RewriteCompileResult result,
-      CompileWithRewrite(f.bytes, f.graph, tiny, rewrite, CompileServices(), f.clock));
+      CompileWithRewrite(RequestOf(f.bytes, tiny, rewrite), f.bytes, f.graph, CompileServices(), f.clock));
   ASSERT_TRUE(result.rewrite.has_value());
   EXPECT_TRUE(result.rewrite->fit_fallback);
   EXPECT_THAT(result.rewrite->note, HasSubstr("rewriting failed"));
@@ -291,7 +301,7 @@ TEST(CompileWithRewriteTest, AutoKeepsThePlainCompileWhenRewritingFails) {
   rewrite.mode = RewriteMode::kIdentity;
   rewrite.fit_fallback = false;
   EXPECT_FALSE(
-      CompileWithRewrite(f.bytes, f.graph, tiny, rewrite, CompileServices(), f.clock).ok());
+      CompileWithRewrite(RequestOf(f.bytes, tiny, rewrite), f.bytes, f.graph, CompileServices(), f.clock).ok());
 }
 
 TEST(CompileWithRewriteTest, ACancelledRequestStillGetsAValidSchedule) {
@@ -304,7 +314,7 @@ TEST(CompileWithRewriteTest, ACancelledRequestStillGetsAValidSchedule) {
   rewrite.time_limit = absl::Hours(1);  // only the flag stops it
   ORDO_ASSERT_OK_AND_ASSIGN(
       RewriteCompileResult result,
-      CompileWithRewrite(f.bytes, f.graph, CompileOptions(), rewrite, services, f.clock));
+      CompileWithRewrite(RequestOf(f.bytes, CompileOptions(), rewrite), f.bytes, f.graph, services, f.clock));
   ASSERT_TRUE(result.rewrite.has_value());
   EXPECT_TRUE(result.rewrite->time_limit_hit);
   EXPECT_EQ(result.compile.peak_bytes, result.compile.simulation.peak_bytes);
@@ -320,14 +330,14 @@ TEST(CompileWithRewriteTest, NativeGraphsCannotBeRewritten) {
   RealClock clock;
   RewriteCompileOptions rewrite;
   rewrite.mode = RewriteMode::kIdentity;
-  EXPECT_THAT(CompileWithRewrite("", graph, CompileOptions(), rewrite, CompileServices(), clock),
+  EXPECT_THAT(CompileWithRewrite(RequestOf("", CompileOptions(), rewrite), "", graph, CompileServices(), clock),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("needs an ONNX model")));
   // "auto" has nothing to fall back to: the graph is compiled as it is.
   ORDO_ASSERT_OK(SetRewriteMode("auto", rewrite));
   CompileOptions tiny;
   tiny.memory_limit_bytes = 1;
   ORDO_ASSERT_OK_AND_ASSIGN(RewriteCompileResult result,
-                            CompileWithRewrite("", graph, tiny, rewrite, CompileServices(), clock));
+                            CompileWithRewrite(RequestOf("", tiny, rewrite), "", graph, CompileServices(), clock));
   EXPECT_FALSE(result.rewrite.has_value());
 }
 

@@ -353,7 +353,10 @@ TEST(OrdoCliTest, BadRewriteArgumentsExitTwoNamingTheFlag) {
             "--op-overhead-seconds"},
            {absl::StrCat("compile ", native, " --rewrite identity"), "needs an ONNX model"},
            {absl::StrCat("compile ", native, " --rewritten-model /tmp/x.onnx"),
-            "needs an ONNX input model"}}) {
+            "needs an ONNX input model"},
+           // Checked before the compile, like every request-level rule.
+           {absl::StrCat("compile ", model, " --emit-tflite /tmp/x.tflite"),
+            "--emit-tflite: needs a TFLite input model"}}) {
     ProcessResult run = RunOrdo(args);
     EXPECT_EQ(run.exit_code, 2) << args << "\n" << run.out;
     EXPECT_THAT(run.out, HasSubstr(expected)) << args;

@@ -106,7 +106,8 @@ TEST(InputShapesServiceTest, BadOverridesAreInvalidArgumentAndTheServerKeepsServ
   v1::CompileResponse response;
   grpc::Status status = server.Compile(native, response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(status.error_message(), HasSubstr("a native ordo.v1.Graph has static shapes"));
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("options.input_shapes / options.batch apply to ONNX models"));
   EXPECT_EQ(server.Health(""), 1);
   v1::CompileRequest good = DynamicRequest();
   good.mutable_options()->set_batch(2);

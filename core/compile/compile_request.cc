@@ -1,0 +1,77 @@
+#include "core/compile/compile_request.h"
+
+#include "absl/strings/str_cat.h"
+#include "core/util/status_macros.h"
+
+namespace ordo {
+namespace {
+
+// "<what>: needs <need> (<where it goes>); <model> is <its format>".
+absl::Status NeedsFormat(absl::string_view what, absl::string_view need,
+                         absl::string_view where, const CompileRequestNames& names,
+                         ModelFormat format) {
+  return absl::InvalidArgumentError(absl::StrCat(what, ": needs ", need, " (", where, "); ",
+                                                 names.model, " is ",
+                                                 ModelFormatDescription(format)));
+}
+
+}  // namespace
+
+const char* ModelFormatDescription(ModelFormat format) {
+  switch (format) {
+    case ModelFormat::kOnnx:
+      return "an ONNX model";
+    case ModelFormat::kGraphProto:
+    case ModelFormat::kGraphJson:
+      return "a native ordo.v1.Graph";
+    case ModelFormat::kTflite:
+      return "a TFLite model";
+  }
+  return "a model of unknown format";
+}
+
+RewriteMode RewriteModeToRun(const RewriteCompileOptions& rewrite) {
+  return rewrite.pareto && rewrite.mode == RewriteMode::kNone && !rewrite.fit_fallback
+             ? RewriteMode::kAll
+             : rewrite.mode;
+}
+
+absl::Status CheckInputShapesApply(ModelFormat format, const InputShapes& shapes,
+                                   const CompileRequestNames& names) {
+  if (shapes.empty() || format == ModelFormat::kOnnx) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(names.input_shapes, " apply to ONNX models (",
+                                                 names.onnx_model, "); ", names.model, " is ",
+                                                 ModelFormatDescription(format),
+                                                 ", whose shapes are static"));
+}
+
+absl::Status CompileRequest::Validate() const {
+  ORDO_RETURN_IF_ERROR(CheckRewriteCompileOptions(rewrite));
+  const bool onnx = format == ModelFormat::kOnnx;
+  // Rewrites edit ONNX nodes; "auto" without an ONNX model compiles as is.
+  if (const RewriteMode mode = RewriteModeToRun(rewrite); mode != RewriteMode::kNone && !onnx) {
+    return NeedsFormat(absl::StrCat(names.rewrite, " \"", RewriteModeName(mode), "\"",
+                                    rewrite.pareto ? " (for the Pareto front)" : ""),
+                       "an ONNX model to rewrite", names.onnx_model, names, format);
+  }
+  ORDO_RETURN_IF_ERROR(CheckInputShapesApply(format, input_shapes, names));
+  if (reordered_onnx && !onnx) {
+    return NeedsFormat(names.reordered_onnx, "an ONNX input model", names.onnx_model, names,
+                       format);
+  }
+  if (reordered_tflite) {
+    if (format != ModelFormat::kTflite) {
+      return NeedsFormat(names.reordered_tflite, "a TFLite input model", names.tflite_model,
+                         names, format);
+    }
+    // The offline plan is the arena's layout.
+    if (options.arena_planner == kNoArenaPlanner) {
+      return absl::InvalidArgumentError(absl::StrCat(names.reordered_tflite,
+                                                     ": needs an arena plan; ",
+                                                     names.arena_planner, " is \"none\""));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace ordo
