@@ -1,0 +1,339 @@
+// The Compiler service in this process: the service class over a fake
+// clock, the in-memory part cache and the thread part runner, called
+// through RunCompile and through an in-process gRPC channel (the real
+// handlers, ServeUnary and the work queue; no sockets, no processes).
+// What only processes show (workers killed or frozen, restarts, Redis lost,
+// RSS) stays in tests/service.
+
+#include "server/compiler_service.h"
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "absl/synchronization/notification.h"
+#include "core/cache/lru_schedule_cache.h"
+#include "core/cache/part_runner.h"
+#include "core/graph/graph_proto.h"
+#include "core/memory/memory_model.h"
+#include "core/schedule/scheduler_registry.h"
+#include "core/testing/fake_clock.h"
+#include "core/testing/status_matchers.h"
+#include "core/testing/test_graph.h"
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "rpc/compile_proto.h"
+#include "rpc/work_queue.h"
+
+namespace ordo::server {
+namespace {
+
+using ::ordo::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+// Four branches x -> p (10 B) -> r (1 B) joined by a Concat: the optimum
+// lies above the spec's bound, so "optimal" means the search proved it.
+Graph BranchesGraph() { return ordo::testing::ManyBranches(4); }
+
+v1::CompileRequest GraphRequest(const Graph& graph) {
+  v1::CompileRequest request;
+  *request.mutable_graph() = GraphToProto(graph);
+  request.mutable_options()->mutable_time_limit()->set_seconds(10);
+  return request;
+}
+
+// One service with its in-process dependencies, as ordo-server wires them
+// (server/ordo_server.cc) but with a fake clock.
+class CompilerServiceTest : public ::testing::Test {
+ protected:
+  CompilerServiceTest(CompilerLimits limits = {})  // NOLINT: gtest default-constructs it
+      : clock_(absl::Now()), limits_(limits) {}
+
+  CompilerService& service() {
+    if (service_ == nullptr) {
+      CompilerService::Dependencies deps;
+      deps.runner = &runner_;
+      deps.cache = &cache_;
+      deps.responses = &responses_;
+      deps.clock = &clock_;
+      deps.env.queue = &queue_;
+      service_ = std::make_unique<CompilerService>(limits_, deps);
+    }
+    return *service_;
+  }
+
+  // A call that arrives now, with `deadline` (InfiniteFuture: none).
+  static rpc::CallInfo Call(absl::Time deadline = absl::InfiniteFuture()) {
+    rpc::CallInfo call;
+    call.method = "Compile";
+    call.request_id = "test";
+    call.deadline = deadline;
+    call.cancelled = std::make_shared<std::atomic<bool>>(false);
+    return call;
+  }
+
+  absl::Status Compile(const v1::CompileRequest& request, v1::CompileResponse& response,
+                       const rpc::CallInfo& call = Call()) {
+    return service().RunCompile(call, request, response, {});
+  }
+
+  // The real handlers over an in-process channel.
+  std::unique_ptr<v1::Compiler::Stub> Stub() {
+    if (grpc_server_ == nullptr) {
+      grpc::ServerBuilder builder;
+      builder.RegisterService(&service());
+      grpc_server_ = builder.BuildAndStart();
+    }
+    return v1::Compiler::NewStub(grpc_server_->InProcessChannel(grpc::ChannelArguments()));
+  }
+
+  void TearDown() override {
+    if (grpc_server_ != nullptr) grpc_server_->Shutdown();
+  }
+
+  ordo::testing::FakeClock clock_;
+  CompilerLimits limits_;
+  ThreadPartRunner runner_{2};
+  LruScheduleCache cache_{int64_t{16} << 20};
+  ResponseCache responses_{int64_t{16} << 20};
+  rpc::WorkQueue queue_{2};
+  std::unique_ptr<CompilerService> service_;
+  std::unique_ptr<grpc::Server> grpc_server_;
+};
+
+// The peak of `response`'s schedule as this test computes it, after the
+// same checks a client makes (every name known, peak re-simulated).
+int64_t ResimulatedPeak(const Graph& graph, const v1::CompileRequest& request,
+                        const v1::CompileResponse& response) {
+  absl::StatusOr<CompileOptions> options =
+      rpc::CompileOptionsFromProto(request.options(), request.device());
+  EXPECT_TRUE(options.ok()) << options.status();
+  absl::StatusOr<CompileResult> result = rpc::CompileResultFromProto(graph, *options, response);
+  EXPECT_TRUE(result.ok()) << result.status();
+  return result.ok() ? result->simulation.peak_bytes : -1;
+}
+
+TEST_F(CompilerServiceTest, AnswersAreResimulatedAndOptimal) {
+  const Graph graph = BranchesGraph();
+  const v1::CompileRequest request = GraphRequest(graph);
+  v1::CompileResponse response;
+  ORDO_ASSERT_OK(Compile(request, response));
+  EXPECT_EQ(ResimulatedPeak(graph, request, response), response.peak_bytes());
+  const ordo::testing::BruteForceResult best =
+      ordo::testing::BruteForceMinPeak(*BuildMemoryModel(graph, MemoryOptions()));
+  EXPECT_EQ(response.peak_bytes(), best.peak_bytes);
+  EXPECT_EQ(response.status(), v1::SCHEDULE_STATUS_OPTIMAL);
+  EXPECT_FALSE(response.stats().response_cached());
+}
+
+TEST_F(CompilerServiceTest, ASecondIdenticalRequestIsAnsweredFromTheResponseCache) {
+  const Graph graph = BranchesGraph();
+  const v1::CompileRequest request = GraphRequest(graph);
+  v1::CompileResponse first;
+  ORDO_ASSERT_OK(Compile(request, first));
+  v1::CompileResponse second;
+  ORDO_ASSERT_OK(Compile(request, second));
+  EXPECT_TRUE(second.stats().response_cached());
+  EXPECT_EQ(second.stats().cache_hits(), second.stats().parts());
+  EXPECT_EQ(second.peak_bytes(), first.peak_bytes());
+  EXPECT_EQ(second.schedule_size(), first.schedule_size());
+  EXPECT_EQ(ResimulatedPeak(graph, request, second), first.peak_bytes());
+  // Another option is another request.
+  v1::CompileRequest other = request;
+  other.mutable_options()->set_scheduler("greedy");
+  v1::CompileResponse third;
+  ORDO_ASSERT_OK(Compile(other, third));
+  EXPECT_FALSE(third.stats().response_cached());
+}
+
+TEST_F(CompilerServiceTest, BadRequestsAreInvalidArgumentNamingTheField) {
+  struct Case {
+    std::string what;
+    v1::CompileRequest request;
+    std::string named;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"no model", v1::CompileRequest(), "request has no model"});
+
+  v1::CompileRequest bad_graph = GraphRequest(BranchesGraph());
+  bad_graph.mutable_graph()->mutable_ops(0)->set_inputs(0, "nowhere");
+  cases.push_back({"bad graph", bad_graph, "nowhere"});
+
+  v1::CompileRequest scheduler = GraphRequest(BranchesGraph());
+  scheduler.mutable_options()->set_scheduler("no-such-scheduler");
+  cases.push_back({"unknown scheduler", scheduler, "no-such-scheduler"});
+
+  v1::CompileRequest rewrite = GraphRequest(BranchesGraph());
+  rewrite.mutable_options()->set_rewrite("identity");
+  cases.push_back({"rewrite without ONNX", rewrite, "onnx_model"});
+
+  v1::CompileRequest reorder = GraphRequest(BranchesGraph());
+  reorder.mutable_options()->set_return_reordered_onnx(true);
+  cases.push_back({"reordered ONNX of a graph", reorder, "options.return_reordered_onnx"});
+
+  v1::CompileRequest shapes = GraphRequest(BranchesGraph());
+  shapes.mutable_options()->set_batch(2);
+  cases.push_back({"input shapes of a graph", shapes, "options.input_shapes"});
+
+  v1::CompileRequest pools = GraphRequest(BranchesGraph());
+  for (int i = 0; i < 2; ++i) {
+    v1::MemoryPoolSpec* pool = pools.mutable_device()->add_pools();
+    pool->set_name("fast");
+    pool->set_capacity_bytes(1024);
+    pool->set_read_bytes_per_second(1e9);
+  }
+  cases.push_back({"bad pools", pools, "memory pool \"fast\" is given twice"});
+
+  v1::CompileRequest state = GraphRequest(BranchesGraph());
+  state.mutable_options()->set_max_state_bytes(-1);
+  cases.push_back({"negative state budget", state, "options.max_state_bytes"});
+
+  for (const Case& c : cases) {
+    v1::CompileResponse response;
+    EXPECT_THAT(Compile(c.request, response),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.named)))
+        << c.what;
+  }
+  // Refusals hold no compile slot.
+  v1::CompileResponse response;
+  ORDO_EXPECT_OK(Compile(GraphRequest(BranchesGraph()), response));
+}
+
+TEST_F(CompilerServiceTest, APassedDeadlineStillAnswersWithAVerifiedSchedule) {
+  // The search gets no time; the portfolio's first schedule (greedy) is
+  // returned, verified, and marked as not proved (docs/service.md: a
+  // deadline returns the best schedule so far; DEADLINE_EXCEEDED only when
+  // none exists).
+  const Graph graph = ordo::testing::ManyBranches(10);
+  const v1::CompileRequest request = GraphRequest(graph);
+  v1::CompileResponse response;
+  ORDO_ASSERT_OK(Compile(request, response, Call(clock_.Now() - absl::Seconds(1))));
+  EXPECT_EQ(ResimulatedPeak(graph, request, response), response.peak_bytes());
+  EXPECT_NE(response.status(), v1::SCHEDULE_STATUS_OPTIMAL);
+  // Not proved optimal, so not stored: the next call searches again.
+  v1::CompileResponse again;
+  ORDO_ASSERT_OK(Compile(request, again));
+  EXPECT_FALSE(again.stats().response_cached());
+  EXPECT_EQ(again.status(), v1::SCHEDULE_STATUS_OPTIMAL);
+  EXPECT_LE(again.peak_bytes(), response.peak_bytes());
+}
+
+TEST_F(CompilerServiceTest, ACancelledCallPastItsDeadlineIsDeadlineExceeded) {
+  const Graph graph = ordo::testing::ManyBranches(10);
+  rpc::CallInfo call = Call(clock_.Now() + absl::Seconds(1));
+  call.cancelled->store(true);  // as gRPC does when the deadline passes
+  clock_.Advance(absl::Seconds(2));
+  v1::CompileResponse response;
+  const absl::Status status = Compile(GraphRequest(graph), response, call);
+  // The search was stopped before any schedule existed.
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kDeadlineExceeded,
+                               HasSubstr("deadline passed before a schedule existed")));
+  // A cancel before the deadline stays a cancel.
+  rpc::CallInfo cancelled = Call(clock_.Now() + absl::Seconds(10));
+  cancelled.cancelled->store(true);
+  EXPECT_THAT(Compile(GraphRequest(graph), response, cancelled),
+              StatusIs(absl::StatusCode::kCancelled, ::testing::_));
+}
+
+class BusyCompilerServiceTest : public CompilerServiceTest {
+ protected:
+  BusyCompilerServiceTest() : CompilerServiceTest(OneCompileAtATime()) {}
+  static CompilerLimits OneCompileAtATime() {
+    CompilerLimits limits;
+    limits.max_concurrent_compiles = 1;
+    return limits;
+  }
+};
+
+TEST_F(BusyCompilerServiceTest, OverCapacityIsResourceExhausted) {
+  absl::Notification first_running;
+  absl::Notification release_first;
+  absl::Status first_status;
+  std::thread first([&] {
+    v1::CompileResponse response;
+    bool blocked = false;
+    // The first compile holds its slot while it waits in its progress
+    // callback.
+    first_status = service().RunCompile(
+        Call(), GraphRequest(ordo::testing::ManyBranches(3)), response,
+        [&](const v1::CompileProgress&) {
+          if (blocked) return;
+          blocked = true;
+          first_running.Notify();
+          release_first.WaitForNotification();
+        });
+  });
+  first_running.WaitForNotification();
+  v1::CompileResponse response;
+  EXPECT_THAT(Compile(GraphRequest(ordo::testing::ManyBranches(4)), response),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("1 compiles running")));
+  release_first.Notify();
+  first.join();
+  ORDO_EXPECT_OK(first_status);
+  // The slot is free again.
+  ORDO_EXPECT_OK(Compile(GraphRequest(ordo::testing::ManyBranches(4)), response));
+}
+
+TEST_F(CompilerServiceTest, CompileThroughTheHandler) {
+  const Graph graph = BranchesGraph();
+  const v1::CompileRequest request = GraphRequest(graph);
+  grpc::ClientContext context;
+  v1::CompileResponse response;
+  const grpc::Status status = Stub()->Compile(&context, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(ResimulatedPeak(graph, request, response), response.peak_bytes());
+  grpc::ClientContext bad_context;
+  v1::CompileRequest bad = request;
+  bad.mutable_options()->set_scheduler("no-such-scheduler");
+  const grpc::Status refused = Stub()->Compile(&bad_context, bad, &response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(refused.error_message(), HasSubstr("no-such-scheduler"));
+}
+
+TEST_F(CompilerServiceTest, EstimateMatchesTheCore) {
+  const Graph graph = BranchesGraph();
+  v1::EstimateRequest request;
+  *request.mutable_graph() = GraphToProto(graph);
+  grpc::ClientContext context;
+  v1::EstimateResponse response;
+  const grpc::Status status = Stub()->Estimate(&context, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ORDO_ASSERT_OK_AND_ASSIGN(EstimateResult expected, Estimate(graph, CompileOptions(), nullptr));
+  const EstimateResult got = rpc::EstimateResultFromProto(response);
+  EXPECT_EQ(got.ops, graph.num_ops());
+  EXPECT_EQ(got.model_order_peak_bytes, expected.model_order_peak_bytes);
+  EXPECT_EQ(got.greedy_peak_bytes, expected.greedy_peak_bytes);
+  EXPECT_EQ(got.lower_bound_bytes, expected.lower_bound_bytes);
+
+  grpc::ClientContext bad_context;
+  request.mutable_options()->set_batch(4);
+  const grpc::Status refused = Stub()->Estimate(&bad_context, request, &response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(refused.error_message(),
+              AllOf(HasSubstr("options.input_shapes"), HasSubstr("a native ordo.v1.Graph")));
+}
+
+TEST_F(CompilerServiceTest, GetInfoListsTheRegistriesAndLimits) {
+  grpc::ClientContext context;
+  v1::GetInfoResponse info;
+  const grpc::Status status = Stub()->GetInfo(&context, v1::GetInfoRequest(), &info);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const SchedulerRegistry schedulers = BuiltinSchedulers();
+  ASSERT_EQ(info.schedulers_size(), static_cast<int>(schedulers.schedulers().size()));
+  for (int i = 0; i < info.schedulers_size(); ++i) {
+    EXPECT_EQ(info.schedulers(i).name(), schedulers.schedulers()[i].name);
+  }
+  EXPECT_GT(info.arena_planners_size(), 0);
+  EXPECT_EQ(info.limits().max_ops(), limits_.max_ops);
+  EXPECT_EQ(info.limits().max_concurrent_compiles(), limits_.max_concurrent_compiles);
+  EXPECT_EQ(info.limits().max_state_bytes(), limits_.max_state_bytes);
+  EXPECT_EQ(info.cache(), "memory");
+  EXPECT_EQ(info.workers_size(), 0);
+}
+
+}  // namespace
+}  // namespace ordo::server
