@@ -41,7 +41,8 @@ TEST(CompileAdmissionTest, ASlotIsFreedWhenItsHolderEnds) {
 
 TEST(CompileAdmissionTest, ZeroCapacityAdmitsNothing) {
   CompileAdmission admission(0);
-  EXPECT_THAT(admission.Admit().status(), StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("0 compiles")));
+  EXPECT_THAT(admission.Admit().status(),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("0 compiles")));
   EXPECT_EQ(admission.running(), 0);
 }
 

@@ -6,8 +6,7 @@
 
 namespace ordo::server {
 
-absl::Time CallDeadline(absl::Time client_deadline, absl::Time now,
-                        const CompilerLimits& limits) {
+absl::Time CallDeadline(absl::Time client_deadline, absl::Time now, const CompilerLimits& limits) {
   return client_deadline == absl::InfiniteFuture()
              ? now + limits.default_deadline
              : std::min(client_deadline, now + limits.max_deadline);

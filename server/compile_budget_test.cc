@@ -69,8 +69,8 @@ TEST(StateBudgetTest, TheServersLimitUnlessLessIsAsked) {
   EXPECT_EQ(*StateBudget(0, limits), 1000);
   EXPECT_EQ(*StateBudget(10, limits), 10);
   EXPECT_EQ(*StateBudget(5000, limits), 1000);
-  EXPECT_THAT(StateBudget(-1, limits), StatusIs(absl::StatusCode::kInvalidArgument,
-                                                HasSubstr("options.max_state_bytes")));
+  EXPECT_THAT(StateBudget(-1, limits),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("options.max_state_bytes")));
 }
 
 }  // namespace

@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "core/arena/arena_planner_registry.h"
-#include "core/parts/part_key.h"
 #include "core/compile/compile.h"
 #include "core/compile/compile_request.h"
 #include "core/compile/import_model.h"
@@ -17,8 +16,9 @@
 #include "core/graph/graph_proto.h"
 #include "core/onnx/input_shapes.h"
 #include "core/onnx/onnx_import.h"
-#include "core/tflite/tflite_export.h"
+#include "core/parts/part_key.h"
 #include "core/schedule/scheduler_registry.h"
+#include "core/tflite/tflite_export.h"
 #include "core/util/printable_text.h"
 #include "core/util/status_macros.h"
 #include "rpc/compile_proto.h"
@@ -68,9 +68,8 @@ absl::StatusOr<Graph> ImportRequestModel(const Request& request, ModelFormat for
     return ImportModel(model_bytes, format, graph_limits);
   }
   if (request.graph().ops_size() > limits.max_ops) {
-    return absl::ResourceExhaustedError(absl::StrCat("graph has ", request.graph().ops_size(),
-                                                     " ops; this server's limit is ",
-                                                     limits.max_ops));
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "graph has ", request.graph().ops_size(), " ops; this server's limit is ", limits.max_ops));
   }
   // Names in the message are the client's bytes: escaped as ImportModel
   // (the CLI) does, so no raw control bytes reach the status or the log
@@ -143,9 +142,9 @@ void LogCompiled(const rpc::CallInfo& call, const RewriteCompileResult& result,
   const CompileResult& compiled = result.compile;
   rpc::Log(rpc::LogLevel::kInfo, call.request_id,
            absl::StrCat("compiled ", result.graph.num_ops(), " ops: peak ", compiled.peak_bytes,
-                        " (", ScheduleStatusName(compiled.status), "), ",
-                        response.stats().parts(), " parts, ", response.stats().cache_hits(),
-                        " cached, ", response.stats().fallback_parts(), " fallback"));
+                        " (", ScheduleStatusName(compiled.status), "), ", response.stats().parts(),
+                        " parts, ", response.stats().cache_hits(), " cached, ",
+                        response.stats().fallback_parts(), " fallback"));
 }
 
 }  // namespace
@@ -301,9 +300,9 @@ absl::StatusOr<v1::CompileResponse> CompilerService::ResponseOf(
                           ReorderOnnxNodes(model_bytes, graph, compiled.schedule));
   }
   if (compile.reordered_tflite) {
-    ORDO_ASSIGN_OR_RETURN(*response.mutable_reordered_tflite_model(),
-                          ReorderTfliteModel(model_bytes, graph, compiled.schedule,
-                                             compiled.arena));
+    ORDO_ASSIGN_OR_RETURN(
+        *response.mutable_reordered_tflite_model(),
+        ReorderTfliteModel(model_bytes, graph, compiled.schedule, compiled.arena));
   }
   return response;
 }

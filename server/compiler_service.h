@@ -6,11 +6,11 @@
 #include <string>
 
 #include "absl/time/time.h"
-#include "core/parts/part_runner.h"
 #include "core/cache/schedule_cache.h"
 #include "core/compile/compile.h"
 #include "core/compile/compile_request.h"
 #include "core/compile/rewrite_compile.h"
+#include "core/parts/part_runner.h"
 #include "core/util/clock.h"
 #include "ordo/v1/compiler_service.grpc.pb.h"
 #include "rpc/service_call.h"

@@ -7,17 +7,19 @@
 
 #include "server/compiler_service.h"
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/synchronization/notification.h"
 #include "core/cache/lru_schedule_cache.h"
-#include "core/cache/part_runner.h"
 #include "core/graph/graph_proto.h"
 #include "core/memory/memory_model.h"
+#include "core/parts/part_runner.h"
 #include "core/schedule/scheduler_registry.h"
 #include "core/testing/fake_clock.h"
 #include "core/testing/status_matchers.h"
@@ -150,6 +152,24 @@ TEST_F(CompilerServiceTest, ASecondIdenticalRequestIsAnsweredFromTheResponseCach
   EXPECT_FALSE(third.stats().response_cached());
 }
 
+TEST_F(CompilerServiceTest, ProgressEventsFollowTheStagesAndEndFinished) {
+  std::vector<v1::CompileStage> stages;
+  v1::CompileResponse response;
+  ORDO_ASSERT_OK(service().RunCompile(
+      Call(), GraphRequest(BranchesGraph()), response,
+      [&](const v1::CompileProgress& progress) { stages.push_back(progress.stage()); }));
+  ASSERT_FALSE(stages.empty());
+  EXPECT_EQ(stages.front(), v1::COMPILE_STAGE_IMPORTED);
+  EXPECT_EQ(stages.back(), v1::COMPILE_STAGE_FINISHED);
+  EXPECT_TRUE(std::is_sorted(stages.begin(), stages.end()));
+  // An answer from the response cache is one FINISHED event.
+  stages.clear();
+  ORDO_ASSERT_OK(service().RunCompile(
+      Call(), GraphRequest(BranchesGraph()), response,
+      [&](const v1::CompileProgress& progress) { stages.push_back(progress.stage()); }));
+  EXPECT_EQ(stages, std::vector<v1::CompileStage>{v1::COMPILE_STAGE_FINISHED});
+}
+
 TEST_F(CompilerServiceTest, BadRequestsAreInvalidArgumentNamingTheField) {
   struct Case {
     std::string what;
@@ -258,14 +278,13 @@ TEST_F(BusyCompilerServiceTest, OverCapacityIsResourceExhausted) {
     bool blocked = false;
     // The first compile holds its slot while it waits in its progress
     // callback.
-    first_status = service().RunCompile(
-        Call(), GraphRequest(ordo::testing::ManyBranches(3)), response,
-        [&](const v1::CompileProgress&) {
-          if (blocked) return;
-          blocked = true;
-          first_running.Notify();
-          release_first.WaitForNotification();
-        });
+    first_status = service().RunCompile(Call(), GraphRequest(ordo::testing::ManyBranches(3)),
+                                        response, [&](const v1::CompileProgress&) {
+                                          if (blocked) return;
+                                          blocked = true;
+                                          first_running.Notify();
+                                          release_first.WaitForNotification();
+                                        });
   });
   first_running.WaitForNotification();
   v1::CompileResponse response;

@@ -7,9 +7,8 @@ namespace ordo {
 namespace {
 
 // "<what>: needs <need> (<where it goes>); <model> is <its format>".
-absl::Status NeedsFormat(absl::string_view what, absl::string_view need,
-                         absl::string_view where, const CompileRequestNames& names,
-                         ModelFormat format) {
+absl::Status NeedsFormat(absl::string_view what, absl::string_view need, absl::string_view where,
+                         const CompileRequestNames& names, ModelFormat format) {
   return absl::InvalidArgumentError(absl::StrCat(what, ": needs ", need, " (", where, "); ",
                                                  names.model, " is ",
                                                  ModelFormatDescription(format)));
@@ -39,10 +38,9 @@ RewriteMode RewriteModeToRun(const RewriteCompileOptions& rewrite) {
 absl::Status CheckInputShapesApply(ModelFormat format, const InputShapes& shapes,
                                    const CompileRequestNames& names) {
   if (shapes.empty() || format == ModelFormat::kOnnx) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(names.input_shapes, " apply to ONNX models (",
-                                                 names.onnx_model, "); ", names.model, " is ",
-                                                 ModelFormatDescription(format),
-                                                 ", whose shapes are static"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      names.input_shapes, " apply to ONNX models (", names.onnx_model, "); ", names.model, " is ",
+      ModelFormatDescription(format), ", whose shapes are static"));
 }
 
 absl::Status CompileRequest::Validate() const {
@@ -61,14 +59,13 @@ absl::Status CompileRequest::Validate() const {
   }
   if (reordered_tflite) {
     if (format != ModelFormat::kTflite) {
-      return NeedsFormat(names.reordered_tflite, "a TFLite input model", names.tflite_model,
-                         names, format);
+      return NeedsFormat(names.reordered_tflite, "a TFLite input model", names.tflite_model, names,
+                         format);
     }
     // The offline plan is the arena's layout.
     if (options.arena_planner == kNoArenaPlanner) {
-      return absl::InvalidArgumentError(absl::StrCat(names.reordered_tflite,
-                                                     ": needs an arena plan; ",
-                                                     names.arena_planner, " is \"none\""));
+      return absl::InvalidArgumentError(absl::StrCat(
+          names.reordered_tflite, ": needs an arena plan; ", names.arena_planner, " is \"none\""));
     }
   }
   return absl::OkStatus();

@@ -18,8 +18,8 @@ CompileRequest RequestOf(ModelFormat format) {
 }
 
 TEST(CompileRequestTest, PlainRequestsOfEveryFormatAreValid) {
-  for (ModelFormat format : {ModelFormat::kOnnx, ModelFormat::kGraphProto,
-                             ModelFormat::kGraphJson, ModelFormat::kTflite}) {
+  for (ModelFormat format : {ModelFormat::kOnnx, ModelFormat::kGraphProto, ModelFormat::kGraphJson,
+                             ModelFormat::kTflite}) {
     ORDO_EXPECT_OK(RequestOf(format).Validate());
   }
 }
@@ -27,11 +27,11 @@ TEST(CompileRequestTest, PlainRequestsOfEveryFormatAreValid) {
 TEST(CompileRequestTest, RewritingNeedsOnnxAndNamesTheField) {
   CompileRequest request = RequestOf(ModelFormat::kGraphJson);
   request.rewrite.mode = RewriteMode::kPartition;
-  EXPECT_THAT(request.Validate(),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("options.rewrite \"partition\""),
-                             HasSubstr("needs an ONNX model"), HasSubstr("(onnx_model)"),
-                             HasSubstr("a native ordo.v1.Graph"))));
+  EXPECT_THAT(
+      request.Validate(),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("options.rewrite \"partition\""), HasSubstr("needs an ONNX model"),
+                     HasSubstr("(onnx_model)"), HasSubstr("a native ordo.v1.Graph"))));
   request.format = ModelFormat::kOnnx;
   ORDO_EXPECT_OK(request.Validate());
 }
@@ -67,10 +67,9 @@ TEST(CompileRequestTest, ErrorsUseTheCallersNames) {
 TEST(CompileRequestTest, InputShapesNeedOnnx) {
   CompileRequest request = RequestOf(ModelFormat::kGraphProto);
   request.input_shapes.batch = 2;
-  EXPECT_THAT(request.Validate(),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("options.input_shapes / options.batch"),
-                             HasSubstr("shapes are static"))));
+  EXPECT_THAT(request.Validate(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                           AllOf(HasSubstr("options.input_shapes / options.batch"),
+                                                 HasSubstr("shapes are static"))));
   EXPECT_THAT(CheckInputShapesApply(ModelFormat::kTflite, request.input_shapes, request.names),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("a TFLite model")));
   ORDO_EXPECT_OK(CheckInputShapesApply(ModelFormat::kOnnx, request.input_shapes, request.names));

@@ -97,7 +97,8 @@ TEST(CompileWithRewriteTest, NoneCompilesAsIs) {
   Fixture f;
   ORDO_ASSERT_OK_AND_ASSIGN(
       RewriteCompileResult result,
-      CompileWithRewrite(RequestOf(f.bytes, CompileOptions(), RewriteCompileOptions()), f.bytes, f.graph, CompileServices(), f.clock));
+      CompileWithRewrite(RequestOf(f.bytes, CompileOptions(), RewriteCompileOptions()), f.bytes,
+                         f.graph, CompileServices(), f.clock));
   EXPECT_FALSE(result.rewrite.has_value());
   EXPECT_EQ(result.graph.num_ops(), f.graph.num_ops());
 }
@@ -111,7 +112,8 @@ TEST(CompileWithRewriteTest, EveryModeKeepsThePeakAndReturnsAConsistentModel) {
     rewrite.mode = mode;
     rewrite.time_limit = absl::Seconds(2);
     ORDO_ASSERT_OK_AND_ASSIGN(RewriteCompileResult result,
-                              CompileWithRewrite(RequestOf(f.bytes, CompileOptions(), rewrite), f.bytes, f.graph, CompileServices(), f.clock));
+                              CompileWithRewrite(RequestOf(f.bytes, CompileOptions(), rewrite),
+                                                 f.bytes, f.graph, CompileServices(), f.clock));
     ExpectConsistent(f.graph, result, plain.peak_bytes);
     EXPECT_EQ(result.rewrite->mode, RewriteModeName(mode));
     EXPECT_FALSE(result.rewrite->fit_mode);
@@ -123,9 +125,9 @@ TEST(CompileWithRewriteTest, IdentityLowersThePeakOfAConcatConvSite) {
   Fixture f;
   RewriteCompileOptions rewrite;
   rewrite.mode = RewriteMode::kIdentity;
-  ORDO_ASSERT_OK_AND_ASSIGN(
-      RewriteCompileResult result,
-      CompileWithRewrite(RequestOf(f.bytes, CompileOptions(), rewrite), f.bytes, f.graph, CompileServices(), f.clock));
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteCompileResult result,
+                            CompileWithRewrite(RequestOf(f.bytes, CompileOptions(), rewrite),
+                                               f.bytes, f.graph, CompileServices(), f.clock));
   ASSERT_TRUE(result.rewrite.has_value());
   ASSERT_EQ(result.rewrite->rewrites.size(), 1u);
   EXPECT_EQ(result.rewrite->original_peak_bytes, 4 * 32768 + 131072);
@@ -139,9 +141,9 @@ TEST(CompileWithRewriteTest, ParetoAloneSearchesAndReportsTheNonDominatedRoute) 
   rewrite.pareto = true;  // mode left at kNone: means "all"
   rewrite.max_latency_overhead = 1.0;
   rewrite.time_limit = absl::Seconds(2);
-  ORDO_ASSERT_OK_AND_ASSIGN(
-      RewriteCompileResult result,
-      CompileWithRewrite(RequestOf(f.bytes, CompileOptions(), rewrite), f.bytes, f.graph, CompileServices(), f.clock));
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteCompileResult result,
+                            CompileWithRewrite(RequestOf(f.bytes, CompileOptions(), rewrite),
+                                               f.bytes, f.graph, CompileServices(), f.clock));
   ASSERT_TRUE(result.rewrite.has_value());
   const RewriteSummary& summary = *result.rewrite;
   EXPECT_EQ(summary.mode, "all");
@@ -161,9 +163,9 @@ TEST(CompileWithRewriteTest, ParetoAloneSearchesAndReportsTheNonDominatedRoute) 
 
   rewrite.pareto = false;
   rewrite.mode = RewriteMode::kAll;
-  ORDO_ASSERT_OK_AND_ASSIGN(
-      RewriteCompileResult plain,
-      CompileWithRewrite(RequestOf(f.bytes, CompileOptions(), rewrite), f.bytes, f.graph, CompileServices(), f.clock));
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteCompileResult plain,
+                            CompileWithRewrite(RequestOf(f.bytes, CompileOptions(), rewrite),
+                                               f.bytes, f.graph, CompileServices(), f.clock));
   EXPECT_THAT(plain.rewrite->pareto, IsEmpty()) << "reported only when asked for";
 }
 
@@ -174,16 +176,16 @@ TEST(CompileWithRewriteTest, AutoRewritesOnlyWhenThePlainScheduleDoesNotFit) {
   rewrite.time_limit = absl::Seconds(2);
   CompileOptions roomy;
   roomy.memory_limit_bytes = 1 << 20;
-  ORDO_ASSERT_OK_AND_ASSIGN(
-      RewriteCompileResult fits,
-      CompileWithRewrite(RequestOf(f.bytes, roomy, rewrite), f.bytes, f.graph, CompileServices(), f.clock));
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteCompileResult fits,
+                            CompileWithRewrite(RequestOf(f.bytes, roomy, rewrite), f.bytes, f.graph,
+                                               CompileServices(), f.clock));
   EXPECT_FALSE(fits.rewrite.has_value());
 
   CompileOptions tiny;
   tiny.memory_limit_bytes = 1024;  // below any schedule of this model
-  ORDO_ASSERT_OK_AND_ASSIGN(
-      RewriteCompileResult over,
-      CompileWithRewrite(RequestOf(f.bytes, tiny, rewrite), f.bytes, f.graph, CompileServices(), f.clock));
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteCompileResult over,
+                            CompileWithRewrite(RequestOf(f.bytes, tiny, rewrite), f.bytes, f.graph,
+                                               CompileServices(), f.clock));
   ASSERT_TRUE(over.rewrite.has_value());
   EXPECT_TRUE(over.rewrite->fit_fallback);
   EXPECT_EQ(over.rewrite->mode, "all");
@@ -214,9 +216,9 @@ TEST(CompileWithRewriteTest, AutoRewritesUntilTheModelFitsThePools) {
   ASSERT_TRUE(plain.placement.has_value());
   ASSERT_FALSE(plain.placement->fits()) << "the input alone must not fit the banks";
 
-  ORDO_ASSERT_OK_AND_ASSIGN(
-      RewriteCompileResult result,
-      CompileWithRewrite(f.bytes, f.graph, banks, rewrite, CompileServices(), f.clock));
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteCompileResult result,
+                            CompileWithRewrite(RequestOf(f.bytes, banks, rewrite), f.bytes, f.graph,
+                                               CompileServices(), f.clock));
   ASSERT_TRUE(result.rewrite.has_value());
   EXPECT_TRUE(result.rewrite->fit_fallback);
   EXPECT_TRUE(result.rewrite->fit_mode);
@@ -238,8 +240,8 @@ TEST(CompileWithRewriteTest, AutoRewritesUntilTheModelFitsThePools) {
   // Banks the model fits as it is: no rewriting.
   ORDO_ASSERT_OK_AND_ASSIGN(
       RewriteCompileResult roomy,
-      CompileWithRewrite(f.bytes, f.graph, TwoBanks(256 << 10, 1 << 20), rewrite,
-                         CompileServices(), f.clock));
+      CompileWithRewrite(RequestOf(f.bytes, TwoBanks(256 << 10, 1 << 20), rewrite), f.bytes,
+                         f.graph, CompileServices(), f.clock));
   EXPECT_FALSE(roomy.rewrite.has_value());
   EXPECT_TRUE(roomy.compile.placement->fits());
 }
@@ -262,7 +264,7 @@ TEST(CompileWithRewriteTest, AutoWithPoolsThatNothingFitsNamesTheOverflowingPool
   const CompileOptions banks = TwoBanks(16 << 10, 8 << 10);
   ORDO_ASSERT_OK_AND_ASSIGN(
       RewriteCompileResult result,
-      CompileWithRewrite(bytes, graph, banks, rewrite, CompileServices(), clock));
+      CompileWithRewrite(RequestOf(bytes, banks, rewrite), bytes, graph, CompileServices(), clock));
   ASSERT_TRUE(result.rewrite.has_value());
   EXPECT_TRUE(result.rewrite->fit_fallback);
   EXPECT_TRUE(result.rewrite->fit_mode);
@@ -286,9 +288,9 @@ TEST(CompileWithRewriteTest, AutoKeepsThePlainCompileWhenRewritingFails) {
   rewrite.limits.max_ops = 1;  // the search's import refuses the model
   CompileOptions tiny;
   tiny.memory_limit_bytes = 1024;
-  ORDO_ASSERT_OK_AND_ASSIGN(
-      RewriteCompileResult result,
-      CompileWithRewrite(RequestOf(f.bytes, tiny, rewrite), f.bytes, f.graph, CompileServices(), f.clock));
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteCompileResult result,
+                            CompileWithRewrite(RequestOf(f.bytes, tiny, rewrite), f.bytes, f.graph,
+                                               CompileServices(), f.clock));
   ASSERT_TRUE(result.rewrite.has_value());
   EXPECT_TRUE(result.rewrite->fit_fallback);
   EXPECT_THAT(result.rewrite->note, HasSubstr("rewriting failed"));
@@ -300,8 +302,9 @@ TEST(CompileWithRewriteTest, AutoKeepsThePlainCompileWhenRewritingFails) {
   // Not in "auto": the error is the answer.
   rewrite.mode = RewriteMode::kIdentity;
   rewrite.fit_fallback = false;
-  EXPECT_FALSE(
-      CompileWithRewrite(RequestOf(f.bytes, tiny, rewrite), f.bytes, f.graph, CompileServices(), f.clock).ok());
+  EXPECT_FALSE(CompileWithRewrite(RequestOf(f.bytes, tiny, rewrite), f.bytes, f.graph,
+                                  CompileServices(), f.clock)
+                   .ok());
 }
 
 TEST(CompileWithRewriteTest, ACancelledRequestStillGetsAValidSchedule) {
@@ -312,9 +315,9 @@ TEST(CompileWithRewriteTest, ACancelledRequestStillGetsAValidSchedule) {
   RewriteCompileOptions rewrite;
   rewrite.mode = RewriteMode::kAll;
   rewrite.time_limit = absl::Hours(1);  // only the flag stops it
-  ORDO_ASSERT_OK_AND_ASSIGN(
-      RewriteCompileResult result,
-      CompileWithRewrite(RequestOf(f.bytes, CompileOptions(), rewrite), f.bytes, f.graph, services, f.clock));
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteCompileResult result,
+                            CompileWithRewrite(RequestOf(f.bytes, CompileOptions(), rewrite),
+                                               f.bytes, f.graph, services, f.clock));
   ASSERT_TRUE(result.rewrite.has_value());
   EXPECT_TRUE(result.rewrite->time_limit_hit);
   EXPECT_EQ(result.compile.peak_bytes, result.compile.simulation.peak_bytes);
@@ -330,14 +333,16 @@ TEST(CompileWithRewriteTest, NativeGraphsCannotBeRewritten) {
   RealClock clock;
   RewriteCompileOptions rewrite;
   rewrite.mode = RewriteMode::kIdentity;
-  EXPECT_THAT(CompileWithRewrite(RequestOf("", CompileOptions(), rewrite), "", graph, CompileServices(), clock),
+  EXPECT_THAT(CompileWithRewrite(RequestOf("", CompileOptions(), rewrite), "", graph,
+                                 CompileServices(), clock),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("needs an ONNX model")));
   // "auto" has nothing to fall back to: the graph is compiled as it is.
   ORDO_ASSERT_OK(SetRewriteMode("auto", rewrite));
   CompileOptions tiny;
   tiny.memory_limit_bytes = 1;
-  ORDO_ASSERT_OK_AND_ASSIGN(RewriteCompileResult result,
-                            CompileWithRewrite(RequestOf("", tiny, rewrite), "", graph, CompileServices(), clock));
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      RewriteCompileResult result,
+      CompileWithRewrite(RequestOf("", tiny, rewrite), "", graph, CompileServices(), clock));
   EXPECT_FALSE(result.rewrite.has_value());
 }
 
