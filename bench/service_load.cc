@@ -46,7 +46,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "bench/child_process.h"
+#include "sys/child_process.h"
 #include "bench/latency_summary.h"
 #include "bench/darts_candidates.h"
 #include "bench/nas_candidates.h"

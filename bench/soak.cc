@@ -53,7 +53,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "bench/child_process.h"
+#include "sys/child_process.h"
 #include "bench/latency_summary.h"
 #include "bench/nas_candidates.h"
 #include "core/compile/import_model.h"

@@ -11,7 +11,7 @@ namespace ordo::testing_service {
 namespace {
 
 TEST(ClientRetryTest, ACallWaitsForAServerThatStartsWithinTheWindow) {
-  const int port = FreePort();
+  const int port = FreeLoopbackPort();
   const client::OrdoClient client(absl::StrCat("127.0.0.1:", port));
   const absl::Time start = absl::Now();
   auto info = std::async(std::launch::async, [&] { return client.GetInfo(); });
@@ -26,7 +26,7 @@ TEST(ClientRetryTest, ACallWaitsForAServerThatStartsWithinTheWindow) {
 TEST(ClientRetryTest, WithoutTheWindowACallToNoServerFailsUnavailable) {
   client::OrdoClient::Options options;
   options.unavailable_window = absl::ZeroDuration();
-  const client::OrdoClient client(absl::StrCat("127.0.0.1:", FreePort()), options);
+  const client::OrdoClient client(absl::StrCat("127.0.0.1:", FreeLoopbackPort()), options);
   const absl::Time start = absl::Now();
   const absl::StatusOr<v1::GetInfoResponse> answer = client.GetInfo();
   EXPECT_TRUE(absl::IsUnavailable(answer.status())) << answer.status();

@@ -225,7 +225,7 @@ class Redis {
     process_ = std::make_unique<Process>(std::vector<std::string>{
         "/usr/bin/redis-server", "--port", std::to_string(port_), "--save", "", "--appendonly",
         "no", "--bind", "127.0.0.1", "--loglevel", "warning"});
-    return PollUntil([&] { return PortOpen(port_); }, absl::Seconds(10));
+    return PollUntil([&] { return LoopbackPortOpen(port_); }, absl::Seconds(10));
   }
   void Kill() { process_->Stop(SIGKILL); }
   std::string Url() const { return absl::StrCat("redis://127.0.0.1:", port_); }
@@ -240,7 +240,7 @@ TEST(ClientsTest, RemoteWorkersAndRedisSurviveAKilledWorkerAndARedisRestart) {
   if (system("command -v redis-server >/dev/null 2>&1") != 0) {
     GTEST_SKIP() << "redis-server not installed";
   }
-  Redis redis(FreePort());
+  Redis redis(FreeLoopbackPort());
   std::vector<std::unique_ptr<Process>> workers;
   std::vector<std::string> addresses;
   for (int i = 0; i < 2; ++i) {

@@ -80,11 +80,11 @@ int64_t TreeRssBytes(pid_t pid) {
 // to it for the test's own commands.
 class Redis {
  public:
-  Redis() : port_(FreePort()) {
+  Redis() : port_(FreeLoopbackPort()) {
     process_ = std::make_unique<Process>(std::vector<std::string>{
         "/usr/bin/redis-server", "--port", std::to_string(port_), "--save", "", "--appendonly",
         "no", "--bind", "127.0.0.1", "--loglevel", "warning", "--enable-debug-command", "local"});
-    started_ = PollUntil([&] { return PortOpen(port_); }, absl::Seconds(10));
+    started_ = PollUntil([&] { return LoopbackPortOpen(port_); }, absl::Seconds(10));
     context_ = Connect();
   }
   ~Redis() {
@@ -508,7 +508,7 @@ TEST(FaultsTest, SlowRedisCostsAtMostTheCacheTimeout) {
 // --- 4. Front restarted under load ----------------------------------------------
 
 TEST(FaultsTest, FrontRestartedUnderLoadClientsRetryAndNeverGetWrongAnswers) {
-  const int port = FreePort();
+  const int port = FreeLoopbackPort();
   const std::vector<std::string> flags = {"--local-workers=0",
                                           absl::StrCat("--listen=127.0.0.1:", port)};
   auto server = std::make_unique<Server>(flags);

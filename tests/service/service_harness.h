@@ -26,6 +26,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "sys/child_process.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpc_reflection_v1alpha.grpc.pb.h"
 #include "grpcpp/create_channel.h"
@@ -44,81 +45,30 @@ inline std::string ReadFile(const std::string& path) {
   return bytes.str();
 }
 
-inline int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
+using ::ordo::FreeLoopbackPort;
+using ::ordo::LoopbackPortOpen;
 
-// True when something accepts connections on 127.0.0.1:port.
-inline bool PortOpen(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool open = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  close(fd);
-  return open;
-}
-
-// A child process; stdout readable line by line; killed when destroyed.
+// A child process (sys/child_process.h) with the tests' defaults: a failed
+// start fails the test; destroyed with SIGKILL; stdout readable line by line.
 class Process {
  public:
   explicit Process(std::vector<std::string> argv) {
-    int fds[2];
-    EXPECT_EQ(pipe2(fds, O_CLOEXEC), 0);
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(fds[1], STDOUT_FILENO);
-      std::vector<char*> args;
-      for (std::string& arg : argv) args.push_back(arg.data());
-      args.push_back(nullptr);
-      execv(args[0], args.data());
-      _exit(127);
-    }
-    close(fds[1]);
-    out_ = fds[0];
+    absl::StatusOr<std::unique_ptr<ChildProcess>> child = ChildProcess::Start(std::move(argv));
+    EXPECT_TRUE(child.ok()) << child.status();
+    if (child.ok()) child_ = *std::move(child);
   }
-  ~Process() {
-    Stop(SIGKILL);
-    if (out_ >= 0) close(out_);
-  }
+  ~Process() { Stop(SIGKILL); }
   // The next stdout line, "" on timeout or EOF.
   std::string ReadLine(absl::Duration timeout) {
-    const absl::Time deadline = absl::Now() + timeout;
-    std::string line;
-    while (absl::Now() < deadline) {
-      pollfd pfd{out_, POLLIN, 0};
-      if (poll(&pfd, 1, static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()))) <= 0)
-        continue;
-      char c;
-      if (read(out_, &c, 1) != 1) return "";
-      if (c == '\n') return line;
-      line.push_back(c);
-    }
-    return "";
+    return child_ ? child_->ReadLine(timeout).value_or("") : "";
   }
-  // Sends `signal` and reaps the process; returns its wait status.
-  int Stop(int signal) {
-    if (pid_ <= 0) return 0;
-    kill(pid_, signal);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return status;
-  }
-  pid_t pid() const { return pid_; }
+  // Sends `signal` and reaps the process (SIGKILL after a minute); returns
+  // its wait status.
+  int Stop(int signal) { return child_ ? child_->Stop(signal, absl::Minutes(1)) : 0; }
+  pid_t pid() const { return child_ ? child_->pid() : -1; }
 
  private:
-  pid_t pid_ = -1;
-  int out_ = -1;
+  std::unique_ptr<ChildProcess> child_;
 };
 
 // GET http://127.0.0.1:port/path; the body, "" on failure.
@@ -174,7 +124,7 @@ inline bool PollUntil(const std::function<bool()>& condition, absl::Duration tim
 class Server {
  public:
   explicit Server(std::vector<std::string> flags) {
-    metrics_port_ = FreePort();
+    metrics_port_ = FreeLoopbackPort();
     std::vector<std::string> argv = {ORDO_SERVER_BINARY, "--listen=127.0.0.1:0",
                                      absl::StrCat("--metrics-port=", metrics_port_),
                                      std::string("--worker-binary=") + ORDO_WORKER_BINARY,

@@ -182,7 +182,7 @@ TEST_F(ServiceSecurityTest, MutualTlsRefusesClientsWithoutCertificate) {
 }
 
 TEST_F(ServiceSecurityTest, FrontReachesTlsWorkerWithToken) {
-  const int worker_metrics = FreePort();
+  const int worker_metrics = FreeLoopbackPort();
   Service worker(ORDO_WORKER_BINARY,
                  {"--listen=127.0.0.1:0", absl::StrCat("--metrics-port=", worker_metrics),
                   "--tls-cert=" + Files()("server.pem"), "--tls-key=" + Files()("server.key"),

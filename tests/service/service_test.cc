@@ -254,7 +254,7 @@ TEST(ServiceTest, RedisCacheIsSharedAcrossFrontsAndItsOutageIsSurvived) {
   if (system("command -v redis-server >/dev/null 2>&1") != 0) {
     GTEST_SKIP() << "redis-server not installed";
   }
-  const int redis_port = FreePort();
+  const int redis_port = FreeLoopbackPort();
   Process redis({"/usr/bin/redis-server", "--port", std::to_string(redis_port), "--save", "",
                  "--appendonly", "no", "--bind", "127.0.0.1", "--loglevel", "warning"});
   ASSERT_TRUE(PollUntil(

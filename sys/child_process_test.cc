@@ -1,4 +1,4 @@
-#include "bench/child_process.h"
+#include "sys/child_process.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -9,7 +9,7 @@
 
 #include "gtest/gtest.h"
 
-namespace ordo::bench {
+namespace ordo {
 namespace {
 
 TEST(ChildProcessTest, StartListeningReadsTheAddressAfterOtherLines) {
@@ -57,4 +57,4 @@ TEST(ChildProcessTest, FreePortIsClosedUntilBound) {
 }
 
 }  // namespace
-}  // namespace ordo::bench
+}  // namespace ordo

@@ -1,5 +1,5 @@
-#ifndef ORDO_BENCH_CHILD_PROCESS_H_
-#define ORDO_BENCH_CHILD_PROCESS_H_
+#ifndef ORDO_SYS_CHILD_PROCESS_H_
+#define ORDO_SYS_CHILD_PROCESS_H_
 
 #include <sys/types.h>
 
@@ -13,11 +13,11 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
-namespace ordo::bench {
+namespace ordo {
 
-// A child process of a benchmark (ordo-server, redis-server): started with
-// execv, its stdout on a pipe the parent reads line by line, its stderr
-// inherited or appended to a file. The destructor sends SIGTERM and reaps
+// A child process of a benchmark or an integration test (ordo-server,
+// ordo-worker, redis-server): started with execv, its stdout on a pipe the
+// parent reads line by line, its stderr inherited or appended to a file. The destructor sends SIGTERM and reaps
 // it (a child that was already stopped or reaped is left alone). Not
 // thread-safe; Linux only.
 class ChildProcess {
@@ -40,6 +40,11 @@ class ChildProcess {
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
+
+  // The next stdout line (without its newline); nullopt when none is
+  // complete within `timeout` or stdout ended (a partial line stays
+  // buffered for the next call).
+  std::optional<std::string> ReadLine(absl::Duration timeout);
 
   // Reads stdout lines until one starts with `prefix`; returns the rest of
   // that line. UNAVAILABLE naming the last line read when none does within
@@ -66,6 +71,8 @@ class ChildProcess {
 
   pid_t pid_;
   int out_;
+  std::string partial_line_;  // read from stdout, no newline yet
+  bool stdout_ended_ = false;
   std::optional<int> exit_status_;
   std::string address_;
 };
@@ -89,6 +96,6 @@ int FreeLoopbackPort();
 // True when something accepts connections on 127.0.0.1:port.
 bool LoopbackPortOpen(int port);
 
-}  // namespace ordo::bench
+}  // namespace ordo
 
-#endif  // ORDO_BENCH_CHILD_PROCESS_H_
+#endif  // ORDO_SYS_CHILD_PROCESS_H_

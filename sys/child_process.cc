@@ -1,4 +1,4 @@
-#include "bench/child_process.h"
+#include "sys/child_process.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -22,7 +22,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 
-namespace ordo::bench {
+namespace ordo {
 
 absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(std::vector<std::string> argv,
                                                                   const Options& options) {
@@ -72,25 +72,32 @@ ChildProcess::~ChildProcess() {
   close(out_);
 }
 
+std::optional<std::string> ChildProcess::ReadLine(absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (!stdout_ended_ && absl::Now() < deadline) {
+    pollfd pfd{out_, POLLIN, 0};
+    if (poll(&pfd, 1, 100) <= 0) continue;  // 100 ms: re-check the deadline
+    char c;
+    if (read(out_, &c, 1) != 1) {
+      stdout_ended_ = true;  // EOF: the child exited or closed stdout
+      break;
+    }
+    if (c == '\n') return std::exchange(partial_line_, std::string());
+    partial_line_.push_back(c);
+  }
+  return std::nullopt;
+}
+
 absl::StatusOr<std::string> ChildProcess::WaitForLine(absl::string_view prefix,
                                                       absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
-  std::string line, last;
-  while (absl::Now() < deadline) {
-    pollfd pfd{out_, POLLIN, 0};
-    if (poll(&pfd, 1, 100) <= 0) continue;
-    char c;
-    if (read(out_, &c, 1) != 1) break;  // EOF: the child exited
-    if (c != '\n') {
-      line.push_back(c);
-      continue;
-    }
-    absl::string_view rest = line;
+  std::string last;
+  while (std::optional<std::string> line = ReadLine(deadline - absl::Now())) {
+    absl::string_view rest = *line;
     if (absl::ConsumePrefix(&rest, prefix)) return std::string(rest);
-    last = std::move(line);
-    line.clear();
+    last = *std::move(line);
   }
-  if (!line.empty()) last = line;
+  if (!partial_line_.empty()) last = partial_line_;
   return absl::UnavailableError(absl::StrCat("no \"", prefix, "\" line (last: \"", last, "\")"));
 }
 
@@ -189,4 +196,4 @@ bool LoopbackPortOpen(int port) {
   return open;
 }
 
-}  // namespace ordo::bench
+}  // namespace ordo
