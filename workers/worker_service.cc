@@ -16,7 +16,7 @@ absl::Status Schedule(const WorkerService::Options& options, rpc::ServiceMetrics
                       v1::SubgraphResult& out) {
   ORDO_ASSIGN_OR_RETURN(MemoryModel model, rpc::MemoryModelFromProto(task.model(), options.limits));
   ORDO_ASSIGN_OR_RETURN(std::unique_ptr<Scheduler> scheduler,
-                        BuiltinSchedulers().Create(task.scheduler()));
+                        PartSchedulers().Create(task.scheduler()));
   static const RealClock kClock;
   ScheduleLimits limits;
   limits.clock = &kClock;

@@ -223,8 +223,9 @@ void Report(const CompileServices& services, const Clock& clock, absl::Time star
   }
 }
 
-// Schedule stage: the scheduler on the whole model in this thread, or, with
-// a runner, part by part through the cache and the runner.
+// Schedule stage: the scheduler in this thread (`best` divides the model
+// itself, through the same ScheduleByParts), or, with a runner, part by
+// part through the cache and the runner.
 absl::StatusOr<ScheduleResult> ScheduleModel(const MemoryModel& model,
                                              const CompileOptions& options,
                                              const CompileServices& services,

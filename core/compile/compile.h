@@ -66,10 +66,11 @@ struct CompileProgress {
 
 // Where a compile schedules and caches parts (STYLE: the small interfaces
 // of the one compile path). The CLI passes none: the scheduler runs in this
-// thread on the whole model. The server passes its workers and its cache:
-// the model is split at hourglass cuts and every part goes through the
-// cache and the runner (ScheduleByParts). All pointers may be null and must
-// outlive the call.
+// thread (for `best`, DivideAndConquerScheduler: ScheduleByParts on one
+// thread with no cache). The server passes its workers and its cache: the
+// same ScheduleByParts sends every part through the cache and the runner,
+// whatever the scheduler. All pointers may be null and must outlive the
+// call.
 struct CompileServices {
   PartRunner* runner = nullptr;
   // Only used with a runner.

@@ -3,22 +3,28 @@
 #include <algorithm>
 #include <atomic>
 #include <thread>
+#include <utility>
 
-#include "core/schedule/scheduler_registry.h"
+#include "core/schedule/part_schedulers.h"
 #include "core/util/status_macros.h"
 
 namespace ordo {
 
-absl::StatusOr<ScheduleResult> RunPartTask(const PartTask& task, const ScheduleLimits& limits) {
+absl::StatusOr<ScheduleResult> RunPartTask(const SchedulerRegistry& schedulers,
+                                           const PartTask& task, const ScheduleLimits& limits) {
   if (task.model == nullptr) return absl::InvalidArgumentError("part task without a model");
-  ORDO_ASSIGN_OR_RETURN(std::unique_ptr<Scheduler> scheduler,
-                        BuiltinSchedulers().Create(task.scheduler));
+  ORDO_ASSIGN_OR_RETURN(std::unique_ptr<Scheduler> scheduler, schedulers.Create(task.scheduler));
   ScheduleLimits own = limits;
   own.deadline = std::min(limits.deadline, limits.Now() + task.time_limit);
   return scheduler->Schedule(*task.model, own);
 }
 
-ThreadPartRunner::ThreadPartRunner(int32_t threads) : threads_(std::max(threads, 1)) {}
+absl::StatusOr<ScheduleResult> RunPartTask(const PartTask& task, const ScheduleLimits& limits) {
+  return RunPartTask(PartSchedulers(), task, limits);
+}
+
+ThreadPartRunner::ThreadPartRunner(int32_t threads, SchedulerRegistry schedulers)
+    : threads_(std::max(threads, 1)), schedulers_(std::move(schedulers)) {}
 
 std::vector<PartOutcome> ThreadPartRunner::RunAll(absl::Span<const PartTask> tasks,
                                                   const ScheduleLimits& limits) {
@@ -31,7 +37,7 @@ std::vector<PartOutcome> ThreadPartRunner::RunAll(absl::Span<const PartTask> tas
         outcomes[i].result = absl::CancelledError("compile cancelled");
         continue;
       }
-      outcomes[i].result = RunPartTask(tasks[i], limits);
+      outcomes[i].result = RunPartTask(schedulers_, tasks[i], limits);
     }
   };
   const size_t helpers = std::min<size_t>(threads_, tasks.size());

@@ -2,6 +2,7 @@
 #define ORDO_CORE_PARTS_PART_RUNNER_H_
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "absl/types/span.h"
 #include "core/memory/memory_model.h"
 #include "core/schedule/scheduler.h"
+#include "core/schedule/part_schedulers.h"
 
 namespace ordo {
 
@@ -17,7 +19,7 @@ namespace ordo {
 struct PartTask {
   // The part's problem. Not owned; must outlive RunAll.
   const MemoryModel* model = nullptr;
-  // A name from BuiltinSchedulers().
+  // A name from PartSchedulers() (`best` on a part is BestPartScheduler).
   std::string scheduler = "best";
   // Search budget of this task; the runner also stops at limits.deadline.
   absl::Duration time_limit = absl::Seconds(10);
@@ -52,24 +54,33 @@ class PartRunner {
   // limits.cancelled is set. `limits.clock` may be null (real clock).
   virtual std::vector<PartOutcome> RunAll(absl::Span<const PartTask> tasks,
                                           const ScheduleLimits& limits) = 0;
+  // How many tasks it runs at once; ScheduleByParts sends rounds of at
+  // most this many, so later rounds can skip parts earlier ones made
+  // irrelevant. Remote runners: no limit (one round; workers queue).
+  virtual int32_t max_parallel_tasks() const { return std::numeric_limits<int32_t>::max(); }
 };
 
 // Runs tasks on up to `threads` threads of this process, started per call
 // (a call's parts are few and long compared to a thread start). Each task
-// runs its scheduler until min(limits.deadline, its start + time_limit).
-// Thread-safe.
+// runs its scheduler, found by name in `schedulers`, until
+// min(limits.deadline, its start + time_limit). Thread-safe.
 class ThreadPartRunner final : public PartRunner {
  public:
-  explicit ThreadPartRunner(int32_t threads);
+  explicit ThreadPartRunner(int32_t threads, SchedulerRegistry schedulers = PartSchedulers());
   std::vector<PartOutcome> RunAll(absl::Span<const PartTask> tasks,
                                   const ScheduleLimits& limits) override;
+  int32_t max_parallel_tasks() const override { return threads_; }
 
  private:
   const int32_t threads_;
+  const SchedulerRegistry schedulers_;
 };
 
-// Runs one task in the calling thread: the body of ThreadPartRunner, and the
-// in-process fallback of remote runners.
+// Runs one task in the calling thread with a scheduler of `schedulers`: the
+// body of ThreadPartRunner, and of workers and remote runners' in-process
+// fallback (with PartSchedulers()).
+absl::StatusOr<ScheduleResult> RunPartTask(const SchedulerRegistry& schedulers,
+                                           const PartTask& task, const ScheduleLimits& limits);
 absl::StatusOr<ScheduleResult> RunPartTask(const PartTask& task, const ScheduleLimits& limits);
 
 }  // namespace ordo

@@ -1,6 +1,7 @@
 #include "core/parts/schedule_by_parts.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <utility>
@@ -9,9 +10,12 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/parts/part_key.h"
 #include "core/memory/simulator.h"
-#include "core/schedule/scheduler_registry.h"
+#include "core/parts/part_key.h"
+#include "core/schedule/best_part_scheduler.h"
+#include "core/schedule/greedy_scheduler.h"
+#include "core/schedule/op_dag.h"
+#include "core/schedule/part_schedulers.h"
 #include "core/util/checked_math.h"
 #include "core/util/status_macros.h"
 
@@ -49,6 +53,7 @@ std::optional<ScheduleResult> CheckEntry(const MemoryModel& part, const PartKey&
   claimed.algorithm = entry.algorithm;
   absl::StatusOr<ScheduleResult> checked = CheckClaimedSchedule(part, std::move(claimed));
   if (!checked.ok()) return std::nullopt;
+  checked->stats = ScheduleStats{};  // served, not computed: it cost nothing now
   return *std::move(checked);
 }
 
@@ -66,59 +71,360 @@ ScheduleResult ScaledClaim(ScheduleResult result, int64_t from_scale, int64_t to
   return result;
 }
 
-// The greedy order of a part: the schedule that always exists.
-absl::StatusOr<ScheduleResult> Fallback(const MemoryModel& part, const ScheduleLimits& limits) {
-  ORDO_ASSIGN_OR_RETURN(std::unique_ptr<Scheduler> greedy, BuiltinSchedulers().Create("greedy"));
-  ScheduleLimits own = limits;
-  own.deadline = absl::InfiniteFuture();  // linear time; must not fail
-  own.cancelled = nullptr;
-  return greedy->Schedule(part, own);
+CachedSchedule EntryOf(const ScheduleResult& result, const PartKey& key, absl::Duration budget) {
+  return CachedSchedule{result.order, result.peak_bytes / key.scale,
+                        result.lower_bound_bytes / key.scale, result.status, result.algorithm,
+                        budget};
 }
 
-// As DivideAndConquerScheduler does locally, only parts that can lower the
-// whole peak are searched. The whole peak is at least `floor`: every part's
-// spec bound and every cached part's peak (its order is used as is). A
-// missed part whose stored entry (even an unsearched one) or greedy order
-// peaks at most `floor` cannot raise the whole peak, so it is settled here
-// without a task; a greedy order is stored as heuristic with no budget, to
-// be reused only under this same rule (Usable() refuses it otherwise).
-// Counts as a hit when an entry served it, else as a miss.
-absl::Status SettlePartsBelowFloor(const Partition& partition, const std::vector<PartKey>& keys,
-                                   const std::vector<std::optional<CachedSchedule>>& existing,
-                                   const ScheduleLimits& limits, ScheduleCache* cache,
-                                   std::vector<std::optional<ScheduleResult>>& results,
-                                   PartScheduleResult& out) {
-  const size_t num_parts = partition.parts.size();
-  int64_t floor = 0;
+// One ScheduleByParts call: the model split into parts and what is known
+// about each. The steps below fill it in; data moves forward only.
+struct DividedModel {
+  Partition partition;
+  std::vector<PartKey> keys;
+  // Valid stored entries (usable or not): decides re-insertion.
+  std::vector<std::optional<CachedSchedule>> existing;
+  // With search_only_peak_parts: the lowest peak among the cheap orders of
+  // each unsettled part (its own, and the whole model's cut to the part).
+  std::vector<std::optional<ScheduleResult>> cheap;
+  // The settled parts' schedules.
+  std::vector<std::optional<ScheduleResult>> results;
+  PartScheduleResult out;
+
+  size_t size() const { return partition.parts.size(); }
+  const MemoryModel& part(size_t p) const { return partition.parts[p].model; }
+};
+
+// Step 1: split and key the parts.
+DividedModel Split(const MemoryModel& model, const PartScheduleOptions& options) {
+  DividedModel divided;
+  divided.partition = HourglassPartitioner(options.partition).Split(model);
+  const size_t num_parts = divided.size();
+  divided.keys.resize(num_parts);
+  divided.existing.resize(num_parts);
+  divided.cheap.resize(num_parts);
+  divided.results.resize(num_parts);
+  divided.out.part_cached.assign(num_parts, false);
+  divided.out.stats.parts = static_cast<int32_t>(num_parts);
   for (size_t p = 0; p < num_parts; ++p) {
-    floor = std::max(floor, MemoryLowerBound(partition.parts[p].model));
-    if (results[p]) floor = std::max(floor, results[p]->peak_bytes);
+    divided.keys[p] = CanonicalPartKey(divided.part(p), options.scheduler);
   }
-  for (size_t p = 0; p < num_parts; ++p) {
-    if (results[p]) continue;
-    const MemoryModel& part = partition.parts[p].model;
-    if (existing[p]) {
-      std::optional<ScheduleResult> checked = CheckEntry(part, keys[p], *existing[p]);
+  return divided;
+}
+
+// Step 2: every part looked up in `cache`; usable entries settle their part.
+void LookUp(const PartScheduleOptions& options, ScheduleCache& cache, DividedModel& divided) {
+  PartScheduleStats& stats = divided.out.stats;
+  for (size_t p = 0; p < divided.size(); ++p) {
+    absl::StatusOr<std::optional<CachedSchedule>> entry = cache.Lookup(divided.keys[p].key);
+    ++stats.cache_misses;  // until a hit says otherwise
+    if (!entry.ok()) {
+      // DATA_LOSS: the cache answered with bytes that are no entry of this
+      // key (corrupt, truncated, planted): rejected like a failed re-check.
+      // Anything else: the cache could not answer.
+      ++(absl::IsDataLoss(entry.status()) ? stats.cache_rejected : stats.cache_errors);
+      continue;
+    }
+    if (!entry->has_value()) continue;
+    std::optional<ScheduleResult> checked = CheckEntry(divided.part(p), divided.keys[p], **entry);
+    if (!checked) {
+      ++stats.cache_rejected;
+      continue;
+    }
+    divided.existing[p] = **entry;
+    if (!Usable(**entry, options.time_limit)) continue;
+    --stats.cache_misses;
+    ++stats.cache_hits;
+    divided.out.part_cached[p] = true;
+    divided.results[p] = std::move(*checked);
+  }
+}
+
+// Each whole-model order cut into the parts' blocks, in part op ids (every
+// order of the whole runs the parts as blocks, so each piece is an order
+// of its part).
+std::vector<std::vector<NamedOrder>> RestrictToParts(const Partition& partition,
+                                                     const std::vector<NamedOrder>& whole,
+                                                     int32_t num_ops) {
+  std::vector<int32_t> part_of(num_ops), local_of(num_ops);
+  for (int32_t p = 0; p < static_cast<int32_t>(partition.parts.size()); ++p) {
+    const std::vector<int32_t>& ops = partition.parts[p].ops;
+    for (int32_t i = 0; i < static_cast<int32_t>(ops.size()); ++i) {
+      part_of[ops[i]] = p;
+      local_of[ops[i]] = i;
+    }
+  }
+  std::vector<std::vector<NamedOrder>> restricted(partition.parts.size());
+  for (const NamedOrder& named : whole) {
+    for (std::vector<NamedOrder>& orders : restricted) orders.push_back({named.algorithm, {}});
+    for (int32_t op : named.order) restricted[part_of[op]].back().order.push_back(local_of[op]);
+  }
+  return restricted;
+}
+
+// Step 3a (search_only_peak_parts): the cheap schedule of every unsettled
+// part, the lowest peak among its own cheap orders and the whole model's
+// cut to it, so the result is never worse than any cheap order of the
+// whole.
+absl::Status ScheduleCheaply(const MemoryModel& model, const ScheduleLimits& limits,
+                             DividedModel& divided) {
+  std::vector<std::vector<NamedOrder>> whole =
+      RestrictToParts(divided.partition, CheapOrders(model), model.num_ops());
+  for (size_t p = 0; p < divided.size(); ++p) {
+    if (divided.results[p]) continue;
+    std::vector<NamedOrder> own = CheapOrders(divided.part(p));
+    own.insert(own.end(), std::make_move_iterator(whole[p].begin()),
+               std::make_move_iterator(whole[p].end()));
+    ORDO_ASSIGN_OR_RETURN(divided.cheap[p], LowestPeakOf(divided.part(p), std::move(own), limits));
+  }
+  return absl::OkStatus();
+}
+
+// The whole peak is at least every part's spec bound and every settled
+// part's peak (its order is used as is).
+int64_t PeakFloor(const DividedModel& divided) {
+  int64_t floor = 0;
+  for (size_t p = 0; p < divided.size(); ++p) {
+    floor = std::max(floor, MemoryLowerBound(divided.part(p)));
+    if (divided.results[p]) floor = std::max(floor, divided.results[p]->peak_bytes);
+  }
+  return floor;
+}
+
+// Step 3b (search_only_peak_parts): only parts that can lower the whole peak
+// are searched. An unsettled part whose stored entry (even an unsearched
+// one) or cheap schedule peaks at most PeakFloor cannot raise the whole
+// peak, so it is settled here without a task; a cheap schedule is stored
+// as heuristic with no budget, to be reused only under this same rule
+// (Usable() refuses it otherwise). Counts as a hit when an entry served
+// it, else as a miss. Runs again after each round of tasks, as solved
+// parts raise the floor.
+void SettleCheapParts(ScheduleCache* cache, DividedModel& divided) {
+  const int64_t floor = PeakFloor(divided);
+  PartScheduleStats& stats = divided.out.stats;
+  for (size_t p = 0; p < divided.size(); ++p) {
+    if (divided.results[p]) continue;
+    if (divided.existing[p]) {
+      std::optional<ScheduleResult> checked =
+          CheckEntry(divided.part(p), divided.keys[p], *divided.existing[p]);
       if (checked && checked->peak_bytes <= floor) {
-        ++out.stats.cache_hits;
-        --out.stats.cache_misses;
-        out.part_cached[p] = true;
-        checked->stats = ScheduleStats{};
-        results[p] = std::move(*checked);
+        ++stats.cache_hits;
+        --stats.cache_misses;
+        divided.out.part_cached[p] = true;
+        divided.results[p] = std::move(*checked);
         continue;
       }
     }
-    ORDO_ASSIGN_OR_RETURN(ScheduleResult greedy, Fallback(part, limits));
-    if (greedy.peak_bytes > floor) continue;
-    if (cache != nullptr && !existing[p]) {
-      CachedSchedule entry{greedy.order, greedy.peak_bytes / keys[p].scale,
-                           greedy.lower_bound_bytes / keys[p].scale, greedy.status,
-                           greedy.algorithm, absl::ZeroDuration()};
-      if (!cache->Insert(keys[p].key, entry).ok()) ++out.stats.cache_insert_errors;
+    if (divided.cheap[p]->peak_bytes > floor) continue;
+    if (cache != nullptr && !divided.existing[p]) {
+      const CachedSchedule entry = EntryOf(*divided.cheap[p], divided.keys[p], absl::ZeroDuration());
+      if (!cache->Insert(divided.keys[p].key, entry).ok()) ++stats.cache_insert_errors;
     }
-    results[p] = std::move(greedy);
+    divided.results[p] = divided.cheap[p];
+  }
+}
+
+// The parts of the next round of tasks: every unsettled part whose key is
+// among the first `max_keys` distinct keys, highest cheap peak first (the
+// parts most likely to hold the whole peak; solving them first raises the
+// floor that settles the others).
+std::vector<size_t> NextRound(const DividedModel& divided, int32_t max_keys) {
+  std::vector<size_t> unsettled;
+  for (size_t p = 0; p < divided.size(); ++p) {
+    if (!divided.results[p]) unsettled.push_back(p);
+  }
+  auto cheap_peak = [&](size_t p) {
+    return divided.cheap[p] ? divided.cheap[p]->peak_bytes : std::numeric_limits<int64_t>::max();
+  };
+  std::stable_sort(unsettled.begin(), unsettled.end(),
+                   [&](size_t a, size_t b) { return cheap_peak(a) > cheap_peak(b); });
+  absl::flat_hash_set<std::string> keys;
+  for (size_t p : unsettled) {
+    if (static_cast<int32_t>(keys.size()) >= max_keys) break;
+    keys.insert(divided.keys[p].key);
+  }
+  std::vector<size_t> round;
+  for (size_t p = 0; p < divided.size(); ++p) {
+    if (!divided.results[p] && keys.contains(divided.keys[p].key)) round.push_back(p);
+  }
+  return round;
+}
+
+// The schedule that always exists for part `p`: its cheap schedule, else
+// the greedy order (linear time; must not fail, so no limits).
+absl::StatusOr<ScheduleResult> Fallback(const DividedModel& divided, size_t p) {
+  if (divided.cheap[p]) return *divided.cheap[p];
+  const MemoryModel& part = divided.part(p);
+  return FinishSchedule(part, GreedyOrder(part, OpDag(part)), "greedy", absl::Now(),
+                        ScheduleLimits{});
+}
+
+// Of a task's checked result and the part's cheap schedule, the lower peak,
+// with the better bound of the two.
+ScheduleResult BetterOf(ScheduleResult searched, const std::optional<ScheduleResult>& cheap,
+                        const MemoryModel& part) {
+  if (!cheap || cheap->peak_bytes >= searched.peak_bytes) return searched;
+  ScheduleResult result = *cheap;
+  result.stats = searched.stats;  // the search's work was done all the same
+  ApplyLowerBound(std::max(searched.lower_bound_bytes, cheap->lower_bound_bytes),
+                  MemoryLowerBound(part), result);
+  return result;
+}
+
+// CANCELLED once limits.cancelled is set, unless the caller wants the best
+// schedule so far (a Scheduler's promise).
+absl::Status CheckCancelled(const PartScheduleOptions& options, const ScheduleLimits& limits) {
+  if (options.keep_best_when_cancelled || limits.cancelled == nullptr ||
+      !limits.cancelled->load()) {
+    return absl::OkStatus();
+  }
+  return absl::CancelledError("compile cancelled");
+}
+
+// Step 4: one round of tasks, one per distinct key, on `runner`; then step
+// 5, its valid results stored in `cache`. Results are re-checked on each
+// part they serve; a part whose task failed or returned an invalid order
+// gets Fallback(), so a schedule exists whatever the runner does.
+absl::Status RunRound(const std::vector<size_t>& round, size_t remaining_keys,
+                      const PartScheduleOptions& options, const ScheduleLimits& limits,
+                      PartRunner& runner, ScheduleCache* cache, DividedModel& divided,
+                      absl::flat_hash_set<std::string>& runners) {
+  PartScheduleStats& stats = divided.out.stats;
+  std::vector<PartTask> tasks;
+  std::vector<size_t> task_part;                   // task -> representative part
+  absl::flat_hash_map<std::string, size_t> task_of;  // key -> task
+  absl::flat_hash_map<size_t, size_t> part_task;
+  for (size_t p : round) {
+    auto [it, inserted] = task_of.try_emplace(divided.keys[p].key, tasks.size());
+    if (inserted) {
+      tasks.push_back(
+          PartTask{&divided.part(p), options.scheduler, options.time_limit, options.request_id});
+      task_part.push_back(p);
+    } else {
+      ++stats.deduplicated_parts;
+    }
+    part_task[p] = it->second;
+  }
+  // A round gets its share of the time left: rounds run one after another.
+  ScheduleLimits round_limits = limits;
+  const absl::Time now = limits.Now();
+  if (limits.deadline != absl::InfiniteFuture() && remaining_keys > tasks.size()) {
+    round_limits.deadline = now + (limits.deadline - now) * static_cast<double>(tasks.size()) /
+                                      static_cast<double>(remaining_keys);
+  }
+  // What a non-optimal stored result was computed with (Usable()).
+  const absl::Duration budget = round_limits.deadline == limits.deadline
+                                    ? options.time_limit
+                                    : std::min(options.time_limit, round_limits.deadline - now);
+  std::vector<PartOutcome> outcomes = runner.RunAll(tasks, round_limits);
+  ORDO_RETURN_IF_ERROR(CheckCancelled(options, limits));
+  for (size_t t = 0; t < outcomes.size() && t < tasks.size(); ++t) {
+    stats.task_retries += outcomes[t].retries;
+    stats.rejected_answers += outcomes[t].rejected_answers;
+    if (outcomes[t].result.ok()) runners.insert(outcomes[t].runner);
+  }
+  std::vector<bool> task_valid(tasks.size(), false);
+  for (size_t p : round) {
+    const size_t t = part_task[p];
+    std::optional<ScheduleResult> checked;
+    if (t < outcomes.size() && outcomes[t].result.ok()) {
+      // Runners check what they return (GrpcPartRunner: before accepting a
+      // worker's answer); checked again here, on every part the task serves.
+      absl::StatusOr<ScheduleResult> claimed = CheckClaimedSchedule(
+          divided.part(p), ScaledClaim(*outcomes[t].result, divided.keys[task_part[t]].scale,
+                                       divided.keys[p].scale));
+      if (claimed.ok()) checked = *std::move(claimed);
+    }
+    if (!checked) {
+      ++stats.fallback_parts;
+      ORDO_ASSIGN_OR_RETURN(divided.results[p], Fallback(divided, p));
+      continue;
+    }
+    if (task_part[t] == p) task_valid[t] = true;
+    divided.results[p] = BetterOf(*std::move(checked), divided.cheap[p], divided.part(p));
+  }
+  if (cache == nullptr) return absl::OkStatus();
+  for (size_t t = 0; t < tasks.size(); ++t) {
+    if (!task_valid[t]) continue;
+    const size_t p = task_part[t];
+    CachedSchedule entry = EntryOf(*divided.results[p], divided.keys[p], budget);
+    if (const auto& old = divided.existing[p]; old.has_value()) {
+      // Keep the better of the two; equal ones refresh the budget.
+      const bool better = StatusRank(entry.status) > StatusRank(old->status) ||
+                          (StatusRank(entry.status) == StatusRank(old->status) &&
+                           entry.peak_units <= old->peak_units);
+      if (!better) continue;
+      entry.time_limit = std::max(entry.time_limit, old->time_limit);
+    }
+    if (!cache->Insert(divided.keys[p].key, entry).ok()) ++stats.cache_insert_errors;
   }
   return absl::OkStatus();
+}
+
+size_t UnsettledKeys(const DividedModel& divided) {
+  absl::flat_hash_set<std::string> keys;
+  for (size_t p = 0; p < divided.size(); ++p) {
+    if (!divided.results[p]) keys.insert(divided.keys[p].key);
+  }
+  return keys.size();
+}
+
+// "greedy+dp": the algorithms behind the parts' orders, most ops first.
+std::string AlgorithmName(const Partition& partition,
+                          const std::vector<std::optional<ScheduleResult>>& results) {
+  std::map<std::string, int64_t> ops;
+  for (size_t p = 0; p < results.size(); ++p) {
+    ops[results[p]->algorithm] += static_cast<int64_t>(partition.parts[p].ops.size());
+  }
+  std::vector<std::pair<int64_t, std::string>> ranked;
+  for (const auto& [name, count] : ops) ranked.push_back({-count, name});
+  std::sort(ranked.begin(), ranked.end());
+  return absl::StrJoin(ranked, "+",
+                       [](std::string* out, const auto& entry) { out->append(entry.second); });
+}
+
+// Step 6: the parts' orders concatenated and re-simulated as one schedule.
+// Statistics, one rule each: states_expanded is the work of all parts
+// (summed); states_stored the largest single search (maxed: searches of
+// different parts never hold their states at once in one process, and a
+// worker's memory is its own); time the whole call's wall time; `parts`
+// one entry per part, a served (cached) part with zero work. Lower bound:
+// the max of the part bounds and the spec's bound of the whole; status
+// from it (ApplyLowerBound).
+absl::StatusOr<ScheduleResult> Combine(const MemoryModel& model, const Partition& partition,
+                                       std::vector<std::optional<ScheduleResult>> results,
+                                       absl::Time start, const ScheduleLimits& limits) {
+  std::vector<std::vector<int32_t>> orders(results.size());
+  int64_t max_part_peak = 0, proven = 0;
+  ScheduleStats stats;
+  std::vector<PartStats> parts;
+  for (size_t p = 0; p < results.size(); ++p) {
+    const ScheduleResult& part = *results[p];
+    max_part_peak = std::max(max_part_peak, part.peak_bytes);
+    proven = std::max(proven, part.lower_bound_bytes);
+    stats.states_expanded += part.stats.states_expanded;
+    stats.states_stored = std::max(stats.states_stored, part.stats.states_stored);
+    parts.push_back(PartStats{partition.parts[p].model.num_ops(), part.peak_bytes,
+                              part.lower_bound_bytes, part.status, part.algorithm,
+                              part.stats.states_expanded, part.stats.time});
+  }
+  std::string algorithm = AlgorithmName(partition, results);
+  for (size_t p = 0; p < results.size(); ++p) orders[p] = std::move(results[p]->order);
+  absl::StatusOr<ScheduleResult> whole = FinishSchedule(
+      model, ConcatenatePartOrders(partition, orders), std::move(algorithm), start, limits);
+  // The partition's exactness (HourglassPartitioner) in one line; a bug in
+  // the boundary accounting would show here first.
+  if (!whole.ok() || whole->peak_bytes != max_part_peak) {
+    return absl::InternalError(absl::StrCat(
+        "concatenated part orders fail the re-check: ",
+        whole.ok() ? absl::StrCat("peak ", whole->peak_bytes, " != max part peak ", max_part_peak)
+                   : std::string(whole.status().message())));
+  }
+  ApplyLowerBound(proven, MemoryLowerBound(model), *whole);
+  whole->stats.states_expanded = stats.states_expanded;
+  whole->stats.states_stored = stats.states_stored;
+  whole->parts = std::move(parts);
+  return whole;
 }
 
 }  // namespace
@@ -128,176 +434,35 @@ absl::StatusOr<PartScheduleResult> ScheduleByParts(const MemoryModel& model,
                                                    const ScheduleLimits& limits,
                                                    PartRunner& runner, ScheduleCache* cache) {
   const absl::Time start = limits.Now();
-  {  // Unknown names are the caller's error, not a worker failure.
-    ORDO_ASSIGN_OR_RETURN(auto unused, BuiltinSchedulers().Create(options.scheduler));
-    (void)unused;
-  }
-  const Partition partition = HourglassPartitioner(options.partition).Split(model);
-  const size_t num_parts = partition.parts.size();
-  PartScheduleResult out;
-  PartScheduleStats& stats = out.stats;
-  stats.parts = static_cast<int32_t>(num_parts);
-  out.part_cached.assign(num_parts, false);
-
-  std::vector<PartKey> keys(num_parts);
-  std::vector<std::optional<ScheduleResult>> results(num_parts);
-  // Whether a valid entry exists (usable or not): decides re-insertion.
-  std::vector<std::optional<CachedSchedule>> existing(num_parts);
-  for (size_t p = 0; p < num_parts; ++p) {
-    const MemoryModel& part = partition.parts[p].model;
-    keys[p] = CanonicalPartKey(part, options.scheduler);
-    if (cache == nullptr) continue;
-    absl::StatusOr<std::optional<CachedSchedule>> entry = cache->Lookup(keys[p].key);
-    if (!entry.ok()) {
-      // DATA_LOSS: the cache answered with bytes that are no entry of this
-      // key (corrupt, truncated, planted): rejected like a failed re-check.
-      // Anything else: the cache could not answer.
-      ++(absl::IsDataLoss(entry.status()) ? stats.cache_rejected : stats.cache_errors);
-      ++stats.cache_misses;
-      continue;
-    }
-    if (!entry->has_value()) {
-      ++stats.cache_misses;
-      continue;
-    }
-    std::optional<ScheduleResult> checked = CheckEntry(part, keys[p], **entry);
-    if (!checked) {
-      ++stats.cache_rejected;
-      ++stats.cache_misses;
-      continue;
-    }
-    existing[p] = **entry;
-    if (!Usable(**entry, options.time_limit)) {
-      ++stats.cache_misses;
-      continue;
-    }
-    ++stats.cache_hits;
-    out.part_cached[p] = true;
-    checked->stats = ScheduleStats{};
-    results[p] = std::move(*checked);
-  }
+  // Unknown names are the caller's error, not a worker failure.
+  ORDO_RETURN_IF_ERROR(PartSchedulers().Create(options.scheduler).status());
+  DividedModel divided = Split(model, options);
+  if (cache != nullptr) LookUp(options, *cache, divided);
   if (options.search_only_peak_parts) {
-    ORDO_RETURN_IF_ERROR(
-        SettlePartsBelowFloor(partition, keys, existing, limits, cache, results, out));
+    ORDO_RETURN_IF_ERROR(ScheduleCheaply(model, limits, divided));
+    SettleCheapParts(cache, divided);
   }
-  if (options.on_progress) options.on_progress(stats.parts, stats.cache_hits);
+  if (options.on_progress) options.on_progress(divided.out.stats.parts, divided.out.stats.cache_hits);
 
-  // One task per distinct key among the misses.
-  std::vector<PartTask> tasks;
-  std::vector<size_t> task_part;                   // task -> representative part
-  absl::flat_hash_map<std::string, size_t> task_of;  // key -> task
-  std::vector<std::optional<size_t>> part_task(num_parts);
-  for (size_t p = 0; p < num_parts; ++p) {
-    if (results[p]) continue;
-    auto [it, inserted] = task_of.try_emplace(keys[p].key, tasks.size());
-    if (inserted) {
-      tasks.push_back(PartTask{&partition.parts[p].model, options.scheduler, options.time_limit,
-                               options.request_id});
-      task_part.push_back(p);
-    } else {
-      ++stats.deduplicated_parts;
-    }
-    part_task[p] = it->second;
-  }
-  std::vector<PartOutcome> outcomes;
-  if (!tasks.empty()) outcomes = runner.RunAll(tasks, limits);
-  if (limits.cancelled != nullptr && limits.cancelled->load()) {
-    return absl::CancelledError("compile cancelled");
-  }
-
+  // Rounds of at most runner.max_parallel_tasks() keys; one round unless
+  // the runner runs fewer tasks at once than there are parts to run.
   absl::flat_hash_set<std::string> runners;
-  std::vector<bool> task_valid(tasks.size(), false);
-  for (size_t i = 0; i < outcomes.size() && i < tasks.size(); ++i) {
-    stats.task_retries += outcomes[i].retries;
-    stats.rejected_answers += outcomes[i].rejected_answers;
-    if (outcomes[i].result.ok()) runners.insert(outcomes[i].runner);
+  for (size_t remaining = UnsettledKeys(divided); remaining > 0;
+       remaining = UnsettledKeys(divided)) {
+    const std::vector<size_t> round = NextRound(divided, runner.max_parallel_tasks());
+    ORDO_RETURN_IF_ERROR(
+        RunRound(round, remaining, options, limits, runner, cache, divided, runners));
+    if (options.search_only_peak_parts) SettleCheapParts(cache, divided);
   }
-  for (size_t p = 0; p < num_parts; ++p) {
-    if (results[p]) continue;
-    const MemoryModel& part = partition.parts[p].model;
-    const size_t t = *part_task[p];
-    std::optional<ScheduleResult> checked;
-    if (t < outcomes.size() && outcomes[t].result.ok()) {
-      // Runners check what they return (GrpcPartRunner: before accepting a
-      // worker's answer); checked again here, on every part the task serves.
-      absl::StatusOr<ScheduleResult> claimed = CheckClaimedSchedule(
-          part, ScaledClaim(*outcomes[t].result, keys[task_part[t]].scale, keys[p].scale));
-      if (claimed.ok()) checked = *std::move(claimed);
-    }
-    if (!checked) {
-      ++stats.fallback_parts;
-      ORDO_ASSIGN_OR_RETURN(ScheduleResult fallback, Fallback(part, limits));
-      results[p] = std::move(fallback);
-      continue;
-    }
-    if (task_part[t] == p) task_valid[t] = true;
-    results[p] = std::move(*checked);
-  }
-  stats.runners_used = static_cast<int32_t>(runners.size());
+  ORDO_RETURN_IF_ERROR(CheckCancelled(options, limits));
+  divided.out.stats.runners_used = static_cast<int32_t>(runners.size());
+  if (options.on_progress) options.on_progress(divided.out.stats.parts, divided.out.stats.parts);
 
-  if (cache != nullptr) {
-    for (size_t t = 0; t < tasks.size(); ++t) {
-      if (!task_valid[t]) continue;
-      const size_t p = task_part[t];
-      const ScheduleResult& r = *results[p];
-      CachedSchedule entry{r.order, r.peak_bytes / keys[p].scale,
-                           r.lower_bound_bytes / keys[p].scale, r.status, r.algorithm,
-                           options.time_limit};
-      if (const auto& old = existing[p]; old.has_value()) {
-        // Keep the better of the two; equal ones refresh the budget.
-        const bool better = StatusRank(entry.status) > StatusRank(old->status) ||
-                            (StatusRank(entry.status) == StatusRank(old->status) &&
-                             entry.peak_units <= old->peak_units);
-        if (!better) continue;
-        entry.time_limit = std::max(entry.time_limit, old->time_limit);
-      }
-      if (!cache->Insert(keys[p].key, entry).ok()) ++stats.cache_insert_errors;
-    }
-  }
-  if (options.on_progress) options.on_progress(stats.parts, stats.parts);
-
-  // Combine and verify.
-  std::vector<std::vector<int32_t>> part_orders(num_parts);
-  int64_t max_part_peak = 0, max_part_bound = 0;
-  std::map<std::string, int32_t> ops_by_algorithm;
-  ScheduleResult& whole = out.schedule;
-  for (size_t p = 0; p < num_parts; ++p) {
-    ScheduleResult& r = *results[p];
-    max_part_peak = std::max(max_part_peak, r.peak_bytes);
-    max_part_bound = std::max(max_part_bound, r.lower_bound_bytes);
-    ops_by_algorithm[r.algorithm] += partition.parts[p].model.num_ops();
-    whole.stats.states_expanded += r.stats.states_expanded;
-    whole.stats.states_stored += r.stats.states_stored;
-    whole.parts.push_back(PartStats{partition.parts[p].model.num_ops(), r.peak_bytes,
-                                    r.lower_bound_bytes, r.status, r.algorithm,
-                                    r.stats.states_expanded, r.stats.time});
-    part_orders[p] = std::move(r.order);
-  }
-  whole.order = ConcatenatePartOrders(partition, part_orders);
-  absl::StatusOr<int64_t> peak = SimulatePeak(model, whole.order);
-  if (!peak.ok() || *peak != max_part_peak) {
-    return absl::InternalError(absl::StrCat(
-        "concatenated part orders fail the re-check: ",
-        peak.ok() ? absl::StrCat("peak ", *peak, " != max part peak ", max_part_peak)
-                  : std::string(peak.status().message())));
-  }
-  whole.peak_bytes = *peak;
-  const int64_t spec_bound = MemoryLowerBound(model);
-  whole.lower_bound_bytes = std::min(spec_bound, whole.peak_bytes);
-  whole.status = ScheduleStatus::kHeuristic;
-  ApplyLowerBound(std::max(max_part_bound, spec_bound), spec_bound, whole);
-
-  // Algorithms by ops covered, most first (as DivideAndConquerScheduler).
-  std::vector<std::pair<int32_t, std::string>> by_ops;
-  by_ops.reserve(ops_by_algorithm.size());
-  for (const auto& [name, ops] : ops_by_algorithm) by_ops.emplace_back(-ops, name);
-  std::sort(by_ops.begin(), by_ops.end());
-  whole.algorithm = absl::StrJoin(by_ops, "+", [](std::string* s, const auto& entry) {
-    s->append(entry.second);
-  });
-  stats.time = limits.Now() - start;
-  whole.stats.time = stats.time;
-  return out;
+  ORDO_ASSIGN_OR_RETURN(divided.out.schedule,
+                        Combine(model, divided.partition, std::move(divided.results), start,
+                                limits));
+  divided.out.stats.time = divided.out.schedule.stats.time;
+  return std::move(divided.out);
 }
 
 CachedPeak LookupCachedPeak(const MemoryModel& model, const PartScheduleOptions& options,

@@ -17,15 +17,20 @@
 namespace ordo {
 
 struct PartScheduleOptions {
-  // A name from BuiltinSchedulers(), run on every part.
+  // A name from PartSchedulers(), run on every part.
   std::string scheduler = "best";
   // Budget of each part's search (parts run concurrently).
   absl::Duration time_limit = absl::Seconds(10);
   HourglassPartitioner::Options partition;
-  // Search only the parts that can lower the whole peak (see step 2b); the
-  // others keep a greedy order. For schedulers whose promise is the whole
+  // Search only the parts that can lower the whole peak (step 3); the
+  // others keep a cheap order. For schedulers whose promise is the whole
   // model's peak ("best"); off, every part gets `scheduler`'s own order.
   bool search_only_peak_parts = false;
+  // When limits.cancelled is set: false, the call fails with CANCELLED
+  // (the service: nobody waits for the answer); true, the parts not run get
+  // their cheap or greedy order and a schedule comes back (a Scheduler's
+  // promise: the best schedule so far).
+  bool keep_best_when_cancelled = false;
   // Passed to the runner's tasks, for logs.
   std::string request_id;
   // Called from the calling thread after the cache lookups and after the
@@ -66,31 +71,46 @@ struct PartScheduleResult {
   PartScheduleStats stats;
 };
 
-// Divide-and-conquer scheduling through a cache and a runner: the
-// distributed form of DivideAndConquerScheduler (SERENITY §3.2).
+// Divide-and-conquer scheduling (SERENITY §3.2): the one divide-and-
+// conquer of ordo. The CLI runs it through `best` (DivideAndConquerScheduler:
+// a ThreadPartRunner of one thread, no cache); the server through Compile()
+// with its workers and its cache. The steps, each a function of the .cc:
 //
-// 1. Split `model` with HourglassPartitioner; key each part with
-//    CanonicalPartKey.
-// 2. Look every part up in `cache` (may be null). An entry is used only if
+// 1. Split: HourglassPartitioner cuts `model` into parts (the peak of a
+//    concatenation is the max of the part peaks, so parts are independent);
+//    each part is keyed with CanonicalPartKey.
+// 2. LookUp: every part in `cache` (may be null). An entry is used only if
 //    its order is a valid order of the part whose re-simulated peak equals
 //    the entry's peak times the part's scale, and it is optimal or was
 //    computed with at least this budget.
-// 2b. With search_only_peak_parts: a missed part that cannot raise the whole
-//    peak (its stored entry or its greedy order peaks at most the largest
-//    part bound or cached peak) keeps that order; no task.
-// 3. Send the misses to `runner`, one task per distinct key. Results are
-//    re-simulated on each part they serve; a part whose task failed or
-//    returned an invalid order gets the greedy order (linear time), so a
-//    schedule exists whatever the workers do. Valid new results are
-//    inserted into the cache.
-// 4. Concatenate, re-simulate the whole; its peak must equal the max of
-//    the part peaks (the partition theorem). Lower bound: max of the part
-//    bounds and the spec's bound; status from it (ApplyLowerBound).
+// 3. SettleCheapParts (search_only_peak_parts): each missed part gets the
+//    lowest peak among its cheap orders and the whole model's cheap orders
+//    cut to it; a part whose stored entry or cheap order peaks at most the
+//    floor (every part's spec bound, every settled part's peak) cannot raise
+//    the whole peak and keeps that order; no task.
+// 4. RunRound: the unsettled parts go to `runner`, one task per distinct
+//    key, at most runner.max_parallel_tasks() keys per round, highest cheap
+//    peak first, each round with its share of the time left; after each
+//    round step 3 runs again (the solved parts raise the floor). Results are
+//    re-checked on each part they serve and kept only if below the part's
+//    cheap order; a part whose task failed or returned an invalid order
+//    gets its cheap (or greedy) order, so a schedule exists whatever the
+//    workers do.
+// 5. Store: valid new results go into the cache.
+// 6. Combine: concatenate and re-simulate; the whole peak must equal the
+//    max of the part peaks (the partition theorem). Lower bound: max of the
+//    part bounds and the spec's bound; status from it (kOptimal exactly
+//    when the peak reaches it). Statistics: states_expanded summed over
+//    parts, states_stored the largest single search, time the call's wall
+//    time, one PartStats per part in execution order; the algorithm names
+//    the parts' algorithms, the one covering most ops first, joined by '+'.
 //
-// Errors: INVALID_ARGUMENT for an unknown scheduler; CANCELLED when
-// limits.cancelled was set; INTERNAL if the whole schedule fails the
-// re-check (a bug). Cache and runner failures are never errors, only stats.
-// Thread-safe if the cache and the runner are.
+// Cost: linear in the model for steps 1-3 and 6; step 4 is the part
+// schedulers' within the limits. Errors: INVALID_ARGUMENT for an unknown
+// scheduler; CANCELLED when limits.cancelled was set (unless
+// keep_best_when_cancelled); INTERNAL if the whole schedule fails the
+// re-check (a bug). Cache and runner failures are never errors, only
+// stats. Thread-safe if the cache and the runner are.
 absl::StatusOr<PartScheduleResult> ScheduleByParts(const MemoryModel& model,
                                                    const PartScheduleOptions& options,
                                                    const ScheduleLimits& limits,

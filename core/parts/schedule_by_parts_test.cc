@@ -47,7 +47,9 @@ PartScheduleOptions Options() {
 // Counts tasks, runs them locally; or fails them all.
 class CountingRunner final : public PartRunner {
  public:
-  explicit CountingRunner(bool fail = false) : fail_(fail) {}
+  explicit CountingRunner(bool fail = false, int32_t parallel = 1 << 30)
+      : fail_(fail), parallel_(parallel) {}
+  int32_t max_parallel_tasks() const override { return parallel_; }
   std::vector<PartOutcome> RunAll(absl::Span<const PartTask> tasks,
                                   const ScheduleLimits& limits) override {
     tasks_ += static_cast<int>(tasks.size());
@@ -63,6 +65,7 @@ class CountingRunner final : public PartRunner {
 
  private:
   bool fail_;
+  int32_t parallel_;
   std::atomic<int> tasks_{0};
 };
 
@@ -228,6 +231,60 @@ TEST(ScheduleByPartsTest, SearchingOnlyPeakPartsMatchesBruteForce) {
   EXPECT_GT(ran, ::ordo::testing::Trials(600) / 3);
   EXPECT_GT(searched_fewer, 0) << "no part was ever settled without a search";
   std::printf("%d graphs, %d with parts settled without a search\n", ran, searched_fewer);
+}
+
+// A runner of one task at a time gets rounds of one part, highest cheap
+// peak first; each solved part raises the floor that settles the others,
+// so it never runs more tasks than one round of all parts, and the answer
+// is the same optimum.
+TEST(ScheduleByPartsTest, RoundsOfOneTaskSettleWhatEarlierRoundsMadeIrrelevant) {
+  std::mt19937_64 rng(11);
+  int fewer = 0;
+  for (int trial = 0; trial < ::ordo::testing::Trials(200); ++trial) {
+    testing::RandomHourglassOptions graph_options;
+    graph_options.num_cells = 3 + static_cast<int32_t>(rng() % 4);
+    graph_options.max_cell_ops = 7;
+    graph_options.skip_chance = 0;
+    absl::StatusOr<MemoryModel> model =
+        BuildMemoryModel(testing::RandomHourglass(rng, graph_options), {});
+    ASSERT_TRUE(model.ok());
+    PartScheduleOptions options = Options();
+    options.scheduler = "best";
+    options.search_only_peak_parts = true;
+    CountingRunner one_round;
+    CountingRunner one_at_a_time(/*fail=*/false, /*parallel=*/1);
+    ORDO_ASSERT_OK_AND_ASSIGN(PartScheduleResult all,
+                              ScheduleByParts(*model, options, {}, one_round, nullptr));
+    ORDO_ASSERT_OK_AND_ASSIGN(PartScheduleResult rounds,
+                              ScheduleByParts(*model, options, {}, one_at_a_time, nullptr));
+    ASSERT_EQ(all.schedule.status, ScheduleStatus::kOptimal) << "trial " << trial;
+    ASSERT_EQ(rounds.schedule.status, ScheduleStatus::kOptimal) << "trial " << trial;
+    ASSERT_EQ(rounds.schedule.peak_bytes, all.schedule.peak_bytes) << "trial " << trial;
+    EXPECT_EQ(SimulatePeak(*model, rounds.schedule.order).value_or(-1),
+              rounds.schedule.peak_bytes);
+    EXPECT_LE(one_at_a_time.tasks(), one_round.tasks()) << "trial " << trial;
+    fewer += one_at_a_time.tasks() < one_round.tasks();
+  }
+  EXPECT_GT(fewer, 0) << "no round ever settled a part a later round would have searched";
+}
+
+// With keep_best_when_cancelled (a Scheduler's promise), a cancelled call
+// still returns a schedule: the cheap orders, nothing searched.
+TEST(ScheduleByPartsTest, CancelledCallKeepsTheCheapOrdersWhenAsked) {
+  std::atomic<bool> cancelled{true};
+  ScheduleLimits limits;
+  limits.cancelled = &cancelled;
+  PartScheduleOptions options = Options();
+  options.scheduler = "best";
+  options.search_only_peak_parts = true;
+  CountingRunner runner;
+  EXPECT_THAT(ScheduleByParts(Model(), options, limits, runner, nullptr),
+              ::ordo::testing::StatusIs(absl::StatusCode::kCancelled, ::testing::_));
+  options.keep_best_when_cancelled = true;
+  ORDO_ASSERT_OK_AND_ASSIGN(PartScheduleResult kept,
+                            ScheduleByParts(Model(), options, limits, runner, nullptr));
+  EXPECT_EQ(SimulatePeak(Model(), kept.schedule.order).value_or(-1), kept.schedule.peak_bytes);
+  EXPECT_EQ(kept.schedule.stats.states_expanded, 0);
 }
 
 }  // namespace

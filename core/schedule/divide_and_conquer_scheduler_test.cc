@@ -126,9 +126,9 @@ TEST(DivideAndConquerSchedulerTest, EachReductionMatchesBruteForce) {
   variants[1].name = "prove every part";
   variants[1].options.prove_every_part = true;
   variants[2].name = "no hierarchical incumbent";
-  variants[2].options.hierarchical = false;
+  variants[2].options.part.hierarchical = false;
   variants[3].name = "plain dp";
-  variants[3].options.dp = DpOptions{.dominance = false, .complete_every = 0};
+  variants[3].options.part.dp = DpOptions{.dominance = false, .complete_every = 0};
   variants[4].name = "one-op parts";
   variants[4].options.partition.merge_up_to_ops = 1;
   std::mt19937_64 rng(100);
@@ -191,7 +191,7 @@ TEST(DivideAndConquerSchedulerTest, EqualsDpOnTheWholeGraph) {
 TEST(DivideAndConquerSchedulerTest, NeverWorseThanGreedyWithoutTheSearch) {
   std::mt19937_64 rng(4);
   DivideAndConquerOptions options;
-  options.exact = false;
+  options.part.exact = false;
   const DivideAndConquerScheduler heuristic("best", options);
   for (int trial = 0; trial < ::ordo::testing::Trials(300); ++trial) {
     testing::RandomHourglassOptions cells;

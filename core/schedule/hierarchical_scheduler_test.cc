@@ -336,9 +336,9 @@ TEST(HierarchicalSchedulerTest, BestFallsBackToItWhenTheSearchCannotProveAPart) 
   ScheduleLimits limits;
   limits.max_state_bytes = 4 << 20;
   DivideAndConquerOptions with;
-  with.quick_search_max_state_bytes = 64 << 10;
+  with.part.quick_search_max_state_bytes = 64 << 10;
   DivideAndConquerOptions without = with;
-  without.hierarchical = false;
+  without.part.hierarchical = false;
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult helped,
                             DivideAndConquerScheduler("best", with).Schedule(model, limits));
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult alone,

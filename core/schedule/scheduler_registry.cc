@@ -1,80 +1,15 @@
 #include "core/schedule/scheduler_registry.h"
 
-#include <utility>
+#include <memory>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "core/schedule/baseline_schedulers.h"
 #include "core/schedule/divide_and_conquer_scheduler.h"
-#include "core/schedule/dp_scheduler.h"
-#include "core/schedule/greedy_scheduler.h"
-#include "core/schedule/hierarchical_scheduler.h"
-#include "core/schedule/hmcos_scheduler.h"
-#include "core/schedule/serenity_scheduler.h"
-#include "core/schedule/topological_orders.h"
 
 namespace ordo {
 
-void SchedulerRegistry::Register(SchedulerInfo info) {
-  schedulers_.push_back(std::move(info));
-}
-
-absl::StatusOr<std::unique_ptr<Scheduler>> SchedulerRegistry::Create(
-    absl::string_view name) const {
-  for (const SchedulerInfo& info : schedulers_) {
-    if (info.name == name) return info.create();
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown scheduler \"", name, "\"; known: ", NamesJoined()));
-}
-
-std::string SchedulerRegistry::NamesJoined() const {
-  return absl::StrJoin(schedulers_, "|", [](std::string* out, const SchedulerInfo& info) {
-    out->append(info.name);
-  });
-}
-
-namespace {
-
-std::unique_ptr<Scheduler> MakeOrderScheduler(
-    std::string name, std::vector<int32_t> (*order)(const OpDag&)) {
-  return std::make_unique<OrderFunctionScheduler>(
-      std::move(name), [order](const MemoryModel&, const OpDag& dag) { return order(dag); });
-}
-
-std::unique_ptr<Scheduler> MakeGreedy() {
-  return std::make_unique<OrderFunctionScheduler>("greedy", GreedyOrder);
-}
-
-std::unique_ptr<Scheduler> MakeBest() {
-  return std::make_unique<DivideAndConquerScheduler>("best");
-}
-
-}  // namespace
-
 SchedulerRegistry BuiltinSchedulers() {
-  SchedulerRegistry registry;
-  registry.Register({"model", "the order of the model file", false,
-                     [] { return MakeOrderScheduler("model", ModelOrder); }});
-  registry.Register({"kahn", "Kahn's algorithm, FIFO (what most frameworks do)", false,
-                     [] { return MakeOrderScheduler("kahn", KahnOrder); }});
-  registry.Register({"rpo", "reverse post-order DFS (HMCOS baseline)", false,
-                     [] { return MakeOrderScheduler("rpo", ReversePostOrder); }});
-  registry.Register({"greedy", "memory-aware greedy list scheduling", false, MakeGreedy});
-  registry.Register({"dp", "exact best-first search over partial schedules", true,
-                     [] { return std::make_unique<DpScheduler>(); }});
-  registry.Register({"serenity",
-                     "SERENITY: dynamic programming under an adaptive soft budget", true,
-                     [] { return std::make_unique<SerenityScheduler>(); }});
-  registry.Register({"hmcos",
-                     "HMCOS (DAC'22): iterative scheduling of the hierarchical graph", false,
-                     [] { return std::make_unique<HmcosScheduler>(); }});
-  registry.Register({"hierarchical",
-                     "HMCOS from the best cheap order, then exact windows around the peak", false,
-                     [] { return std::make_unique<HierarchicalScheduler>(); }});
-  registry.Register({"best",
-                     "divide and conquer at cut ops: best heuristic per part, then dp",
-                     true, MakeBest});
+  SchedulerRegistry registry = PartSchedulers();
+  registry.Register({"best", "divide and conquer at cut ops: best heuristic per part, then dp",
+                     true, [] { return std::make_unique<DivideAndConquerScheduler>("best"); }});
   return registry;
 }
 
