@@ -352,15 +352,15 @@ int RunAblation(const Options& options, const std::vector<std::filesystem::path>
       const HierarchicalScheduler scheduler(hierarchical_options);
       const ScheduleLimits limits = LimitsOf(options, /*always_deadline=*/true);
       const absl::Time start = absl::Now();
-      absl::StatusOr<HierarchicalScheduleResult> result = scheduler.ScheduleWithStats(*model, limits);
+      absl::StatusOr<ScheduleResult> result = scheduler.Schedule(*model, limits);
       Timed timed;
       timed.seconds = absl::ToDoubleSeconds(absl::Now() - start);
       if (result.ok()) {
-        timed.peak = result->schedule.peak_bytes;
-        timed.status = std::string(ScheduleStatusName(result->schedule.status));
-        timed.iterations = static_cast<int32_t>(result->iterative.iterations.size());
+        timed.peak = result->peak_bytes;
+        timed.status = std::string(ScheduleStatusName(result->status));
+        timed.iterations = result->stats.iterative.iterations;
       }
-      timed.limit_hit = (result.ok() && result->iterative.limit_hit) || limits.Expired();
+      timed.limit_hit = (result.ok() && result->stats.iterative.limit_hit) || limits.Expired();
       row.push_back(timed);
       std::fprintf(stderr, "%s %s: %lld in %.3f s (%d iterations%s)\n",
                    path.stem().c_str(), config.c_str(), static_cast<long long>(timed.peak),

@@ -387,7 +387,8 @@ std::string AlgorithmName(const Partition& partition,
 // Statistics, one rule each: states_expanded is the work of all parts
 // (summed); states_stored the largest single search (maxed: searches of
 // different parts never hold their states at once in one process, and a
-// worker's memory is its own); time the whole call's wall time; `parts`
+// worker's memory is its own); `iterative` (HMCOS's iterations) summed
+// (IterativeStats::Add); time the whole call's wall time; `parts`
 // one entry per part, a served (cached) part with zero work. Lower bound:
 // the max of the part bounds and the spec's bound of the whole; status
 // from it (ApplyLowerBound).
@@ -404,6 +405,7 @@ absl::StatusOr<ScheduleResult> Combine(const MemoryModel& model, const Partition
     proven = std::max(proven, part.lower_bound_bytes);
     stats.states_expanded += part.stats.states_expanded;
     stats.states_stored = std::max(stats.states_stored, part.stats.states_stored);
+    stats.iterative.Add(part.stats.iterative);
     parts.push_back(PartStats{partition.parts[p].model.num_ops(), part.peak_bytes,
                               part.lower_bound_bytes, part.status, part.algorithm,
                               part.stats.states_expanded, part.stats.time});
@@ -423,6 +425,7 @@ absl::StatusOr<ScheduleResult> Combine(const MemoryModel& model, const Partition
   ApplyLowerBound(proven, MemoryLowerBound(model), *whole);
   whole->stats.states_expanded = stats.states_expanded;
   whole->stats.states_stored = stats.states_stored;
+  whole->stats.iterative = stats.iterative;
   whole->parts = std::move(parts);
   return whole;
 }

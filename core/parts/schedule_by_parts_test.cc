@@ -6,6 +6,7 @@
 
 #include "core/cache/lru_schedule_cache.h"
 #include "core/memory/simulator.h"
+#include "core/schedule/hmcos_scheduler.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
 #include "core/testing/trials.h"
@@ -266,6 +267,27 @@ TEST(ScheduleByPartsTest, RoundsOfOneTaskSettleWhatEarlierRoundsMadeIrrelevant) 
     fewer += one_at_a_time.tasks() < one_round.tasks();
   }
   EXPECT_GT(fewer, 0) << "no round ever settled a part a later round would have searched";
+}
+
+// Combine's one rule for HMCOS's iteration counts: summed over the parts
+// (each part counts what its schedule cost, a shared task in every part it
+// serves).
+TEST(ScheduleByPartsTest, IterationCountsAreSummedOverParts) {
+  const MemoryModel model = Model();
+  PartScheduleOptions options = Options();
+  options.scheduler = "hmcos";
+  CountingRunner runner;
+  ORDO_ASSERT_OK_AND_ASSIGN(PartScheduleResult result,
+                            ScheduleByParts(model, options, {}, runner, nullptr));
+  IterativeStats expected;
+  for (const Part& part : HourglassPartitioner(options.partition).Split(model).parts) {
+    ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult alone, HmcosScheduler().Schedule(part.model, {}));
+    expected.Add(alone.stats.iterative);
+  }
+  EXPECT_GT(expected.iterations, 0);
+  EXPECT_EQ(result.schedule.stats.iterative.iterations, expected.iterations);
+  EXPECT_EQ(result.schedule.stats.iterative.groups, expected.groups);
+  EXPECT_EQ(result.schedule.stats.iterative.sequences, expected.sequences);
 }
 
 // With keep_best_when_cancelled (a Scheduler's promise), a cancelled call

@@ -59,6 +59,7 @@ absl::StatusOr<ScheduleResult> Search(const MemoryModel& model, const BestPartOp
   result.stats.states_stored = std::max({result.stats.states_stored, quick.stats.states_stored,
                                          hierarchical.stats.states_stored});
   result.stats.time += quick.stats.time + hierarchical.stats.time;
+  result.stats.iterative = hierarchical.stats.iterative;
   return result;
 }
 

@@ -51,12 +51,6 @@ int64_t PartwiseLowerBound(const MemoryModel& model) {
 
 absl::StatusOr<ScheduleResult> HierarchicalScheduler::Schedule(const MemoryModel& model,
                                                                const ScheduleLimits& limits) const {
-  ORDO_ASSIGN_OR_RETURN(HierarchicalScheduleResult result, ScheduleWithStats(model, limits));
-  return std::move(result.schedule);
-}
-
-absl::StatusOr<HierarchicalScheduleResult> HierarchicalScheduler::ScheduleWithStats(
-    const MemoryModel& model, const ScheduleLimits& limits) const {
   const absl::Time start = limits.Now();
   const int64_t bound = PartwiseLowerBound(model);
   Incumbent incumbent;
@@ -91,7 +85,8 @@ absl::StatusOr<HierarchicalScheduleResult> HierarchicalScheduler::ScheduleWithSt
   ApplyLowerBound(proven, MemoryLowerBound(model), result);
   result.stats.states_expanded = iterative.search.states_expanded;
   result.stats.states_stored = iterative.search.states_stored;
-  return HierarchicalScheduleResult{std::move(result), std::move(iterative)};
+  result.stats.iterative = SummarizeIterations(iterative);
+  return result;
 }
 
 HierarchicalOptions HmcosPaperOptions() {

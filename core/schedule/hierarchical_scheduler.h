@@ -57,10 +57,6 @@ class HierarchicalScheduler final : public Scheduler {
   absl::StatusOr<ScheduleResult> Schedule(const MemoryModel& model,
                                           const ScheduleLimits& limits) const override;
 
-  // Schedule, plus what the iterations did (for the benchmark).
-  absl::StatusOr<HierarchicalScheduleResult> ScheduleWithStats(
-      const MemoryModel& model, const ScheduleLimits& limits) const;
-
  private:
   HierarchicalOptions options_;
 };

@@ -156,20 +156,16 @@ TEST(HierarchicalSchedulerTest, MemoizationOnOrOffReturnsTheSameSchedule) {
         options.inplace_chance = 0.5;
         model = DefaultModel(RandomHourglass(rng, options));
       }
-      ORDO_ASSERT_OK_AND_ASSIGN(HierarchicalScheduleResult with_result,
-                                HierarchicalScheduler(with_memo).ScheduleWithStats(model, {}));
-      ORDO_ASSERT_OK_AND_ASSIGN(HierarchicalScheduleResult without_result,
-                                HierarchicalScheduler(without_memo).ScheduleWithStats(model, {}));
-      const ScheduleResult& a = with_result.schedule;
-      const ScheduleResult& b = without_result.schedule;
-      const IterativeSchedulingResult& stats_with = with_result.iterative;
-      const IterativeSchedulingResult& stats_without = without_result.iterative;
+      ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult a,
+                                HierarchicalScheduler(with_memo).Schedule(model, {}));
+      ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult b,
+                                HierarchicalScheduler(without_memo).Schedule(model, {}));
       const std::string where = absl::StrCat(paper ? "paper" : "ordo", " trial ", trial);
       ASSERT_EQ(a.order, b.order) << where;
       ASSERT_EQ(a.peak_bytes, b.peak_bytes) << where;
       ASSERT_EQ(a.lower_bound_bytes, b.lower_bound_bytes) << where;
-      ASSERT_EQ(stats_without.search.memo_hits, 0) << where;
-      hits += stats_with.search.memo_hits;
+      ASSERT_EQ(b.stats.iterative.memo_hits, 0) << where;
+      hits += a.stats.iterative.memo_hits;
     }
   }
   RecordProperty("memo_hits", static_cast<int>(hits));
@@ -247,14 +243,11 @@ TEST(HierarchicalSchedulerTest, SchedulesCellsAndNamesItself) {
     op head Conv c3 -> y:1
     output y
   )"));
-  ORDO_ASSERT_OK_AND_ASSIGN(HierarchicalScheduleResult hmcos_result,
-                            HmcosScheduler().ScheduleWithStats(model, {}));
-  const ScheduleResult& hmcos = hmcos_result.schedule;
-  const IterativeSchedulingResult& stats = hmcos_result.iterative;
+  ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult hmcos, HmcosScheduler().Schedule(model, {}));
   ExpectValidSchedule(model, hmcos);
   EXPECT_EQ(hmcos.algorithm, "hmcos");
-  EXPECT_GT(stats.groups, 0);
-  EXPECT_FALSE(stats.iterations.empty());
+  EXPECT_GT(hmcos.stats.iterative.groups, 0);
+  EXPECT_GT(hmcos.stats.iterative.iterations, 0);
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult hierarchical,
                             HierarchicalScheduler().Schedule(model, {}));
   ExpectValidSchedule(model, hierarchical);

@@ -11,12 +11,6 @@ namespace ordo {
 
 absl::StatusOr<ScheduleResult> HmcosScheduler::Schedule(const MemoryModel& model,
                                                         const ScheduleLimits& limits) const {
-  ORDO_ASSIGN_OR_RETURN(HierarchicalScheduleResult result, ScheduleWithStats(model, limits));
-  return std::move(result.schedule);
-}
-
-absl::StatusOr<HierarchicalScheduleResult> HmcosScheduler::ScheduleWithStats(
-    const MemoryModel& model, const ScheduleLimits& limits) const {
   const absl::Time start = limits.Now();
   ORDO_ASSIGN_OR_RETURN(IterativeSchedulingResult iterative,
                         ScheduleIteratively(model, options_, {}, limits));
@@ -28,7 +22,8 @@ absl::StatusOr<HierarchicalScheduleResult> HmcosScheduler::ScheduleWithStats(
   ApplyLowerBound(iterative.proven_lower_bound, MemoryLowerBound(model), result);
   result.stats.states_expanded = iterative.search.states_expanded;
   result.stats.states_stored = iterative.search.states_stored;
-  return HierarchicalScheduleResult{std::move(result), std::move(iterative)};
+  result.stats.iterative = SummarizeIterations(iterative);
+  return result;
 }
 
 }  // namespace ordo

@@ -29,10 +29,6 @@ class HmcosScheduler final : public Scheduler {
   absl::StatusOr<ScheduleResult> Schedule(const MemoryModel& model,
                                           const ScheduleLimits& limits) const override;
 
-  // Schedule, plus what the iterations did (for the benchmark).
-  absl::StatusOr<HierarchicalScheduleResult> ScheduleWithStats(
-      const MemoryModel& model, const ScheduleLimits& limits) const;
-
  private:
   IterativeSchedulingOptions options_;
 };

@@ -92,6 +92,16 @@ absl::StatusOr<bool> Iterate(const MemoryModel& model, const IterativeScheduling
 
 }  // namespace
 
+IterativeStats SummarizeIterations(const IterativeSchedulingResult& result) {
+  return IterativeStats{result.sequences,
+                        result.groups,
+                        static_cast<int32_t>(result.iterations.size()),
+                        result.limit_hit,
+                        result.search.group_searches,
+                        result.search.memo_hits,
+                        result.search.simple_schedules};
+}
+
 absl::StatusOr<IterativeSchedulingResult> ScheduleIteratively(
     const MemoryModel& model, const IterativeSchedulingOptions& options,
     std::vector<int32_t> incumbent, const ScheduleLimits& limits) {

@@ -53,13 +53,9 @@ struct IterativeSchedulingResult {
   HierarchicalSearchStats search;
 };
 
-// What HmcosScheduler and HierarchicalScheduler return from
-// ScheduleWithStats: the schedule, and what Algorithm 1's iterations did
-// (empty when the scheduler did not need to iterate).
-struct HierarchicalScheduleResult {
-  ScheduleResult schedule;
-  IterativeSchedulingResult iterative;
-};
+// The counts of `result` that HmcosScheduler and HierarchicalScheduler
+// report in ScheduleResult::stats.iterative.
+IterativeStats SummarizeIterations(const IterativeSchedulingResult& result);
 
 // HMCOS Algorithm 1 (§3.2, iterative scheduling): build the hierarchical
 // graph; repeat { schedule it (HierarchicalSearch, under the budget); find

@@ -29,6 +29,16 @@ bool ScheduleLimits::Expired() const {
   return deadline != absl::InfiniteFuture() && Now() >= deadline;
 }
 
+void IterativeStats::Add(const IterativeStats& other) {
+  sequences += other.sequences;
+  groups += other.groups;
+  iterations += other.iterations;
+  limit_hit = limit_hit || other.limit_hit;
+  group_searches += other.group_searches;
+  memo_hits += other.memo_hits;
+  simple_schedules += other.simple_schedules;
+}
+
 absl::StatusOr<ScheduleResult> FinishSchedule(const MemoryModel& model,
                                               std::vector<int32_t> order,
                                               std::string algorithm,

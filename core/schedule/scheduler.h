@@ -39,10 +39,29 @@ struct ScheduleLimits {
   bool Expired() const;
 };
 
+// What HMCOS's iterative scheduling did (HMCOS Algorithm 1; schedulers
+// hmcos and hierarchical), for reports and benchmarks; zero when the
+// scheduler did not iterate. Per-iteration figures: ScheduleIteratively.
+struct IterativeStats {
+  int32_t sequences = 0;
+  int32_t groups = 0;  // formed at the start
+  int32_t iterations = 0;
+  // A search stopped at a limit (deadline, state bytes, cancel).
+  bool limit_hit = false;
+  int64_t group_searches = 0;    // dynamic programs run on a group
+  int64_t memo_hits = 0;         // group schedules reused (HMCOS Optimization 3)
+  int64_t simple_schedules = 0;  // groups run in reverse post-order (Optimization 2)
+
+  // Of several runs (parts of a divided model): counts summed, limit_hit
+  // if any run hit one.
+  void Add(const IterativeStats& other);
+};
+
 struct ScheduleStats {
   int64_t states_expanded = 0;
   int64_t states_stored = 0;
   absl::Duration time = absl::ZeroDuration();
+  IterativeStats iterative;
 };
 
 // One part of a divided schedule (divide-and-conquer), for reports.
