@@ -12,16 +12,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "bench/model_folder.h"
 #include "core/compile/compile.h"
 #include "core/arena/arena_planner_registry.h"
 #include "core/memory/memory_model.h"
@@ -67,32 +64,12 @@ struct Row {
 };
 
 bool ParseArgs(int argc, char** argv, Options& options) {
-  for (int i = 1; i < argc; ++i) {
-    std::vector<std::string> kv = absl::StrSplit(argv[i], absl::MaxSplits('=', 1));
-    const std::string value = kv.size() > 1 ? kv[1] : "";
-    if (kv[0].rfind("--", 0) != 0) {
-      options.dir = kv[0];
-    } else if (kv[0] == "--only") {
-      options.only = value;
-    } else if (kv[0] == "--schedule_time_limit_s") {
-      if (!absl::SimpleAtod(value, &options.schedule_time_limit_s)) return false;
-    } else if (kv[0] == "--arena_time_limit_s") {
-      if (!absl::SimpleAtod(value, &options.arena_time_limit_s)) return false;
-    } else if (kv[0] == "--alignment") {
-      if (!absl::SimpleAtoi(value, &options.alignment)) return false;
-    } else {
-      return false;
-    }
-  }
-  return true;
-}
-
-absl::StatusOr<std::string> ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path.string()));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  return bench::ParseBenchArgs(
+      argc, argv, options.dir,
+      {bench::StringFlag("only", options.only),
+       bench::DoubleFlag("schedule_time_limit_s", options.schedule_time_limit_s),
+       bench::DoubleFlag("arena_time_limit_s", options.arena_time_limit_s),
+       bench::Int64Flag("alignment", options.alignment)});
 }
 
 // What `ordo compile --on-chip C` returns: Compile keeps, among schedules of
@@ -116,7 +93,7 @@ absl::Status Traffic(const Graph& graph, const Options& options, Row& row) {
 
 absl::Status RunModel(const std::filesystem::path& path, const Options& options, Row& row) {
   const RealClock clock;
-  absl::StatusOr<std::string> bytes = ReadFile(path);
+  absl::StatusOr<std::string> bytes = bench::ReadFile(path);
   if (!bytes.ok()) return bytes.status();
   absl::StatusOr<Graph> graph = ImportOnnx(*bytes);
   if (!graph.ok()) return graph.status();
@@ -244,20 +221,14 @@ int Main(int argc, char** argv) {
                  "[--arena_time_limit_s=2] [--alignment=64]\n");
     return 2;
   }
-  std::vector<std::filesystem::path> files;
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(options.dir, error)) {
-    if (entry.path().extension() != ".onnx") continue;
-    if (entry.path().stem().string().find(options.only) == std::string::npos) continue;
-    files.push_back(entry.path());
-  }
-  if (error) {
-    std::fprintf(stderr, "cannot list %s: %s\n", options.dir.c_str(), error.message().c_str());
+  absl::StatusOr<std::vector<std::filesystem::path>> files =
+      bench::OnnxModelsIn(options.dir, options.only);
+  if (!files.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(files.status().message()).c_str());
     return 1;
   }
-  std::sort(files.begin(), files.end());
   std::vector<Row> rows;
-  for (const std::filesystem::path& path : files) {
+  for (const std::filesystem::path& path : *files) {
     Row row;
     row.model = path.stem().string();
     if (absl::Status status = RunModel(path, options, row); !status.ok()) {

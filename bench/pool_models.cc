@@ -4,7 +4,8 @@
 // (internal_first = ESP-DL, usmp_greedy = TVM USMP greedy_by_size,
 // single_pool = one bank of the summed capacity), modelled memory time of
 // ordo and of each baseline, ordo's gap to the lower bound, and the time the
-// place stage took against the whole compile. Prints Markdown tables and a
+// place stage took (on the chosen schedule, and over every schedule it
+// placed) against the rest of the compile. Prints Markdown tables and a
 // summary per preset.
 //
 //   ordo-pool-bench [DIR] [--only=SUBSTRING] [--device=NAME]
@@ -13,15 +14,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
+#include "bench/model_folder.h"
 #include "core/compile/compile.h"
 #include "core/onnx/onnx_import.h"
 #include "core/pools/device_presets.h"
@@ -38,30 +36,10 @@ struct Options {
 };
 
 bool ParseArgs(int argc, char** argv, Options& options) {
-  for (int i = 1; i < argc; ++i) {
-    std::vector<std::string> kv = absl::StrSplit(argv[i], absl::MaxSplits('=', 1));
-    const std::string value = kv.size() > 1 ? kv[1] : "";
-    if (kv[0].rfind("--", 0) != 0) {
-      options.dir = kv[0];
-    } else if (kv[0] == "--only") {
-      options.only = value;
-    } else if (kv[0] == "--device") {
-      options.device = value;
-    } else if (kv[0] == "--schedule_time_limit_s") {
-      if (!absl::SimpleAtod(value, &options.schedule_time_limit_s)) return false;
-    } else {
-      return false;
-    }
-  }
-  return true;
-}
-
-absl::StatusOr<std::string> ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path.string()));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  return bench::ParseBenchArgs(
+      argc, argv, options.dir,
+      {bench::StringFlag("only", options.only), bench::StringFlag("device", options.device),
+       bench::DoubleFlag("schedule_time_limit_s", options.schedule_time_limit_s)});
 }
 
 struct Cell {
@@ -74,7 +52,9 @@ struct Cell {
   double lower_bound = 0;
   bool internal_fits = false, usmp_fits = false, single_fits = false;
   double internal_seconds = 0, usmp_seconds = 0;
-  double place_s = 0, compile_s = 0, compile_without_pools_s = 0;
+  // The place stage on the chosen schedule, on every schedule it placed,
+  // the whole compile with pools (import excluded), and without pools.
+  double place_s = 0, place_stage_s = 0, compile_s = 0, compile_without_pools_s = 0;
 };
 
 CompileOptions BaseOptions(const Options& options) {
@@ -120,12 +100,21 @@ Cell RunOne(const std::string& name, const Graph& graph, const DevicePreset& pre
     }
   }
   cell.place_s = absl::ToDoubleSeconds(report.time);
+  cell.place_stage_s = absl::ToDoubleSeconds(report.stage_time);
   cell.compile_s = absl::ToDoubleSeconds(result->time);
   return cell;
 }
 
 std::string Ms(bool fits, double seconds) {
   return fits ? absl::StrFormat("%.3f", 1e3 * seconds) : "-";
+}
+
+// The NAS cells of the target (amoeba, darts, nasnet, pnas).
+bool IsNasModel(const std::string& name) {
+  for (const char* family : {"amoeba", "darts", "nasnet", "pnas"}) {
+    if (name.rfind(family, 0) == 0) return true;
+  }
+  return false;
 }
 
 double Median(std::vector<double> values) {
@@ -140,9 +129,10 @@ void PrintPreset(const DevicePreset& preset, const std::vector<Cell>& cells) {
   std::printf(
       "| model | peak (int8) | fits: ordo / internal_first / usmp_greedy / single_pool |"
       " ordo ms | internal_first ms | usmp_greedy ms | ordo / internal_first |"
-      " bound / internal_first | gap to bound | place ms | compile ms (pools / none) |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
-  std::vector<double> ratios;
+      " bound / internal_first | gap to bound | place ms | place stage ms |"
+      " compile ms (pools / none) | placement adds |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::vector<double> ratios, nas_adds;
   int worse = 0, only_ordo = 0, missed = 0, missed_proved = 0;
   for (const Cell& cell : cells) {
     if (!cell.error.empty()) {
@@ -167,7 +157,13 @@ void PrintPreset(const DevicePreset& preset, const std::vector<Cell>& cells) {
     const std::string bound_ratio =
         cell.internal_fits ? absl::StrFormat("%.3f", cell.lower_bound / cell.internal_seconds)
                            : "-";
-    std::printf("| %s | %lld | %s / %s / %s / %s | %s | %s | %s | %s | %s | %s | %.1f | %.1f / %.1f |\n",
+    // What pools add to this compile: the place stage over the rest of it.
+    const double rest_s = cell.compile_s - cell.place_stage_s;
+    const std::string adds =
+        rest_s > 0 ? absl::StrFormat("%.0f%%", 100 * cell.place_stage_s / rest_s) : "-";
+    if (rest_s > 0 && IsNasModel(cell.model)) nas_adds.push_back(cell.place_stage_s / rest_s);
+    std::printf("| %s | %lld | %s / %s / %s / %s | %s | %s | %s | %s | %s | %s | %.1f | %.1f | "
+                "%.1f / %.1f | %s |\n",
                 cell.model.c_str(), static_cast<long long>(cell.peak),
                 cell.proved_impossible ? "no (no order fits)" : yn(cell.fits),
                 yn(cell.internal_fits), yn(cell.usmp_fits), yn(cell.single_fits),
@@ -177,7 +173,8 @@ void PrintPreset(const DevicePreset& preset, const std::vector<Cell>& cells) {
                 cell.fits ? absl::StrFormat("%.1f%%", 100 * (cell.seconds / cell.lower_bound - 1))
                                 .c_str()
                           : "-",
-                1e3 * cell.place_s, 1e3 * cell.compile_s, 1e3 * cell.compile_without_pools_s);
+                1e3 * cell.place_s, 1e3 * cell.place_stage_s, 1e3 * cell.compile_s,
+                1e3 * cell.compile_without_pools_s, adds.c_str());
   }
   std::printf(
       "\n%s: median ordo / internal_first over %zu models both fit: %.3f (%.1f%% lower); "
@@ -185,6 +182,12 @@ void PrintPreset(const DevicePreset& preset, const std::vector<Cell>& cells) {
       "single_pool fits but ordo does not: %d (proved for every order: %d)\n",
       preset.name.c_str(), ratios.size(), Median(ratios), 100 * (1 - Median(ratios)), worse,
       only_ordo, missed, missed_proved);
+  if (!nas_adds.empty()) {
+    std::printf("%s: the place stage adds to the compile of the %zu NAS models: median %.0f%%, "
+                "max %.0f%%\n",
+                preset.name.c_str(), nas_adds.size(), 100 * Median(nas_adds),
+                100 * *std::max_element(nas_adds.begin(), nas_adds.end()));
+  }
 }
 
 }  // namespace
@@ -203,14 +206,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ordo-pool-bench: no model folder %s; skipping\n", options.dir.c_str());
     return 0;
   }
-  std::vector<std::filesystem::path> paths;
-  for (const auto& entry : std::filesystem::directory_iterator(options.dir)) {
-    const std::string name = entry.path().filename().string();
-    if (entry.path().extension() == ".onnx" && name.find(options.only) != std::string::npos) {
-      paths.push_back(entry.path());
-    }
+  absl::StatusOr<std::vector<std::filesystem::path>> paths =
+      bench::OnnxModelsIn(options.dir, options.only);
+  if (!paths.ok()) {
+    std::fprintf(stderr, "ordo-pool-bench: %s\n", std::string(paths.status().message()).c_str());
+    return 1;
   }
-  std::sort(paths.begin(), paths.end());
   std::vector<DevicePreset> presets = BuiltinDevicePresets();
   if (!options.device.empty()) {
     absl::StatusOr<DevicePreset> preset = FindDevicePreset(options.device);
@@ -222,9 +223,9 @@ int main(int argc, char** argv) {
   }
   std::vector<std::vector<Cell>> cells(presets.size());
   const RealClock clock;
-  for (const auto& path : paths) {
+  for (const auto& path : *paths) {
     const std::string name = path.stem().string();
-    absl::StatusOr<std::string> bytes = ReadFile(path);
+    absl::StatusOr<std::string> bytes = bench::ReadFile(path);
     absl::StatusOr<Graph> graph =
         bytes.ok() ? ImportOnnx(*bytes) : absl::StatusOr<Graph>(bytes.status());
     if (!graph.ok()) {

@@ -20,15 +20,7 @@ using ::ordo::testing::StatusIs;
 using ::ordo::testing::TestGraph;
 using ::testing::HasSubstr;
 
-constexpr char kTwoBranches[] = R"(
-  input x 1
-  op a1 Conv x -> a:50
-  op b1 Conv x -> b:50
-  op a2 Conv a -> a_small:1
-  op b2 Conv b -> b_small:1
-  op j Add a_small b_small -> y:1
-  output y
-)";
+using ::ordo::testing::kTwoBranchesGraph;
 
 CompileOptions WithPools() {
   CompileOptions options;
@@ -57,7 +49,7 @@ TEST(PoolsProtoTest, OptionsRoundTripAndZeroBandwidthsMeanTheDefaults) {
 }
 
 TEST(PoolsProtoTest, PlacementRoundTripsAndATamperedOneIsRefused) {
-  const Graph g = TestGraph(kTwoBranches);
+  const Graph g = TestGraph(kTwoBranchesGraph);
   const CompileOptions options = WithPools();
   RealClock clock;
   ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(g, options, clock));

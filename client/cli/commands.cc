@@ -170,7 +170,7 @@ absl::StatusOr<CompileOptions> CompileOptionsFromArgs(const Args& args) {
   if (auto on_chip = args.Value("on-chip")) {
     ORDO_ASSIGN_OR_RETURN(options.on_chip_bytes, ParseByteSize(*on_chip));
   }
-  options.record_residency = options.on_chip_bytes > 0;
+  // With pools the residency is set below, when a pool is off the chip.
   if (auto limit = args.Value("time-limit")) {
     ORDO_ASSIGN_OR_RETURN(options.time_limit, ParseTimeLimit(*limit));
   }
@@ -192,6 +192,11 @@ absl::StatusOr<CompileOptions> CompileOptionsFromArgs(const Args& args) {
   ORDO_ASSIGN_OR_RETURN(options.pools,
                         PoolOptionsFromFlags(device ? &*device : nullptr, args.Values("pool"),
                                              args.Values("pin")));
+  // Whenever there is off-chip traffic to report, so is what stays on chip.
+  options.record_residency =
+      options.on_chip_bytes > 0 ||
+      std::any_of(options.pools.pools.begin(), options.pools.pools.end(),
+                  [](const MemoryPool& pool) { return pool.off_chip; });
   return options;
 }
 

@@ -136,7 +136,8 @@ absl::StatusOr<Layout> Evaluate(const Graph& graph, const MemoryModel& model,
     ORDO_ASSIGN_OR_RETURN(layout.pools,
                           PlaceInPools(graph, model, layout.simulation, options.alignment,
                                        options.pools, layout.arena.arena_bytes, limits));
-    layout.traffic = PlacementTraffic(model, options.pools, *layout.pools);
+    layout.traffic = PlacementTraffic(model, layout.simulation, options.pools, *layout.pools,
+                                      options.record_residency);
   }
   if (options.on_chip_bytes > 0) {
     TrafficOptions traffic{options.on_chip_bytes, options.record_residency};
@@ -160,6 +161,7 @@ absl::Status ChooseLayout(const Graph& graph, const MemoryModel& model,
                                               std::move(result.algorithm),
                                               std::move(result.simulation)));
   const bool chosen_fits = best.FitsPools();
+  absl::Duration place_time = best.pools ? best.pools->time : absl::ZeroDuration();
   for (const Candidate& candidate : alternatives) {
     if (best.Unbeatable()) break;
     const bool same_peak = candidate.peak_bytes == result.peak_bytes;
@@ -171,6 +173,7 @@ absl::Status ChooseLayout(const Graph& graph, const MemoryModel& model,
                  absl::StrCat(candidate.algorithm,
                               same_peak ? " (same peak, better layout)" : " (fits the pools)"),
                  std::move(simulation)));
+    if (layout.pools) place_time += layout.pools->time;
     const bool better =
         same_peak ? layout.Rank() < best.Rank() : layout.FitsPools() && !best.FitsPools();
     if (better) best = std::move(layout);
@@ -186,6 +189,7 @@ absl::Status ChooseLayout(const Graph& graph, const MemoryModel& model,
   result.arena = best.pools ? PoolArenaPlan(*best.pools, std::move(best.arena))
                             : std::move(best.arena);
   result.placement = std::move(best.pools);
+  if (result.placement) result.placement->stage_time = place_time;
   result.traffic = std::move(best.traffic);
   return absl::OkStatus();
 }

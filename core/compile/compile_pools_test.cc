@@ -1,5 +1,8 @@
 // The place stage with memory pools, through the one compile path.
 
+#include <algorithm>
+#include <map>
+
 #include "core/compile/compile.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
@@ -13,15 +16,7 @@ using ::ordo::testing::StatusIs;
 using ::ordo::testing::TestGraph;
 using ::testing::HasSubstr;
 
-constexpr char kTwoBranches[] = R"(
-  input x 1
-  op a1 Conv x -> a:50
-  op b1 Conv x -> b:50
-  op a2 Conv a -> a_small:1
-  op b2 Conv b -> b_small:1
-  op j Add a_small b_small -> y:1
-  output y
-)";
+using ::ordo::testing::kTwoBranchesGraph;
 
 CompileOptions WithPools(int64_t fast_bytes, int64_t slow_bytes) {
   CompileOptions options;
@@ -30,7 +25,7 @@ CompileOptions WithPools(int64_t fast_bytes, int64_t slow_bytes) {
 }
 
 TEST(CompilePoolsTest, EveryTensorGetsAPoolAndTheReportComparesBaselines) {
-  const Graph g = TestGraph(kTwoBranches);
+  const Graph g = TestGraph(kTwoBranchesGraph);
   RealClock clock;
   ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(g, WithPools(192, 1024), clock));
   ASSERT_TRUE(result.placement.has_value());
@@ -48,7 +43,7 @@ TEST(CompilePoolsTest, EveryTensorGetsAPoolAndTheReportComparesBaselines) {
 }
 
 TEST(CompilePoolsTest, TightFastPoolSendsSomeTensorsToTheSlowOne) {
-  const Graph g = TestGraph(kTwoBranches);
+  const Graph g = TestGraph(kTwoBranchesGraph);
   RealClock clock;
   ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(g, WithPools(64, 1024), clock));
   ASSERT_TRUE(result.placement.has_value());
@@ -61,7 +56,7 @@ TEST(CompilePoolsTest, TightFastPoolSendsSomeTensorsToTheSlowOne) {
 }
 
 TEST(CompilePoolsTest, WhenNothingFitsTheReportNamesTheOverflowingPool) {
-  const Graph g = TestGraph(kTwoBranches);
+  const Graph g = TestGraph(kTwoBranchesGraph);
   RealClock clock;
   ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(g, WithPools(64, 64), clock));
   ASSERT_TRUE(result.placement.has_value());
@@ -71,7 +66,7 @@ TEST(CompilePoolsTest, WhenNothingFitsTheReportNamesTheOverflowingPool) {
 }
 
 TEST(CompilePoolsTest, BadPoolsAreInvalidArgumentsNamingPoolOrTensor) {
-  const Graph g = TestGraph(kTwoBranches);
+  const Graph g = TestGraph(kTwoBranchesGraph);
   RealClock clock;
   CompileOptions duplicate = WithPools(64, 64);
   duplicate.pools.pools[1].name = "fast";
@@ -91,7 +86,7 @@ TEST(CompilePoolsTest, BadPoolsAreInvalidArgumentsNamingPoolOrTensor) {
 // write bandwidths, time x bandwidth = traffic + the fixed-cost accesses of
 // graph inputs and outputs placed there.
 TEST(CompilePoolsTest, OffChipPoolTrafficIsWhatThePlacementPutsThere) {
-  const Graph g = TestGraph(kTwoBranches);
+  const Graph g = TestGraph(kTwoBranchesGraph);
   RealClock clock;
   CompileOptions options = WithPools(40, 1024);  // the 50-byte tensors go slow
   options.alignment = 1;
@@ -115,8 +110,42 @@ TEST(CompilePoolsTest, OffChipPoolTrafficIsWhatThePlacementPutsThere) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("off-chip")));
 }
 
+// traffic.resident_bytes with pools: what the placement keeps on the chip
+// while each step runs, recomputed here from the arena's own tensors (live
+// at the step, in the on-chip pool, one block per offset).
+TEST(CompilePoolsTest, ResidencyIsWhatThePlacementKeepsOnChip) {
+  const Graph g = TestGraph(kTwoBranchesGraph);
+  RealClock clock;
+  CompileOptions options = WithPools(100, 1024);
+  options.alignment = 1;
+  options.pools.pools[1].off_chip = true;
+  options.record_residency = true;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(g, options, clock));
+  ASSERT_TRUE(result.traffic.has_value());
+  ASSERT_EQ(result.traffic->resident_bytes.size(), result.schedule.size());
+  bool some_on_chip = false;
+  for (int32_t step = 0; step < static_cast<int32_t>(result.schedule.size()); ++step) {
+    std::map<int64_t, int64_t> block_bytes;  // offset -> bytes, on chip
+    for (const TensorPlacement& tensor : result.arena.tensors) {
+      if (tensor.pool != 0 || step < tensor.first_step || step > tensor.last_step) continue;
+      int64_t& bytes = block_bytes[tensor.offset];
+      bytes = std::max(bytes, g.tensor(tensor.tensor).bytes);
+    }
+    int64_t expected = 0;
+    for (const auto& [offset, bytes] : block_bytes) expected += bytes;
+    EXPECT_EQ(result.traffic->resident_bytes[step], expected) << "step " << step;
+    EXPECT_LE(result.traffic->resident_bytes[step], result.traffic->on_chip_bytes);
+    some_on_chip = some_on_chip || expected > 0;
+  }
+  EXPECT_TRUE(some_on_chip);
+  // Not asked for: not filled.
+  options.record_residency = false;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult quiet, Compile(g, options, clock));
+  EXPECT_TRUE(quiet.traffic->resident_bytes.empty());
+}
+
 TEST(CompilePoolsTest, WithoutPoolsNothingChanges) {
-  const Graph g = TestGraph(kTwoBranches);
+  const Graph g = TestGraph(kTwoBranchesGraph);
   RealClock clock;
   ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(g, {}, clock));
   EXPECT_FALSE(result.placement.has_value());

@@ -16,18 +16,10 @@ using ::ordo::testing::StatusIs;
 using ::ordo::testing::TestGraph;
 using ::testing::HasSubstr;
 
-constexpr char kTwoBranches[] = R"(
-  input x 1
-  op a1 Conv x -> a:50
-  op b1 Conv x -> b:50
-  op a2 Conv a -> a_small:1
-  op b2 Conv b -> b_small:1
-  op j Add a_small b_small -> y:1
-  output y
-)";
+using ::ordo::testing::kTwoBranchesGraph;
 
 TEST(CompileTest, ReportsScheduleBaselinesAndVerifiedProfile) {
-  Graph g = TestGraph(kTwoBranches);
+  Graph g = TestGraph(kTwoBranchesGraph);
   RealClock clock;
   ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(g, {}, clock));
   EXPECT_EQ(result.peak_bytes, 52);
@@ -95,7 +87,7 @@ TEST(CompileTest, IoOutsideArenaLeavesGraphInputsAndOutputsOutOfPeakAndArena) {
 }
 
 TEST(CompileTest, RejectsUnknownSchedulerAndBadOptions) {
-  Graph g = TestGraph(kTwoBranches);
+  Graph g = TestGraph(kTwoBranchesGraph);
   RealClock clock;
   EXPECT_THAT(Compile(g, {.scheduler = "nope"}, clock).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown scheduler")));

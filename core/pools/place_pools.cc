@@ -1,5 +1,6 @@
 #include "core/pools/place_pools.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -39,7 +40,9 @@ absl::StatusOr<PoolReport> PlaceInPools(const Graph& graph, const MemoryModel& m
   ORDO_ASSIGN_OR_RETURN(PoolProblem problem,
                         BuildPoolProblem(graph, model, simulation, alignment, options));
   PoolReport report;
-  report.placement = PlacePoolsHeuristic(problem, limits);
+  // The bound first: a placement that reaches it ends the search.
+  report.lower_bound_seconds = PoolLowerBoundSeconds(problem);
+  report.placement = PlacePoolsHeuristic(problem, limits, report.lower_bound_seconds);
   if (report.placement.fits()) {
     ORDO_RETURN_IF_ERROR(CheckPoolAssignment(problem, report.placement.assignment));
   } else {
@@ -47,7 +50,6 @@ absl::StatusOr<PoolReport> PlaceInPools(const Graph& graph, const MemoryModel& m
     report.no_order_fits = PoolInfeasibility(graph, model, problem);
     if (!report.no_order_fits.empty()) absl::StrAppend(&report.overflow, "; ", report.no_order_fits);
   }
-  report.lower_bound_seconds = PoolLowerBoundSeconds(problem);
   report.baselines.push_back(BaselineOf(PlaceInternalFirst(problem)));
   report.baselines.push_back(BaselineOf(PlaceUsmpGreedy(problem)));
   int64_t total_capacity = 0;
@@ -81,8 +83,45 @@ ArenaPlan PoolArenaPlan(const PoolReport& report, ArenaPlan plan) {
   return plan;
 }
 
-std::optional<TrafficResult> PlacementTraffic(const MemoryModel& model, const PoolOptions& options,
-                                              const PoolReport& report) {
+namespace {
+
+// Bytes of the on-chip tensors live at each step: a difference array over
+// the live intervals; where an in-place output and the input it overwrote
+// are both live (the step that consumes one and writes the other) they
+// share one block, so the smaller is taken back out. O(steps + tensors).
+std::vector<int64_t> OnChipResidency(const MemoryModel& model, const SimulationResult& simulation,
+                                     const std::vector<bool>& on_chip) {
+  const int32_t steps = static_cast<int32_t>(simulation.step_bytes.size());
+  std::vector<int64_t> delta(steps + 1, 0);
+  auto add = [&](int32_t first, int32_t last, int64_t bytes) {
+    first = std::max(first, 0);
+    last = std::min(last, steps - 1);
+    if (first > last) return;
+    delta[first] += bytes;
+    delta[last + 1] -= bytes;
+  };
+  for (int32_t t = 0; t < model.num_tensors(); ++t) {
+    if (!on_chip[t] || !simulation.has_interval[t]) continue;
+    const LiveInterval& life = simulation.intervals[t];
+    add(life.first, life.last, model.tensors[t].bytes);
+    const int32_t source = simulation.inplace_source[t];
+    if (source == kNoId || !on_chip[source] || !simulation.has_interval[source]) continue;
+    const LiveInterval& other = simulation.intervals[source];
+    add(std::max(life.first, other.first), std::min(life.last, other.last),
+        -std::min(model.tensors[t].bytes, model.tensors[source].bytes));
+  }
+  std::vector<int64_t> resident(steps, 0);
+  int64_t running = 0;
+  for (int32_t s = 0; s < steps; ++s) resident[s] = running += delta[s];
+  return resident;
+}
+
+}  // namespace
+
+std::optional<TrafficResult> PlacementTraffic(const MemoryModel& model,
+                                              const SimulationResult& simulation,
+                                              const PoolOptions& options, const PoolReport& report,
+                                              bool record_residency) {
   int64_t on_chip_bytes = 0;
   bool any_off_chip = false;
   for (const MemoryPool& pool : options.pools) {
@@ -90,12 +129,15 @@ std::optional<TrafficResult> PlacementTraffic(const MemoryModel& model, const Po
     if (!pool.off_chip) on_chip_bytes += pool.capacity_bytes;
   }
   if (!any_off_chip) return std::nullopt;
-  std::vector<bool> off_chip(model.num_tensors(), false);
+  std::vector<bool> off_chip(model.num_tensors(), false), on_chip(model.num_tensors(), false);
   for (int32_t t = 0; t < model.num_tensors(); ++t) {
     const int32_t pool = report.pool_of_tensor[t];
     off_chip[t] = pool != kNoId && options.pools[pool].off_chip;
+    on_chip[t] = pool != kNoId && !options.pools[pool].off_chip;
   }
-  return PlacedTraffic(model, off_chip, on_chip_bytes);
+  TrafficResult traffic = PlacedTraffic(model, off_chip, on_chip_bytes);
+  if (record_residency) traffic.resident_bytes = OnChipResidency(model, simulation, on_chip);
+  return traffic;
 }
 
 absl::StatusOr<PoolPlacement> RecheckPoolPlacement(const Graph& graph, const MemoryModel& model,

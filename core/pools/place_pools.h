@@ -45,7 +45,12 @@ struct PoolReport {
   // Per model tensor: its pool (kNoId for weights) and offset in the pool.
   std::vector<int32_t> pool_of_tensor;
   std::vector<int64_t> offset_of_tensor;
+  // PlaceInPools on this schedule.
   absl::Duration time = absl::ZeroDuration();
+  // The compile's whole place stage: PlaceInPools on every schedule it
+  // placed (the chosen one and the candidates it was compared with). What
+  // pools add to a compile.
+  absl::Duration stage_time = absl::ZeroDuration();
 
   bool fits() const { return placement.fits(); }
 };
@@ -70,9 +75,15 @@ ArenaPlan PoolArenaPlan(const PoolReport& report, ArenaPlan plan);
 // With an off-chip pool among `options.pools`: the off-chip traffic of the
 // placement (PlacedTraffic: the tensors placed off the chip are the traffic),
 // with the summed capacity of the on-chip pools as C. nullopt when every
-// pool is on the chip.
-std::optional<TrafficResult> PlacementTraffic(const MemoryModel& model, const PoolOptions& options,
-                                              const PoolReport& report);
+// pool is on the chip. With `record_residency`, resident_bytes[s] is what
+// TrafficResult says: the bytes on the chip while step s of `simulation`
+// runs, i.e. the activation tensors live at s that the placement put in an
+// on-chip pool (unaligned sizes, as the traffic; an in-place pair shares
+// its block and counts once). Within C when the placement fits.
+std::optional<TrafficResult> PlacementTraffic(const MemoryModel& model,
+                                              const SimulationResult& simulation,
+                                              const PoolOptions& options, const PoolReport& report,
+                                              bool record_residency);
 
 // A placement computed elsewhere (a server's response), given as every
 // tensor's pool and offset in `plan` (TensorPlacement::pool), re-derived

@@ -333,7 +333,8 @@ PoolPlacement PlaceUsmpGreedy(const PoolProblem& problem) {
   return Finish(problem, "usmp_greedy", Greedy(problem, order, [&](int32_t) { return pools; }));
 }
 
-PoolPlacement PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits& limits) {
+PoolPlacement PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits& limits,
+                                  double lower_bound_seconds) {
   auto cost_order = [&](int32_t b) { return CostOrder(problem, b); };
   auto sorted_by = [&](const std::function<double(int32_t)>& key) {
     std::vector<int32_t> order = AllBlocks(problem);
@@ -389,12 +390,28 @@ PoolPlacement PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits&
   for (PoolPlacement& start : RelaxationStarts(problem, upper_bound, limits)) {
     starts.push_back(std::move(start));
   }
+  // Nothing can beat a placement at the bound: stop there.
+  auto at_bound = [&](const PoolPlacement& placement) {
+    return placement.fits() &&
+           placement.evaluation.modelled_seconds <= lower_bound_seconds * (1 + 1e-12);
+  };
   std::optional<PoolPlacement> best;
+  std::vector<const PoolAssignment*> improved_from;
   for (PoolPlacement& start : starts) {
+    if (best && at_bound(*best)) break;
+    // Several orders often yield the same placement; improving it again
+    // would find the same thing.
+    const bool seen = std::any_of(
+        improved_from.begin(), improved_from.end(), [&](const PoolAssignment* other) {
+          return other->pool == start.assignment.pool && other->offset == start.assignment.offset;
+        });
+    if (seen) continue;
+    improved_from.push_back(&start.assignment);
     PoolPlacement improved = Improve(problem, start, limits);
-    if (!BetterPlacement(improved, start)) improved = std::move(start);
+    if (!BetterPlacement(improved, start)) improved = start;
     if (!best || BetterPlacement(improved, *best)) best = std::move(improved);
   }
+  if (at_bound(*best)) return *std::move(best);
   PoolPlacement promoted = Promote(problem, *best, density_order, limits);
   if (BetterPlacement(promoted, *best)) {
     promoted = Improve(problem, std::move(promoted), limits);

@@ -51,13 +51,18 @@ PoolPlacement PlaceUsmpGreedy(const PoolProblem& problem);
 //     offsets are re-planned by the `best` arena planner with a small search
 //     budget (smaller pools leave room for more moves) and the moves are
 //     tried again.
+//     Starts that yield the same placement are improved once; a placement
+//     at `lower_bound_seconds` ends the search (nothing can beat it).
 //  3. Keeps the best by BetterPlacement, so it is never worse than either
 //     baseline; then ruin and recreate: a block left out of its cheapest
 //     pool is placed first and the density pass reruns (at most 48 reruns),
 //     kept when better. Improvement and promotion stop at the deadline of
 //     `limits` (the greedy passes always complete). Not optimal: see PlacePoolsExact. O(passes x B^2 P) plus the
 //     arena planner's budget (limits).
-PoolPlacement PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits& limits);
+// `lower_bound_seconds` (PoolLowerBoundSeconds, or 0 when not known): a
+// placement that reaches it ends the search, as nothing can beat it.
+PoolPlacement PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits& limits,
+                                  double lower_bound_seconds = 0);
 
 // The exact reference for small problems: depth-first branch and bound over
 // each block's pool (largest block first, cheapest pool first), pruned by the

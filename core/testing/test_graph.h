@@ -27,6 +27,20 @@ absl::StatusOr<Graph> ParseTestGraph(absl::string_view text,
 // ParseTestGraph that aborts on error: for graphs written in the test itself.
 Graph TestGraph(absl::string_view text);
 
+// The compile path's shared fixture (core/compile and rpc tests): two
+// 50-byte branches from one input, each shrunk to 1 byte, then added. Model
+// order holds both branches at once (peak 101); the best order finishes one
+// branch first (peak 52).
+inline constexpr char kTwoBranchesGraph[] = R"(
+  input x 1
+  op a1 Conv x -> a:50
+  op b1 Conv x -> b:50
+  op a2 Conv a -> a_small:1
+  op b2 Conv b -> b_small:1
+  op j Add a_small b_small -> y:1
+  output y
+)";
+
 struct RandomDagOptions {
   int32_t num_ops = 8;
   int32_t num_inputs = 1;
