@@ -52,6 +52,7 @@ TEST(CompileAdmissionTest, RacingCallersNeverExceedCapacity) {
   std::atomic<int> admitted{0};
   std::atomic<int> most{0};
   std::vector<std::thread> threads;
+  threads.reserve(8);
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < 2000; ++i) {

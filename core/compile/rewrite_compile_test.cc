@@ -48,7 +48,7 @@ CompileRequest RequestOf(absl::string_view bytes, CompileOptions options,
   CompileRequest request;
   request.format = bytes.empty() ? ModelFormat::kGraphProto : ModelFormat::kOnnx;
   request.options = std::move(options);
-  request.rewrite = std::move(rewrite);
+  request.rewrite = rewrite;
   return request;
 }
 

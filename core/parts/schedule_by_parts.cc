@@ -377,6 +377,7 @@ std::string AlgorithmName(const Partition& partition,
     ops[results[p]->algorithm] += static_cast<int64_t>(partition.parts[p].ops.size());
   }
   std::vector<std::pair<int64_t, std::string>> ranked;
+  ranked.reserve(ops.size());
   for (const auto& [name, count] : ops) ranked.push_back({-count, name});
   std::sort(ranked.begin(), ranked.end());
   return absl::StrJoin(ranked, "+",

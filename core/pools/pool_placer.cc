@@ -206,7 +206,8 @@ void CompactPools(const PoolProblem& problem, PoolFiller& filler, const ArenaLim
   filler.Rebuild(assignment);
 }
 
-PoolPlacement Improve(const PoolProblem& problem, PoolPlacement start, const ArenaLimits& limits) {
+PoolPlacement Improve(const PoolProblem& problem, const PoolPlacement& start,
+                      const ArenaLimits& limits) {
   PoolFiller filler(problem);
   filler.Rebuild(start.assignment);
   for (int round = 0; round < 3; ++round) {
@@ -317,7 +318,7 @@ PoolPlacement PlaceInternalFirst(const PoolProblem& problem) {
   std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
     return problem.arena.blocks[a].first < problem.arena.blocks[b].first;
   });
-  const std::vector<int32_t> pools = PoolsBySpeed(problem);
+  std::vector<int32_t> pools = PoolsBySpeed(problem);
   return Finish(problem, "internal_first",
                 Greedy(problem, order, [&](int32_t) { return pools; }));
 }
@@ -359,7 +360,7 @@ PoolPlacement PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits&
   // Interval colouring's rule for fitting: blocks in the order they start,
   // each into the smallest bank with room, so the large banks keep room
   // for the large blocks that start later.
-  const std::vector<int32_t> smallest_pools(largest_pools.rbegin(), largest_pools.rend());
+  std::vector<int32_t> smallest_pools(largest_pools.rbegin(), largest_pools.rend());
   std::vector<int32_t> by_start = AllBlocks(problem);
   std::stable_sort(by_start.begin(), by_start.end(), [&](int32_t a, int32_t b) {
     const ArenaBlock &x = problem.arena.blocks[a], &y = problem.arena.blocks[b];
@@ -414,7 +415,7 @@ PoolPlacement PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits&
   if (at_bound(*best)) return *std::move(best);
   PoolPlacement promoted = Promote(problem, *best, density_order, limits);
   if (BetterPlacement(promoted, *best)) {
-    promoted = Improve(problem, std::move(promoted), limits);
+    promoted = Improve(problem, promoted, limits);
     promoted.algorithm += "+promote";
     return promoted;
   }

@@ -27,7 +27,7 @@ ScheduleLimits ShareOf(const ScheduleLimits& limits, double share, int64_t max_s
 
 // Step 2 of the class comment, from `cheap` (step 1's schedule).
 absl::StatusOr<ScheduleResult> Search(const MemoryModel& model, const BestPartOptions& options,
-                                      const ScheduleLimits& limits, ScheduleResult cheap) {
+                                      const ScheduleLimits& limits, const ScheduleResult& cheap) {
   const DpScheduler dp(options.dp);
   const absl::Duration cheap_time = cheap.stats.time;
   if (!options.hierarchical) {
@@ -94,7 +94,7 @@ absl::StatusOr<ScheduleResult> BestPartScheduler::Schedule(const MemoryModel& mo
                                                            const ScheduleLimits& limits) const {
   ORDO_ASSIGN_OR_RETURN(ScheduleResult cheap, LowestPeakOf(model, CheapOrders(model), limits));
   if (!options_.exact || cheap.status == ScheduleStatus::kOptimal) return cheap;
-  return Search(model, options_, limits, std::move(cheap));
+  return Search(model, options_, limits, cheap);
 }
 
 }  // namespace ordo

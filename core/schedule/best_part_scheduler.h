@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -66,7 +67,7 @@ struct BestPartOptions {
 // concurrent calls.
 class BestPartScheduler final : public Scheduler {
  public:
-  explicit BestPartScheduler(BestPartOptions options = {}) : options_(options) {}
+  explicit BestPartScheduler(BestPartOptions options = {}) : options_(std::move(options)) {}
 
   absl::string_view name() const override { return "best"; }
   absl::StatusOr<ScheduleResult> Schedule(const MemoryModel& model,

@@ -35,7 +35,7 @@ struct DivideAndConquerOptions {
 class DivideAndConquerScheduler final : public Scheduler {
  public:
   explicit DivideAndConquerScheduler(std::string name, DivideAndConquerOptions options = {})
-      : name_(std::move(name)), options_(options) {}
+      : name_(std::move(name)), options_(std::move(options)) {}
 
   absl::string_view name() const override { return name_; }
   absl::StatusOr<ScheduleResult> Schedule(const MemoryModel& model,

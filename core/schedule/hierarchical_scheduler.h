@@ -51,7 +51,8 @@ struct HierarchicalOptions {
 // instance may serve concurrent calls.
 class HierarchicalScheduler final : public Scheduler {
  public:
-  explicit HierarchicalScheduler(HierarchicalOptions options = {}) : options_(options) {}
+  explicit HierarchicalScheduler(HierarchicalOptions options = {})
+      : options_(std::move(options)) {}
 
   absl::string_view name() const override { return "hierarchical"; }
   absl::StatusOr<ScheduleResult> Schedule(const MemoryModel& model,

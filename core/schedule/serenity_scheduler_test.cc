@@ -26,7 +26,6 @@ using ::ordo::testing::ManyBranches;
 
 using ::ordo::testing::BruteForceMinPeak;
 using ::ordo::testing::RandomDag;
-using ::ordo::testing::TestGraph;
 using ::testing::AnyOf;
 
 void ExpectValid(const MemoryModel& model, const ScheduleResult& result) {
