@@ -8,17 +8,13 @@
 namespace ordo {
 namespace {
 
+using ::ordo::testing::kInPlaceChainGraph;
 using ::ordo::testing::TestGraph;
+using ::ordo::testing::TestModel;
 
 TEST(LiveMemoryTest, StepsThroughAChainWithAnInPlaceOp) {
-  Graph g = TestGraph(R"(
-    input x 10
-    op a Conv x -> y:20
-    op r Relu y -> z:20
-    op b Conv z -> w:1
-    output w
-  )");
-  const MemoryModel model = *BuildMemoryModel(g, {});
+  Graph g = TestGraph(kInPlaceChainGraph);
+  const MemoryModel model = TestModel(g);
   LiveMemory memory(model);
   EXPECT_EQ(memory.live_bytes(), 10);
 
@@ -51,7 +47,7 @@ TEST(LiveMemoryTest, NoInPlaceWhileAnotherReaderRemainsOrOverAnOutput) {
     output z
     output u
   )");
-  const MemoryModel model = *BuildMemoryModel(g, {});
+  const MemoryModel model = TestModel(g);
   LiveMemory memory(model);
   const LiveMemory::Step p = memory.Run(0);
   EXPECT_EQ(p.inplace_input, kNoId);  // q still reads x
@@ -71,7 +67,7 @@ TEST(LiveMemoryTest, UnreadInputsAreNotLiveOnceStepsBegin) {
     op a Conv x -> y:4
     output y
   )");
-  const MemoryModel model = *BuildMemoryModel(g, {});
+  const MemoryModel model = TestModel(g);
   EXPECT_EQ(InitialBytes(model), 108);  // the footprint before step 0
   EXPECT_EQ(InitialLiveBytes(model), 8);
   EXPECT_EQ(LiveMemory(model).live_bytes(), 8);

@@ -13,15 +13,11 @@ namespace ordo {
 namespace {
 
 using ::ordo::testing::StatusIs;
+using ::ordo::testing::kInPlaceChainGraph;
 using ::ordo::testing::TestGraph;
+using ::ordo::testing::TestModel;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-MemoryModel Model(const Graph& graph, MemoryOptions options = {}) {
-  absl::StatusOr<MemoryModel> model = BuildMemoryModel(graph, options);
-  EXPECT_TRUE(model.ok());
-  return *std::move(model);
-}
 
 SimulationResult SimulateOk(const MemoryModel& model, std::vector<int32_t> order) {
   absl::StatusOr<SimulationResult> result = Simulate(model, order);
@@ -37,7 +33,7 @@ TEST(SimulatorTest, ChainCountsInputsAndOutputsOfEachStep) {
     op b Conv y -> z:5
     output z
   )");
-  SimulationResult r = SimulateOk(Model(g), {0, 1});
+  SimulationResult r = SimulateOk(TestModel(g), {0, 1});
   EXPECT_EQ(r.initial_bytes, 10);
   EXPECT_THAT(r.step_bytes, ElementsAre(30, 25));
   EXPECT_EQ(r.peak_bytes, 30);
@@ -45,17 +41,11 @@ TEST(SimulatorTest, ChainCountsInputsAndOutputsOfEachStep) {
 }
 
 TEST(SimulatorTest, InplaceOpOverwritesDyingInputOfSameSize) {
-  Graph g = TestGraph(R"(
-    input x 10
-    op a Conv x -> y:20
-    op r Relu y -> z:20
-    op b Conv z -> w:1
-    output w
-  )");
-  SimulationResult with = SimulateOk(Model(g), {0, 1, 2});
+  Graph g = TestGraph(kInPlaceChainGraph);
+  SimulationResult with = SimulateOk(TestModel(g), {0, 1, 2});
   EXPECT_THAT(with.step_bytes, ElementsAre(30, 20, 21));
   EXPECT_EQ(with.inplace_source[*g.FindTensor("z")], *g.FindTensor("y"));
-  SimulationResult without = SimulateOk(Model(g, {.inplace = false}), {0, 1, 2});
+  SimulationResult without = SimulateOk(TestModel(g, {.inplace = false}), {0, 1, 2});
   EXPECT_THAT(without.step_bytes, ElementsAre(30, 40, 21));
   EXPECT_EQ(without.inplace_source[*g.FindTensor("z")], kNoId);
 }
@@ -71,7 +61,7 @@ TEST(SimulatorTest, InplaceNeedsLastUseAndSameSize) {
     op c Add y q -> w:20
     output w
   )");
-  SimulationResult r = SimulateOk(Model(g), {0, 1, 2, 3});
+  SimulationResult r = SimulateOk(TestModel(g), {0, 1, 2, 3});
   // step 0: x+y = 30; step 1: y+z = 40 (y still needed); step 2: y+z+q = 47;
   // step 3: y+q+w - y (Add overwrites y, its first input, last use) = 27.
   EXPECT_THAT(r.step_bytes, ElementsAre(30, 40, 47, 27));
@@ -85,7 +75,7 @@ TEST(SimulatorTest, MultiOutputUnusedOutputFreedAtItsStep) {
     op g Conv b c -> d:1
     output d
   )");
-  SimulationResult r = SimulateOk(Model(g), {0, 1, 2});
+  SimulationResult r = SimulateOk(TestModel(g), {0, 1, 2});
   EXPECT_THAT(r.step_bytes, ElementsAre(108, 5, 4));
   EXPECT_EQ(r.intervals[*g.FindTensor("unused")].last, 0);
 }
@@ -99,7 +89,7 @@ TEST(SimulatorTest, GraphOutputConsumedByOthersStaysLiveToTheEnd) {
     output z
   )");
   // y is a graph output: Relu may not overwrite it.
-  SimulationResult r = SimulateOk(Model(g), {0, 1});
+  SimulationResult r = SimulateOk(TestModel(g), {0, 1});
   EXPECT_THAT(r.step_bytes, ElementsAre(12, 16));
   EXPECT_EQ(r.intervals[*g.FindTensor("y")].last, 1);
 }
@@ -111,8 +101,8 @@ TEST(SimulatorTest, WeightsExcludedUnlessCounted) {
     op a Conv x w -> y:8
     output y
   )");
-  EXPECT_EQ(SimulateOk(Model(g), {0}).peak_bytes, 12);
-  SimulationResult counted = SimulateOk(Model(g, {.count_weights = true}), {0});
+  EXPECT_EQ(SimulateOk(TestModel(g), {0}).peak_bytes, 12);
+  SimulationResult counted = SimulateOk(TestModel(g, {.count_weights = true}), {0});
   EXPECT_EQ(counted.initial_bytes, 104);
   EXPECT_EQ(counted.peak_bytes, 112);
 }
@@ -125,8 +115,8 @@ TEST(SimulatorTest, ActivationElementOverrideScalesTypedTensors) {
   builder.AddOp("a", "Conv", {"x"}, {"y"});
   builder.AddGraphOutput("y");
   ORDO_ASSERT_OK_AND_ASSIGN(Graph g, std::move(builder).Build());
-  EXPECT_EQ(SimulateOk(Model(g), {0}).peak_bytes, 96);
-  EXPECT_EQ(SimulateOk(Model(g, {.activation_element_bytes = 1}), {0}).peak_bytes, 24);
+  EXPECT_EQ(SimulateOk(TestModel(g), {0}).peak_bytes, 96);
+  EXPECT_EQ(SimulateOk(TestModel(g, {.activation_element_bytes = 1}), {0}).peak_bytes, 24);
 }
 
 TEST(SimulatorTest, PeakBeforeFirstStepCountsAllGraphInputs) {
@@ -136,7 +126,7 @@ TEST(SimulatorTest, PeakBeforeFirstStepCountsAllGraphInputs) {
     op a Conv x -> y:1
     output y
   )");
-  SimulationResult r = SimulateOk(Model(g), {0});
+  SimulationResult r = SimulateOk(TestModel(g), {0});
   EXPECT_EQ(r.initial_bytes, 110);
   EXPECT_EQ(r.peak_bytes, 110);
   EXPECT_EQ(r.peak_step, -1);
@@ -152,7 +142,7 @@ TEST(SimulatorTest, IoOutsideArenaCountsNeitherGraphInputsNorOutputs) {
     op b Conv z -> w:5
     output w
   )");
-  const MemoryModel model = Model(g, {.io_outside_arena = true});
+  const MemoryModel model = TestModel(g, {.io_outside_arena = true});
   SimulationResult r = SimulateOk(model, {0, 1, 2});
   EXPECT_EQ(r.initial_bytes, 0);
   // a: y only; r: z over y in place; b: z only (w is outside).
@@ -165,7 +155,7 @@ TEST(SimulatorTest, IoOutsideArenaCountsNeitherGraphInputsNorOutputs) {
   EXPECT_FALSE(r.has_interval[*g.FindTensor("w")]);
   EXPECT_TRUE(r.has_interval[*g.FindTensor("y")]);
   // The default accounting counts them: x + unused before step 0.
-  EXPECT_EQ(SimulateOk(Model(g), {0, 1, 2}).peak_bytes, 70);
+  EXPECT_EQ(SimulateOk(TestModel(g), {0, 1, 2}).peak_bytes, 70);
 }
 
 TEST(SimulatorTest, IoOutsideArenaKeepsInplaceOffTheExternalBuffers) {
@@ -177,7 +167,7 @@ TEST(SimulatorTest, IoOutsideArenaKeepsInplaceOffTheExternalBuffers) {
     op s Sigmoid z -> w:8
     output w
   )");
-  const MemoryModel model = Model(g, {.io_outside_arena = true});
+  const MemoryModel model = TestModel(g, {.io_outside_arena = true});
   SimulationResult r = SimulateOk(model, {0, 1});
   EXPECT_THAT(r.step_bytes, ElementsAre(8, 8));
   EXPECT_EQ(r.inplace_source[*g.FindTensor("z")], kNoId);
@@ -190,7 +180,7 @@ TEST(SimulatorTest, RejectsInvalidSchedules) {
     op b Conv y -> z:1
     output z
   )");
-  MemoryModel model = Model(g);
+  MemoryModel model = TestModel(g);
   EXPECT_THAT(Simulate(model, {1, 0}).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("before its producer")));
   EXPECT_THAT(Simulate(model, {0}).status(),
@@ -223,15 +213,15 @@ TEST(SimulatorTest, LowerBoundIsLargestSingleStepNeed) {
     output w
   )");
   // a: 10+20, r: 20+20-20 (in place), b: 20+3.
-  EXPECT_EQ(MemoryLowerBound(Model(g)), 30);
-  EXPECT_EQ(MemoryLowerBound(Model(g, {.inplace = false})), 40);
+  EXPECT_EQ(MemoryLowerBound(TestModel(g)), 30);
+  EXPECT_EQ(MemoryLowerBound(TestModel(g, {.inplace = false})), 40);
 }
 
 TEST(SimulatorTest, PeakNeverBelowLowerBoundOnRandomGraphs) {
   std::mt19937_64 rng(7);
   for (int i = 0; i < 200; ++i) {
     Graph g = ::ordo::testing::RandomDag(rng, {.num_ops = 12});
-    MemoryModel model = Model(g);
+    MemoryModel model = TestModel(g);
     std::vector<int32_t> order(g.num_ops());
     for (int32_t k = 0; k < g.num_ops(); ++k) order[k] = k;
     SimulationResult r = SimulateOk(model, order);

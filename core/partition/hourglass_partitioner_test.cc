@@ -14,7 +14,7 @@
 namespace ordo {
 namespace {
 
-using ::ordo::testing::DefaultModel;
+using ::ordo::testing::TestModel;
 
 using ::ordo::testing::RandomDag;
 using ::ordo::testing::RandomHourglass;
@@ -87,13 +87,13 @@ MemoryModel RandomModel(std::mt19937_64& rng, int trial) {
     options.num_inputs = 1 + static_cast<int32_t>(rng() % 3);
     options.max_inputs = 1 + static_cast<int32_t>(rng() % 3);
     options.inplace_chance = 0.4;
-    return DefaultModel(RandomDag(rng, options));
+    return TestModel(RandomDag(rng, options));
   }
   testing::RandomHourglassOptions options;
   options.num_cells = 1 + static_cast<int32_t>(rng() % 8);
   options.skip_chance = 0.3;
   options.output_chance = 0.1;
-  MemoryModel model = DefaultModel(RandomHourglass(rng, options));
+  MemoryModel model = TestModel(RandomHourglass(rng, options));
   if (trial % 3 == 0) model.constant_bytes = 3;
   return model;
 }
@@ -110,7 +110,7 @@ TEST(HourglassPartitionerTest, CutsIncludeOpsSkippedOverByAResidual) {
     op c Concat p1 q1 -> y:8
     output y
   )");
-  MemoryModel model = DefaultModel(g);
+  MemoryModel model = TestModel(g);
   EXPECT_THAT(HourglassPartitioner().CutOps(model), ElementsAre(0, 1, 2, 5));
   Partition partition = HourglassPartitioner({.merge_up_to_ops = 1}).Split(model);
   ASSERT_EQ(partition.parts.size(), 4u);
@@ -132,7 +132,7 @@ TEST(HourglassPartitionerTest, TensorsPassingOverAPartAreConstantThere) {
     op d Add ya yc -> y:10
     output y
   )");
-  Partition partition = HourglassPartitioner({.merge_up_to_ops = 1}).Split(DefaultModel(g));
+  Partition partition = HourglassPartitioner({.merge_up_to_ops = 1}).Split(TestModel(g));
   ASSERT_EQ(partition.parts.size(), 4u);
   EXPECT_EQ(partition.parts[2].model.constant_bytes, 10);  // ya during c
   EXPECT_EQ(partition.parts[3].model.constant_bytes, 0);

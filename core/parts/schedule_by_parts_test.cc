@@ -16,26 +16,11 @@
 namespace ordo {
 namespace {
 
-using ::ordo::testing::TestGraph;
+using ::ordo::testing::kTwoCellsGraph;
+using ::ordo::testing::TestModel;
 
-// Three parts: the stem, then two identical cells (same sizes, renamed).
-constexpr absl::string_view kTwoCells = R"(
-input x 8
-op s Conv x -> s0:32
-op b1 Conv s0 -> b1:32
-op c1 Conv s0 -> c1:64
-op j1 Concat b1 c1 -> j1:32
-op b2 Conv j1 -> b2:32
-op c2 Conv j1 -> c2:64
-op j2 Concat b2 c2 -> j2:32
-output j2
-)";
-
-MemoryModel Model() {
-  absl::StatusOr<MemoryModel> model = BuildMemoryModel(TestGraph(kTwoCells), {});
-  EXPECT_TRUE(model.ok());
-  return *model;
-}
+// Three parts: the stem, then two identical cells.
+MemoryModel Model() { return TestModel(kTwoCellsGraph); }
 
 PartScheduleOptions Options() {
   PartScheduleOptions options;

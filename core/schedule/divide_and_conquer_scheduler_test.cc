@@ -21,7 +21,7 @@
 namespace ordo {
 namespace {
 
-using ::ordo::testing::DefaultModel;
+using ::ordo::testing::TestModel;
 
 using ::ordo::testing::ManyBranches;
 
@@ -61,7 +61,7 @@ TEST(DivideAndConquerSchedulerTest, SplitsAtTheWaistAndSolvesEachPart) {
     op j Add a_small b_small -> y:1
     output y
   )");
-  MemoryModel model = DefaultModel(g);
+  MemoryModel model = TestModel(g);
   DivideAndConquerOptions options;
   options.partition.merge_up_to_ops = 1;
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result,
@@ -91,14 +91,14 @@ TEST(DivideAndConquerSchedulerTest, MatchesBruteForceOnRandomGraphs) {
       options.max_inputs = 1 + static_cast<int32_t>(rng() % 3);
       options.second_output_chance = 0.2;
       options.inplace_chance = 0.4;
-      model = DefaultModel(RandomDag(rng, options));
+      model = TestModel(RandomDag(rng, options));
     } else {
       testing::RandomHourglassOptions options;
       options.num_cells = 1 + static_cast<int32_t>(rng() % 3);
       options.max_cell_ops = 3;
       options.skip_chance = 0.3;
       options.output_chance = 0.1;
-      model = DefaultModel(RandomHourglass(rng, options));
+      model = TestModel(RandomHourglass(rng, options));
     }
     if (model.num_ops() > 10) continue;
     const int64_t expected = BruteForceMinPeak(model).peak_bytes;
@@ -140,7 +140,7 @@ TEST(DivideAndConquerSchedulerTest, EachReductionMatchesBruteForce) {
     options.skip_chance = 0.3;
     options.output_chance = 0.1;
     options.inplace_chance = (trial % 3) * 0.3;
-    MemoryModel model = DefaultModel(RandomHourglass(rng, options));
+    MemoryModel model = TestModel(RandomHourglass(rng, options));
     if (model.num_ops() > 10) continue;
     ++checked;
     const int64_t expected = BruteForceMinPeak(model).peak_bytes;
@@ -174,7 +174,7 @@ TEST(DivideAndConquerSchedulerTest, EqualsDpOnTheWholeGraph) {
     options.max_cell_ops = 6;
     options.skip_chance = 0.3;
     options.output_chance = 0.05;
-    MemoryModel model = DefaultModel(RandomHourglass(rng, options));
+    MemoryModel model = TestModel(RandomHourglass(rng, options));
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult whole, DpScheduler().Schedule(model, {}));
     ASSERT_EQ(whole.status, ScheduleStatus::kOptimal);
     DivideAndConquerOptions options1;
@@ -196,7 +196,7 @@ TEST(DivideAndConquerSchedulerTest, NeverWorseThanGreedyWithoutTheSearch) {
   for (int trial = 0; trial < ::ordo::testing::Trials(300); ++trial) {
     testing::RandomHourglassOptions cells;
     cells.num_cells = 1 + static_cast<int32_t>(rng() % 6);
-    MemoryModel model = DefaultModel(RandomHourglass(rng, cells));
+    MemoryModel model = TestModel(RandomHourglass(rng, cells));
     OpDag dag(model);
     const int64_t greedy = *SimulatePeak(model, GreedyOrder(model, dag));
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, heuristic.Schedule(model, {}));
@@ -206,7 +206,7 @@ TEST(DivideAndConquerSchedulerTest, NeverWorseThanGreedyWithoutTheSearch) {
 }
 
 TEST(DivideAndConquerSchedulerTest, DeadlineIsHonouredOnAnUnsolvablePart) {
-  MemoryModel model = DefaultModel(ManyBranches(200));
+  MemoryModel model = TestModel(ManyBranches(200));
   ScheduleLimits limits;
   const absl::Time start = absl::Now();
   limits.deadline = start + absl::Milliseconds(200);
@@ -218,7 +218,7 @@ TEST(DivideAndConquerSchedulerTest, DeadlineIsHonouredOnAnUnsolvablePart) {
 }
 
 TEST(DivideAndConquerSchedulerTest, CancelledCallReturnsAValidSchedule) {
-  MemoryModel model = DefaultModel(ManyBranches(200));
+  MemoryModel model = TestModel(ManyBranches(200));
   std::atomic<bool> cancelled{true};
   ScheduleLimits limits;
   limits.cancelled = &cancelled;

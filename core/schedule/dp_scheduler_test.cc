@@ -21,7 +21,7 @@ namespace ordo {
 namespace {
 
 using ::ordo::testing::ExpectValidSchedule;
-using ::ordo::testing::DefaultModel;
+using ::ordo::testing::TestModel;
 
 using ::ordo::testing::TickingClock;
 
@@ -44,7 +44,7 @@ TEST(DpSchedulerTest, BeatsGreedyWhereGreedyIsShortSighted) {
     op j Add a_small b_small -> y:1
     output y
   )");
-  MemoryModel model = DefaultModel(g);
+  MemoryModel model = TestModel(g);
   OpDag dag(model);
   const int64_t greedy_peak = *SimulatePeak(model, GreedyOrder(model, dag));
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, DpScheduler().Schedule(model, {}));
@@ -61,7 +61,7 @@ TEST(DpSchedulerTest, EmptyAndSingleOpModels) {
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult none, DpScheduler().Schedule(empty, {}));
   EXPECT_TRUE(none.order.empty());
   EXPECT_EQ(none.status, ScheduleStatus::kOptimal);
-  MemoryModel one = DefaultModel(TestGraph("input x 3\nop a Conv x -> y:4\noutput y\n"));
+  MemoryModel one = TestModel(TestGraph("input x 3\nop a Conv x -> y:4\noutput y\n"));
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, DpScheduler().Schedule(one, {}));
   EXPECT_EQ(result.peak_bytes, 7);
   EXPECT_EQ(result.status, ScheduleStatus::kOptimal);
@@ -86,7 +86,7 @@ TEST(DpSchedulerTest, MatchesBruteForceOnRandomDags) {
     options.second_output_chance = (trial % 3) * 0.2;
     options.inplace_chance = (trial % 4) * 0.25;
     Graph g = RandomDag(rng, options);
-    MemoryModel model = DefaultModel(g);
+    MemoryModel model = TestModel(g);
     if (trial % 11 == 0) model.constant_bytes = 7;
     const int64_t expected = BruteForceMinPeak(model).peak_bytes;
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, DpScheduler().Schedule(model, {}));
@@ -108,7 +108,7 @@ TEST(DpSchedulerTest, DominanceChangesNoPeak) {
     options.num_inputs = 1 + static_cast<int32_t>(rng() % 2);
     options.second_output_chance = 0.2;
     options.inplace_chance = 0.5;
-    MemoryModel model = DefaultModel(RandomDag(rng, options));
+    MemoryModel model = TestModel(RandomDag(rng, options));
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult with, DpScheduler().Schedule(model, {}));
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult without, plain.Schedule(model, {}));
     ASSERT_EQ(with.peak_bytes, without.peak_bytes) << "trial " << trial;
@@ -141,7 +141,7 @@ TEST(DpSchedulerTest, EachSearchSpaceReductionMatchesBruteForce) {
     options.max_inputs = 1 + static_cast<int32_t>(rng() % 3);
     options.second_output_chance = (trial % 3) * 0.2;
     options.inplace_chance = (trial % 4) * 0.25;
-    MemoryModel model = DefaultModel(RandomDag(rng, options));
+    MemoryModel model = TestModel(RandomDag(rng, options));
     if (trial % 13 == 0) model.constant_bytes = 5;
     const testing::BruteForceResult brute = BruteForceMinPeak(model);
     for (const Variant& variant : variants) {
@@ -180,14 +180,14 @@ TEST(DpSchedulerTest, DominanceChangesNoPeakOnMediumGraphs) {
       options.num_inputs = 1 + static_cast<int32_t>(rng() % 3);
       options.second_output_chance = 0.2;
       options.inplace_chance = 0.5;
-      model = DefaultModel(RandomDag(rng, options));
+      model = TestModel(RandomDag(rng, options));
     } else {
       testing::RandomHourglassOptions options;
       options.num_cells = 2 + static_cast<int32_t>(rng() % 3);
       options.skip_chance = 0.3;
       options.output_chance = 0.1;
       options.inplace_chance = 0.5;
-      model = DefaultModel(testing::RandomHourglass(rng, options));
+      model = TestModel(testing::RandomHourglass(rng, options));
     }
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult with, DpScheduler().Schedule(model, {}));
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult without, plain.Schedule(model, {}));
@@ -198,7 +198,7 @@ TEST(DpSchedulerTest, DominanceChangesNoPeakOnMediumGraphs) {
 }
 
 TEST(DpSchedulerTest, ImprovesOnAGivenIncumbentAndNamesItWhenKept) {
-  MemoryModel model = DefaultModel(ManyBranches(3));
+  MemoryModel model = TestModel(ManyBranches(3));
   // Model order runs every a_i first: 1 + 3*10 + ... ; dp finds better.
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result,
                             DpScheduler().Improve(model, {}, {0, 2, 4, 1, 3, 5, 6}, "model"));
@@ -212,7 +212,7 @@ TEST(DpSchedulerTest, ImprovesOnAGivenIncumbentAndNamesItWhenKept) {
 }
 
 TEST(DpSchedulerTest, DeadlineOnFakeClockReturnsTheIncumbent) {
-  MemoryModel model = DefaultModel(ManyBranches(200));
+  MemoryModel model = TestModel(ManyBranches(200));
   TickingClock clock(absl::Milliseconds(1));
   ScheduleLimits limits;
   limits.clock = &clock;
@@ -225,7 +225,7 @@ TEST(DpSchedulerTest, DeadlineOnFakeClockReturnsTheIncumbent) {
 }
 
 TEST(DpSchedulerTest, RealDeadlineIsHonoured) {
-  MemoryModel model = DefaultModel(ManyBranches(200));
+  MemoryModel model = TestModel(ManyBranches(200));
   ScheduleLimits limits;
   const absl::Time start = absl::Now();
   limits.deadline = start + absl::Milliseconds(200);
@@ -239,7 +239,7 @@ TEST(DpSchedulerTest, RealDeadlineIsHonoured) {
 }
 
 TEST(DpSchedulerTest, CancelledCallReturnsAValidScheduleAtOnce) {
-  MemoryModel model = DefaultModel(ManyBranches(200));
+  MemoryModel model = TestModel(ManyBranches(200));
   std::atomic<bool> cancelled{true};
   ScheduleLimits limits;
   limits.cancelled = &cancelled;
@@ -250,7 +250,7 @@ TEST(DpSchedulerTest, CancelledCallReturnsAValidScheduleAtOnce) {
 }
 
 TEST(DpSchedulerTest, StateMemoryLimitStopsTheSearch) {
-  MemoryModel model = DefaultModel(ManyBranches(200));
+  MemoryModel model = TestModel(ManyBranches(200));
   ScheduleLimits limits;
   limits.max_state_bytes = 4 << 20;
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, DpScheduler().Schedule(model, limits));

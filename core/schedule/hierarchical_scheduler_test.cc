@@ -22,7 +22,7 @@ namespace ordo {
 namespace {
 
 using ::ordo::testing::ExpectValidSchedule;
-using ::ordo::testing::DefaultModel;
+using ::ordo::testing::TestModel;
 
 using ::ordo::testing::BruteForceMinPeak;
 using ::ordo::testing::ManyBranches;
@@ -50,7 +50,7 @@ TEST(HierarchicalSchedulerTest, BoundsAreHonestAndPeaksUsuallyOptimalOnRandomDag
     options.max_inputs = 1 + static_cast<int32_t>(rng() % 3);
     options.second_output_chance = (trial % 3) * 0.2;
     options.inplace_chance = (trial % 4) * 0.25;
-    MemoryModel model = DefaultModel(RandomDag(rng, options));
+    MemoryModel model = TestModel(RandomDag(rng, options));
     if (trial % 11 == 0) model.constant_bytes = 7;
     const int64_t optimum = BruteForceMinPeak(model).peak_bytes;
     for (const Scheduler* scheduler :
@@ -101,7 +101,7 @@ TEST(HierarchicalSchedulerTest, EveryAblationConfigurationIsHonestAndMostlyOptim
     options.max_inputs = 1 + static_cast<int32_t>(rng() % 3);
     options.second_output_chance = (trial % 3) * 0.2;
     options.inplace_chance = (trial % 4) * 0.25;
-    MemoryModel model = DefaultModel(RandomDag(rng, options));
+    MemoryModel model = TestModel(RandomDag(rng, options));
     const int64_t optimum = BruteForceMinPeak(model).peak_bytes;
     for (size_t c = 0; c < configs.size(); ++c) {
       ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result,
@@ -148,13 +148,13 @@ TEST(HierarchicalSchedulerTest, MemoizationOnOrOffReturnsTheSameSchedule) {
         options.num_ops = 1 + static_cast<int32_t>(rng() % 10);
         options.num_inputs = 1 + static_cast<int32_t>(rng() % 3);
         options.inplace_chance = 0.3;
-        model = DefaultModel(RandomDag(rng, options));
+        model = TestModel(RandomDag(rng, options));
       } else {
         testing::RandomHourglassOptions options;
         options.num_cells = 2 + static_cast<int32_t>(rng() % 5);
         options.skip_chance = 0.3;
         options.inplace_chance = 0.5;
-        model = DefaultModel(RandomHourglass(rng, options));
+        model = TestModel(RandomHourglass(rng, options));
       }
       ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult a,
                                 HierarchicalScheduler(with_memo).Schedule(model, {}));
@@ -182,7 +182,7 @@ TEST(HierarchicalSchedulerTest, PartwiseLowerBoundIsHonestOnSmallHourglasses) {
     options.skip_chance = 0.3;
     options.output_chance = 0.1;
     options.inplace_chance = 0.5;
-    MemoryModel model = DefaultModel(RandomHourglass(rng, options));
+    MemoryModel model = TestModel(RandomHourglass(rng, options));
     const int64_t bound = PartwiseLowerBound(model);
     ASSERT_GE(bound, MemoryLowerBound(model));
     ASSERT_LE(bound, BruteForceMinPeak(model).peak_bytes) << "trial " << trial;
@@ -201,7 +201,7 @@ TEST(HierarchicalSchedulerTest, NeverWorseThanItsIncumbentOnMediumGraphs) {
     options.max_cell_ops = 8;
     options.skip_chance = 0.3;
     options.inplace_chance = 0.5;
-    MemoryModel model = DefaultModel(RandomHourglass(rng, options));
+    MemoryModel model = TestModel(RandomHourglass(rng, options));
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult plain,
                               HierarchicalScheduler(no_windows).Schedule(model, {}));
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult full, HierarchicalScheduler().Schedule(model, {}));
@@ -221,7 +221,7 @@ TEST(HierarchicalSchedulerTest, NeverWorseThanItsIncumbentOnMediumGraphs) {
 // cell 2's branches while c1 (40) waits for cell 3; HMCOS's groups keep
 // the cells together.
 TEST(HierarchicalSchedulerTest, SchedulesCellsAndNamesItself) {
-  MemoryModel model = DefaultModel(TestGraph(R"(
+  MemoryModel model = TestModel(TestGraph(R"(
     input x 10
     op stem Conv x -> s:10
     op stem2 Conv s -> s2:10
@@ -258,7 +258,7 @@ TEST(HierarchicalSchedulerTest, TinyModels) {
   MemoryModel empty;  // graphs need ops; a part of one may not
   empty.tensors.push_back({.bytes = 4, .live_at_end = true});
   for (const MemoryModel& model :
-       {empty, DefaultModel(TestGraph("input x 4\nop a Relu x -> y:4\noutput y\n"))}) {
+       {empty, TestModel(TestGraph("input x 4\nop a Relu x -> y:4\noutput y\n"))}) {
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult hmcos, HmcosScheduler().Schedule(model, {}));
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult hierarchical,
                               HierarchicalScheduler().Schedule(model, {}));
@@ -274,7 +274,7 @@ TEST(HierarchicalSchedulerTest, DeadlineOnFakeClockIsHonoured) {
   options.num_ops = 300;
   options.num_inputs = 4;
   std::mt19937_64 rng(34);
-  MemoryModel model = DefaultModel(RandomDag(rng, options));
+  MemoryModel model = TestModel(RandomDag(rng, options));
   for (bool paper : {true, false}) {
     TickingClock clock(absl::Milliseconds(1));
     ScheduleLimits limits;
@@ -291,7 +291,7 @@ TEST(HierarchicalSchedulerTest, DeadlineOnFakeClockIsHonoured) {
 }
 
 TEST(HierarchicalSchedulerTest, CancelledCallReturnsAValidSchedule) {
-  MemoryModel model = DefaultModel(ManyBranches(60));
+  MemoryModel model = TestModel(ManyBranches(60));
   std::atomic<bool> cancelled{true};
   ScheduleLimits limits;
   limits.cancelled = &cancelled;
@@ -325,7 +325,7 @@ TEST(HierarchicalSchedulerTest, BestFallsBackToItWhenTheSearchCannotProveAPart) 
     absl::StrAppend(&join, " r", i);
   }
   absl::StrAppend(&text, join, " -> y:1\noutput y\n");
-  MemoryModel model = DefaultModel(TestGraph(text));
+  MemoryModel model = TestModel(TestGraph(text));
   ScheduleLimits limits;
   limits.max_state_bytes = 4 << 20;
   DivideAndConquerOptions with;

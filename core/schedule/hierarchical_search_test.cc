@@ -17,7 +17,7 @@
 namespace ordo {
 namespace {
 
-using ::ordo::testing::DefaultModel;
+using ::ordo::testing::TestModel;
 
 using ::ordo::testing::BruteForceMinPeak;
 using ::ordo::testing::ManyBranches;
@@ -32,7 +32,7 @@ MemoryModel RandomSmallModel(std::mt19937_64& rng, int trial) {
   options.max_inputs = 1 + static_cast<int32_t>(rng() % 3);
   options.second_output_chance = (trial % 3) * 0.2;
   options.inplace_chance = (trial % 4) * 0.25;
-  MemoryModel model = DefaultModel(RandomDag(rng, options));
+  MemoryModel model = TestModel(RandomDag(rng, options));
   if (trial % 11 == 0) model.constant_bytes = 7;
   return model;
 }
@@ -44,13 +44,13 @@ MemoryModel RandomMediumModel(std::mt19937_64& rng, int trial) {
     options.skip_chance = 0.3;
     options.output_chance = 0.05;
     options.inplace_chance = 0.5;
-    return DefaultModel(RandomHourglass(rng, options));
+    return TestModel(RandomHourglass(rng, options));
   }
   testing::RandomDagOptions options;
   options.num_ops = 12 + static_cast<int32_t>(rng() % 20);
   options.num_inputs = 1 + static_cast<int32_t>(rng() % 2);
   options.inplace_chance = 0.5;
-  return DefaultModel(RandomDag(rng, options));
+  return TestModel(RandomDag(rng, options));
 }
 
 HierarchicalSearchOptions Exhaustive() {
@@ -151,7 +151,7 @@ TEST(HierarchicalSearchTest, MemoizationReturnsTheSameScheduleAsRecomputation) {
 }
 
 TEST(HierarchicalSearchTest, DeadlineOnFakeClockStopsTheSearch) {
-  MemoryModel model = DefaultModel(ManyBranches(40));
+  MemoryModel model = TestModel(ManyBranches(40));
   const HierarchicalGraph graph = HierarchicalGraph::Build(model, {});
   HierarchicalSearch search(model, graph, Exhaustive());
   TickingClock clock(absl::Milliseconds(1));
@@ -163,7 +163,7 @@ TEST(HierarchicalSearchTest, DeadlineOnFakeClockStopsTheSearch) {
 }
 
 TEST(HierarchicalSearchTest, CancellationAndStateBytesStopTheSearch) {
-  MemoryModel model = DefaultModel(ManyBranches(40));
+  MemoryModel model = TestModel(ManyBranches(40));
   const HierarchicalGraph graph = HierarchicalGraph::Build(model, {});
   {
     HierarchicalSearch search(model, graph, Exhaustive());

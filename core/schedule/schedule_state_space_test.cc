@@ -12,7 +12,9 @@ namespace ordo {
 namespace {
 
 using ::ordo::testing::RandomDag;
+using ::ordo::testing::kInPlaceChainGraph;
 using ::ordo::testing::TestGraph;
+using ::ordo::testing::TestModel;
 
 // A random topological order: a random ready op at each step.
 std::vector<int32_t> RandomOrder(const ScheduleStateSpace& space, std::mt19937_64& rng) {
@@ -28,14 +30,8 @@ std::vector<int32_t> RandomOrder(const ScheduleStateSpace& space, std::mt19937_6
 }
 
 TEST(ScheduleStateSpaceTest, InplaceStepMatchesTheSimulator) {
-  Graph g = TestGraph(R"(
-    input x 10
-    op a Conv x -> y:20
-    op r Relu y -> z:20
-    op b Conv z -> w:1
-    output w
-  )");
-  MemoryModel model = *BuildMemoryModel(g, {});
+  Graph g = TestGraph(kInPlaceChainGraph);
+  MemoryModel model = TestModel(g);
   ScheduleStateSpace space(model);
   std::vector<uint64_t> set(1, 0);
   EXPECT_EQ(space.initial_footprint(), 10);
@@ -60,7 +56,7 @@ TEST(ScheduleStateSpaceTest, IncrementalCountEqualsSimulatorOnRandomGraphs) {
     options.second_output_chance = 0.3;
     options.inplace_chance = 0.5;
     Graph g = RandomDag(rng, options);
-    MemoryModel model = *BuildMemoryModel(g, {});
+    MemoryModel model = TestModel(g);
     if (trial % 7 == 0) model.constant_bytes = 5;
     ScheduleStateSpace space(model);
     std::vector<int32_t> order = RandomOrder(space, rng);

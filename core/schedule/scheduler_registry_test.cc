@@ -10,7 +10,8 @@ namespace ordo {
 namespace {
 
 using ::ordo::testing::StatusIs;
-using ::ordo::testing::TestGraph;
+using ::ordo::testing::kTwoBranchesGraph;
+using ::ordo::testing::TestModel;
 using ::testing::HasSubstr;
 
 TEST(SchedulerRegistryTest, UnknownNameListsKnownOnes) {
@@ -20,16 +21,7 @@ TEST(SchedulerRegistryTest, UnknownNameListsKnownOnes) {
 }
 
 TEST(SchedulerRegistryTest, EveryBuiltinReturnsASimulatedValidSchedule) {
-  Graph g = TestGraph(R"(
-    input x 1
-    op a1 Conv x -> a:50
-    op b1 Conv x -> b:50
-    op a2 Conv a -> a_small:1
-    op b2 Conv b -> b_small:1
-    op j Add a_small b_small -> y:1
-    output y
-  )");
-  MemoryModel model = *BuildMemoryModel(g, {});
+  const MemoryModel model = TestModel(kTwoBranchesGraph);
   SchedulerRegistry registry = BuiltinSchedulers();
   for (const SchedulerInfo& info : registry.schedulers()) {
     ORDO_ASSERT_OK_AND_ASSIGN(auto scheduler, registry.Create(info.name));
@@ -40,16 +32,7 @@ TEST(SchedulerRegistryTest, EveryBuiltinReturnsASimulatedValidSchedule) {
 }
 
 TEST(SchedulerRegistryTest, BestKeepsTheLowestPeakAndNamesTheWinner) {
-  Graph g = TestGraph(R"(
-    input x 1
-    op a1 Conv x -> a:50
-    op b1 Conv x -> b:50
-    op a2 Conv a -> a_small:1
-    op b2 Conv b -> b_small:1
-    op j Add a_small b_small -> y:1
-    output y
-  )");
-  MemoryModel model = *BuildMemoryModel(g, {});
+  const MemoryModel model = TestModel(kTwoBranchesGraph);
   ORDO_ASSERT_OK_AND_ASSIGN(auto best, BuiltinSchedulers().Create("best"));
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, best->Schedule(model, {}));
   EXPECT_EQ(result.peak_bytes, 52);

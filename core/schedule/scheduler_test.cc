@@ -10,23 +10,9 @@ namespace ordo {
 namespace {
 
 using ::ordo::testing::StatusIs;
-using ::ordo::testing::TestGraph;
+using ::ordo::testing::kTwoBranchesGraph;
+using ::ordo::testing::TestModel;
 using ::testing::HasSubstr;
-
-// Two branches from x: one branch run to its end first peaks at 52 B, the
-// two interleaved at 101 B.
-MemoryModel TwoBranches() {
-  return *BuildMemoryModel(TestGraph(R"(
-    input x 1
-    op a1 Conv x -> a:50
-    op b1 Conv x -> b:50
-    op a2 Conv a -> a_small:1
-    op b2 Conv b -> b_small:1
-    op j Add a_small b_small -> y:1
-    output y
-  )"),
-                           {});
-}
 
 ScheduleResult Claim(std::vector<int32_t> order, int64_t peak, int64_t bound,
                      ScheduleStatus status) {
@@ -40,7 +26,7 @@ ScheduleResult Claim(std::vector<int32_t> order, int64_t peak, int64_t bound,
 }
 
 TEST(CheckClaimedScheduleTest, AcceptsATrueClaimAndKeepsItsProvenBound) {
-  const MemoryModel model = TwoBranches();
+  const MemoryModel model = TestModel(kTwoBranchesGraph);
   ASSERT_EQ(*SimulatePeak(model, {0, 2, 1, 3, 4}), 52);
   ORDO_ASSERT_OK_AND_ASSIGN(
       ScheduleResult checked,
@@ -52,7 +38,7 @@ TEST(CheckClaimedScheduleTest, AcceptsATrueClaimAndKeepsItsProvenBound) {
 }
 
 TEST(CheckClaimedScheduleTest, CapsTheBoundAndDowngradesAnUnsupportedOptimalClaim) {
-  const MemoryModel model = TwoBranches();
+  const MemoryModel model = TestModel(kTwoBranchesGraph);
   // A bound above the peak is capped at it.
   ORDO_ASSERT_OK_AND_ASSIGN(
       ScheduleResult capped,
@@ -69,20 +55,20 @@ TEST(CheckClaimedScheduleTest, CapsTheBoundAndDowngradesAnUnsupportedOptimalClai
 
 TEST(CheckClaimedScheduleTest, RejectsAnOrderThatBreaksADependency) {
   // What ordo-fake-worker sends: the ops reversed, claimed optimal at 1 B.
-  EXPECT_THAT(CheckClaimedSchedule(TwoBranches(),
+  EXPECT_THAT(CheckClaimedSchedule(TestModel(kTwoBranchesGraph),
                                    Claim({4, 3, 2, 1, 0}, 1, 1, ScheduleStatus::kOptimal)),
               StatusIs(absl::StatusCode::kDataLoss, HasSubstr("not an order of the part's 5 ops")));
 }
 
 TEST(CheckClaimedScheduleTest, RejectsAForeignOrderOfAnotherLength) {
-  EXPECT_THAT(CheckClaimedSchedule(TwoBranches(),
+  EXPECT_THAT(CheckClaimedSchedule(TestModel(kTwoBranchesGraph),
                                    Claim({0, 1, 2}, 52, 52, ScheduleStatus::kOptimal)),
               StatusIs(absl::StatusCode::kDataLoss, HasSubstr("not an order")));
 }
 
 TEST(CheckClaimedScheduleTest, RejectsAValidOrderWithAMisreportedPeak) {
   // A valid order is still a lie when its peak is not the simulator's.
-  EXPECT_THAT(CheckClaimedSchedule(TwoBranches(),
+  EXPECT_THAT(CheckClaimedSchedule(TestModel(kTwoBranchesGraph),
                                    Claim({0, 1, 2, 3, 4}, 52, 52, ScheduleStatus::kOptimal)),
               StatusIs(absl::StatusCode::kDataLoss,
                        HasSubstr("claims peak 52 B; the simulator says 101 B")));

@@ -18,7 +18,8 @@
 namespace ordo {
 namespace {
 
-using ::ordo::testing::DefaultModel;
+using ::ordo::testing::ExpectValidSchedule;
+using ::ordo::testing::TestModel;
 
 using ::ordo::testing::TickingClock;
 
@@ -27,13 +28,6 @@ using ::ordo::testing::ManyBranches;
 using ::ordo::testing::BruteForceMinPeak;
 using ::ordo::testing::RandomDag;
 using ::testing::AnyOf;
-
-void ExpectValid(const MemoryModel& model, const ScheduleResult& result) {
-  absl::StatusOr<int64_t> peak = SimulatePeak(model, result.order);
-  ASSERT_TRUE(peak.ok()) << peak.status();
-  EXPECT_EQ(result.peak_bytes, *peak);
-  EXPECT_LE(result.lower_bound_bytes, result.peak_bytes);
-}
 
 testing::RandomDagOptions RandomOptions(std::mt19937_64& rng, int trial) {
   testing::RandomDagOptions options;
@@ -83,10 +77,10 @@ TEST(AdaptiveSoftBudgetTest, BudgetsBelowTheSpecBoundAreInfeasible) {
 TEST(SerenitySchedulerTest, MatchesBruteForceOnRandomDags) {
   std::mt19937_64 rng(77);
   for (int trial = 0; trial < ::ordo::testing::Trials(1500); ++trial) {
-    MemoryModel model = DefaultModel(RandomDag(rng, RandomOptions(rng, trial)));
+    MemoryModel model = TestModel(RandomDag(rng, RandomOptions(rng, trial)));
     const int64_t expected = BruteForceMinPeak(model).peak_bytes;
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, SerenityScheduler().Schedule(model, {}));
-    ExpectValid(model, result);
+    ExpectValidSchedule(model, result);
     ASSERT_EQ(result.peak_bytes, expected) << "trial " << trial;
     ASSERT_EQ(result.status, ScheduleStatus::kOptimal);
   }
@@ -101,11 +95,11 @@ TEST(SerenitySchedulerTest, AlgorithmOneAloneMatchesBruteForce) {
   options.adaptive_soft_budget = false;
   const SerenityScheduler dp_alone(options);
   for (int trial = 0; trial < ::ordo::testing::Trials(1500); ++trial) {
-    MemoryModel model = DefaultModel(RandomDag(rng, RandomOptions(rng, trial)));
+    MemoryModel model = TestModel(RandomDag(rng, RandomOptions(rng, trial)));
     if (trial % 13 == 0) model.constant_bytes = 5;
     const int64_t expected = BruteForceMinPeak(model).peak_bytes;
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, dp_alone.Schedule(model, {}));
-    ExpectValid(model, result);
+    ExpectValidSchedule(model, result);
     ASSERT_EQ(result.peak_bytes, expected) << "trial " << trial;
     ASSERT_EQ(result.status, ScheduleStatus::kOptimal) << "trial " << trial;
     ASSERT_EQ(result.algorithm, "serenity") << "trial " << trial;
@@ -119,7 +113,7 @@ TEST(SerenitySchedulerTest, EveryBudgetOutcomeIsSound) {
   std::mt19937_64 rng(78);
   int optimal = 0, bounded = 0;
   for (int trial = 0; trial < ::ordo::testing::Trials(1500); ++trial) {
-    MemoryModel model = DefaultModel(RandomDag(rng, RandomOptions(rng, trial)));
+    MemoryModel model = TestModel(RandomDag(rng, RandomOptions(rng, trial)));
     const int64_t expected = BruteForceMinPeak(model).peak_bytes;
     TickingClock clock(absl::Milliseconds(1));
     ScheduleLimits limits;
@@ -130,7 +124,7 @@ TEST(SerenitySchedulerTest, EveryBudgetOutcomeIsSound) {
     options.attempt_time_limit = absl::Milliseconds(2 + trial % 5);
     ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result,
                               SerenityScheduler(options).Schedule(model, limits));
-    ExpectValid(model, result);
+    ExpectValidSchedule(model, result);
     ASSERT_LE(result.lower_bound_bytes, expected) << "trial " << trial;
     if (result.status == ScheduleStatus::kOptimal) {
       ASSERT_EQ(result.peak_bytes, expected) << "trial " << trial;
@@ -143,7 +137,7 @@ TEST(SerenitySchedulerTest, EveryBudgetOutcomeIsSound) {
 }
 
 TEST(SerenitySchedulerTest, DeadlineReturnsAValidSchedule) {
-  MemoryModel model = DefaultModel(ManyBranches(200));
+  MemoryModel model = TestModel(ManyBranches(200));
   ScheduleLimits limits;
   const absl::Time start = absl::Now();
   limits.deadline = start + absl::Milliseconds(200);
@@ -151,17 +145,17 @@ TEST(SerenitySchedulerTest, DeadlineReturnsAValidSchedule) {
   // Without the deadline this search runs for minutes; the margin is wide
   // because CI machines are shared and a loaded one failed a 300 ms margin.
   EXPECT_LT(absl::Now() - start, absl::Milliseconds(200 + 2800));
-  ExpectValid(model, result);
+  ExpectValidSchedule(model, result);
   EXPECT_THAT(result.status, AnyOf(ScheduleStatus::kBounded, ScheduleStatus::kHeuristic));
 }
 
 TEST(SerenitySchedulerTest, CancelledCallReturnsAValidSchedule) {
-  MemoryModel model = DefaultModel(ManyBranches(200));
+  MemoryModel model = TestModel(ManyBranches(200));
   std::atomic<bool> cancelled{true};
   ScheduleLimits limits;
   limits.cancelled = &cancelled;
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, SerenityScheduler().Schedule(model, limits));
-  ExpectValid(model, result);
+  ExpectValidSchedule(model, result);
   EXPECT_EQ(result.stats.states_expanded, 0);
 }
 

@@ -10,9 +10,6 @@
 
 namespace ordo::testing {
 
-// `graph` under the spec's default memory rules; the graph must be valid.
-inline MemoryModel DefaultModel(const Graph& graph) { return *BuildMemoryModel(graph, {}); }
-
 // What every scheduler's result must satisfy: a valid order whose
 // re-simulated peak is the one reported, and an honest lower bound between
 // the spec's bound and the peak.

@@ -75,6 +75,19 @@ Graph TestGraph(absl::string_view text) {
   return *std::move(graph);
 }
 
+MemoryModel TestModel(const Graph& graph, const MemoryOptions& options) {
+  absl::StatusOr<MemoryModel> model = BuildMemoryModel(graph, options);
+  if (!model.ok()) {
+    std::fprintf(stderr, "TestModel: %s\n", model.status().ToString().c_str());
+    std::abort();
+  }
+  return *std::move(model);
+}
+
+MemoryModel TestModel(absl::string_view text, const MemoryOptions& options) {
+  return TestModel(TestGraph(text), options);
+}
+
 Graph RandomDag(std::mt19937_64& rng, const RandomDagOptions& options) {
   GraphBuilder builder("random");
   std::vector<std::string> available;

@@ -27,10 +27,16 @@ absl::StatusOr<Graph> ParseTestGraph(absl::string_view text,
 // ParseTestGraph that aborts on error: for graphs written in the test itself.
 Graph TestGraph(absl::string_view text);
 
-// The compile path's shared fixture (core/compile and rpc tests): two
-// 50-byte branches from one input, each shrunk to 1 byte, then added. Model
-// order holds both branches at once (peak 101); the best order finishes one
-// branch first (peak 52).
+// `graph` (or `text` parsed by TestGraph) under the memory rules `options`;
+// aborts when the model cannot be built, like TestGraph.
+MemoryModel TestModel(const Graph& graph, const MemoryOptions& options = {});
+MemoryModel TestModel(absl::string_view text, const MemoryOptions& options = {});
+
+// Shared fixtures, one definition each; tests that use one say which.
+
+// Two 50-byte branches from one input, each shrunk to 1 byte, then added.
+// Model order holds both branches at once (peak 101); the best order
+// finishes one branch first (peak 52).
 inline constexpr char kTwoBranchesGraph[] = R"(
   input x 1
   op a1 Conv x -> a:50
@@ -39,6 +45,32 @@ inline constexpr char kTwoBranchesGraph[] = R"(
   op b2 Conv b -> b_small:1
   op j Add a_small b_small -> y:1
   output y
+)";
+
+// A chain whose middle op is in-place capable: r (Relu) overwrites y with z
+// of the same size, so the steps cost 30, 20 and 21 bytes with in-place and
+// 30, 40 and 21 without.
+inline constexpr char kInPlaceChainGraph[] = R"(
+  input x 10
+  op a Conv x -> y:20
+  op r Relu y -> z:20
+  op b Conv z -> w:1
+  output w
+)";
+
+// Three parts under the hourglass partitioner with merge_up_to_ops = 1: a
+// one-op stem, then two identical three-op cells (same sizes, renamed), so
+// the second cell's part key equals the first's.
+inline constexpr char kTwoCellsGraph[] = R"(
+  input x 8
+  op s Conv x -> s0:32
+  op b1 Conv s0 -> b1:32
+  op c1 Conv s0 -> c1:64
+  op j1 Concat b1 c1 -> j1:32
+  op b2 Conv j1 -> b2:32
+  op c2 Conv j1 -> c2:64
+  op j2 Concat b2 c2 -> j2:32
+  output j2
 )";
 
 struct RandomDagOptions {

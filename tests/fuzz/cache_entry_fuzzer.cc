@@ -25,19 +25,6 @@
 
 namespace {
 
-// Three parts with merge_up_to_ops = 1: a 1-op stem and two 3-op cells.
-constexpr absl::string_view kTwoCells = R"(
-input x 8
-op s Conv x -> s0:32
-op b1 Conv s0 -> b1:32
-op c1 Conv s0 -> c1:64
-op j1 Concat b1 c1 -> j1:32
-op b2 Conv j1 -> b2:32
-op c2 Conv j1 -> c2:64
-op j2 Concat b2 c2 -> j2:32
-output j2
-)";
-
 // Serves one decoded entry under every key; drops inserts.
 class OneEntryCache final : public ordo::ScheduleCache {
  public:
@@ -62,12 +49,9 @@ extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const ordo::MemoryModel* const model = [] {
-    absl::StatusOr<ordo::MemoryModel> built =
-        ordo::BuildMemoryModel(ordo::testing::TestGraph(kTwoCells), {});
-    if (!built.ok()) std::abort();
-    return new ordo::MemoryModel(*std::move(built));
-  }();
+  // Three parts with merge_up_to_ops = 1: a 1-op stem and two 3-op cells.
+  static const ordo::MemoryModel* const model =
+      new ordo::MemoryModel(ordo::testing::TestModel(ordo::testing::kTwoCellsGraph));
 
   // RedisScheduleCache::Lookup's decoding, minus the key comparison (the
   // fuzzer cannot guess canonical keys; a wrong key only means a miss).
