@@ -526,7 +526,7 @@ absl::StatusOr<Processes> StartProcesses(int clients) {
   ChildProcess::Options options;
   options.stderr_path = absl::GetFlag(FLAGS_log);
   p.redis_port = FreeLoopbackPort();
-  options.discard_stdout = true;  // Redis logs to stdout
+  options.stdout_mode = ChildProcess::StdoutMode::kDiscard;  // Redis logs to stdout
   absl::StatusOr<std::unique_ptr<ChildProcess>> redis = ChildProcess::Start(
       {absl::GetFlag(FLAGS_redis_binary), "--bind", "127.0.0.1", "--port",
        absl::StrCat(p.redis_port), "--save", "", "--appendonly", "no", "--maxmemory", "256mb",
@@ -541,7 +541,7 @@ absl::StatusOr<Processes> StartProcesses(int clients) {
     }
     absl::SleepFor(absl::Milliseconds(20));  // poll interval while it binds
   }
-  options.discard_stdout = false;
+  options.stdout_mode = ChildProcess::StdoutMode::kPipe;
   std::vector<std::string> argv = {
       absl::GetFlag(FLAGS_server_binary), "--listen=127.0.0.1:0", "--metrics-port=0",
       "--log-level=warning", absl::StrCat("--redis=redis://127.0.0.1:", p.redis_port, "/0"),

@@ -1,88 +1,28 @@
 #include "server/worker_supervisor.h"
 
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
+#include <algorithm>
 #include <filesystem>
+#include <optional>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 #include "rpc/log.h"
 
 namespace ordo::server {
 namespace {
 
-struct Child {
-  pid_t pid = -1;
-  std::string address;
-};
-
-// Reads one line from `fd` within `timeout`; empty on timeout or EOF.
-std::string ReadLine(int fd, absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
-  std::string line;
-  while (true) {
-    const int64_t ms = absl::ToInt64Milliseconds(deadline - absl::Now());
-    if (ms <= 0) return "";
-    pollfd pfd{fd, POLLIN, 0};
-    const int ready = poll(&pfd, 1, static_cast<int>(ms));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) return "";
-    char c;
-    const ssize_t n = read(fd, &c, 1);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return "";
-    if (c == '\n') return line;
-    line.push_back(c);
-    if (line.size() > 256) return "";
-  }
-}
-
-Child SpawnWorker(const WorkerSupervisor::Options& options) {
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return {};
-  const std::string threads = absl::StrCat("--threads=", options.threads_per_worker);
-  // Built before fork: the child may not allocate.
-  std::vector<const char*> argv = {options.binary.c_str(), "--listen=127.0.0.1:0", threads.c_str()};
-  for (const std::string& arg : options.extra_args) argv.push_back(arg.c_str());
-  argv.push_back(nullptr);
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(pipe_fds[0]);
-    close(pipe_fds[1]);
-    return {};
-  }
-  if (pid == 0) {
-    // Child: only async-signal-safe calls until exec.
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent) _exit(1);  // the front died before prctl
-    dup2(pipe_fds[1], STDOUT_FILENO);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    execv(options.binary.c_str(), const_cast<char* const*>(argv.data()));
-    _exit(127);
-  }
-  close(pipe_fds[1]);
-  std::string line = ReadLine(pipe_fds[0], options.start_timeout);
-  close(pipe_fds[0]);
-  absl::string_view address = line;
-  if (!absl::ConsumePrefix(&address, "listening on ")) {
-    kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
-    rpc::Log(rpc::LogLevel::kError, "",
-             absl::StrCat("worker ", options.binary, " did not start (said \"", line, "\")"));
-    return {};
-  }
-  return Child{pid, std::string(address)};
+// Starts one child and waits for its `listening on` line.
+absl::StatusOr<std::unique_ptr<ChildProcess>> SpawnWorker(
+    const WorkerSupervisor::Options& options) {
+  std::vector<std::string> argv = {options.binary, "--listen=127.0.0.1:0",
+                                   absl::StrCat("--threads=", options.threads_per_worker)};
+  argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
+  ChildProcess::Options spawn;
+  spawn.own_process_group = true;
+  spawn.parent_death_signal = SIGTERM;
+  return ChildProcess::StartListening(std::move(argv), spawn, options.start_timeout);
 }
 
 }  // namespace
@@ -114,28 +54,29 @@ absl::StatusOr<std::unique_ptr<WorkerSupervisor>> WorkerSupervisor::Start(Option
 
 void WorkerSupervisor::SpawnLocked(Slot& slot) {
   slot.last_start = absl::Now();
-  Child child = SpawnWorker(options_);
-  slot.pid = child.pid;
-  slot.address = child.address;
-  if (child.pid > 0) {
-    rpc::Log(rpc::LogLevel::kInfo, "",
-             absl::StrCat("worker pid ", child.pid, " serving on ", child.address));
+  absl::StatusOr<std::unique_ptr<ChildProcess>> child = SpawnWorker(options_);
+  if (!child.ok()) {
+    rpc::Log(rpc::LogLevel::kError, "",
+             absl::StrCat("worker ", options_.binary, ": ", child.status().message()));
+    return;
   }
+  slot.child = *std::move(child);
+  slot.address = slot.child->address();
+  rpc::Log(rpc::LogLevel::kInfo, "",
+           absl::StrCat("worker pid ", slot.child->pid(), " serving on ", slot.address));
 }
 
 void WorkerSupervisor::Monitor() {
   absl::MutexLock lock(&mu_);
   while (!mu_.AwaitWithTimeout(absl::Condition(&stopping_), options_.poll_interval)) {
     for (Slot& slot : slots_) {
-      if (slot.pid > 0) {
-        int status = 0;
-        if (waitpid(slot.pid, &status, WNOHANG) != slot.pid) continue;
+      if (slot.child != nullptr) {
+        const std::optional<int> status = slot.child->Poll();
+        if (!status) continue;
         rpc::Log(rpc::LogLevel::kWarning, "",
-                 absl::StrCat("worker pid ", slot.pid, " on ", slot.address, " exited (",
-                              WIFSIGNALED(status) ? "signal " : "status ",
-                              WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
-                              "); restarting"));
-        slot.pid = -1;
+                 absl::StrCat("worker pid ", slot.child->pid(), " on ", slot.address, " ",
+                              DescribeWaitStatus(*status), "; restarting"));
+        slot.child.reset();
         ++slot.restarts;
       }
       if (absl::Now() - slot.last_start < options_.restart_backoff) continue;
@@ -150,7 +91,7 @@ std::vector<WorkerEndpoint> WorkerSupervisor::Workers() const {
   absl::MutexLock lock(&mu_);
   std::vector<WorkerEndpoint> workers;
   for (const Slot& slot : slots_) {
-    workers.push_back({slot.address, slot.pid > 0, slot.restarts});
+    workers.push_back({slot.address, slot.child != nullptr, slot.restarts});
   }
   return workers;
 }
@@ -159,7 +100,7 @@ std::vector<pid_t> WorkerSupervisor::Pids() const {
   absl::MutexLock lock(&mu_);
   std::vector<pid_t> pids;
   for (const Slot& slot : slots_) {
-    if (slot.pid > 0) pids.push_back(slot.pid);
+    if (slot.child != nullptr) pids.push_back(slot.child->pid());
   }
   return pids;
 }
@@ -171,21 +112,15 @@ WorkerSupervisor::~WorkerSupervisor() {
   }
   if (monitor_.joinable()) monitor_.join();
   absl::MutexLock lock(&mu_);
+  // All at once, then one shared 2 s grace before SIGKILL.
   for (Slot& slot : slots_) {
-    if (slot.pid > 0) kill(slot.pid, SIGTERM);
+    if (slot.child != nullptr) kill(slot.child->pid(), SIGTERM);
   }
   const absl::Time deadline = absl::Now() + absl::Seconds(2);
   for (Slot& slot : slots_) {
-    if (slot.pid <= 0) continue;
-    while (waitpid(slot.pid, nullptr, WNOHANG) == 0) {
-      if (absl::Now() > deadline) {
-        kill(slot.pid, SIGKILL);
-        waitpid(slot.pid, nullptr, 0);
-        break;
-      }
-      absl::SleepFor(absl::Milliseconds(10));  // polling a child's exit, not synchronising
-    }
-    slot.pid = -1;
+    if (slot.child == nullptr) continue;
+    slot.child->Stop(SIGTERM, std::max(deadline - absl::Now(), absl::ZeroDuration()));
+    slot.child.reset();
   }
 }
 

@@ -13,17 +13,18 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/worker_directory.h"
+#include "sys/child_process.h"
 
 namespace ordo::server {
 
 // Runs `workers` ordo-worker child processes on free loopback ports and
 // keeps them running: the embedded default of ordo-server.
 //
-// Each child is started as `binary --listen 127.0.0.1:0 --threads T
-// extra_args...` in its
-// own process group (a terminal's Ctrl-C reaches only the front, which then
-// stops the children), with PR_SET_PDEATHSIG so it dies with the front even
-// when the front is killed. The child prints `listening on HOST:PORT`; a
+// Each child is started (sys/child_process) as `binary --listen
+// 127.0.0.1:0 --threads T extra_args...` in its own process group (a
+// terminal's Ctrl-C reaches only the front, which then stops the children),
+// with a parent-death SIGTERM so it dies with the front even when the front
+// is killed. The child prints `listening on HOST:PORT`; a
 // child that does not within `start_timeout` is killed and retried. A
 // monitor thread reaps children every `poll_interval`; one that exited is
 // restarted (at most once per `restart_backoff` per slot) on a new port and
@@ -57,14 +58,15 @@ class WorkerSupervisor final : public WorkerDirectory {
 
  private:
   struct Slot {
-    pid_t pid = -1;
+    // The running child; null while the slot waits for a restart.
+    std::unique_ptr<ChildProcess> child;
     std::string address;
     int32_t restarts = 0;
     absl::Time last_start = absl::InfinitePast();
   };
 
   explicit WorkerSupervisor(Options options) : options_(std::move(options)) {}
-  // Spawns into `slot`; leaves pid -1 on failure.
+  // Spawns into `slot`; leaves `child` null on failure.
   void SpawnLocked(Slot& slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Monitor();
 

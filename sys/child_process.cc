@@ -6,10 +6,13 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -19,38 +22,91 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 
 namespace ordo {
 
+namespace {
+
+// The child's side of Start, between fork and exec: only async-signal-safe
+// calls, nothing allocated (the parent may have threads holding locks).
+[[noreturn]] void ExecChild(const char* path, char* const* argv, int pipe_write,
+                            const ChildProcess::Options& options, pid_t parent) {
+  if (options.own_process_group) setpgid(0, 0);
+  if (options.parent_death_signal != 0) {
+    prctl(PR_SET_PDEATHSIG, options.parent_death_signal);
+    if (getppid() != parent) _exit(1);  // the parent died before prctl
+  }
+  switch (options.stdout_mode) {
+    case ChildProcess::StdoutMode::kPipe:
+      dup2(pipe_write, STDOUT_FILENO);
+      break;
+    case ChildProcess::StdoutMode::kDiscard:
+      dup2(open("/dev/null", O_WRONLY | O_CLOEXEC), STDOUT_FILENO);
+      break;
+    case ChildProcess::StdoutMode::kInherit:
+      break;
+  }
+  if (!options.stderr_path.empty()) {
+    const int err = open(options.stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (err >= 0) dup2(err, STDERR_FILENO);
+  }
+  // A parent that blocks signals (to take them on one thread) must not
+  // pass the mask on: the child would ignore SIGTERM.
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  execv(path, argv);
+  _exit(127);
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(std::vector<std::string> argv,
                                                                   const Options& options) {
-  // Everything the child needs is built before fork: between fork and
-  // execv only async-signal-safe calls (the parent may have threads).
+  if (argv.empty()) return absl::InvalidArgumentError("no program to start");
+  std::string path = argv[0];
+  if (options.search_path) {
+    absl::StatusOr<std::string> found = FindProgramOnPath(argv[0]);
+    if (!found.ok()) return found.status();
+    path = *std::move(found);
+  }
+  // Everything the child needs is built before fork.
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (std::string& arg : argv) args.push_back(arg.data());
   args.push_back(nullptr);
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError("pipe failed");
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
     close(fds[1]);
     return absl::InternalError("fork failed");
   }
-  if (pid == 0) {
-    const int out = options.discard_stdout ? open("/dev/null", O_WRONLY) : fds[1];
-    dup2(out, STDOUT_FILENO);
-    if (!options.stderr_path.empty()) {
-      const int err = open(options.stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      if (err >= 0) dup2(err, STDERR_FILENO);
-    }
-    execv(args[0], args.data());
-    _exit(127);
-  }
+  if (pid == 0) ExecChild(path.c_str(), args.data(), fds[1], options, parent);
   close(fds[1]);
   return std::unique_ptr<ChildProcess>(new ChildProcess(pid, fds[0]));
+}
+
+absl::StatusOr<std::string> FindProgramOnPath(absl::string_view program) {
+  if (program.find('/') != absl::string_view::npos) return std::string(program);
+  const char* env = std::getenv("PATH");
+  // glibc's execvp default when PATH is unset.
+  const std::string path = env != nullptr ? env : "/bin:/usr/bin";
+  for (absl::string_view dir : absl::StrSplit(path, ':')) {
+    const std::string candidate = absl::StrCat(dir.empty() ? "." : dir, "/", program);
+    struct stat info;
+    if (stat(candidate.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
+        access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+  }
+  return absl::NotFoundError(
+      absl::StrCat("program \"", program, "\" not found on PATH (", path, ")"));
 }
 
 absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::StartListening(
@@ -60,6 +116,7 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::StartListening(
   if (!child.ok()) return child.status();
   absl::StatusOr<std::string> address = (*child)->WaitForLine("listening on ", timeout);
   if (!address.ok()) {
+    (*child)->Stop(SIGKILL);
     return absl::UnavailableError(
         absl::StrCat(name, " did not start: ", address.status().message()));
   }
@@ -78,7 +135,9 @@ std::optional<std::string> ChildProcess::ReadLine(absl::Duration timeout) {
     pollfd pfd{out_, POLLIN, 0};
     if (poll(&pfd, 1, 100) <= 0) continue;  // 100 ms: re-check the deadline
     char c;
-    if (read(out_, &c, 1) != 1) {
+    const ssize_t n = read(out_, &c, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n != 1) {
       stdout_ended_ = true;  // EOF: the child exited or closed stdout
       break;
     }
@@ -106,6 +165,15 @@ std::optional<int> ChildProcess::Poll() {
   int status = 0;
   if (waitpid(pid_, &status, WNOHANG) == pid_) exit_status_ = status;
   return exit_status_;
+}
+
+int ChildProcess::Wait() {
+  if (exit_status_) return *exit_status_;
+  int status = 0;
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  exit_status_ = status;
+  return status;
 }
 
 int ChildProcess::Stop(int signal, absl::Duration timeout) {

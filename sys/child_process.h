@@ -15,23 +15,43 @@
 
 namespace ordo {
 
-// A child process of a benchmark or an integration test (ordo-server,
-// ordo-worker, redis-server): started with execv, its stdout on a pipe the
-// parent reads line by line, its stderr inherited or appended to a file. The destructor sends SIGTERM and reaps
-// it (a child that was already stopped or reaped is left alone). Not
-// thread-safe; Linux only.
+// A child process (ordo-server, ordo-worker, redis-server, rsvg-convert):
+// started with execv, its stdout on a pipe the parent reads line by line (or
+// discarded, or inherited), its stderr inherited or appended to a file, its
+// signal mask cleared. The one process spawner of ordo: benches, service
+// tests, the server's worker supervisor and the CLI use it. The destructor
+// sends SIGTERM and reaps the child (one that was already stopped or reaped
+// is left alone). Nothing is allocated between fork and exec, so it may be
+// used from a multi-threaded parent. Not thread-safe; Linux only.
 class ChildProcess {
  public:
+  enum class StdoutMode {
+    kPipe,     // read with ReadLine/WaitForLine
+    kDiscard,  // /dev/null: for chatty children nobody reads (a full pipe would block them)
+    kInherit,  // the parent's stdout
+  };
   struct Options {
     // Where the child's stderr goes; empty = the parent's stderr.
     std::string stderr_path;
-    // Send stdout to /dev/null instead of the pipe (for chatty children
-    // nobody reads: a full pipe would block them).
-    bool discard_stdout = false;
+    StdoutMode stdout_mode = StdoutMode::kPipe;
+    // Look argv[0] up in $PATH (like a shell) when it has no '/'. The
+    // search runs in the parent before fork; a program found nowhere is
+    // NOT_FOUND from Start.
+    bool search_path = false;
+    // Start the child in a process group of its own, so a terminal's
+    // Ctrl-C (sent to the parent's group) does not reach it.
+    bool own_process_group = false;
+    // When nonzero, the child gets this signal when the parent dies, even
+    // by SIGKILL (prctl PR_SET_PDEATHSIG). Linux sends it when the parent
+    // *thread* that called Start exits: start such children from a thread
+    // that lives as long as they should.
+    int parent_death_signal = 0;
   };
 
-  // Forks and execs argv (argv[0] is a path). INTERNAL when fork or pipe
-  // fails; an exec failure shows as the child exiting with status 127.
+  // Forks and execs argv (argv[0] is a path, or a program name with
+  // `search_path`). INTERNAL when fork or pipe fails, NOT_FOUND when
+  // `search_path` finds no such program; an exec failure shows as the child
+  // exiting with status 127.
   static absl::StatusOr<std::unique_ptr<ChildProcess>> Start(std::vector<std::string> argv,
                                                              const Options& options);
   static absl::StatusOr<std::unique_ptr<ChildProcess>> Start(std::vector<std::string> argv) {
@@ -53,7 +73,8 @@ class ChildProcess {
 
   // Starts argv and waits for its `listening on HOST:PORT` line (ordo-server
   // and ordo-worker print it once they serve); returns HOST:PORT via
-  // address().
+  // address(). A child that does not say so in time is SIGKILLed and
+  // reaped.
   static absl::StatusOr<std::unique_ptr<ChildProcess>> StartListening(
       std::vector<std::string> argv, const Options& options,
       absl::Duration timeout = absl::Seconds(30));
@@ -62,6 +83,8 @@ class ChildProcess {
   pid_t pid() const { return pid_; }
   // The wait status when the child has exited (reaping it), else nullopt.
   std::optional<int> Poll();
+  // Waits for the child to exit (reaping it); returns the wait status.
+  int Wait();
   // Sends `signal`, waits up to `timeout` for the exit, then SIGKILLs;
   // returns the wait status. Idempotent: later calls return the first status.
   int Stop(int signal, absl::Duration timeout = absl::Seconds(20));
@@ -76,6 +99,12 @@ class ChildProcess {
   std::optional<int> exit_status_;
   std::string address_;
 };
+
+// The executable `program` names: itself when it holds a '/', else the
+// first executable regular file of that name in $PATH's directories (an
+// empty entry is the current directory, as for a shell). NOT_FOUND naming
+// the program and the PATH searched.
+absl::StatusOr<std::string> FindProgramOnPath(absl::string_view program);
 
 // "exited 0", "killed by signal 9", ...: a wait status for people.
 std::string DescribeWaitStatus(int status);

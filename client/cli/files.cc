@@ -1,6 +1,5 @@
 #include "client/cli/files.h"
 
-#include <spawn.h>
 #include <sys/wait.h>
 
 #include <filesystem>
@@ -8,6 +7,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "sys/child_process.h"
 
 namespace ordo::cli {
 
@@ -40,16 +40,14 @@ absl::Status WriteFile(const std::string& path, const std::string& contents) {
 }
 
 std::optional<int> RunProgram(const std::vector<std::string>& argv) {
-  std::vector<char*> args;
-  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-  args.push_back(nullptr);
-  pid_t pid;
-  if (posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0) {
-    return std::nullopt;
-  }
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
-  // posix_spawnp reports a missing program as exit code 127 on glibc.
+  ChildProcess::Options options;
+  options.search_path = true;
+  options.stdout_mode = ChildProcess::StdoutMode::kInherit;
+  absl::StatusOr<std::unique_ptr<ChildProcess>> child = ChildProcess::Start(argv, options);
+  if (!child.ok()) return std::nullopt;
+  const int status = (*child)->Wait();
+  if (!WIFEXITED(status)) return -1;
+  // Found on PATH but exec failed (not a program after all).
   if (WEXITSTATUS(status) == 127) return std::nullopt;
   return WEXITSTATUS(status);
 }
