@@ -38,39 +38,10 @@ std::string Example(const std::string& name) {
   return absl::StrCat(ORDO_EXAMPLE_MODELS_DIR, "/", name);
 }
 
-int64_t RssBytes(pid_t pid) {
-  const std::string status = ReadFile(absl::StrCat("/proc/", pid, "/status"));
-  for (absl::string_view line : absl::StrSplit(status, '\n')) {
-    if (!absl::ConsumePrefix(&line, "VmRSS:")) continue;
-    int64_t kib = 0;
-    line = absl::StripSuffix(absl::StripAsciiWhitespace(line), "kB");
-    if (absl::SimpleAtoi(absl::StripAsciiWhitespace(line), &kib)) return kib << 10;
-  }
-  return 0;
-}
-
-// The live children of `pid` (the supervised workers).
-std::vector<pid_t> ChildPids(pid_t pid) {
-  std::vector<pid_t> children;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    pid_t child = 0;
-    if (!absl::SimpleAtoi(entry.path().filename().string(), &child)) continue;
-    const std::string stat = ReadFile(absl::StrCat("/proc/", child, "/stat"));
-    const size_t close_paren = stat.rfind(')');
-    if (close_paren == std::string::npos) continue;
-    std::vector<std::string> fields = absl::StrSplit(stat.substr(close_paren + 2), ' ');
-    pid_t parent = 0;
-    if (fields.size() > 1 && absl::SimpleAtoi(fields[1], &parent) && parent == pid) {
-      children.push_back(child);
-    }
-  }
-  return children;
-}
-
 // RSS of `pid` plus its live children.
 int64_t TreeRssBytes(pid_t pid) {
-  int64_t total = RssBytes(pid);
-  for (pid_t child : ChildPids(pid)) total += RssBytes(child);
+  int64_t total = ResidentBytes(pid);
+  for (pid_t child : ChildPids(pid)) total += ResidentBytes(child);
   return total;
 }
 
@@ -692,13 +663,13 @@ TEST(FaultsTest, PerRequestStateBudgetCanOnlyLower) {
   request.mutable_options()->set_scheduler("dp");
   request.mutable_options()->mutable_time_limit()->set_seconds(5);
   request.mutable_options()->set_max_state_bytes(1 << 20);
-  const int64_t rss_before = RssBytes(server.pid());
+  const int64_t rss_before = ResidentBytes(server.pid());
   v1::CompileResponse response;
   const grpc::Status status = server.Compile(request, response);
   ASSERT_TRUE(status.ok()) << status.error_message();
   ExpectValidSchedule(response);
   EXPECT_NE(response.status(), v1::SCHEDULE_STATUS_OPTIMAL);
-  EXPECT_LT(RssBytes(server.pid()), rss_before + (int64_t{64} << 20));
+  EXPECT_LT(ResidentBytes(server.pid()), rss_before + (int64_t{64} << 20));
 
   // The same request without a budget of its own searches further (the
   // server's 1 GiB cap), until its time limit: the request's value was used.

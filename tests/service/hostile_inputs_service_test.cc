@@ -51,21 +51,6 @@ using namespace ::ordo::testing_service;  // NOLINT: the harness is the test's v
 
 std::string TinyCell() { return absl::StrCat(ORDO_EXAMPLE_MODELS_DIR, "/tiny_cell.onnx"); }
 
-// Resident set of `pid` in bytes (VmRSS of /proc/PID/status); 0 if unknown.
-int64_t RssBytes(pid_t pid) {
-  const std::string status = ReadFile(absl::StrCat("/proc/", pid, "/status"));
-  for (absl::string_view line : absl::StrSplit(status, '\n')) {
-    if (!absl::ConsumePrefix(&line, "VmRSS:")) continue;
-    int64_t kib = 0;
-    if (absl::SimpleAtoi(
-            absl::StripAsciiWhitespace(absl::StripSuffix(absl::StripAsciiWhitespace(line), "kB")),
-            &kib)) {
-      return kib << 10;
-    }
-  }
-  return 0;
-}
-
 v1::CompileRequest OnnxBytesRequest(std::string bytes, absl::Duration time_limit) {
   v1::CompileRequest request;
   request.set_onnx_model(std::move(bytes));
@@ -294,19 +279,19 @@ TEST(HostileInputsServiceTest, BigInputsAreRefusedOrAnsweredAndMemoryStaysBounde
   Server server({"--local-workers=0", "--cache-mb=16"});
   ASSERT_TRUE(server.started());
   const BigInputs big;
-  const int64_t rss_start = RssBytes(server.pid());
+  const int64_t rss_start = ResidentBytes(server.pid());
   SendBigInputs(server, big);
   SendCorpus(server);
   SendHostileOptions(server);
   ExpectStillServing(server);
   // The first round grows the allocator's pools to the largest request;
   // a second round of the same requests must reuse them, not add to them.
-  const int64_t rss_first = RssBytes(server.pid());
+  const int64_t rss_first = ResidentBytes(server.pid());
   SendBigInputs(server, big);
   SendCorpus(server);
   SendHostileOptions(server);
   ExpectStillServing(server);
-  const int64_t rss_second = RssBytes(server.pid());
+  const int64_t rss_second = ResidentBytes(server.pid());
   std::printf("[ rss ] start %.1f MiB, after round 1 %.1f MiB, after round 2 %.1f MiB\n",
               rss_start / 1048576.0, rss_first / 1048576.0, rss_second / 1048576.0);
   ASSERT_GT(rss_start, 0);

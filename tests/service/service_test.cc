@@ -136,29 +136,11 @@ TEST(ServiceTest, BadInputsGetPreciseErrorsAndTheServerKeepsServing) {
   EXPECT_EQ(server.Health(""), 1);
 }
 
-std::vector<pid_t> ChildrenOf(pid_t parent) {
-  std::vector<pid_t> children;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    pid_t pid = 0;
-    if (!absl::SimpleAtoi(entry.path().filename().string(), &pid)) continue;
-    const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
-    const size_t close_paren = stat.rfind(')');
-    if (close_paren == std::string::npos) continue;
-    std::vector<std::string> fields = absl::StrSplit(stat.substr(close_paren + 2), ' ');
-    pid_t ppid = 0;
-    if (fields.size() > 1 && absl::SimpleAtoi(fields[1], &ppid) && ppid == parent &&
-        fields[0] != "Z") {
-      children.push_back(pid);
-    }
-  }
-  return children;
-}
-
 TEST(ServiceTest, SurvivesWorkersKilledMidRequestAndRestartsThem) {
   Server server({"--local-workers=2"});
   ASSERT_TRUE(server.started());
-  ASSERT_TRUE(PollUntil([&] { return ChildrenOf(server.pid()).size() == 2; }, absl::Seconds(10)));
-  const std::vector<pid_t> workers = ChildrenOf(server.pid());
+  ASSERT_TRUE(PollUntil([&] { return ChildPids(server.pid()).size() == 2; }, absl::Seconds(10)));
+  const std::vector<pid_t> workers = ChildPids(server.pid());
 
   v1::CompileRequest request;
   *request.mutable_graph() = WideGraph(14);
