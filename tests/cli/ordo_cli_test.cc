@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -135,6 +136,30 @@ TEST(OrdoCliTest, ArenaTrafficAndOutDir) {
   EXPECT_EQ(RunOrdo(absl::StrCat("compile ", Example("tiny_cell.onnx"), " --arena nope")).exit_code,
             2);
   std::filesystem::remove_all(dir);
+}
+
+// memory.png is drawn by rsvg-convert found on PATH (sys/child_process's
+// PATH search); without it the SVG alone is written and the run succeeds.
+TEST(OrdoCliTest, OutDirDrawsThePngOnlyWithRsvgConvertOnPath) {
+  const std::string model = Example("tiny_cell.onnx");
+  if (system("command -v rsvg-convert >/dev/null 2>&1") == 0) {
+    const std::filesystem::path with = TempPath("with_rsvg");
+    ASSERT_EQ(RunOrdo(absl::StrCat("compile ", model, " --out-dir ", with.string())).exit_code, 0);
+    std::ifstream png(with / "memory.png", std::ios::binary);
+    std::string magic(4, ' ');
+    png.read(magic.data(), 4);
+    EXPECT_EQ(magic, "\x89PNG");
+    std::filesystem::remove_all(with);
+  }
+  const std::filesystem::path without = TempPath("without_rsvg");
+  const std::string path = getenv("PATH") != nullptr ? getenv("PATH") : "";
+  setenv("PATH", "/nonexistent", 1);  // popen's /bin/sh and ORDO_BINARY are absolute
+  const ProcessResult run = RunOrdo(absl::StrCat("compile ", model, " --out-dir ", without.string()));
+  setenv("PATH", path.c_str(), 1);
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(std::filesystem::exists(without / "memory.svg"));
+  EXPECT_FALSE(std::filesystem::exists(without / "memory.png"));
+  std::filesystem::remove_all(without);
 }
 
 // Four 32-channel branches concatenated into a 1x1 Conv: a concat->conv
