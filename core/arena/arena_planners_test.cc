@@ -4,6 +4,7 @@
 #include <random>
 
 #include "core/arena/arena_planner_registry.h"
+#include "core/arena/best_arena_planner.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
 #include "core/testing/trials.h"
@@ -104,6 +105,18 @@ TEST(ArenaPlannersTest, BestReportsTheWinnerAndOptimality) {
   EXPECT_TRUE(plan.optimal);
   EXPECT_EQ(plan.arena_bytes, plan.lower_bound_bytes);
   EXPECT_EQ(plan.gap_bytes, 0);
+}
+
+TEST(ArenaPlannersTest, BestSearchBudgetScalesWithTheProblem) {
+  ArenaProblem problem;
+  ArenaLimits limits;  // 4M nodes
+  EXPECT_EQ(BestArenaSearchBudget(problem, limits), 4096);  // the floor
+  problem.blocks.resize(250);  // a DARTS candidate
+  EXPECT_EQ(BestArenaSearchBudget(problem, limits), 250 * 64);
+  problem.blocks.resize(100'000);
+  EXPECT_EQ(BestArenaSearchBudget(problem, limits), limits.max_search_nodes);  // the cap
+  limits.max_search_nodes = 1000;
+  EXPECT_EQ(BestArenaSearchBudget(problem, limits), 1000);
 }
 
 }  // namespace
