@@ -29,22 +29,14 @@ using ::ordo::testing::ManyBranches;
 
 using ::ordo::testing::BruteForceMinPeak;
 using ::ordo::testing::RandomDag;
+using ::ordo::testing::kGreedyTrapGraph;
 using ::ordo::testing::TestGraph;
 using ::testing::AnyOf;
 
 // Greedy starts the wide branch (a1) first because its first step is
 // cheaper, and then holds 50 bytes while the other branch runs.
 TEST(DpSchedulerTest, BeatsGreedyWhereGreedyIsShortSighted) {
-  Graph g = TestGraph(R"(
-    input x 1
-    op a1 Conv x -> a:40
-    op a2 Conv a -> a_small:30
-    op b1 Conv x -> b:45
-    op b2 Conv b -> b_small:1
-    op j Add a_small b_small -> y:1
-    output y
-  )");
-  MemoryModel model = TestModel(g);
+  MemoryModel model = TestModel(kGreedyTrapGraph);
   OpDag dag(model);
   const int64_t greedy_peak = *SimulatePeak(model, GreedyOrder(model, dag));
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, DpScheduler().Schedule(model, {}));

@@ -18,7 +18,9 @@ namespace {
 using ::ordo::testing::BruteForceMinPeak;
 using ::ordo::testing::RandomDag;
 using ::ordo::testing::RandomTopologicalOrder;
+using ::ordo::testing::kGreedyTrapGraph;
 using ::ordo::testing::TestGraph;
+using ::ordo::testing::TestModel;
 
 // Every step of a window costs the same in the window's model as in the
 // whole schedule, and its footprint before step 0 is no more than the step
@@ -53,16 +55,7 @@ TEST(ScheduleWindowTest, StepsCostTheSameInTheWindowAndInTheWhole) {
 // Greedy holds a (40) while b's branch runs; the whole graph fits in one
 // window, so refinement finds the optimum.
 TEST(ScheduleWindowTest, RefinementFixesAShortSightedOrder) {
-  MemoryModel model = *BuildMemoryModel(TestGraph(R"(
-    input x 1
-    op a1 Conv x -> a:40
-    op a2 Conv a -> a_small:30
-    op b1 Conv x -> b:45
-    op b2 Conv b -> b_small:1
-    op j Add a_small b_small -> y:1
-    output y
-  )"),
-                                        {});
+  const MemoryModel model = TestModel(kGreedyTrapGraph);
   const std::vector<int32_t> greedy = GreedyOrder(model, OpDag(model));
   const int64_t greedy_peak = *SimulatePeak(model, greedy);
   ORDO_ASSERT_OK_AND_ASSIGN(WindowRefinementResult refined,

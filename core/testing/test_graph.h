@@ -47,6 +47,20 @@ inline constexpr char kTwoBranchesGraph[] = R"(
   output y
 )";
 
+// A trap for greedy: it starts branch a (a1 is the cheaper first step) and
+// then holds a_small (30 bytes) while branch b peaks at 45; finishing b
+// first is better. The optimum is found by the exact searches and by window
+// refinement from greedy's order.
+inline constexpr char kGreedyTrapGraph[] = R"(
+  input x 1
+  op a1 Conv x -> a:40
+  op a2 Conv a -> a_small:30
+  op b1 Conv x -> b:45
+  op b2 Conv b -> b_small:1
+  op j Add a_small b_small -> y:1
+  output y
+)";
+
 // A chain whose middle op is in-place capable: r (Relu) overwrites y with z
 // of the same size, so the steps cost 30, 20 and 21 bytes with in-place and
 // 30, 40 and 21 without.
