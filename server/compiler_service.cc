@@ -9,10 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "core/arena/arena_planner_registry.h"
+#include "core/compile/canonical_result.h"
 #include "core/compile/compile.h"
 #include "core/compile/compile_request.h"
 #include "core/compile/import_model.h"
 #include "core/compile/rewrite_compile.h"
+#include "core/graph/canonical_graph.h"
 #include "core/graph/graph_proto.h"
 #include "core/onnx/input_shapes.h"
 #include "core/onnx/onnx_import.h"
@@ -178,7 +180,6 @@ absl::Status CompilerService::CompileOrShare(
         // this flight: its answer is stored by now.
         if (AnswerFromResponseCache(key, start, shared.response, on_progress)) return shared;
         shared.status = CompileRequestNow(call, request, key, start, shared.response, on_progress);
-        if (shared.status.ok()) RecordCompileAnswer("computed");
         return shared;
       });
   if (!outcome) {
@@ -189,9 +190,7 @@ absl::Status CompilerService::CompileOrShare(
   if (outcome->shared && (absl::IsCancelled(status) || absl::IsDeadlineExceeded(status))) {
     // The other call ended on its own client's cancel or deadline, which
     // says nothing about this call: compile it here.
-    absl::Status own = CompileRequestNow(call, request, key, start, response, on_progress);
-    if (own.ok()) RecordCompileAnswer("computed");
-    return own;
+    return CompileRequestNow(call, request, key, start, response, on_progress);
   }
   response = std::move(outcome->value.response);
   if (outcome->shared && status.ok()) {
@@ -235,17 +234,74 @@ absl::Status CompilerService::CompileRequestNow(
                         ModelBytes(request, compile, shaped_model));
   ORDO_ASSIGN_OR_RETURN(const Graph graph,
                         ImportRequestModel(request, compile.format, model_bytes, limits_));
+  CanonicalGraph canonical;
+  std::string name_free_key;
+  if (deps_.name_free_results != nullptr) {
+    canonical = CanonicalizeGraph(graph);
+    name_free_key = NameFreeRequestKey(request, canonical);
+    if (AnswerFromNameFreeCache(call, key, compile, model_bytes, graph, canonical, name_free_key,
+                                start, response, on_progress)) {
+      return absl::OkStatus();
+    }
+  }
   const absl::Time deadline = CallDeadline(call.deadline, start, limits_);
   ApplyBudget(SplitDeadline(compile.options.time_limit, deadline, deps_.clock->Now()), compile);
   ORDO_ASSIGN_OR_RETURN(
       const RewriteCompileResult result,
       CompileBefore(deadline, call, compile, model_bytes, graph, ProgressToProto(on_progress)));
   RecordCacheMetrics(result.compile);
-  ORDO_ASSIGN_OR_RETURN(response, ResponseOf(compile, model_bytes, graph, result));
+  ORDO_ASSIGN_OR_RETURN(response, ResponseOf(compile, model_bytes, graph, result.graph,
+                                             result.compile, result.rewrite));
   *response.mutable_stats()->mutable_time() = rpc::DurationToProto(deps_.clock->Now() - start);
   if (deps_.responses != nullptr) deps_.responses->Insert(key, response);
+  StoreNameFree(name_free_key, canonical, result);
+  RecordCompileAnswer("computed");
   LogCompiled(call, result, response);
   return absl::OkStatus();
+}
+
+bool CompilerService::AnswerFromNameFreeCache(
+    const rpc::CallInfo& call, const std::string& key, const CompileRequest& compile,
+    absl::string_view model_bytes, const Graph& graph, const CanonicalGraph& canonical,
+    const std::string& name_free_key, absl::Time start, v1::CompileResponse& response,
+    const std::function<void(const v1::CompileProgress&)>& on_progress) const {
+  const std::shared_ptr<const CompileResult> stored =
+      deps_.name_free_results->Lookup(name_free_key);
+  if (stored == nullptr) return false;
+  // Never returned unless it holds on this request's own graph.
+  absl::StatusOr<CompileResult> result =
+      ResultForGraph(*stored, graph, canonical, compile.options);
+  absl::StatusOr<v1::CompileResponse> answer =
+      result.ok() ? ResponseOf(compile, model_bytes, graph, graph, *result, std::nullopt)
+                  : absl::StatusOr<v1::CompileResponse>(result.status());
+  if (!answer.ok()) {
+    rpc::Log(rpc::LogLevel::kWarning, call.request_id,
+             absl::StrCat("name-free cache entry not used: ", answer.status().ToString()));
+    return false;
+  }
+  response = *std::move(answer);
+  MarkResponseCached(response, deps_.clock->Now() - start);
+  response.mutable_stats()->set_name_free_cached(true);
+  if (deps_.env.metrics != nullptr) {
+    deps_.env.metrics->AddCacheLookups("hit", response.stats().parts());
+  }
+  RecordCompileAnswer("name_free_cache");
+  if (deps_.responses != nullptr) deps_.responses->Insert(key, response);
+  ReportFinished(response, on_progress);
+  return true;
+}
+
+void CompilerService::StoreNameFree(const std::string& name_free_key,
+                                    const CanonicalGraph& canonical,
+                                    const RewriteCompileResult& result) const {
+  // As the response cache: only answers that do not depend on the call's
+  // time limit; rewriting and pools are left to the byte-keyed cache.
+  if (deps_.name_free_results == nullptr || name_free_key.empty() || result.rewrite ||
+      result.compile.status != ScheduleStatus::kOptimal ||
+      !CanBeCanonicalized(result.compile)) {
+    return;
+  }
+  deps_.name_free_results->Insert(name_free_key, CanonicalizeResult(result.compile, canonical));
 }
 
 absl::StatusOr<CompileRequest> CompilerService::ValidCompileRequest(
@@ -288,13 +344,13 @@ absl::StatusOr<RewriteCompileResult> CompilerService::CompileBefore(
 
 absl::StatusOr<v1::CompileResponse> CompilerService::ResponseOf(
     const CompileRequest& compile, absl::string_view model_bytes, const Graph& graph,
-    const RewriteCompileResult& result) {
-  const CompileResult& compiled = result.compile;
-  v1::CompileResponse response = rpc::CompileResultToProto(result.graph, compiled);
+    const Graph& compiled_graph, const CompileResult& compiled,
+    const std::optional<RewriteSummary>& rewrite) {
+  v1::CompileResponse response = rpc::CompileResultToProto(compiled_graph, compiled);
   if (const std::optional<bool> fits = FitsDevice(compile.options, compiled)) {
     response.set_fits(*fits);
   }
-  if (result.rewrite) rpc::RewriteSummaryToProto(*result.rewrite, response);
+  if (rewrite) rpc::RewriteSummaryToProto(*rewrite, response);
   if (compile.reordered_onnx && response.rewritten_onnx_model().empty()) {
     ORDO_ASSIGN_OR_RETURN(*response.mutable_reordered_onnx_model(),
                           ReorderOnnxNodes(model_bytes, graph, compiled.schedule));

@@ -16,6 +16,7 @@
 #include "rpc/service_call.h"
 #include "server/compile_admission.h"
 #include "server/compile_budget.h"
+#include "server/name_free_result_cache.h"
 #include "server/response_cache.h"
 #include "server/single_flight.h"
 #include "server/worker_directory.h"
@@ -38,6 +39,9 @@ class CompilerService final : public v1::Compiler::CallbackService {
     ScheduleCache* cache = nullptr;
     // Whole responses by request; may be null.
     ResponseCache* responses = nullptr;
+    // Whole results by request up to names (NameFreeRequestKey); may be
+    // null.
+    NameFreeResultCache* name_free_results = nullptr;
     const WorkerDirectory* workers = nullptr;
     const Clock* clock = nullptr;
     rpc::CallEnvironment env;
@@ -83,6 +87,19 @@ class CompilerService final : public v1::Compiler::CallbackService {
                               const std::string& key, absl::Time start,
                               v1::CompileResponse& response,
                               const std::function<void(const v1::CompileProgress&)>& on_progress);
+  // The name-free cache's answer for `graph` (imported from `request`):
+  // the stored result mapped to the graph's names and re-checked on it
+  // (ResultForGraph), as the response; also stored under `key` in the
+  // response cache. False on a miss or when the entry fails the check.
+  bool AnswerFromNameFreeCache(
+      const rpc::CallInfo& call, const std::string& key, const CompileRequest& compile,
+      absl::string_view model_bytes, const Graph& graph, const CanonicalGraph& canonical,
+      const std::string& name_free_key, absl::Time start, v1::CompileResponse& response,
+      const std::function<void(const v1::CompileProgress&)>& on_progress) const;
+  // Stores an optimal result without rewriting or pools in the name-free
+  // cache, in canonical numbering.
+  void StoreNameFree(const std::string& name_free_key, const CanonicalGraph& canonical,
+                     const RewriteCompileResult& result) const;
   // Admit, validate, import, budget and compile the request in this call
   // (a slot of the concurrent-compile limit held throughout); stores
   // optimal answers in the response cache.
@@ -103,10 +120,12 @@ class CompilerService final : public v1::Compiler::CallbackService {
       absl::string_view model_bytes, const Graph& graph,
       std::function<void(const CompileProgress&)> on_progress) const;
   // The result as the API's response, with the reordered models asked for.
-  static absl::StatusOr<v1::CompileResponse> ResponseOf(const CompileRequest& compile,
-                                                        absl::string_view model_bytes,
-                                                        const Graph& graph,
-                                                        const RewriteCompileResult& result);
+  // `compiled_graph` is the graph `compiled` scheduled (the rewritten one,
+  // or `graph`); `rewrite` is set when a rewrite search ran.
+  static absl::StatusOr<v1::CompileResponse> ResponseOf(
+      const CompileRequest& compile, absl::string_view model_bytes, const Graph& graph,
+      const Graph& compiled_graph, const CompileResult& compiled,
+      const std::optional<RewriteSummary>& rewrite);
   void RecordCompileAnswer(absl::string_view source) const;
   void RecordCacheMetrics(const CompileResult& result) const;
   absl::Status RunEstimate(const v1::EstimateRequest& request, v1::EstimateResponse& response);

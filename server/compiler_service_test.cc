@@ -17,6 +17,8 @@
 
 #include "absl/synchronization/notification.h"
 #include "core/cache/lru_schedule_cache.h"
+#include "core/compile/canonical_result.h"
+#include "core/graph/canonical_graph.h"
 #include "core/graph/graph_proto.h"
 #include "core/memory/memory_model.h"
 #include "core/parts/part_runner.h"
@@ -61,6 +63,7 @@ class CompilerServiceTest : public ::testing::Test {
       deps.runner = &runner_;
       deps.cache = &cache_;
       deps.responses = &responses_;
+      deps.name_free_results = &name_free_results_;
       deps.clock = &clock_;
       deps.env.queue = &queue_;
       service_ = std::make_unique<CompilerService>(limits_, deps);
@@ -102,6 +105,7 @@ class CompilerServiceTest : public ::testing::Test {
   ThreadPartRunner runner_{2};
   LruScheduleCache cache_{int64_t{16} << 20};
   ResponseCache responses_{int64_t{16} << 20};
+  NameFreeResultCache name_free_results_{int64_t{16} << 20};
   rpc::WorkQueue queue_{2};
   std::unique_ptr<CompilerService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
@@ -130,6 +134,91 @@ TEST_F(CompilerServiceTest, AnswersAreResimulatedAndOptimal) {
   EXPECT_EQ(response.peak_bytes(), best.peak_bytes);
   EXPECT_EQ(response.status(), v1::SCHEDULE_STATUS_OPTIMAL);
   EXPECT_FALSE(response.stats().response_cached());
+}
+
+// `request` with every tensor, op and graph name prefixed, and its tensors
+// listed in reverse: the same network as another exporter writes it.
+v1::CompileRequest Renamed(v1::CompileRequest request, const std::string& prefix) {
+  v1::Graph& graph = *request.mutable_graph();
+  auto rename = [&](std::string* name) { *name = prefix + *name; };
+  rename(graph.mutable_name());
+  for (v1::Tensor& tensor : *graph.mutable_tensors()) rename(tensor.mutable_name());
+  std::reverse(graph.mutable_tensors()->begin(), graph.mutable_tensors()->end());
+  for (v1::Op& op : *graph.mutable_ops()) {
+    rename(op.mutable_name());
+    for (std::string& name : *op.mutable_inputs()) rename(&name);
+    for (std::string& name : *op.mutable_outputs()) rename(&name);
+  }
+  for (std::string& name : *graph.mutable_inputs()) rename(&name);
+  for (std::string& name : *graph.mutable_outputs()) rename(&name);
+  return request;
+}
+
+TEST_F(CompilerServiceTest, ARenamedReExportIsAnsweredFromTheNameFreeCacheInItsOwnNames) {
+  const Graph graph = BranchesGraph();
+  const v1::CompileRequest request = GraphRequest(graph);
+  v1::CompileResponse first;
+  ORDO_ASSERT_OK(Compile(request, first));
+  ASSERT_FALSE(first.stats().response_cached());
+
+  const v1::CompileRequest renamed = Renamed(request, "export2/");
+  const Graph renamed_graph = *GraphFromProto(renamed.graph());
+  v1::CompileResponse second;
+  ORDO_ASSERT_OK(Compile(renamed, second));
+  EXPECT_TRUE(second.stats().response_cached());
+  EXPECT_TRUE(second.stats().name_free_cached());
+  EXPECT_EQ(second.peak_bytes(), first.peak_bytes());
+  EXPECT_EQ(second.status(), v1::SCHEDULE_STATUS_OPTIMAL);
+  EXPECT_EQ(second.model_name(), "export2/" + first.model_name());
+  ASSERT_EQ(second.schedule_size(), first.schedule_size());
+  for (int i = 0; i < first.schedule_size(); ++i) {
+    EXPECT_EQ(second.schedule(i), "export2/" + first.schedule(i));
+  }
+  ASSERT_EQ(second.arena().tensors_size(), first.arena().tensors_size());
+  for (const v1::TensorPlacement& placement : second.arena().tensors()) {
+    EXPECT_TRUE(placement.tensor().starts_with("export2/")) << placement.tensor();
+  }
+  // What a client checks: every name known, the peak and the arena hold.
+  EXPECT_EQ(ResimulatedPeak(renamed_graph, renamed, second), second.peak_bytes());
+
+  // The renamed request itself is now in the byte-keyed cache.
+  v1::CompileResponse third;
+  ORDO_ASSERT_OK(Compile(renamed, third));
+  EXPECT_TRUE(third.stats().response_cached());
+  EXPECT_EQ(third.schedule(0), second.schedule(0));
+
+  // Other options are another problem: no name-free hit.
+  v1::CompileRequest other_alignment = Renamed(request, "export3/");
+  other_alignment.mutable_device()->set_alignment_bytes(128);
+  v1::CompileResponse fourth;
+  ORDO_ASSERT_OK(Compile(other_alignment, fourth));
+  EXPECT_FALSE(fourth.stats().response_cached());
+  // And so is a graph with one size changed.
+  v1::CompileRequest other_size = Renamed(request, "export4/");
+  v1::Tensor& first_tensor = *other_size.mutable_graph()->mutable_tensors(0);
+  first_tensor.set_size_bytes(first_tensor.size_bytes() + 1);
+  v1::CompileResponse fifth;
+  ORDO_ASSERT_OK(Compile(other_size, fifth));
+  EXPECT_FALSE(fifth.stats().name_free_cached());
+}
+
+TEST_F(CompilerServiceTest, ANameFreeEntryThatDoesNotHoldOnTheRequestIsNotReturned) {
+  const Graph graph = BranchesGraph();
+  const v1::CompileRequest request = GraphRequest(graph);
+  // A stored result whose schedule is reversed (not an order of the graph).
+  const RealClock real_clock;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult compiled, ordo::Compile(graph, {}, real_clock));
+  const CanonicalGraph canonical = CanonicalizeGraph(graph);
+  CompileResult wrong = CanonicalizeResult(compiled, canonical);
+  std::reverse(wrong.schedule.begin(), wrong.schedule.end());
+  name_free_results_.Insert(NameFreeRequestKey(request, canonical), std::move(wrong));
+
+  v1::CompileResponse response;
+  ORDO_ASSERT_OK(Compile(request, response));
+  EXPECT_FALSE(response.stats().response_cached());
+  EXPECT_FALSE(response.stats().name_free_cached());
+  EXPECT_EQ(ResimulatedPeak(graph, request, response), response.peak_bytes());
+  EXPECT_EQ(response.peak_bytes(), compiled.peak_bytes);
 }
 
 TEST_F(CompilerServiceTest, ASecondIdenticalRequestIsAnsweredFromTheResponseCache) {

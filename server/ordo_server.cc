@@ -140,6 +140,10 @@ absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(const Options& opt
   server->responses_ = std::make_unique<ResponseCache>(
       std::min<int64_t>(options.cache_bytes / 4, int64_t{64} << 20));
   deps.responses = server->responses_.get();
+  // As much again for results keyed up to names (re-exports of a model).
+  server->name_free_results_ = std::make_unique<NameFreeResultCache>(
+      std::min<int64_t>(options.cache_bytes / 4, int64_t{64} << 20));
+  deps.name_free_results = server->name_free_results_.get();
   deps.workers = server->directory_.get();
   deps.clock = &server->clock_;
   deps.env = rpc::CallEnvironment{server->queue_.get(), &server->metrics_};

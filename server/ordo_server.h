@@ -98,6 +98,7 @@ class OrdoServer {
   std::unique_ptr<rpc::MetricsEndpoint> metrics_endpoint_;
   std::unique_ptr<ScheduleCache> cache_;
   std::unique_ptr<ResponseCache> responses_;
+  std::unique_ptr<NameFreeResultCache> name_free_results_;
   std::unique_ptr<WorkerDirectory> directory_;
   std::unique_ptr<PartRunner> runner_;
   std::unique_ptr<rpc::WorkQueue> queue_;

@@ -18,17 +18,10 @@ std::string CompileRequestKey(const v1::CompileRequest& request) {
 }
 
 std::optional<v1::CompileResponse> ResponseCache::Lookup(const std::string& key) {
-  if (max_bytes_ <= 0) return std::nullopt;
-  std::string serialized;
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = index_.find(key);
-    if (it == index_.end()) return std::nullopt;
-    lru_.splice(lru_.begin(), lru_, it->second);
-    serialized = it->second->response;
-  }
+  std::optional<std::string> serialized = entries_.Lookup(key);
+  if (!serialized) return std::nullopt;
   v1::CompileResponse response;
-  if (!response.ParseFromString(serialized)) return std::nullopt;
+  if (!response.ParseFromString(*serialized)) return std::nullopt;
   return response;
 }
 
@@ -40,19 +33,8 @@ void ResponseCache::Insert(const std::string& key, const v1::CompileResponse& re
     return;
   }
   std::string serialized = response.SerializeAsString();
-  const int64_t size = static_cast<int64_t>(key.size() + serialized.size());
-  if (size > max_bytes_ / 4) return;
-  absl::MutexLock lock(&mu_);
-  if (index_.contains(key)) return;
-  lru_.push_front({key, std::move(serialized)});
-  index_.emplace(lru_.front().key, lru_.begin());
-  bytes_ += size;
-  while (bytes_ > max_bytes_ && !lru_.empty()) {
-    Entry& last = lru_.back();
-    bytes_ -= static_cast<int64_t>(last.key.size() + last.response.size());
-    index_.erase(last.key);
-    lru_.pop_back();
-  }
+  const int64_t bytes = static_cast<int64_t>(serialized.size());
+  entries_.Insert(key, std::move(serialized), bytes);
 }
 
 }  // namespace ordo::server

@@ -2,15 +2,11 @@
 #define ORDO_SERVER_RESPONSE_CACHE_H_
 
 #include <cstdint>
-#include <list>
 #include <optional>
 #include <string>
-#include <string_view>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
 #include "ordo/v1/compiler_service.pb.h"
+#include "server/byte_bounded_lru.h"
 
 namespace ordo::server {
 
@@ -33,7 +29,7 @@ std::string CompileRequestKey(const v1::CompileRequest& request);
 // than a quarter of the budget is not stored. Thread-safe.
 class ResponseCache {
  public:
-  explicit ResponseCache(int64_t max_bytes) : max_bytes_(max_bytes) {}
+  explicit ResponseCache(int64_t max_bytes) : entries_(max_bytes) {}
   ResponseCache(const ResponseCache&) = delete;
   ResponseCache& operator=(const ResponseCache&) = delete;
 
@@ -42,15 +38,8 @@ class ResponseCache {
   void Insert(const std::string& key, const v1::CompileResponse& response);
 
  private:
-  struct Entry {
-    std::string key;
-    std::string response;  // serialized
-  };
-  const int64_t max_bytes_;
-  absl::Mutex mu_;
-  std::list<Entry> lru_ ABSL_GUARDED_BY(mu_);  // most recent first
-  absl::flat_hash_map<std::string_view, std::list<Entry>::iterator> index_ ABSL_GUARDED_BY(mu_);
-  int64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  // Serialized responses.
+  ByteBoundedLru<std::string> entries_;
 };
 
 }  // namespace ordo::server

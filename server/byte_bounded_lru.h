@@ -1,0 +1,74 @@
+#ifndef ORDO_SERVER_BYTE_BOUNDED_LRU_H_
+#define ORDO_SERVER_BYTE_BOUNDED_LRU_H_
+
+#include <cstdint>
+#include <list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+
+namespace ordo::server {
+
+// A map from string keys to values that keeps the most recently used
+// entries within a byte budget (each entry's size given by the caller, its
+// key counted as well); an entry larger than a quarter of the budget is not
+// kept. Keys are compared in full. The store of the server's whole-answer
+// caches (ResponseCache, NameFreeResultCache). Thread-safe; Lookup copies
+// the value out, so cheap-to-copy values (strings, shared pointers) suit it.
+template <typename Value>
+class ByteBoundedLru {
+ public:
+  explicit ByteBoundedLru(int64_t max_bytes) : max_bytes_(max_bytes) {}
+  ByteBoundedLru(const ByteBoundedLru&) = delete;
+  ByteBoundedLru& operator=(const ByteBoundedLru&) = delete;
+
+  int64_t max_bytes() const { return max_bytes_; }
+
+  std::optional<Value> Lookup(std::string_view key) {
+    if (max_bytes_ <= 0) return std::nullopt;
+    absl::MutexLock lock(&mu_);
+    auto it = index_.find(key);
+    if (it == index_.end()) return std::nullopt;
+    lru_.splice(lru_.begin(), lru_, it->second);
+    return it->second->value;
+  }
+
+  // Keeps the first value stored under a key.
+  void Insert(std::string key, Value value, int64_t value_bytes) {
+    const int64_t size = static_cast<int64_t>(key.size()) + value_bytes;
+    if (key.empty() || size > max_bytes_ / 4) return;
+    absl::MutexLock lock(&mu_);
+    if (index_.contains(key)) return;
+    lru_.push_front({std::move(key), std::move(value), size});
+    index_.emplace(lru_.front().key, lru_.begin());
+    bytes_ += size;
+    while (bytes_ > max_bytes_ && !lru_.empty()) {
+      Entry& last = lru_.back();
+      bytes_ -= last.bytes;
+      index_.erase(last.key);
+      lru_.pop_back();
+    }
+  }
+
+ private:
+  struct Entry {
+    std::string key;
+    Value value;
+    int64_t bytes = 0;
+  };
+  const int64_t max_bytes_;
+  absl::Mutex mu_;
+  std::list<Entry> lru_ ABSL_GUARDED_BY(mu_);  // most recent first
+  absl::flat_hash_map<std::string_view, typename std::list<Entry>::iterator> index_
+      ABSL_GUARDED_BY(mu_);
+  int64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace ordo::server
+
+#endif  // ORDO_SERVER_BYTE_BOUNDED_LRU_H_

@@ -1,0 +1,35 @@
+#include "server/byte_bounded_lru.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace ordo::server {
+namespace {
+
+TEST(ByteBoundedLruTest, EvictsTheLeastRecentlyUsedBeyondTheBudget) {
+  ByteBoundedLru<std::string> lru(100);  // entries of 1 + 19 = 20 bytes
+  for (char c : std::string("abcde")) lru.Insert(std::string(1, c), std::string(1, c), 19);
+  ASSERT_EQ(lru.Lookup("a"), "a");  // now the most recent
+  lru.Insert("f", "f", 19);          // 120 bytes: the oldest, "b", goes
+  EXPECT_FALSE(lru.Lookup("b").has_value());
+  EXPECT_EQ(lru.Lookup("a"), "a");
+  EXPECT_EQ(lru.Lookup("f"), "f");
+}
+
+TEST(ByteBoundedLruTest, KeepsTheFirstValueAndRefusesOversizedOrEmptyKeys) {
+  ByteBoundedLru<int> lru(100);
+  lru.Insert("k", 1, 10);
+  lru.Insert("k", 2, 10);
+  EXPECT_EQ(lru.Lookup("k"), 1);
+  lru.Insert("big", 3, 30);  // over a quarter of the budget
+  EXPECT_FALSE(lru.Lookup("big").has_value());
+  lru.Insert("", 4, 1);
+  EXPECT_FALSE(lru.Lookup("").has_value());
+  ByteBoundedLru<int> off(0);
+  off.Insert("k", 1, 0);
+  EXPECT_FALSE(off.Lookup("k").has_value());
+}
+
+}  // namespace
+}  // namespace ordo::server
