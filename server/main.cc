@@ -61,6 +61,17 @@ int main(int argc, char** argv) {
   // the front (rewrite searches, --local-workers=0, fallbacks) share two
   // arenas; the overload and soak runs showed no measurable difference.
   mallopt(M_ARENA_MAX, 2);
+  // Short calls (Estimate, a cold NAS candidate) allocate and free a few
+  // MiB each: the ONNX parse arena, the graph, the memory model. With
+  // glibc's defaults those blocks are mmapped, or trimmed back to the system
+  // when freed, and page-faulted in again by the next call: 190 faults per
+  // Estimate of nasnet_cifar, a third of its CPU time in a VM
+  // (onnx_import_bench under `perf stat -e page-faults`). Blocks below
+  // 16 MiB now come from the heap and up to 32 MiB of freed heap stays
+  // mapped per arena; long calls still trim it all (rpc/work_queue.h), so
+  // RSS stays bounded as before.
+  mallopt(M_MMAP_THRESHOLD, 16 << 20);
+  mallopt(M_TRIM_THRESHOLD, 32 << 20);
   if (!ordo::rpc::InitServiceMain(argc, argv, "ordo-server", "ordo-server [--listen HOST:PORT] [--local-workers N] ...")) return 2;
 
   ordo::server::OrdoServer::Options options;
