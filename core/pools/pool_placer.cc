@@ -6,6 +6,7 @@
 #include <numeric>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "core/arena/arena_search.h"
 #include "core/arena/best_arena_planner.h"
 #include "core/pools/pool_relaxation.h"
@@ -97,8 +98,7 @@ class PoolFiller {
   std::vector<std::vector<int32_t>> by_offset_;
 };
 
-PoolPlacement Finish(const PoolProblem& problem, std::string algorithm,
-                     PoolAssignment assignment) {
+PoolPlacement Finish(const PoolProblem& problem, std::string algorithm, PoolAssignment assignment) {
   PoolPlacement placement{std::move(algorithm), std::move(assignment), {}};
   placement.evaluation = EvaluatePoolAssignment(problem, placement.assignment);
   return placement;
@@ -134,33 +134,55 @@ std::vector<int32_t> CostOrder(const PoolProblem& problem, int32_t b) {
   return pools;
 }
 
-// Time the block saves in its cheapest allowed pool over its dearest.
-double Saving(const PoolProblem& problem, int32_t b) {
-  const std::vector<int32_t> pools = CostOrder(problem, b);
+// Time the block saves in its cheapest allowed pool over its dearest
+// (`pools`: its CostOrder).
+double Saving(const PoolProblem& problem, const std::vector<int32_t>& pools, int32_t b) {
   return problem.seconds[b][pools.back()] - problem.seconds[b][pools.front()];
 }
 
+// A block's pools in the order it tries them.
+using PoolPreference = std::function<const std::vector<int32_t>&(int32_t)>;
+
 PoolAssignment Greedy(const PoolProblem& problem, const std::vector<int32_t>& order,
-                      const std::function<std::vector<int32_t>(int32_t)>& preference) {
+                      const PoolPreference& preference) {
   PoolFiller filler(problem);
   for (int32_t b : order) filler.PlaceFirstFit(b, preference(b));
   return filler.assignment();
 }
 
-// Moves blocks to cheaper pools where first fit finds room. Never adds
-// overflow: a block moves only into room within capacity.
-bool MoveToCheaperPools(const PoolProblem& problem, PoolFiller& filler) {
+// Every block's allowed pools, cheapest first (CostOrder), computed once:
+// the improvement steps ask for them in every pass.
+std::vector<std::vector<int32_t>> CostOrders(const PoolProblem& problem) {
+  std::vector<std::vector<int32_t>> orders(problem.num_blocks());
+  for (int32_t b = 0; b < problem.num_blocks(); ++b) orders[b] = CostOrder(problem, b);
+  return orders;
+}
+
+// Blocks not in their cheapest allowed pool, most time to gain first.
+std::vector<int32_t> BlocksToPromote(const PoolProblem& problem,
+                                     const std::vector<std::vector<int32_t>>& cost_orders,
+                                     const PoolAssignment& assignment) {
   std::vector<std::pair<double, int32_t>> candidates;
   for (int32_t b = 0; b < problem.num_blocks(); ++b) {
-    const double gain = problem.seconds[b][filler.assignment().pool[b]] -
-                        problem.seconds[b][CostOrder(problem, b).front()];
+    const double gain =
+        problem.seconds[b][assignment.pool[b]] - problem.seconds[b][cost_orders[b].front()];
     if (gain > 0) candidates.push_back({-gain, b});
   }
   std::sort(candidates.begin(), candidates.end());
+  std::vector<int32_t> blocks;
+  blocks.reserve(candidates.size());
+  for (const auto& candidate : candidates) blocks.push_back(candidate.second);
+  return blocks;
+}
+
+// Moves blocks to cheaper pools where first fit finds room. Never adds
+// overflow: a block moves only into room within capacity.
+bool MoveToCheaperPools(const PoolProblem& problem,
+                        const std::vector<std::vector<int32_t>>& cost_orders, PoolFiller& filler) {
   bool moved = false;
-  for (const auto& [gain, b] : candidates) {
+  for (int32_t b : BlocksToPromote(problem, cost_orders, filler.assignment())) {
     const int32_t from = filler.assignment().pool[b];
-    for (int32_t p : CostOrder(problem, b)) {
+    for (int32_t p : cost_orders[b]) {
       if (problem.seconds[b][p] >= problem.seconds[b][from]) break;
       const int64_t offset = filler.FirstFit(b, p);
       if (!filler.FitsAt(b, p, offset)) continue;
@@ -173,49 +195,128 @@ bool MoveToCheaperPools(const PoolProblem& problem, PoolFiller& filler) {
   return moved;
 }
 
-// Re-plans each pool's offsets with the `best` arena planner and keeps them
-// where the pool gets no larger.
-void CompactPools(const PoolProblem& problem, PoolFiller& filler, const ArenaLimits& limits) {
-  PoolAssignment assignment = filler.assignment();
-  const BestArenaPlanner planner;
-  // The greedy portfolio plus a short search: placement runs for several
-  // starts and schedules, so it must stay a small part of a compile.
-  ArenaLimits budget = limits;
-  budget.max_search_nodes = std::min<int64_t>(limits.max_search_nodes, 20000);
-  for (int32_t p = 0; p < problem.num_pools(); ++p) {
-    std::vector<int32_t> blocks = filler.blocks_of(p);
-    if (blocks.empty()) continue;
-    ArenaProblem sub;
-    sub.num_steps = problem.arena.num_steps;
-    sub.alignment = problem.arena.alignment;
-    std::sort(blocks.begin(), blocks.end());
-    std::vector<int64_t> live(sub.num_steps + 1, 0);
-    int64_t used = 0;
+// Re-plans pools' offsets with the `best` arena planner and keeps them where
+// the pool gets no larger. The plan of a pool depends only on the set of
+// blocks in it, and the starts often converge to the same sets, so plans are
+// cached by (pool, blocks) for the lifetime of the compactor (one
+// PlacePoolsHeuristic call). Not thread-safe.
+class PoolCompactor {
+ public:
+  PoolCompactor(const PoolProblem& problem, const ArenaLimits& limits)
+      : problem_(problem), budget_(limits) {
+    // The greedy portfolio plus a short search: placement runs for several
+    // starts and schedules, so it must stay a small part of a compile.
+    budget_.max_search_nodes = std::min<int64_t>(limits.max_search_nodes, 20000);
+  }
+
+  // Re-plans the pools with `compact[p]` set.
+  void Compact(PoolFiller& filler, const std::vector<bool>& compact) {
+    PoolAssignment assignment = filler.assignment();
+    bool changed = false;
+    for (int32_t p = 0; p < problem_.num_pools(); ++p) {
+      if (!compact[p] || filler.blocks_of(p).empty()) continue;
+      std::vector<int32_t> blocks = filler.blocks_of(p);
+      std::sort(blocks.begin(), blocks.end());
+      int64_t used = 0;
+      for (int32_t b : blocks) {
+        used = std::max(used, assignment.offset[b] + problem_.arena.blocks[b].size);
+      }
+      if (used == LiveBound(blocks)) continue;  // nothing to gain
+      const Plan& plan = PlanOf(p, blocks);
+      if (plan.arena_bytes >= used) continue;
+      for (size_t i = 0; i < blocks.size(); ++i) assignment.offset[blocks[i]] = plan.offsets[i];
+      changed = true;
+    }
+    if (changed) filler.Rebuild(assignment);
+  }
+
+ private:
+  struct Plan {
+    std::vector<int64_t> offsets;
+    int64_t arena_bytes = 0;
+  };
+
+  // The most bytes of `blocks` live at one step: no layout is smaller.
+  int64_t LiveBound(const std::vector<int32_t>& blocks) const {
+    std::vector<int64_t> live(problem_.arena.num_steps + 1, 0);
     for (int32_t b : blocks) {
-      const ArenaBlock& block = problem.arena.blocks[b];
-      sub.blocks.push_back(block);
-      used = std::max(used, assignment.offset[b] + block.size);
+      const ArenaBlock& block = problem_.arena.blocks[b];
       for (int32_t s = block.first; s <= block.last; ++s) live[s + 1] += block.size;
     }
-    sub.lower_bound_bytes = *std::max_element(live.begin(), live.end());
-    if (used == sub.lower_bound_bytes) continue;
-    const ArenaPlacement placed = planner.Place(sub, budget);
-    if (ArenaBytes(sub, placed.offsets) >= used) continue;
-    for (size_t i = 0; i < blocks.size(); ++i) assignment.offset[blocks[i]] = placed.offsets[i];
+    return *std::max_element(live.begin(), live.end());
   }
-  filler.Rebuild(assignment);
+
+  // `blocks` sorted.
+  const Plan& PlanOf(int32_t p, const std::vector<int32_t>& blocks) {
+    std::vector<int32_t> key = blocks;
+    key.push_back(p);
+    auto [it, inserted] = plans_.try_emplace(std::move(key));
+    if (!inserted) return it->second;
+    ArenaProblem sub;
+    sub.num_steps = problem_.arena.num_steps;
+    sub.alignment = problem_.arena.alignment;
+    for (int32_t b : blocks) sub.blocks.push_back(problem_.arena.blocks[b]);
+    sub.lower_bound_bytes = LiveBound(blocks);
+    Plan& plan = it->second;
+    plan.offsets = BestArenaPlanner().Place(sub, budget_).offsets;
+    plan.arena_bytes = ArenaBytes(sub, plan.offsets);
+    return plan;
+  }
+
+  const PoolProblem& problem_;
+  ArenaLimits budget_;
+  absl::flat_hash_map<std::vector<int32_t>, Plan> plans_;
+};
+
+// The pools a compaction can matter in: every pool that overflows (a
+// smaller layout may make it fit) and, when moves follow, every pool some
+// block would move into (it is cheaper for it than its own). A block only
+// ever moves to a cheaper pool, so a pool nobody wants stays unwanted and
+// re-planning it changes no later move; it is re-planned once at the end
+// (CompactAll).
+std::vector<bool> PoolsWorthCompacting(const PoolProblem& problem, const PoolFiller& filler,
+                                       bool moves_follow) {
+  const PoolAssignment& assignment = filler.assignment();
+  std::vector<bool> compact(problem.num_pools(), false);
+  for (int32_t p = 0; p < problem.num_pools(); ++p) {
+    for (int32_t b : filler.blocks_of(p)) {
+      if (assignment.offset[b] + problem.arena.blocks[b].size > problem.pools[p].capacity_bytes) {
+        compact[p] = true;
+      }
+    }
+  }
+  if (!moves_follow) return compact;
+  for (int32_t b = 0; b < problem.num_blocks(); ++b) {
+    const double current = problem.seconds[b][assignment.pool[b]];
+    for (int32_t p = 0; p < problem.num_pools(); ++p) {
+      if (problem.allowed[b][p] && problem.seconds[b][p] < current) compact[p] = true;
+    }
+  }
+  return compact;
 }
 
-PoolPlacement Improve(const PoolProblem& problem, const PoolPlacement& start,
+PoolPlacement Improve(const PoolProblem& problem,
+                      const std::vector<std::vector<int32_t>>& cost_orders,
+                      PoolCompactor& compactor, const PoolPlacement& start,
                       const ArenaLimits& limits) {
+  constexpr int kRounds = 3;
   PoolFiller filler(problem);
   filler.Rebuild(start.assignment);
-  for (int round = 0; round < 3; ++round) {
-    const bool moved = MoveToCheaperPools(problem, filler);
+  for (int round = 0; round < kRounds; ++round) {
+    const bool moved = MoveToCheaperPools(problem, cost_orders, filler);
     if ((round > 0 && !moved) || limits.Expired()) break;
-    CompactPools(problem, filler, limits);
+    compactor.Compact(filler, PoolsWorthCompacting(problem, filler, round + 1 < kRounds));
   }
   return Finish(problem, start.algorithm, filler.assignment());
+}
+
+// Re-plans every pool of `placement` (PoolsWorthCompacting left some out).
+PoolPlacement CompactAll(const PoolProblem& problem, PoolCompactor& compactor,
+                         PoolPlacement placement) {
+  PoolFiller filler(problem);
+  filler.Rebuild(placement.assignment);
+  compactor.Compact(filler, std::vector<bool>(problem.num_pools(), true));
+  return Finish(problem, std::move(placement.algorithm), filler.assignment());
 }
 
 // Ruin and recreate: a block kept out of its cheapest pool is placed before
@@ -223,29 +324,25 @@ PoolPlacement Improve(const PoolProblem& problem, const PoolPlacement& start,
 // better. Bounded by `kMaxPromotions` reruns, each O(B^2 P).
 constexpr int kMaxPromotions = 48;
 
-PoolPlacement Promote(const PoolProblem& problem, PoolPlacement best,
+PoolPlacement Promote(const PoolProblem& problem,
+                      const std::vector<std::vector<int32_t>>& cost_orders, PoolPlacement best,
                       const std::vector<int32_t>& base_order, const ArenaLimits& limits) {
   std::vector<int32_t> promoted;
   int reruns = 0;
   for (bool improved = true; improved && reruns < kMaxPromotions;) {
     improved = false;
-    std::vector<std::pair<double, int32_t>> candidates;
-    for (int32_t b = 0; b < problem.num_blocks(); ++b) {
-      const double gain = problem.seconds[b][best.assignment.pool[b]] -
-                          problem.seconds[b][CostOrder(problem, b).front()];
-      if (gain > 0) candidates.push_back({-gain, b});
-    }
-    std::sort(candidates.begin(), candidates.end());
-    for (const auto& [gain, b] : candidates) {
+    for (int32_t b : BlocksToPromote(problem, cost_orders, best.assignment)) {
       if (++reruns > kMaxPromotions || limits.Expired()) break;
       std::vector<int32_t> order = promoted;
       order.push_back(b);
+      std::vector<bool> ordered(problem.num_blocks(), false);
+      for (int32_t block : order) ordered[block] = true;
       for (int32_t other : base_order) {
-        if (std::find(order.begin(), order.end(), other) == order.end()) order.push_back(other);
+        if (!ordered[other]) order.push_back(other);
       }
       PoolFiller filler(problem);
-      for (int32_t block : order) filler.PlaceFirstFit(block, CostOrder(problem, block));
-      while (MoveToCheaperPools(problem, filler)) {
+      for (int32_t block : order) filler.PlaceFirstFit(block, cost_orders[block]);
+      while (MoveToCheaperPools(problem, cost_orders, filler)) {
       }
       PoolPlacement candidate = Finish(problem, best.algorithm, filler.assignment());
       if (BetterPlacement(candidate, best)) {
@@ -299,10 +396,13 @@ std::vector<PoolPlacement> RelaxationStarts(const PoolProblem& problem, double u
       static constexpr const char* kNames[] = {"relaxation", "relaxation-per-byte",
                                                "relaxation-by-size"};
       found.push_back(Finish(problem, kNames[key_kind],
-                             Greedy(problem, order, [&](int32_t b) { return preference[b]; })));
+                             Greedy(problem, order, [&](int32_t b) -> const std::vector<int32_t>& {
+                               return preference[b];
+                             })));
       if (found.back().fits()) {
-        upper_bound = upper_bound > 0 ? std::min(upper_bound, found.back().evaluation.modelled_seconds)
-                                      : found.back().evaluation.modelled_seconds;
+        upper_bound = upper_bound > 0
+                          ? std::min(upper_bound, found.back().evaluation.modelled_seconds)
+                          : found.back().evaluation.modelled_seconds;
       }
     }
   }
@@ -319,8 +419,9 @@ PoolPlacement PlaceInternalFirst(const PoolProblem& problem) {
     return problem.arena.blocks[a].first < problem.arena.blocks[b].first;
   });
   std::vector<int32_t> pools = PoolsBySpeed(problem);
-  return Finish(problem, "internal_first",
-                Greedy(problem, order, [&](int32_t) { return pools; }));
+  return Finish(
+      problem, "internal_first",
+      Greedy(problem, order, [&](int32_t) -> const std::vector<int32_t>& { return pools; }));
 }
 
 PoolPlacement PlaceUsmpGreedy(const PoolProblem& problem) {
@@ -331,12 +432,15 @@ PoolPlacement PlaceUsmpGreedy(const PoolProblem& problem) {
   });
   std::vector<int32_t> pools(problem.num_pools());
   std::iota(pools.begin(), pools.end(), 0);
-  return Finish(problem, "usmp_greedy", Greedy(problem, order, [&](int32_t) { return pools; }));
+  return Finish(
+      problem, "usmp_greedy",
+      Greedy(problem, order, [&](int32_t) -> const std::vector<int32_t>& { return pools; }));
 }
 
 PoolPlacement PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits& limits,
                                   double lower_bound_seconds) {
-  auto cost_order = [&](int32_t b) { return CostOrder(problem, b); };
+  const std::vector<std::vector<int32_t>> cost_orders = CostOrders(problem);
+  auto cost_order = [&](int32_t b) -> const std::vector<int32_t>& { return cost_orders[b]; };
   auto sorted_by = [&](const std::function<double(int32_t)>& key) {
     std::vector<int32_t> order = AllBlocks(problem);
     std::stable_sort(order.begin(), order.end(),
@@ -344,7 +448,7 @@ PoolPlacement PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits&
     return order;
   };
   auto per_byte = [&](int32_t b) {
-    return Saving(problem, b) / std::max<int64_t>(1, problem.arena.blocks[b].size);
+    return Saving(problem, cost_orders[b], b) / std::max<int64_t>(1, problem.arena.blocks[b].size);
   };
   auto size = [&](int32_t b) { return static_cast<double>(problem.arena.blocks[b].size); };
   auto lifetime = [&](int32_t b) {
@@ -356,7 +460,7 @@ PoolPlacement PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits&
   std::stable_sort(largest_pools.begin(), largest_pools.end(), [&](int32_t a, int32_t b) {
     return problem.pools[a].capacity_bytes > problem.pools[b].capacity_bytes;
   });
-  auto by_capacity = [&](int32_t) { return largest_pools; };
+  auto by_capacity = [&](int32_t) -> const std::vector<int32_t>& { return largest_pools; };
   // Interval colouring's rule for fitting: blocks in the order they start,
   // each into the smallest bank with room, so the large banks keep room
   // for the large blocks that start later.
@@ -369,10 +473,11 @@ PoolPlacement PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits&
   const std::vector<int32_t> density_order = sorted_by(per_byte);
   std::vector<PoolPlacement> starts = {
       Finish(problem, "density", Greedy(problem, density_order, cost_order)),
-      Finish(problem, "saving",
-             Greedy(problem, sorted_by([&](int32_t b) { return Saving(problem, b); }), cost_order)),
-      Finish(problem, "size",
-             Greedy(problem, sorted_by(size), cost_order)),
+      Finish(
+          problem, "saving",
+          Greedy(problem, sorted_by([&](int32_t b) { return Saving(problem, cost_orders[b], b); }),
+                 cost_order)),
+      Finish(problem, "size", Greedy(problem, sorted_by(size), cost_order)),
       PlaceInternalFirst(problem),
       PlaceUsmpGreedy(problem),
       // For fitting, not speed: bin packing's "largest first into the
@@ -380,7 +485,8 @@ PoolPlacement PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits&
       Finish(problem, "fit-by-size", Greedy(problem, sorted_by(size), by_capacity)),
       Finish(problem, "fit-by-lifetime", Greedy(problem, sorted_by(lifetime), by_capacity)),
       Finish(problem, "fit-in-order",
-             Greedy(problem, by_start, [&](int32_t) { return smallest_pools; })),
+             Greedy(problem, by_start,
+                    [&](int32_t) -> const std::vector<int32_t>& { return smallest_pools; })),
   };
   double upper_bound = 0;
   for (const PoolPlacement& start : starts) {
@@ -396,30 +502,31 @@ PoolPlacement PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits&
     return placement.fits() &&
            placement.evaluation.modelled_seconds <= lower_bound_seconds * (1 + 1e-12);
   };
+  PoolCompactor compactor(problem, limits);
   std::optional<PoolPlacement> best;
   std::vector<const PoolAssignment*> improved_from;
   for (PoolPlacement& start : starts) {
     if (best && at_bound(*best)) break;
     // Several orders often yield the same placement; improving it again
     // would find the same thing.
-    const bool seen = std::any_of(
-        improved_from.begin(), improved_from.end(), [&](const PoolAssignment* other) {
+    const bool seen =
+        std::any_of(improved_from.begin(), improved_from.end(), [&](const PoolAssignment* other) {
           return other->pool == start.assignment.pool && other->offset == start.assignment.offset;
         });
     if (seen) continue;
     improved_from.push_back(&start.assignment);
-    PoolPlacement improved = Improve(problem, start, limits);
+    PoolPlacement improved = Improve(problem, cost_orders, compactor, start, limits);
     if (!BetterPlacement(improved, start)) improved = start;
     if (!best || BetterPlacement(improved, *best)) best = std::move(improved);
   }
-  if (at_bound(*best)) return *std::move(best);
-  PoolPlacement promoted = Promote(problem, *best, density_order, limits);
-  if (BetterPlacement(promoted, *best)) {
-    promoted = Improve(problem, promoted, limits);
-    promoted.algorithm += "+promote";
-    return promoted;
+  if (!at_bound(*best)) {
+    PoolPlacement promoted = Promote(problem, cost_orders, *best, density_order, limits);
+    if (BetterPlacement(promoted, *best)) {
+      best = Improve(problem, cost_orders, compactor, promoted, limits);
+      best->algorithm += "+promote";
+    }
   }
-  return *std::move(best);
+  return CompactAll(problem, compactor, *std::move(best));
 }
 
 namespace {
