@@ -36,6 +36,9 @@ CallInfo MakeCallInfo(grpc::CallbackServerContext* context, absl::string_view me
   } else {
     call.request_id = NewRequestId();
   }
+  if (auto it = metadata.find(std::string(kCacheNamespaceMetadata)); it != metadata.end()) {
+    call.cache_namespace = std::string(it->second.data(), it->second.size());
+  }
   const std::chrono::system_clock::time_point deadline = context->deadline();
   if (deadline != std::chrono::system_clock::time_point::max()) {
     call.deadline = absl::FromChrono(deadline);

@@ -17,10 +17,17 @@
 namespace ordo::rpc {
 
 // What a method body learns about its call.
+// Metadata key a client sets to keep its cache entries apart from other
+// tenants' (see docs/nas.md, "Cache namespaces").
+inline constexpr absl::string_view kCacheNamespaceMetadata = "ordo-cache-namespace";
+
 struct CallInfo {
   std::string method;
   // From the client's `x-request-id` metadata, else fresh.
   std::string request_id;
+  // From the client's `ordo-cache-namespace` metadata (may be empty;
+  // checked by the service that uses it).
+  std::string cache_namespace;
   // The client's deadline (InfiniteFuture when it set none).
   absl::Time deadline = absl::InfiniteFuture();
   // Set when the client cancels or the deadline passes. Shared so it

@@ -159,7 +159,11 @@ absl::Status CompilerService::RunCompile(
     const rpc::CallInfo& call, const v1::CompileRequest& request, v1::CompileResponse& response,
     const std::function<void(const v1::CompileProgress&)>& on_progress) {
   const absl::Time start = deps_.clock->Now();
-  const std::string key = CompileRequestKey(request);
+  ORDO_ASSIGN_OR_RETURN(const std::string cache_namespace, CacheNamespaceOf(call));
+  // Every whole-answer key starts with the namespace, so single-flight
+  // and both response caches keep tenants apart as the part cache does.
+  const std::string key =
+      NamespacedScheduleCache::NamespacePrefix(cache_namespace) + CompileRequestKey(request);
   if (AnswerFromResponseCache(key, start, response, on_progress)) return absl::OkStatus();
   return CompileOrShare(call, request, key, start, response, on_progress);
 }
@@ -238,7 +242,8 @@ absl::Status CompilerService::CompileRequestNow(
   std::string name_free_key;
   if (deps_.name_free_results != nullptr) {
     canonical = CanonicalizeGraph(graph);
-    name_free_key = NameFreeRequestKey(request, canonical);
+    name_free_key = NamespacedScheduleCache::NamespacePrefix(ChosenNamespace(call)) +
+                    NameFreeRequestKey(request, canonical);
     if (AnswerFromNameFreeCache(call, key, compile, model_bytes, graph, canonical, name_free_key,
                                 start, response, on_progress)) {
       return absl::OkStatus();
@@ -248,7 +253,8 @@ absl::Status CompilerService::CompileRequestNow(
   ApplyBudget(SplitDeadline(compile.options.time_limit, deadline, deps_.clock->Now()), compile);
   ORDO_ASSIGN_OR_RETURN(
       const RewriteCompileResult result,
-      CompileBefore(deadline, call, compile, model_bytes, graph, ProgressToProto(on_progress)));
+      CompileBefore(deadline, call, compile, model_bytes, graph,
+                    ChosenNamespace(call), ProgressToProto(on_progress)));
   RecordCacheMetrics(result.compile);
   ORDO_ASSIGN_OR_RETURN(response, ResponseOf(compile, model_bytes, graph, result.graph,
                                              result.compile, result.rewrite));
@@ -324,11 +330,15 @@ void CompilerService::ApplyBudget(const CompileBudget& budget, CompileRequest& c
 
 absl::StatusOr<RewriteCompileResult> CompilerService::CompileBefore(
     absl::Time deadline, const rpc::CallInfo& call, const CompileRequest& compile,
-    absl::string_view model_bytes, const Graph& graph,
+    absl::string_view model_bytes, const Graph& graph, const std::string& cache_namespace,
     std::function<void(const CompileProgress&)> on_progress) const {
   CompileServices services;
   services.runner = deps_.runner;
   services.cache = deps_.cache;
+  std::optional<NamespacedScheduleCache> namespaced;
+  if (deps_.cache != nullptr && !cache_namespace.empty()) {
+    services.cache = &namespaced.emplace(*deps_.cache, cache_namespace);
+  }
   services.cancelled = call.cancelled.get();
   services.request_id = call.request_id;
   services.on_progress = std::move(on_progress);
@@ -375,8 +385,21 @@ void CompilerService::RecordCacheMetrics(const CompileResult& result) const {
   metrics->AddCacheLookups("rejected", stats.cache_rejected);
 }
 
-absl::Status CompilerService::RunEstimate(const v1::EstimateRequest& request,
+const std::string& CompilerService::ChosenNamespace(const rpc::CallInfo& call) const {
+  return call.cache_namespace.empty() ? deps_.cache_namespace : call.cache_namespace;
+}
+
+absl::StatusOr<std::string> CompilerService::CacheNamespaceOf(const rpc::CallInfo& call) const {
+  if (call.cache_namespace.empty()) return deps_.cache_namespace;
+  ORDO_RETURN_IF_ERROR(CheckCacheNamespace(
+      call.cache_namespace, absl::StrCat("metadata ", rpc::kCacheNamespaceMetadata)));
+  return call.cache_namespace;
+}
+
+absl::Status CompilerService::RunEstimate(const rpc::CallInfo& call,
+                                          const v1::EstimateRequest& request,
                                           v1::EstimateResponse& response) {
+  ORDO_ASSIGN_OR_RETURN(const std::string cache_namespace, CacheNamespaceOf(call));
   ORDO_ASSIGN_OR_RETURN(const CompileRequest estimate, rpc::CompileRequestFromProto(request));
   ORDO_RETURN_IF_ERROR(estimate.Validate());
   std::string shaped_model;
@@ -384,8 +407,10 @@ absl::Status CompilerService::RunEstimate(const v1::EstimateRequest& request,
                         ModelBytes(request, estimate, shaped_model));
   ORDO_ASSIGN_OR_RETURN(const Graph graph,
                         ImportRequestModel(request, estimate.format, model_bytes, limits_));
-  ORDO_ASSIGN_OR_RETURN(EstimateResult result,
-                        ordo::Estimate(graph, estimate.options, deps_.cache));
+  std::optional<NamespacedScheduleCache> namespaced;
+  ScheduleCache* cache = deps_.cache;
+  if (cache != nullptr && !cache_namespace.empty()) cache = &namespaced.emplace(*cache, cache_namespace);
+  ORDO_ASSIGN_OR_RETURN(EstimateResult result, ordo::Estimate(graph, estimate.options, cache));
   response = rpc::EstimateResultToProto(result);
   return absl::OkStatus();
 }
@@ -439,7 +464,9 @@ grpc::ServerUnaryReactor* CompilerService::Estimate(grpc::CallbackServerContext*
                                                     v1::EstimateResponse* response) {
   return rpc::ServeUnary(
       context, "Estimate", deps_.env,
-      [this, request, response](const rpc::CallInfo&) { return RunEstimate(*request, *response); });
+      [this, request, response](const rpc::CallInfo& call) {
+        return RunEstimate(call, *request, *response);
+      });
 }
 
 grpc::ServerUnaryReactor* CompilerService::GetInfo(grpc::CallbackServerContext* context,

@@ -17,6 +17,7 @@
 #include "server/compile_admission.h"
 #include "server/compile_budget.h"
 #include "server/name_free_result_cache.h"
+#include "server/namespaced_schedule_cache.h"
 #include "server/response_cache.h"
 #include "server/single_flight.h"
 #include "server/worker_directory.h"
@@ -43,6 +44,9 @@ class CompilerService final : public v1::Compiler::CallbackService {
     // null.
     NameFreeResultCache* name_free_results = nullptr;
     const WorkerDirectory* workers = nullptr;
+    // Namespace of calls that name none (ordo-server --cache-namespace);
+    // empty: the shared one. Valid (CheckCacheNamespace).
+    std::string cache_namespace;
     const Clock* clock = nullptr;
     rpc::CallEnvironment env;
   };
@@ -117,7 +121,7 @@ class CompilerService final : public v1::Compiler::CallbackService {
   // DEADLINE_EXCEEDED.
   absl::StatusOr<RewriteCompileResult> CompileBefore(
       absl::Time deadline, const rpc::CallInfo& call, const CompileRequest& compile,
-      absl::string_view model_bytes, const Graph& graph,
+      absl::string_view model_bytes, const Graph& graph, const std::string& cache_namespace,
       std::function<void(const CompileProgress&)> on_progress) const;
   // The result as the API's response, with the reordered models asked for.
   // `compiled_graph` is the graph `compiled` scheduled (the rewritten one,
@@ -128,7 +132,13 @@ class CompilerService final : public v1::Compiler::CallbackService {
       const std::optional<RewriteSummary>& rewrite);
   void RecordCompileAnswer(absl::string_view source) const;
   void RecordCacheMetrics(const CompileResult& result) const;
-  absl::Status RunEstimate(const v1::EstimateRequest& request, v1::EstimateResponse& response);
+  absl::Status RunEstimate(const rpc::CallInfo& call, const v1::EstimateRequest& request,
+                           v1::EstimateResponse& response);
+  // The call's cache namespace (its metadata, else the server's), checked;
+  // INVALID_ARGUMENT naming the metadata key when it is not valid.
+  absl::StatusOr<std::string> CacheNamespaceOf(const rpc::CallInfo& call) const;
+  // The same without the check (for calls RunCompile has checked).
+  const std::string& ChosenNamespace(const rpc::CallInfo& call) const;
   void FillInfo(v1::GetInfoResponse& response) const;
 
   const CompilerLimits limits_;

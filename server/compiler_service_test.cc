@@ -221,6 +221,41 @@ TEST_F(CompilerServiceTest, ANameFreeEntryThatDoesNotHoldOnTheRequestIsNotReturn
   EXPECT_EQ(response.peak_bytes(), compiled.peak_bytes);
 }
 
+TEST_F(CompilerServiceTest, TwoCacheNamespacesShareNothing) {
+  const Graph graph = BranchesGraph();
+  const v1::CompileRequest request = GraphRequest(graph);
+  rpc::CallInfo team_a = Call(), team_b = Call();
+  team_a.cache_namespace = "team-a";
+  team_b.cache_namespace = "team-b";
+  v1::CompileResponse first;
+  ORDO_ASSERT_OK(Compile(request, first, team_a));
+  // The same request (and a re-export) from the other team: no response,
+  // name-free or part hit.
+  v1::CompileResponse other;
+  ORDO_ASSERT_OK(Compile(request, other, team_b));
+  EXPECT_FALSE(other.stats().response_cached());
+  EXPECT_EQ(other.stats().cache_hits(), 0);
+  v1::CompileResponse other_renamed;
+  ORDO_ASSERT_OK(Compile(Renamed(request, "b/"), other_renamed, team_b));
+  EXPECT_TRUE(other_renamed.stats().name_free_cached());  // team b's own entry
+  // Nor from the shared namespace of calls that name none.
+  v1::CompileResponse shared;
+  ORDO_ASSERT_OK(Compile(request, shared));
+  EXPECT_FALSE(shared.stats().response_cached());
+  EXPECT_EQ(shared.stats().cache_hits(), 0);
+  // Within one namespace entries are found as before.
+  v1::CompileResponse again;
+  ORDO_ASSERT_OK(Compile(request, again, team_a));
+  EXPECT_TRUE(again.stats().response_cached());
+  EXPECT_EQ(again.peak_bytes(), first.peak_bytes());
+
+  rpc::CallInfo bad = Call();
+  bad.cache_namespace = "team a/../b";
+  v1::CompileResponse refused;
+  EXPECT_THAT(Compile(request, refused, bad),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("ordo-cache-namespace")));
+}
+
 TEST_F(CompilerServiceTest, ASecondIdenticalRequestIsAnsweredFromTheResponseCache) {
   const Graph graph = BranchesGraph();
   const v1::CompileRequest request = GraphRequest(graph);

@@ -19,6 +19,7 @@
 #include "rpc/security_flags.h"
 #include "rpc/service_main.h"
 #include "rpc/termination_signals.h"
+#include "server/namespaced_schedule_cache.h"
 #include "server/ordo_server.h"
 
 ABSL_FLAG(std::string, listen, "localhost:50051", "host:port to serve on; port 0 picks one");
@@ -44,6 +45,9 @@ ABSL_FLAG(absl::Duration, redis_timeout, absl::Milliseconds(250),
 ABSL_FLAG(int, max_state_mb, 1024,
           "memory one compile's schedule search may use; requests may ask for less");
 ABSL_FLAG(int, cache_mb, 256, "budget of the in-memory cache");
+ABSL_FLAG(std::string, cache_namespace, "",
+          "cache namespace of calls without ordo-cache-namespace metadata: their entries "
+          "(parts, responses) are kept apart from other namespaces' in the same cache or Redis");
 ABSL_FLAG(int, max_message_mb, 256, "largest request or response");
 ABSL_FLAG(int64_t, max_ops, 100000, "largest model, in ops");
 ABSL_FLAG(int, max_concurrent, 8, "compiles at once; more fail with RESOURCE_EXHAUSTED");
@@ -116,6 +120,13 @@ int main(int argc, char** argv) {
   }
   options.limits.max_state_bytes = int64_t{absl::GetFlag(FLAGS_max_state_mb)} << 20;
   options.cache_bytes = int64_t{absl::GetFlag(FLAGS_cache_mb)} << 20;
+  options.cache_namespace = absl::GetFlag(FLAGS_cache_namespace);
+  if (const absl::Status ns = ordo::server::CheckCacheNamespace(options.cache_namespace,
+                                                                "--cache-namespace");
+      !ns.ok()) {
+    std::fprintf(stderr, "ordo-server: %s\n", std::string(ns.message()).c_str());
+    return 2;
+  }
   options.limits.max_message_bytes = int64_t{absl::GetFlag(FLAGS_max_message_mb)} << 20;
   options.limits.max_ops = absl::GetFlag(FLAGS_max_ops);
   options.limits.max_concurrent_compiles = std::max(1, absl::GetFlag(FLAGS_max_concurrent));

@@ -145,6 +145,7 @@ absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(const Options& opt
       std::min<int64_t>(options.cache_bytes / 4, int64_t{64} << 20));
   deps.name_free_results = server->name_free_results_.get();
   deps.workers = server->directory_.get();
+  deps.cache_namespace = options.cache_namespace;
   deps.clock = &server->clock_;
   deps.env = rpc::CallEnvironment{server->queue_.get(), &server->metrics_};
   server->service_ = std::make_unique<CompilerService>(options.limits, deps);

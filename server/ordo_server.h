@@ -65,6 +65,9 @@ class OrdoServer {
     absl::Duration redis_timeout = absl::Milliseconds(250);
     // Budget of the in-memory cache.
     int64_t cache_bytes = int64_t{256} << 20;
+    // Namespace of the cache entries of calls that name none (their
+    // `ordo-cache-namespace` metadata); empty: the shared one.
+    std::string cache_namespace;
     CompilerLimits limits;
     absl::Duration shutdown_grace = absl::Seconds(5);
     // TLS and bearer-token authentication of the public port.
