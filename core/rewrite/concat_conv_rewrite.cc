@@ -16,26 +16,6 @@
 namespace ordo {
 namespace {
 
-// The node `op` was imported from: at its source index when the model is
-// the one `graph` was imported from, else (a model other rewrites changed
-// since) the node of the same name; names are unique in models that
-// RewriteForMemory edits.
-absl::StatusOr<int32_t> NodeOf(const onnx::GraphProto& model_graph, const Op& op) {
-  auto matches = [&](int32_t i) {
-    return model_graph.node(i).op_type() == op.type && model_graph.node(i).name() == op.name;
-  };
-  if (op.source_index >= 0 && op.source_index < model_graph.node_size() &&
-      model_graph.node(op.source_index).op_type() == op.type &&
-      (model_graph.node(op.source_index).name().empty() || matches(op.source_index))) {
-    return op.source_index;
-  }
-  for (int32_t i = 0; i < model_graph.node_size(); ++i) {
-    if (matches(i)) return i;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("op \"", op.name, "\" does not match a node of the model"));
-}
-
 // Pad and Slice keep channels apart only when they leave the batch and
 // channel axes alone, which their operand values tell (the pattern checked
 // only that the dims are kept: a Slice reversing all channels keeps them

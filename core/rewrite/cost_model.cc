@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/rewrite/op_semantics.h"
+#include "core/rewrite/patch_fusion.h"
 #include "core/rewrite/rewrite.h"
 
 namespace ordo {
@@ -46,6 +47,8 @@ int64_t OpMacs(const Graph& graph, const Op& op) {
   if (out == nullptr) return 0;
   const int64_t out_elements = Product(*out);
   const std::string& t = op.type;
+  // A fused stage states its own MACs (patch_fusion.h: recomputed rows).
+  if (op.domain == kFusionDomain) return IntAttribute(op, "macs").value_or(out_elements);
   if (!op.domain.empty() && op.domain != "ai.onnx") return out_elements;
   if (t == "Conv") {
     const std::vector<int64_t>* w = Dims(graph, op.inputs, 1);

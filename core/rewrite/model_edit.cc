@@ -78,6 +78,22 @@ int32_t OnnxElemType(DataType dtype) {
   return onnx::TensorProto::UNDEFINED;
 }
 
+absl::StatusOr<int32_t> NodeOf(const onnx::GraphProto& graph, const Op& op) {
+  auto matches = [&](int32_t i) {
+    return graph.node(i).op_type() == op.type && graph.node(i).name() == op.name;
+  };
+  if (op.source_index >= 0 && op.source_index < graph.node_size() &&
+      graph.node(op.source_index).op_type() == op.type &&
+      (graph.node(op.source_index).name().empty() || matches(op.source_index))) {
+    return op.source_index;
+  }
+  for (int32_t i = 0; i < graph.node_size(); ++i) {
+    if (matches(i)) return i;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("op \"", op.name, "\" does not match a node of the model"));
+}
+
 const onnx::TensorProto* FindInitializer(const onnx::GraphProto& graph, absl::string_view name) {
   for (const onnx::TensorProto& t : graph.initializer()) {
     if (t.name() == name) return &t;

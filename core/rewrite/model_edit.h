@@ -9,7 +9,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/string_view.h"
+#include "absl/status/statusor.h"
 #include "core/graph/dtype.h"
+#include "core/graph/graph.h"
 #include "onnx/onnx_pb.h"
 
 namespace ordo {
@@ -42,6 +44,13 @@ struct ModelEdit {
 // A value_info for a dense tensor.
 onnx::ValueInfoProto DenseValueInfo(const std::string& name, int32_t elem_type,
                                     const std::vector<int64_t>& dims);
+
+// The index of the node `op` was imported from: at its source index when
+// the model is the one the op's Graph was imported from, else (a model
+// other rewrites changed since) the node of the same name and type; names
+// are unique in models that RewriteForMemory edits. INVALID_ARGUMENT naming
+// the op when neither matches. O(nodes).
+absl::StatusOr<int32_t> NodeOf(const onnx::GraphProto& graph, const Op& op);
 
 // The initializer named `name`, or null. O(initializers).
 const onnx::TensorProto* FindInitializer(const onnx::GraphProto& graph, absl::string_view name);

@@ -1,6 +1,9 @@
 #include "core/rewrite/onnx_test_model.h"
 
+#include <algorithm>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace ordo {
 
@@ -116,6 +119,62 @@ onnx::ModelProto WithZeroExternalData(onnx::ModelProto model) {
     t.set_raw_data(std::string(count * element, '\0'));
   }
   return model;
+}
+
+OnnxTestModel RandomWindowChain(uint32_t seed, int32_t layers, int64_t size, bool with_data) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int32_t n) { return static_cast<int32_t>(rng() % n); };
+  OnnxTestModel m;
+  m.Input("x", {1, 3, size, size});
+  std::string current = "x";
+  int64_t channels = 3;
+  int64_t extent = size;
+  for (int32_t l = 0; l < layers; ++l) {
+    const std::string name = "l" + std::to_string(l);
+    const std::string out = l + 1 == layers ? "y" : name;
+    const int32_t kind = pick(5);
+    int64_t kernel = kind < 3 ? std::vector<int64_t>{1, 3, 5}[pick(3)] : 2 + pick(2);
+    int64_t dilation = kind < 3 && kernel > 1 && pick(4) == 0 ? 2 : 1;
+    int64_t stride = extent >= 4 && pick(3) == 0 ? 2 : 1;
+    int64_t pad = pick(2) == 0 ? 0 : (kernel - 1) * dilation / 2;
+    if (extent + 2 * pad < (kernel - 1) * dilation + 1) {  // the window must fit
+      kernel = 1;
+      dilation = 1;
+    }
+    if (kind < 3) {
+      const bool depthwise = kind == 2;
+      const int64_t out_channels = depthwise ? channels : 2 + pick(5);
+      m.Weight(name + "_w", {out_channels, depthwise ? 1 : channels, kernel, kernel},
+               with_data ? &rng : nullptr);
+      onnx::NodeProto& conv = m.Node("Conv", {current, name + "_w"}, {out});
+      if (depthwise) SetIntAttribute(conv, "group", channels);
+      SetIntsAttribute(conv, "kernel_shape", {kernel, kernel});
+      SetIntsAttribute(conv, "strides", {stride, stride});
+      SetIntsAttribute(conv, "dilations", {dilation, dilation});
+      SetIntsAttribute(conv, "pads", {pad, pad, pad, pad});
+      conv.set_name(name);
+      channels = out_channels;
+    } else if (pick(3) == 0 || kernel < 2) {
+      onnx::NodeProto& relu = m.Node("Relu", {current}, {out});
+      relu.set_name(name);
+      kernel = 1;
+      stride = 1;
+      pad = 0;
+      dilation = 1;
+    } else {
+      onnx::NodeProto& pool = m.Node(kind == 3 ? "MaxPool" : "AveragePool", {current}, {out});
+      pad = std::min(pad, kernel - 1);
+      SetIntsAttribute(pool, "kernel_shape", {kernel, kernel});
+      SetIntsAttribute(pool, "strides", {stride, stride});
+      SetIntsAttribute(pool, "pads", {pad, pad, pad, pad});
+      pool.set_name(name);
+      dilation = 1;
+    }
+    extent = (extent + 2 * pad - (kernel - 1) * dilation - 1) / stride + 1;
+    current = out;
+  }
+  m.Output("y");
+  return m;
 }
 
 OnnxTestModel InvertedResidualBlock(const InvertedResidualSpec& spec) {

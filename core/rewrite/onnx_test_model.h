@@ -60,6 +60,14 @@ struct InvertedResidualSpec {
 };
 OnnxTestModel InvertedResidualBlock(const InvertedResidualSpec& spec);
 
+// A random chain of `layers` window layers on x [1, 3, `size`, `size`]:
+// Convs (kernel 1, 3 or 5, stride 1 or 2, padded or not, dilation 1 or 2,
+// group 1 or depthwise), MaxPool / AveragePool (kernel 2 or 3, padded or
+// not) and Relu; nodes "l0", "l1", ..., output "y". Every spatial dim stays
+// >= 1. Weights carry random data when `with_data`. Deterministic in
+// `seed`.
+OnnxTestModel RandomWindowChain(uint32_t seed, int32_t layers, int64_t size, bool with_data);
+
 // Replaces external (unshipped) initializer data with zeros so that ONNX's
 // checker, which insists on external files, accepts the model.
 onnx::ModelProto WithZeroExternalData(onnx::ModelProto model);

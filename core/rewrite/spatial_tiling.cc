@@ -452,24 +452,6 @@ absl::StatusOr<Plan> MakePlan(const Graph& graph, const SpatialTiling& tiling,
 // ---------------------------------------------------------------------------
 // Emitting the model.
 
-// The node `op` was imported from: at its source index when it matches,
-// else the node of the same name.
-absl::StatusOr<int32_t> NodeOf(const onnx::GraphProto& g, const Op& op) {
-  auto matches = [&](int32_t i) {
-    return g.node(i).op_type() == op.type && g.node(i).name() == op.name;
-  };
-  if (op.source_index >= 0 && op.source_index < g.node_size() &&
-      g.node(op.source_index).op_type() == op.type &&
-      (g.node(op.source_index).name().empty() || matches(op.source_index))) {
-    return op.source_index;
-  }
-  for (int32_t i = 0; i < g.node_size(); ++i) {
-    if (matches(i)) return i;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("op \"", op.name, "\" does not match a node of the model"));
-}
-
 // Sets each input of `copy` (a clone of `op`'s node) to read(p), where p is
 // the input's position in the Graph op: ONNX positions may include omitted
 // optional inputs (""), which the Graph drops, so p skips them.

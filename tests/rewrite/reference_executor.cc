@@ -413,6 +413,43 @@ absl::StatusOr<FloatTensor> Resize(const onnx::NodeProto& node, const FloatTenso
   return y;
 }
 
+// The model-local function a node calls (ONNX IR 8), or null.
+const onnx::FunctionProto* LocalFunction(const onnx::ModelProto& model,
+                                         const onnx::NodeProto& node) {
+  for (const onnx::FunctionProto& f : model.functions()) {
+    if (f.name() == node.op_type() && f.domain() == node.domain()) return &f;
+  }
+  return nullptr;
+}
+
+// A call of `f` by `node`: its body run as a graph of its own, fed the
+// node's float operands under the function's formal names (the function's
+// scope is its own, as ONNX defines it).
+absl::StatusOr<std::vector<FloatTensor>> RunFunction(const onnx::ModelProto& model,
+                                                     const onnx::FunctionProto& f,
+                                                     const onnx::NodeProto& node,
+                                                     const TensorMap& values) {
+  if (node.input_size() > f.input_size() || node.output_size() > f.output_size()) {
+    return Unsupported(node, "more operands than its function declares");
+  }
+  onnx::ModelProto body;
+  *body.mutable_functions() = model.functions();
+  TensorMap feeds;
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (node.input(i).empty()) continue;
+    auto it = values.find(node.input(i));
+    if (it == values.end()) return Unsupported(node, absl::StrCat("operand ", node.input(i)));
+    feeds[f.input(i)] = it->second;
+  }
+  for (const onnx::NodeProto& n : f.node()) *body.mutable_graph()->add_node() = n;
+  for (const std::string& out : f.output()) body.mutable_graph()->add_output()->set_name(out);
+  absl::StatusOr<TensorMap> results = RunReference(body, feeds);
+  if (!results.ok()) return results.status();
+  std::vector<FloatTensor> outs;
+  for (int i = 0; i < node.output_size(); ++i) outs.push_back((*results)[f.output(i)]);
+  return outs;
+}
+
 }  // namespace
 
 absl::StatusOr<TensorMap> RunReference(const onnx::ModelProto& model, const TensorMap& feeds) {
@@ -448,6 +485,25 @@ absl::StatusOr<TensorMap> RunReference(const onnx::ModelProto& model, const Tens
   for (const onnx::NodeProto& node : graph.node()) {
     const std::string& type = node.op_type();
     std::vector<FloatTensor> outs;
+    if (const onnx::FunctionProto* f = LocalFunction(model, node)) {
+      absl::StatusOr<std::vector<FloatTensor>> results = RunFunction(model, *f, node, values);
+      if (!results.ok()) return results.status();
+      for (size_t i = 0; i < results->size(); ++i) values[node.output(i)] = (*results)[i];
+      continue;
+    }
+    if (type == "ConstantOfShape") {
+      std::optional<std::vector<int64_t>> shape = int_input(node, 0);
+      if (!shape) return Unsupported(node, "non-constant shape");
+      const auto* value = Attr(node, "value");
+      float fill = 0.0f;
+      if (value != nullptr) {
+        absl::StatusOr<FloatTensor> f = FloatsOf(value->t());
+        if (!f.ok() || f->values.empty()) return Unsupported(node, "value");
+        fill = f->values[0];
+      }
+      values[node.output(0)] = FloatTensor{*shape, std::vector<float>(Count(*shape), fill)};
+      continue;
+    }
     if (type == "Constant") {
       const auto* value = Attr(node, "value");
       if (value == nullptr) return Unsupported(node, "Constant without value");

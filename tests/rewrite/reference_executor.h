@@ -32,6 +32,10 @@ using TensorMap = std::map<std::string, FloatTensor>;
 // define them, deliberately sharing no code with core/rewrite, so that a rewrite and its check
 // cannot share a bug.
 //
+// A node that calls a model-local function (ModelProto.functions, ONNX IR
+// 8; ordo's fused stages) runs the function's body in a scope of its own;
+// ConstantOfShape is supported for the bodies' workspace.
+//
 // Runs the nodes in file order (INVALID_ARGUMENT when a node reads a value
 // not computed yet, so the file must be topologically sorted). Values come
 // from `feeds` (graph inputs, and weights the model carries no data for),

@@ -1,0 +1,503 @@
+#include "core/rewrite/patch_fusion.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "core/memory/simulator.h"
+#include "core/rewrite/cost_model.h"
+#include "core/rewrite/model_edit.h"
+#include "core/rewrite/op_semantics.h"
+#include "core/util/status_macros.h"
+
+namespace ordo {
+namespace {
+
+// One fusible op: its data input and output, and how its output rows and
+// columns read its input's (an identity window for per-element ops).
+struct Layer {
+  OpId op = kNoId;
+  TensorId in = kNoId;
+  TensorId out = kNoId;
+  Window window;
+  int64_t macs = 0;
+};
+
+Window IdentityWindow() {
+  return Window{{1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, false};
+}
+
+bool IsPerElement(const Op& op) {
+  switch (ClassifyOp(op)) {
+    case OpKind::kUnaryElementwise:
+    case OpKind::kBinaryElementwise:
+    case OpKind::kBatchNormalization:
+      return true;
+    default:
+      // Clip reads min / max as operands (opset 11+), which ClassifyOp's
+      // unary kind does not allow; here they are weights like any other.
+      return op.type == "Clip" && (op.domain.empty() || op.domain == "ai.onnx");
+  }
+}
+
+// The op as a layer of a chain, or nullopt when it cannot be one.
+std::optional<Layer> AnalyzeLayer(const Graph& graph, OpId id) {
+  const Op& op = graph.op(id);
+  if (op.outputs.size() != 1 || op.inputs.empty()) return std::nullopt;
+  for (size_t p = 1; p < op.inputs.size(); ++p) {
+    if (graph.tensor(op.inputs[p]).kind != TensorKind::kWeight) return std::nullopt;
+  }
+  const Tensor& in = graph.tensor(op.inputs[0]);
+  const Tensor& out = graph.tensor(op.outputs[0]);
+  if (in.kind == TensorKind::kWeight || in.dims.size() != 4 || out.dims.size() != 4 ||
+      in.dtype != out.dtype || in.dims[0] != out.dims[0]) {
+    return std::nullopt;
+  }
+  Layer layer{id, op.inputs[0], op.outputs[0], IdentityWindow(), OpMacs(graph, op)};
+  const OpKind kind = ClassifyOp(op);
+  if (kind == OpKind::kConv) {
+    absl::StatusOr<ConvInfo> conv = AnalyzeConv(op, InputDims(graph, op));
+    if (!conv.ok() || conv->window.rank() != 2) return std::nullopt;
+    layer.window = conv->window;
+  } else if (kind == OpKind::kMaxPool || kind == OpKind::kAveragePool) {
+    absl::StatusOr<Window> pool = AnalyzePool(op, in.dims);
+    if (!pool.ok() || pool->rank() != 2) return std::nullopt;
+    layer.window = *pool;
+  } else if (!IsPerElement(op) || in.dims != out.dims) {
+    return std::nullopt;
+  }
+  for (int32_t axis = 0; axis < 2; ++axis) {
+    if (layer.window.OutputSize(axis, in.dims[2 + axis]) != out.dims[2 + axis]) return std::nullopt;
+  }
+  return layer;
+}
+
+// The layers of `ops`, checked to be one piece of a chain.
+absl::StatusOr<std::vector<Layer>> StageLayers(const Graph& graph, absl::Span<const OpId> ops) {
+  if (ops.size() < 2) return absl::InvalidArgumentError("a fused stage needs at least two ops");
+  std::vector<Layer> layers;
+  layers.reserve(ops.size());
+  for (OpId id : ops) {
+    if (id < 0 || id >= graph.num_ops()) {
+      return absl::InvalidArgumentError(absl::StrCat("op id ", id, " is not in the graph"));
+    }
+    std::optional<Layer> layer = AnalyzeLayer(graph, id);
+    if (!layer) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("op \"", graph.op(id).name, "\" cannot be part of a fused stage"));
+    }
+    if (!layers.empty()) {
+      const Tensor& between = graph.tensor(layers.back().out);
+      if (layer->in != layers.back().out || between.is_graph_output ||
+          between.consumers.size() != 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "op \"", graph.op(id).name, "\" does not follow \"",
+            graph.op(layers.back().op).name, "\" alone: its input must be read by it only"));
+      }
+    }
+    layers.push_back(*layer);
+  }
+  return layers;
+}
+
+int64_t Extent(std::pair<int64_t, int64_t> range) { return range.second - range.first; }
+
+// Per intermediate tensor (layers[l].out for l < n - 1) the largest rows
+// (axis 0) or columns (axis 1) one output position of the stage reads, and
+// per layer the sum over the stage's output rows of that layer's output
+// rows they read (axis 0 only; what kPixel computes).
+struct Receptive {
+  std::vector<int64_t> extent;  // per layer's output
+  std::vector<int64_t> sum;     // per layer's output
+};
+
+Receptive ReceptiveField(const Graph& graph, const std::vector<Layer>& layers, int32_t axis) {
+  const int32_t n = static_cast<int32_t>(layers.size());
+  Receptive field{std::vector<int64_t>(n, 0), std::vector<int64_t>(n, 0)};
+  const int64_t size = graph.tensor(layers.back().out).dims[2 + axis];
+  for (int64_t position = 0; position < size; ++position) {
+    std::pair<int64_t, int64_t> range{position, position + 1};
+    for (int32_t l = n - 1; l >= 0; --l) {
+      field.extent[l] = std::max(field.extent[l], Extent(range));
+      field.sum[l] += Extent(range);
+      const int64_t in_size = graph.tensor(layers[l].in).dims[2 + axis];
+      range = layers[l].window.InputRange(axis, range.first, range.second, in_size);
+    }
+  }
+  return field;
+}
+
+// Per layer, the columns of its output that some output of the stage
+// reads (a strided window may skip the last ones).
+std::vector<int64_t> NeededColumns(const Graph& graph, const std::vector<Layer>& layers) {
+  const int32_t n = static_cast<int32_t>(layers.size());
+  std::vector<int64_t> needed(n, 0);
+  std::pair<int64_t, int64_t> range{0, graph.tensor(layers.back().out).dims[3]};
+  for (int32_t l = n - 1; l >= 0; --l) {
+    needed[l] = Extent(range);
+    range = layers[l].window.InputRange(1, range.first, range.second,
+                                        graph.tensor(layers[l].in).dims[3]);
+  }
+  return needed;
+}
+
+int64_t Elements(const Tensor& t) {
+  int64_t n = 1;
+  for (int64_t d : t.dims) n *= d;
+  return n;
+}
+
+// Bytes per element of the stage's activations under the memory model's
+// rules (the intermediates are never graph inputs or outputs).
+int64_t ElementBytes(const Graph& graph, const MemoryModel& memory, TensorId intermediate) {
+  const int64_t elements = Elements(graph.tensor(intermediate));
+  return elements == 0 ? 0 : memory.tensors[intermediate].bytes / elements;
+}
+
+StageCost Cost(const Graph& graph, const MemoryModel& memory, const std::vector<Layer>& layers,
+               StageCaching caching) {
+  const int32_t n = static_cast<int32_t>(layers.size());
+  StageCost cost;
+  int64_t own_macs = 0;
+  for (const Layer& layer : layers) own_macs += layer.macs;
+  if (caching == StageCaching::kLineBuffer) {
+    for (int32_t l = 0; l + 1 < n; ++l) {
+      const std::vector<int64_t>& dims = graph.tensor(layers[l].out).dims;
+      const int64_t out_rows = graph.tensor(layers[l + 1].out).dims[2];
+      int64_t rows = 0;
+      for (int64_t row = 0; row < out_rows; ++row) {
+        rows = std::max(rows, Extent(layers[l + 1].window.InputRange(0, row, row + 1, dims[2])));
+      }
+      cost.workspace_elements += dims[0] * dims[1] * rows * dims[3];
+    }
+    cost.macs = own_macs;
+  } else {
+    const Receptive rows = ReceptiveField(graph, layers, 0);
+    const Receptive columns = ReceptiveField(graph, layers, 1);
+    const std::vector<int64_t> width = NeededColumns(graph, layers);
+    for (int32_t l = 0; l < n; ++l) {
+      const std::vector<int64_t>& dims = graph.tensor(layers[l].out).dims;
+      if (l + 1 < n) cost.workspace_elements += dims[0] * dims[1] * rows.extent[l] * columns.extent[l];
+      // MACs are proportional to output elements (cost_model.h): per output
+      // row, the rows it reads, over the columns any output reads.
+      cost.macs += layers[l].macs / (dims[2] * dims[3]) * rows.sum[l] * width[l];
+    }
+  }
+  cost.workspace_bytes = cost.workspace_elements * ElementBytes(graph, memory, layers[0].out);
+  cost.extra_macs = cost.macs - own_macs;
+  return cost;
+}
+
+constexpr StageCaching kCachings[] = {StageCaching::kLineBuffer, StageCaching::kPixel};
+
+// One way to run ops [first, last] of a chain: a single layer unfused, or a
+// fused stage.
+struct Piece {
+  int32_t first = 0;
+  int32_t last = 0;
+  bool fused = false;
+  StageCaching caching = StageCaching::kLineBuffer;
+  int64_t bytes = 0;  // its step's footprint: input + output (+ workspace)
+  int64_t extra_macs = 0;
+};
+
+std::vector<Piece> PiecesOf(const Graph& graph, const MemoryModel& memory,
+                            const std::vector<Layer>& chain) {
+  const int32_t n = static_cast<int32_t>(chain.size());
+  std::vector<Piece> pieces;
+  for (int32_t first = 0; first < n; ++first) {
+    // Unfused, a layer costs its step (in place where the spec allows).
+    pieces.push_back(
+        {first, first, false, StageCaching::kLineBuffer, OpStepBytes(memory, chain[first].op), 0});
+    const int64_t in_bytes = memory.constant_bytes + memory.tensors[chain[first].in].bytes;
+    for (int32_t last = first + 1; last < n; ++last) {
+      const std::vector<Layer> stage(chain.begin() + first, chain.begin() + last + 1);
+      for (StageCaching caching : kCachings) {
+        const StageCost cost = Cost(graph, memory, stage, caching);
+        pieces.push_back({first, last, true, caching,
+                          in_bytes + memory.tensors[chain[last].out].bytes + cost.workspace_bytes,
+                          cost.extra_macs});
+      }
+    }
+  }
+  return pieces;
+}
+
+// The fewest extra MACs that cover `chain` with pieces of at most `limit`
+// bytes, and those pieces; nullopt when some op cannot run within it.
+std::optional<std::pair<int64_t, std::vector<const Piece*>>> CheapestCover(
+    int32_t n, const std::vector<Piece>& pieces, int64_t limit) {
+  constexpr int64_t kInfinity = INT64_MAX;
+  std::vector<int64_t> best(n + 1, kInfinity);
+  std::vector<const Piece*> choice(n + 1, nullptr);
+  best[0] = 0;
+  // Pieces are ordered by first op, so every prefix is final before a piece
+  // starting after it is read.
+  for (const Piece& piece : pieces) {
+    if (piece.bytes > limit || best[piece.first] == kInfinity) continue;
+    const int64_t total = best[piece.first] + piece.extra_macs;
+    if (total < best[piece.last + 1]) {
+      best[piece.last + 1] = total;
+      choice[piece.last + 1] = &piece;
+    }
+  }
+  if (best[n] == kInfinity) return std::nullopt;
+  std::vector<const Piece*> cover;
+  for (int32_t end = n; end > 0; end = choice[end]->first) cover.push_back(choice[end]);
+  std::reverse(cover.begin(), cover.end());
+  return std::make_pair(best[n], std::move(cover));
+}
+
+}  // namespace
+
+absl::string_view StageCachingName(StageCaching caching) {
+  return caching == StageCaching::kLineBuffer ? "line_buffer" : "pixel";
+}
+
+std::vector<std::vector<OpId>> FindFusibleChains(const Graph& graph) {
+  const int32_t n = graph.num_ops();
+  std::vector<std::optional<Layer>> layers(n);
+  for (OpId id = 0; id < n; ++id) layers[id] = AnalyzeLayer(graph, id);
+  std::vector<OpId> next(n, kNoId);
+  std::vector<bool> has_previous(n, false);
+  for (OpId id = 0; id < n; ++id) {
+    if (!layers[id]) continue;
+    const Tensor& out = graph.tensor(layers[id]->out);
+    if (out.is_graph_output || out.consumers.size() != 1) continue;
+    const OpId reader = out.consumers[0];
+    if (layers[reader] && layers[reader]->in == layers[id]->out) {
+      next[id] = reader;
+      has_previous[reader] = true;
+    }
+  }
+  std::vector<std::vector<OpId>> chains;
+  for (OpId id = 0; id < n; ++id) {
+    if (!layers[id] || has_previous[id] || next[id] == kNoId) continue;
+    std::vector<OpId> chain;
+    for (OpId op = id; op != kNoId; op = next[op]) chain.push_back(op);
+    chains.push_back(std::move(chain));
+  }
+  return chains;
+}
+
+absl::StatusOr<StageCost> CostOfStage(const Graph& graph, const MemoryModel& memory,
+                                      absl::Span<const OpId> ops, StageCaching caching) {
+  ORDO_ASSIGN_OR_RETURN(std::vector<Layer> layers, StageLayers(graph, ops));
+  return Cost(graph, memory, layers, caching);
+}
+
+absl::StatusOr<std::vector<FusionPlan>> FusionFront(const Graph& graph, const MemoryModel& memory) {
+  std::vector<std::vector<Layer>> chains;
+  std::vector<std::vector<Piece>> pieces;
+  std::vector<int64_t> limits;
+  for (const std::vector<OpId>& ops : FindFusibleChains(graph)) {
+    ORDO_ASSIGN_OR_RETURN(std::vector<Layer> chain, StageLayers(graph, ops));
+    pieces.push_back(PiecesOf(graph, memory, chain));
+    for (const Piece& piece : pieces.back()) limits.push_back(piece.bytes);
+    chains.push_back(std::move(chain));
+  }
+  std::sort(limits.begin(), limits.end());
+  limits.erase(std::unique(limits.begin(), limits.end()), limits.end());
+  std::vector<FusionPlan> front;
+  for (int64_t limit : limits) {
+    FusionPlan plan;
+    bool feasible = true;
+    for (size_t c = 0; c < chains.size() && feasible; ++c) {
+      auto cover = CheapestCover(static_cast<int32_t>(chains[c].size()), pieces[c], limit);
+      if (!cover) {
+        feasible = false;
+        break;
+      }
+      plan.extra_macs += cover->first;
+      for (const Piece* piece : cover->second) {
+        plan.chain_peak_bytes = std::max(plan.chain_peak_bytes, piece->bytes);
+        if (!piece->fused) continue;
+        FusedStage stage{{}, piece->caching};
+        for (int32_t l = piece->first; l <= piece->last; ++l) stage.ops.push_back(chains[c][l].op);
+        plan.stages.push_back(std::move(stage));
+      }
+    }
+    if (!feasible) continue;
+    // Limits rise, so a plan is dominated exactly when it costs no fewer
+    // extra MACs than the last one kept.
+    if (!front.empty() && plan.extra_macs >= front.back().extra_macs) continue;
+    front.push_back(std::move(plan));
+  }
+  return front;
+}
+
+std::string DescribeStage(const Graph& graph, const FusedStage& stage) {
+  if (stage.ops.empty()) return "empty stage";
+  return absl::StrCat(graph.op(stage.ops.front()).name, "..", graph.op(stage.ops.back()).name, " (",
+                      stage.ops.size(), " ops) fused, ", StageCachingName(stage.caching));
+}
+
+namespace {
+
+onnx::AttributeProto IntAttributeProto(const std::string& name, int64_t value) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INT);
+  a.set_i(value);
+  return a;
+}
+
+onnx::AttributeProto StringAttributeProto(const std::string& name, absl::string_view value) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::STRING);
+  a.set_s(std::string(value));
+  return a;
+}
+
+// The fused node and its function for one stage, whose layers are the
+// model's nodes at `nodes`.
+struct EmittedStage {
+  onnx::NodeProto node;
+  onnx::FunctionProto function;
+  onnx::ValueInfoProto workspace;
+};
+
+EmittedStage EmitStage(const onnx::ModelProto& model, const Graph& graph,
+                       const std::vector<Layer>& layers, const std::vector<int32_t>& nodes,
+                       const StageCost& cost, StageCaching caching, NameScope& names,
+                       const std::string& function_name) {
+  const onnx::GraphProto& g = model.graph();
+  const std::string& input = graph.tensor(layers.front().in).name;
+  const std::string& output = graph.tensor(layers.back().out).name;
+  const std::string workspace = names.Fresh(absl::StrCat(output, "_workspace"));
+  EmittedStage emitted;
+  onnx::FunctionProto& f = emitted.function;
+  f.set_name(function_name);
+  f.set_domain(std::string(kFusionDomain));
+  f.set_doc_string(absl::StrCat("ordo patch-wise fused stage (", StageCachingName(caching),
+                                "); the body computes what the stage's layers compute"));
+  for (const onnx::OperatorSetIdProto& opset : model.opset_import()) {
+    if (opset.domain().empty() || opset.domain() == "ai.onnx") *f.add_opset_import() = opset;
+  }
+  // Formal inputs keep the actual names (a function has its own scope).
+  absl::flat_hash_set<std::string> inputs;
+  auto add_input = [&](const std::string& name) {
+    if (!name.empty() && inputs.insert(name).second) f.add_input(name);
+  };
+  add_input(input);
+  for (int32_t index : nodes) {
+    for (int32_t p = 1; p < g.node(index).input_size(); ++p) add_input(g.node(index).input(p));
+    *f.add_node() = g.node(index);
+  }
+  f.add_output(output);
+  f.add_output(workspace);
+  const DataType dtype = graph.tensor(layers.front().out).dtype;
+  const int32_t elem_type = OnnxElemType(dtype);
+  onnx::NodeProto* shape = f.add_node();
+  shape->set_op_type("Constant");
+  shape->add_output("workspace_shape");
+  onnx::AttributeProto* value = shape->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+  value->mutable_t()->add_dims(1);
+  value->mutable_t()->add_int64_data(cost.workspace_elements);
+  onnx::NodeProto* fill = f.add_node();
+  fill->set_op_type("ConstantOfShape");
+  fill->add_input("workspace_shape");
+  fill->add_output(workspace);
+  onnx::AttributeProto* zero = fill->add_attribute();
+  zero->set_name("value");
+  zero->set_type(onnx::AttributeProto::TENSOR);
+  zero->mutable_t()->set_data_type(elem_type);
+  zero->mutable_t()->add_dims(1);
+  zero->mutable_t()->set_raw_data(std::string(ElementSize(dtype), '\0'));
+
+  onnx::NodeProto& node = emitted.node;
+  node.set_name(names.Fresh(absl::StrCat(g.node(nodes.front()).name(), "_fused")));
+  node.set_op_type(function_name);
+  node.set_domain(std::string(kFusionDomain));
+  for (const std::string& name : f.input()) node.add_input(name);
+  node.add_output(output);
+  node.add_output(workspace);
+  *node.add_attribute() = IntAttributeProto("macs", cost.macs);
+  *node.add_attribute() = IntAttributeProto("layers", static_cast<int64_t>(layers.size()));
+  *node.add_attribute() = StringAttributeProto("caching", StageCachingName(caching));
+  emitted.workspace = DenseValueInfo(workspace, elem_type, {cost.workspace_elements});
+  return emitted;
+}
+
+}  // namespace
+
+absl::StatusOr<onnx::ModelProto> ApplyPatchFusion(const onnx::ModelProto& model,
+                                                  const Graph& graph, const MemoryModel& memory,
+                                                  const FusionPlan& plan) {
+  const onnx::GraphProto& g = model.graph();
+  NameScope names(g);
+  absl::flat_hash_set<std::string> function_names;
+  for (const onnx::FunctionProto& f : model.functions()) function_names.insert(f.name());
+  // Per model node: dropped (a layer of a stage) or replaced by a stage's
+  // fused node (its last layer's place: its inputs exist there, and
+  // everything reading its output comes later).
+  absl::flat_hash_set<int32_t> dropped;
+  absl::flat_hash_map<int32_t, EmittedStage> replaced;
+  for (const FusedStage& stage : plan.stages) {
+    ORDO_ASSIGN_OR_RETURN(std::vector<Layer> layers, StageLayers(graph, stage.ops));
+    std::vector<int32_t> nodes;
+    for (const Layer& layer : layers) {
+      ORDO_ASSIGN_OR_RETURN(int32_t index, NodeOf(g, graph.op(layer.op)));
+      if (g.node(index).output_size() != 1 || !dropped.insert(index).second) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "op \"", graph.op(layer.op).name, "\": its node has other outputs or is fused twice"));
+      }
+      nodes.push_back(index);
+    }
+    std::string function_name;
+    for (int32_t k = static_cast<int32_t>(function_names.size());; ++k) {
+      function_name = absl::StrCat("FusedStage_", k);
+      if (function_names.insert(function_name).second) break;
+    }
+    const StageCost cost = Cost(graph, memory, layers, stage.caching);
+    const int32_t place = *std::max_element(nodes.begin(), nodes.end());
+    replaced.emplace(place, EmitStage(model, graph, layers, nodes, cost, stage.caching, names,
+                                      function_name));
+  }
+  onnx::ModelProto out = model;
+  onnx::GraphProto* graph_out = out.mutable_graph();
+  graph_out->clear_node();
+  absl::flat_hash_set<std::string> gone;
+  for (int32_t i = 0; i < g.node_size(); ++i) {
+    auto it = replaced.find(i);
+    if (it != replaced.end()) {
+      *graph_out->add_node() = std::move(it->second.node);
+      *out.add_functions() = std::move(it->second.function);
+      *graph_out->add_value_info() = std::move(it->second.workspace);
+    } else if (!dropped.contains(i)) {
+      *graph_out->add_node() = g.node(i);
+    }
+  }
+  // The intermediates of the stages are gone.
+  for (const FusedStage& stage : plan.stages) {
+    for (size_t l = 0; l + 1 < stage.ops.size(); ++l) {
+      gone.insert(graph.tensor(graph.op(stage.ops[l]).outputs[0]).name);
+    }
+  }
+  auto* infos = graph_out->mutable_value_info();
+  for (int i = infos->size() - 1; i >= 0; --i) {
+    if (gone.contains(infos->Get(i).name())) infos->DeleteSubrange(i, 1);
+  }
+  if (!plan.stages.empty()) {
+    if (out.ir_version() < 8) out.set_ir_version(8);
+    bool has_domain = false;
+    for (const onnx::OperatorSetIdProto& opset : out.opset_import()) {
+      has_domain = has_domain || opset.domain() == kFusionDomain;
+    }
+    if (!has_domain) {
+      onnx::OperatorSetIdProto* opset = out.add_opset_import();
+      opset->set_domain(std::string(kFusionDomain));
+      opset->set_version(1);
+    }
+  }
+  return out;
+}
+
+}  // namespace ordo

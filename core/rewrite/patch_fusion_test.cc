@@ -1,0 +1,246 @@
+#include "core/rewrite/patch_fusion.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/memory/memory_model.h"
+#include "core/memory/simulator.h"
+#include "core/onnx/onnx_import.h"
+#include "core/rewrite/cost_model.h"
+#include "core/rewrite/onnx_test_model.h"
+#include "core/rewrite/op_semantics.h"
+#include "core/rewrite/spatial_tiling.h"
+#include "core/schedule/scheduler.h"
+#include "core/testing/status_matchers.h"
+#include "core/testing/trials.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ordo {
+namespace {
+
+using ::ordo::testing::StatusIs;
+using ::ordo::testing::Trials;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+absl::StatusOr<Graph> Import(const onnx::ModelProto& model) {
+  std::string bytes;
+  model.SerializeToString(&bytes);
+  return ImportOnnx(bytes);
+}
+
+std::vector<std::string> Names(const Graph& graph, const std::vector<OpId>& ops) {
+  std::vector<std::string> names;
+  for (OpId op : ops) names.push_back(graph.op(op).name);
+  return names;
+}
+
+TEST(PatchFusionTest, ChainsStopWhereATensorIsSharedOrTheOpIsNotALayer) {
+  // x -> e -> er -> d -> dr -> p -> Add(p, x): x is read twice, so the chain
+  // starts at e; the Add reads two activations, so it is not a layer.
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(InvertedResidualBlock({}).model()));
+  const std::vector<std::vector<OpId>> chains = FindFusibleChains(graph);
+  ASSERT_EQ(chains.size(), 1);
+  EXPECT_THAT(Names(graph, chains[0]), ElementsAre("e_op", "er_op", "d_op", "dr_op", "p_op"));
+}
+
+// Rows (axis 0) or columns (axis 1) of each layer's output that one output
+// position of the chain reads, found by walking every kernel tap (an
+// independent reading of the ONNX window semantics).
+std::vector<std::pair<int64_t, int64_t>> TapBoxes(const Graph& graph, const std::vector<OpId>& ops,
+                                                  int32_t axis, int64_t position) {
+  std::vector<std::pair<int64_t, int64_t>> boxes(ops.size());
+  int64_t lo = position, hi = position + 1;
+  for (int32_t l = static_cast<int32_t>(ops.size()) - 1; l >= 0; --l) {
+    boxes[l] = {lo, hi};
+    const Op& op = graph.op(ops[l]);
+    const int64_t in_size = graph.tensor(op.inputs[0]).dims[2 + axis];
+    Window w{{1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, false};
+    if (op.type == "Conv") {
+      w = AnalyzeConv(op, InputDims(graph, op))->window;
+    } else if (op.type == "MaxPool" || op.type == "AveragePool") {
+      w = *AnalyzePool(op, graph.tensor(op.inputs[0]).dims);
+    }
+    // The hull of every tap, clamped to the tensor (a tap in the padding
+    // reads nothing; one between two in-bounds taps is in the hull).
+    int64_t new_lo = INT64_MAX, new_hi = INT64_MIN;
+    for (int64_t o = lo; o < hi; ++o) {
+      for (int64_t k = 0; k < w.kernel[axis]; ++k) {
+        const int64_t i = o * w.strides[axis] - w.pads_begin[axis] + k * w.dilations[axis];
+        new_lo = std::min(new_lo, i);
+        new_hi = std::max(new_hi, i + 1);
+      }
+    }
+    lo = std::clamp<int64_t>(new_lo, 0, in_size);
+    hi = std::clamp<int64_t>(new_hi, 0, in_size);
+  }
+  return boxes;
+}
+
+TEST(PatchFusionTest, StageCostsAgreeWithKernelTapsAndWithRowTiling) {
+  const int32_t trials = Trials(60);
+  for (int32_t trial = 0; trial < trials; ++trial) {
+    const int32_t layers = 2 + trial % 5;
+    const onnx::ModelProto model = RandomWindowChain(100 + trial, layers, 9 + trial % 8, false).model();
+    ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
+    ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
+    const std::vector<std::vector<OpId>> chains = FindFusibleChains(graph);
+    ASSERT_EQ(chains.size(), 1) << "trial " << trial;
+    const std::vector<OpId>& ops = chains[0];
+    ASSERT_EQ(ops.size(), static_cast<size_t>(layers));
+    const Tensor& out = graph.tensor(graph.op(ops.back()).outputs[0]);
+
+    // kPixel: workspace = per intermediate, largest row box x largest
+    // column box x channels; extra MACs = recomputed rows, which is what
+    // tiling the chain into one-row tiles with recomputed halos adds.
+    int64_t workspace = 0;
+    std::vector<int64_t> rows(ops.size(), 0), columns(ops.size(), 0);
+    for (int64_t y = 0; y < out.dims[2]; ++y) {
+      const auto boxes = TapBoxes(graph, ops, 0, y);
+      for (size_t l = 0; l < ops.size(); ++l) rows[l] = std::max(rows[l], boxes[l].second - boxes[l].first);
+    }
+    for (int64_t x = 0; x < out.dims[3]; ++x) {
+      const auto boxes = TapBoxes(graph, ops, 1, x);
+      for (size_t l = 0; l < ops.size(); ++l) {
+        columns[l] = std::max(columns[l], boxes[l].second - boxes[l].first);
+      }
+    }
+    for (size_t l = 0; l + 1 < ops.size(); ++l) {
+      workspace += graph.tensor(graph.op(ops[l]).outputs[0]).dims[1] * rows[l] * columns[l];
+    }
+    ORDO_ASSERT_OK_AND_ASSIGN(StageCost pixel, CostOfStage(graph, memory, ops, StageCaching::kPixel));
+    EXPECT_EQ(pixel.workspace_elements, workspace) << "trial " << trial;
+    EXPECT_EQ(pixel.workspace_bytes, 4 * workspace);
+    SpatialTiling tiling;
+    for (OpId op : ops) tiling.ops.push_back(graph.op(op).name);
+    tiling.parts_h = static_cast<int32_t>(out.dims[2]);
+    ORDO_ASSERT_OK_AND_ASSIGN(int64_t tiled_extra, SpatialTilingExtraMacs(graph, tiling));
+    // (One tile is the region unchanged: the tiler then counts nothing.)
+    if (out.dims[2] > 1) EXPECT_EQ(pixel.extra_macs, tiled_extra) << "trial " << trial;
+    int64_t own = 0;
+    for (OpId op : ops) own += OpMacs(graph, graph.op(op));
+    EXPECT_EQ(pixel.macs, own + pixel.extra_macs);
+
+    // kLineBuffer: nothing recomputed; per intermediate, the rows the next
+    // layer's window reads for one output row, over the whole width.
+    ORDO_ASSERT_OK_AND_ASSIGN(StageCost line, CostOfStage(graph, memory, ops, StageCaching::kLineBuffer));
+    EXPECT_EQ(line.extra_macs, 0);
+    EXPECT_EQ(line.macs, own);
+    int64_t line_workspace = 0;
+    for (size_t l = 0; l + 1 < ops.size(); ++l) {
+      const std::vector<OpId> next = {ops[l], ops[l + 1]};
+      const Tensor& t = graph.tensor(graph.op(ops[l]).outputs[0]);
+      int64_t most = 0;
+      for (int64_t y = 0; y < graph.tensor(graph.op(ops[l + 1]).outputs[0]).dims[2]; ++y) {
+        const auto boxes = TapBoxes(graph, next, 0, y);
+        most = std::max(most, boxes[0].second - boxes[0].first);
+      }
+      line_workspace += t.dims[1] * most * t.dims[3];
+    }
+    EXPECT_EQ(line.workspace_elements, line_workspace) << "trial " << trial;
+  }
+}
+
+// Every way to cut a chain into unfused layers and fused stages (each with
+// either caching), as (largest piece bytes, extra MACs).
+std::set<std::pair<int64_t, int64_t>> AllPlans(const Graph& graph, const MemoryModel& memory,
+                                               const std::vector<OpId>& ops) {
+  std::set<std::pair<int64_t, int64_t>> plans;
+  const int32_t n = static_cast<int32_t>(ops.size());
+  auto recurse = [&](auto&& self, int32_t first, int64_t peak, int64_t extra) -> void {
+    if (first == n) {
+      plans.insert({peak, extra});
+      return;
+    }
+    const TensorId in = graph.op(ops[first]).inputs[0];
+    for (int32_t last = first; last < n; ++last) {
+      const TensorId out = graph.op(ops[last]).outputs[0];
+      const int64_t io = memory.tensors[in].bytes + memory.tensors[out].bytes;
+      if (last == first) {
+        self(self, last + 1, std::max(peak, OpStepBytes(memory, ops[first])), extra);
+        continue;
+      }
+      const std::vector<OpId> stage(ops.begin() + first, ops.begin() + last + 1);
+      for (StageCaching caching : {StageCaching::kLineBuffer, StageCaching::kPixel}) {
+        const StageCost cost = *CostOfStage(graph, memory, stage, caching);
+        self(self, last + 1, std::max(peak, io + cost.workspace_bytes), extra + cost.extra_macs);
+      }
+    }
+  };
+  recurse(recurse, 0, 0, 0);
+  return plans;
+}
+
+TEST(PatchFusionTest, FrontIsTheNonDominatedSetOfEveryCut) {
+  const int32_t trials = Trials(40);
+  for (int32_t trial = 0; trial < trials; ++trial) {
+    const onnx::ModelProto model = RandomWindowChain(500 + trial, 2 + trial % 6, 12, false).model();
+    ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
+    MemoryOptions options;
+    options.io_outside_arena = trial % 2 == 1;
+    ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, options));
+    const std::vector<std::vector<OpId>> chains = FindFusibleChains(graph);
+    ASSERT_EQ(chains.size(), 1);
+    std::vector<std::pair<int64_t, int64_t>> expected;
+    for (const auto& plan : AllPlans(graph, memory, chains[0])) {
+      // Sorted by peak, then extra: keep a plan when it needs fewer extra
+      // MACs than every plan of a lower or equal peak.
+      if (expected.empty() || plan.second < expected.back().second) {
+        if (!expected.empty() && expected.back().first == plan.first) expected.pop_back();
+        expected.push_back(plan);
+      }
+    }
+    ORDO_ASSERT_OK_AND_ASSIGN(std::vector<FusionPlan> front, FusionFront(graph, memory));
+    std::vector<std::pair<int64_t, int64_t>> got;
+    for (const FusionPlan& plan : front) got.push_back({plan.chain_peak_bytes, plan.extra_macs});
+    EXPECT_EQ(got, expected) << "trial " << trial;
+  }
+}
+
+TEST(PatchFusionTest, FusedModelPassesImportAndSimulatesToThePlannedPeak) {
+  const onnx::ModelProto model = RandomWindowChain(7, 6, 16, false).model();
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
+  for (bool io_outside : {false, true}) {
+    MemoryOptions options;
+    options.io_outside_arena = io_outside;
+    ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, options));
+    ORDO_ASSERT_OK_AND_ASSIGN(std::vector<FusionPlan> front, FusionFront(graph, memory));
+    ASSERT_GE(front.size(), 2);
+    for (const FusionPlan& plan : front) {
+      ORDO_ASSERT_OK_AND_ASSIGN(onnx::ModelProto fused, ApplyPatchFusion(model, graph, memory, plan));
+      ORDO_ASSERT_OK_AND_ASSIGN(Graph fused_graph, Import(fused));
+      ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel fused_memory, BuildMemoryModel(fused_graph, options));
+      // A chain has one order: the model's.
+      std::vector<OpId> order(fused_graph.num_ops());
+      for (OpId i = 0; i < fused_graph.num_ops(); ++i) order[i] = i;
+      ORDO_ASSERT_OK_AND_ASSIGN(SimulationResult simulated, Simulate(fused_memory, order));
+      EXPECT_EQ(simulated.peak_bytes, plan.chain_peak_bytes);
+      EXPECT_EQ(CostOf(fused_graph).macs, CostOf(graph).macs + plan.extra_macs);
+      EXPECT_EQ(fused_graph.num_ops(), graph.num_ops() - [&] {
+        int32_t fused_away = 0;
+        for (const FusedStage& stage : plan.stages) fused_away += stage.ops.size() - 1;
+        return fused_away;
+      }());
+    }
+  }
+}
+
+TEST(PatchFusionTest, RefusesStagesThatAreNotOnePieceOfAChain) {
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(InvertedResidualBlock({}).model()));
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
+  const OpId e = *graph.FindOp("e_op"), d = *graph.FindOp("d_op"), add = *graph.FindOp("y_op");
+  const OpId p = *graph.FindOp("p_op");
+  EXPECT_THAT(CostOfStage(graph, memory, std::vector<OpId>{e}, StageCaching::kPixel),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("at least two")));
+  EXPECT_THAT(CostOfStage(graph, memory, std::vector<OpId>{e, d}, StageCaching::kPixel),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("d_op")));
+  EXPECT_THAT(CostOfStage(graph, memory, std::vector<OpId>{p, add}, StageCaching::kPixel),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("y_op")));
+}
+
+}  // namespace
+}  // namespace ordo
