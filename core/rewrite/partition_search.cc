@@ -685,4 +685,15 @@ absl::StatusOr<PartitionSearchResult> SearchPartitions(
   return result;
 }
 
+// How the search compares two models it reached, smaller first: fit mode
+// wants the cheapest that fits (then the lowest peak), otherwise (or when
+// neither fits) the lowest peak, then the lowest latency.
+std::tuple<bool, double, double> RankModel(const EvaluatedModel& m, const GraphCost& original,
+                                           const RewriteOptions& options) {
+  const double latency = LatencyOverhead(original, m.cost, options.latency);
+  const double peak = static_cast<double>(m.peak());
+  if (options.Fits(m.graph, m.schedule)) return {false, latency, peak};
+  return {options.fit_mode(), peak, latency};
+}
+
 }  // namespace ordo

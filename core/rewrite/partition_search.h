@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -93,6 +94,13 @@ class ModelEvaluator {
   absl::flat_hash_map<std::string, CacheEntry> cache_;
   int64_t cached_bytes_ = 0;
 };
+
+// How the rewrite searches compare two models they reached, smaller
+// first: in fit mode one that fits (options.Fits), then the lowest latency
+// over `original`, then the lowest peak; otherwise (or when neither fits)
+// the lowest peak, then the lowest latency.
+std::tuple<bool, double, double> RankModel(const EvaluatedModel& m, const GraphCost& original,
+                                           const RewriteOptions& options);
 
 // Knobs of the search (defaults follow MOTES §5 and the dataflow-
 // restructuring paper's alpha).

@@ -105,21 +105,21 @@ absl::StatusOr<std::vector<Layer>> StageLayers(const Graph& graph, absl::Span<co
 
 int64_t Extent(std::pair<int64_t, int64_t> range) { return range.second - range.first; }
 
-// Per intermediate tensor (layers[l].out for l < n - 1) the largest rows
-// (axis 0) or columns (axis 1) one output position of the stage reads, and
-// per layer the sum over the stage's output rows of that layer's output
-// rows they read (axis 0 only; what kPixel computes).
+// Per layer, the largest number of rows (axis 0) or columns (axis 1) of its
+// output that one band of `band` output positions of the stage reads, and
+// the sum of those over the bands (what kPixel computes).
 struct Receptive {
   std::vector<int64_t> extent;  // per layer's output
   std::vector<int64_t> sum;     // per layer's output
 };
 
-Receptive ReceptiveField(const Graph& graph, const std::vector<Layer>& layers, int32_t axis) {
+Receptive ReceptiveField(const Graph& graph, const std::vector<Layer>& layers, int32_t axis,
+                         int64_t band) {
   const int32_t n = static_cast<int32_t>(layers.size());
   Receptive field{std::vector<int64_t>(n, 0), std::vector<int64_t>(n, 0)};
   const int64_t size = graph.tensor(layers.back().out).dims[2 + axis];
-  for (int64_t position = 0; position < size; ++position) {
-    std::pair<int64_t, int64_t> range{position, position + 1};
+  for (int64_t position = 0; position < size; position += band) {
+    std::pair<int64_t, int64_t> range{position, std::min(size, position + band)};
     for (int32_t l = n - 1; l >= 0; --l) {
       field.extent[l] = std::max(field.extent[l], Extent(range));
       field.sum[l] += Extent(range);
@@ -144,6 +144,18 @@ std::vector<int64_t> NeededColumns(const Graph& graph, const std::vector<Layer>&
   return needed;
 }
 
+// The rows (axis 0) or columns (axis 1) of `layer`'s input that one row or
+// column of its output reads: the ring a streamed input needs.
+int64_t RingExtent(const Graph& graph, const Layer& layer, int32_t axis) {
+  const int64_t in_size = graph.tensor(layer.in).dims[2 + axis];
+  const int64_t out_size = graph.tensor(layer.out).dims[2 + axis];
+  int64_t most = 0;
+  for (int64_t i = 0; i < out_size; ++i) {
+    most = std::max(most, Extent(layer.window.InputRange(axis, i, i + 1, in_size)));
+  }
+  return most;
+}
+
 int64_t Elements(const Tensor& t) {
   int64_t n = 1;
   for (int64_t d : t.dims) n *= d;
@@ -158,29 +170,26 @@ int64_t ElementBytes(const Graph& graph, const MemoryModel& memory, TensorId int
 }
 
 StageCost Cost(const Graph& graph, const MemoryModel& memory, const std::vector<Layer>& layers,
-               StageCaching caching) {
+               const StageRun& run) {
   const int32_t n = static_cast<int32_t>(layers.size());
   StageCost cost;
   int64_t own_macs = 0;
   for (const Layer& layer : layers) own_macs += layer.macs;
-  if (caching == StageCaching::kLineBuffer) {
+  if (run.caching == StageCaching::kLineBuffer) {
     for (int32_t l = 0; l + 1 < n; ++l) {
       const std::vector<int64_t>& dims = graph.tensor(layers[l].out).dims;
-      const int64_t out_rows = graph.tensor(layers[l + 1].out).dims[2];
-      int64_t rows = 0;
-      for (int64_t row = 0; row < out_rows; ++row) {
-        rows = std::max(rows, Extent(layers[l + 1].window.InputRange(0, row, row + 1, dims[2])));
-      }
-      cost.workspace_elements += dims[0] * dims[1] * rows * dims[3];
+      cost.workspace_elements += dims[0] * dims[1] * RingExtent(graph, layers[l + 1], 0) * dims[3];
     }
     cost.macs = own_macs;
   } else {
-    const Receptive rows = ReceptiveField(graph, layers, 0);
-    const Receptive columns = ReceptiveField(graph, layers, 1);
+    const Receptive rows = ReceptiveField(graph, layers, 0, std::max(1, run.band_rows));
     const std::vector<int64_t> width = NeededColumns(graph, layers);
     for (int32_t l = 0; l < n; ++l) {
       const std::vector<int64_t>& dims = graph.tensor(layers[l].out).dims;
-      if (l + 1 < n) cost.workspace_elements += dims[0] * dims[1] * rows.extent[l] * columns.extent[l];
+      if (l + 1 < n) {
+        cost.workspace_elements +=
+            dims[0] * dims[1] * rows.extent[l] * RingExtent(graph, layers[l + 1], 1);
+      }
       // MACs are proportional to output elements (cost_model.h): per output
       // row, the rows it reads, over the columns any output reads.
       cost.macs += layers[l].macs / (dims[2] * dims[3]) * rows.sum[l] * width[l];
@@ -191,15 +200,13 @@ StageCost Cost(const Graph& graph, const MemoryModel& memory, const std::vector<
   return cost;
 }
 
-constexpr StageCaching kCachings[] = {StageCaching::kLineBuffer, StageCaching::kPixel};
-
 // One way to run ops [first, last] of a chain: a single layer unfused, or a
 // fused stage.
 struct Piece {
   int32_t first = 0;
   int32_t last = 0;
   bool fused = false;
-  StageCaching caching = StageCaching::kLineBuffer;
+  StageRun run;
   int64_t bytes = 0;  // its step's footprint: input + output (+ workspace)
   int64_t extra_macs = 0;
 };
@@ -210,14 +217,15 @@ std::vector<Piece> PiecesOf(const Graph& graph, const MemoryModel& memory,
   std::vector<Piece> pieces;
   for (int32_t first = 0; first < n; ++first) {
     // Unfused, a layer costs its step (in place where the spec allows).
-    pieces.push_back(
-        {first, first, false, StageCaching::kLineBuffer, OpStepBytes(memory, chain[first].op), 0});
+    pieces.push_back({first, first, false, StageRun{}, OpStepBytes(memory, chain[first].op), 0});
     const int64_t in_bytes = memory.constant_bytes + memory.tensors[chain[first].in].bytes;
     for (int32_t last = first + 1; last < n; ++last) {
       const std::vector<Layer> stage(chain.begin() + first, chain.begin() + last + 1);
-      for (StageCaching caching : kCachings) {
-        const StageCost cost = Cost(graph, memory, stage, caching);
-        pieces.push_back({first, last, true, caching,
+      const int64_t rows = graph.tensor(chain[last].out).dims[2];
+      for (const StageRun& run : StageRuns()) {
+        if (run.band_rows > 1 && run.band_rows >= rows) continue;  // same as line buffers
+        const StageCost cost = Cost(graph, memory, stage, run);
+        pieces.push_back({first, last, true, run,
                           in_bytes + memory.tensors[chain[last].out].bytes + cost.workspace_bytes,
                           cost.extra_macs});
       }
@@ -253,8 +261,16 @@ std::optional<std::pair<int64_t, std::vector<const Piece*>>> CheapestCover(
 
 }  // namespace
 
-absl::string_view StageCachingName(StageCaching caching) {
-  return caching == StageCaching::kLineBuffer ? "line_buffer" : "pixel";
+std::string StageRunName(const StageRun& run) {
+  if (run.caching == StageCaching::kLineBuffer) return "line_buffer";
+  if (run.band_rows <= 1) return "pixel";
+  return absl::StrCat("pixel, ", run.band_rows, "-row bands");
+}
+
+std::vector<StageRun> StageRuns() {
+  std::vector<StageRun> runs = {{StageCaching::kLineBuffer, 1}};
+  for (int32_t band : {1, 2, 3, 4, 6, 8, 12, 16}) runs.push_back({StageCaching::kPixel, band});
+  return runs;
 }
 
 std::vector<std::vector<OpId>> FindFusibleChains(const Graph& graph) {
@@ -284,9 +300,9 @@ std::vector<std::vector<OpId>> FindFusibleChains(const Graph& graph) {
 }
 
 absl::StatusOr<StageCost> CostOfStage(const Graph& graph, const MemoryModel& memory,
-                                      absl::Span<const OpId> ops, StageCaching caching) {
+                                      absl::Span<const OpId> ops, const StageRun& run) {
   ORDO_ASSIGN_OR_RETURN(std::vector<Layer> layers, StageLayers(graph, ops));
-  return Cost(graph, memory, layers, caching);
+  return Cost(graph, memory, layers, run);
 }
 
 absl::StatusOr<std::vector<FusionPlan>> FusionFront(const Graph& graph, const MemoryModel& memory) {
@@ -315,7 +331,7 @@ absl::StatusOr<std::vector<FusionPlan>> FusionFront(const Graph& graph, const Me
       for (const Piece* piece : cover->second) {
         plan.chain_peak_bytes = std::max(plan.chain_peak_bytes, piece->bytes);
         if (!piece->fused) continue;
-        FusedStage stage{{}, piece->caching};
+        FusedStage stage{{}, piece->run};
         for (int32_t l = piece->first; l <= piece->last; ++l) stage.ops.push_back(chains[c][l].op);
         plan.stages.push_back(std::move(stage));
       }
@@ -332,7 +348,7 @@ absl::StatusOr<std::vector<FusionPlan>> FusionFront(const Graph& graph, const Me
 std::string DescribeStage(const Graph& graph, const FusedStage& stage) {
   if (stage.ops.empty()) return "empty stage";
   return absl::StrCat(graph.op(stage.ops.front()).name, "..", graph.op(stage.ops.back()).name, " (",
-                      stage.ops.size(), " ops) fused, ", StageCachingName(stage.caching));
+                      stage.ops.size(), " ops) fused, ", StageRunName(stage.run));
 }
 
 namespace {
@@ -363,7 +379,7 @@ struct EmittedStage {
 
 EmittedStage EmitStage(const onnx::ModelProto& model, const Graph& graph,
                        const std::vector<Layer>& layers, const std::vector<int32_t>& nodes,
-                       const StageCost& cost, StageCaching caching, NameScope& names,
+                       const StageCost& cost, const StageRun& run, NameScope& names,
                        const std::string& function_name) {
   const onnx::GraphProto& g = model.graph();
   const std::string& input = graph.tensor(layers.front().in).name;
@@ -373,7 +389,7 @@ EmittedStage EmitStage(const onnx::ModelProto& model, const Graph& graph,
   onnx::FunctionProto& f = emitted.function;
   f.set_name(function_name);
   f.set_domain(std::string(kFusionDomain));
-  f.set_doc_string(absl::StrCat("ordo patch-wise fused stage (", StageCachingName(caching),
+  f.set_doc_string(absl::StrCat("ordo patch-wise fused stage (", StageRunName(run),
                                 "); the body computes what the stage's layers compute"));
   for (const onnx::OperatorSetIdProto& opset : model.opset_import()) {
     if (opset.domain().empty() || opset.domain() == "ai.onnx") *f.add_opset_import() = opset;
@@ -421,7 +437,9 @@ EmittedStage EmitStage(const onnx::ModelProto& model, const Graph& graph,
   node.add_output(workspace);
   *node.add_attribute() = IntAttributeProto("macs", cost.macs);
   *node.add_attribute() = IntAttributeProto("layers", static_cast<int64_t>(layers.size()));
-  *node.add_attribute() = StringAttributeProto("caching", StageCachingName(caching));
+  *node.add_attribute() = StringAttributeProto(
+      "caching", run.caching == StageCaching::kLineBuffer ? "line_buffer" : "pixel");
+  *node.add_attribute() = IntAttributeProto("band_rows", run.band_rows);
   emitted.workspace = DenseValueInfo(workspace, elem_type, {cost.workspace_elements});
   return emitted;
 }
@@ -456,9 +474,9 @@ absl::StatusOr<onnx::ModelProto> ApplyPatchFusion(const onnx::ModelProto& model,
       function_name = absl::StrCat("FusedStage_", k);
       if (function_names.insert(function_name).second) break;
     }
-    const StageCost cost = Cost(graph, memory, layers, stage.caching);
+    const StageCost cost = Cost(graph, memory, layers, stage.run);
     const int32_t place = *std::max_element(nodes.begin(), nodes.end());
-    replaced.emplace(place, EmitStage(model, graph, layers, nodes, cost, stage.caching, names,
+    replaced.emplace(place, EmitStage(model, graph, layers, nodes, cost, stage.run, names,
                                       function_name));
   }
   onnx::ModelProto out = model;

@@ -23,31 +23,34 @@ namespace ordo {
 // memory; what that costs is the stage's workspace and, for some cachings,
 // recomputed rows.
 //
-// How a stage runs (StageCaching), with r_l x c_l the rows x columns of
-// intermediate tensor l that one output pixel of the stage reads (the
-// receptive field through the layers after l, Window::InputRange, clamped
-// to the tensor):
-// - kLineBuffer: layer l+1 produces its output row by row from a ring of the
-//   rows of tensor l its window reads; every element is computed once.
-//   Workspace = sum over intermediates of (rows layer l+1 reads for one of
-//   its output rows) x W_l x C_l. No extra MACs.
-// - kPixel: output pixels in raster order; of each intermediate, the
-//   r_l x c_l window that the current output pixel reads is kept, and
-//   sliding right along an output row computes only its new columns
-//   (columns cached); the next output row recomputes the rows its window
-//   shares with the previous one (rows recomputed), msf-CNN's setting.
-//   Workspace = sum over intermediates of r_l x c_l x C_l. Extra MACs: layer
-//   l computes, per output row, the rows of its output that row reads, over
-//   its whole width.
-//
+// How a stage runs (StageCaching). Every intermediate tensor l (the output
+// of the stage's layer l, read only by layer l+1) is streamed through a
+// ring buffer; k_l(axis) is the rows / columns of tensor l that one output
+// row / column of layer l+1 reads (its window, Window::InputRange, clamped):
+// - kLineBuffer: every layer produces its output row by row, each from a
+//   ring of the k_l(H) rows of its input it reads, over the whole width;
+//   every element is computed once. Workspace = sum over intermediates of
+//   k_l(H) x W_l x C_l. No extra MACs.
+// - kPixel (msf-CNN's setting): output pixels in raster order. For each
+//   output row, every layer computes the rows r_l of its output that the
+//   output row reads (its receptive field), column by column from left to
+//   right, each from a ring of the k_l(W) columns of its input it reads
+//   (columns cached); the next output row recomputes the rows its
+//   receptive field shares with this one (rows recomputed). Workspace =
+//   sum over intermediates of r_l x k_l(W) x C_l. Extra MACs: per output
+//   row, each layer computes r_l rows over the columns the stage reads,
+//   instead of its rows once. With bands of B output rows per step
+//   (StageRun::band_rows), r_l is what B output rows read: fewer rows
+//   recomputed, more kept.
+
 // In the model a fused stage is one node of domain kFusionDomain whose
 // outputs are the stage's output and its workspace (a 1-D tensor of
 // workspace elements of the stage's activation type, read by nobody): by
 // the memory model's rules (an output nobody reads lives during its
 // producer's step) the fused step costs input + output + workspace, and
 // the arena gives the workspace a block. The node's attribute "macs" holds
-// the stage's MACs (core/rewrite/cost_model.h reads it), "caching" and
-// "layers" say how it runs. The model carries a local function of the same
+// the stage's MACs (core/rewrite/cost_model.h reads it), "caching",
+// "band_rows" and "layers" say how it runs. The model carries a local function of the same
 // name whose body is the original layers (and a ConstantOfShape for the
 // workspace), so any ONNX runtime can execute the rewritten model and it
 // computes exactly what the original did.
@@ -59,8 +62,19 @@ enum class StageCaching : int8_t {
   kPixel,       // one output pixel at a time, columns cached, rows recomputed
 };
 
-// "line_buffer" / "pixel".
-absl::string_view StageCachingName(StageCaching caching);
+// How one fused stage runs: the caching, and for kPixel how many output
+// rows each step produces (1: msf-CNN's one-pixel tiles; more rows
+// recompute less and keep more rows of every intermediate).
+struct StageRun {
+  StageCaching caching = StageCaching::kLineBuffer;
+  int32_t band_rows = 1;  // kPixel only; >= 1
+};
+
+// "line_buffer", "pixel", "pixel, 4-row bands".
+std::string StageRunName(const StageRun& run);
+
+// The runs the fusion front considers for every stage.
+std::vector<StageRun> StageRuns();
 
 // Maximal chains of fusible layers, in model order, each of at least two
 // ops: ops with one activation input and one output, NCHW, that are a
@@ -81,11 +95,11 @@ struct StageCost {
 
 // INVALID_ARGUMENT when `ops` is not such a piece. O(ops x output rows).
 absl::StatusOr<StageCost> CostOfStage(const Graph& graph, const MemoryModel& memory,
-                                      absl::Span<const OpId> ops, StageCaching caching);
+                                      absl::Span<const OpId> ops, const StageRun& run);
 
 struct FusedStage {
   std::vector<OpId> ops;  // contiguous in one chain, at least two
-  StageCaching caching = StageCaching::kLineBuffer;
+  StageRun run;
 };
 
 // A set of fused stages and what they do to the chains, as the chains see
@@ -99,8 +113,8 @@ struct FusionPlan {
 };
 
 // The non-dominated plans (chain_peak_bytes, extra_macs) over every way of
-// cutting every chain into stages and unfused layers, each stage with
-// either caching: lowest chain peak first (so most extra MACs first), the
+// cutting every chain into stages and unfused layers, each stage run in
+// any of StageRuns(): lowest chain peak first (so most extra MACs first), the
 // plan with no stage (nothing fused) last. Exact: for each candidate peak P
 // (the cost of some stage or layer), a dynamic program over each chain's
 // prefixes finds the fewest extra MACs with every piece within P.

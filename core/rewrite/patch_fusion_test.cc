@@ -81,6 +81,18 @@ std::vector<std::pair<int64_t, int64_t>> TapBoxes(const Graph& graph, const std:
   return boxes;
 }
 
+// Rows (axis 0) or columns (axis 1) of `op`'s output that one output row or
+// column of `next` (its reader) reads, by kernel taps.
+int64_t Ring(const Graph& graph, OpId op, OpId next, int32_t axis) {
+  int64_t most = 0;
+  const int64_t size = graph.tensor(graph.op(next).outputs[0]).dims[2 + axis];
+  for (int64_t i = 0; i < size; ++i) {
+    const auto boxes = TapBoxes(graph, {op, next}, axis, i);
+    most = std::max(most, boxes[0].second - boxes[0].first);
+  }
+  return most;
+}
+
 TEST(PatchFusionTest, StageCostsAgreeWithKernelTapsAndWithRowTiling) {
   const int32_t trials = Trials(60);
   for (int32_t trial = 0; trial < trials; ++trial) {
@@ -94,25 +106,21 @@ TEST(PatchFusionTest, StageCostsAgreeWithKernelTapsAndWithRowTiling) {
     ASSERT_EQ(ops.size(), static_cast<size_t>(layers));
     const Tensor& out = graph.tensor(graph.op(ops.back()).outputs[0]);
 
-    // kPixel: workspace = per intermediate, largest row box x largest
-    // column box x channels; extra MACs = recomputed rows, which is what
-    // tiling the chain into one-row tiles with recomputed halos adds.
+    // kPixel: workspace = per intermediate, the largest row box one output
+    // row reads x the columns one column of the next layer reads (its
+    // ring) x channels; extra MACs = recomputed rows, which is what tiling
+    // the chain into one-row tiles with recomputed halos adds.
     int64_t workspace = 0;
-    std::vector<int64_t> rows(ops.size(), 0), columns(ops.size(), 0);
+    std::vector<int64_t> rows(ops.size(), 0);
     for (int64_t y = 0; y < out.dims[2]; ++y) {
       const auto boxes = TapBoxes(graph, ops, 0, y);
       for (size_t l = 0; l < ops.size(); ++l) rows[l] = std::max(rows[l], boxes[l].second - boxes[l].first);
     }
-    for (int64_t x = 0; x < out.dims[3]; ++x) {
-      const auto boxes = TapBoxes(graph, ops, 1, x);
-      for (size_t l = 0; l < ops.size(); ++l) {
-        columns[l] = std::max(columns[l], boxes[l].second - boxes[l].first);
-      }
-    }
     for (size_t l = 0; l + 1 < ops.size(); ++l) {
-      workspace += graph.tensor(graph.op(ops[l]).outputs[0]).dims[1] * rows[l] * columns[l];
+      workspace += graph.tensor(graph.op(ops[l]).outputs[0]).dims[1] * rows[l] *
+                   Ring(graph, ops[l], ops[l + 1], 1);
     }
-    ORDO_ASSERT_OK_AND_ASSIGN(StageCost pixel, CostOfStage(graph, memory, ops, StageCaching::kPixel));
+    ORDO_ASSERT_OK_AND_ASSIGN(StageCost pixel, CostOfStage(graph, memory, ops, StageRun{StageCaching::kPixel, 1}));
     EXPECT_EQ(pixel.workspace_elements, workspace) << "trial " << trial;
     EXPECT_EQ(pixel.workspace_bytes, 4 * workspace);
     SpatialTiling tiling;
@@ -120,33 +128,39 @@ TEST(PatchFusionTest, StageCostsAgreeWithKernelTapsAndWithRowTiling) {
     tiling.parts_h = static_cast<int32_t>(out.dims[2]);
     ORDO_ASSERT_OK_AND_ASSIGN(int64_t tiled_extra, SpatialTilingExtraMacs(graph, tiling));
     // (One tile is the region unchanged: the tiler then counts nothing.)
-    if (out.dims[2] > 1) EXPECT_EQ(pixel.extra_macs, tiled_extra) << "trial " << trial;
+    if (out.dims[2] > 1) {
+      EXPECT_EQ(pixel.extra_macs, tiled_extra) << "trial " << trial;
+    }
     int64_t own = 0;
     for (OpId op : ops) own += OpMacs(graph, graph.op(op));
     EXPECT_EQ(pixel.macs, own + pixel.extra_macs);
+    // Bands of B rows: what tiling into tiles of B rows adds.
+    for (int32_t band : {2, 4}) {
+      if (out.dims[2] % band != 0 || out.dims[2] / band < 2) continue;
+      tiling.parts_h = static_cast<int32_t>(out.dims[2] / band);
+      ORDO_ASSERT_OK_AND_ASSIGN(int64_t band_extra, SpatialTilingExtraMacs(graph, tiling));
+      ORDO_ASSERT_OK_AND_ASSIGN(StageCost banded,
+                                CostOfStage(graph, memory, ops, StageRun{StageCaching::kPixel, band}));
+      EXPECT_EQ(banded.extra_macs, band_extra) << "trial " << trial << ", band " << band;
+      EXPECT_GE(banded.workspace_elements, pixel.workspace_elements);
+    }
 
     // kLineBuffer: nothing recomputed; per intermediate, the rows the next
     // layer's window reads for one output row, over the whole width.
-    ORDO_ASSERT_OK_AND_ASSIGN(StageCost line, CostOfStage(graph, memory, ops, StageCaching::kLineBuffer));
+    ORDO_ASSERT_OK_AND_ASSIGN(StageCost line, CostOfStage(graph, memory, ops, StageRun{StageCaching::kLineBuffer, 1}));
     EXPECT_EQ(line.extra_macs, 0);
     EXPECT_EQ(line.macs, own);
     int64_t line_workspace = 0;
     for (size_t l = 0; l + 1 < ops.size(); ++l) {
-      const std::vector<OpId> next = {ops[l], ops[l + 1]};
       const Tensor& t = graph.tensor(graph.op(ops[l]).outputs[0]);
-      int64_t most = 0;
-      for (int64_t y = 0; y < graph.tensor(graph.op(ops[l + 1]).outputs[0]).dims[2]; ++y) {
-        const auto boxes = TapBoxes(graph, next, 0, y);
-        most = std::max(most, boxes[0].second - boxes[0].first);
-      }
-      line_workspace += t.dims[1] * most * t.dims[3];
+      line_workspace += t.dims[1] * Ring(graph, ops[l], ops[l + 1], 0) * t.dims[3];
     }
     EXPECT_EQ(line.workspace_elements, line_workspace) << "trial " << trial;
   }
 }
 
 // Every way to cut a chain into unfused layers and fused stages (each with
-// either caching), as (largest piece bytes, extra MACs).
+// any of StageRuns()), as (largest piece bytes, extra MACs).
 std::set<std::pair<int64_t, int64_t>> AllPlans(const Graph& graph, const MemoryModel& memory,
                                                const std::vector<OpId>& ops) {
   std::set<std::pair<int64_t, int64_t>> plans;
@@ -165,8 +179,10 @@ std::set<std::pair<int64_t, int64_t>> AllPlans(const Graph& graph, const MemoryM
         continue;
       }
       const std::vector<OpId> stage(ops.begin() + first, ops.begin() + last + 1);
-      for (StageCaching caching : {StageCaching::kLineBuffer, StageCaching::kPixel}) {
-        const StageCost cost = *CostOfStage(graph, memory, stage, caching);
+      for (const StageRun& run : StageRuns()) {
+        const int64_t rows = graph.tensor(graph.op(ops[last]).outputs[0]).dims[2];
+        if (run.band_rows > 1 && run.band_rows >= rows) continue;
+        const StageCost cost = *CostOfStage(graph, memory, stage, run);
         self(self, last + 1, std::max(peak, io + cost.workspace_bytes), extra + cost.extra_macs);
       }
     }
@@ -234,11 +250,11 @@ TEST(PatchFusionTest, RefusesStagesThatAreNotOnePieceOfAChain) {
   ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
   const OpId e = *graph.FindOp("e_op"), d = *graph.FindOp("d_op"), add = *graph.FindOp("y_op");
   const OpId p = *graph.FindOp("p_op");
-  EXPECT_THAT(CostOfStage(graph, memory, std::vector<OpId>{e}, StageCaching::kPixel),
+  EXPECT_THAT(CostOfStage(graph, memory, std::vector<OpId>{e}, StageRun{StageCaching::kPixel, 1}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("at least two")));
-  EXPECT_THAT(CostOfStage(graph, memory, std::vector<OpId>{e, d}, StageCaching::kPixel),
+  EXPECT_THAT(CostOfStage(graph, memory, std::vector<OpId>{e, d}, StageRun{StageCaching::kPixel, 1}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("d_op")));
-  EXPECT_THAT(CostOfStage(graph, memory, std::vector<OpId>{p, add}, StageCaching::kPixel),
+  EXPECT_THAT(CostOfStage(graph, memory, std::vector<OpId>{p, add}, StageRun{StageCaching::kPixel, 1}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("y_op")));
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -13,6 +14,7 @@
 #include "core/onnx/onnx_import.h"
 #include "core/rewrite/concat_conv_rewrite.h"
 #include "core/rewrite/cost_model.h"
+#include "core/rewrite/fusion_search.h"
 #include "core/rewrite/partition_search.h"
 #include "core/schedule/scheduler_registry.h"
 #include "core/util/status_macros.h"
@@ -161,6 +163,25 @@ std::vector<std::string> PeakTensorNames(const EvaluatedModel& m) {
   std::vector<std::string> names;
   for (TensorId t : m.peak_tensors) names.push_back(m.graph.tensor(t).name);
   return names;
+}
+
+// A model the search reached and the rewrites that lead to it.
+struct Reached {
+  std::shared_ptr<const EvaluatedModel> model;
+  std::vector<AppliedRewrite> route;
+};
+
+// Patch-wise fusion (fusion_search.h) on top of `start`: every fused model
+// scheduled becomes a route of the Pareto front; the best, if it beats
+// `start`, is returned.
+absl::StatusOr<std::optional<Reached>> TryFusion(const Reached& start, const GraphCost& original,
+                                                 ModelEvaluator& evaluator, RewriteResult& result,
+                                                 std::vector<std::vector<AppliedRewrite>>& routes) {
+  ORDO_ASSIGN_OR_RETURN(FusionSearchResult fused, SearchFusion(start.model, original, evaluator));
+  result.time_limit_hit = result.time_limit_hit || fused.time_limit_hit;
+  for (const AppliedRewrite& tried : fused.tried) routes.push_back(ConcatRoutes(start.route, {tried}));
+  if (fused.best == nullptr) return std::nullopt;
+  return Reached{fused.best, ConcatRoutes(start.route, {fused.rewrite})};
 }
 
 }  // namespace
@@ -312,7 +333,18 @@ absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
   // Routes the Pareto front is read from: each a sequence of rewrites from
   // the input, every prefix a model the search scheduled.
   std::vector<std::vector<AppliedRewrite>> routes;
+  const std::shared_ptr<const EvaluatedModel> partition_start = final_model;
+  const std::vector<AppliedRewrite> identity_rewrites = result.rewrites;
   if (partition && !fits_already) {
+    // 6. Patch-wise fusion of the search's start first: a few schedules,
+    // which the partition search would otherwise leave no time for.
+    std::vector<Reached> fused_first;
+    if (options.fusion) {
+      ORDO_ASSIGN_OR_RETURN(std::optional<Reached> fused,
+                            TryFusion({partition_start, identity_rewrites}, original_cost,
+                                      evaluator, result, routes));
+      if (fused) fused_first.push_back(*std::move(fused));
+    }
     PartitionSearchOptions knobs;
     knobs.beam_width = std::max(1, options.beam_width);
     ORDO_ASSIGN_OR_RETURN(PartitionSearchResult searched,
@@ -330,11 +362,8 @@ absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
                             SearchPartitions(final_model, original_cost, wide, evaluator));
       // Fit mode wants the cheapest result that fits, as the search does;
       // otherwise (or when neither fits) the lowest peak.
-      auto rank = [&](const PartitionSearchResult& r) -> std::tuple<bool, double, double> {
-        const double latency = LatencyOverhead(original_cost, r.best->cost, options.latency);
-        const double peak = static_cast<double>(r.best->peak());
-        if (r.fits) return {false, latency, peak};
-        return {options.fit_mode(), peak, latency};
+      auto rank = [&](const PartitionSearchResult& r) {
+        return RankModel(*r.best, original_cost, options);
       };
       const bool cut_short = second.time_limit_hit;
       if (rank(second) < rank(searched)) std::swap(searched, second);
@@ -344,6 +373,23 @@ absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
     for (AppliedRewrite& applied : searched.rewrites) result.rewrites.push_back(std::move(applied));
     result.time_limit_hit = result.time_limit_hit || searched.time_limit_hit;
     final_model = searched.best;
+    // Fusion on the partition search's result, then the best of it, the
+    // fusion of the search's start (tried first, below) and the result.
+    std::vector<Reached> fused = std::move(fused_first);
+    if (options.fusion && !evaluator.Expired()) {
+      ORDO_ASSIGN_OR_RETURN(std::optional<Reached> on_top,
+                            TryFusion({final_model, result.rewrites}, original_cost, evaluator,
+                                      result, routes));
+      if (on_top) fused.push_back(*std::move(on_top));
+    }
+    for (Reached& candidate : fused) {
+      if (RankModel(*candidate.model, original_cost, options) <
+          RankModel(*final_model, original_cost, options)) {
+        routes.push_back(result.rewrites);
+        final_model = std::move(candidate.model);
+        result.rewrites = std::move(candidate.route);
+      }
+    }
   }
   result.schedules_run += evaluator.schedules_run();
   routes.push_back(result.rewrites);

@@ -87,6 +87,11 @@ struct RewriteOptions {
   // still holds are dropped (re-evaluated if proposed again); below it the
   // result is the same as with no budget.
   int64_t max_search_bytes = int64_t{512} << 20;
+  // kPartition / kAll: also try patch-wise fusion of layer chains
+  // (patch_fusion.h) on the partition search's result. Fused stages are
+  // ai.ordo nodes (with local functions any ONNX runtime runs); off for
+  // deployments whose runtime executes standard ops only.
+  bool fusion = true;
 
   bool fit_mode() const { return memory_limit_bytes > 0 || fit_test != nullptr; }
   // Fit mode's one verdict on a candidate: its peak within
@@ -98,7 +103,9 @@ struct RewriteOptions {
 // One rewrite the search kept.
 struct AppliedRewrite {
   // "identity" (SERENITY concat-conv), "channel" (MOTES channel
-  // partitioning), "spatial" (tiling over height / width with halos).
+  // partitioning), "spatial" (tiling over height / width with halos),
+  // "fusion" (patch-wise fusion of layer chains; `convs` then names each
+  // stage's first op).
   std::string kind = "identity";
   // One line for humans, e.g. "conv_3..conv_9 (7 ops) tiled 4x1 (H x W),
   // halos cached" (spatial: "halos recomputed" or "halos cached", see

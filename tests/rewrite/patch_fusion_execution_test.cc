@@ -37,9 +37,9 @@ void FuseEveryPlanAndCompare(const onnx::ModelProto& model, const std::string& w
   // Each whole chain as one stage, with either caching, too (the front may
   // not fuse anything when fusing never lowers the peak).
   for (const std::vector<OpId>& chain : FindFusibleChains(graph)) {
-    for (StageCaching caching : {StageCaching::kLineBuffer, StageCaching::kPixel}) {
-      ORDO_ASSERT_OK_AND_ASSIGN(StageCost cost, CostOfStage(graph, memory, chain, caching));
-      plans.push_back({{{chain, caching}}, 0, cost.extra_macs});
+    for (const StageRun& run : StageRuns()) {
+      ORDO_ASSERT_OK_AND_ASSIGN(StageCost cost, CostOfStage(graph, memory, chain, run));
+      plans.push_back({{{chain, run}}, 0, cost.extra_macs});
     }
   }
   int32_t fused_plans = 0;
@@ -103,7 +103,7 @@ TEST(PatchFusionExecutionTest, ChainsRunOneOutputRowAtATime) {
     ORDO_ASSERT_OK_AND_ASSIGN(onnx::ModelProto by_rows, ApplySpatialTiling(model, graph, tiling));
     ORDO_ASSERT_OK_AND_ASSIGN(Graph by_rows_graph, Import(by_rows));
     ORDO_ASSERT_OK_AND_ASSIGN(StageCost pixel,
-                              CostOfStage(graph, memory, chains[0], StageCaching::kPixel));
+                              CostOfStage(graph, memory, chains[0], StageRun{StageCaching::kPixel, 1}));
     EXPECT_EQ(CostOf(by_rows_graph).macs - CostOf(graph).macs, pixel.extra_macs) << trial;
     ExpectSameOutputs(model, by_rows, /*seed=*/13, absl::StrCat("rows ", trial), kTolerance);
   }

@@ -1,0 +1,41 @@
+#ifndef ORDO_CORE_REWRITE_FUSION_SEARCH_H_
+#define ORDO_CORE_REWRITE_FUSION_SEARCH_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/rewrite/cost_model.h"
+#include "core/rewrite/partition_search.h"
+#include "core/rewrite/rewrite.h"
+
+namespace ordo {
+
+struct FusionSearchResult {
+  // The fused model chosen (lowest peak within the latency budget; in fit
+  // mode the cheapest that fits), or null when no plan beats `start`.
+  std::shared_ptr<const EvaluatedModel> best;
+  AppliedRewrite rewrite;  // what turned `start` into `best`
+  // Every plan scheduled, as one rewrite from `start` each (for the Pareto
+  // front); includes `rewrite`.
+  std::vector<AppliedRewrite> tried;
+  bool time_limit_hit = false;
+};
+
+// Patch-wise fusion (patch_fusion.h) on top of `start`: the plans of
+// FusionFront(start) whose modelled latency stays within
+// options.max_latency_overhead of `original` (the input model's cost) and
+// whose chain peak is below start's peak, at most `max_plans` of them (the
+// lowest chain peaks first, then spread over the rest), each fused and
+// scheduled by `evaluator`; the best by peak, then latency (fit mode: one
+// that fits, then latency) is returned when it beats `start` the same way.
+// Stops like the evaluator does (time limit, cancellation). Errors: the
+// importer's and the scheduler's.
+absl::StatusOr<FusionSearchResult> SearchFusion(std::shared_ptr<const EvaluatedModel> start,
+                                                const GraphCost& original,
+                                                ModelEvaluator& evaluator, int32_t max_plans = 24);
+
+}  // namespace ordo
+
+#endif  // ORDO_CORE_REWRITE_FUSION_SEARCH_H_
