@@ -441,6 +441,7 @@ absl::StatusOr<RewriteCompileOptions> RewriteCompileOptionsFromProto(
   }
   rewrite.beam_width = options.beam_width();
   rewrite.pareto = options.pareto();
+  rewrite.fusion = !options.disable_fusion();
   if (device.macs_per_second() != 0) rewrite.latency.macs_per_second = device.macs_per_second();
   if (device.has_op_overhead_seconds()) {
     rewrite.latency.op_overhead_seconds = device.op_overhead_seconds();
@@ -464,6 +465,7 @@ void RewriteCompileOptionsToProto(const RewriteCompileOptions& rewrite,
   options.set_max_latency_overhead(rewrite.max_latency_overhead);
   options.set_beam_width(rewrite.beam_width);
   options.set_pareto(rewrite.pareto);
+  options.set_disable_fusion(!rewrite.fusion);
   device.set_macs_per_second(rewrite.latency.macs_per_second);
   device.set_op_overhead_seconds(rewrite.latency.op_overhead_seconds);
 }

@@ -28,6 +28,7 @@ TEST(RewriteProtoTest, OptionsDefaultToNoRewriting) {
   EXPECT_DOUBLE_EQ(options.latency.op_overhead_seconds, LatencyModel().op_overhead_seconds);
   EXPECT_EQ(options.time_limit, absl::Seconds(10));
   EXPECT_EQ(options.beam_width, 0);  // the search's default
+  EXPECT_TRUE(options.fusion);
 }
 
 TEST(RewriteProtoTest, OptionsRoundTrip) {
@@ -37,6 +38,7 @@ TEST(RewriteProtoTest, OptionsRoundTrip) {
     options.max_latency_overhead = 0;  // explicit zero is kept, not the default
     options.latency = {2e9, 1e-6};
     options.beam_width = 3;
+    options.fusion = false;
     v1::CompileOptions proto;
     v1::DeviceSpec device;
     RewriteCompileOptionsToProto(options, proto, device);
@@ -50,6 +52,8 @@ TEST(RewriteProtoTest, OptionsRoundTrip) {
     EXPECT_DOUBLE_EQ(back.latency.op_overhead_seconds, 1e-6);
     EXPECT_EQ(proto.beam_width(), 3);
     EXPECT_EQ(back.beam_width, 3);
+    EXPECT_TRUE(proto.disable_fusion());
+    EXPECT_FALSE(back.fusion);
   }
 }
 

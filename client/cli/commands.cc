@@ -45,7 +45,8 @@ constexpr char kUsage[] =
     "               [--on-chip BYTES] [--out-dir DIR] [--server HOST:PORT]\n"
     "               [--rewrite none|identity|partition|all|auto]\n"
     "               [--max-latency-overhead 0.05] [--rewritten-model OUT.onnx]\n"
-    "               [--beam-width 1..16] [--pareto] [--emit-tflite OUT.tflite]\n"
+    "               [--beam-width 1..16] [--pareto] [--no-fusion]\n"
+    "               [--emit-tflite OUT.tflite]\n"
     "               [--macs-per-second 1e9] [--op-overhead-seconds 2e-5]\n"
     "               [--input-shape NAME=1x3x224x224]... [--batch N]\n"
     "               [--device NAME | --pool NAME:CAPACITY[:READ_BW[:WRITE_BW]][:off-chip] ...]\n"
@@ -74,6 +75,8 @@ constexpr char kUsage[] =
     "  Tensors are placed across the pools for the least modelled memory time;\n"
     "  --pin keeps a tensor in one pool. --device NAME uses a preset's pools.\n"
     "  Tensors placed in off-chip pools are the off-chip traffic (not --on-chip).\n"
+    "--no-fusion: rewrite without patch-wise fusion of layer chains (fused\n"
+    "  stages are ai.ordo nodes; without it the model keeps standard ops).\n"
     "--beam-width N: states the partition search keeps per round (default 1,\n"
     "  greedy; each round then costs about N times the schedules).\n"
     "--input-shape NAME=DIMS (repeatable) gives every dim of ONNX graph input\n"
@@ -127,7 +130,7 @@ const ArgSpec& CompileSpec() {
        "emit-onnx", "emit-tflite", "max-ops", "arena", "on-chip", "out-dir", "server", "rewrite",
        "max-latency-overhead", "beam-width", "rewritten-model", "macs-per-second", "op-overhead-seconds", "tls-ca", "tls-cert", "tls-key",
        "auth-token-file", "input-shape", "batch", "pool", "device", "pin"},
-      {"no-inplace", "count-weights", "io-outside-arena", "pareto", "json"}};
+      {"no-inplace", "count-weights", "io-outside-arena", "pareto", "no-fusion", "json"}};
   return kSpec;
 }
 
@@ -361,6 +364,7 @@ absl::StatusOr<RewriteCompileOptions> RewriteOptionsFromArgs(const Args& args,
   }
   rewrite.time_limit = options.time_limit;
   rewrite.pareto = args.Has("pareto");
+  rewrite.fusion = !args.Has("no-fusion");
   return rewrite;
 }
 

@@ -303,7 +303,7 @@ class OrdoClient:
                 arena_planner="", inplace=None, count_weights=False,
                 return_reordered_onnx=False, rewrite="", max_latency_overhead=None,
                 beam_width=0, input_shapes=None, batch=0, io_outside_arena=False,
-                return_reordered_tflite=False):
+                return_reordered_tflite=False, fusion=True):
         """Compiles `model` (path, ONNX or TFLite bytes, or ordo.v1.Graph).
 
         `device` is a DeviceSpec or a dict of its fields (e.g.
@@ -324,7 +324,8 @@ class OrdoClient:
         input) and `batch` (the value of every symbolic dim 0 of the other
         inputs) give a dynamic ONNX export the one shape to compile for.
         `io_outside_arena` leaves graph inputs and outputs out of the peak and
-        the arena (their own buffers on the device).
+        the arena (their own buffers on the device). `fusion=False` rewrites
+        without patch-wise fusion of layer chains (docs/rewriting.md).
         `return_reordered_tflite` (TFLite input) returns the model in
         schedule order with ordo's arena as TFLite Micro's offline plan in
         `reordered_tflite_model`. Returns the CompileResponse.
@@ -334,6 +335,7 @@ class OrdoClient:
                                 rewrite, max_latency_overhead, beam_width, input_shapes, batch,
                                 return_reordered_tflite)
         request.options.io_outside_arena = io_outside_arena
+        request.options.disable_fusion = not fusion
         return self._call(self._stub.Compile, request)
 
     def compile_stream(self, model, device=None, scheduler="best", time_limit_s=None,

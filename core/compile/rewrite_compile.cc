@@ -62,6 +62,7 @@ RewriteOptions SearchOptions(const CompileOptions& compile, const RewriteCompile
   options.limits = rewrite.limits;
   options.max_latency_overhead = rewrite.max_latency_overhead;
   if (rewrite.beam_width > 0) options.beam_width = rewrite.beam_width;
+  options.fusion = rewrite.fusion;
   options.latency = rewrite.latency;
   options.memory_limit_bytes = compile.memory_limit_bytes;
   if (compile.pools.enabled()) {

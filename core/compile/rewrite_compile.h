@@ -33,6 +33,9 @@ struct RewriteCompileOptions {
   // The partition search's beam width (RewriteOptions::beam_width); 0 means
   // its default (1, greedy). At most kMaxRewriteBeamWidth.
   int32_t beam_width = 0;
+  // Patch-wise fusion of layer chains in the partition search
+  // (RewriteOptions::fusion); false for runtimes that run standard ops only.
+  bool fusion = true;
   // Report the Pareto front of (peak, latency overhead) the search found
   // (RewriteSummary::pareto). With mode kNone and no fallback it means kAll.
   bool pareto = false;

@@ -84,8 +84,12 @@ absl::StatusOr<FusionSearchResult> SearchFusion(std::shared_ptr<const EvaluatedM
       applied.convs.push_back(start->graph.op(stage.ops.front()).name);
     }
     result.tried.push_back(applied);
+    // Fusion is for memory: a fused model that only saves launches at the
+    // same peak is not worth its custom ops (fit mode: unless it fits).
+    const bool lower = evaluated->peak() < start->peak() ||
+                       (options.fit_mode() && options.Fits(evaluated->graph, evaluated->schedule));
     const EvaluatedModel& incumbent = result.best != nullptr ? *result.best : *start;
-    if (RankModel(*evaluated, original, options) < RankModel(incumbent, original, options)) {
+    if (lower && RankModel(*evaluated, original, options) < RankModel(incumbent, original, options)) {
       result.best = std::move(evaluated);
       result.rewrite = std::move(applied);
     }

@@ -28,8 +28,9 @@ struct FusionSearchResult {
 // options.max_latency_overhead of `original` (the input model's cost) and
 // whose chain peak is below start's peak, at most `max_plans` of them (the
 // lowest chain peaks first, then spread over the rest), each fused and
-// scheduled by `evaluator`; the best by peak, then latency (fit mode: one
-// that fits, then latency) is returned when it beats `start` the same way.
+// scheduled by `evaluator`; the best by RankModel is returned when it beats
+// `start` that way and has a lower peak (fit mode: or fits). A fused model
+// that only saves op launches at the same peak is never chosen.
 // Stops like the evaluator does (time limit, cancellation). Errors: the
 // importer's and the scheduler's.
 absl::StatusOr<FusionSearchResult> SearchFusion(std::shared_ptr<const EvaluatedModel> start,

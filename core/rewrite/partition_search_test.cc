@@ -37,6 +37,8 @@ RewriteOptions PartitionOptions() {
   // A graph this small is all op overhead at the default figures; count
   // compute only, as on a large model.
   options.latency.op_overhead_seconds = 0;
+  // These tests are about partitioning; fusion on top has tests of its own.
+  options.fusion = false;
   return options;
 }
 
@@ -198,13 +200,53 @@ TEST(PartitionSearchTest, AllModeReportsCostsOfEveryRewrite) {
   int32_t extra_ops = 0;
   for (const AppliedRewrite& r : result.rewrites) {
     EXPECT_THAT((std::vector<std::string>{"channel", "spatial", "identity", "spatial+channel",
-                                          "channel+spatial"}),
+                                          "channel+spatial", "fusion"}),
                 Contains(r.kind));
     extra_macs += r.extra_macs;
     extra_ops += r.extra_ops;
   }
   EXPECT_EQ(result.rewritten_macs - result.original_macs, extra_macs);
   EXPECT_EQ(result.rewritten_ops - result.original_ops, extra_ops);
+}
+
+// Patch-wise fusion on top of partitioning (fusion_search.h): the block is
+// one chain after its input, so fusing it streams the expanded tensors.
+TEST(PartitionSearchTest, FusionGoesBelowPartitioningAlone) {
+  RewriteOptions options = PartitionOptions();
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteResult partitioned,
+                            RewriteForMemory(InvertedResidual().model(), options));
+  options.fusion = true;
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteResult fused,
+                            RewriteForMemory(InvertedResidual().model(), options));
+  ExpectConsistent(fused, options);
+  EXPECT_LT(fused.schedule.peak_bytes, partitioned.schedule.peak_bytes);
+  ASSERT_THAT(fused.rewrites, Not(IsEmpty()));
+  EXPECT_EQ(fused.rewrites.back().kind, "fusion");
+  int fused_nodes = 0;
+  for (const onnx::NodeProto& node : fused.model.graph().node()) {
+    fused_nodes += node.domain() == "ai.ordo" ? 1 : 0;
+  }
+  EXPECT_GE(fused_nodes, 1);
+  EXPECT_EQ(fused.model.functions_size(), fused_nodes);
+  // The front holds the fused point.
+  bool on_front = false;
+  for (const ParetoPoint& point : fused.pareto) {
+    on_front = on_front || point.peak_bytes == fused.schedule.peak_bytes;
+  }
+  EXPECT_TRUE(on_front);
+}
+
+TEST(PartitionSearchTest, FusionInFitModeStopsAtAModelThatFits) {
+  RewriteOptions options = PartitionOptions();
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteResult partitioned,
+                            RewriteForMemory(InvertedResidual().model(), options));
+  options.fusion = true;
+  options.memory_limit_bytes = partitioned.schedule.peak_bytes - 1;
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteResult fused,
+                            RewriteForMemory(InvertedResidual().model(), options));
+  ExpectConsistent(fused, options);
+  EXPECT_TRUE(fused.fits);
+  EXPECT_LE(fused.schedule.peak_bytes, options.memory_limit_bytes);
 }
 
 TEST(PartitionSearchTest, ATinyMemoryBudgetStillGivesAValidResult) {

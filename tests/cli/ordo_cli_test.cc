@@ -17,7 +17,9 @@
 
 namespace {
 
+using ::testing::Contains;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 using ::ordo::testing::ProcessResult;
 using ::ordo::testing::RunOrdo;
@@ -244,6 +246,40 @@ TEST(OrdoCliTest, EveryRewriteModeKeepsThePeak) {
     nlohmann::json report = nlohmann::json::parse(run.out);
     EXPECT_EQ(report["rewrite"]["mode"], mode);
     ExpectConsistentRewrite(report, out);
+    std::filesystem::remove(out);
+  }
+  std::filesystem::remove(model);
+}
+
+// Partition rewriting fuses the block's layer chain (patch-wise fusion,
+// docs/rewriting.md) unless --no-fusion; both results are consistent and the
+// fused model, written out, compiles again to the reported peak.
+TEST(OrdoCliTest, PartitionFusesLayerChainsUnlessNoFusion) {
+  const std::string model =
+      WriteTemp("block.onnx", ordo::InvertedResidualBlock({.skip = false}).Bytes());
+  auto kinds_of = [](const nlohmann::json& report) {
+    std::vector<std::string> kinds;
+    for (const nlohmann::json& applied : report["rewrite"]["rewrites"]) {
+      kinds.push_back(applied["kind"].get<std::string>());
+    }
+    return kinds;
+  };
+  int64_t fused_peak = 0;
+  for (const char* flag : {"", " --no-fusion"}) {
+    const std::string out = TempPath("block_rewritten.onnx").string();
+    ProcessResult run = RunOrdo(absl::StrCat(
+        "compile ", model, " --json --rewrite partition --time-limit 2s",
+        " --max-latency-overhead 0.5 --op-overhead-seconds 0 --rewritten-model ", out, flag));
+    ASSERT_EQ(run.exit_code, 0) << flag << "\n" << run.out;
+    const nlohmann::json report = nlohmann::json::parse(run.out);
+    ExpectConsistentRewrite(report, out);
+    if (*flag == '\0') {
+      EXPECT_THAT(kinds_of(report), Contains("fusion"));
+      fused_peak = report["peak_bytes"].get<int64_t>();
+    } else {
+      EXPECT_THAT(kinds_of(report), Not(Contains("fusion")));
+      EXPECT_GT(report["peak_bytes"].get<int64_t>(), fused_peak);
+    }
     std::filesystem::remove(out);
   }
   std::filesystem::remove(model);
