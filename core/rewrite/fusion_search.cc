@@ -39,13 +39,13 @@ std::vector<size_t> Pick(size_t count, int32_t max_plans) {
 std::string Describe(const Graph& graph, const FusionPlan& plan) {
   std::vector<std::string> stages;
   for (const FusedStage& stage : plan.stages) stages.push_back(DescribeStage(graph, stage));
-  return absl::StrCat("patch-wise fusion of ", plan.stages.size(), " stage(s): ",
-                      absl::StrJoin(stages, "; "));
+  return absl::StrCat("patch-wise fusion of ", plan.stages.size(),
+                      " stage(s): ", absl::StrJoin(stages, "; "));
 }
 
 }  // namespace
 
-absl::StatusOr<FusionSearchResult> SearchFusion(std::shared_ptr<const EvaluatedModel> start,
+absl::StatusOr<FusionSearchResult> SearchFusion(const std::shared_ptr<const EvaluatedModel>& start,
                                                 const GraphCost& original,
                                                 ModelEvaluator& evaluator, int32_t max_plans) {
   const RewriteOptions& options = evaluator.options();
@@ -89,7 +89,8 @@ absl::StatusOr<FusionSearchResult> SearchFusion(std::shared_ptr<const EvaluatedM
     const bool lower = evaluated->peak() < start->peak() ||
                        (options.fit_mode() && options.Fits(evaluated->graph, evaluated->schedule));
     const EvaluatedModel& incumbent = result.best != nullptr ? *result.best : *start;
-    if (lower && RankModel(*evaluated, original, options) < RankModel(incumbent, original, options)) {
+    if (lower &&
+        RankModel(*evaluated, original, options) < RankModel(incumbent, original, options)) {
       result.best = std::move(evaluated);
       result.rewrite = std::move(applied);
     }

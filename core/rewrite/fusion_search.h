@@ -33,7 +33,7 @@ struct FusionSearchResult {
 // that only saves op launches at the same peak is never chosen.
 // Stops like the evaluator does (time limit, cancellation). Errors: the
 // importer's and the scheduler's.
-absl::StatusOr<FusionSearchResult> SearchFusion(std::shared_ptr<const EvaluatedModel> start,
+absl::StatusOr<FusionSearchResult> SearchFusion(const std::shared_ptr<const EvaluatedModel>& start,
                                                 const GraphCost& original,
                                                 ModelEvaluator& evaluator, int32_t max_plans = 24);
 

@@ -35,6 +35,7 @@ absl::StatusOr<Graph> Import(const onnx::ModelProto& model) {
 
 std::vector<std::string> Names(const Graph& graph, const std::vector<OpId>& ops) {
   std::vector<std::string> names;
+  names.reserve(ops.size());
   for (OpId op : ops) names.push_back(graph.op(op).name);
   return names;
 }
@@ -212,6 +213,7 @@ TEST(PatchFusionTest, FrontIsTheNonDominatedSetOfEveryCut) {
     }
     ORDO_ASSERT_OK_AND_ASSIGN(std::vector<FusionPlan> front, FusionFront(graph, memory));
     std::vector<std::pair<int64_t, int64_t>> got;
+    got.reserve(front.size());
     for (const FusionPlan& plan : front) got.push_back({plan.chain_peak_bytes, plan.extra_macs});
     EXPECT_EQ(got, expected) << "trial " << trial;
   }
