@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 
 #include "absl/time/time.h"
 #include "core/cache/schedule_cache.h"
@@ -52,7 +53,7 @@ class CompilerService final : public v1::Compiler::CallbackService {
   };
 
   CompilerService(CompilerLimits limits, Dependencies deps)
-      : limits_(limits), deps_(deps), admission_(limits.max_concurrent_compiles) {}
+      : limits_(limits), deps_(std::move(deps)), admission_(limits.max_concurrent_compiles) {}
   CompilerService(const CompilerService&) = delete;
   CompilerService& operator=(const CompilerService&) = delete;
 
