@@ -58,6 +58,17 @@ absl::StatusOr<absl::string_view> ModelBytes(const Request& request, const Compi
   }
 }
 
+// A native Graph over the op limit, refused from its op count alone (before
+// anything costs time proportional to its size: the cache key, import).
+template <typename Request>
+absl::Status CheckGraphOpCount(const Request& request, const CompilerLimits& limits) {
+  if (!request.has_graph() || request.graph().ops_size() <= limits.max_ops) {
+    return absl::OkStatus();
+  }
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "graph has ", request.graph().ops_size(), " ops; this server's limit is ", limits.max_ops));
+}
+
 // Import: the request's model as a Graph, within the limits. `model_bytes`
 // is ModelBytes(request).
 template <typename Request>
@@ -69,10 +80,7 @@ absl::StatusOr<Graph> ImportRequestModel(const Request& request, ModelFormat for
   if (format == ModelFormat::kOnnx || format == ModelFormat::kTflite) {
     return ImportModel(model_bytes, format, graph_limits);
   }
-  if (request.graph().ops_size() > limits.max_ops) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "graph has ", request.graph().ops_size(), " ops; this server's limit is ", limits.max_ops));
-  }
+  ORDO_RETURN_IF_ERROR(CheckGraphOpCount(request, limits));
   // Names in the message are the client's bytes: escaped as ImportModel
   // (the CLI) does, so no raw control bytes reach the status or the log
   // line (a newline in a name would forge one).
@@ -159,6 +167,7 @@ absl::Status CompilerService::RunCompile(
     const rpc::CallInfo& call, const v1::CompileRequest& request, v1::CompileResponse& response,
     const std::function<void(const v1::CompileProgress&)>& on_progress) {
   const absl::Time start = deps_.clock->Now();
+  ORDO_RETURN_IF_ERROR(CheckGraphOpCount(request, limits_));
   ORDO_ASSIGN_OR_RETURN(const std::string cache_namespace, CacheNamespaceOf(call));
   // Every whole-answer key starts with the namespace, so single-flight
   // and both response caches keep tenants apart as the part cache does.
