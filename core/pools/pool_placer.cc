@@ -310,6 +310,68 @@ PoolPlacement Improve(const PoolProblem& problem,
   return Finish(problem, start.algorithm, filler.assignment());
 }
 
+// Swaps for small problems: a block b that wants a cheaper pool p takes the
+// place of a co-live block a there, and a goes first-fit to its cheapest
+// pool with room; kept when the time drops. A single move cannot do this
+// when p is full (the greedy filled it with a block worth less there).
+// Never adds overflow. Each pass O(B^2 P x B); only for kMaxSwapBlocks or
+// fewer blocks, at most kSwapPasses passes.
+constexpr int32_t kMaxSwapBlocks = 64;
+constexpr int kSwapPasses = 8;
+
+bool SwapIntoCheaperPools(const PoolProblem& problem,
+                          const std::vector<std::vector<int32_t>>& cost_orders,
+                          PoolFiller& filler) {
+  for (int32_t b : BlocksToPromote(problem, cost_orders, filler.assignment())) {
+    const int32_t from = filler.assignment().pool[b];
+    const ArenaBlock& block = problem.arena.blocks[b];
+    for (int32_t p : cost_orders[b]) {
+      if (problem.seconds[b][p] >= problem.seconds[b][from]) break;
+      for (int32_t a : filler.blocks_of(p)) {
+        if (!BlocksOverlapInTime(problem.arena.blocks[a], block)) continue;
+        PoolFiller trial = filler;
+        trial.Remove(a);
+        trial.Remove(b);
+        const int64_t offset = trial.FirstFit(b, p);
+        if (!trial.FitsAt(b, p, offset)) continue;
+        trial.Place(b, p, offset);
+        double delta = problem.seconds[b][p] - problem.seconds[b][from] - problem.seconds[a][p];
+        bool placed = false;
+        for (int32_t q : cost_orders[a]) {
+          const int64_t at = trial.FirstFit(a, q);
+          if (!trial.FitsAt(a, q, at)) continue;
+          trial.Place(a, q, at);
+          delta += problem.seconds[a][q];
+          placed = true;
+          break;
+        }
+        if (!placed || delta >= 0) continue;
+        filler.Rebuild(trial.assignment());
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+PoolPlacement SwapPasses(const PoolProblem& problem,
+                         const std::vector<std::vector<int32_t>>& cost_orders,
+                         PoolPlacement placement) {
+  if (problem.num_blocks() > kMaxSwapBlocks || !placement.fits()) return placement;
+  PoolFiller filler(problem);
+  filler.Rebuild(placement.assignment);
+  bool swapped = false;
+  for (int pass = 0; pass < kSwapPasses && SwapIntoCheaperPools(problem, cost_orders, filler);
+       ++pass) {
+    swapped = true;
+    while (MoveToCheaperPools(problem, cost_orders, filler)) {
+    }
+  }
+  if (!swapped) return placement;
+  PoolPlacement candidate = Finish(problem, placement.algorithm + "+swap", filler.assignment());
+  return BetterPlacement(candidate, placement) ? candidate : placement;
+}
+
 // Re-plans every pool of `placement` (PoolsWorthCompacting left some out).
 PoolPlacement CompactAll(const PoolProblem& problem, PoolCompactor& compactor,
                          PoolPlacement placement) {
@@ -526,6 +588,7 @@ PoolPlacement PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits&
       best->algorithm += "+promote";
     }
   }
+  if (!at_bound(*best)) best = SwapPasses(problem, cost_orders, *std::move(best));
   return CompactAll(problem, compactor, *std::move(best));
 }
 
