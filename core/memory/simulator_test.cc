@@ -19,7 +19,7 @@ using ::ordo::testing::TestModel;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-SimulationResult SimulateOk(const MemoryModel& model, std::vector<int32_t> order) {
+SimulationResult SimulateOk(const MemoryModel& model, const std::vector<int32_t>& order) {
   absl::StatusOr<SimulationResult> result = Simulate(model, order);
   EXPECT_TRUE(result.ok()) << result.status();
   return *std::move(result);

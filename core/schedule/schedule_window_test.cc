@@ -19,7 +19,6 @@ using ::ordo::testing::BruteForceMinPeak;
 using ::ordo::testing::RandomDag;
 using ::ordo::testing::RandomTopologicalOrder;
 using ::ordo::testing::kGreedyTrapGraph;
-using ::ordo::testing::TestGraph;
 using ::ordo::testing::TestModel;
 
 // Every step of a window costs the same in the window's model as in the
