@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/onnx/onnx_import.h"
+
 namespace ordo {
 
 OnnxTestModel::OnnxTestModel() {
@@ -104,6 +106,12 @@ void SetStringAttribute(onnx::NodeProto& node, const std::string& name, const st
   a->set_name(name);
   a->set_type(onnx::AttributeProto::STRING);
   a->set_s(value);
+}
+
+absl::StatusOr<Graph> Import(const onnx::ModelProto& model) {
+  std::string bytes;
+  model.SerializeToString(&bytes);
+  return ImportOnnx(bytes);
 }
 
 onnx::ModelProto WithZeroExternalData(onnx::ModelProto model) {

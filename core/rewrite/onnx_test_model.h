@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "core/graph/graph.h"
 #include "onnx/onnx_pb.h"
 
 namespace ordo {
@@ -67,6 +69,10 @@ OnnxTestModel InvertedResidualBlock(const InvertedResidualSpec& spec);
 // >= 1. Weights carry random data when `with_data`. Deterministic in
 // `seed`.
 OnnxTestModel RandomWindowChain(uint32_t seed, int32_t layers, int64_t size, bool with_data);
+
+// Serializes `model` and imports it with ImportOnnx: the Graph the pipeline
+// would see, or the importer's error.
+absl::StatusOr<Graph> Import(const onnx::ModelProto& model);
 
 // Replaces external (unshipped) initializer data with zeros so that ONNX's
 // checker, which insists on external files, accepts the model.

@@ -200,6 +200,12 @@ StageCost Cost(const Graph& graph, const MemoryModel& memory, const std::vector<
   return cost;
 }
 
+// Bounds that keep FusionFront's work within O(L x kMaxStageLayers x runs)
+// pieces per chain and kMaxFrontPeaks dynamic programs, whatever the model
+// (a chain of a few hundred layers would otherwise cost minutes).
+constexpr int32_t kMaxStageLayers = 64;
+constexpr size_t kMaxFrontPeaks = 4096;
+
 // One way to run ops [first, last] of a chain: a single layer unfused, or a
 // fused stage.
 struct Piece {
@@ -219,7 +225,7 @@ std::vector<Piece> PiecesOf(const Graph& graph, const MemoryModel& memory,
     // Unfused, a layer costs its step (in place where the spec allows).
     pieces.push_back({first, first, false, StageRun{}, OpStepBytes(memory, chain[first].op), 0});
     const int64_t in_bytes = memory.constant_bytes + memory.tensors[chain[first].in].bytes;
-    for (int32_t last = first + 1; last < n; ++last) {
+    for (int32_t last = first + 1; last < std::min(n, first + kMaxStageLayers); ++last) {
       const std::vector<Layer> stage(chain.begin() + first, chain.begin() + last + 1);
       const int64_t rows = graph.tensor(chain[last].out).dims[2];
       for (const StageRun& run : StageRuns()) {
@@ -232,6 +238,36 @@ std::vector<Piece> PiecesOf(const Graph& graph, const MemoryModel& memory,
     }
   }
   return pieces;
+}
+
+// The lowest largest piece of any cover of a chain of `n` ops: no plan's
+// chain peak is below it. O(pieces).
+int64_t LowestCoverPeak(int32_t n, const std::vector<Piece>& pieces) {
+  std::vector<int64_t> lowest(n + 1, INT64_MAX);
+  lowest[0] = 0;
+  for (const Piece& piece : pieces) {
+    if (lowest[piece.first] == INT64_MAX) continue;
+    lowest[piece.last + 1] =
+        std::min(lowest[piece.last + 1], std::max(lowest[piece.first], piece.bytes));
+  }
+  return lowest[n];
+}
+
+// The candidate peaks FusionFront tries: every distinct piece cost from the
+// lowest any plan reaches up, or kMaxFrontPeaks of them spread evenly over
+// that range (the lowest and the highest kept) when there are more.
+std::vector<int64_t> CandidatePeaks(std::vector<int64_t> costs, int64_t lowest) {
+  std::sort(costs.begin(), costs.end());
+  costs.erase(std::unique(costs.begin(), costs.end()), costs.end());
+  costs.erase(costs.begin(), std::lower_bound(costs.begin(), costs.end(), lowest));
+  const size_t count = costs.size();
+  if (count <= kMaxFrontPeaks) return costs;
+  std::vector<int64_t> sampled;
+  sampled.reserve(kMaxFrontPeaks);
+  for (size_t i = 0; i < kMaxFrontPeaks; ++i) {
+    sampled.push_back(costs[i * (count - 1) / (kMaxFrontPeaks - 1)]);
+  }
+  return sampled;
 }
 
 // The fewest extra MACs that cover `chain` with pieces of at most `limit`
@@ -308,17 +344,17 @@ absl::StatusOr<StageCost> CostOfStage(const Graph& graph, const MemoryModel& mem
 absl::StatusOr<std::vector<FusionPlan>> FusionFront(const Graph& graph, const MemoryModel& memory) {
   std::vector<std::vector<Layer>> chains;
   std::vector<std::vector<Piece>> pieces;
-  std::vector<int64_t> limits;
+  std::vector<int64_t> costs;
+  int64_t lowest = 0;
   for (const std::vector<OpId>& ops : FindFusibleChains(graph)) {
     ORDO_ASSIGN_OR_RETURN(std::vector<Layer> chain, StageLayers(graph, ops));
     pieces.push_back(PiecesOf(graph, memory, chain));
-    for (const Piece& piece : pieces.back()) limits.push_back(piece.bytes);
+    for (const Piece& piece : pieces.back()) costs.push_back(piece.bytes);
+    lowest = std::max(lowest, LowestCoverPeak(static_cast<int32_t>(chain.size()), pieces.back()));
     chains.push_back(std::move(chain));
   }
-  std::sort(limits.begin(), limits.end());
-  limits.erase(std::unique(limits.begin(), limits.end()), limits.end());
   std::vector<FusionPlan> front;
-  for (int64_t limit : limits) {
+  for (int64_t limit : CandidatePeaks(std::move(costs), lowest)) {
     FusionPlan plan;
     bool feasible = true;
     for (size_t c = 0; c < chains.size() && feasible; ++c) {

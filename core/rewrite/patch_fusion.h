@@ -114,11 +114,15 @@ struct FusionPlan {
 
 // The non-dominated plans (chain_peak_bytes, extra_macs) over every way of
 // cutting every chain into stages and unfused layers, each stage run in
-// any of StageRuns(): lowest chain peak first (so most extra MACs first), the
-// plan with no stage (nothing fused) last. Exact: for each candidate peak P
-// (the cost of some stage or layer), a dynamic program over each chain's
-// prefixes finds the fewest extra MACs with every piece within P.
-// O(chains x L^2 x (rows + candidates)) for chains of L ops.
+// any of StageRuns(): lowest chain peak first (so most extra MACs first),
+// ending with the plan of fewest extra MACs, at most 0 (nothing fused,
+// line-buffered stages, or stages that skip rows no output reads). For each candidate peak P (the
+// cost of some stage or layer, from the lowest any plan reaches), a dynamic
+// program over each chain's prefixes finds the fewest extra MACs with every
+// piece within P. Exact when stages of at most 64 layers and at most 4096
+// distinct candidate peaks cover the model (otherwise the front is sampled
+// at 4096 peaks spread over the range, its lowest-peak plan always kept).
+// O(pieces x (rows + candidates)), pieces <= 9 x 64 x L per chain of L ops.
 absl::StatusOr<std::vector<FusionPlan>> FusionFront(const Graph& graph, const MemoryModel& memory);
 
 // The model with each stage of `plan` replaced by one fused node (see above)

@@ -27,12 +27,6 @@ using ::ordo::testing::Trials;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-absl::StatusOr<Graph> Import(const onnx::ModelProto& model) {
-  std::string bytes;
-  model.SerializeToString(&bytes);
-  return ImportOnnx(bytes);
-}
-
 std::vector<std::string> Names(const Graph& graph, const std::vector<OpId>& ops) {
   std::vector<std::string> names;
   names.reserve(ops.size());
@@ -217,6 +211,47 @@ TEST(PatchFusionTest, FrontIsTheNonDominatedSetOfEveryCut) {
     for (const FusionPlan& plan : front) got.push_back({plan.chain_peak_bytes, plan.extra_macs});
     EXPECT_EQ(got, expected) << "trial " << trial;
   }
+}
+
+// A chain of 150 layers has more stage costs than the front tries: it is
+// sampled, still sorted, still ends at a plan with no extra MACs (or fewer:
+// a stage skips rows no output reads), and
+// still starts at the lowest peak any cut reaches (here: the bottleneck of
+// fusing stages of at most 64 layers, which no sample may skip).
+TEST(PatchFusionTest, LongChainsGiveABoundedFrontFromTheLowestPeak) {
+  const onnx::ModelProto model = RandomWindowChain(77, 150, 64, false).model();
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
+  ASSERT_EQ(FindFusibleChains(graph).size(), 1);
+  ORDO_ASSERT_OK_AND_ASSIGN(std::vector<FusionPlan> front, FusionFront(graph, memory));
+  ASSERT_GE(front.size(), 2);
+  EXPECT_LE(front.size(), 4096);
+  for (size_t i = 1; i < front.size(); ++i) {
+    EXPECT_LT(front[i - 1].chain_peak_bytes, front[i].chain_peak_bytes);
+    EXPECT_GT(front[i - 1].extra_macs, front[i].extra_macs);
+  }
+  EXPECT_LE(front.back().extra_macs, 0);
+  for (const FusedStage& stage : front.front().stages) EXPECT_LE(stage.ops.size(), 64);
+  // Nothing lower: every stage's and layer's cost under the lowest plan's
+  // peak leaves some op without a piece to run in.
+  const int64_t lowest = front.front().chain_peak_bytes;
+  const std::vector<OpId> ops = FindFusibleChains(graph)[0];
+  std::vector<bool> reachable(ops.size() + 1, false);
+  reachable[0] = true;
+  for (size_t first = 0; first < ops.size(); ++first) {
+    if (!reachable[first]) continue;
+    if (OpStepBytes(memory, ops[first]) < lowest) reachable[first + 1] = true;
+    for (size_t last = first + 1; last < std::min(ops.size(), first + 64); ++last) {
+      const std::vector<OpId> stage(ops.begin() + first, ops.begin() + last + 1);
+      const int64_t io = memory.tensors[graph.op(ops[first]).inputs[0]].bytes +
+                         memory.tensors[graph.op(ops[last]).outputs[0]].bytes;
+      for (const StageRun& run : StageRuns()) {
+        const StageCost cost = *CostOfStage(graph, memory, stage, run);
+        if (io + cost.workspace_bytes < lowest) reachable[last + 1] = true;
+      }
+    }
+  }
+  EXPECT_FALSE(reachable[ops.size()]);
 }
 
 TEST(PatchFusionTest, FusedModelPassesImportAndSimulatesToThePlannedPeak) {

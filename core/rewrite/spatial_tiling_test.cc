@@ -20,12 +20,6 @@ using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-absl::StatusOr<Graph> Import(const onnx::ModelProto& model) {
-  std::string bytes;
-  model.SerializeToString(&bytes);
-  return ImportOnnx(bytes);
-}
-
 std::vector<int64_t> Ints(const onnx::NodeProto& node, const std::string& name) {
   for (const auto& a : node.attribute()) {
     if (a.name() == name) return {a.ints().begin(), a.ints().end()};

@@ -14,12 +14,6 @@
 
 namespace ordo {
 
-absl::StatusOr<Graph> Import(const onnx::ModelProto& model) {
-  std::string bytes;
-  model.SerializeToString(&bytes);
-  return ImportOnnx(bytes);
-}
-
 absl::Status CheckOnnx(const onnx::ModelProto& model) {
   absl::StatusOr<Graph> graph = Import(model);
   if (!graph.ok()) return graph.status();

@@ -14,13 +14,10 @@
 #include "absl/status/statusor.h"
 #include "core/graph/graph.h"
 #include "onnx/onnx_pb.h"
+#include "core/rewrite/onnx_test_model.h"  // Import
 #include "tests/rewrite/reference_executor.h"
 
 namespace ordo {
-
-// Serializes `model` and imports it with ImportOnnx; the importer's error
-// when it is not a valid ordo Graph.
-absl::StatusOr<Graph> Import(const onnx::ModelProto& model);
 
 // ONNX's checker, on a copy whose unshipped external data is zero-filled
 // (the checker insists the files exist) and whose graph outputs without a
