@@ -207,12 +207,6 @@ int32_t DominantPool(const std::vector<MemoryPool>& pools) {
 
 }  // namespace
 
-namespace {
-
-// Subgradient steps of the relaxation bound: a few milliseconds on a
-// thousand blocks.
-constexpr int kBoundSteps = 200;
-
 // Why the raise holds: with F dominant, a block b allowed in F costs at
 // least its minimum plus penalty(b) x size(b) when it is elsewhere, where
 // penalty is its cheapest alternative's extra time per byte. At a step s the
@@ -220,7 +214,7 @@ constexpr int kBoundSteps = 200;
 // every valid placement pays at least the cheapest fractional choice of such
 // bytes. Blocks that may not use F are outside for free. Steps do not add up
 // (the same blocks may serve several), hence the maximum over steps.
-double PeakStepBoundSeconds(const PoolProblem& problem) {
+double PoolPeakStepBoundSeconds(const PoolProblem& problem) {
   const int32_t num_blocks = problem.num_blocks();
   std::vector<double> min_seconds(num_blocks, std::numeric_limits<double>::infinity());
   double base = 0;
@@ -272,6 +266,8 @@ double PeakStepBoundSeconds(const PoolProblem& problem) {
   }
   return base + best_raise;
 }
+
+namespace {
 
 // Depth-first: can `blocks` (largest first) be split over the pools they
 // may use with the byte sums within capacities? `nodes` bounds the tries;
@@ -336,7 +332,7 @@ std::string PoolInfeasibility(const Graph& graph, const MemoryModel& model,
 }
 
 double PoolLowerBoundSeconds(const PoolProblem& problem) {
-  return std::max(PeakStepBoundSeconds(problem), PoolRelaxationBound(problem, kBoundSteps));
+  return std::max(PoolPeakStepBoundSeconds(problem), PoolRelaxationBound(problem, kPoolBoundSteps));
 }
 
 }  // namespace ordo

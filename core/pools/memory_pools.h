@@ -124,6 +124,15 @@ absl::Status CheckPoolAssignment(const PoolProblem& problem, const PoolAssignmen
 // steps of O(B * P + S * P)), which prices all congested steps at once.
 double PoolLowerBoundSeconds(const PoolProblem& problem);
 
+// The first argument of PoolLowerBoundSeconds alone: every block in its
+// cheapest allowed pool, raised by the one-step eviction.
+double PoolPeakStepBoundSeconds(const PoolProblem& problem);
+
+// Subgradient steps of the relaxation bound (PoolLowerBoundSeconds, and the
+// placer's relaxation, which gives the same bound on the way): a few
+// milliseconds on a thousand blocks.
+inline constexpr int kPoolBoundSteps = 200;
+
 // Why no order of the model has a valid placement, when one exists: an op
 // whose own tensors (its activation inputs and outputs, all live while it
 // runs, in every order; an output it may write in place counts as its

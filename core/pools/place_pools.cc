@@ -40,9 +40,10 @@ absl::StatusOr<PoolReport> PlaceInPools(const Graph& graph, const MemoryModel& m
   ORDO_ASSIGN_OR_RETURN(PoolProblem problem,
                         BuildPoolProblem(graph, model, simulation, alignment, options));
   PoolReport report;
-  // The bound first: a placement that reaches it ends the search.
-  report.lower_bound_seconds = PoolLowerBoundSeconds(problem);
-  report.placement = PlacePoolsHeuristic(problem, limits, report.lower_bound_seconds);
+  // The placer proves the lower bound on the way (its relaxation).
+  HeuristicPoolResult placed = PlacePoolsHeuristic(problem, limits);
+  report.placement = std::move(placed.placement);
+  report.lower_bound_seconds = placed.lower_bound_seconds;
   if (report.placement.fits()) {
     ORDO_RETURN_IF_ERROR(CheckPoolAssignment(problem, report.placement.assignment));
   } else {

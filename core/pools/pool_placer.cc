@@ -25,26 +25,77 @@ namespace {
 
 constexpr int32_t kUnplaced = -1;
 
-// Blocks placed so far, per pool in offset order, with first-fit queries.
+// For every block, the blocks of non-zero size live at some step it is live
+// (itself excluded): the only blocks a first fit must step over. Computed
+// once per placer call, O(B log B + pairs); NAS cells' blocks are co-live
+// with a few dozen others out of hundreds.
+using CoLiveBlocks = std::vector<std::vector<int32_t>>;
+
+CoLiveBlocks CoLive(const PoolProblem& problem) {
+  const std::vector<ArenaBlock>& blocks = problem.arena.blocks;
+  std::vector<int32_t> by_first;
+  for (int32_t b = 0; b < problem.num_blocks(); ++b) {
+    if (blocks[b].size > 0) by_first.push_back(b);
+  }
+  std::stable_sort(by_first.begin(), by_first.end(),
+                   [&](int32_t a, int32_t b) { return blocks[a].first < blocks[b].first; });
+  CoLiveBlocks co_live(problem.num_blocks());
+  // Sorted by first step, a later block overlaps an earlier one iff it
+  // starts before the earlier one ends.
+  for (size_t i = 0; i < by_first.size(); ++i) {
+    const int32_t a = by_first[i];
+    for (size_t j = i + 1; j < by_first.size() && blocks[by_first[j]].first <= blocks[a].last;
+         ++j) {
+      co_live[a].push_back(by_first[j]);
+      co_live[by_first[j]].push_back(a);
+    }
+  }
+  return co_live;
+}
+
+// (offset, size) of placed blocks.
+using Extents = std::vector<std::pair<int64_t, int64_t>>;
+
+// TFLite Micro's first fit: the lowest offset where `size` bytes conflict
+// with none of `taken` (the co-live blocks of one pool), i.e. the lowest
+// gap. Sorts `taken`; ties in offset do not change the answer.
+int64_t LowestGap(Extents& taken, int64_t size) {
+  std::sort(taken.begin(), taken.end());
+  int64_t candidate = 0;
+  for (const auto& [offset, other_size] : taken) {
+    if (offset - candidate >= size) break;
+    candidate = std::max(candidate, offset + other_size);
+  }
+  return candidate;
+}
+
+// Blocks placed so far, with first-fit queries over each block's co-live
+// blocks (O(k log k) for k of them, not O(blocks in the pool)). With
+// `Lists::kKept` also each pool's blocks in offset order (blocks_of), which
+// the compaction and the swaps read; the greedy passes do not.
+// Holds references to `problem` and `co_live`, which must outlive it.
 class PoolFiller {
  public:
-  explicit PoolFiller(const PoolProblem& problem)
-      : problem_(problem), by_offset_(problem.num_pools()) {
+  enum class Lists { kKept, kNone };
+
+  PoolFiller(const PoolProblem& problem, const CoLiveBlocks& co_live, Lists lists = Lists::kKept)
+      : problem_(problem),
+        co_live_(co_live),
+        lists_(lists),
+        by_offset_(problem.num_pools()),
+        taken_(problem.num_pools()) {
     assignment_.pool.assign(problem.num_blocks(), kUnplaced);
     assignment_.offset.assign(problem.num_blocks(), 0);
   }
 
-  // TFLite Micro's first fit: the lowest gap among the co-live blocks.
   int64_t FirstFit(int32_t b, int32_t p) const {
-    const ArenaBlock& block = problem_.arena.blocks[b];
-    int64_t candidate = 0;
-    for (int32_t other : by_offset_[p]) {
-      const ArenaBlock& next = problem_.arena.blocks[other];
-      if (other == b || !BlocksOverlapInTime(next, block)) continue;
-      if (assignment_.offset[other] - candidate >= block.size) break;
-      candidate = std::max(candidate, assignment_.offset[other] + next.size);
+    Extents& taken = taken_[p];
+    taken.clear();
+    for (int32_t other : co_live_[b]) {
+      if (assignment_.pool[other] != p) continue;
+      taken.push_back({assignment_.offset[other], problem_.arena.blocks[other].size});
     }
-    return candidate;
+    return LowestGap(taken, problem_.arena.blocks[b].size);
   }
   bool FitsAt(int32_t b, int32_t p, int64_t offset) const {
     return offset + problem_.arena.blocks[b].size <= problem_.pools[p].capacity_bytes;
@@ -56,6 +107,7 @@ class PoolFiller {
       assignment_.offset[b] = 0;
       return;
     }
+    if (lists_ == Lists::kNone) return;
     std::vector<int32_t>& list = by_offset_[p];
     auto it = std::upper_bound(list.begin(), list.end(), offset, [this](int64_t value, int32_t o) {
       return value < assignment_.offset[o];
@@ -63,17 +115,27 @@ class PoolFiller {
     list.insert(it, b);
   }
   void Remove(int32_t b) {
-    std::vector<int32_t>& list = by_offset_[assignment_.pool[b]];
-    list.erase(std::remove(list.begin(), list.end(), b), list.end());
+    if (lists_ == Lists::kKept) {
+      std::vector<int32_t>& list = by_offset_[assignment_.pool[b]];
+      list.erase(std::remove(list.begin(), list.end(), b), list.end());
+    }
     assignment_.pool[b] = kUnplaced;
   }
   // First preferred pool with room; else the allowed pool it overflows least.
+  // One pass over the co-live blocks serves every pool it tries.
   void PlaceFirstFit(int32_t b, const std::vector<int32_t>& preference) {
+    for (Extents& taken : taken_) taken.clear();
+    for (int32_t other : co_live_[b]) {
+      const int32_t p = assignment_.pool[other];
+      if (p != kUnplaced) {
+        taken_[p].push_back({assignment_.offset[other], problem_.arena.blocks[other].size});
+      }
+    }
     int32_t least_pool = kNoId;
     int64_t least_offset = 0, least_overflow = std::numeric_limits<int64_t>::max();
     for (int32_t p : preference) {
       if (!problem_.allowed[b][p]) continue;
-      const int64_t offset = FirstFit(b, p);
+      const int64_t offset = LowestGap(taken_[p], problem_.arena.blocks[b].size);
       if (FitsAt(b, p, offset)) return Place(b, p, offset);
       const int64_t overflow =
           offset + problem_.arena.blocks[b].size - problem_.pools[p].capacity_bytes;
@@ -84,6 +146,7 @@ class PoolFiller {
     Place(b, least_pool, least_offset);
   }
   const PoolAssignment& assignment() const { return assignment_; }
+  // Lists::kKept only.
   const std::vector<int32_t>& blocks_of(int32_t p) const { return by_offset_[p]; }
   void Rebuild(const PoolAssignment& assignment) {
     for (auto& list : by_offset_) list.clear();
@@ -94,8 +157,12 @@ class PoolFiller {
 
  private:
   const PoolProblem& problem_;
+  const CoLiveBlocks& co_live_;
+  const Lists lists_;
   PoolAssignment assignment_;
   std::vector<std::vector<int32_t>> by_offset_;
+  // Per pool, the first fit's working lists, kept to spare allocations.
+  mutable std::vector<Extents> taken_;
 };
 
 PoolPlacement Finish(const PoolProblem& problem, std::string algorithm, PoolAssignment assignment) {
@@ -143,9 +210,9 @@ double Saving(const PoolProblem& problem, const std::vector<int32_t>& pools, int
 // A block's pools in the order it tries them.
 using PoolPreference = std::function<const std::vector<int32_t>&(int32_t)>;
 
-PoolAssignment Greedy(const PoolProblem& problem, const std::vector<int32_t>& order,
-                      const PoolPreference& preference) {
-  PoolFiller filler(problem);
+PoolAssignment Greedy(const PoolProblem& problem, const CoLiveBlocks& co_live,
+                      const std::vector<int32_t>& order, const PoolPreference& preference) {
+  PoolFiller filler(problem, co_live, PoolFiller::Lists::kNone);
   for (int32_t b : order) filler.PlaceFirstFit(b, preference(b));
   return filler.assignment();
 }
@@ -202,11 +269,16 @@ bool MoveToCheaperPools(const PoolProblem& problem,
 // PlacePoolsHeuristic call). Not thread-safe.
 class PoolCompactor {
  public:
-  PoolCompactor(const PoolProblem& problem, const ArenaLimits& limits)
-      : problem_(problem), budget_(limits) {
-    // The greedy portfolio plus a short search: placement runs for several
-    // starts and schedules, so it must stay a small part of a compile.
-    budget_.max_search_nodes = std::min<int64_t>(limits.max_search_nodes, 20000);
+  // `search_nodes_per_block`: the arena search's budget for a pool of n
+  // blocks is n times this, at most kMaxSearchNodes (0: the greedy arena
+  // planners only, which take about a tenth of a millisecond per pool; a
+  // search that cannot close a pool's gap spends its whole budget, about
+  // 2 us a node).
+  static constexpr int64_t kMaxSearchNodes = 20000;
+  PoolCompactor(const PoolProblem& problem, const ArenaLimits& limits,
+                int64_t search_nodes_per_block)
+      : problem_(problem), budget_(limits), nodes_per_block_(search_nodes_per_block) {
+    budget_.max_search_nodes = std::min<int64_t>(limits.max_search_nodes, kMaxSearchNodes);
   }
 
   // Re-plans the pools with `compact[p]` set.
@@ -258,13 +330,17 @@ class PoolCompactor {
     for (int32_t b : blocks) sub.blocks.push_back(problem_.arena.blocks[b]);
     sub.lower_bound_bytes = LiveBound(blocks);
     Plan& plan = it->second;
-    plan.offsets = BestArenaPlanner().Place(sub, budget_).offsets;
+    ArenaLimits budget = budget_;
+    budget.max_search_nodes = std::min<int64_t>(
+        budget.max_search_nodes, nodes_per_block_ * static_cast<int64_t>(blocks.size()));
+    plan.offsets = BestArenaPlanner().Place(sub, budget).offsets;
     plan.arena_bytes = ArenaBytes(sub, plan.offsets);
     return plan;
   }
 
   const PoolProblem& problem_;
   ArenaLimits budget_;
+  const int64_t nodes_per_block_;
   absl::flat_hash_map<std::vector<int32_t>, Plan> plans_;
 };
 
@@ -295,12 +371,12 @@ std::vector<bool> PoolsWorthCompacting(const PoolProblem& problem, const PoolFil
   return compact;
 }
 
-PoolPlacement Improve(const PoolProblem& problem,
+PoolPlacement Improve(const PoolProblem& problem, const CoLiveBlocks& co_live,
                       const std::vector<std::vector<int32_t>>& cost_orders,
                       PoolCompactor& compactor, const PoolPlacement& start,
                       const ArenaLimits& limits) {
   constexpr int kRounds = 3;
-  PoolFiller filler(problem);
+  PoolFiller filler(problem, co_live);
   filler.Rebuild(start.assignment);
   for (int round = 0; round < kRounds; ++round) {
     const bool moved = MoveToCheaperPools(problem, cost_orders, filler);
@@ -354,11 +430,11 @@ bool SwapIntoCheaperPools(const PoolProblem& problem,
   return false;
 }
 
-PoolPlacement SwapPasses(const PoolProblem& problem,
+PoolPlacement SwapPasses(const PoolProblem& problem, const CoLiveBlocks& co_live,
                          const std::vector<std::vector<int32_t>>& cost_orders,
                          PoolPlacement placement) {
   if (problem.num_blocks() > kMaxSwapBlocks || !placement.fits()) return placement;
-  PoolFiller filler(problem);
+  PoolFiller filler(problem, co_live);
   filler.Rebuild(placement.assignment);
   bool swapped = false;
   for (int pass = 0; pass < kSwapPasses && SwapIntoCheaperPools(problem, cost_orders, filler);
@@ -373,9 +449,9 @@ PoolPlacement SwapPasses(const PoolProblem& problem,
 }
 
 // Re-plans every pool of `placement` (PoolsWorthCompacting left some out).
-PoolPlacement CompactAll(const PoolProblem& problem, PoolCompactor& compactor,
-                         PoolPlacement placement) {
-  PoolFiller filler(problem);
+PoolPlacement CompactAll(const PoolProblem& problem, const CoLiveBlocks& co_live,
+                         PoolCompactor& compactor, PoolPlacement placement) {
+  PoolFiller filler(problem, co_live);
   filler.Rebuild(placement.assignment);
   compactor.Compact(filler, std::vector<bool>(problem.num_pools(), true));
   return Finish(problem, std::move(placement.algorithm), filler.assignment());
@@ -386,7 +462,7 @@ PoolPlacement CompactAll(const PoolProblem& problem, PoolCompactor& compactor,
 // better. Bounded by `kMaxPromotions` reruns, each O(B^2 P).
 constexpr int kMaxPromotions = 48;
 
-PoolPlacement Promote(const PoolProblem& problem,
+PoolPlacement Promote(const PoolProblem& problem, const CoLiveBlocks& co_live,
                       const std::vector<std::vector<int32_t>>& cost_orders, PoolPlacement best,
                       const std::vector<int32_t>& base_order, const ArenaLimits& limits) {
   std::vector<int32_t> promoted;
@@ -402,7 +478,7 @@ PoolPlacement Promote(const PoolProblem& problem,
       for (int32_t other : base_order) {
         if (!ordered[other]) order.push_back(other);
       }
-      PoolFiller filler(problem);
+      PoolFiller filler(problem, co_live, PoolFiller::Lists::kNone);
       for (int32_t block : order) filler.PlaceFirstFit(block, cost_orders[block]);
       while (MoveToCheaperPools(problem, cost_orders, filler)) {
       }
@@ -418,20 +494,28 @@ PoolPlacement Promote(const PoolProblem& problem,
   return best;
 }
 
-// Starts from the capacity prices of PoolRelaxation: every kEvery steps,
-// each block prefers its pools by reduced cost (time plus the price of the
-// congested steps it lives through) and blocks go first-fit by regret (what
-// losing their best pool costs them at those prices), outright and per
-// byte. The kKeep best (by BetterPlacement) are returned.
-constexpr int kRelaxationSteps = 150, kEvery = 15, kKeep = 2;
+// Starts from the capacity prices of PoolRelaxation: every kEvery steps up
+// to kStartSteps, each block prefers its pools by reduced cost (time plus
+// the price of the congested steps it lives through) and blocks go
+// first-fit by regret (what losing their best pool costs them at those
+// prices), outright and per byte. The kKeep best (by BetterPlacement) are
+// returned. The same run goes on to kPoolBoundSteps for the lower bound
+// (PoolLowerBoundSeconds's steps, here aimed at the best placement known):
+// one relaxation serves both.
+constexpr int kStartSteps = 150, kEvery = 15, kKeep = 2;
 
-std::vector<PoolPlacement> RelaxationStarts(const PoolProblem& problem, double upper_bound,
-                                            const ArenaLimits& limits) {
+struct RelaxationResult {
+  std::vector<PoolPlacement> starts;
+  double lower_bound_seconds = 0;
+};
+
+RelaxationResult RelaxationStarts(const PoolProblem& problem, const CoLiveBlocks& co_live,
+                                  double upper_bound, const ArenaLimits& limits) {
   PoolRelaxation relaxation(problem);
   std::vector<PoolPlacement> found;
-  for (int step = 1; step <= kRelaxationSteps && !limits.Expired(); ++step) {
+  for (int step = 1; step <= std::max(kStartSteps, kPoolBoundSteps); ++step) {
     relaxation.Step(upper_bound);
-    if (step % kEvery != 0) continue;
+    if (step % kEvery != 0 || step > kStartSteps || limits.Expired()) continue;
     std::vector<std::vector<int32_t>> preference(problem.num_blocks());
     std::vector<double> regret(problem.num_blocks(), 0.0);
     for (int32_t b = 0; b < problem.num_blocks(); ++b) {
@@ -457,10 +541,10 @@ std::vector<PoolPlacement> RelaxationStarts(const PoolProblem& problem, double u
                        [&](int32_t a, int32_t b) { return key(a) > key(b); });
       static constexpr const char* kNames[] = {"relaxation", "relaxation-per-byte",
                                                "relaxation-by-size"};
-      found.push_back(Finish(problem, kNames[key_kind],
-                             Greedy(problem, order, [&](int32_t b) -> const std::vector<int32_t>& {
-                               return preference[b];
-                             })));
+      found.push_back(
+          Finish(problem, kNames[key_kind],
+                 Greedy(problem, co_live, order,
+                        [&](int32_t b) -> const std::vector<int32_t>& { return preference[b]; })));
       if (found.back().fits()) {
         upper_bound = upper_bound > 0
                           ? std::min(upper_bound, found.back().evaluation.modelled_seconds)
@@ -470,23 +554,21 @@ std::vector<PoolPlacement> RelaxationStarts(const PoolProblem& problem, double u
   }
   std::stable_sort(found.begin(), found.end(), BetterPlacement);
   if (found.size() > kKeep) found.resize(kKeep);
-  return found;
+  return {std::move(found), std::max(PoolPeakStepBoundSeconds(problem), relaxation.best_bound())};
 }
 
-}  // namespace
-
-PoolPlacement PlaceInternalFirst(const PoolProblem& problem) {
+PoolPlacement InternalFirst(const PoolProblem& problem, const CoLiveBlocks& co_live) {
   std::vector<int32_t> order = AllBlocks(problem);
   std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
     return problem.arena.blocks[a].first < problem.arena.blocks[b].first;
   });
   std::vector<int32_t> pools = PoolsBySpeed(problem);
-  return Finish(
-      problem, "internal_first",
-      Greedy(problem, order, [&](int32_t) -> const std::vector<int32_t>& { return pools; }));
+  return Finish(problem, "internal_first",
+                Greedy(problem, co_live, order,
+                       [&](int32_t) -> const std::vector<int32_t>& { return pools; }));
 }
 
-PoolPlacement PlaceUsmpGreedy(const PoolProblem& problem) {
+PoolPlacement UsmpGreedy(const PoolProblem& problem, const CoLiveBlocks& co_live) {
   std::vector<int32_t> order = AllBlocks(problem);
   std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
     const ArenaBlock &x = problem.arena.blocks[a], &y = problem.arena.blocks[b];
@@ -494,14 +576,24 @@ PoolPlacement PlaceUsmpGreedy(const PoolProblem& problem) {
   });
   std::vector<int32_t> pools(problem.num_pools());
   std::iota(pools.begin(), pools.end(), 0);
-  return Finish(
-      problem, "usmp_greedy",
-      Greedy(problem, order, [&](int32_t) -> const std::vector<int32_t>& { return pools; }));
+  return Finish(problem, "usmp_greedy",
+                Greedy(problem, co_live, order,
+                       [&](int32_t) -> const std::vector<int32_t>& { return pools; }));
 }
 
-PoolPlacement PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits& limits,
-                                  double lower_bound_seconds) {
+}  // namespace
+
+PoolPlacement PlaceInternalFirst(const PoolProblem& problem) {
+  return InternalFirst(problem, CoLive(problem));
+}
+
+PoolPlacement PlaceUsmpGreedy(const PoolProblem& problem) {
+  return UsmpGreedy(problem, CoLive(problem));
+}
+
+HeuristicPoolResult PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits& limits) {
   const std::vector<std::vector<int32_t>> cost_orders = CostOrders(problem);
+  const CoLiveBlocks co_live = CoLive(problem);
   auto cost_order = [&](int32_t b) -> const std::vector<int32_t>& { return cost_orders[b]; };
   auto sorted_by = [&](const std::function<double(int32_t)>& key) {
     std::vector<int32_t> order = AllBlocks(problem);
@@ -534,20 +626,21 @@ PoolPlacement PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits&
   });
   const std::vector<int32_t> density_order = sorted_by(per_byte);
   std::vector<PoolPlacement> starts = {
-      Finish(problem, "density", Greedy(problem, density_order, cost_order)),
-      Finish(
-          problem, "saving",
-          Greedy(problem, sorted_by([&](int32_t b) { return Saving(problem, cost_orders[b], b); }),
-                 cost_order)),
-      Finish(problem, "size", Greedy(problem, sorted_by(size), cost_order)),
-      PlaceInternalFirst(problem),
-      PlaceUsmpGreedy(problem),
+      Finish(problem, "density", Greedy(problem, co_live, density_order, cost_order)),
+      Finish(problem, "saving",
+             Greedy(problem, co_live,
+                    sorted_by([&](int32_t b) { return Saving(problem, cost_orders[b], b); }),
+                    cost_order)),
+      Finish(problem, "size", Greedy(problem, co_live, sorted_by(size), cost_order)),
+      InternalFirst(problem, co_live),
+      UsmpGreedy(problem, co_live),
       // For fitting, not speed: bin packing's "largest first into the
       // largest bank", by size and by lifetime.
-      Finish(problem, "fit-by-size", Greedy(problem, sorted_by(size), by_capacity)),
-      Finish(problem, "fit-by-lifetime", Greedy(problem, sorted_by(lifetime), by_capacity)),
+      Finish(problem, "fit-by-size", Greedy(problem, co_live, sorted_by(size), by_capacity)),
+      Finish(problem, "fit-by-lifetime",
+             Greedy(problem, co_live, sorted_by(lifetime), by_capacity)),
       Finish(problem, "fit-in-order",
-             Greedy(problem, by_start,
+             Greedy(problem, co_live, by_start,
                     [&](int32_t) -> const std::vector<int32_t>& { return smallest_pools; })),
   };
   double upper_bound = 0;
@@ -556,16 +649,25 @@ PoolPlacement PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits&
       upper_bound = start.evaluation.modelled_seconds;
     }
   }
-  for (PoolPlacement& start : RelaxationStarts(problem, upper_bound, limits)) {
-    starts.push_back(std::move(start));
-  }
+  RelaxationResult relaxation = RelaxationStarts(problem, co_live, upper_bound, limits);
+  for (PoolPlacement& start : relaxation.starts) starts.push_back(std::move(start));
+  const double lower_bound_seconds = relaxation.lower_bound_seconds;
   // Nothing can beat a placement at the bound: stop there.
   auto at_bound = [&](const PoolPlacement& placement) {
     return placement.fits() &&
            placement.evaluation.modelled_seconds <= lower_bound_seconds * (1 + 1e-12);
   };
-  PoolCompactor compactor(problem, limits);
+  // Starts are improved with the greedy arena planners only; the search,
+  // which costs milliseconds per pool it cannot close, improves only the
+  // kSearchedStarts best of them (and what promotion and swaps make of the
+  // best). On the shared models the search on every start found nothing
+  // better than this (docs/pools.md).
+  constexpr int kSearchedStarts = 2;
+  constexpr int64_t kSearchNodesPerBlock = 16;
+  PoolCompactor quick(problem, limits, 0);
+  PoolCompactor compactor(problem, limits, kSearchNodesPerBlock);
   std::optional<PoolPlacement> best;
+  std::vector<PoolPlacement> improved_starts;
   std::vector<const PoolAssignment*> improved_from;
   for (PoolPlacement& start : starts) {
     if (best && at_bound(*best)) break;
@@ -577,19 +679,27 @@ PoolPlacement PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits&
         });
     if (seen) continue;
     improved_from.push_back(&start.assignment);
-    PoolPlacement improved = Improve(problem, cost_orders, compactor, start, limits);
+    PoolPlacement improved = Improve(problem, co_live, cost_orders, quick, start, limits);
     if (!BetterPlacement(improved, start)) improved = start;
-    if (!best || BetterPlacement(improved, *best)) best = std::move(improved);
+    if (!best || BetterPlacement(improved, *best)) best = improved;
+    improved_starts.push_back(std::move(improved));
+  }
+  std::stable_sort(improved_starts.begin(), improved_starts.end(), BetterPlacement);
+  if (improved_starts.size() > kSearchedStarts) improved_starts.resize(kSearchedStarts);
+  for (const PoolPlacement& start : improved_starts) {
+    if (at_bound(*best)) break;
+    PoolPlacement improved = Improve(problem, co_live, cost_orders, compactor, start, limits);
+    if (BetterPlacement(improved, *best)) best = std::move(improved);
   }
   if (!at_bound(*best)) {
-    PoolPlacement promoted = Promote(problem, cost_orders, *best, density_order, limits);
+    PoolPlacement promoted = Promote(problem, co_live, cost_orders, *best, density_order, limits);
     if (BetterPlacement(promoted, *best)) {
-      best = Improve(problem, cost_orders, compactor, promoted, limits);
+      best = Improve(problem, co_live, cost_orders, compactor, promoted, limits);
       best->algorithm += "+promote";
     }
   }
-  if (!at_bound(*best)) best = SwapPasses(problem, cost_orders, *std::move(best));
-  return CompactAll(problem, compactor, *std::move(best));
+  if (!at_bound(*best)) best = SwapPasses(problem, co_live, cost_orders, *std::move(best));
+  return {CompactAll(problem, co_live, compactor, *std::move(best)), lower_bound_seconds};
 }
 
 namespace {

@@ -44,15 +44,18 @@ PoolPlacement PlaceUsmpGreedy(const PoolProblem& problem);
 //     first into the largest pool, and in start order into the smallest bank
 //     with room (interval colouring's rule); and starts from the capacity
 //     prices of PoolRelaxation (each block's pools by reduced cost, blocks
-//     by regret, regret per byte and size). Each block goes first-fit into
-//     the first preferred pool with room.
+//     by regret, regret per byte and size); the same relaxation run gives
+//     the lower bound. Each block goes first-fit into the first preferred
+//     pool with room; the first fit looks only at the block's co-live
+//     blocks (O(k log k) for k of them).
 //  2. Improvement on each: blocks not in their cheapest pool, most time to
 //     gain first, move first-fit to a cheaper pool with room; then each pool's
-//     offsets are re-planned by the `best` arena planner with a small search
-//     budget (smaller pools leave room for more moves) and the moves are
-//     tried again.
+//     offsets are re-planned by the greedy arena planners (smaller pools
+//     leave room for more moves) and the moves are tried again. The two
+//     best are then improved again with the `best` arena planner's search
+//     (16 nodes per block of the pool).
 //     Starts that yield the same placement are improved once; a placement
-//     at `lower_bound_seconds` ends the search (nothing can beat it).
+//     at the lower bound ends the search (nothing can beat it).
 //  3. Keeps the best by BetterPlacement, so it is never worse than either
 //     baseline; then ruin and recreate: a block left out of its cheapest
 //     pool is placed first and the density pass reruns (at most 48 reruns),
@@ -60,12 +63,20 @@ PoolPlacement PlaceUsmpGreedy(const PoolProblem& problem);
 //     co-live block's place in a cheaper full pool, which goes first-fit to
 //     its cheapest pool with room), kept when better. Improvement and
 //     promotion stop at the deadline of
-//     `limits` (the greedy passes always complete). Not optimal: see PlacePoolsExact. O(passes x B^2 P) plus the
-//     arena planner's budget (limits).
-// `lower_bound_seconds` (PoolLowerBoundSeconds, or 0 when not known): a
-// placement that reaches it ends the search, as nothing can beat it.
-PoolPlacement PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits& limits,
-                                  double lower_bound_seconds = 0);
+//     `limits` (the greedy passes always complete). Not optimal: see
+//     PlacePoolsExact. O(passes x (B k log k + B P)) for k co-live blocks,
+//     plus O(kPoolBoundSteps x (B P + S P)) for the relaxation and the
+//     arena planner's budget.
+// The relaxation of the starts also gives the lower bound (the same
+// arguments and steps as PoolLowerBoundSeconds, its subgradient steps aimed
+// at the best greedy start): a placement that reaches it ends the search,
+// as nothing can beat it.
+struct HeuristicPoolResult {
+  PoolPlacement placement;
+  // A lower bound on every valid placement's modelled time.
+  double lower_bound_seconds = 0;
+};
+HeuristicPoolResult PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits& limits);
 
 // The exact reference for small problems: depth-first branch and bound over
 // each block's pool (largest block first, cheapest pool first), pruned by the

@@ -4,6 +4,7 @@
 
 #include "core/pools/pool_placer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -95,7 +96,7 @@ TEST(PoolPlacerTest, HotSmallTensorGoesToTheFastPoolAndTheBigOneStreams) {
   PoolOptions options;
   options.pools = {{"fast", 256, 8e9, 8e9}, {"slow", 4096, 1e8, 1e8}};
   const PoolProblem problem = *BuildPoolProblem(graph, model, simulation, 64, options);
-  const PoolPlacement placement = PlacePoolsHeuristic(problem, ArenaLimits{});
+  const PoolPlacement placement = PlacePoolsHeuristic(problem, ArenaLimits{}).placement;
   ASSERT_TRUE(placement.fits());
   ORDO_EXPECT_OK(CheckPoolAssignment(problem, placement.assignment));
   auto pool_of = [&](const char* name) {
@@ -133,9 +134,14 @@ TEST(PoolPlacerTest, HeuristicIsNeverBelowTheExactOptimumNorAboveTheBaselines) {
     if (!problem.ok()) continue;  // a pinned tensor too large for its bank
     for (const auto& [name, pool] : options.pinned) pinned[*graph.FindTensor(name)] = 1;
 
-    const PoolPlacement heuristic = PlacePoolsHeuristic(*problem, ArenaLimits{});
-    const double lower = PoolLowerBoundSeconds(*problem);
-    for (const PoolPlacement& baseline : {PlaceInternalFirst(*problem), PlaceUsmpGreedy(*problem)}) {
+    const HeuristicPoolResult placed = PlacePoolsHeuristic(*problem, ArenaLimits{});
+    const PoolPlacement& heuristic = placed.placement;
+    // Two bounds: the plain one and the placer's (the same arguments, its
+    // relaxation aimed at its own starts); both must hold.
+    const double lower = std::max(PoolLowerBoundSeconds(*problem), placed.lower_bound_seconds);
+    EXPECT_GE(placed.lower_bound_seconds, PoolPeakStepBoundSeconds(*problem));
+    for (const PoolPlacement& baseline :
+         {PlaceInternalFirst(*problem), PlaceUsmpGreedy(*problem)}) {
       if (baseline.fits()) {
         ASSERT_TRUE(heuristic.fits()) << baseline.algorithm << " fits, ordo does not";
         EXPECT_LE(heuristic.evaluation.modelled_seconds,

@@ -29,7 +29,9 @@ namespace ordo {
 //     placer (pool_placer.cc), which is what the prices are for: they charge
 //     a block for the congested steps it lives through, not for its bytes
 //     alone.
-// Cost per step O(B x P + S x P) (prefix sums of prices). Not exact: it is
+// Cost per step O(B x P + S x P') (prefix sums of prices) for the P' pools
+// that can be congested (a pool that holds every block it may take at every
+// step keeps its prices at 0 and is skipped). Not exact: it is
 // the LP bound of the load formulation, blind to fragmentation. Not
 // thread-safe; holds a reference to `problem`, which must outlive it.
 class PoolRelaxation {
@@ -51,9 +53,20 @@ class PoolRelaxation {
   double Choose();
 
   const PoolProblem& problem_;
+  int32_t pools_ = 0;
   int32_t slots_ = 0;  // steps + 1 (a block may be live before step 0)
-  // [pool][slot] prices and their prefix sums ([pool][slot + 1]).
-  std::vector<std::vector<double>> price_, prefix_;
+  // Flat arrays: the step runs hundreds of times per placement, so no
+  // allocation and no per-pool indirection in it. [block * pools_ + pool]:
+  // seconds, or infinity where the block may not live.
+  std::vector<double> cost_;
+  // [pool * slots_ + slot] prices; [pool * (slots_ + 1) + slot + 1] their
+  // prefix sums; the subgradient buffer is laid out like the prefix sums.
+  std::vector<double> price_, prefix_, gradient_;
+  // Sum of each pool's prices (L subtracts it times the capacity).
+  std::vector<double> priced_;
+  // The pools whose allowed blocks exceed the capacity at some step; the
+  // others' prices stay 0.
+  std::vector<int32_t> congested_pools_;
   std::vector<int32_t> choice_;
   double bound_ = 0, best_bound_ = 0, theta_ = 1;
   int stalled_ = 0;
