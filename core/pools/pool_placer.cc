@@ -511,27 +511,37 @@ struct RelaxationResult {
 
 RelaxationResult RelaxationStarts(const PoolProblem& problem, const CoLiveBlocks& co_live,
                                   double upper_bound, const ArenaLimits& limits) {
+  constexpr int kOrders = 3;
+  static constexpr const char* kNames[kOrders] = {"relaxation", "relaxation-per-byte",
+                                                  "relaxation-by-size"};
   PoolRelaxation relaxation(problem);
   std::vector<PoolPlacement> found;
+  // A checkpoint whose preferences and order equal the previous
+  // checkpoint's gives the same placement: it is copied, not recomputed
+  // (the by-size order never changes, so this happens once prices settle).
+  // The buffers are swapped, not reallocated, from one checkpoint to the next.
+  std::vector<std::vector<int32_t>> preference(problem.num_blocks()), previous_preference;
+  std::vector<int32_t> previous_order[kOrders];
+  int previous_found[kOrders] = {-1, -1, -1};
+  std::vector<double> regret(problem.num_blocks(), 0.0), reduced(problem.num_pools(), 0.0);
   for (int step = 1; step <= std::max(kStartSteps, kPoolBoundSteps); ++step) {
     relaxation.Step(upper_bound);
     if (step % kEvery != 0 || step > kStartSteps || limits.Expired()) continue;
-    std::vector<std::vector<int32_t>> preference(problem.num_blocks());
-    std::vector<double> regret(problem.num_blocks(), 0.0);
     for (int32_t b = 0; b < problem.num_blocks(); ++b) {
       std::vector<int32_t>& pools = preference[b];
+      pools.clear();
       for (int32_t p = 0; p < problem.num_pools(); ++p) {
         if (problem.allowed[b][p]) pools.push_back(p);
       }
-      std::vector<double> reduced(problem.num_pools());
       for (int32_t p : pools) reduced[p] = relaxation.ReducedSeconds(b, p);
       std::stable_sort(pools.begin(), pools.end(),
                        [&](int32_t x, int32_t y) { return reduced[x] < reduced[y]; });
-      if (pools.size() > 1) regret[b] = reduced[pools[1]] - reduced[pools[0]];
+      regret[b] = pools.size() > 1 ? reduced[pools[1]] - reduced[pools[0]] : 0.0;
     }
+    const bool same_preference = preference == previous_preference;
     // By regret, by regret per byte, and (for fitting: packing wants the
     // large first) by size.
-    for (int key_kind = 0; key_kind < 3; ++key_kind) {
+    for (int key_kind = 0; key_kind < kOrders; ++key_kind) {
       std::vector<int32_t> order = AllBlocks(problem);
       auto key = [&](int32_t b) {
         const double size = static_cast<double>(std::max<int64_t>(1, problem.arena.blocks[b].size));
@@ -539,18 +549,26 @@ RelaxationResult RelaxationStarts(const PoolProblem& problem, const CoLiveBlocks
       };
       std::stable_sort(order.begin(), order.end(),
                        [&](int32_t a, int32_t b) { return key(a) > key(b); });
-      static constexpr const char* kNames[] = {"relaxation", "relaxation-per-byte",
-                                               "relaxation-by-size"};
-      found.push_back(
-          Finish(problem, kNames[key_kind],
-                 Greedy(problem, co_live, order,
-                        [&](int32_t b) -> const std::vector<int32_t>& { return preference[b]; })));
+      if (same_preference && previous_found[key_kind] >= 0 &&
+          order == previous_order[key_kind]) {
+        PoolPlacement same = found[previous_found[key_kind]];
+        found.push_back(std::move(same));
+      } else {
+        found.push_back(Finish(
+            problem, kNames[key_kind],
+            Greedy(problem, co_live, order,
+                   [&](int32_t b) -> const std::vector<int32_t>& { return preference[b]; })));
+      }
+      previous_found[key_kind] = static_cast<int>(found.size()) - 1;
+      previous_order[key_kind] = std::move(order);
       if (found.back().fits()) {
         upper_bound = upper_bound > 0
                           ? std::min(upper_bound, found.back().evaluation.modelled_seconds)
                           : found.back().evaluation.modelled_seconds;
       }
     }
+    std::swap(preference, previous_preference);
+    preference.resize(problem.num_blocks());
   }
   std::stable_sort(found.begin(), found.end(), BetterPlacement);
   if (found.size() > kKeep) found.resize(kKeep);
