@@ -148,9 +148,13 @@ TEST(CompileWithRewriteTest, ParetoAloneSearchesAndReportsTheNonDominatedRoute) 
   const RewriteSummary& summary = *result.rewrite;
   EXPECT_EQ(summary.mode, "all");
   ASSERT_GE(summary.pareto.size(), 2u) << "the identity rewrite lowers the peak";
-  // The input first, then ever lower peaks at ever higher cost.
-  EXPECT_EQ(summary.pareto.front().peak_bytes, summary.original_peak_bytes);
-  EXPECT_THAT(summary.pareto.front().rewrites, IsEmpty());
+  // The cheapest first: the input, unless rewrites that cost nothing (here
+  // the identity rewrite and line-buffered region fusion) dominate it; then
+  // ever lower peaks at ever higher cost.
+  EXPECT_LE(summary.pareto.front().peak_bytes, summary.original_peak_bytes);
+  EXPECT_LE(summary.pareto.front().latency_overhead, 0.0);
+  EXPECT_EQ(summary.pareto.front().rewrites.empty(),
+            summary.pareto.front().peak_bytes == summary.original_peak_bytes);
   for (size_t i = 1; i < summary.pareto.size(); ++i) {
     EXPECT_LT(summary.pareto[i].peak_bytes, summary.pareto[i - 1].peak_bytes);
     EXPECT_GT(summary.pareto[i].latency_overhead, summary.pareto[i - 1].latency_overhead);

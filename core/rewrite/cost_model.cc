@@ -1,5 +1,6 @@
 #include "core/rewrite/cost_model.h"
 
+#include <algorithm>
 #include <limits>
 #include <vector>
 
@@ -91,8 +92,14 @@ int64_t OpMacs(const Graph& graph, const Op& op) {
 
 GraphCost CostOf(const Graph& graph) {
   GraphCost cost;
-  for (const Op& op : graph.ops()) cost.macs = SatAdd(cost.macs, OpMacs(graph, op));
-  cost.ops = graph.num_ops();
+  for (const Op& op : graph.ops()) {
+    cost.macs = SatAdd(cost.macs, OpMacs(graph, op));
+    // A fused stage still runs each of its layers (row by row): their
+    // launches are not saved.
+    const int64_t layers =
+        op.domain == kFusionDomain ? std::max<int64_t>(1, IntAttribute(op, "layers").value_or(1)) : 1;
+    cost.ops += static_cast<int32_t>(layers);
+  }
   return cost;
 }
 

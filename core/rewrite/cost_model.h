@@ -29,7 +29,9 @@ struct GraphCost {
 // Saturates at INT64_MAX instead of overflowing. O(inputs + rank).
 int64_t OpMacs(const Graph& graph, const Op& op);
 
-// Sum of OpMacs over the graph, and its op count. O(ops).
+// Sum of OpMacs over the graph, and the ops it runs: a fused stage
+// (kFusionDomain) counts as the layers it runs (its "layers" attribute).
+// O(ops).
 GraphCost CostOf(const Graph& graph);
 
 // latency = macs / macs_per_second + ops * op_overhead_seconds.

@@ -1,5 +1,6 @@
 #include "core/rewrite/fusion_search.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <tuple>
@@ -9,16 +10,11 @@
 #include "absl/strings/str_join.h"
 #include "core/memory/memory_model.h"
 #include "core/rewrite/patch_fusion.h"
+#include "core/rewrite/region_fusion.h"
 #include "core/util/status_macros.h"
 
 namespace ordo {
 namespace {
-
-int32_t OpsFusedAway(const FusionPlan& plan) {
-  int32_t ops = 0;
-  for (const FusedStage& stage : plan.stages) ops += static_cast<int32_t>(stage.ops.size()) - 1;
-  return ops;
-}
 
 // Up to `max_plans` indices of `plans` (sorted by chain peak): the lowest
 // half first, the rest spread evenly over what remains.
@@ -43,6 +39,80 @@ std::string Describe(const Graph& graph, const FusionPlan& plan) {
                       " stage(s): ", absl::StrJoin(stages, "; "));
 }
 
+std::string DescribeRegions(const Graph& graph, const std::vector<std::vector<OpId>>& regions) {
+  std::vector<std::string> parts;
+  int32_t ops = 0;
+  for (const std::vector<OpId>& region : regions) ops += static_cast<int32_t>(region.size());
+  for (size_t r = 0; r < regions.size() && r < 3; ++r) {
+    parts.push_back(absl::StrCat(graph.op(regions[r].front()).name, "..",
+                                 graph.op(regions[r].back()).name, " (", regions[r].size(),
+                                 " ops)"));
+  }
+  if (regions.size() > 3) parts.push_back(absl::StrCat("and ", regions.size() - 3, " more"));
+  return absl::StrCat("line-buffered fusion of ", regions.size(), " region(s), ", ops,
+                      " ops across branches and joins: ", absl::StrJoin(parts, "; "));
+}
+
+// `regions` with `t` made internal, then the region it is in grown, one
+// boundary tensor at a time (the largest that can be made internal), until
+// the region's own step is below `target`; nullopt when it cannot get there
+// in kMaxGrowth steps.
+std::optional<std::vector<std::vector<OpId>>> GrowRegion(
+    const Graph& graph, const MemoryModel& memory, const std::vector<bool>& streamable,
+    const std::vector<std::vector<OpId>>& regions, TensorId t, int64_t target) {
+  constexpr int32_t kMaxGrowth = 32;
+  std::optional<std::vector<std::vector<OpId>>> next =
+      InternalizeTensor(graph, streamable, regions, t);
+  for (int32_t step = 0; next && step < kMaxGrowth; ++step) {
+    absl::StatusOr<RegionCost> cost = CostOfRegion(graph, memory, streamable, next->back());
+    if (!cost.ok()) return std::nullopt;
+    if (cost->step_bytes < target) return next;
+    std::vector<TensorId> boundary = cost->inputs;
+    boundary.insert(boundary.end(), cost->outputs.begin(), cost->outputs.end());
+    std::stable_sort(boundary.begin(), boundary.end(), [&](TensorId a, TensorId b) {
+      return memory.tensors[a].bytes > memory.tensors[b].bytes;
+    });
+    std::optional<std::vector<std::vector<OpId>>> grown;
+    for (TensorId edge : boundary) {
+      grown = InternalizeTensor(graph, streamable, *next, edge);
+      if (grown) break;
+    }
+    next = std::move(grown);
+  }
+  return std::nullopt;
+}
+
+// The regions as a cache key for the evaluator.
+std::string RegionsKey(const std::vector<std::vector<OpId>>& regions) {
+  std::vector<std::string> parts;
+  for (const std::vector<OpId>& region : regions) parts.push_back(absl::StrJoin(region, ","));
+  std::sort(parts.begin(), parts.end());
+  return absl::StrJoin(parts, "|");
+}
+
+// The rewrite from `start` to `fused` (its regions), for the report.
+AppliedRewrite RegionRewrite(const Graph& graph, const std::vector<std::vector<OpId>>& regions,
+                             const EvaluatedModel& start, const EvaluatedModel& fused) {
+  AppliedRewrite applied;
+  applied.kind = "fusion";
+  applied.description = DescribeRegions(graph, regions);
+  applied.peak_before_bytes = start.peak();
+  applied.peak_after_bytes = fused.peak();
+  applied.extra_macs = fused.cost.macs - start.cost.macs;
+  applied.extra_ops = fused.cost.ops - start.cost.ops;
+  for (const std::vector<OpId>& region : regions) {
+    applied.convs.push_back(graph.op(region.front()).name);
+  }
+  return applied;
+}
+
+// Is `next` a step forward from `current` for the region search: a lower
+// peak, or the same peak at fewer steps.
+bool LowersPeak(const EvaluatedModel& next, const EvaluatedModel& current) {
+  return next.peak() < current.peak() ||
+         (next.peak() == current.peak() && next.steps_at_peak < current.steps_at_peak);
+}
+
 }  // namespace
 
 absl::StatusOr<FusionSearchResult> SearchFusion(const std::shared_ptr<const EvaluatedModel>& start,
@@ -57,7 +127,6 @@ absl::StatusOr<FusionSearchResult> SearchFusion(const std::shared_ptr<const Eval
     if (plan.stages.empty() || plan.chain_peak_bytes >= start->peak()) continue;
     GraphCost cost = start->cost;
     cost.macs += plan.extra_macs;
-    cost.ops -= OpsFusedAway(plan);
     if (LatencyOverhead(original, cost, options.latency) > options.max_latency_overhead) continue;
     within.push_back(&plan);
   }
@@ -95,6 +164,105 @@ absl::StatusOr<FusionSearchResult> SearchFusion(const std::shared_ptr<const Eval
       result.rewrite = std::move(applied);
     }
   }
+  return result;
+}
+
+absl::StatusOr<FusionSearchResult> SearchRegionFusion(
+    const std::shared_ptr<const EvaluatedModel>& start, const GraphCost& original,
+    ModelEvaluator& evaluator, absl::Time deadline, int32_t tries) {
+  const RewriteOptions& options = evaluator.options();
+  FusionSearchResult result;
+  ORDO_ASSIGN_OR_RETURN(MemoryModel memory, BuildMemoryModel(start->graph, options.memory));
+  const Graph& graph = start->graph;
+  const std::vector<bool> streamable = StreamableOps(graph, &start->model.graph());
+  const std::string start_key = absl::StrCat("region@", reinterpret_cast<uintptr_t>(start.get()));
+  std::vector<std::vector<OpId>> regions;
+  std::shared_ptr<const EvaluatedModel> current = start;
+  auto expired = [&] { return evaluator.Expired() || evaluator.Now() >= deadline; };
+  // A region grown only until its own step is below the peak often leaves
+  // the peak where it was (what else is live beside it counts too): each
+  // hot tensor gets a few targets, each lower than the last region's step.
+  constexpr int32_t kTargetsPerTensor = 3;
+  constexpr double kTargetStep = 0.85;
+  while (!expired()) {
+    bool stepped = false;
+    int32_t tried = 0;
+    for (TensorId live : current->peak_tensors) {
+      if (stepped || tried >= tries || expired()) break;
+      const std::optional<TensorId> t = graph.FindTensor(current->graph.tensor(live).name);
+      if (!t) continue;  // a workspace
+      int64_t target = current->peak();
+      bool counted = false;
+      for (int32_t attempt = 0; attempt < kTargetsPerTensor && !expired(); ++attempt) {
+        std::optional<std::vector<std::vector<OpId>>> next =
+            GrowRegion(graph, memory, streamable, regions, *t, target);
+        if (!next) break;
+        absl::StatusOr<RegionCost> grown = CostOfRegion(graph, memory, streamable, next->back());
+        absl::StatusOr<onnx::ModelProto> fused =
+            ApplyRegionFusion(start->model, graph, memory, *next);
+        if (!grown.ok() || !fused.ok()) break;
+        if (!counted) ++tried;
+        counted = true;
+        ORDO_ASSIGN_OR_RETURN(std::shared_ptr<const EvaluatedModel> evaluated,
+                              evaluator.Evaluate(*std::move(fused),
+                                                 absl::StrCat(start_key, ":", RegionsKey(*next))));
+        target = static_cast<int64_t>(static_cast<double>(grown->step_bytes) * kTargetStep);
+        if (LatencyOverhead(original, evaluated->cost, options.latency) >
+                options.max_latency_overhead ||
+            !LowersPeak(*evaluated, *current)) {
+          continue;
+        }
+        regions = *std::move(next);
+        current = std::move(evaluated);
+        result.tried.push_back(RegionRewrite(graph, regions, *start, *current));
+        result.rewrite = result.tried.back();
+        stepped = true;
+        break;
+      }
+    }
+    // Then every hot tensor at once: where several are live at the peak,
+    // making one internal leaves the peak to the others.
+    std::vector<std::optional<TensorId>> hot;
+    for (TensorId live : current->peak_tensors) {
+      hot.push_back(graph.FindTensor(current->graph.tensor(live).name));
+    }
+    if (!stepped && !expired()) {
+      std::vector<std::vector<OpId>> all = regions;
+      int32_t grown_count = 0;
+      for (const std::optional<TensorId>& t : hot) {
+        if (!t) continue;
+        std::optional<std::vector<std::vector<OpId>>> next =
+            GrowRegion(graph, memory, streamable, all, *t, current->peak());
+        if (next) {
+          all = *std::move(next);
+          ++grown_count;
+        }
+      }
+      absl::StatusOr<onnx::ModelProto> fused =
+          grown_count > 1 ? ApplyRegionFusion(start->model, graph, memory, all)
+                          : absl::StatusOr<onnx::ModelProto>(absl::CancelledError());
+      if (fused.ok()) {
+        ORDO_ASSIGN_OR_RETURN(std::shared_ptr<const EvaluatedModel> evaluated,
+                              evaluator.Evaluate(*std::move(fused),
+                                                 absl::StrCat(start_key, ":", RegionsKey(all))));
+        if (LatencyOverhead(original, evaluated->cost, options.latency) <=
+                options.max_latency_overhead &&
+            LowersPeak(*evaluated, *current)) {
+          regions = std::move(all);
+          current = std::move(evaluated);
+          result.tried.push_back(RegionRewrite(graph, regions, *start, *current));
+          result.rewrite = result.tried.back();
+          stepped = true;
+        }
+      }
+    }
+    if (!stepped) break;
+  }
+  result.time_limit_hit = expired();
+  const bool lower = current->peak() < start->peak() ||
+                     (options.fit_mode() && current != start &&
+                      options.Fits(current->graph, current->schedule));
+  if (current != start && lower) result.best = current;
   return result;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "core/rewrite/cost_model.h"
 #include "core/rewrite/partition_search.h"
 #include "core/rewrite/rewrite.h"
@@ -36,6 +37,19 @@ struct FusionSearchResult {
 absl::StatusOr<FusionSearchResult> SearchFusion(const std::shared_ptr<const EvaluatedModel>& start,
                                                 const GraphCost& original,
                                                 ModelEvaluator& evaluator, int32_t max_plans = 24);
+
+// Line-buffered region fusion (region_fusion.h) grown from `start` toward
+// its peak, greedily: each round makes internal, of the activations live at
+// the current model's peak step (largest first, at most `tries` of them),
+// the first whose region (InternalizeTensor) lowers the peak, or keeps it
+// with fewer steps at the peak, once fused and scheduled by `evaluator`;
+// it stops when none does, at `deadline`, or when the evaluator expires.
+// No extra MACs (fewer ops); the result is the last model kept when it has a
+// lower peak than `start` (fit mode: or fits). Every model kept is in
+// `tried`, as one rewrite from `start`.
+absl::StatusOr<FusionSearchResult> SearchRegionFusion(
+    const std::shared_ptr<const EvaluatedModel>& start, const GraphCost& original,
+    ModelEvaluator& evaluator, absl::Time deadline, int32_t tries = 3);
 
 }  // namespace ordo
 

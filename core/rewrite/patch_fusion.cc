@@ -1,7 +1,9 @@
 #include "core/rewrite/patch_fusion.h"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
+#include <queue>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -381,6 +383,12 @@ absl::StatusOr<std::vector<FusionPlan>> FusionFront(const Graph& graph, const Me
   return front;
 }
 
+std::optional<Window> ChainLayerWindow(const Graph& graph, OpId id) {
+  std::optional<Layer> layer = AnalyzeLayer(graph, id);
+  if (!layer) return std::nullopt;
+  return layer->window;
+}
+
 std::string DescribeStage(const Graph& graph, const FusedStage& stage) {
   if (stage.ops.empty()) return "empty stage";
   return absl::StrCat(graph.op(stage.ops.front()).name, "..", graph.op(stage.ops.back()).name, " (",
@@ -405,45 +413,45 @@ onnx::AttributeProto StringAttributeProto(const std::string& name, absl::string_
   return a;
 }
 
-// The fused node and its function for one stage, whose layers are the
-// model's nodes at `nodes`.
+// The fused node, its function and its workspace's shape for one spec.
 struct EmittedStage {
   onnx::NodeProto node;
   onnx::FunctionProto function;
   onnx::ValueInfoProto workspace;
 };
 
-EmittedStage EmitStage(const onnx::ModelProto& model, const Graph& graph,
-                       const std::vector<Layer>& layers, const std::vector<int32_t>& nodes,
-                       const StageCost& cost, const StageRun& run, NameScope& names,
+EmittedStage EmitStage(const onnx::ModelProto& model, const FusedNodeSpec& spec, NameScope& names,
                        const std::string& function_name) {
   const onnx::GraphProto& g = model.graph();
-  const std::string& input = graph.tensor(layers.front().in).name;
-  const std::string& output = graph.tensor(layers.back().out).name;
-  const std::string workspace = names.Fresh(absl::StrCat(output, "_workspace"));
+  const std::string workspace = names.Fresh(absl::StrCat(spec.outputs.front(), "_workspace"));
   EmittedStage emitted;
   onnx::FunctionProto& f = emitted.function;
   f.set_name(function_name);
   f.set_domain(std::string(kFusionDomain));
-  f.set_doc_string(absl::StrCat("ordo patch-wise fused stage (", StageRunName(run),
-                                "); the body computes what the stage's layers compute"));
+  f.set_doc_string(absl::StrCat("ordo ", spec.description,
+                                "; the body computes what the stage's layers compute"));
   for (const onnx::OperatorSetIdProto& opset : model.opset_import()) {
     if (opset.domain().empty() || opset.domain() == "ai.onnx") *f.add_opset_import() = opset;
   }
-  // Formal inputs keep the actual names (a function has its own scope).
+  // Formal inputs keep the actual names (a function has its own scope): the
+  // activations first, then every other operand a body node reads from
+  // outside the body.
+  absl::flat_hash_set<std::string> produced;
+  for (int32_t index : spec.nodes) {
+    for (const std::string& out : g.node(index).output()) produced.insert(out);
+  }
   absl::flat_hash_set<std::string> inputs;
   auto add_input = [&](const std::string& name) {
-    if (!name.empty() && inputs.insert(name).second) f.add_input(name);
+    if (!name.empty() && !produced.contains(name) && inputs.insert(name).second) f.add_input(name);
   };
-  add_input(input);
-  for (int32_t index : nodes) {
-    for (int32_t p = 1; p < g.node(index).input_size(); ++p) add_input(g.node(index).input(p));
+  for (const std::string& name : spec.inputs) add_input(name);
+  for (int32_t index : spec.nodes) {
+    for (const std::string& name : g.node(index).input()) add_input(name);
     *f.add_node() = g.node(index);
   }
-  f.add_output(output);
+  for (const std::string& name : spec.outputs) f.add_output(name);
   f.add_output(workspace);
-  const DataType dtype = graph.tensor(layers.front().out).dtype;
-  const int32_t elem_type = OnnxElemType(dtype);
+  const int32_t elem_type = OnnxElemType(spec.workspace_dtype);
   onnx::NodeProto* shape = f.add_node();
   shape->set_op_type("Constant");
   shape->add_output("workspace_shape");
@@ -452,7 +460,7 @@ EmittedStage EmitStage(const onnx::ModelProto& model, const Graph& graph,
   value->set_type(onnx::AttributeProto::TENSOR);
   value->mutable_t()->set_data_type(onnx::TensorProto::INT64);
   value->mutable_t()->add_dims(1);
-  value->mutable_t()->add_int64_data(cost.workspace_elements);
+  value->mutable_t()->add_int64_data(spec.workspace_elements);
   onnx::NodeProto* fill = f.add_node();
   fill->set_op_type("ConstantOfShape");
   fill->add_input("workspace_shape");
@@ -462,84 +470,128 @@ EmittedStage EmitStage(const onnx::ModelProto& model, const Graph& graph,
   zero->set_type(onnx::AttributeProto::TENSOR);
   zero->mutable_t()->set_data_type(elem_type);
   zero->mutable_t()->add_dims(1);
-  zero->mutable_t()->set_raw_data(std::string(ElementSize(dtype), '\0'));
+  zero->mutable_t()->set_raw_data(std::string(ElementSize(spec.workspace_dtype), '\0'));
 
   onnx::NodeProto& node = emitted.node;
-  node.set_name(names.Fresh(absl::StrCat(g.node(nodes.front()).name(), "_fused")));
+  node.set_name(names.Fresh(absl::StrCat(g.node(spec.nodes.front()).name(), "_fused")));
   node.set_op_type(function_name);
   node.set_domain(std::string(kFusionDomain));
   for (const std::string& name : f.input()) node.add_input(name);
-  node.add_output(output);
+  for (const std::string& name : spec.outputs) node.add_output(name);
   node.add_output(workspace);
-  *node.add_attribute() = IntAttributeProto("macs", cost.macs);
-  *node.add_attribute() = IntAttributeProto("layers", static_cast<int64_t>(layers.size()));
-  *node.add_attribute() = StringAttributeProto(
-      "caching", run.caching == StageCaching::kLineBuffer ? "line_buffer" : "pixel");
-  *node.add_attribute() = IntAttributeProto("band_rows", run.band_rows);
-  emitted.workspace = DenseValueInfo(workspace, elem_type, {cost.workspace_elements});
+  *node.add_attribute() = IntAttributeProto("macs", spec.macs);
+  for (const onnx::AttributeProto& a : spec.attributes) *node.add_attribute() = a;
+  emitted.workspace = DenseValueInfo(workspace, elem_type, {spec.workspace_elements});
   return emitted;
+}
+
+// `nodes` reordered so that every node comes after the producers of its
+// inputs, otherwise in the given order (Kahn's algorithm, lowest position
+// first). A fused node takes the place where all it reads exists.
+std::vector<onnx::NodeProto> SortTopologically(std::vector<onnx::NodeProto> nodes) {
+  const int32_t n = static_cast<int32_t>(nodes.size());
+  absl::flat_hash_map<std::string, int32_t> producer;
+  for (int32_t i = 0; i < n; ++i) {
+    for (const std::string& out : nodes[i].output()) {
+      if (!out.empty()) producer[out] = i;
+    }
+  }
+  std::vector<int32_t> missing(n, 0);
+  std::vector<std::vector<int32_t>> readers(n);
+  for (int32_t i = 0; i < n; ++i) {
+    absl::flat_hash_set<int32_t> from;
+    for (const std::string& in : nodes[i].input()) {
+      auto it = producer.find(in);
+      if (it != producer.end() && it->second != i && from.insert(it->second).second) {
+        readers[it->second].push_back(i);
+        ++missing[i];
+      }
+    }
+  }
+  std::priority_queue<int32_t, std::vector<int32_t>, std::greater<>> ready;
+  for (int32_t i = 0; i < n; ++i) {
+    if (missing[i] == 0) ready.push(i);
+  }
+  std::vector<onnx::NodeProto> sorted;
+  sorted.reserve(n);
+  while (!ready.empty()) {
+    const int32_t i = ready.top();
+    ready.pop();
+    for (int32_t r : readers[i]) {
+      if (--missing[r] == 0) ready.push(r);
+    }
+    sorted.push_back(std::move(nodes[i]));
+  }
+  return sorted;  // a cycle (never from a convex stage) would drop nodes: checked by the caller
 }
 
 }  // namespace
 
-absl::StatusOr<onnx::ModelProto> ApplyPatchFusion(const onnx::ModelProto& model,
-                                                  const Graph& graph, const MemoryModel& memory,
-                                                  const FusionPlan& plan) {
+absl::StatusOr<onnx::ModelProto> ApplyFusedNodes(const onnx::ModelProto& model,
+                                                 absl::Span<const FusedNodeSpec> specs) {
   const onnx::GraphProto& g = model.graph();
   NameScope names(g);
   absl::flat_hash_set<std::string> function_names;
   for (const onnx::FunctionProto& f : model.functions()) function_names.insert(f.name());
-  // Per model node: dropped (a layer of a stage) or replaced by a stage's
-  // fused node (its last layer's place: its inputs exist there, and
-  // everything reading its output comes later).
   absl::flat_hash_set<int32_t> dropped;
-  absl::flat_hash_map<int32_t, EmittedStage> replaced;
-  for (const FusedStage& stage : plan.stages) {
-    ORDO_ASSIGN_OR_RETURN(std::vector<Layer> layers, StageLayers(graph, stage.ops));
-    std::vector<int32_t> nodes;
-    for (const Layer& layer : layers) {
-      ORDO_ASSIGN_OR_RETURN(int32_t index, NodeOf(g, graph.op(layer.op)));
-      if (g.node(index).output_size() != 1 || !dropped.insert(index).second) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "op \"", graph.op(layer.op).name, "\": its node has other outputs or is fused twice"));
-      }
-      nodes.push_back(index);
+  absl::flat_hash_set<std::string> stage_outputs;
+  std::vector<EmittedStage> emitted;
+  for (const FusedNodeSpec& spec : specs) {
+    if (spec.nodes.empty() || spec.outputs.empty()) {
+      return absl::InvalidArgumentError("a fused stage needs nodes and outputs");
     }
+    for (int32_t index : spec.nodes) {
+      if (index < 0 || index >= g.node_size() || !dropped.insert(index).second) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("node ", index, " is not in the model or is fused twice"));
+      }
+    }
+    for (const std::string& name : spec.outputs) stage_outputs.insert(name);
     std::string function_name;
     for (int32_t k = static_cast<int32_t>(function_names.size());; ++k) {
       function_name = absl::StrCat("FusedStage_", k);
       if (function_names.insert(function_name).second) break;
     }
-    const StageCost cost = Cost(graph, memory, layers, stage.run);
-    const int32_t place = *std::max_element(nodes.begin(), nodes.end());
-    replaced.emplace(place, EmitStage(model, graph, layers, nodes, cost, stage.run, names,
-                                      function_name));
+    emitted.push_back(EmitStage(model, spec, names, function_name));
+  }
+  // Every fused node goes where its first body node was; the sort then moves
+  // it after whatever it reads.
+  absl::flat_hash_map<int32_t, size_t> first_node;
+  for (size_t s = 0; s < specs.size(); ++s) {
+    first_node[*std::min_element(specs[s].nodes.begin(), specs[s].nodes.end())] = s;
+  }
+  std::vector<onnx::NodeProto> nodes;
+  absl::flat_hash_set<std::string> gone;
+  for (int32_t i = 0; i < g.node_size(); ++i) {
+    auto it = first_node.find(i);
+    if (it != first_node.end()) nodes.push_back(emitted[it->second].node);
+    if (!dropped.contains(i)) {
+      nodes.push_back(g.node(i));
+      continue;
+    }
+    // The intermediates of the stages are gone.
+    for (const std::string& out : g.node(i).output()) {
+      if (!stage_outputs.contains(out)) gone.insert(out);
+    }
+  }
+  const size_t count = nodes.size();
+  nodes = SortTopologically(std::move(nodes));
+  if (nodes.size() != count) {
+    return absl::InvalidArgumentError("a fused stage would read its own output (not convex)");
   }
   onnx::ModelProto out = model;
   onnx::GraphProto* graph_out = out.mutable_graph();
   graph_out->clear_node();
-  absl::flat_hash_set<std::string> gone;
-  for (int32_t i = 0; i < g.node_size(); ++i) {
-    auto it = replaced.find(i);
-    if (it != replaced.end()) {
-      *graph_out->add_node() = std::move(it->second.node);
-      *out.add_functions() = std::move(it->second.function);
-      *graph_out->add_value_info() = std::move(it->second.workspace);
-    } else if (!dropped.contains(i)) {
-      *graph_out->add_node() = g.node(i);
-    }
-  }
-  // The intermediates of the stages are gone.
-  for (const FusedStage& stage : plan.stages) {
-    for (size_t l = 0; l + 1 < stage.ops.size(); ++l) {
-      gone.insert(graph.tensor(graph.op(stage.ops[l]).outputs[0]).name);
-    }
-  }
+  for (onnx::NodeProto& node : nodes) *graph_out->add_node() = std::move(node);
   auto* infos = graph_out->mutable_value_info();
   for (int i = infos->size() - 1; i >= 0; --i) {
     if (gone.contains(infos->Get(i).name())) infos->DeleteSubrange(i, 1);
   }
-  if (!plan.stages.empty()) {
+  for (EmittedStage& stage : emitted) {
+    *out.add_functions() = std::move(stage.function);
+    *graph_out->add_value_info() = std::move(stage.workspace);
+  }
+  if (!specs.empty()) {
     if (out.ir_version() < 8) out.set_ir_version(8);
     bool has_domain = false;
     for (const onnx::OperatorSetIdProto& opset : out.opset_import()) {
@@ -552,6 +604,39 @@ absl::StatusOr<onnx::ModelProto> ApplyPatchFusion(const onnx::ModelProto& model,
     }
   }
   return out;
+}
+
+absl::StatusOr<onnx::ModelProto> ApplyPatchFusion(const onnx::ModelProto& model,
+                                                  const Graph& graph, const MemoryModel& memory,
+                                                  const FusionPlan& plan) {
+  const onnx::GraphProto& g = model.graph();
+  std::vector<FusedNodeSpec> specs;
+  for (const FusedStage& stage : plan.stages) {
+    ORDO_ASSIGN_OR_RETURN(std::vector<Layer> layers, StageLayers(graph, stage.ops));
+    FusedNodeSpec spec;
+    for (const Layer& layer : layers) {
+      ORDO_ASSIGN_OR_RETURN(int32_t index, NodeOf(g, graph.op(layer.op)));
+      if (g.node(index).output_size() != 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("op \"", graph.op(layer.op).name, "\": its node has other outputs"));
+      }
+      spec.nodes.push_back(index);
+    }
+    const StageCost cost = Cost(graph, memory, layers, stage.run);
+    spec.inputs = {graph.tensor(layers.front().in).name};
+    spec.outputs = {graph.tensor(layers.back().out).name};
+    spec.workspace_dtype = graph.tensor(layers.front().out).dtype;
+    spec.workspace_elements = cost.workspace_elements;
+    spec.macs = cost.macs;
+    spec.description = absl::StrCat("patch-wise fused stage (", StageRunName(stage.run), ")");
+    spec.attributes = {
+        IntAttributeProto("layers", static_cast<int64_t>(layers.size())),
+        StringAttributeProto("caching",
+                             stage.run.caching == StageCaching::kLineBuffer ? "line_buffer" : "pixel"),
+        IntAttributeProto("band_rows", stage.run.band_rows)};
+    specs.push_back(std::move(spec));
+  }
+  return ApplyFusedNodes(model, specs);
 }
 
 }  // namespace ordo

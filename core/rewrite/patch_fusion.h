@@ -2,6 +2,7 @@
 #define ORDO_CORE_REWRITE_PATCH_FUSION_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "absl/types/span.h"
 #include "core/graph/graph.h"
 #include "core/memory/memory_model.h"
+#include "core/rewrite/op_semantics.h"
 #include "onnx/onnx_pb.h"
 
 namespace ordo {
@@ -134,6 +136,34 @@ absl::StatusOr<std::vector<FusionPlan>> FusionFront(const Graph& graph, const Me
 absl::StatusOr<onnx::ModelProto> ApplyPatchFusion(const onnx::ModelProto& model,
                                                   const Graph& graph, const MemoryModel& memory,
                                                   const FusionPlan& plan);
+
+// One fused node to emit: the model nodes it replaces (its function's
+// body, in model order), the activations it reads and the tensors it
+// writes (whole), and its workspace (a 1-D output read by nobody).
+struct FusedNodeSpec {
+  std::vector<int32_t> nodes;
+  std::vector<std::string> inputs;   // activations; weights are found from the body
+  std::vector<std::string> outputs;  // at least one
+  DataType workspace_dtype = DataType::kFloat32;
+  int64_t workspace_elements = 0;
+  int64_t macs = 0;
+  std::vector<onnx::AttributeProto> attributes;  // besides "macs"
+  std::string description;                       // for the function's doc string
+};
+
+// The model with each spec's nodes replaced by one fused node of domain
+// kFusionDomain and a local function of the same name (see above), the
+// nodes sorted topologically again (a fused node goes where everything it
+// reads exists), the value_info of tensors no longer in the model dropped,
+// and the IR version raised to 8 when lower. INVALID_ARGUMENT when a node is
+// fused twice or a stage is not convex (it would read its own output).
+absl::StatusOr<onnx::ModelProto> ApplyFusedNodes(const onnx::ModelProto& model,
+                                                 absl::Span<const FusedNodeSpec> specs);
+
+// The window through which one output row or column of op `id` reads its
+// one activation input, when `id` can be a layer of a chain (see
+// FindFusibleChains; an identity window for per-element ops).
+std::optional<Window> ChainLayerWindow(const Graph& graph, OpId id);
 
 // "conv_3..conv_9 (7 ops) fused, pixel" for reports.
 std::string DescribeStage(const Graph& graph, const FusedStage& stage);

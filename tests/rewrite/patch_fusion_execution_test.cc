@@ -17,6 +17,7 @@
 #include "core/rewrite/cost_model.h"
 #include "core/rewrite/onnx_test_model.h"
 #include "core/rewrite/patch_fusion.h"
+#include "core/rewrite/region_fusion.h"
 #include "core/rewrite/spatial_tiling.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/trials.h"
@@ -107,6 +108,53 @@ TEST(PatchFusionExecutionTest, ChainsRunOneOutputRowAtATime) {
     EXPECT_EQ(CostOf(by_rows_graph).macs - CostOf(graph).macs, pixel.extra_macs) << trial;
     ExpectSameOutputs(model, by_rows, /*seed=*/13, absl::StrCat("rows ", trial), kTolerance);
   }
+}
+
+// Every tensor of `model` made internal in turn, from no regions, and the
+// regions fused and run against the original after each step that works:
+// branches, joins and regions merging as they grow.
+void FuseGrowingRegionsAndCompare(const onnx::ModelProto& model, const std::string& what) {
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
+  const std::vector<bool> streamable = StreamableOps(graph, &model.graph());
+  std::vector<std::vector<OpId>> regions;
+  int32_t fused_models = 0;
+  for (TensorId t = 0; t < graph.num_tensors(); ++t) {
+    std::optional<std::vector<std::vector<OpId>>> next =
+        InternalizeTensor(graph, streamable, regions, t);
+    if (!next) continue;
+    regions = *std::move(next);
+    const std::string case_name = absl::StrCat(what, ", ", graph.tensor(t).name, " internal");
+    ORDO_ASSERT_OK_AND_ASSIGN(onnx::ModelProto fused,
+                              ApplyRegionFusion(model, graph, memory, regions));
+    ASSERT_THAT(CheckOnnx(fused), ::ordo::testing::IsOk()) << case_name;
+    ORDO_ASSERT_OK_AND_ASSIGN(Graph fused_graph, Import(fused));
+    EXPECT_EQ(CostOf(fused_graph).macs, CostOf(graph).macs) << case_name;
+    ExpectSameOutputs(model, fused, /*seed=*/17, case_name, kTolerance);
+    ++fused_models;
+  }
+  EXPECT_GE(fused_models, 1) << what;
+}
+
+TEST(PatchFusionExecutionTest, FusedRegionsComputeWhatTheOriginalComputes) {
+  FuseGrowingRegionsAndCompare(
+      WithRandomWeights(InvertedResidualBlock({.expanded = 24, .bias = true}).model(), 7),
+      "inverted residual");
+  // Two branches of different depth joined by a Concat and an Add.
+  OnnxTestModel m;
+  std::mt19937 rng(8);
+  m.Input("x", {1, 3, 10, 10});
+  m.Weight("w0", {4, 3, 3, 3}, &rng);
+  m.Weight("w1", {4, 4, 3, 3}, &rng);
+  m.Weight("w2", {8, 8, 1, 1}, &rng);
+  SetIntsAttribute(m.Node("Conv", {"x", "w0"}, {"a"}), "pads", {1, 1, 1, 1});
+  m.Node("Relu", {"a"}, {"r"});
+  SetIntsAttribute(m.Node("Conv", {"r", "w1"}, {"b"}), "pads", {1, 1, 1, 1});
+  SetIntAttribute(m.Node("Concat", {"a", "b"}, {"c"}), "axis", 1);
+  m.Node("Conv", {"c", "w2"}, {"d"});
+  m.Node("Add", {"c", "d"}, {"y"});
+  m.Output("y");
+  FuseGrowingRegionsAndCompare(m.model(), "branches");
 }
 
 }  // namespace

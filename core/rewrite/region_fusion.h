@@ -1,0 +1,84 @@
+#ifndef ORDO_CORE_REWRITE_REGION_FUSION_H_
+#define ORDO_CORE_REWRITE_REGION_FUSION_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/graph/graph.h"
+#include "core/memory/memory_model.h"
+#include "onnx/onnx_pb.h"
+
+namespace ordo {
+
+// Line-buffered fusion of regions that span branches and joins (MCUNetV2's
+// patch-based inference of a whole stage, for the NAS cells, stems and
+// RandWire stages that chains of patch_fusion.h stop at).
+//
+// A region is a convex set of row-streamable ops: every op has one output,
+// NCHW, and computes output row y from a range of rows of each activation
+// input: sliding windows (Conv, MaxPool, AveragePool), per-element ops of any
+// number of same-shaped activations (Relu family, Add, Mul, Sum, ...),
+// Concat along channels, and Pad / Slice along H (constant padding;
+// positive steps read from the model's constants), whose row ranges are
+// taken conservatively from the shapes (a shift of up to the size change).
+// A tensor whose producer and readers are all in the region and that is not
+// a graph output is internal: it is never whole in memory, only a ring of
+// rows. The other tensors the region writes are its outputs, written whole;
+// the activations it reads from outside are its inputs, read whole.
+//
+// How it runs (RegionRingRows): demand-driven, one row at a time. The
+// region's outputs advance in proportion to their heights (the one least
+// advanced produces its next row); producing row y of an op first produces,
+// recursively, the rows of its region inputs that row reads, and after it a
+// tensor's rows below what every reader's next row reads are dropped. Each
+// internal tensor's ring is the most rows it ever holds; every element is
+// computed once (no extra MACs). As a fused node (ApplyFusedNodes), the
+// region's step costs inputs + outputs + workspace = the rings.
+
+// The ops of `graph` that can be in a region. `constants` (the graph the
+// model's nodes come from) lets Slice in when its steps are known positive;
+// null: no Slice. O(ops).
+std::vector<bool> StreamableOps(const Graph& graph, const onnx::GraphProto* constants);
+
+struct RegionCost {
+  std::vector<TensorId> inputs;    // activations read from outside
+  std::vector<TensorId> outputs;   // written whole: read outside, or graph outputs
+  std::vector<TensorId> internal;  // streamed through rings
+  std::vector<int64_t> ring_rows;  // per internal tensor
+  int64_t workspace_elements = 0;
+  int64_t workspace_bytes = 0;  // under the memory model's sizes
+  int64_t macs = 0;             // the ops' own (cost_model.h's units)
+  // The fused step's footprint: inputs + outputs + workspace + constants.
+  int64_t step_bytes = 0;
+};
+
+// What running `ops` as one region costs. INVALID_ARGUMENT when an op is not
+// streamable (per `streamable`), the region has no internal tensor, or it is
+// not convex (a path leaves it and comes back). O(graph + rows x readers).
+absl::StatusOr<RegionCost> CostOfRegion(const Graph& graph, const MemoryModel& memory,
+                                        const std::vector<bool>& streamable,
+                                        absl::Span<const OpId> ops);
+
+// `regions` (disjoint, each sorted) with tensor `t` made internal: one
+// region of t's producer, its readers, the regions they are in, and every op
+// on a path between them (so that it is convex), the other regions
+// unchanged. nullopt when t is a graph input or output, a weight, or some op
+// that would have to join is not streamable. O(graph) per growth step.
+std::optional<std::vector<std::vector<OpId>>> InternalizeTensor(
+    const Graph& graph, const std::vector<bool>& streamable,
+    const std::vector<std::vector<OpId>>& regions, TensorId t);
+
+// The model with every region replaced by one fused node (ApplyFusedNodes):
+// inputs the region's inputs, outputs its outputs and workspace, attributes
+// macs, layers and caching "line_buffer_region". `graph` is
+// ImportOnnx(model), `memory` its memory model.
+absl::StatusOr<onnx::ModelProto> ApplyRegionFusion(const onnx::ModelProto& model,
+                                                   const Graph& graph, const MemoryModel& memory,
+                                                   const std::vector<std::vector<OpId>>& regions);
+
+}  // namespace ordo
+
+#endif  // ORDO_CORE_REWRITE_REGION_FUSION_H_
