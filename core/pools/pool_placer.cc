@@ -499,7 +499,7 @@ PoolPlacement Promote(const PoolProblem& problem, const CoLiveBlocks& co_live,
 // the price of the congested steps it lives through) and blocks go
 // first-fit by regret (what losing their best pool costs them at those
 // prices), outright and per byte. The kKeep best (by BetterPlacement) are
-// returned. The same run goes on to kPoolBoundSteps for the lower bound
+// returned (all of them on at most kMaxSwapBlocks blocks). The same run goes on to kPoolBoundSteps for the lower bound
 // (PoolLowerBoundSeconds's steps, here aimed at the best placement known):
 // one relaxation serves both.
 constexpr int kStartSteps = 150, kEvery = 15, kKeep = 2;
@@ -571,7 +571,10 @@ RelaxationResult RelaxationStarts(const PoolProblem& problem, const CoLiveBlocks
     preference.resize(problem.num_blocks());
   }
   std::stable_sort(found.begin(), found.end(), BetterPlacement);
-  if (found.size() > kKeep) found.resize(kKeep);
+  // Small problems keep every start: improving and swapping each is cheap,
+  // and the one that ends best is often not the best before (pools_test:
+  // optimal on 34 of 60 instead of 33 with this alone).
+  if (problem.num_blocks() > kMaxSwapBlocks && found.size() > kKeep) found.resize(kKeep);
   return {std::move(found), std::max(PoolPeakStepBoundSeconds(problem), relaxation.best_bound())};
 }
 
@@ -703,6 +706,15 @@ HeuristicPoolResult PlacePoolsHeuristic(const PoolProblem& problem, const ArenaL
     improved_starts.push_back(std::move(improved));
   }
   std::stable_sort(improved_starts.begin(), improved_starts.end(), BetterPlacement);
+  // Swaps (small problems only) on every improved start, not only the best:
+  // a worse start often swaps into a better placement (pools_test: optimal
+  // on 38 of 60 instead of 33, worst gap 25.0% instead of 39.6%; with every
+  // relaxation start kept, 42 of 60 and 19.9%).
+  for (const PoolPlacement& start : improved_starts) {
+    if (at_bound(*best)) break;
+    PoolPlacement swapped = SwapPasses(problem, co_live, cost_orders, start);
+    if (BetterPlacement(swapped, *best)) best = std::move(swapped);
+  }
   if (improved_starts.size() > kSearchedStarts) improved_starts.resize(kSearchedStarts);
   for (const PoolPlacement& start : improved_starts) {
     if (at_bound(*best)) break;

@@ -59,9 +59,11 @@ PoolPlacement PlaceUsmpGreedy(const PoolProblem& problem);
 //  3. Keeps the best by BetterPlacement, so it is never worse than either
 //     baseline; then ruin and recreate: a block left out of its cheapest
 //     pool is placed first and the density pass reruns (at most 48 reruns),
-//     kept when better; on at most 64 blocks, swaps (a block takes a
-//     co-live block's place in a cheaper full pool, which goes first-fit to
-//     its cheapest pool with room), kept when better. Improvement and
+//     kept when better; on at most 64 blocks, every relaxation start is
+//     kept and swaps (a block takes a co-live block's place in a cheaper
+//     full pool, which goes first-fit to its cheapest pool with room) are
+//     tried on every improved start and on the final best, kept when
+//     better. Improvement and
 //     promotion stop at the deadline of
 //     `limits` (the greedy passes always complete). Not optimal: see
 //     PlacePoolsExact. O(passes x (B k log k + B P)) for k co-live blocks,
