@@ -156,7 +156,7 @@ absl::StatusOr<FusionSearchResult> SearchFusion(const std::shared_ptr<const Eval
     // Fusion is for memory: a fused model that only saves launches at the
     // same peak is not worth its custom ops (fit mode: unless it fits).
     const bool lower = evaluated->peak() < start->peak() ||
-                       (options.fit_mode() && options.Fits(evaluated->graph, evaluated->schedule));
+                       evaluated->fits;
     const EvaluatedModel& incumbent = result.best != nullptr ? *result.best : *start;
     if (lower &&
         RankModel(*evaluated, original, options) < RankModel(incumbent, original, options)) {
@@ -260,8 +260,7 @@ absl::StatusOr<FusionSearchResult> SearchRegionFusion(
   }
   result.time_limit_hit = expired();
   const bool lower = current->peak() < start->peak() ||
-                     (options.fit_mode() && current != start &&
-                      options.Fits(current->graph, current->schedule));
+                     (current != start && current->fits);
   if (current != start && lower) result.best = current;
   return result;
 }

@@ -494,6 +494,7 @@ absl::StatusOr<std::shared_ptr<const EvaluatedModel>> ModelEvaluator::Finish(
                      });
   }
   result->cost = CostOf(result->graph);
+  result->fits = options_.Fits(result->graph, result->schedule);
   const int64_t bytes = EstimatedBytes(*result);
   std::shared_ptr<const EvaluatedModel> shared = std::move(result);
   Remember(key, shared, bytes);
@@ -512,7 +513,7 @@ absl::StatusOr<PartitionSearchResult> SearchPartitions(
   State initial{start, {}, "", LatencySeconds(start->cost, options.latency)};
   State best = initial;
   std::optional<State> fitting;
-  if (options.Fits(start->graph, start->schedule)) fitting = initial;
+  if (start->fits) fitting = initial;
 
   std::vector<State> beam = {initial};
   absl::flat_hash_set<std::string> seen_models;
@@ -559,7 +560,7 @@ absl::StatusOr<PartitionSearchResult> SearchPartitions(
         child.history.push_back(std::move(applied));
         // The cheap tests first: the device's may place the schedule.
         if (options.fit_mode() && (!fitting || child.latency < fitting->latency) &&
-            options.Fits(m.graph, m.schedule)) {
+            m.fits) {
           fitting = child;
         }
         next.push_back(std::move(child));
@@ -681,7 +682,7 @@ absl::StatusOr<PartitionSearchResult> SearchPartitions(
   }
   result.best = best.model;
   result.rewrites = Fold(best.history);
-  result.fits = options.Fits(result.best->graph, result.best->schedule);
+  result.fits = result.best->fits;
   return result;
 }
 
@@ -692,7 +693,7 @@ std::tuple<bool, double, double> RankModel(const EvaluatedModel& m, const GraphC
                                            const RewriteOptions& options) {
   const double latency = LatencyOverhead(original, m.cost, options.latency);
   const double peak = static_cast<double>(m.peak());
-  if (options.Fits(m.graph, m.schedule)) return {false, latency, peak};
+  if (m.fits) return {false, latency, peak};
   return {options.fit_mode(), peak, latency};
 }
 

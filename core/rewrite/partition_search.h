@@ -32,6 +32,9 @@ struct EvaluatedModel {
   std::vector<TensorId> peak_tensors;
   // Scheduled with the full options.schedule_time_limit (not screened).
   bool full = true;
+  // options.Fits(graph, schedule), computed once by the evaluator: in pools
+  // fit mode it runs a placement, which every ranking would repeat.
+  bool fits = false;
   int64_t peak() const { return schedule.peak_bytes; }
 };
 

@@ -428,7 +428,7 @@ absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
   result.rewritten_ops = final_model->cost.ops;
   result.latency_overhead = LatencyOverhead(original_cost, final_model->cost, options.latency);
   if (options.fit_mode()) {
-    result.fits = options.Fits(final_model->graph, final_model->schedule);
+    result.fits = final_model->fits;
     if (!result.fits) result.bottleneck_tensors = PeakTensorNames(*final_model);
   }
   return result;
