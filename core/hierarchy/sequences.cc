@@ -9,20 +9,6 @@
 namespace ordo {
 namespace {
 
-int64_t OutputBytes(const MemoryModel& model, int32_t op) {
-  int64_t bytes = 0;
-  for (int32_t t : model.ops[op].outputs) bytes += model.tensors[t].bytes;
-  return bytes;
-}
-
-int64_t KeptOutputBytes(const MemoryModel& model, int32_t op) {
-  int64_t bytes = 0;
-  for (int32_t t : model.ops[op].outputs) {
-    if (OutlivesProducer(model.tensors[t])) bytes += model.tensors[t].bytes;
-  }
-  return bytes;
-}
-
 // Whether `v` may follow `u` in a sequence (structure only).
 bool Linked(const MemoryModel& model, const Digraph& ops, int32_t u, int32_t v) {
   if (ops.successors(u).size() != 1 || ops.successors(u)[0] != v) return false;
@@ -31,13 +17,6 @@ bool Linked(const MemoryModel& model, const Digraph& ops, int32_t u, int32_t v) 
     if (model.tensors[t].producer != u) return false;
   }
   return true;
-}
-
-// Whether tensor `t` dies at `op` whatever the order of the other ops: `op`
-// is its only reader and it is not a graph output.
-bool CertainlyDiesAt(const MemoryModel& model, int32_t t, int32_t op) {
-  const MemoryModel::TensorInfo& tensor = model.tensors[t];
-  return !tensor.live_at_end && tensor.consumers.size() == 1 && tensor.consumers[0] == op;
 }
 
 // The stable and transient footprints of a growing sequence relative to
@@ -49,7 +28,8 @@ bool CertainlyDiesAt(const MemoryModel& model, int32_t t, int32_t op) {
 // dies at them unless it is a graph output.
 class SequenceFootprints {
  public:
-  SequenceFootprints(const MemoryModel& model, int32_t first) : model_(&model) {
+  SequenceFootprints(const MemoryModel& model, const StepTable& steps, int32_t first)
+      : model_(&model), steps_(&steps) {
     const auto [stable, transient] = Step(first, 0);
     first_stable_ = stable;
     transient_ = transient;
@@ -65,20 +45,19 @@ class SequenceFootprints {
   }
 
  private:
-  // {stable, transient} of running `op` after transient footprint `before`.
+  // {stable, transient} of running `op` after transient footprint `before`:
+  // `op` reads an input last whatever the order of the other ops when it
+  // is its only reader.
   std::pair<int64_t, int64_t> Step(int32_t op, int64_t before) const {
-    const MemoryModel::OpInfo& info = model_->ops[op];
-    int64_t stable = before + OutputBytes(*model_, op);
-    int64_t transient = before + KeptOutputBytes(*model_, op);
-    for (int32_t t : info.inputs) {
-      if (!CertainlyDiesAt(*model_, t, op)) continue;
-      transient -= model_->tensors[t].bytes;
-      if (MayOverwrite(*model_, info, t)) stable -= model_->tensors[t].bytes;
+    StepBytes bytes = steps_->Start(op, before);
+    for (const StepTable::Release& release : steps_->releases(op)) {
+      if (model_->tensors[release.tensor].consumers.size() == 1) StepTable::Free(release, bytes);
     }
-    return {stable, transient};
+    return {bytes.footprint, bytes.live_after};
   }
 
   const MemoryModel* model_;  // must outlive this
+  const StepTable* steps_;    // must outlive this
   int64_t first_stable_ = 0;
   int64_t transient_ = 0;
 };
@@ -100,6 +79,7 @@ std::vector<std::vector<int32_t>> NumberTopologically(std::vector<std::vector<in
 
 std::vector<std::vector<int32_t>> FormSequences(const MemoryModel& model, const Digraph& ops) {
   const int32_t n = ops.num_nodes();
+  const StepTable steps(model);
   // A chain starts at every op that does not continue its predecessor's.
   std::vector<bool> continues(n, false);
   for (int32_t u = 0; u < n; ++u) {
@@ -111,13 +91,13 @@ std::vector<std::vector<int32_t>> FormSequences(const MemoryModel& model, const 
   for (int32_t head = 0; head < n; ++head) {
     if (continues[head]) continue;
     sequences.push_back({head});
-    SequenceFootprints footprints(model, head);
+    SequenceFootprints footprints(model, steps, head);
     for (int32_t u = head; ops.successors(u).size() == 1;) {
       const int32_t v = ops.successors(u)[0];
       if (!Linked(model, ops, u, v)) break;
       if (!footprints.TryAppend(v)) {
         sequences.push_back({});
-        footprints = SequenceFootprints(model, v);
+        footprints = SequenceFootprints(model, steps, v);
       }
       sequences.back().push_back(v);
       u = v;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "core/memory/memory_model.h"
 
 namespace ordo {
@@ -29,13 +30,69 @@ inline bool MayOverwrite(const MemoryModel& model, const MemoryModel::OpInfo& op
 // InitialBytes (simulator.h).
 int64_t InitialLiveBytes(const MemoryModel& model);
 
-// The live memory of a schedule built one op at a time, by the spec's rules
-// (Lifetimes and the footprint): the bytes live between steps, the footprint
-// of the step that runs an op next, and the input it overwrites in place.
-// Simulate runs a whole schedule through it; greedy previews every ready op
-// with it. O(inputs + outputs) per step, no allocation after construction.
-// Does not check dependencies (Simulate does). Holds `model`, which must
-// outlive it. Not thread-safe; cheap to copy.
+// The bytes of one step of a schedule: while its op runs, and once it has.
+struct StepBytes {
+  int64_t footprint = 0;
+  int64_t live_after = 0;
+};
+
+// The spec's step rule (Lifetimes and the footprint; In-place), precomputed
+// per op so that the simulator, greedy and the exact state spaces apply one
+// definition in their inner loops. Running op u on live bytes L:
+//   Start: L + (bytes of u's outputs) while u runs, L + (bytes of u's
+//     outputs that outlive it, OutlivesProducer) after it;
+//   Free, for each input of u that u reads last (the caller knows: it
+//     depends on what ran before): the input dies after the step, and when
+//     u may write over it (MayOverwrite) it costs nothing during the step.
+// Only inputs that can die are listed (not live_at_end), in the order of
+// OpInfo::inputs. Built in O(ops + edges); holds no reference to the
+// model; immutable, thread-compatible.
+class StepTable {
+ public:
+  // An input that `op` frees when it reads it last.
+  struct Release {
+    int64_t bytes;
+    int32_t tensor;
+    bool overwritten;  // the op's output is written over it
+  };
+
+  explicit StepTable(const MemoryModel& model);
+
+  int32_t num_ops() const { return static_cast<int32_t>(added_.size()); }
+
+  // What running `op` adds before any of its inputs is freed: the bytes of
+  // its outputs while it runs, of those that outlive it after. A caller
+  // may keep a copy beside its own per-op data and start from it.
+  StepBytes added(int32_t op) const { return added_[op]; }
+  // Running an op that adds `added` on `live` bytes, before any of its
+  // inputs is freed.
+  static StepBytes Start(const StepBytes& added, int64_t live) {
+    return {live + added.footprint, live + added.live_after};
+  }
+  StepBytes Start(int32_t op, int64_t live) const { return Start(added_[op], live); }
+  // The inputs `op` may free, each when it is their last reader.
+  absl::Span<const Release> releases(int32_t op) const {
+    return {releases_.data() + release_begin_[op],
+            static_cast<size_t>(release_begin_[op + 1] - release_begin_[op])};
+  }
+  // The step's op reads `release` last.
+  static void Free(const Release& release, StepBytes& step) {
+    step.live_after -= release.bytes;
+    if (release.overwritten) step.footprint -= release.bytes;
+  }
+
+ private:
+  std::vector<StepBytes> added_;
+  std::vector<int32_t> release_begin_;  // per op, into releases_; num_ops + 1
+  std::vector<Release> releases_;
+};
+
+// The live memory of a schedule built one op at a time, by StepTable's rule:
+// the bytes live between steps, the footprint of the step that runs an op
+// next, and the input it overwrites in place. Simulate runs a whole schedule
+// through it; greedy previews every ready op with it. O(inputs that may die)
+// per step, no allocation after construction. Does not check dependencies
+// (Simulate does). Holds `model`, which must outlive it. Not thread-safe.
 class LiveMemory {
  public:
   explicit LiveMemory(const MemoryModel& model);
@@ -52,24 +109,14 @@ class LiveMemory {
 
   // What running `op` next would cost; changes nothing.
   Step Preview(int32_t op) const {
-    const MemoryModel::OpInfo& info = model_->ops[op];
-    Step step{live_bytes_, live_bytes_, kNoId};
-    for (int32_t t : info.outputs) {
-      const MemoryModel::TensorInfo& out = model_->tensors[t];
-      step.footprint_bytes += out.bytes;
-      if (OutlivesProducer(out)) step.live_after_bytes += out.bytes;
+    StepBytes bytes = steps_.Start(op, live_bytes_);
+    int32_t inplace = kNoId;
+    for (const StepTable::Release& release : steps_.releases(op)) {
+      if (readers_left_[release.tensor] != 1) continue;
+      StepTable::Free(release, bytes);
+      if (release.overwritten) inplace = release.tensor;
     }
-    const int32_t inplace = info.inplace_input;
-    if (inplace != kNoId && readers_left_[inplace] == 1 && MayOverwrite(*model_, info, inplace)) {
-      step.footprint_bytes -= model_->tensors[inplace].bytes;
-      step.inplace_input = inplace;
-    }
-    for (int32_t t : info.inputs) {
-      if (readers_left_[t] == 1 && !model_->tensors[t].live_at_end) {
-        step.live_after_bytes -= model_->tensors[t].bytes;
-      }
-    }
-    return step;
+    return {bytes.footprint, bytes.live_after, inplace};
   }
 
   // Runs `op`: its inputs lose a reader, its outputs become live.
@@ -82,6 +129,7 @@ class LiveMemory {
 
  private:
   const MemoryModel* model_;  // must outlive this
+  StepTable steps_;
   std::vector<int32_t> readers_left_;
   int64_t live_bytes_ = 0;
 };

@@ -60,6 +60,39 @@ TEST(LiveMemoryTest, NoInPlaceWhileAnotherReaderRemainsOrOverAnOutput) {
   EXPECT_EQ(s.footprint_bytes, 24);
 }
 
+TEST(StepTableTest, StartsWithTheOutputsAndListsTheInputsThatMayDie) {
+  Graph g = TestGraph(R"(
+    input x 8
+    op p Relu x -> y:8
+    op q Relu x -> z:8
+    op s Relu z -> u:8
+    op t Add y u -> v:8 dead:2
+    output z
+    output v
+  )");
+  const MemoryModel model = TestModel(g);
+  const StepTable steps(model);
+  ASSERT_EQ(steps.num_ops(), 4);
+  // t's outputs both count while it runs; `dead` (read by no one) not after.
+  const StepBytes t = steps.Start(3, 100);
+  EXPECT_EQ(t.footprint, 110);
+  EXPECT_EQ(t.live_after, 108);
+  // x may die at p or at q, whichever reads it last; z is an output: never.
+  ASSERT_EQ(steps.releases(0).size(), 1u);
+  EXPECT_EQ(steps.releases(0)[0].tensor, *g.FindTensor("x"));
+  EXPECT_TRUE(steps.releases(0)[0].overwritten);  // Relu, same size
+  EXPECT_TRUE(steps.releases(2).empty());
+  // Freed: dies after the step, and written over during it when in place.
+  StepBytes p = steps.Start(0, 8);
+  StepTable::Free(steps.releases(0)[0], p);
+  EXPECT_EQ(p.footprint, 8);
+  EXPECT_EQ(p.live_after, 8);
+  ASSERT_EQ(steps.releases(3).size(), 2u);  // y and u
+  StepBytes both = steps.Start(3, 24);
+  for (const StepTable::Release& r : steps.releases(3)) StepTable::Free(r, both);
+  EXPECT_EQ(both.live_after, 24 + 8 - 16);
+}
+
 TEST(LiveMemoryTest, UnreadInputsAreNotLiveOnceStepsBegin) {
   Graph g = TestGraph(R"(
     input x 8

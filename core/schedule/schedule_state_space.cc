@@ -20,12 +20,12 @@ uint64_t SplitMix64(uint64_t x) {
 }  // namespace
 
 ScheduleStateSpace::ScheduleStateSpace(const MemoryModel& model)
-    : num_ops_(model.num_ops()), words_(std::max(1, (model.num_ops() + 63) / 64)) {
+    : num_ops_(model.num_ops()),
+      words_(std::max(1, (model.num_ops() + 63) / 64)),
+      steps_(model) {
   initial_live_ = InitialLiveBytes(model);
   initial_footprint_ = InitialBytes(model);
   zobrist_.resize(num_ops_);
-  output_bytes_.assign(num_ops_, 0);
-  kept_output_bytes_.assign(num_ops_, 0);
   pred_begin_.assign(1, 0);
   use_begin_.assign(1, 0);
   min_step_growth_ = num_ops_ > 0 ? INT64_MAX : 0;
@@ -33,29 +33,23 @@ ScheduleStateSpace::ScheduleStateSpace(const MemoryModel& model)
   for (int32_t op = 0; op < num_ops_; ++op) {
     const MemoryModel::OpInfo& info = model.ops[op];
     zobrist_[op] = SplitMix64(static_cast<uint64_t>(op) + 0x6F72646Full);
-    for (int32_t t : info.outputs) {
-      output_bytes_[op] += model.tensors[t].bytes;
-      if (OutlivesProducer(model.tensors[t])) kept_output_bytes_[op] += model.tensors[t].bytes;
-    }
-    int64_t growth = output_bytes_[op];
     preds.clear();
     for (int32_t t : info.inputs) {
-      const MemoryModel::TensorInfo& tensor = model.tensors[t];
-      if (tensor.producer != kNoId) preds.push_back(tensor.producer);
-      InputUse use;
-      use.bytes = tensor.bytes;
-      use.persistent = tensor.live_at_end;
-      use.inplace = MayOverwrite(model, info, t);
-      use.others_begin = static_cast<int32_t>(other_consumers_.size());
-      for (int32_t consumer : tensor.consumers) {
+      if (model.tensors[t].producer != kNoId) preds.push_back(model.tensors[t].producer);
+    }
+    // The least the step can add: every input it may overwrite read last.
+    StepBytes growth = steps_.Start(op, 0);
+    for (const StepTable::Release& release : steps_.releases(op)) {
+      InputUse use{release, static_cast<int32_t>(other_consumers_.size()), 0};
+      for (int32_t consumer : model.tensors[release.tensor].consumers) {
         if (consumer != op) other_consumers_.push_back(consumer);
       }
       use.others_end = static_cast<int32_t>(other_consumers_.size());
-      if (use.inplace) growth -= use.bytes;
       uses_.push_back(use);
+      if (release.overwritten) StepTable::Free(release, growth);
     }
     use_begin_.push_back(static_cast<int32_t>(uses_.size()));
-    min_step_growth_ = std::min(min_step_growth_, growth);
+    min_step_growth_ = std::min(min_step_growth_, growth.footprint);
     std::sort(preds.begin(), preds.end(), std::greater<int32_t>());
     preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
     preds_.insert(preds_.end(), preds.begin(), preds.end());
@@ -100,14 +94,10 @@ bool ScheduleStateSpace::AllIn(const uint64_t* set, int32_t begin, int32_t end) 
 
 ScheduleStateSpace::Step ScheduleStateSpace::Run(const uint64_t* set, int64_t live,
                                                  int32_t op) const {
-  Step step{live + output_bytes_[op], live + kept_output_bytes_[op]};
+  Step step = steps_.Start(op, live);
   for (int32_t i = use_begin_[op]; i < use_begin_[op + 1]; ++i) {
     const InputUse& use = uses_[i];
-    if (use.persistent || !AllIn(set, use.others_begin, use.others_end)) continue;
-    // `op` is the last consumer: the input dies after this step, and an
-    // in-place op writes over it at this step.
-    step.live_after -= use.bytes;
-    if (use.inplace) step.footprint -= use.bytes;
+    if (AllIn(set, use.others_begin, use.others_end)) StepTable::Free(use.release, step);
   }
   return step;
 }

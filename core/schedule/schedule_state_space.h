@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/memory/live_memory.h"
 #include "core/memory/memory_model.h"
 
 namespace ordo {
@@ -18,10 +19,8 @@ namespace ordo {
 //     or has no producer, and it has a consumer outside S or is live_at_end
 //     (plus constant bytes).
 //   Run(S, u): the footprint of the step that runs u after S, and live(S+u),
-//     by the simulator's rules (core/memory/simulator.cc): every output of u
-//     counts at its step; u's in-place input does not when u is its last
-//     consumer and it is not live_at_end; an input dies after its last
-//     consumer's step.
+//     by the spec's step rule (StepTable, core/memory/live_memory.h), u
+//     reading an input last when every other consumer of it is in S.
 //
 // Run is O(inputs + outputs + other consumers of u's inputs); ReadyOps is
 // O(ops + their predecessors) in the worst case, usually one check per op.
@@ -54,10 +53,8 @@ class ScheduleStateSpace {
   // The ready ops of `set`, ascending (replaces the contents of `ready`).
   void ReadyOps(const uint64_t* set, std::vector<int32_t>& ready) const;
 
-  struct Step {
-    int64_t footprint;   // at the step that runs the op
-    int64_t live_after;  // live(set + op)
-  };
+  // footprint: at the step that runs the op; live_after: live(set + op).
+  using Step = StepBytes;
   // Running ready `op` after `set`, whose live bytes are `live`.
   Step Run(const uint64_t* set, int64_t live, int32_t op) const;
 
@@ -65,16 +62,13 @@ class ScheduleStateSpace {
   static int64_t LiveBytes(const MemoryModel& model, const uint64_t* set);
 
  private:
-  // One input of one op, with what deciding its death at that op needs.
+  // An input one op may free (StepTable::releases), with the range in
+  // other_consumers_ of the tensor's other consumers: the op reads it last
+  // when they are all in the set.
   struct InputUse {
-    int64_t bytes;
-    // Index range in other_consumers_ of the tensor's other consumers.
+    StepTable::Release release;
     int32_t others_begin;
     int32_t others_end;
-    // live_at_end: never dies, never overwritten.
-    bool persistent;
-    // The op's in-place input.
-    bool inplace;
   };
 
   bool AllIn(const uint64_t* set, int32_t begin, int32_t end) const;
@@ -85,9 +79,7 @@ class ScheduleStateSpace {
   int64_t initial_footprint_ = 0;
   int64_t min_step_growth_ = 0;
   std::vector<uint64_t> zobrist_;
-  // Per op: bytes of all outputs, and of those that outlive the step.
-  std::vector<int64_t> output_bytes_;
-  std::vector<int64_t> kept_output_bytes_;
+  StepTable steps_;
   // Per op, compressed: distinct producers, latest id first (the one most
   // likely still unscheduled, so IsReady usually stops at the first).
   std::vector<int32_t> pred_begin_, preds_;

@@ -23,6 +23,7 @@ SequenceStateSpace::SequenceStateSpace(const MemoryModel& model, const Hierarchi
       words_(std::max(1, (graph.num_sequences() + 63) / 64)) {
   initial_live_ = InitialLiveBytes(model);
   initial_footprint_ = InitialBytes(model);
+  const StepTable table(model);
   // Per tensor, the position in its sequence of the op reading it last
   // there; only the reads of one sequence matter at a time.
   std::vector<int32_t> last_reader(model.num_tensors(), kNoId);
@@ -32,24 +33,19 @@ SequenceStateSpace::SequenceStateSpace(const MemoryModel& model, const Hierarchi
     for (int32_t op : graph.sequence(s)) {
       for (int32_t t : model.ops[op].inputs) last_reader[t] = op;
     }
-    for (int32_t op : graph.sequence(s)) AddOp(model, graph, s, op, last_reader);
+    for (int32_t op : graph.sequence(s)) AddOp(model, table, graph, s, op, last_reader);
     op_begin_.push_back(static_cast<int32_t>(ops_.size()));
   }
 }
 
-void SequenceStateSpace::AddOp(const MemoryModel& model, const HierarchicalGraph& graph, int32_t s,
-                               int32_t op, const std::vector<int32_t>& last_reader) {
-  const MemoryModel::OpInfo& info = model.ops[op];
-  OpStep step{0, 0, static_cast<int32_t>(deaths_.size()), 0};
-  for (int32_t t : info.outputs) {
-    step.output_bytes += model.tensors[t].bytes;
-    if (OutlivesProducer(model.tensors[t])) step.kept_output_bytes += model.tensors[t].bytes;
-  }
-  for (int32_t t : info.inputs) {
-    const MemoryModel::TensorInfo& tensor = model.tensors[t];
-    if (tensor.live_at_end || last_reader[t] != op) continue;
-    Death death{tensor.bytes, static_cast<int32_t>(others_.size()), 0, MayOverwrite(model, info, t)};
-    for (int32_t consumer : tensor.consumers) {
+void SequenceStateSpace::AddOp(const MemoryModel& model, const StepTable& table,
+                               const HierarchicalGraph& graph, int32_t s, int32_t op,
+                               const std::vector<int32_t>& last_reader) {
+  OpStep step{table.added(op), static_cast<int32_t>(deaths_.size()), 0};
+  for (const StepTable::Release& release : table.releases(op)) {
+    if (last_reader[release.tensor] != op) continue;
+    Death death{release, static_cast<int32_t>(others_.size()), 0};
+    for (int32_t consumer : model.tensors[release.tensor].consumers) {
       const int32_t other = graph.sequence_of_op(consumer);
       if (other != s) others_.push_back(other);
     }
@@ -68,20 +64,17 @@ SequenceStateSpace::Run SequenceStateSpace::RunSequence(const uint64_t* set, int
   Run run{INT64_MIN, live};
   for (int32_t i = op_begin_[s]; i < op_begin_[s + 1]; ++i) {
     const OpStep& step = steps_[i];
-    int64_t footprint = run.live_after + step.output_bytes;
-    int64_t after = run.live_after + step.kept_output_bytes;
+    StepBytes bytes = StepTable::Start(step.added, run.live_after);
     for (int32_t d = step.deaths_begin; d < step.deaths_end; ++d) {
       const Death& death = deaths_[d];
-      bool dies = true;
-      for (int32_t o = death.others_begin; o < death.others_end && dies; ++o) {
-        dies = Contains(set, others_[o]);
+      bool last = true;
+      for (int32_t o = death.others_begin; o < death.others_end && last; ++o) {
+        last = Contains(set, others_[o]);
       }
-      if (!dies) continue;
-      after -= death.bytes;
-      if (death.inplace) footprint -= death.bytes;
+      if (last) StepTable::Free(death.release, bytes);
     }
-    run.peak = std::max(run.peak, footprint);
-    run.live_after = after;
+    run.peak = std::max(run.peak, bytes.footprint);
+    run.live_after = bytes.live_after;
   }
   return run;
 }

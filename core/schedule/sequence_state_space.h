@@ -6,6 +6,7 @@
 
 #include "absl/types/span.h"
 #include "core/hierarchy/hierarchical_graph.h"
+#include "core/memory/live_memory.h"
 #include "core/memory/memory_model.h"
 
 namespace ordo {
@@ -17,10 +18,10 @@ namespace ordo {
 // it depend on the set alone.
 //
 // RunSequence(S, s) is HMCOS's ScheduleVertex for a sequence (Algorithm 2,
-// lines 2-7, Equations 4 and 5) under the spec's rules: each op's outputs
-// count at its step; an input dies after its last reader in s when every
-// other sequence reading it is in S (the uses_after count of U_i reaching
-// zero) and it is not live_at_end, and then an in-place op writes over it.
+// lines 2-7, Equations 4 and 5) under the spec's step rule (StepTable,
+// core/memory/live_memory.h): an op of s reads an input last when it is
+// its last reader in s and every other sequence reading it is in S (the
+// uses_after count of U_i reaching zero).
 // So the footprints equal the simulator's for any schedule that runs the
 // sequences of S, then s's ops in order.
 //
@@ -56,21 +57,19 @@ class SequenceStateSpace {
   Run RunSequence(const uint64_t* set, int64_t live, int32_t s) const;
 
  private:
-  // An input dying at one op of a sequence, when `others` (the other
-  // sequences reading it) are all done.
+  // An input one op of a sequence frees when `others` (the other sequences
+  // reading it) are all done: its last reader in the sequence.
   struct Death {
-    int64_t bytes;
+    StepTable::Release release;
     int32_t others_begin, others_end;  // range in others_
-    bool inplace;                      // the op writes over it
   };
   struct OpStep {
-    int64_t output_bytes;              // counted at the op's step
-    int64_t kept_output_bytes;         // still live after it
+    StepBytes added;                   // StepTable::added of the op
     int32_t deaths_begin, deaths_end;  // range in deaths_
   };
 
-  void AddOp(const MemoryModel& model, const HierarchicalGraph& graph, int32_t s, int32_t op,
-             const std::vector<int32_t>& last_reader);
+  void AddOp(const MemoryModel& model, const StepTable& table, const HierarchicalGraph& graph,
+             int32_t s, int32_t op, const std::vector<int32_t>& last_reader);
 
   int32_t num_sequences_ = 0;
   int32_t words_ = 1;
