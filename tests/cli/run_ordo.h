@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <string>
 
@@ -16,14 +17,19 @@
 namespace ordo::testing {
 
 struct ProcessResult {
-  int exit_code;
+  int exit_code;    // 124 when it ran out of time, not 0-2 when it crashed
   std::string out;  // stdout and stderr together
+  double seconds = 0;  // wall clock
 };
 
 // `with_stderr` false leaves stderr to the test's log (for output that is
-// parsed, such as --json).
+// parsed, such as --json). `timeout` (absolute: a test may empty PATH) ends
+// a hung run after 300 s, well before ctest's own limit, as a failure that
+// names the command.
 inline ProcessResult RunOrdo(const std::string& args, bool with_stderr = true) {
-  const std::string command = absl::StrCat(ORDO_BINARY, " ", args, with_stderr ? " 2>&1" : "");
+  const auto start = std::chrono::steady_clock::now();
+  const std::string command =
+      absl::StrCat("/usr/bin/timeout 300 ", ORDO_BINARY, " ", args, with_stderr ? " 2>&1" : "");
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return {-1, ""};
   std::string out;
@@ -31,7 +37,8 @@ inline ProcessResult RunOrdo(const std::string& args, bool with_stderr = true) {
   size_t n;
   while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
   const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, elapsed.count()};
 }
 
 }  // namespace ordo::testing

@@ -1,5 +1,8 @@
 #include "tests/data/hostile_inputs.h"
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <utility>
 
@@ -116,6 +119,13 @@ v1::Graph ReluChainGraph(int32_t n) {
     op->add_outputs(previous);
   }
   return graph;
+}
+
+std::string WriteTempFile(const std::string& name, const std::string& contents) {
+  const std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                     absl::StrCat("ordo_hostile_", getpid(), "_", name);
+  std::ofstream(path, std::ios::binary) << contents;
+  return path.string();
 }
 
 }  // namespace ordo::hostile_inputs

@@ -38,6 +38,10 @@ std::string UndefinedInputOnnx(const std::string& name);
 // A native graph: a chain of `n` Relus.
 v1::Graph ReluChainGraph(int32_t n);
 
+// Writes `contents` to a file of this process (`name` prefixed with the
+// pid) in the temp folder, for the CLI; returns its path.
+std::string WriteTempFile(const std::string& name, const std::string& contents);
+
 }  // namespace ordo::hostile_inputs
 
 #endif  // ORDO_TESTS_DATA_HOSTILE_INPUTS_H_
