@@ -1,7 +1,10 @@
 # ordo_cc_library(NAME SRCS ... DEPS ...): one library per concept folder.
 # ordo_cc_test(NAME SRCS ... DEPS ... LABELS ...): a GoogleTest binary
 # registered with ctest. LABELS process marks a test that starts server,
-# worker or redis processes: skipped when ORDO_PROCESS_TESTS is OFF.
+# worker or redis processes: skipped when ORDO_PROCESS_TESTS is OFF; LABELS
+# scale one whose model's size is its point or its cost: skipped when
+# ORDO_SCALE_TESTS is OFF. Only the first label reaches ctest (the list is
+# split by gtest_discover_tests), so put the one ctest -L should find first.
 function(ordo_cc_library name)
   cmake_parse_arguments(ARG "" "" "SRCS;HDRS;DEPS" ${ARGN})
   add_library(${name} ${ARG_SRCS} ${ARG_HDRS})
@@ -15,6 +18,9 @@ function(ordo_cc_test name)
   endif()
   cmake_parse_arguments(ARG "" "" "SRCS;DEPS;LABELS" ${ARGN})
   if("process" IN_LIST ARG_LABELS AND NOT ORDO_PROCESS_TESTS)
+    return()
+  endif()
+  if("scale" IN_LIST ARG_LABELS AND NOT ORDO_SCALE_TESTS)
     return()
   endif()
   add_executable(${name} ${ARG_SRCS})
