@@ -61,14 +61,15 @@ std::vector<OpId> Graph::Predecessors(OpId op) const {
 GraphBuilder::GraphBuilder(std::string name, GraphLimits limits)
     : name_(std::move(name)), limits_(limits) {}
 
-void GraphBuilder::AddTensor(std::string name, DataType dtype,
-                             std::vector<int64_t> dims, TensorKind kind) {
+TensorId GraphBuilder::AddTensor(std::string name, DataType dtype, std::vector<int64_t> dims,
+                                 TensorKind kind) {
   pending_tensors_.push_back({std::move(name), dtype, std::move(dims), -1, kind});
+  return static_cast<TensorId>(pending_tensors_.size() - 1);
 }
 
-void GraphBuilder::AddTensorBytes(std::string name, int64_t bytes,
-                                  TensorKind kind) {
+TensorId GraphBuilder::AddTensorBytes(std::string name, int64_t bytes, TensorKind kind) {
   pending_tensors_.push_back({std::move(name), DataType::kUnknown, {}, bytes, kind});
+  return static_cast<TensorId>(pending_tensors_.size() - 1);
 }
 
 void GraphBuilder::AddOp(std::string name, std::string type,
@@ -80,6 +81,21 @@ void GraphBuilder::AddOp(std::string name, std::string type,
   pending_ops_.push_back({std::move(name), std::move(type), std::move(domain),
                           std::move(inputs), std::move(outputs),
                           std::move(attributes), source_index});
+}
+
+void GraphBuilder::AddOpWithTensorIds(std::string name, std::string type,
+                                      std::vector<TensorId> inputs, std::vector<TensorId> outputs,
+                                      std::vector<Attribute> attributes, int32_t source_index,
+                                      std::string domain) {
+  PendingOp& op = pending_ops_.emplace_back();
+  op.name = std::move(name);
+  op.type = std::move(type);
+  op.domain = std::move(domain);
+  op.attributes = std::move(attributes);
+  op.source_index = source_index;
+  op.by_id = true;
+  op.input_ids = std::move(inputs);
+  op.output_ids = std::move(outputs);
 }
 
 void GraphBuilder::AddGraphInput(std::string tensor_name) {
@@ -157,8 +173,12 @@ absl::StatusOr<Graph> GraphBuilder::Build() && {
   ORDO_RETURN_IF_ERROR(ResolveTensors(graph));
   ORDO_RETURN_IF_ERROR(ResolveOps(graph));
   ORDO_RETURN_IF_ERROR(ResolveGraphIo(graph));
-  ORDO_RETURN_IF_ERROR(CheckAcyclic(graph));
-  ORDO_RETURN_IF_ERROR(CheckTopologicalOrder(graph));
+  // An order that runs has no cycle, so the cycle search (which allocates
+  // per op) only runs to name the cycle when the order check fails.
+  if (absl::Status order = CheckTopologicalOrder(graph); !order.ok()) {
+    ORDO_RETURN_IF_ERROR(CheckAcyclic(graph));
+    return order;
+  }
   return graph;
 }
 
@@ -207,52 +227,78 @@ absl::Status GraphBuilder::ResolveOps(Graph& graph) {
       return absl::InvalidArgumentError(
           absl::StrCat("op \"", pending.name, "\": name is used twice"));
     }
-    if (pending.outputs.empty()) {
+    if (pending.by_id ? pending.output_ids.empty() : pending.outputs.empty()) {
       return absl::InvalidArgumentError(
           absl::StrCat("op \"", pending.name, "\" has no outputs"));
     }
+    if (!pending.by_id) ORDO_RETURN_IF_ERROR(ResolveNames(graph, pending));
     Op op{std::move(pending.name), std::move(pending.type), std::move(pending.domain), {}, {},
           std::move(pending.attributes), pending.source_index};
-    for (const std::string& name : pending.inputs) {
-      std::optional<TensorId> t = graph.FindTensor(name);
-      if (!t) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("op \"", op.name, "\" reads tensor \"", name,
-                         "\", which is not defined"));
-      }
-      op.inputs.push_back(*t);
-      std::vector<OpId>& consumers = graph.tensors_[*t].consumers;
-      if (consumers.empty() || consumers.back() != id) consumers.push_back(id);
-    }
-    for (const std::string& name : pending.outputs) {
-      std::optional<TensorId> t = name.empty() ? std::nullopt : graph.FindTensor(name);
-      if (!t) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("op \"", op.name, "\" writes tensor \"", name,
-                         "\", which is not declared"));
-      }
-      Tensor& tensor = graph.tensors_[*t];
-      // Checked first: this op is not in graph.ops_ yet, so naming "both
-      // producers" would read past its end (found by graph_proto_fuzzer).
-      if (tensor.producer == id) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("op \"", op.name, "\" writes tensor \"", name, "\" twice"));
-      }
-      if (tensor.producer != kNoId) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "tensor \"", name, "\" has two producers: op \"",
-            graph.ops_[tensor.producer].name, "\" and op \"", op.name, "\""));
-      }
-      if (tensor.kind == TensorKind::kWeight || tensor.kind == TensorKind::kInput) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("op \"", op.name, "\" writes tensor \"", name,
-                         "\", which is a ", TensorKindName(tensor.kind)));
-      }
-      tensor.producer = id;
-      op.outputs.push_back(*t);
-    }
-    graph.ops_.push_back(std::move(op));
+    ORDO_RETURN_IF_ERROR(ConnectOp(graph, std::move(op), pending.input_ids, pending.output_ids));
   }
+  return absl::OkStatus();
+}
+
+absl::Status GraphBuilder::ResolveNames(const Graph& graph, PendingOp& pending) {
+  for (const std::string& name : pending.inputs) {
+    std::optional<TensorId> t = graph.FindTensor(name);
+    if (!t) {
+      return absl::InvalidArgumentError(absl::StrCat("op \"", pending.name, "\" reads tensor \"",
+                                                     name, "\", which is not defined"));
+    }
+    pending.input_ids.push_back(*t);
+  }
+  for (const std::string& name : pending.outputs) {
+    std::optional<TensorId> t = name.empty() ? std::nullopt : graph.FindTensor(name);
+    if (!t) {
+      return absl::InvalidArgumentError(absl::StrCat("op \"", pending.name, "\" writes tensor \"",
+                                                     name, "\", which is not declared"));
+    }
+    pending.output_ids.push_back(*t);
+  }
+  return absl::OkStatus();
+}
+
+// Links `op` (the next op id) to its tensors and appends it.
+absl::Status GraphBuilder::ConnectOp(Graph& graph, Op op, absl::Span<const TensorId> inputs,
+                                     absl::Span<const TensorId> outputs) {
+  const OpId id = graph.num_ops();
+  for (TensorId t : inputs) {
+    if (t < 0 || t >= graph.num_tensors()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("op \"", op.name, "\" reads tensor id ", t, ", which is not declared"));
+    }
+    op.inputs.push_back(t);
+    std::vector<OpId>& consumers = graph.tensors_[t].consumers;
+    if (consumers.empty() || consumers.back() != id) consumers.push_back(id);
+  }
+  for (TensorId t : outputs) {
+    if (t < 0 || t >= graph.num_tensors()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("op \"", op.name, "\" writes tensor id ", t, ", which is not declared"));
+    }
+    Tensor& tensor = graph.tensors_[t];
+    const std::string& name = tensor.name;
+    // Checked first: this op is not in graph.ops_ yet, so naming "both
+    // producers" would read past its end (found by graph_proto_fuzzer).
+    if (tensor.producer == id) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("op \"", op.name, "\" writes tensor \"", name, "\" twice"));
+    }
+    if (tensor.producer != kNoId) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor \"", name, "\" has two producers: op \"",
+          graph.ops_[tensor.producer].name, "\" and op \"", op.name, "\""));
+    }
+    if (tensor.kind == TensorKind::kWeight || tensor.kind == TensorKind::kInput) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("op \"", op.name, "\" writes tensor \"", name,
+                       "\", which is a ", TensorKindName(tensor.kind)));
+    }
+    tensor.producer = id;
+    op.outputs.push_back(t);
+  }
+  graph.ops_.push_back(std::move(op));
   return absl::OkStatus();
 }
 

@@ -122,16 +122,24 @@ class GraphBuilder {
   explicit GraphBuilder(std::string name = "", GraphLimits limits = {});
 
   // A tensor with dtype and dims; size = product(dims) x element size.
-  void AddTensor(std::string name, DataType dtype, std::vector<int64_t> dims,
-                 TensorKind kind = TensorKind::kActivation);
+  // Returns the tensor's id in the built Graph (tensors keep declaration
+  // order).
+  TensorId AddTensor(std::string name, DataType dtype, std::vector<int64_t> dims,
+                     TensorKind kind = TensorKind::kActivation);
   // A tensor given by its byte size only (native format, tests).
-  void AddTensorBytes(std::string name, int64_t bytes,
-                      TensorKind kind = TensorKind::kActivation);
+  TensorId AddTensorBytes(std::string name, int64_t bytes,
+                          TensorKind kind = TensorKind::kActivation);
   // `inputs` may contain "" for an omitted optional input; it is dropped.
   void AddOp(std::string name, std::string type, std::vector<std::string> inputs,
              std::vector<std::string> outputs,
              std::vector<Attribute> attributes = {}, int32_t source_index = kNoId,
              std::string domain = "");
+  // The same with tensors given by the ids Add* returned, for an importer
+  // that has numbered its tensors already (no name lookups). An id that was
+  // not returned is an error of Build().
+  void AddOpWithTensorIds(std::string name, std::string type, std::vector<TensorId> inputs,
+                          std::vector<TensorId> outputs, std::vector<Attribute> attributes,
+                          int32_t source_index, std::string domain);
   void AddGraphInput(std::string tensor_name);
   void AddGraphOutput(std::string tensor_name);
 
@@ -152,14 +160,21 @@ class GraphBuilder {
     std::string name;
     std::string type;
     std::string domain;
+    // By name, or, when by_id, as ids in input_ids and output_ids.
     std::vector<std::string> inputs;
     std::vector<std::string> outputs;
     std::vector<Attribute> attributes;
     int32_t source_index;
+    bool by_id = false;
+    std::vector<TensorId> input_ids;
+    std::vector<TensorId> output_ids;
   };
 
   absl::Status ResolveTensors(Graph& graph);
   absl::Status ResolveOps(Graph& graph);
+  static absl::Status ResolveNames(const Graph& graph, PendingOp& pending);
+  static absl::Status ConnectOp(Graph& graph, Op op, absl::Span<const TensorId> inputs,
+                                absl::Span<const TensorId> outputs);
   absl::Status ResolveGraphIo(Graph& graph) const;
   static absl::Status CheckAcyclic(const Graph& graph);
 

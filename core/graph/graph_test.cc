@@ -36,6 +36,36 @@ TEST(GraphTest, ResolvesProducersConsumersAndKinds) {
   EXPECT_THAT(g.Predecessors(1), ElementsAre(0));
 }
 
+TEST(GraphTest, OpsGivenByTensorIdsBuildTheSameGraphAsByNames) {
+  GraphBuilder by_id("g");
+  const TensorId x = by_id.AddTensorBytes("x", 4, TensorKind::kInput);
+  const TensorId w = by_id.AddTensorBytes("w", 9, TensorKind::kWeight);
+  const TensorId y = by_id.AddTensorBytes("y", 8);
+  const TensorId z = by_id.AddTensorBytes("z", 8);
+  by_id.AddOpWithTensorIds("a", "Conv", {x, w}, {y}, {}, 0, "");
+  by_id.AddOpWithTensorIds("b", "Add", {y, y}, {z}, {}, 1, "");
+  by_id.AddGraphInput("x");
+  by_id.AddGraphOutput("z");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph g, std::move(by_id).Build());
+  EXPECT_EQ(*g.FindTensor("y"), y);
+  EXPECT_THAT(g.op(0).inputs, ElementsAre(x, w));
+  EXPECT_THAT(g.op(1).inputs, ElementsAre(y, y));
+  EXPECT_THAT(g.tensor(y).consumers, ElementsAre(1));
+  EXPECT_EQ(g.tensor(z).producer, 1);
+  EXPECT_EQ(g.tensor(z).kind, TensorKind::kOutput);
+
+  GraphBuilder unknown("g");
+  const TensorId t = unknown.AddTensorBytes("t", 4);
+  unknown.AddOpWithTensorIds("a", "Relu", {t + 5}, {t}, {}, 0, "");
+  EXPECT_THAT(std::move(unknown).Build(),
+              StatusIs(kInvalid, HasSubstr("op \"a\" reads tensor id 5, which is not declared")));
+  GraphBuilder twice("g");
+  const TensorId u = twice.AddTensorBytes("u", 4);
+  twice.AddOpWithTensorIds("a", "Split", {}, {u, u}, {}, 0, "");
+  EXPECT_THAT(std::move(twice).Build(),
+              StatusIs(kInvalid, HasSubstr("op \"a\" writes tensor \"u\" twice")));
+}
+
 TEST(GraphTest, BytesFromDtypeAndDims) {
   GraphBuilder builder;
   builder.AddTensor("x", DataType::kFloat16, {2, 3}, TensorKind::kInput);

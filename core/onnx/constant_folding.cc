@@ -55,20 +55,20 @@ class ConstantFolder {
   onnx::ModelProto& Working();
   bool NeedsInference() const;
   void InferShapes();
-  std::optional<std::vector<int64_t>> StaticDims(const std::string& tensor) const;
-  bool IsCompileTime(const NodeProto& node) const;
+  std::optional<std::vector<int64_t>> StaticDims(int32_t value) const;
+  bool IsCompileTime(int32_t index) const;
   void Propagate();
   void Evaluate(int32_t index);
-  bool HasAllValues(const NodeProto& node) const;
+  bool HasAllValues(int32_t index) const;
   bool ReplaceEvaluatedNodes();
 
   const onnx::ModelProto& model_;
   const NodeGraph& nodes_;
   google::protobuf::Arena arena_;
   onnx::ModelProto* working_ = nullptr;  // on arena_; null until Working()
-  TensorTypes types_;
-  absl::flat_hash_map<std::string, ConstantTensor> values_;
-  absl::flat_hash_set<std::string> compile_time_;
+  TensorTypes types_;  // by value id
+  absl::flat_hash_map<int32_t, ConstantTensor> values_;  // by value id
+  std::vector<bool> compile_time_;                       // by value id
   std::vector<bool> folded_;
   std::vector<bool> replaced_;
   std::string inference_error_;
@@ -82,10 +82,12 @@ ConstantFolder::ConstantFolder(const onnx::ModelProto& model, const NodeGraph& n
   // ConstantFromProto reads only small tensors, so bulk weight data left in
   // `model` changes nothing here.
   for (const onnx::TensorProto& initializer : model_.graph().initializer()) {
+    const int32_t id = nodes_.FindValue(initializer.name());
+    if (id == kNoValue) continue;
     std::optional<ConstantTensor> value = ConstantFromProto(initializer);
-    if (value) values_.insert_or_assign(initializer.name(), std::move(*value));
+    if (value) values_.insert_or_assign(id, std::move(*value));
   }
-  types_ = CollectTensorTypes(model_.graph());
+  types_ = CollectTensorTypes(model_.graph(), nodes_);
 }
 
 const onnx::GraphProto& ConstantFolder::graph() const {
@@ -114,29 +116,29 @@ FoldingResult ConstantFolder::Run() && {
       rounds_exhausted = false;
       break;
     }
-    types_ = CollectTensorTypes(graph());
+    types_ = CollectTensorTypes(graph(), nodes_);
     if (NeedsInference()) InferShapes();
   }
   // Evaluated values are exact even where no initializer replaced their node
   // (a multi-output node with one unknown output).
-  for (const auto& [name, value] : values_) {
-    TensorType& type = types_[name];
+  for (const auto& [id, value] : values_) {
+    TensorType& type = types_[id];
     type.elem_type = value.elem_type;
     type.has_shape = true;
     type.dims = value.dims;
-    type.symbols.assign(value.dims.size(), "");
+    type.symbols.clear();
   }
   return {std::move(folded_), std::move(types_), std::move(inference_error_), rounds_exhausted};
 }
 
+// Over the nodes still in graph(): those not replaced by initializers.
 bool ConstantFolder::NeedsInference() const {
-  for (const NodeProto& node : graph().node()) {
-    for (const std::string& output : node.output()) {
-      if (output.empty() || values_.contains(output)) continue;
-      auto it = types_.find(output);
-      if (it == types_.end() || !it->second.IsStatic() || it->second.elem_type == 0) {
-        return true;
-      }
+  for (int32_t i = 0; i < model_.graph().node_size(); ++i) {
+    if (replaced_[i]) continue;
+    for (int32_t output : nodes_.outputs(i)) {
+      if (output == kNoValue || values_.contains(output)) continue;
+      const TensorType& type = types_[output];
+      if (!type.IsStatic() || type.elem_type == 0) return true;
     }
   }
   return false;
@@ -145,22 +147,21 @@ bool ConstantFolder::NeedsInference() const {
 void ConstantFolder::InferShapes() {
   absl::Status status = InferShapesInPlace(Working());
   inference_error_ = status.ok() ? "" : std::string(status.message());
-  types_ = CollectTensorTypes(graph());
+  types_ = CollectTensorTypes(graph(), nodes_);
 }
 
-std::optional<std::vector<int64_t>> ConstantFolder::StaticDims(const std::string& tensor) const {
-  if (auto value = values_.find(tensor); value != values_.end()) {
-    return value->second.dims;
-  }
-  auto type = types_.find(tensor);
-  if (type == types_.end() || !type->second.IsStatic()) return std::nullopt;
-  return type->second.dims;
+std::optional<std::vector<int64_t>> ConstantFolder::StaticDims(int32_t value) const {
+  if (value == kNoValue) return std::nullopt;
+  if (auto it = values_.find(value); it != values_.end()) return it->second.dims;
+  if (!types_[value].IsStatic()) return std::nullopt;
+  return types_[value].dims;
 }
 
-bool ConstantFolder::IsCompileTime(const NodeProto& node) const {
-  if (IsShapeOf(node) && StaticDims(node.input(0))) return true;
-  for (const std::string& input : node.input()) {
-    if (!input.empty() && !compile_time_.contains(input)) return false;
+bool ConstantFolder::IsCompileTime(int32_t index) const {
+  const absl::Span<const int32_t> inputs = nodes_.inputs(index);
+  if (IsShapeOf(model_.graph().node(index)) && StaticDims(inputs[0])) return true;
+  for (int32_t input : inputs) {
+    if (input != kNoValue && !compile_time_[input]) return false;
   }
   return true;
 }
@@ -169,46 +170,45 @@ bool ConstantFolder::IsCompileTime(const NodeProto& node) const {
 // shapes become static, and a fresh walk in topological order sees each
 // node's inputs settled before the node.
 void ConstantFolder::Propagate() {
-  compile_time_ = nodes_.initializers;
+  compile_time_ = nodes_.is_initializer;
   for (int32_t index : nodes_.order) {
-    const NodeProto& node = model_.graph().node(index);
-    if (!IsCompileTime(node)) continue;
+    if (!IsCompileTime(index)) continue;
     folded_[index] = true;
-    for (const std::string& output : node.output()) {
-      if (!output.empty()) compile_time_.insert(output);
+    for (int32_t output : nodes_.outputs(index)) {
+      if (output != kNoValue) compile_time_[output] = true;
     }
-    if (!HasAllValues(node)) Evaluate(index);
+    if (!HasAllValues(index)) Evaluate(index);
   }
 }
 
 void ConstantFolder::Evaluate(int32_t index) {
   const NodeProto& node = model_.graph().node(index);
   std::optional<std::vector<ConstantTensor>> outputs;
+  const absl::Span<const int32_t> input_ids = nodes_.inputs(index);
+  const absl::Span<const int32_t> output_ids = nodes_.outputs(index);
   std::optional<std::vector<int64_t>> dims =
-      IsShapeOf(node) ? StaticDims(node.input(0)) : std::nullopt;
+      IsShapeOf(node) ? StaticDims(input_ids[0]) : std::nullopt;
   if (dims) {
     std::optional<ConstantTensor> shape = EvaluateShapeOf(node, *dims);
     if (shape) outputs.emplace().push_back(std::move(*shape));
   } else {
     std::vector<const ConstantTensor*> inputs;
-    for (const std::string& input : node.input()) {
-      auto it = input.empty() ? values_.end() : values_.find(input);
-      if (!input.empty() && it == values_.end()) return;  // not computable (yet)
+    for (int32_t input : input_ids) {
+      auto it = input == kNoValue ? values_.end() : values_.find(input);
+      if (input != kNoValue && it == values_.end()) return;  // not computable (yet)
       inputs.push_back(it == values_.end() ? nullptr : &it->second);
     }
     outputs = EvaluateConstantNode(node, inputs);
   }
   if (!outputs || static_cast<int>(outputs->size()) != node.output_size()) return;
   for (int i = 0; i < node.output_size(); ++i) {
-    if (!node.output(i).empty()) {
-      values_.insert_or_assign(node.output(i), std::move((*outputs)[i]));
-    }
+    if (output_ids[i] != kNoValue) values_.insert_or_assign(output_ids[i], std::move((*outputs)[i]));
   }
 }
 
-bool ConstantFolder::HasAllValues(const NodeProto& node) const {
-  for (const std::string& output : node.output()) {
-    if (!output.empty() && !values_.contains(output)) return false;
+bool ConstantFolder::HasAllValues(int32_t index) const {
+  for (int32_t output : nodes_.outputs(index)) {
+    if (output != kNoValue && !values_.contains(output)) return false;
   }
   return true;
 }
@@ -217,14 +217,14 @@ bool ConstantFolder::ReplaceEvaluatedNodes() {
   const onnx::GraphProto& original = model_.graph();
   bool replaced_any = false;
   for (int32_t i = 0; i < original.node_size(); ++i) {
-    if (!folded_[i] || replaced_[i] || !HasAllValues(original.node(i))) continue;
+    if (!folded_[i] || replaced_[i] || !HasAllValues(i)) continue;
     replaced_[i] = true;
     replaced_any = true;
-    for (const std::string& output : original.node(i).output()) {
-      if (output.empty()) continue;
+    for (int32_t output : nodes_.outputs(i)) {
+      if (output == kNoValue) continue;
       // HasAllValues above: the value is there.
       *Working().mutable_graph()->add_initializer() =
-          ConstantToProto(values_.find(output)->second, output);
+          ConstantToProto(values_.find(output)->second, std::string(nodes_.value_names[output]));
     }
   }
   if (!replaced_any) return false;

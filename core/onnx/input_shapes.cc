@@ -169,14 +169,15 @@ absl::StatusOr<std::string> WithInputShapes(absl::string_view model_bytes,
 }
 
 absl::Status CheckStaticInputs(const onnx::GraphProto& graph,
-                               const absl::flat_hash_set<std::string>& graph_inputs) {
+                               const onnx_import::NodeGraph& nodes) {
   std::string first;                 // the first offending dim, as the importer says it
   std::vector<std::string> listed;   // every symbolic dim
   std::vector<std::string> fixes;    // one --input-shape per input with one
   bool only_leading = true;          // --batch 1 fixes everything
   for (const onnx::ValueInfoProto& input : graph.input()) {
     const std::string& name = input.name();
-    if (!graph_inputs.contains(name)) continue;
+    const int32_t id = nodes.FindValue(name);
+    if (id == onnx_import::kNoValue || !nodes.is_graph_input[id]) continue;
     const onnx::TypeProto::Tensor& tensor = input.type().tensor_type();
     if (!tensor.has_shape()) {
       if (first.empty()) first = absl::StrCat("graph input \"", name, "\": shape is unknown");

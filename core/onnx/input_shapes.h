@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/onnx/node_graph.h"
 #include "onnx/onnx_pb.h"
 
 namespace ordo {
@@ -47,7 +48,8 @@ absl::Status ApplyInputShapes(const InputShapes& shapes, onnx::GraphProto& graph
 absl::StatusOr<std::string> WithInputShapes(absl::string_view model_bytes,
                                             const InputShapes& shapes);
 
-// OK when every dim of every graph input in `graph_inputs` is static.
+// OK when every dim of every graph input of `nodes` (graph.input entries
+// that are not initializers; `nodes` is AnalyzeNodeGraph(graph)) is static.
 // Otherwise INVALID_ARGUMENT whose message starts with the first offending
 // dim (`graph input "x": dim 0 is "batch" (symbolic); dims must be static
 // and positive`), then lists every symbolic input dim and the exact flags
@@ -55,7 +57,7 @@ absl::StatusOr<std::string> WithInputShapes(absl::string_view model_bytes,
 // non-leading symbolic dim appears as `<name>` to be replaced by the size to
 // compile for). O(inputs).
 absl::Status CheckStaticInputs(const onnx::GraphProto& graph,
-                               const absl::flat_hash_set<std::string>& graph_inputs);
+                               const onnx_import::NodeGraph& nodes);
 
 // "1x3x224x224" (also "1,3,224,224") as dims; INVALID_ARGUMENT naming
 // `what` (e.g. `--input-shape input=...`) on anything but positive integers.

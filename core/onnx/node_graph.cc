@@ -4,6 +4,7 @@
 #include <queue>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/util/status_macros.h"
@@ -14,25 +15,67 @@ namespace {
 using onnx::GraphProto;
 using onnx::NodeProto;
 
+// Gives `name` the next id if it has none. "" has no id.
+int32_t Intern(absl::string_view name, NodeGraph& nodes) {
+  if (name.empty()) return kNoValue;
+  auto [it, inserted] = nodes.value_ids.try_emplace(name, nodes.num_values());
+  if (inserted) nodes.value_names.push_back(name);
+  return it->second;
+}
+
+// The one pass over the file's names: every value gets its id and every node
+// its input and output ids.
+void NumberValues(const GraphProto& graph, NodeGraph& nodes) {
+  int64_t edges = 0;
+  for (const NodeProto& node : graph.node()) edges += node.input_size() + node.output_size();
+  nodes.value_ids.reserve(graph.input_size() + graph.initializer_size() + graph.node_size() * 2);
+  nodes.edges.reserve(edges);
+  nodes.edge_begin.reserve(2 * graph.node_size() + 1);
+  for (const onnx::ValueInfoProto& input : graph.input()) Intern(input.name(), nodes);
+  for (const onnx::TensorProto& initializer : graph.initializer()) {
+    Intern(initializer.name(), nodes);
+  }
+  for (const NodeProto& node : graph.node()) {
+    nodes.edge_begin.push_back(static_cast<int32_t>(nodes.edges.size()));
+    for (const std::string& input : node.input()) nodes.edges.push_back(Intern(input, nodes));
+    nodes.edge_begin.push_back(static_cast<int32_t>(nodes.edges.size()));
+    for (const std::string& output : node.output()) nodes.edges.push_back(Intern(output, nodes));
+  }
+  nodes.edge_begin.push_back(static_cast<int32_t>(nodes.edges.size()));
+  for (const onnx::ValueInfoProto& output : graph.output()) Intern(output.name(), nodes);
+
+  nodes.producer.assign(nodes.num_values(), kNoValue);
+  nodes.is_initializer.assign(nodes.num_values(), false);
+  nodes.is_graph_input.assign(nodes.num_values(), false);
+  for (const onnx::TensorProto& initializer : graph.initializer()) {
+    if (!initializer.name().empty()) nodes.is_initializer[nodes.FindValue(initializer.name())] = true;
+  }
+  for (const onnx::ValueInfoProto& input : graph.input()) {
+    const int32_t id = nodes.FindValue(input.name());
+    if (id != kNoValue && !nodes.is_initializer[id]) nodes.is_graph_input[id] = true;
+  }
+}
+
 absl::Status RecordProducers(const GraphProto& graph, NodeGraph& nodes) {
   for (int32_t i = 0; i < graph.node_size(); ++i) {
-    for (const std::string& output : graph.node(i).output()) {
-      if (output.empty()) continue;
+    for (int32_t output : nodes.outputs(i)) {
+      if (output == kNoValue) continue;
       const std::string& op = nodes.names[i];
-      if (nodes.initializers.contains(output)) {
+      const absl::string_view name = nodes.value_names[output];
+      if (nodes.is_initializer[output]) {
         return absl::InvalidArgumentError(
-            absl::StrCat("op \"", op, "\" writes tensor \"", output, "\", which is a weight"));
+            absl::StrCat("op \"", op, "\" writes tensor \"", name, "\", which is a weight"));
       }
-      if (nodes.graph_inputs.contains(output)) {
+      if (nodes.is_graph_input[output]) {
         return absl::InvalidArgumentError(
-            absl::StrCat("op \"", op, "\" writes tensor \"", output, "\", which is a graph input"));
+            absl::StrCat("op \"", op, "\" writes tensor \"", name, "\", which is a graph input"));
       }
-      auto [it, inserted] = nodes.producer.try_emplace(output, i);
-      if (!inserted) {
+      if (nodes.producer[output] != kNoValue) {
         return absl::InvalidArgumentError(
-            absl::StrCat("tensor \"", output, "\" has two producers: op \"",
-                         nodes.names[it->second], "\" and op \"", op, "\""));
+            absl::StrCat("tensor \"", name, "\" has two producers: op \"",
+                         nodes.names[nodes.producer[output]], "\" and op \"", op, "\""));
       }
+      nodes.producer[output] = i;
     }
   }
   return absl::OkStatus();
@@ -40,41 +83,34 @@ absl::Status RecordProducers(const GraphProto& graph, NodeGraph& nodes) {
 
 absl::Status CheckInputsDefined(const GraphProto& graph, const NodeGraph& nodes) {
   for (int32_t i = 0; i < graph.node_size(); ++i) {
-    for (const std::string& input : graph.node(i).input()) {
-      if (input.empty() || nodes.producer.contains(input) || nodes.initializers.contains(input) ||
-          nodes.graph_inputs.contains(input)) {
+    for (int32_t input : nodes.inputs(i)) {
+      if (input == kNoValue || nodes.producer[input] != kNoValue || nodes.is_initializer[input] ||
+          nodes.is_graph_input[input]) {
         continue;
       }
       return absl::InvalidArgumentError(absl::StrCat("op \"", nodes.names[i], "\" reads tensor \"",
-                                                     input, "\", which is not defined"));
+                                                     nodes.value_names[input],
+                                                     "\", which is not defined"));
     }
   }
   return absl::OkStatus();
 }
 
-// Producers of the inputs of each node, one entry per input edge.
-std::vector<std::vector<int32_t>> PredecessorLists(const GraphProto& graph,
-                                                   const NodeGraph& nodes) {
-  std::vector<std::vector<int32_t>> predecessors(graph.node_size());
-  for (int32_t i = 0; i < graph.node_size(); ++i) {
-    for (const std::string& input : graph.node(i).input()) {
-      auto it = nodes.producer.find(input);
-      if (it != nodes.producer.end()) predecessors[i].push_back(it->second);
-    }
-  }
-  return predecessors;
+// The node that writes input `input`, or kNoValue.
+int32_t ProducerOf(int32_t input, const NodeGraph& nodes) {
+  return input == kNoValue ? kNoValue : nodes.producer[input];
 }
 
 // Names a node on a cycle: every node left out of the order has a
 // predecessor that is also left out, so walking back node_size() steps from
 // any of them must end on a cycle.
-std::string NodeOnCycle(const std::vector<std::vector<int32_t>>& predecessors,
-                        const std::vector<bool>& ordered, const NodeGraph& nodes) {
+std::string NodeOnCycle(int32_t n, const std::vector<bool>& ordered, const NodeGraph& nodes) {
   int32_t node = 0;
   while (ordered[node]) ++node;
-  for (size_t step = 0; step < predecessors.size(); ++step) {
-    for (int32_t pred : predecessors[node]) {
-      if (!ordered[pred]) {
+  for (int32_t step = 0; step < n; ++step) {
+    for (int32_t input : nodes.inputs(node)) {
+      const int32_t pred = ProducerOf(input, nodes);
+      if (pred != kNoValue && !ordered[pred]) {
         node = pred;
         break;
       }
@@ -83,47 +119,73 @@ std::string NodeOnCycle(const std::vector<std::vector<int32_t>>& predecessors,
   return nodes.names[node];
 }
 
-absl::Status TopologicalOrder(const GraphProto& graph, NodeGraph& nodes) {
-  const int32_t n = graph.node_size();
-  const std::vector<std::vector<int32_t>> predecessors = PredecessorLists(graph, nodes);
-  std::vector<std::vector<int32_t>> successors(n);
+absl::Status TopologicalOrder(int32_t n, NodeGraph& nodes) {
+  // Successor lists in one array, counted per input edge.
   std::vector<int32_t> waiting(n, 0);
+  std::vector<int32_t> successor_begin(n + 1, 0);
   for (int32_t i = 0; i < n; ++i) {
-    waiting[i] = static_cast<int32_t>(predecessors[i].size());
-    for (int32_t pred : predecessors[i]) successors[pred].push_back(i);
+    for (int32_t input : nodes.inputs(i)) {
+      const int32_t pred = ProducerOf(input, nodes);
+      if (pred == kNoValue) continue;
+      ++waiting[i];
+      ++successor_begin[pred + 1];
+    }
+  }
+  for (int32_t i = 0; i < n; ++i) successor_begin[i + 1] += successor_begin[i];
+  std::vector<int32_t> successors(successor_begin[n]);
+  std::vector<int32_t> fill(successor_begin.begin(), successor_begin.end() - 1);
+  for (int32_t i = 0; i < n; ++i) {
+    for (int32_t input : nodes.inputs(i)) {
+      const int32_t pred = ProducerOf(input, nodes);
+      if (pred != kNoValue) successors[fill[pred]++] = i;
+    }
   }
   std::priority_queue<int32_t, std::vector<int32_t>, std::greater<int32_t>> ready;
   for (int32_t i = 0; i < n; ++i) {
     if (waiting[i] == 0) ready.push(i);
   }
   std::vector<bool> ordered(n, false);
+  nodes.order.reserve(n);
   while (!ready.empty()) {
     const int32_t node = ready.top();
     ready.pop();
     ordered[node] = true;
     nodes.order.push_back(node);
-    for (int32_t next : successors[node]) {
-      if (--waiting[next] == 0) ready.push(next);
+    for (int32_t s = successor_begin[node]; s < successor_begin[node + 1]; ++s) {
+      if (--waiting[successors[s]] == 0) ready.push(successors[s]);
     }
   }
   if (static_cast<int32_t>(nodes.order.size()) == n) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat("graph has a cycle through op \"",
-                                                 NodeOnCycle(predecessors, ordered, nodes), "\""));
+  return absl::InvalidArgumentError(
+      absl::StrCat("graph has a cycle through op \"", NodeOnCycle(n, ordered, nodes), "\""));
 }
 
 }  // namespace
 
+int32_t NodeGraph::FindValue(absl::string_view name) const {
+  auto it = value_ids.find(name);
+  return it == value_ids.end() ? kNoValue : it->second;
+}
+
 std::vector<std::string> UniqueNodeNames(const GraphProto& graph) {
   absl::flat_hash_set<absl::string_view> given;  // views of names in `graph`
+  given.reserve(graph.node_size());
+  bool all_named = true;
   for (const NodeProto& node : graph.node()) {
+    all_named = all_named && !node.name().empty();
     if (!node.name().empty()) given.insert(node.name());
+  }
+  std::vector<std::string> names;
+  names.reserve(graph.node_size());
+  // The common case (every exporter's): each node has its own distinct name.
+  if (all_named && static_cast<int32_t>(given.size()) == graph.node_size()) {
+    for (const NodeProto& node : graph.node()) names.push_back(node.name());
+    return names;
   }
   absl::flat_hash_set<std::string> assigned;
   // Next suffix to try per base name, so n copies of one name cost O(n), not
   // O(n^2).
   absl::flat_hash_map<std::string, int> next_suffix;
-  std::vector<std::string> names;
-  names.reserve(graph.node_size());
   for (int32_t i = 0; i < graph.node_size(); ++i) {
     const std::string& own = graph.node(i).name();
     std::string base = own.empty() ? absl::StrCat("n", i) : own;
@@ -147,15 +209,10 @@ absl::StatusOr<NodeGraph> AnalyzeNodeGraph(const GraphProto& graph,
                                            std::vector<std::string> names) {
   NodeGraph nodes;
   nodes.names = std::move(names);
-  for (const onnx::TensorProto& initializer : graph.initializer()) {
-    nodes.initializers.insert(initializer.name());
-  }
-  for (const onnx::ValueInfoProto& input : graph.input()) {
-    if (!nodes.initializers.contains(input.name())) nodes.graph_inputs.insert(input.name());
-  }
+  NumberValues(graph, nodes);
   ORDO_RETURN_IF_ERROR(RecordProducers(graph, nodes));
   ORDO_RETURN_IF_ERROR(CheckInputsDefined(graph, nodes));
-  ORDO_RETURN_IF_ERROR(TopologicalOrder(graph, nodes));
+  ORDO_RETURN_IF_ERROR(TopologicalOrder(graph.node_size(), nodes));
   return nodes;
 }
 

@@ -38,7 +38,8 @@ class NodeWriter {
   // Per compile-time node: inputs whose producer is not written yet, counted
   // per input edge.
   std::vector<int32_t> waiting_;
-  absl::flat_hash_map<std::string, std::vector<int32_t>> compile_time_readers_;
+  // By value id.
+  absl::flat_hash_map<int32_t, std::vector<int32_t>> compile_time_readers_;
   std::priority_queue<int32_t, std::vector<int32_t>, std::greater<int32_t>> ready_;
   std::vector<int32_t> order_;
 };
@@ -53,8 +54,8 @@ NodeWriter::NodeWriter(const onnx::GraphProto& graph, const NodeGraph& nodes,
   for (int32_t node : scheduled) scheduled_[node] = true;
   for (int32_t i = 0; i < graph.node_size(); ++i) {
     if (scheduled_[i]) continue;
-    for (const std::string& input : graph.node(i).input()) {
-      if (!nodes.producer.contains(input)) continue;
+    for (int32_t input : nodes.inputs(i)) {
+      if (input == kNoValue || nodes.producer[input] == kNoValue) continue;
       ++waiting_[i];
       compile_time_readers_[input].push_back(i);
     }
@@ -63,17 +64,18 @@ NodeWriter::NodeWriter(const onnx::GraphProto& graph, const NodeGraph& nodes,
 }
 
 absl::Status NodeWriter::WriteScheduled(int32_t node) {
-  for (const std::string& input : graph_.node(node).input()) {
-    auto it = nodes_.producer.find(input);
-    if (it == nodes_.producer.end() || written_[it->second]) continue;
+  for (int32_t input : nodes_.inputs(node)) {
+    const int32_t producer = input == kNoValue ? kNoValue : nodes_.producer[input];
+    if (producer == kNoValue || written_[producer]) continue;
     const std::string& name = nodes_.names[node];
-    if (scheduled_[it->second]) {
+    const absl::string_view tensor = nodes_.value_names[input];
+    if (scheduled_[producer]) {
       return absl::InvalidArgumentError(
-          absl::StrCat("schedule runs op \"", name, "\" before op \"", nodes_.names[it->second],
-                       "\", which produces its input \"", input, "\""));
+          absl::StrCat("schedule runs op \"", name, "\" before op \"", nodes_.names[producer],
+                       "\", which produces its input \"", tensor, "\""));
     }
     return absl::InvalidArgumentError(
-        absl::StrCat("op \"", name, "\" reads compile-time tensor \"", input,
+        absl::StrCat("op \"", name, "\" reads compile-time tensor \"", tensor,
                      "\", which is computed from an activation the schedule produces later; "
                      "no topologically sorted file can run this schedule"));
   }
@@ -99,8 +101,8 @@ void NodeWriter::WriteRest() {
 void NodeWriter::Write(int32_t node) {
   written_[node] = true;
   order_.push_back(node);
-  for (const std::string& output : graph_.node(node).output()) {
-    auto it = compile_time_readers_.find(output);
+  for (int32_t output : nodes_.outputs(node)) {
+    auto it = output == kNoValue ? compile_time_readers_.end() : compile_time_readers_.find(output);
     if (it == compile_time_readers_.end()) continue;
     for (int32_t reader : it->second) {
       if (--waiting_[reader] == 0 && !written_[reader]) ready_.push(reader);

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/onnx/constant_folding.h"
@@ -169,41 +169,43 @@ struct ActivationShape {
 
 std::string DescribeBadDim(const TensorType& type, size_t d) {
   if (type.dims[d] == 0) return "0 (zero-size tensor)";
-  if (!type.symbols[d].empty()) {
+  if (d < type.symbols.size() && !type.symbols[d].empty()) {
     return absl::StrCat("\"", type.symbols[d], "\" (symbolic)");
   }
   return type.dims[d] == onnx_import::kUnknownDim ? std::string("unknown")
                                                   : absl::StrCat(type.dims[d]);
 }
 
-absl::StatusOr<ActivationShape> StaticShape(const std::string& what, const TensorType* type,
+// `what` names the tensor in messages; it is only called on an error.
+absl::StatusOr<ActivationShape> StaticShape(absl::FunctionRef<std::string()> what,
+                                            const TensorType& type,
                                             const std::string& inference_error) {
-  if (type == nullptr || !type->has_shape) {
+  if (!type.has_shape) {
     const std::string reason =
         inference_error.empty() ? "" : absl::StrCat(" (", inference_error, ")");
     return absl::InvalidArgumentError(absl::StrCat(
-        what, ": shape is unknown after shape inference and constant folding", reason));
+        what(), ": shape is unknown after shape inference and constant folding", reason));
   }
-  std::optional<DataType> dtype = FromOnnxElemType(type->elem_type);
+  std::optional<DataType> dtype = FromOnnxElemType(type.elem_type);
   if (!dtype) {
     return absl::InvalidArgumentError(
-        absl::StrCat(what, ": ", ElemTypeName(type->elem_type), " is not supported"));
+        absl::StrCat(what(), ": ", ElemTypeName(type.elem_type), " is not supported"));
   }
   int64_t bytes = ElementSize(*dtype);
-  for (size_t d = 0; d < type->dims.size(); ++d) {
-    const int64_t dim = type->dims[d];
+  for (size_t d = 0; d < type.dims.size(); ++d) {
+    const int64_t dim = type.dims[d];
     if (dim <= 0) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": dim ", d, " is ",
-                                                     DescribeBadDim(*type, d),
+      return absl::InvalidArgumentError(absl::StrCat(what(), ": dim ", d, " is ",
+                                                     DescribeBadDim(type, d),
                                                      "; dims must be static and positive"));
     }
     std::optional<int64_t> product = CheckedMul(bytes, dim);
     if (!product) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": dims overflow int64"));
+      return absl::InvalidArgumentError(absl::StrCat(what(), ": dims overflow int64"));
     }
     bytes = *product;
   }
-  return ActivationShape{*dtype, type->dims};
+  return ActivationShape{*dtype, type.dims};
 }
 
 // Ops whose output size depends on the values of an activation, and the
@@ -233,40 +235,50 @@ std::vector<int> ShapeSettingInputs(const std::string& op_type) {
   return {};
 }
 
-// Declares the tensors and ops of one ONNX graph to a GraphBuilder. The
-// arguments must outlive it.
+// Declares the tensors and ops of one ONNX graph to a GraphBuilder, by the
+// value ids of `nodes`: the builder gets each tensor's name once and each
+// op's tensors as ids, so nothing is looked up by name. The arguments must
+// outlive it; the node names of `nodes` are moved into the graph.
 class GraphAssembler {
  public:
-  GraphAssembler(const GraphProto& graph, const NodeGraph& nodes, const FoldingResult& folding,
+  GraphAssembler(const GraphProto& graph, NodeGraph& nodes, const FoldingResult& folding,
                  const GraphLimits& limits)
-      : graph_(graph), nodes_(nodes), folding_(folding), builder_(graph.name(), limits) {}
+      : graph_(graph),
+        nodes_(nodes),
+        folding_(folding),
+        builder_(graph.name(), limits),
+        tensor_of_(nodes.num_values(), kNoId),
+        read_(nodes.num_values(), false) {}
 
   absl::StatusOr<Graph> Assemble() &&;
 
  private:
-  const TensorType* FindType(const std::string& tensor) const;
-  bool IsWeight(const std::string& tensor) const;
+  const TensorType& TypeOf(int32_t value) const { return folding_.types[value]; }
+  bool IsWeight(int32_t value) const { return nodes_.IsWeight(value, folding_.folded); }
+  std::string NameOf(int32_t value) const { return std::string(nodes_.value_names[value]); }
   absl::Status DeclareInputs();
   absl::Status DeclareOp(int32_t index);
-  absl::Status DeclareWeight(const std::string& tensor);
-  absl::Status ExplainUnknownShape(const absl::Status& status, const NodeProto& node,
-                                   const std::string& op) const;
-  bool IsRead(const std::string& tensor) const;
+  absl::Status DeclareWeight(int32_t value);
+  absl::Status ExplainUnknownShape(const absl::Status& status, int32_t index) const;
 
   const GraphProto& graph_;
-  const NodeGraph& nodes_;
+  NodeGraph& nodes_;
   const FoldingResult& folding_;
   GraphBuilder builder_;
-  // Views of names in graph_: the import's hot path copies no name strings.
-  absl::flat_hash_set<absl::string_view> declared_;
-  absl::flat_hash_set<absl::string_view> read_;  // node inputs and graph outputs
+  std::vector<TensorId> tensor_of_;  // by value id: the builder's tensor, or kNoId
+  std::vector<bool> read_;           // by value id: a node input or graph output
 };
 
 absl::StatusOr<Graph> GraphAssembler::Assemble() && {
-  for (const NodeProto& node : graph_.node()) {
-    for (const std::string& input : node.input()) read_.insert(input);
+  for (int32_t i = 0; i < graph_.node_size(); ++i) {
+    for (int32_t input : nodes_.inputs(i)) {
+      if (input != onnx_import::kNoValue) read_[input] = true;
+    }
   }
-  for (const onnx::ValueInfoProto& output : graph_.output()) read_.insert(output.name());
+  for (const onnx::ValueInfoProto& output : graph_.output()) {
+    const int32_t id = nodes_.FindValue(output.name());
+    if (id != onnx_import::kNoValue) read_[id] = true;
+  }
   ORDO_RETURN_IF_ERROR(DeclareInputs());
   // A valid file is topologically sorted, so this is file order; for a file
   // that is not, it is the stable topological order a runtime would load it
@@ -276,31 +288,25 @@ absl::StatusOr<Graph> GraphAssembler::Assemble() && {
   }
   for (const onnx::ValueInfoProto& output : graph_.output()) {
     // Declared so that the builder can say a folded output is a weight.
-    if (IsWeight(output.name())) ORDO_RETURN_IF_ERROR(DeclareWeight(output.name()));
+    const int32_t id = nodes_.FindValue(output.name());
+    if (id != onnx_import::kNoValue && IsWeight(id)) ORDO_RETURN_IF_ERROR(DeclareWeight(id));
     builder_.AddGraphOutput(output.name());
   }
   return std::move(builder_).Build();
 }
 
-const TensorType* GraphAssembler::FindType(const std::string& tensor) const {
-  auto it = folding_.types.find(tensor);
-  return it == folding_.types.end() ? nullptr : &it->second;
-}
-
-bool GraphAssembler::IsWeight(const std::string& tensor) const {
-  if (nodes_.initializers.contains(tensor)) return true;
-  auto it = nodes_.producer.find(tensor);
-  return it != nodes_.producer.end() && folding_.folded[it->second];
-}
-
 absl::Status GraphAssembler::DeclareInputs() {
   for (const onnx::ValueInfoProto& input : graph_.input()) {
     const std::string& name = input.name();
-    if (!nodes_.graph_inputs.contains(name) || !declared_.insert(name).second) continue;
-    ORDO_ASSIGN_OR_RETURN(ActivationShape shape,
-                          StaticShape(absl::StrCat("graph input \"", name, "\""), FindType(name),
-                                      folding_.inference_error));
-    builder_.AddTensor(name, shape.dtype, std::move(shape.dims), TensorKind::kInput);
+    const int32_t id = nodes_.FindValue(name);
+    if (id == onnx_import::kNoValue || !nodes_.is_graph_input[id] || tensor_of_[id] != kNoId) {
+      continue;
+    }
+    ORDO_ASSIGN_OR_RETURN(
+        ActivationShape shape,
+        StaticShape([&] { return absl::StrCat("graph input \"", name, "\""); }, TypeOf(id),
+                    folding_.inference_error));
+    tensor_of_[id] = builder_.AddTensor(name, shape.dtype, std::move(shape.dims), TensorKind::kInput);
     builder_.AddGraphInput(name);
   }
   return absl::OkStatus();
@@ -308,38 +314,52 @@ absl::Status GraphAssembler::DeclareInputs() {
 
 absl::Status GraphAssembler::DeclareOp(int32_t index) {
   const NodeProto& node = graph_.node(index);
-  const std::string& op = nodes_.names[index];
-  std::vector<std::string> outputs;
-  for (int i = 0; i < node.output_size(); ++i) {
-    const std::string& output = node.output(i);
-    if (output.empty()) continue;
+  const absl::Span<const int32_t> output_ids = nodes_.outputs(index);
+  std::vector<TensorId> outputs;
+  outputs.reserve(output_ids.size());
+  for (size_t i = 0; i < output_ids.size(); ++i) {
+    const int32_t output = output_ids[i];
+    if (output == onnx_import::kNoValue) continue;
     // At inference Dropout is the identity: a mask nobody reads is never
     // computed, and the op is then a single-output in-place view.
-    if (node.op_type() == "Dropout" && i > 0 && !IsRead(output)) continue;
-    absl::StatusOr<ActivationShape> shape =
-        StaticShape(absl::StrCat("tensor \"", output, "\" (output of op \"", op, "\")"),
-                    FindType(output), folding_.inference_error);
-    if (!shape.ok()) return ExplainUnknownShape(shape.status(), node, op);
-    builder_.AddTensor(output, shape->dtype, std::move(shape->dims));
-    declared_.insert(output);
-    outputs.push_back(output);
+    if (node.op_type() == "Dropout" && i > 0 && !read_[output]) continue;
+    absl::StatusOr<ActivationShape> shape = StaticShape(
+        [&] {
+          return absl::StrCat("tensor \"", nodes_.value_names[output], "\" (output of op \"",
+                              nodes_.names[index], "\")");
+        },
+        TypeOf(output), folding_.inference_error);
+    if (!shape.ok()) return ExplainUnknownShape(shape.status(), index);
+    tensor_of_[output] = builder_.AddTensor(NameOf(output), shape->dtype, std::move(shape->dims));
+    outputs.push_back(tensor_of_[output]);
   }
-  for (const std::string& input : node.input()) {
+  const absl::Span<const int32_t> input_ids = nodes_.inputs(index);
+  std::vector<TensorId> inputs;
+  inputs.reserve(input_ids.size());
+  for (int32_t input : input_ids) {
+    if (input == onnx_import::kNoValue) continue;  // an omitted optional input
     if (IsWeight(input)) ORDO_RETURN_IF_ERROR(DeclareWeight(input));
+    if (tensor_of_[input] == kNoId) {
+      // AnalyzeNodeGraph checked every input is defined; kept as a status
+      // in case a later rule leaves one undeclared.
+      return absl::InvalidArgumentError(absl::StrCat("op \"", nodes_.names[index],
+                                                     "\" reads tensor \"", NameOf(input),
+                                                     "\", which is not defined"));
+    }
+    inputs.push_back(tensor_of_[input]);
   }
-  builder_.AddOp(op, node.op_type(), {node.input().begin(), node.input().end()}, std::move(outputs),
-                 ConvertAttributes(node), index, node.domain());
+  builder_.AddOpWithTensorIds(std::move(nodes_.names[index]), node.op_type(), std::move(inputs),
+                              std::move(outputs), ConvertAttributes(node), index, node.domain());
   return absl::OkStatus();
 }
-
-bool GraphAssembler::IsRead(const std::string& tensor) const { return read_.contains(tensor); }
 
 // A shape that stays unknown after folding is either data-dependent by
 // nature (NonZero) or set by an input computed from activation values; the
 // message says which, since no input shape the user gives can fix it.
 absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status,
-                                                 const NodeProto& node,
-                                                 const std::string& op) const {
+                                                 int32_t index) const {
+  const NodeProto& node = graph_.node(index);
+  const std::string& op = nodes_.names[index];
   if (HasDataDependentOutputSize(node.op_type())) {
     return absl::InvalidArgumentError(absl::StrCat(
         status.message(), ". Op \"", op, "\" (", node.op_type(),
@@ -353,12 +373,14 @@ absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status,
         "shape computations is deeper than the importer follows (an importer limit, not a "
         "property of the model; please report it with the model)"));
   }
-  for (int index : ShapeSettingInputs(node.op_type())) {
-    if (index >= node.input_size() || node.input(index).empty() || IsWeight(node.input(index))) {
+  const absl::Span<const int32_t> inputs = nodes_.inputs(index);
+  for (int k : ShapeSettingInputs(node.op_type())) {
+    if (k >= static_cast<int>(inputs.size()) || inputs[k] == onnx_import::kNoValue ||
+        IsWeight(inputs[k])) {
       continue;
     }
     return absl::InvalidArgumentError(absl::StrCat(
-        status.message(), ". Input ", index, " (\"", node.input(index), "\") of op \"", op,
+        status.message(), ". Input ", k, " (\"", node.input(k), "\") of op \"", op,
         "\" (", node.op_type(), ") sets this shape and is computed from activation values at "
         "run time, so it cannot be folded to a constant (a data-dependent shape)"));
   }
@@ -371,28 +393,25 @@ absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status,
 // whose size is unknown (no shape after inference, an unsupported element
 // type) or zero is declared as 1 byte, because the builder needs a positive
 // size; weights cost nothing unless count_weights is on.
-absl::Status GraphAssembler::DeclareWeight(const std::string& tensor) {
-  if (!declared_.insert(tensor).second) return absl::OkStatus();
-  const TensorType* type = FindType(tensor);
-  std::optional<DataType> dtype =
-      type != nullptr ? FromOnnxElemType(type->elem_type) : std::nullopt;
+absl::Status GraphAssembler::DeclareWeight(int32_t value) {
+  if (tensor_of_[value] != kNoId) return absl::OkStatus();
+  const TensorType& type = TypeOf(value);
+  std::optional<DataType> dtype = FromOnnxElemType(type.elem_type);
   int64_t bytes = 0;
-  if (dtype && type->IsStatic()) {
+  if (dtype && type.IsStatic()) {
     bytes = ElementSize(*dtype);
-    for (int64_t dim : type->dims) {
+    for (int64_t dim : type.dims) {
       std::optional<int64_t> product = CheckedMul(bytes, dim);
       if (!product) {
         return absl::InvalidArgumentError(
-            absl::StrCat("weight \"", tensor, "\": dims overflow int64"));
+            absl::StrCat("weight \"", nodes_.value_names[value], "\": dims overflow int64"));
       }
       bytes = *product;
     }
   }
-  if (bytes > 0) {
-    builder_.AddTensor(tensor, *dtype, type->dims, TensorKind::kWeight);
-  } else {
-    builder_.AddTensorBytes(tensor, 1, TensorKind::kWeight);
-  }
+  tensor_of_[value] = bytes > 0
+                          ? builder_.AddTensor(NameOf(value), *dtype, type.dims, TensorKind::kWeight)
+                          : builder_.AddTensorBytes(NameOf(value), 1, TensorKind::kWeight);
   return absl::OkStatus();
 }
 
@@ -462,7 +481,7 @@ absl::StatusOr<Graph> ImportOnnx(absl::string_view model_bytes, const GraphLimit
   ORDO_RETURN_IF_ERROR(RejectControlFlow(graph, names));
   ORDO_RETURN_IF_ERROR(CheckWindowAttributes(graph, names));
   ORDO_ASSIGN_OR_RETURN(NodeGraph nodes, onnx_import::AnalyzeNodeGraph(graph, std::move(names)));
-  ORDO_RETURN_IF_ERROR(CheckStaticInputs(graph, nodes.graph_inputs));
+  ORDO_RETURN_IF_ERROR(CheckStaticInputs(graph, nodes));
   const FoldingResult folding = onnx_import::FoldConstants(model, nodes);
   return GraphAssembler(graph, nodes, folding, limits).Assemble();
 }

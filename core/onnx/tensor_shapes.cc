@@ -23,10 +23,16 @@ TensorType FromTypeProto(const onnx::TypeProto& type) {
   const onnx::TypeProto::Tensor& tensor = type.tensor_type();
   out.elem_type = tensor.elem_type();
   out.has_shape = tensor.has_shape();
-  for (const onnx::TensorShapeProto::Dimension& dim : tensor.shape().dim()) {
+  const auto& dims = tensor.shape().dim();
+  out.dims.reserve(dims.size());
+  for (int d = 0; d < dims.size(); ++d) {
+    const onnx::TensorShapeProto::Dimension& dim = dims[d];
     const bool known = dim.has_dim_value();
     out.dims.push_back(known ? dim.dim_value() : kUnknownDim);
-    out.symbols.push_back(!known && dim.has_dim_param() ? dim.dim_param() : "");
+    if (!known && dim.has_dim_param()) {
+      out.symbols.resize(dims.size());
+      out.symbols[d] = dim.dim_param();
+    }
   }
   return out;
 }
@@ -36,10 +42,15 @@ int Completeness(const TensorType& type) {
   return (type.elem_type != 0) + type.has_shape + type.IsStatic();
 }
 
-void Merge(TensorTypes& types, const std::string& name, TensorType type) {
-  auto [it, inserted] = types.try_emplace(name, type);
-  if (!inserted && Completeness(type) > Completeness(it->second)) {
-    it->second = std::move(type);
+void Merge(TensorType type, TensorType& into) {
+  if (Completeness(type) > Completeness(into)) into = std::move(type);
+}
+
+void MergeInfos(const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& infos,
+                const NodeGraph& nodes, TensorTypes& types) {
+  for (const onnx::ValueInfoProto& info : infos) {
+    const int32_t id = nodes.FindValue(info.name());
+    if (id != kNoValue) Merge(FromTypeProto(info.type()), types[id]);
   }
 }
 
@@ -103,24 +114,19 @@ bool TensorType::IsStatic() const {
   return true;
 }
 
-TensorTypes CollectTensorTypes(const onnx::GraphProto& graph) {
-  TensorTypes types;
-  for (const onnx::ValueInfoProto& info : graph.input()) {
-    Merge(types, info.name(), FromTypeProto(info.type()));
-  }
-  for (const onnx::ValueInfoProto& info : graph.output()) {
-    Merge(types, info.name(), FromTypeProto(info.type()));
-  }
-  for (const onnx::ValueInfoProto& info : graph.value_info()) {
-    Merge(types, info.name(), FromTypeProto(info.type()));
-  }
+TensorTypes CollectTensorTypes(const onnx::GraphProto& graph, const NodeGraph& nodes) {
+  TensorTypes types(nodes.num_values());
+  MergeInfos(graph.input(), nodes, types);
+  MergeInfos(graph.output(), nodes, types);
+  MergeInfos(graph.value_info(), nodes, types);
   for (const onnx::TensorProto& initializer : graph.initializer()) {
-    TensorType type;
+    const int32_t id = nodes.FindValue(initializer.name());
+    if (id == kNoValue) continue;
+    TensorType& type = types[id];
     type.elem_type = initializer.data_type();
     type.has_shape = true;
     type.dims.assign(initializer.dims().begin(), initializer.dims().end());
-    type.symbols.assign(type.dims.size(), "");
-    types[initializer.name()] = std::move(type);
+    type.symbols.clear();
   }
   return types;
 }

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "core/onnx/node_graph.h"
 #include "onnx/onnx_pb.h"
 
 namespace ordo::onnx_import {
@@ -20,19 +20,25 @@ struct TensorType {
   int32_t elem_type = 0;  // onnx::TensorProto::DataType; 0 when unknown
   bool has_shape = false;
   std::vector<int64_t> dims;  // kUnknownDim where a dim has no value
-  // dim_param of each dim without a value ("N"), "" otherwise; for messages.
+  // For messages: empty when no dim has a dim_param; otherwise the dim_param
+  // of each dim without a value ("N"), "" for the others.
   std::vector<std::string> symbols;
 
   // Rank known and every dim has a value (>= 0).
   bool IsStatic() const;
 };
 
-using TensorTypes = absl::flat_hash_map<std::string, TensorType>;
+// By NodeGraph value id; a value nothing describes has elem_type 0 and no
+// shape.
+using TensorTypes = std::vector<TensorType>;
 
-// The types of every tensor the graph describes: graph inputs and outputs,
-// value_info, and initializers (whose dims and type are authoritative). Where a
-// tensor is described twice, the more complete description wins. O(entries).
-TensorTypes CollectTensorTypes(const onnx::GraphProto& graph);
+// The types of every value of `nodes` that `graph` describes: graph inputs
+// and outputs, value_info, and initializers (whose dims and type are
+// authoritative). Where a value is described twice, the more complete
+// description wins; descriptions of names that are not values of `nodes` are
+// ignored. `graph` is the graph `nodes` was built from or a working copy of
+// it. O(entries), one hash lookup per entry.
+TensorTypes CollectTensorTypes(const onnx::GraphProto& graph, const NodeGraph& nodes);
 
 // Runs ONNX's C++ shape inference on `model` in place, without data
 // propagation and without strict mode, so an op it cannot infer (for example
