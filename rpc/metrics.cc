@@ -68,7 +68,14 @@ ServiceMetrics::ServiceMetrics()
                            .Name("ordo_workers_healthy")
                            .Help("Workers that answered their last health check.")
                            .Register(*registry_)
-                           .Add({})) {}
+                           .Add({})),
+      namespace_events_(prometheus::BuildCounter()
+                            .Name("ordo_namespace_cache_events_total")
+                            .Help("Cache events by cache namespace (the first 16 namespaces seen; "
+                                  "later ones as \"(other)\", the shared one as \"(shared)\") "
+                                  "and event: hit, miss, single_flight_wait, eviction, part_hit, "
+                                  "part_miss.")
+                            .Register(*registry_)) {}
 
 void ServiceMetrics::RecordRequest(absl::string_view method, absl::string_view code,
                                    absl::Duration latency) {
@@ -98,6 +105,25 @@ void ServiceMetrics::RecordStatesExpanded(int64_t states) {
 void ServiceMetrics::AddWorkerTasks(absl::string_view result, int64_t count) {
   if (count <= 0) return;
   worker_tasks_.Add({{"result", std::string(result)}}).Increment(static_cast<double>(count));
+}
+
+void ServiceMetrics::AddNamespaceCacheEvents(absl::string_view cache_namespace,
+                                             absl::string_view event, int64_t count) {
+  if (count <= 0) return;
+  namespace_events_
+      .Add({{"namespace", NamespaceLabel(cache_namespace)}, {"event", std::string(event)}})
+      .Increment(static_cast<double>(count));
+}
+
+std::string ServiceMetrics::NamespaceLabel(absl::string_view cache_namespace) {
+  if (cache_namespace.empty()) return std::string(kSharedNamespaceLabel);
+  absl::MutexLock lock(&namespaces_mu_);
+  if (labelled_namespaces_.contains(cache_namespace) ||
+      (static_cast<int>(labelled_namespaces_.size()) < kMaxNamespaceLabels &&
+       labelled_namespaces_.emplace(cache_namespace).second)) {
+    return std::string(cache_namespace);
+  }
+  return std::string(kOtherNamespacesLabel);
 }
 
 absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(

@@ -4,8 +4,11 @@
 #include <memory>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "prometheus/counter.h"
 #include "prometheus/exposer.h"
@@ -32,6 +35,8 @@ namespace ordo::rpc {
 //   ordo_workers_healthy                      workers answering
 //   ordo_scheduler_states_expanded            search states per compile
 //                                             (front) or per part (worker)
+//   ordo_namespace_cache_events_total{namespace,event}
+//                                             per cache namespace (below)
 // Thread-safe (prometheus-cpp metrics are atomic).
 class ServiceMetrics {
  public:
@@ -46,6 +51,20 @@ class ServiceMetrics {
   void RecordWorkerTask(absl::string_view result, absl::Duration latency);
   void AddWorkerTasks(absl::string_view result, int64_t count);
   void RecordStatesExpanded(int64_t states);
+
+  // Cache namespaces that get their own `namespace` label value, in order of
+  // first event; later ones share kOtherNamespacesLabel, so the label has at
+  // most kMaxNamespaceLabels + 1 values whatever clients send.
+  static constexpr int kMaxNamespaceLabels = 16;
+  // Not a valid namespace name (CheckCacheNamespace), so never a tenant's.
+  static constexpr absl::string_view kOtherNamespacesLabel = "(other)";
+  static constexpr absl::string_view kSharedNamespaceLabel = "(shared)";  // ""
+  // `count` cache events of one namespace: `event` is hit (an answer from a
+  // whole-answer cache), miss (a search ran), single_flight_wait, eviction
+  // (an entry left a whole-answer cache), part_hit or part_miss (part cache
+  // lookups).
+  void AddNamespaceCacheEvents(absl::string_view cache_namespace, absl::string_view event,
+                               int64_t count = 1);
   prometheus::Gauge& inflight_requests() { return inflight_; }
   prometheus::Gauge& workers_healthy() { return workers_healthy_; }
 
@@ -62,6 +81,11 @@ class ServiceMetrics {
   prometheus::Histogram& states_expanded_;
   prometheus::Gauge& inflight_;
   prometheus::Gauge& workers_healthy_;
+  prometheus::Family<prometheus::Counter>& namespace_events_;
+  absl::Mutex namespaces_mu_;
+  absl::flat_hash_set<std::string> labelled_namespaces_ ABSL_GUARDED_BY(namespaces_mu_);
+
+  std::string NamespaceLabel(absl::string_view cache_namespace);
 };
 
 // Serves a registry's metrics over HTTP at /metrics (prometheus-cpp's

@@ -2,6 +2,7 @@
 #define ORDO_SERVER_BYTE_BOUNDED_LRU_H_
 
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <optional>
 #include <string>
@@ -14,6 +15,11 @@
 
 namespace ordo::server {
 
+// Called with the key of each entry a ByteBoundedLru evicts to make room
+// (for metrics), under the cache's lock: it must not call back into the
+// cache.
+using CacheEvictionListener = std::function<void(std::string_view key)>;
+
 // A map from string keys to values that keeps the most recently used
 // entries within a byte budget (each entry's size given by the caller, its
 // key counted as well); an entry larger than a quarter of the budget is not
@@ -23,7 +29,8 @@ namespace ordo::server {
 template <typename Value>
 class ByteBoundedLru {
  public:
-  explicit ByteBoundedLru(int64_t max_bytes) : max_bytes_(max_bytes) {}
+  explicit ByteBoundedLru(int64_t max_bytes, CacheEvictionListener on_evict = nullptr)
+      : max_bytes_(max_bytes), on_evict_(std::move(on_evict)) {}
   ByteBoundedLru(const ByteBoundedLru&) = delete;
   ByteBoundedLru& operator=(const ByteBoundedLru&) = delete;
 
@@ -49,6 +56,7 @@ class ByteBoundedLru {
     bytes_ += size;
     while (bytes_ > max_bytes_ && !lru_.empty()) {
       Entry& last = lru_.back();
+      if (on_evict_) on_evict_(last.key);
       bytes_ -= last.bytes;
       index_.erase(last.key);
       lru_.pop_back();
@@ -62,6 +70,7 @@ class ByteBoundedLru {
     int64_t bytes = 0;
   };
   const int64_t max_bytes_;
+  const CacheEvictionListener on_evict_;
   absl::Mutex mu_;
   std::list<Entry> lru_ ABSL_GUARDED_BY(mu_);  // most recent first
   absl::flat_hash_map<std::string_view, typename std::list<Entry>::iterator> index_

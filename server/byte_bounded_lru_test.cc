@@ -1,6 +1,8 @@
 #include "server/byte_bounded_lru.h"
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -29,6 +31,13 @@ TEST(ByteBoundedLruTest, KeepsTheFirstValueAndRefusesOversizedOrEmptyKeys) {
   ByteBoundedLru<int> off(0);
   off.Insert("k", 1, 0);
   EXPECT_FALSE(off.Lookup("k").has_value());
+}
+
+TEST(ByteBoundedLruTest, TellsTheListenerEachEvictedKey) {
+  std::vector<std::string> evicted;
+  ByteBoundedLru<std::string> lru(60, [&](std::string_view key) { evicted.emplace_back(key); });
+  for (char c : std::string("abcde")) lru.Insert(std::string(1, c), std::string(1, c), 14);
+  EXPECT_EQ(evicted, std::vector<std::string>{"a"});  // 4 x 15 bytes fit in 60, not a fifth
 }
 
 }  // namespace

@@ -168,7 +168,8 @@ absl::Status CompilerService::RunCompile(
     const std::function<void(const v1::CompileProgress&)>& on_progress) {
   const absl::Time start = deps_.clock->Now();
   ORDO_RETURN_IF_ERROR(CheckGraphOpCount(request, limits_));
-  ORDO_ASSIGN_OR_RETURN(const std::string cache_namespace, CacheNamespaceOf(call));
+  ORDO_ASSIGN_OR_RETURN(const std::string cache_namespace,
+                        CacheNamespaceOf(call, request.options()));
   // Every whole-answer key starts with the namespace, so single-flight
   // and both response caches keep tenants apart as the part cache does.
   const std::string key =
@@ -209,14 +210,21 @@ absl::Status CompilerService::CompileOrShare(
   if (outcome->shared && status.ok()) {
     response.mutable_stats()->set_single_flight_shared(true);
     *response.mutable_stats()->mutable_time() = rpc::DurationToProto(clock.Now() - start);
-    RecordCompileAnswer("single_flight");
+    RecordCompileAnswer("single_flight", key);
     ReportFinished(response, on_progress);
   }
   return status;
 }
 
-void CompilerService::RecordCompileAnswer(absl::string_view source) const {
-  if (deps_.env.metrics != nullptr) deps_.env.metrics->AddCompileAnswer(source);
+void CompilerService::RecordCompileAnswer(absl::string_view source,
+                                          absl::string_view key) const {
+  rpc::ServiceMetrics* metrics = deps_.env.metrics;
+  if (metrics == nullptr) return;
+  metrics->AddCompileAnswer(source);
+  const absl::string_view event = source == "computed"        ? "miss"
+                                  : source == "single_flight" ? "single_flight_wait"
+                                                              : "hit";
+  metrics->AddNamespaceCacheEvents(NamespacedScheduleCache::NamespaceOfKey(key), event);
 }
 
 bool CompilerService::AnswerFromResponseCache(
@@ -230,7 +238,7 @@ bool CompilerService::AnswerFromResponseCache(
   if (deps_.env.metrics != nullptr) {
     deps_.env.metrics->AddCacheLookups("hit", response.stats().parts());
   }
-  RecordCompileAnswer("response_cache");
+  RecordCompileAnswer("response_cache", key);
   ReportFinished(response, on_progress);
   return true;
 }
@@ -251,7 +259,8 @@ absl::Status CompilerService::CompileRequestNow(
   std::string name_free_key;
   if (deps_.name_free_results != nullptr) {
     canonical = CanonicalizeGraph(graph);
-    name_free_key = NamespacedScheduleCache::NamespacePrefix(ChosenNamespace(call)) +
+    name_free_key =
+        NamespacedScheduleCache::NamespacePrefix(ChosenNamespace(call, request.options())) +
                     NameFreeRequestKey(request, canonical);
     if (AnswerFromNameFreeCache(call, key, compile, model_bytes, graph, canonical, name_free_key,
                                 start, response, on_progress)) {
@@ -263,14 +272,14 @@ absl::Status CompilerService::CompileRequestNow(
   ORDO_ASSIGN_OR_RETURN(
       const RewriteCompileResult result,
       CompileBefore(deadline, call, compile, model_bytes, graph,
-                    ChosenNamespace(call), ProgressToProto(on_progress)));
-  RecordCacheMetrics(result.compile);
+                    ChosenNamespace(call, request.options()), ProgressToProto(on_progress)));
+  RecordCacheMetrics(result.compile, ChosenNamespace(call, request.options()));
   ORDO_ASSIGN_OR_RETURN(response, ResponseOf(compile, model_bytes, graph, result.graph,
                                              result.compile, result.rewrite));
   *response.mutable_stats()->mutable_time() = rpc::DurationToProto(deps_.clock->Now() - start);
   if (deps_.responses != nullptr) deps_.responses->Insert(key, response);
   StoreNameFree(name_free_key, canonical, result);
-  RecordCompileAnswer("computed");
+  RecordCompileAnswer("computed", key);
   LogCompiled(call, result, response);
   return absl::OkStatus();
 }
@@ -300,7 +309,7 @@ bool CompilerService::AnswerFromNameFreeCache(
   if (deps_.env.metrics != nullptr) {
     deps_.env.metrics->AddCacheLookups("hit", response.stats().parts());
   }
-  RecordCompileAnswer("name_free_cache");
+  RecordCompileAnswer("name_free_cache", key);
   if (deps_.responses != nullptr) deps_.responses->Insert(key, response);
   ReportFinished(response, on_progress);
   return true;
@@ -382,7 +391,8 @@ absl::StatusOr<v1::CompileResponse> CompilerService::ResponseOf(
   return response;
 }
 
-void CompilerService::RecordCacheMetrics(const CompileResult& result) const {
+void CompilerService::RecordCacheMetrics(const CompileResult& result,
+                                         absl::string_view cache_namespace) const {
   rpc::ServiceMetrics* metrics = deps_.env.metrics;
   if (metrics == nullptr) return;
   metrics->RecordStatesExpanded(result.stats.states_expanded);
@@ -392,13 +402,23 @@ void CompilerService::RecordCacheMetrics(const CompileResult& result) const {
   metrics->AddCacheLookups("miss", stats.cache_misses - stats.cache_errors - stats.cache_rejected);
   metrics->AddCacheLookups("error", stats.cache_errors);
   metrics->AddCacheLookups("rejected", stats.cache_rejected);
+  metrics->AddNamespaceCacheEvents(cache_namespace, "part_hit", stats.cache_hits);
+  metrics->AddNamespaceCacheEvents(cache_namespace, "part_miss", stats.cache_misses);
 }
 
-const std::string& CompilerService::ChosenNamespace(const rpc::CallInfo& call) const {
+const std::string& CompilerService::ChosenNamespace(const rpc::CallInfo& call,
+                                                   const v1::CompileOptions& options) const {
+  if (!options.cache_namespace().empty()) return options.cache_namespace();
   return call.cache_namespace.empty() ? deps_.cache_namespace : call.cache_namespace;
 }
 
-absl::StatusOr<std::string> CompilerService::CacheNamespaceOf(const rpc::CallInfo& call) const {
+absl::StatusOr<std::string> CompilerService::CacheNamespaceOf(
+    const rpc::CallInfo& call, const v1::CompileOptions& options) const {
+  if (!options.cache_namespace().empty()) {
+    ORDO_RETURN_IF_ERROR(
+        CheckCacheNamespace(options.cache_namespace(), "CompileOptions.cache_namespace"));
+    return options.cache_namespace();
+  }
   if (call.cache_namespace.empty()) return deps_.cache_namespace;
   ORDO_RETURN_IF_ERROR(CheckCacheNamespace(
       call.cache_namespace, absl::StrCat("metadata ", rpc::kCacheNamespaceMetadata)));
@@ -408,7 +428,8 @@ absl::StatusOr<std::string> CompilerService::CacheNamespaceOf(const rpc::CallInf
 absl::Status CompilerService::RunEstimate(const rpc::CallInfo& call,
                                           const v1::EstimateRequest& request,
                                           v1::EstimateResponse& response) {
-  ORDO_ASSIGN_OR_RETURN(const std::string cache_namespace, CacheNamespaceOf(call));
+  ORDO_ASSIGN_OR_RETURN(const std::string cache_namespace,
+                        CacheNamespaceOf(call, request.options()));
   ORDO_ASSIGN_OR_RETURN(const CompileRequest estimate, rpc::CompileRequestFromProto(request));
   ORDO_RETURN_IF_ERROR(estimate.Validate());
   std::string shaped_model;
@@ -456,6 +477,7 @@ void CompilerService::FillInfo(v1::GetInfoResponse& response) const {
     }
   }
   response.set_cache(deps_.cache != nullptr ? std::string(deps_.cache->kind()) : "none");
+  response.set_default_cache_namespace(deps_.cache_namespace);
   rpc::DevicePresetsToProto(response);
 }
 

@@ -131,15 +131,21 @@ class CompilerService final : public v1::Compiler::CallbackService {
       const CompileRequest& compile, absl::string_view model_bytes, const Graph& graph,
       const Graph& compiled_graph, const CompileResult& compiled,
       const std::optional<RewriteSummary>& rewrite);
-  void RecordCompileAnswer(absl::string_view source) const;
-  void RecordCacheMetrics(const CompileResult& result) const;
+  // One Compile answer from `source` for the call whose whole-answer key
+  // is `key` (its namespace is the key's prefix).
+  void RecordCompileAnswer(absl::string_view source, absl::string_view key) const;
+  void RecordCacheMetrics(const CompileResult& result, absl::string_view cache_namespace) const;
   absl::Status RunEstimate(const rpc::CallInfo& call, const v1::EstimateRequest& request,
                            v1::EstimateResponse& response);
-  // The call's cache namespace (its metadata, else the server's), checked;
-  // INVALID_ARGUMENT naming the metadata key when it is not valid.
-  absl::StatusOr<std::string> CacheNamespaceOf(const rpc::CallInfo& call) const;
+  // The call's cache namespace, checked: the request's
+  // CompileOptions.cache_namespace, else the call's metadata, else the
+  // server's; INVALID_ARGUMENT naming the field or metadata key when it is
+  // not valid.
+  absl::StatusOr<std::string> CacheNamespaceOf(const rpc::CallInfo& call,
+                                               const v1::CompileOptions& options) const;
   // The same without the check (for calls RunCompile has checked).
-  const std::string& ChosenNamespace(const rpc::CallInfo& call) const;
+  const std::string& ChosenNamespace(const rpc::CallInfo& call,
+                                     const v1::CompileOptions& options) const;
   void FillInfo(v1::GetInfoResponse& response) const;
 
   const CompilerLimits limits_;

@@ -10,11 +10,13 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "core/cache/lru_schedule_cache.h"
 #include "core/compile/canonical_result.h"
@@ -30,6 +32,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "rpc/compile_proto.h"
+#include "rpc/metrics.h"
 #include "rpc/work_queue.h"
 
 namespace ordo::server {
@@ -65,7 +68,9 @@ class CompilerServiceTest : public ::testing::Test {
       deps.responses = &responses_;
       deps.name_free_results = &name_free_results_;
       deps.clock = &clock_;
+      deps.cache_namespace = default_namespace_;
       deps.env.queue = &queue_;
+      deps.env.metrics = &metrics_;
       service_ = std::make_unique<CompilerService>(limits_, deps);
     }
     return *service_;
@@ -107,6 +112,8 @@ class CompilerServiceTest : public ::testing::Test {
   ResponseCache responses_{int64_t{16} << 20};
   NameFreeResultCache name_free_results_{int64_t{16} << 20};
   rpc::WorkQueue queue_{2};
+  rpc::ServiceMetrics metrics_;
+  std::string default_namespace_;  // the server's --cache-namespace
   std::unique_ptr<CompilerService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
 };
@@ -254,6 +261,102 @@ TEST_F(CompilerServiceTest, TwoCacheNamespacesShareNothing) {
   v1::CompileResponse refused;
   EXPECT_THAT(Compile(request, refused, bad),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("ordo-cache-namespace")));
+}
+
+// The value of ordo_namespace_cache_events_total{namespace, event}, 0 when
+// the series does not exist.
+double NamespaceEvents(const rpc::ServiceMetrics& metrics, const std::string& cache_namespace,
+                       const std::string& event) {
+  for (const prometheus::MetricFamily& family : metrics.registry()->Collect()) {
+    if (family.name != "ordo_namespace_cache_events_total") continue;
+    for (const prometheus::ClientMetric& metric : family.metric) {
+      std::string ns, ev;
+      for (const prometheus::ClientMetric::Label& label : metric.label) {
+        if (label.name == "namespace") ns = label.value;
+        if (label.name == "event") ev = label.value;
+      }
+      if (ns == cache_namespace && ev == event) return metric.counter.value;
+    }
+  }
+  return 0;
+}
+
+// The `namespace` label values of ordo_namespace_cache_events_total.
+std::set<std::string> NamespaceLabels(const rpc::ServiceMetrics& metrics) {
+  std::set<std::string> labels;
+  for (const prometheus::MetricFamily& family : metrics.registry()->Collect()) {
+    if (family.name != "ordo_namespace_cache_events_total") continue;
+    for (const prometheus::ClientMetric& metric : family.metric) {
+      for (const prometheus::ClientMetric::Label& label : metric.label) {
+        if (label.name == "namespace") labels.insert(label.value);
+      }
+    }
+  }
+  return labels;
+}
+
+TEST_F(CompilerServiceTest, TheRequestFieldNamesTheNamespaceAndEventsAreCountedPerNamespace) {
+  default_namespace_ = "server-default";
+  const Graph graph = BranchesGraph();
+  v1::CompileRequest in_a = GraphRequest(graph);
+  in_a.mutable_options()->set_cache_namespace("team-a");
+  rpc::CallInfo metadata_b = Call();
+  metadata_b.cache_namespace = "team-b";
+  // The field wins over the metadata: this call's entries are team a's.
+  v1::CompileResponse first;
+  ORDO_ASSERT_OK(Compile(in_a, first, metadata_b));
+  ASSERT_GT(first.stats().parts(), 0);
+  v1::CompileResponse again;
+  ORDO_ASSERT_OK(Compile(in_a, again));
+  EXPECT_TRUE(again.stats().response_cached());
+  // Team a by metadata (another request, so no whole-answer hit) finds
+  // team a's parts; team b by metadata and the server's default find none.
+  const v1::CompileRequest plain = GraphRequest(graph);
+  rpc::CallInfo metadata_a = Call();
+  metadata_a.cache_namespace = "team-a";
+  v1::CompileResponse by_metadata;
+  ORDO_ASSERT_OK(Compile(plain, by_metadata, metadata_a));
+  EXPECT_FALSE(by_metadata.stats().response_cached());
+  EXPECT_EQ(by_metadata.stats().cache_hits(), first.stats().parts());
+  v1::CompileResponse in_b;
+  ORDO_ASSERT_OK(Compile(plain, in_b, metadata_b));
+  EXPECT_EQ(in_b.stats().cache_hits(), 0);
+  v1::CompileResponse in_default;
+  ORDO_ASSERT_OK(Compile(plain, in_default));
+  EXPECT_EQ(in_default.stats().cache_hits(), 0);
+
+  EXPECT_EQ(NamespaceEvents(metrics_, "team-a", "miss"), 2);
+  EXPECT_EQ(NamespaceEvents(metrics_, "team-a", "hit"), 1);
+  EXPECT_EQ(NamespaceEvents(metrics_, "team-a", "part_hit"), first.stats().parts());
+  EXPECT_EQ(NamespaceEvents(metrics_, "team-b", "miss"), 1);
+  EXPECT_EQ(NamespaceEvents(metrics_, "team-b", "part_hit"), 0);
+  EXPECT_EQ(NamespaceEvents(metrics_, "server-default", "miss"), 1);
+
+  grpc::ClientContext context;
+  v1::GetInfoResponse info;
+  ASSERT_TRUE(Stub()->GetInfo(&context, v1::GetInfoRequest(), &info).ok());
+  EXPECT_EQ(info.default_cache_namespace(), "server-default");
+
+  v1::CompileRequest bad = plain;
+  bad.mutable_options()->set_cache_namespace("team a");
+  v1::CompileResponse refused;
+  EXPECT_THAT(Compile(bad, refused),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("CompileOptions.cache_namespace")));
+}
+
+TEST_F(CompilerServiceTest, NamespaceLabelsAreBounded) {
+  for (int i = 0; i < rpc::ServiceMetrics::kMaxNamespaceLabels + 8; ++i) {
+    metrics_.AddNamespaceCacheEvents(absl::StrCat("tenant-", i), "miss");
+  }
+  metrics_.AddNamespaceCacheEvents("", "miss");
+  metrics_.AddNamespaceCacheEvents("tenant-0", "miss");  // keeps its own label
+  const std::set<std::string> labels = NamespaceLabels(metrics_);
+  EXPECT_EQ(labels.size(), rpc::ServiceMetrics::kMaxNamespaceLabels + 2);
+  EXPECT_TRUE(labels.contains("(other)"));
+  EXPECT_TRUE(labels.contains("(shared)"));
+  EXPECT_EQ(NamespaceEvents(metrics_, "(other)", "miss"), 8);
+  EXPECT_EQ(NamespaceEvents(metrics_, "tenant-0", "miss"), 2);
 }
 
 TEST_F(CompilerServiceTest, ASecondIdenticalRequestIsAnsweredFromTheResponseCache) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "core/compile/compile.h"
 #include "core/graph/canonical_graph.h"
@@ -32,7 +33,8 @@ std::string NameFreeRequestKey(const v1::CompileRequest& request, const Canonica
 // quarter of the budget is not stored. Thread-safe.
 class NameFreeResultCache {
  public:
-  explicit NameFreeResultCache(int64_t max_bytes) : entries_(max_bytes) {}
+  explicit NameFreeResultCache(int64_t max_bytes, CacheEvictionListener on_evict = nullptr)
+      : entries_(max_bytes, std::move(on_evict)) {}
   NameFreeResultCache(const NameFreeResultCache&) = delete;
   NameFreeResultCache& operator=(const NameFreeResultCache&) = delete;
 

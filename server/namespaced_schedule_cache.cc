@@ -1,7 +1,9 @@
 #include "server/namespaced_schedule_cache.h"
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 
 namespace ordo::server {
 
@@ -18,6 +20,12 @@ absl::Status CheckCacheNamespace(absl::string_view cache_namespace, absl::string
 
 std::string NamespacedScheduleCache::NamespacePrefix(absl::string_view cache_namespace) {
   return absl::StrCat("ns:", cache_namespace, "/");
+}
+
+absl::string_view NamespacedScheduleCache::NamespaceOfKey(absl::string_view key) {
+  if (!absl::ConsumePrefix(&key, "ns:")) return "";
+  const size_t slash = key.find('/');
+  return slash == absl::string_view::npos ? "" : key.substr(0, slash);
 }
 
 }  // namespace ordo::server

@@ -25,6 +25,9 @@ class NamespacedScheduleCache final : public ScheduleCache {
 
   // The prefix of `cache_namespace`'s keys in every cache of the server.
   static std::string NamespacePrefix(absl::string_view cache_namespace);
+  // The namespace of a key that starts with a NamespacePrefix; "" (the
+  // shared one) for any other key.
+  static absl::string_view NamespaceOfKey(absl::string_view key);
 
   absl::StatusOr<std::optional<CachedSchedule>> Lookup(absl::string_view key) override {
     return inner_.Lookup(prefix_ + std::string(key));

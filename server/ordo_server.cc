@@ -1,6 +1,7 @@
 #include "server/ordo_server.h"
 
 #include <chrono>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -15,6 +16,7 @@
 #include "server/cache/redis_schedule_cache.h"
 #include "ordo/v1/worker_service.grpc.pb.h"
 #include "server/grpc_part_runner.h"
+#include "server/namespaced_schedule_cache.h"
 #include "server/probed_worker_directory.h"
 
 namespace ordo::server {
@@ -136,13 +138,20 @@ absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(const Options& opt
   CompilerService::Dependencies deps;
   deps.runner = server->runner_.get();
   deps.cache = server->cache_.get();
+  // Evictions from both whole-answer caches, per namespace (a key's prefix).
+  const CacheEvictionListener count_eviction = [metrics = &server->metrics_](
+                                                   std::string_view key) {
+    metrics->AddNamespaceCacheEvents(
+        NamespacedScheduleCache::NamespaceOfKey(absl::string_view(key.data(), key.size())),
+        "eviction");
+  };
   // A quarter of the cache budget, at most 64 MiB; --cache-mb=0 turns both off.
   server->responses_ = std::make_unique<ResponseCache>(
-      std::min<int64_t>(options.cache_bytes / 4, int64_t{64} << 20));
+      std::min<int64_t>(options.cache_bytes / 4, int64_t{64} << 20), count_eviction);
   deps.responses = server->responses_.get();
   // As much again for results keyed up to names (re-exports of a model).
   server->name_free_results_ = std::make_unique<NameFreeResultCache>(
-      std::min<int64_t>(options.cache_bytes / 4, int64_t{64} << 20));
+      std::min<int64_t>(options.cache_bytes / 4, int64_t{64} << 20), count_eviction);
   deps.name_free_results = server->name_free_results_.get();
   deps.workers = server->directory_.get();
   deps.cache_namespace = options.cache_namespace;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "ordo/v1/compiler_service.pb.h"
 #include "server/byte_bounded_lru.h"
@@ -29,7 +30,8 @@ std::string CompileRequestKey(const v1::CompileRequest& request);
 // than a quarter of the budget is not stored. Thread-safe.
 class ResponseCache {
  public:
-  explicit ResponseCache(int64_t max_bytes) : entries_(max_bytes) {}
+  explicit ResponseCache(int64_t max_bytes, CacheEvictionListener on_evict = nullptr)
+      : entries_(max_bytes, std::move(on_evict)) {}
   ResponseCache(const ResponseCache&) = delete;
   ResponseCache& operator=(const ResponseCache&) = delete;
 

@@ -200,6 +200,10 @@ class OrdoClient:
     the deadline of each call, retries included. `retry=False` turns the
     retry policy off (tests that want to see UNAVAILABLE at once);
     `unavailable_window_s` is layer 2 of the policy (0: layer 1 only).
+    `namespace` is the cache namespace of every request (CompileOptions.
+    cache_namespace: at most 64 of A-Z a-z 0-9 . _ -): its cache entries are
+    kept apart from other namespaces' on the server (docs/nas.md); None:
+    the server's default namespace.
 
     Thread-safe: gRPC channels and stubs may be shared between threads. Close
     it (or use it as a context manager) to release the channel.
@@ -207,7 +211,8 @@ class OrdoClient:
 
     def __init__(self, target, timeout_s=60.0, retry=True, tls_ca_file=None,
                  tls_cert_file=None, tls_key_file=None, auth_token=None,
-                 auth_token_file=None, unavailable_window_s=UNAVAILABLE_WINDOW_S):
+                 auth_token_file=None, unavailable_window_s=UNAVAILABLE_WINDOW_S,
+                 namespace=None):
         options = [
             ("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", _MAX_MESSAGE_BYTES),
@@ -218,6 +223,7 @@ class OrdoClient:
                         ("grpc.initial_reconnect_backoff_ms", 100),
                         ("grpc.max_reconnect_backoff_ms", 1000)]
         self.target = target
+        self.namespace = namespace or ""
         self.timeout_s = timeout_s
         self.unavailable_window_s = unavailable_window_s if retry else 0
         if auth_token_file is not None:
@@ -268,6 +274,12 @@ class OrdoClient:
                 options.max_latency_overhead = max_latency_overhead
             options.beam_width = beam_width or 0
             options.return_reordered_tflite = return_reordered_tflite
+        return request
+
+    def _build(self, kind, *args, **kwargs):
+        """_request() in this client's cache namespace."""
+        request = self._request(kind, *args, **kwargs)
+        request.options.cache_namespace = self.namespace
         return request
 
     def _attempts(self):
@@ -330,7 +342,7 @@ class OrdoClient:
         schedule order with ordo's arena as TFLite Micro's offline plan in
         `reordered_tflite_model`. Returns the CompileResponse.
         """
-        request = self._request(pb.CompileRequest, model, device, scheduler, time_limit_s,
+        request = self._build(pb.CompileRequest, model, device, scheduler, time_limit_s,
                                 arena_planner, inplace, count_weights, return_reordered_onnx,
                                 rewrite, max_latency_overhead, beam_width, input_shapes, batch,
                                 return_reordered_tflite)
@@ -344,7 +356,7 @@ class OrdoClient:
                        io_outside_arena=False):
         """Like compile(); yields CompileProgress messages as stages finish,
         then the CompileResponse (always last)."""
-        request = self._request(pb.CompileRequest, model, device, scheduler, time_limit_s,
+        request = self._build(pb.CompileRequest, model, device, scheduler, time_limit_s,
                                 arena_planner, inplace, count_weights, False, rewrite,
                                 max_latency_overhead, beam_width, input_shapes, batch)
         request.options.io_outside_arena = io_outside_arena
@@ -390,7 +402,7 @@ class OrdoClient:
                 if stopped.is_set():
                     return
                 request = pb.CompileManyRequest(id=str(index))
-                request.request.CopyFrom(self._request(
+                request.request.CopyFrom(self._build(
                     pb.CompileRequest, model, device, scheduler, time_limit_s, arena_planner,
                     inplace, count_weights))
                 sent[index] = time.monotonic()
@@ -420,7 +432,7 @@ class OrdoClient:
         """Fast figures without a search: model-order, greedy and cached
         peaks, lower bound, parts and cached parts (`input_shapes` and
         `batch` as in compile()). Returns the EstimateResponse."""
-        request = self._request(pb.EstimateRequest, model, device, scheduler, None, "",
+        request = self._build(pb.EstimateRequest, model, device, scheduler, None, "",
                                 inplace, count_weights, input_shapes=input_shapes,
                                 batch=batch)
         return self._call(self._stub.Estimate, request)

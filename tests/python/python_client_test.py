@@ -116,6 +116,24 @@ class PythonClientTest(unittest.TestCase):
         self.assertEqual(info.cache, "memory")
         self.assertEqual(len(info.workers), 1)
 
+    def test_cache_namespaces_keep_entries_apart(self):
+        path = os.path.join(EXAMPLES, "small_resnet.onnx")
+        self.assertEqual(self.client.info().default_cache_namespace, "")
+        with OrdoClient(self.address, timeout_s=CALL_TIMEOUT_S, namespace="py-a") as team_a, \
+                OrdoClient(self.address, timeout_s=CALL_TIMEOUT_S, namespace="py-b") as team_b:
+            first = team_a.compile(path, time_limit_s=5)
+            self.assertFalse(first.stats.response_cached)
+            self.assertTrue(team_a.compile(path, time_limit_s=5).stats.response_cached)
+            other = team_b.compile(path, time_limit_s=5)
+            self.assertFalse(other.stats.response_cached)
+            self.assertEqual(other.stats.cache_hits, 0)
+            self.assertEqual(other.peak_bytes, first.peak_bytes)
+        with OrdoClient(self.address, timeout_s=CALL_TIMEOUT_S, namespace="a b") as bad:
+            with self.assertRaises(OrdoError) as caught:
+                bad.compile(path, time_limit_s=5)
+            self.assertEqual(caught.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+            self.assertIn("cache_namespace", str(caught.exception))
+
     def test_compile_finds_the_optimum_of_tiny_cell(self):
         path = os.path.join(EXAMPLES, "tiny_cell.onnx")
         response = self.client.compile(path, scheduler="best", time_limit_s=5)
