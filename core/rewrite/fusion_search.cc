@@ -58,13 +58,13 @@ std::string DescribeRegions(const Graph& graph, const std::vector<std::vector<Op
 // the region's own step is below `target`; nullopt when it cannot get there
 // in kMaxGrowth steps.
 std::optional<std::vector<std::vector<OpId>>> GrowRegion(
-    const Graph& graph, const MemoryModel& memory, const std::vector<bool>& streamable,
+    const Graph& graph, const MemoryModel& memory, const RowWindows& windows,
     const std::vector<std::vector<OpId>>& regions, TensorId t, int64_t target) {
   constexpr int32_t kMaxGrowth = 32;
   std::optional<std::vector<std::vector<OpId>>> next =
-      InternalizeTensor(graph, streamable, regions, t);
+      InternalizeTensor(graph, windows, regions, t);
   for (int32_t step = 0; next && step < kMaxGrowth; ++step) {
-    absl::StatusOr<RegionCost> cost = CostOfRegion(graph, memory, streamable, next->back());
+    absl::StatusOr<RegionCost> cost = CostOfRegion(graph, memory, windows, next->back());
     if (!cost.ok()) return std::nullopt;
     if (cost->step_bytes < target) return next;
     std::vector<TensorId> boundary = cost->inputs;
@@ -74,7 +74,7 @@ std::optional<std::vector<std::vector<OpId>>> GrowRegion(
     });
     std::optional<std::vector<std::vector<OpId>>> grown;
     for (TensorId edge : boundary) {
-      grown = InternalizeTensor(graph, streamable, *next, edge);
+      grown = InternalizeTensor(graph, windows, *next, edge);
       if (grown) break;
     }
     next = std::move(grown);
@@ -174,7 +174,7 @@ absl::StatusOr<FusionSearchResult> SearchRegionFusion(
   FusionSearchResult result;
   ORDO_ASSIGN_OR_RETURN(MemoryModel memory, BuildMemoryModel(start->graph, options.memory));
   const Graph& graph = start->graph;
-  const std::vector<bool> streamable = StreamableOps(graph, &start->model.graph());
+  const RowWindows windows = StreamableOps(graph, &start->model.graph());
   const std::string start_key = absl::StrCat("region@", reinterpret_cast<uintptr_t>(start.get()));
   std::vector<std::vector<OpId>> regions;
   std::shared_ptr<const EvaluatedModel> current = start;
@@ -195,9 +195,9 @@ absl::StatusOr<FusionSearchResult> SearchRegionFusion(
       bool counted = false;
       for (int32_t attempt = 0; attempt < kTargetsPerTensor && !expired(); ++attempt) {
         std::optional<std::vector<std::vector<OpId>>> next =
-            GrowRegion(graph, memory, streamable, regions, *t, target);
+            GrowRegion(graph, memory, windows, regions, *t, target);
         if (!next) break;
-        absl::StatusOr<RegionCost> grown = CostOfRegion(graph, memory, streamable, next->back());
+        absl::StatusOr<RegionCost> grown = CostOfRegion(graph, memory, windows, next->back());
         absl::StatusOr<onnx::ModelProto> fused =
             ApplyRegionFusion(start->model, graph, memory, *next);
         if (!grown.ok() || !fused.ok()) break;
@@ -232,7 +232,7 @@ absl::StatusOr<FusionSearchResult> SearchRegionFusion(
       for (const std::optional<TensorId>& t : hot) {
         if (!t) continue;
         std::optional<std::vector<std::vector<OpId>>> next =
-            GrowRegion(graph, memory, streamable, all, *t, current->peak());
+            GrowRegion(graph, memory, windows, all, *t, current->peak());
         if (next) {
           all = *std::move(next);
           ++grown_count;

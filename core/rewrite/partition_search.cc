@@ -515,13 +515,14 @@ absl::StatusOr<PartitionSearchResult> SearchPartitions(
   std::optional<State> fitting;
   if (start->fits) fitting = initial;
 
+  auto expired = [&] { return evaluator.Expired() || evaluator.Now() >= search.deadline; };
   std::vector<State> beam = {initial};
   absl::flat_hash_set<std::string> seen_models;
   for (int32_t round = 0; round < search.max_rounds && !fitting && !beam.empty(); ++round) {
     std::vector<State> next;
     for (const State& state : beam) {
       // Finding sites and planning proposals is not free on a large model.
-      if (evaluator.Expired()) {
+      if (expired()) {
         result.time_limit_hit = true;
         break;
       }
@@ -579,7 +580,7 @@ absl::StatusOr<PartitionSearchResult> SearchPartitions(
       auto screen_all = [&](const std::vector<Proposal>& list) {
         for (const Proposal& p : list) {
           if (!screened_keys.insert(p.key).second) continue;
-          if (evaluator.Expired()) {
+          if (expired()) {
             result.time_limit_hit = true;
             break;
           }
@@ -624,7 +625,7 @@ absl::StatusOr<PartitionSearchResult> SearchPartitions(
         std::sort(unconfirmed.begin(), unconfirmed.end(), most_promising);
         for (int32_t i = 0; i < search.confirm && i < static_cast<int32_t>(unconfirmed.size());
              ++i) {
-          if (evaluator.Expired()) {
+          if (expired()) {
             result.time_limit_hit = true;
             break;
           }

@@ -111,6 +111,9 @@ struct PartitionSearchOptions {
   // 1 (greedy) by default: under a time limit of a minute or two, going
   // deeper on one state lowers the peak further than keeping two.
   int32_t beam_width = 1;
+  // The search stops here too (besides the evaluator's time limit), so that
+  // steps after it keep some of the time.
+  absl::Time deadline = absl::InfiniteFuture();
   // Channel slices tried for each Conv that starts a chain through a
   // bottleneck tensor.
   std::vector<int32_t> channel_parts = {2, 3, 4, 6, 8};

@@ -33,36 +33,63 @@ std::vector<TensorId> ActivationInputs(const Graph& graph, const Op& op) {
   return acts;
 }
 
-// Pad (constant) and Slice (positive steps) along H read, for output row y,
-// one input row within the size change of y: the window covering every such
-// shift (the exact offset is an operand value the Graph does not hold).
+// Output row y of a Pad reads input row y - (rows padded above); of a Slice
+// input row start + step x y. The offsets and steps are operand values (or
+// Pad's attribute before opset 11), read from `constants`; without them a
+// Pad's window covers every shift of its size change, and a Slice cannot
+// stream.
 std::optional<Window> ShiftWindow(const Graph& graph, const Op& op,
-                                  const onnx::GraphProto* constants) {
+                                  const ConstantIndex* constants) {
   const std::vector<int64_t>& in = graph.tensor(op.inputs[0]).dims;
   const std::vector<int64_t>& out = graph.tensor(op.outputs[0]).dims;
   if (in.size() != 4 || in[0] != out[0]) return std::nullopt;
+  auto ints = [&](size_t input) -> std::optional<std::vector<int64_t>> {
+    if (constants == nullptr || op.inputs.size() <= input) return std::nullopt;
+    return constants->Ints(graph.tensor(op.inputs[input]).name);
+  };
   if (op.type == "Pad") {
     const std::optional<std::string> mode = StringAttribute(op, "mode");
-    if ((mode && *mode != "constant") || out[2] < in[2]) return std::nullopt;
+    if (mode && *mode != "constant") return std::nullopt;
+    std::optional<std::vector<int64_t>> pads = IntsAttribute(op, "pads");
+    if (!pads && op.inputs.size() <= 3) pads = ints(1);  // opset 11+, no axes operand
+    if (pads && pads->size() == 8) return RowWindow(1, 1, (*pads)[2], 0);
+    if (out[2] < in[2]) return std::nullopt;
     const int64_t grow = out[2] - in[2];
     return RowWindow(grow + 1, 1, grow, grow);
   }
-  if (op.type != "Slice" || constants == nullptr || op.inputs.size() < 3 || out[2] > in[2]) {
-    return std::nullopt;
+  if (op.type != "Slice") return std::nullopt;
+  const std::optional<std::vector<int64_t>> starts = ints(1);
+  if (!starts) return std::nullopt;
+  std::vector<int64_t> axes;
+  if (op.inputs.size() > 3) {
+    std::optional<std::vector<int64_t>> a = ints(3);
+    if (!a) return std::nullopt;
+    axes = *a;
+  } else {
+    for (size_t i = 0; i < starts->size(); ++i) axes.push_back(static_cast<int64_t>(i));
   }
+  std::vector<int64_t> steps(starts->size(), 1);
   if (op.inputs.size() > 4) {
-    std::optional<std::vector<int64_t>> steps =
-        ConstantInts(*constants, graph.tensor(op.inputs[4]).name);
-    if (!steps || std::any_of(steps->begin(), steps->end(), [](int64_t s) { return s <= 0; })) {
-      return std::nullopt;
-    }
+    std::optional<std::vector<int64_t>> k = ints(4);
+    if (!k) return std::nullopt;
+    steps = *k;
   }
-  return RowWindow(in[2] - out[2] + 1, 1, 0, 0);
+  if (axes.size() != starts->size() || steps.size() != starts->size()) return std::nullopt;
+  Window window = RowWindow(1, 1, 0, 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (steps[i] <= 0) return std::nullopt;
+    const int64_t axis = axes[i] < 0 ? axes[i] + 4 : axes[i];
+    if (axis != 2) continue;
+    const int64_t start = std::clamp<int64_t>((*starts)[i] < 0 ? (*starts)[i] + in[2] : (*starts)[i],
+                                              0, in[2]);
+    window = RowWindow(1, steps[i], -start, 0);
+  }
+  return window;
 }
 
 // How one output row of `id` reads its activation inputs (one window for
 // all of them), or nullopt when the op cannot stream.
-std::optional<Window> StreamWindow(const Graph& graph, OpId id, const onnx::GraphProto* constants) {
+std::optional<Window> StreamWindow(const Graph& graph, OpId id, const ConstantIndex* constants) {
   const Op& op = graph.op(id);
   if (!IsDefaultDomain(op) || op.outputs.size() != 1 || op.inputs.empty()) return std::nullopt;
   const Tensor& out = graph.tensor(op.outputs[0]);
@@ -101,7 +128,7 @@ std::optional<Window> StreamWindow(const Graph& graph, OpId id, const onnx::Grap
 class RowStreamer {
  public:
   RowStreamer(const Graph& graph, const std::vector<bool>& in_region,
-              const std::vector<Window>& windows, const std::vector<bool>& internal)
+              const RowWindows& windows, const std::vector<bool>& internal)
       : graph_(graph),
         in_region_(in_region),
         windows_(windows),
@@ -138,7 +165,7 @@ class RowStreamer {
     const int64_t y = produced_[o.outputs[0]];
     for (TensorId t : o.inputs) {
       if (!FromRegion(t)) continue;
-      const int64_t end = windows_[op].InputRange(0, y, y + 1, Rows(t)).second;
+      const int64_t end = windows_[op]->InputRange(0, y, y + 1, Rows(t)).second;
       while (produced_[t] < end) ProduceRow(graph_.tensor(t).producer);
     }
     for (TensorId t : o.inputs) {
@@ -156,7 +183,7 @@ class RowStreamer {
     for (OpId r : graph_.tensor(t).consumers) {
       const TensorId out = graph_.op(r).outputs[0];
       if (produced_[out] >= Rows(out)) continue;
-      first = std::min(first, windows_[r].InputRange(0, produced_[out], produced_[out] + 1,
+      first = std::min(first, windows_[r]->InputRange(0, produced_[out], produced_[out] + 1,
                                                      Rows(t)).first);
     }
     return first;
@@ -164,7 +191,7 @@ class RowStreamer {
 
   const Graph& graph_;
   const std::vector<bool>& in_region_;
-  const std::vector<Window>& windows_;
+  const RowWindows& windows_;
   const std::vector<bool>& internal_;
   std::vector<int64_t> produced_;
   std::vector<int64_t> low_;
@@ -232,34 +259,27 @@ std::vector<bool> Reach(const Graph& graph, const std::vector<bool>& from, bool 
 
 }  // namespace
 
-std::vector<bool> StreamableOps(const Graph& graph, const onnx::GraphProto* constants) {
-  std::vector<bool> streamable(graph.num_ops(), false);
+RowWindows StreamableOps(const Graph& graph, const onnx::GraphProto* constants) {
+  std::optional<ConstantIndex> index;
+  if (constants != nullptr) index.emplace(*constants);
+  RowWindows windows(graph.num_ops());
   for (OpId id = 0; id < graph.num_ops(); ++id) {
-    streamable[id] = StreamWindow(graph, id, constants).has_value();
+    windows[id] = StreamWindow(graph, id, index ? &*index : nullptr);
   }
-  return streamable;
+  return windows;
 }
 
 absl::StatusOr<RegionCost> CostOfRegion(const Graph& graph, const MemoryModel& memory,
-                                        const std::vector<bool>& streamable,
+                                        const RowWindows& windows,
                                         absl::Span<const OpId> ops) {
   std::vector<bool> in_region(graph.num_ops(), false);
-  std::vector<Window> windows(graph.num_ops(), Identity());
   for (OpId op : ops) {
-    if (op < 0 || op >= graph.num_ops() || !streamable[op] || in_region[op]) {
+    if (op < 0 || op >= graph.num_ops() || !windows[op] || in_region[op]) {
       return absl::InvalidArgumentError(absl::StrCat(
           "op ", op < 0 || op >= graph.num_ops() ? std::to_string(op) : graph.op(op).name,
           " cannot stream in a region (or is listed twice)"));
     }
     in_region[op] = true;
-    // Slice was admitted by `streamable` (its steps checked there).
-    std::optional<Window> window = StreamWindow(graph, op, nullptr);
-    if (!window && graph.op(op).type == "Slice") {
-      const std::vector<int64_t>& in = graph.tensor(graph.op(op).inputs[0]).dims;
-      const std::vector<int64_t>& out = graph.tensor(graph.op(op).outputs[0]).dims;
-      window = RowWindow(in[2] - out[2] + 1, 1, 0, 0);
-    }
-    windows[op] = *window;
   }
   if (LeavesAndReturns(graph, in_region)) {
     return absl::InvalidArgumentError("the region is not convex: a path leaves it and comes back");
@@ -306,7 +326,7 @@ absl::StatusOr<RegionCost> CostOfRegion(const Graph& graph, const MemoryModel& m
 }
 
 std::optional<std::vector<std::vector<OpId>>> InternalizeTensor(
-    const Graph& graph, const std::vector<bool>& streamable,
+    const Graph& graph, const RowWindows& windows,
     const std::vector<std::vector<OpId>>& regions, TensorId t) {
   const Tensor& tensor = graph.tensor(t);
   if (tensor.kind == TensorKind::kWeight || tensor.producer == kNoId || tensor.is_graph_output ||
@@ -321,7 +341,7 @@ std::optional<std::vector<std::vector<OpId>>> InternalizeTensor(
   std::vector<bool> merged(regions.size(), false);
   // Adds `op` and the region it is in; false when it cannot stream.
   auto join = [&](OpId op) {
-    if (!streamable[op]) return false;
+    if (!windows[op]) return false;
     joined[op] = true;
     const int32_t r = region_of[op];
     if (r >= 0 && !merged[r]) {
@@ -361,10 +381,10 @@ absl::StatusOr<onnx::ModelProto> ApplyRegionFusion(const onnx::ModelProto& model
                                                    const Graph& graph, const MemoryModel& memory,
                                                    const std::vector<std::vector<OpId>>& regions) {
   const onnx::GraphProto& g = model.graph();
-  const std::vector<bool> streamable = StreamableOps(graph, &g);
+  const RowWindows windows = StreamableOps(graph, &g);
   std::vector<FusedNodeSpec> specs;
   for (const std::vector<OpId>& ops : regions) {
-    ORDO_ASSIGN_OR_RETURN(RegionCost cost, CostOfRegion(graph, memory, streamable, ops));
+    ORDO_ASSIGN_OR_RETURN(RegionCost cost, CostOfRegion(graph, memory, windows, ops));
     FusedNodeSpec spec;
     for (OpId op : ops) {
       ORDO_ASSIGN_OR_RETURN(int32_t index, NodeOf(g, graph.op(op)));

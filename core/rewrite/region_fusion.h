@@ -9,6 +9,7 @@
 #include "absl/types/span.h"
 #include "core/graph/graph.h"
 #include "core/memory/memory_model.h"
+#include "core/rewrite/op_semantics.h"
 #include "onnx/onnx_pb.h"
 
 namespace ordo {
@@ -21,9 +22,8 @@ namespace ordo {
 // NCHW, and computes output row y from a range of rows of each activation
 // input: sliding windows (Conv, MaxPool, AveragePool), per-element ops of any
 // number of same-shaped activations (Relu family, Add, Mul, Sum, ...),
-// Concat along channels, and Pad / Slice along H (constant padding;
-// positive steps read from the model's constants), whose row ranges are
-// taken conservatively from the shapes (a shift of up to the size change).
+// Concat along channels, and Pad (constant) / Slice (positive steps) along
+// H, with their offsets and steps read from the model's constants.
 // A tensor whose producer and readers are all in the region and that is not
 // a graph output is internal: it is never whole in memory, only a ring of
 // rows. The other tensors the region writes are its outputs, written whole;
@@ -38,10 +38,14 @@ namespace ordo {
 // computed once (no extra MACs). As a fused node (ApplyFusedNodes), the
 // region's step costs inputs + outputs + workspace = the rings.
 
-// The ops of `graph` that can be in a region. `constants` (the graph the
-// model's nodes come from) lets Slice in when its steps are known positive;
-// null: no Slice. O(ops).
-std::vector<bool> StreamableOps(const Graph& graph, const onnx::GraphProto* constants);
+// Per op, how one output row reads the rows of its activation inputs (one
+// window along H for all of them), or nullopt when the op cannot be in a
+// region. `constants` (the graph the model's nodes come from) gives Pad and
+// Slice their exact offsets and steps, and lets Slice in at all (its steps
+// must be positive); without it, Pad's window covers every shift of its
+// size change. O(model).
+using RowWindows = std::vector<std::optional<Window>>;
+RowWindows StreamableOps(const Graph& graph, const onnx::GraphProto* constants);
 
 struct RegionCost {
   std::vector<TensorId> inputs;    // activations read from outside
@@ -56,10 +60,10 @@ struct RegionCost {
 };
 
 // What running `ops` as one region costs. INVALID_ARGUMENT when an op is not
-// streamable (per `streamable`), the region has no internal tensor, or it is
+// streamable (per `windows`), the region has no internal tensor, or it is
 // not convex (a path leaves it and comes back). O(graph + rows x readers).
 absl::StatusOr<RegionCost> CostOfRegion(const Graph& graph, const MemoryModel& memory,
-                                        const std::vector<bool>& streamable,
+                                        const RowWindows& windows,
                                         absl::Span<const OpId> ops);
 
 // `regions` (disjoint, each sorted) with tensor `t` made internal: one
@@ -68,7 +72,7 @@ absl::StatusOr<RegionCost> CostOfRegion(const Graph& graph, const MemoryModel& m
 // unchanged. nullopt when t is a graph input or output, a weight, or some op
 // that would have to join is not streamable. O(graph) per growth step.
 std::optional<std::vector<std::vector<OpId>>> InternalizeTensor(
-    const Graph& graph, const std::vector<bool>& streamable,
+    const Graph& graph, const RowWindows& windows,
     const std::vector<std::vector<OpId>>& regions, TensorId t);
 
 // The model with every region replaced by one fused node (ApplyFusedNodes):

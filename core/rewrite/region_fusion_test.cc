@@ -81,18 +81,71 @@ TEST(RegionFusionTest, DiamondRingsAreWhatTheRowScheduleHolds) {
                 memory.tensors[TensorNamed(graph, "y")].bytes + 5 * row_bytes);
 }
 
+// NAS cells' FactorizedReduce: r = Relu(x); a = AvgPool(r, 1, stride 2);
+// b = AvgPool(Slice(Pad(r, bottom/right 1), starts 1), 1, stride 2);
+// y = Concat(a, b). Output row y reads r rows 2y (a) and 2y + 1 (b).
+OnnxTestModel FactorizedReduce() {
+  OnnxTestModel m;
+  m.Input("x", {1, 2, 8, 8});
+  m.IntWeight("pads", {0, 0, 0, 0, 0, 0, 1, 1});
+  m.IntWeight("starts", {1, 1});
+  m.IntWeight("ends", {9, 9});
+  m.IntWeight("axes", {2, 3});
+  m.Node("Relu", {"x"}, {"r"});
+  onnx::NodeProto& p1 = m.Node("AveragePool", {"r"}, {"a"});
+  SetIntsAttribute(p1, "kernel_shape", {1, 1});
+  SetIntsAttribute(p1, "strides", {2, 2});
+  m.Node("Pad", {"r", "pads"}, {"padded"});
+  m.Node("Slice", {"padded", "starts", "ends", "axes"}, {"shifted"});
+  onnx::NodeProto& p2 = m.Node("AveragePool", {"shifted"}, {"b"});
+  SetIntsAttribute(p2, "kernel_shape", {1, 1});
+  SetIntsAttribute(p2, "strides", {2, 2});
+  SetIntAttribute(m.Node("Concat", {"a", "b"}, {"y"}), "axis", 1);
+  m.Output("y");
+  return m;
+}
+
+TEST(RegionFusionTest, PadAndSliceReadTheRowsTheirConstantsSay) {
+  const OnnxTestModel m = FactorizedReduce();
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(m.model()));
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
+  const RowWindows windows = StreamableOps(graph, &m.model().graph());
+  std::optional<std::vector<std::vector<OpId>>> regions =
+      InternalizeTensor(graph, windows, {}, TensorNamed(graph, "r"));
+  ASSERT_TRUE(regions.has_value());
+  regions = InternalizeTensor(graph, windows, *regions, TensorNamed(graph, "a"));
+  ASSERT_TRUE(regions.has_value());
+  ASSERT_EQ(regions->size(), 1u);
+  ORDO_ASSERT_OK_AND_ASSIGN(RegionCost cost,
+                            CostOfRegion(graph, memory, windows, regions->front()));
+  EXPECT_THAT(cost.outputs, ElementsAre(TensorNamed(graph, "y")));
+  // Output row y: a reads r row 2y, then b reads shifted row 2y = padded row
+  // 2y + 1 = r row 2y + 1. Rows are produced in order, so padded holds row
+  // 2y (read by nobody) beside 2y + 1; r is consumed as it comes.
+  ASSERT_EQ(cost.internal.size(), cost.ring_rows.size());
+  for (size_t i = 0; i < cost.internal.size(); ++i) {
+    EXPECT_EQ(cost.ring_rows[i], cost.internal[i] == TensorNamed(graph, "padded") ? 2 : 1)
+        << graph.tensor(cost.internal[i]).name;
+  }
+  // Without the constants a Slice cannot stream, and Pad covers every shift.
+  const RowWindows blind = StreamableOps(graph, nullptr);
+  EXPECT_FALSE(blind[3].has_value());
+  ASSERT_TRUE(blind[2].has_value());
+  EXPECT_EQ(blind[2]->InputRange(0, 4, 5, 8), std::make_pair(int64_t{3}, int64_t{5}));
+}
+
 TEST(RegionFusionTest, RefusesRegionsThatAreNotConvexOrStreamNothing) {
   const OnnxTestModel m = Diamond();
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(m.model()));
   ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
-  const std::vector<bool> streamable = StreamableOps(graph, &m.model().graph());
+  const RowWindows windows = StreamableOps(graph, &m.model().graph());
   // P and Add without A: a -> A -> b -> Add leaves and comes back.
-  EXPECT_THAT(CostOfRegion(graph, memory, streamable,
+  EXPECT_THAT(CostOfRegion(graph, memory, windows,
                            std::vector<OpId>{0, 3})
                   .status(),
               ::ordo::testing::StatusIs(absl::StatusCode::kInvalidArgument, ::testing::_));
   // One op alone has no internal tensor.
-  EXPECT_THAT(CostOfRegion(graph, memory, streamable, std::vector<OpId>{1}).status(),
+  EXPECT_THAT(CostOfRegion(graph, memory, windows, std::vector<OpId>{1}).status(),
               ::ordo::testing::StatusIs(absl::StatusCode::kInvalidArgument, ::testing::_));
 }
 
@@ -108,14 +161,14 @@ TEST(RegionFusionTest, InternalizingATensorJoinsEveryOpOnAPathBetween) {
   m.Node("Add", {"a", "b2"}, {"y"});
   m.Output("y");
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(m.model()));
-  const std::vector<bool> streamable = StreamableOps(graph, &m.model().graph());
+  const RowWindows windows = StreamableOps(graph, &m.model().graph());
   std::optional<std::vector<std::vector<OpId>>> regions =
-      InternalizeTensor(graph, streamable, {}, TensorNamed(graph, "a"));
+      InternalizeTensor(graph, windows, {}, TensorNamed(graph, "a"));
   ASSERT_TRUE(regions.has_value());
   EXPECT_THAT(*regions, ElementsAre(ElementsAre(0, 1, 2, 3)));
   // Graph inputs and outputs cannot be internal.
-  EXPECT_FALSE(InternalizeTensor(graph, streamable, {}, TensorNamed(graph, "x")).has_value());
-  EXPECT_FALSE(InternalizeTensor(graph, streamable, {}, TensorNamed(graph, "y")).has_value());
+  EXPECT_FALSE(InternalizeTensor(graph, windows, {}, TensorNamed(graph, "x")).has_value());
+  EXPECT_FALSE(InternalizeTensor(graph, windows, {}, TensorNamed(graph, "y")).has_value());
 }
 
 TEST(RegionFusionTest, AnOpThatCannotStreamStopsTheRegion) {
@@ -129,9 +182,9 @@ TEST(RegionFusionTest, AnOpThatCannotStreamStopsTheRegion) {
   m.Node("Add", {"a", "s"}, {"y"});
   m.Output("y");
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(m.model()));
-  const std::vector<bool> streamable = StreamableOps(graph, &m.model().graph());
-  EXPECT_FALSE(streamable[1]);
-  EXPECT_FALSE(InternalizeTensor(graph, streamable, {}, TensorNamed(graph, "a")).has_value());
+  const RowWindows windows = StreamableOps(graph, &m.model().graph());
+  EXPECT_FALSE(windows[1].has_value());
+  EXPECT_FALSE(InternalizeTensor(graph, windows, {}, TensorNamed(graph, "a")).has_value());
 }
 
 }  // namespace

@@ -339,6 +339,7 @@ absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
   RewriteOptions rest = options;
   rest.time_limit = std::max(absl::ZeroDuration(), options.time_limit - search.Elapsed());
   ModelEvaluator evaluator(rest, *scheduler);
+  const absl::Time search_start = evaluator.Now();
   ORDO_ASSIGN_OR_RETURN(std::shared_ptr<const EvaluatedModel> final_model,
                         evaluator.Adopt(std::move(current.model), std::move(current.graph),
                                         std::move(current.schedule), "start"));
@@ -366,6 +367,13 @@ absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
     }
     PartitionSearchOptions knobs;
     knobs.beam_width = std::max(1, options.beam_width);
+    // The partition search leaves a sixth of what is left to fusing its
+    // result (regions, then chains): on a model it does not finish, that is
+    // what the searches after it would otherwise never get.
+    if (options.fusion) {
+      const absl::Duration left = rest.time_limit - (evaluator.Now() - search_start);
+      knobs.deadline = evaluator.Now() + left * 5 / 6;
+    }
     ORDO_ASSIGN_OR_RETURN(PartitionSearchResult searched,
                           SearchPartitions(final_model, original_cost, knobs, evaluator));
     // Finished early (nothing more helped): search again, wider (more
@@ -376,6 +384,7 @@ absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
       PartitionSearchOptions wide;
       wide.windows = 8;
       wide.beam_width = knobs.beam_width;
+      wide.deadline = knobs.deadline;
       wide.tilings = {{2, 1}, {3, 1}, {4, 1}, {6, 1}, {8, 1}, {2, 2}, {4, 2}, {4, 4}};
       ORDO_ASSIGN_OR_RETURN(PartitionSearchResult second,
                             SearchPartitions(final_model, original_cost, wide, evaluator));
@@ -395,6 +404,13 @@ absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
     // Fusion on the partition search's result, then the best of it, the
     // fusion of the search's start (tried first, below) and the result.
     std::vector<Reached> fused = std::move(fused_first);
+    if (options.fusion && !evaluator.Expired()) {
+      ORDO_ASSIGN_OR_RETURN(
+          std::optional<Reached> regions_on_top,
+          TryRegionFusion({final_model, result.rewrites}, original_cost, evaluator,
+                          absl::InfiniteFuture(), result, routes));
+      if (regions_on_top) fused.push_back(*std::move(regions_on_top));
+    }
     if (options.fusion && !evaluator.Expired()) {
       ORDO_ASSIGN_OR_RETURN(std::optional<Reached> on_top,
                             TryFusion({final_model, result.rewrites}, original_cost, evaluator,

@@ -116,12 +116,12 @@ TEST(PatchFusionExecutionTest, ChainsRunOneOutputRowAtATime) {
 void FuseGrowingRegionsAndCompare(const onnx::ModelProto& model, const std::string& what) {
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
   ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
-  const std::vector<bool> streamable = StreamableOps(graph, &model.graph());
+  const RowWindows windows = StreamableOps(graph, &model.graph());
   std::vector<std::vector<OpId>> regions;
   int32_t fused_models = 0;
   for (TensorId t = 0; t < graph.num_tensors(); ++t) {
     std::optional<std::vector<std::vector<OpId>>> next =
-        InternalizeTensor(graph, streamable, regions, t);
+        InternalizeTensor(graph, windows, regions, t);
     if (!next) continue;
     regions = *std::move(next);
     const std::string case_name = absl::StrCat(what, ", ", graph.tensor(t).name, " internal");
@@ -155,6 +155,23 @@ TEST(PatchFusionExecutionTest, FusedRegionsComputeWhatTheOriginalComputes) {
   m.Node("Add", {"c", "d"}, {"y"});
   m.Output("y");
   FuseGrowingRegionsAndCompare(m.model(), "branches");
+
+  // NAS cells' FactorizedReduce: a shifted path (Pad, Slice) beside a plain one.
+  OnnxTestModel f;
+  f.Input("x", {1, 2, 8, 8});
+  f.IntWeight("pads", {0, 0, 0, 0, 0, 0, 1, 1});
+  f.IntWeight("starts", {1, 1});
+  f.IntWeight("ends", {9, 9});
+  f.IntWeight("axes", {2, 3});
+  f.Weight("w", {2, 2, 1, 1}, &rng);
+  f.Node("Relu", {"x"}, {"r"});
+  SetIntsAttribute(f.Node("Conv", {"r", "w"}, {"a"}), "strides", {2, 2});
+  f.Node("Pad", {"r", "pads"}, {"padded"});
+  f.Node("Slice", {"padded", "starts", "ends", "axes"}, {"shifted"});
+  SetIntsAttribute(f.Node("Conv", {"shifted", "w"}, {"b"}), "strides", {2, 2});
+  SetIntAttribute(f.Node("Concat", {"a", "b"}, {"y"}), "axis", 1);
+  f.Output("y");
+  FuseGrowingRegionsAndCompare(f.model(), "factorized reduce");
 }
 
 }  // namespace

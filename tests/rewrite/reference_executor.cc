@@ -423,8 +423,9 @@ const onnx::FunctionProto* LocalFunction(const onnx::ModelProto& model,
 }
 
 // A call of `f` by `node`: its body run as a graph of its own, fed the
-// node's float operands under the function's formal names (the function's
-// scope is its own, as ONNX defines it).
+// node's float operands under the function's formal names and given its
+// integer initializers as constants under those names (the function's scope
+// is its own, as ONNX defines it).
 absl::StatusOr<std::vector<FloatTensor>> RunFunction(const onnx::ModelProto& model,
                                                      const onnx::FunctionProto& f,
                                                      const onnx::NodeProto& node,
@@ -438,8 +439,20 @@ absl::StatusOr<std::vector<FloatTensor>> RunFunction(const onnx::ModelProto& mod
   for (int i = 0; i < node.input_size(); ++i) {
     if (node.input(i).empty()) continue;
     auto it = values.find(node.input(i));
-    if (it == values.end()) return Unsupported(node, absl::StrCat("operand ", node.input(i)));
-    feeds[f.input(i)] = it->second;
+    if (it != values.end()) {
+      feeds[f.input(i)] = it->second;
+      continue;
+    }
+    // An integer initializer (Pad's pads, Slice's starts): a constant of
+    // the body under the formal name.
+    const onnx::TensorProto* constant = nullptr;
+    for (const onnx::TensorProto& t : model.graph().initializer()) {
+      if (t.name() == node.input(i) && t.data_type() != onnx::TensorProto::FLOAT) constant = &t;
+    }
+    if (constant == nullptr) return Unsupported(node, absl::StrCat("operand ", node.input(i)));
+    onnx::TensorProto* renamed = body.mutable_graph()->add_initializer();
+    *renamed = *constant;
+    renamed->set_name(f.input(i));
   }
   for (const onnx::NodeProto& n : f.node()) *body.mutable_graph()->add_node() = n;
   for (const std::string& out : f.output()) body.mutable_graph()->add_output()->set_name(out);
