@@ -85,6 +85,7 @@ std::optional<std::vector<std::vector<OpId>>> GrowRegion(
 // The regions as a cache key for the evaluator.
 std::string RegionsKey(const std::vector<std::vector<OpId>>& regions) {
   std::vector<std::string> parts;
+  parts.reserve(regions.size());
   for (const std::vector<OpId>& region : regions) parts.push_back(absl::StrJoin(region, ","));
   std::sort(parts.begin(), parts.end());
   return absl::StrJoin(parts, "|");
