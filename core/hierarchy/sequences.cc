@@ -108,6 +108,7 @@ std::vector<std::vector<int32_t>> FormSequences(const MemoryModel& model, const 
 
 std::vector<std::vector<int32_t>> SingletonSequences(const Digraph& ops) {
   std::vector<std::vector<int32_t>> sequences;
+  sequences.reserve(ops.num_nodes());
   for (int32_t op = 0; op < ops.num_nodes(); ++op) sequences.push_back({op});
   return NumberTopologically(std::move(sequences), ops);
 }
