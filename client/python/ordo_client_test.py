@@ -172,5 +172,33 @@ class RequestTest(unittest.TestCase):
         self.assertEqual(wide.options.beam_width, 4)
 
 
+class RecordingCompiler(pb_grpc.CompilerServicer):
+    """Compile answers an empty response and keeps the requests it saw."""
+
+    def __init__(self):
+        self.requests = []
+
+    def Compile(self, request, context):
+        self.requests.append(request)
+        return pb.CompileResponse()
+
+
+class CompileOptionsOnTheWireTest(unittest.TestCase):
+
+    def test_fusion_is_on_unless_turned_off(self):
+        servicer = RecordingCompiler()
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=1))
+        pb_grpc.add_CompilerServicer_to_server(servicer, server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        server.start()
+        self.addCleanup(server.stop, None)
+        client = OrdoClient(f"127.0.0.1:{port}", timeout_s=20)
+        self.addCleanup(client.close)
+        client.compile(b"\x08\x07", rewrite="partition")
+        client.compile(b"\x08\x07", rewrite="partition", fusion=False)
+        self.assertEqual([r.options.disable_fusion for r in servicer.requests], [False, True])
+        self.assertEqual(servicer.requests[1].options.rewrite, "partition")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
