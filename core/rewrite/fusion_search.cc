@@ -53,20 +53,27 @@ std::string DescribeRegions(const Graph& graph, const std::vector<std::vector<Op
                       " ops across branches and joins: ", absl::StrJoin(parts, "; "));
 }
 
+// Regions grown by GrowRegion, and the step of the one grown.
+struct GrownRegions {
+  std::vector<std::vector<OpId>> regions;
+  int64_t step_bytes = 0;
+};
+
 // `regions` with `t` made internal, then the region it is in grown, one
 // boundary tensor at a time (the largest that can be made internal), until
 // the region's own step is below `target`; nullopt when it cannot get there
 // in kMaxGrowth steps.
-std::optional<std::vector<std::vector<OpId>>> GrowRegion(
-    const Graph& graph, const MemoryModel& memory, const RowWindows& windows,
-    const std::vector<std::vector<OpId>>& regions, TensorId t, int64_t target) {
+std::optional<GrownRegions> GrowRegion(const Graph& graph, const MemoryModel& memory,
+                                       const RowWindows& windows,
+                                       const std::vector<std::vector<OpId>>& regions, TensorId t,
+                                       int64_t target) {
   constexpr int32_t kMaxGrowth = 32;
   std::optional<std::vector<std::vector<OpId>>> next =
       InternalizeTensor(graph, windows, regions, t);
   for (int32_t step = 0; next && step < kMaxGrowth; ++step) {
     absl::StatusOr<RegionCost> cost = CostOfRegion(graph, memory, windows, next->back());
     if (!cost.ok()) return std::nullopt;
-    if (cost->step_bytes < target) return next;
+    if (cost->step_bytes < target) return GrownRegions{*std::move(next), cost->step_bytes};
     std::vector<TensorId> boundary = cost->inputs;
     boundary.insert(boundary.end(), cost->outputs.begin(), cost->outputs.end());
     std::stable_sort(boundary.begin(), boundary.end(), [&](TensorId a, TensorId b) {
@@ -180,88 +187,72 @@ absl::StatusOr<FusionSearchResult> SearchRegionFusion(
   std::vector<std::vector<OpId>> regions;
   std::shared_ptr<const EvaluatedModel> current = start;
   auto expired = [&] { return evaluator.Expired() || evaluator.Now() >= deadline; };
+  // Fuses and schedules `candidate`; keeps it when it is a step forward.
+  auto try_regions = [&](std::vector<std::vector<OpId>> candidate) -> absl::StatusOr<bool> {
+    absl::StatusOr<onnx::ModelProto> fused =
+        ApplyRegionFusion(start->model, graph, memory, candidate);
+    if (!fused.ok()) return false;
+    ORDO_ASSIGN_OR_RETURN(std::shared_ptr<const EvaluatedModel> evaluated,
+                          evaluator.Evaluate(*std::move(fused),
+                                             absl::StrCat(start_key, ":", RegionsKey(candidate))));
+    if (LatencyOverhead(original, evaluated->cost, options.latency) >
+            options.max_latency_overhead ||
+        !LowersPeak(*evaluated, *current)) {
+      return false;
+    }
+    regions = std::move(candidate);
+    current = std::move(evaluated);
+    result.tried.push_back(RegionRewrite(graph, regions, *start, *current));
+    result.rewrite = result.tried.back();
+    return true;
+  };
   // A region grown only until its own step is below the peak often leaves
   // the peak where it was (what else is live beside it counts too): each
   // hot tensor gets a few targets, each lower than the last region's step.
   constexpr int32_t kTargetsPerTensor = 3;
   constexpr double kTargetStep = 0.85;
   while (!expired()) {
-    bool stepped = false;
-    int32_t tried = 0;
+    // The hot tensors of the current model, as tensors of `start` (a
+    // workspace has none).
+    std::vector<TensorId> hot;
     for (TensorId live : current->peak_tensors) {
-      if (stepped || tried >= tries || expired()) break;
-      const std::optional<TensorId> t = graph.FindTensor(current->graph.tensor(live).name);
-      if (!t) continue;  // a workspace
+      if (std::optional<TensorId> t = graph.FindTensor(current->graph.tensor(live).name)) {
+        hot.push_back(*t);
+      }
+    }
+    bool stepped = false;
+    int32_t tried = 0;  // hot tensors that could grow a region
+    for (size_t h = 0; h < hot.size() && tried < tries && !stepped; ++h) {
       int64_t target = current->peak();
-      bool counted = false;
-      for (int32_t attempt = 0; attempt < kTargetsPerTensor && !expired(); ++attempt) {
-        std::optional<std::vector<std::vector<OpId>>> next =
-            GrowRegion(graph, memory, windows, regions, *t, target);
+      for (int32_t attempt = 0; attempt < kTargetsPerTensor && !stepped && !expired(); ++attempt) {
+        std::optional<GrownRegions> next =
+            GrowRegion(graph, memory, windows, regions, hot[h], target);
         if (!next) break;
-        absl::StatusOr<RegionCost> grown = CostOfRegion(graph, memory, windows, next->back());
-        absl::StatusOr<onnx::ModelProto> fused =
-            ApplyRegionFusion(start->model, graph, memory, *next);
-        if (!grown.ok() || !fused.ok()) break;
-        if (!counted) ++tried;
-        counted = true;
-        ORDO_ASSIGN_OR_RETURN(std::shared_ptr<const EvaluatedModel> evaluated,
-                              evaluator.Evaluate(*std::move(fused),
-                                                 absl::StrCat(start_key, ":", RegionsKey(*next))));
-        target = static_cast<int64_t>(static_cast<double>(grown->step_bytes) * kTargetStep);
-        if (LatencyOverhead(original, evaluated->cost, options.latency) >
-                options.max_latency_overhead ||
-            !LowersPeak(*evaluated, *current)) {
-          continue;
-        }
-        regions = *std::move(next);
-        current = std::move(evaluated);
-        result.tried.push_back(RegionRewrite(graph, regions, *start, *current));
-        result.rewrite = result.tried.back();
-        stepped = true;
-        break;
+        if (attempt == 0) ++tried;
+        target = static_cast<int64_t>(static_cast<double>(next->step_bytes) * kTargetStep);
+        ORDO_ASSIGN_OR_RETURN(stepped, try_regions(std::move(next->regions)));
       }
     }
     // Then every hot tensor at once: where several are live at the peak,
     // making one internal leaves the peak to the others.
-    std::vector<std::optional<TensorId>> hot;
-    for (TensorId live : current->peak_tensors) {
-      hot.push_back(graph.FindTensor(current->graph.tensor(live).name));
-    }
     if (!stepped && !expired()) {
       std::vector<std::vector<OpId>> all = regions;
-      int32_t grown_count = 0;
-      for (const std::optional<TensorId>& t : hot) {
-        if (!t) continue;
-        std::optional<std::vector<std::vector<OpId>>> next =
-            GrowRegion(graph, memory, windows, all, *t, current->peak());
-        if (next) {
-          all = *std::move(next);
-          ++grown_count;
+      int32_t grown = 0;
+      for (TensorId t : hot) {
+        if (std::optional<GrownRegions> next =
+                GrowRegion(graph, memory, windows, all, t, current->peak())) {
+          all = std::move(next->regions);
+          ++grown;
         }
       }
-      absl::StatusOr<onnx::ModelProto> fused =
-          grown_count > 1 ? ApplyRegionFusion(start->model, graph, memory, all)
-                          : absl::StatusOr<onnx::ModelProto>(absl::CancelledError());
-      if (fused.ok()) {
-        ORDO_ASSIGN_OR_RETURN(std::shared_ptr<const EvaluatedModel> evaluated,
-                              evaluator.Evaluate(*std::move(fused),
-                                                 absl::StrCat(start_key, ":", RegionsKey(all))));
-        if (LatencyOverhead(original, evaluated->cost, options.latency) <=
-                options.max_latency_overhead &&
-            LowersPeak(*evaluated, *current)) {
-          regions = std::move(all);
-          current = std::move(evaluated);
-          result.tried.push_back(RegionRewrite(graph, regions, *start, *current));
-          result.rewrite = result.tried.back();
-          stepped = true;
-        }
+      if (grown > 1) {
+        ORDO_ASSIGN_OR_RETURN(stepped, try_regions(std::move(all)));
       }
     }
     if (!stepped) break;
   }
   result.time_limit_hit = expired();
-  const bool lower = current->peak() < start->peak() ||
-                     (current != start && current->fits);
+  const bool lower = current->peak() < start->peak() || (current != start && current->fits);
   if (current != start && lower) result.best = current;
   return result;
 }

@@ -124,7 +124,7 @@ std::optional<Window> StreamWindow(const Graph& graph, OpId id, const ConstantIn
   return std::nullopt;
 }
 
-// The demand-driven row schedule of RegionRingRows (see the header).
+// The demand-driven row schedule of the header ("How it runs").
 class RowStreamer {
  public:
   RowStreamer(const Graph& graph, const std::vector<bool>& in_region,

@@ -29,7 +29,7 @@ namespace ordo {
 // rows. The other tensors the region writes are its outputs, written whole;
 // the activations it reads from outside are its inputs, read whole.
 //
-// How it runs (RegionRingRows): demand-driven, one row at a time. The
+// How it runs (CostOfRegion's row schedule): demand-driven, one row at a time. The
 // region's outputs advance in proportion to their heights (the one least
 // advanced produces its next row); producing row y of an op first produces,
 // recursively, the rows of its region inputs that row reads, and after it a
