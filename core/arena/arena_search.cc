@@ -41,6 +41,9 @@ class CanonicalSearch {
   struct Candidate {
     int64_t offset;
     int32_t item;
+    bool operator<(const Candidate& other) const {
+      return offset != other.offset ? offset < other.offset : item < other.item;
+    }
   };
   // Undo-log sizes before a placement.
   struct Marks {
@@ -69,7 +72,14 @@ class CanonicalSearch {
 
   void BuildItems(const ArenaPreordering& preordering);
   void BuildOverlaps();
-  std::vector<Candidate> ComputeOrdering(const Part& part) const;
+  // The unplaced items of `part` in (lowest offset, item) order, built
+  // from scratch: O(n log n).
+  std::vector<Candidate> ComputeOrdering(const Part& part);
+  // The same ordering after `frame`'s part placed an item (the placement
+  // logged since `marks`), derived from `frame.ordering`: O(n + k log k) for
+  // the k items whose lowest offset rose, instead of a sort per node.
+  std::vector<Candidate> NextOrdering(const Frame& frame, int32_t placed, const Marks& marks);
+  std::vector<Candidate> TakeBuffer();
   static int64_t MinHeight(const std::vector<Candidate>& ordering,
                            const std::vector<int64_t>& size);
   Marks CurrentMarks() const { return {placed_log_.size(), offset_log_.size(), floor_log_.size()}; }
@@ -79,7 +89,7 @@ class CanonicalSearch {
   bool Check(const Part& part, int64_t offset) const;
   // The parts of `part`'s unplaced items cut at new_cuts_ (non-empty only).
   std::vector<std::unique_ptr<Part>> Split(const Part& part) const;
-  Frame SearchFrame(const Part* part, size_t split) const;
+  Frame SearchFrame(const Part* part, size_t split);
   // Drops the frames from `size` up, releasing their candidates.
   void PopTo(std::vector<Frame>& frames, size_t size);
   ArenaSearchResult Found(int64_t nodes) const;
@@ -99,6 +109,13 @@ class CanonicalSearch {
   std::vector<int32_t> new_cuts_;
   // Candidates held by all frames (kMaxHeldCandidates).
   int64_t held_ = 0;
+  // Orderings of popped frames, reused: a node allocates nothing once the
+  // stack has been this deep.
+  std::vector<std::vector<Candidate>> spare_orderings_;
+  // NextOrdering's scratch: per item, whether the last placement raised its
+  // lowest offset; the raised candidates.
+  std::vector<char> raised_;
+  std::vector<Candidate> moved_;
   // Undo logs.
   std::vector<int32_t> placed_log_;
   std::vector<std::pair<int32_t, int64_t>> offset_log_, floor_log_;
@@ -164,6 +181,7 @@ void CanonicalSearch::BuildItems(const ArenaPreordering& preordering) {
     last_slot_.push_back(block.last + 1);
   }
   offset_.assign(block_.size(), kUnplaced);
+  raised_.assign(block_.size(), 0);
   min_offset_.assign(block_.size(), 0);
 }
 
@@ -192,14 +210,50 @@ void CanonicalSearch::BuildOverlaps() {
   }
 }
 
-std::vector<CanonicalSearch::Candidate> CanonicalSearch::ComputeOrdering(const Part& part) const {
-  std::vector<Candidate> ordering;
+std::vector<CanonicalSearch::Candidate> CanonicalSearch::TakeBuffer() {
+  if (spare_orderings_.empty()) return {};
+  std::vector<Candidate> buffer = std::move(spare_orderings_.back());
+  spare_orderings_.pop_back();
+  buffer.clear();
+  return buffer;
+}
+
+std::vector<CanonicalSearch::Candidate> CanonicalSearch::ComputeOrdering(const Part& part) {
+  std::vector<Candidate> ordering = TakeBuffer();
   for (int32_t i : part.items) {
     if (offset_[i] == kUnplaced) ordering.push_back({min_offset_[i], i});
   }
-  std::sort(ordering.begin(), ordering.end(), [](const Candidate& a, const Candidate& b) {
-    return a.offset != b.offset ? a.offset < b.offset : a.item < b.item;
-  });
+  std::sort(ordering.begin(), ordering.end());
+  return ordering;
+}
+
+std::vector<CanonicalSearch::Candidate> CanonicalSearch::NextOrdering(const Frame& frame,
+                                                                     int32_t placed,
+                                                                     const Marks& marks) {
+  // Why this equals ComputeOrdering now: the frame's ordering was computed in
+  // the state this placement started from (a frame undoes its previous
+  // placement before the next, and undo restores lowest offsets exactly),
+  // and a placement changes only the placed item (now placed) and the
+  // lowest offsets it logged. Keys are distinct (item breaks ties), so the
+  // sorted order is unique.
+  for (size_t k = marks.offsets; k < offset_log_.size(); ++k) raised_[offset_log_[k].first] = 1;
+  std::vector<Candidate> ordering = TakeBuffer();
+  moved_.clear();
+  for (const Candidate& c : frame.ordering) {
+    if (c.item == placed) continue;
+    if (raised_[c.item]) {
+      moved_.push_back({min_offset_[c.item], c.item});
+    } else {
+      ordering.push_back(c);
+    }
+  }
+  for (size_t k = marks.offsets; k < offset_log_.size(); ++k) raised_[offset_log_[k].first] = 0;
+  if (moved_.empty()) return ordering;
+  std::sort(moved_.begin(), moved_.end());
+  const size_t kept = ordering.size();
+  ordering.insert(ordering.end(), moved_.begin(), moved_.end());
+  std::inplace_merge(ordering.begin(), ordering.begin() + static_cast<std::ptrdiff_t>(kept),
+                     ordering.end());
   return ordering;
 }
 
@@ -284,7 +338,7 @@ std::vector<std::unique_ptr<CanonicalSearch::Part>> CanonicalSearch::Split(const
   return parts;
 }
 
-CanonicalSearch::Frame CanonicalSearch::SearchFrame(const Part* part, size_t split) const {
+CanonicalSearch::Frame CanonicalSearch::SearchFrame(const Part* part, size_t split) {
   Frame frame;
   frame.part = part;
   frame.split = split;
@@ -296,6 +350,9 @@ CanonicalSearch::Frame CanonicalSearch::SearchFrame(const Part* part, size_t spl
 void CanonicalSearch::PopTo(std::vector<Frame>& frames, size_t size) {
   while (frames.size() > size) {
     held_ -= static_cast<int64_t>(frames.back().ordering.size());
+    if (frames.back().ordering.capacity() > 0) {
+      spare_orderings_.push_back(std::move(frames.back().ordering));
+    }
     frames.pop_back();
   }
 }
@@ -372,7 +429,10 @@ ArenaSearchResult CanonicalSearch::Run(int64_t max_nodes, const ArenaLimits& lim
       if (!parts.empty()) {
         child.parts = std::move(parts);
       } else {
-        child = SearchFrame(frame.part, frame.split);
+        child.part = frame.part;
+        child.split = frame.split;
+        child.ordering = NextOrdering(frame, c.item, marks);
+        child.min_height = MinHeight(child.ordering, size_);
         if (child.ordering.empty()) {
           // The part is solved: resume its split with the next part.
           PopTo(frames, frame.split + 1);  // invalidates `frame`

@@ -53,8 +53,10 @@ using ArenaPreordering = std::string;
 // together, and when the stack would hold more than 2^23 candidates, so
 // memory stays bounded on any input.
 // Iterative (explicit stack, no recursion); undo logs restore state on
-// backtrack. Per node O(B log B + S) for B blocks and S steps of the current
-// part. Exponential in the worst case: bounded by `max_nodes` and `limits`
+// backtrack. Per node O(B + k log k + S) for B blocks, S steps of the current
+// part and k blocks whose lowest offset the placement raised (the child's
+// candidate order is derived from its parent's; O(B log B) only for the
+// first node of a part); candidate buffers are reused. Exponential in the worst case: bounded by `max_nodes` and `limits`
 // (deadline, checked every 256 nodes). Deterministic for a given node budget.
 ArenaSearchResult SearchArena(const ArenaProblem& problem, int64_t capacity,
                               const ArenaPreordering& preordering, int64_t max_nodes,
