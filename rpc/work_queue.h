@@ -19,7 +19,8 @@ namespace ordo::rpc {
 // The heap is trimmed here, and only here: after a closure that ran
 // kTrimHeapAfter or longer, its thread calls malloc_trim. Every method of
 // front and workers (unary, CompileStream, CompileMany) runs its body in a
-// closure, so one rule covers them all. Why: a long call may have grown the
+// closure, so one rule covers them all. (With jemalloc linked, the
+// same trim is its purge of all arenas.) Why: a long call may have grown the
 // heap by far more than its request's size (a 10,000-wide fan-out's arena
 // planning, a DP's state tables, a large model's import), and glibc keeps
 // such freed pages resident in the arena of the thread that used them, so

@@ -57,7 +57,9 @@ ABSL_FLAG(bool, channelz, false,
 ABSL_FLAG(absl::Duration, max_deadline, absl::Minutes(10), "cap on call deadlines");
 
 int main(int argc, char** argv) {
-  // Before any thread starts: glibc's default of 8 arenas per core lets
+  // The mallopt settings below tune glibc's malloc, which serves only the
+  // sanitizer and fuzzer builds: the Release build links jemalloc (top
+  // CMakeLists.txt), for which they are no-ops. Before any thread starts: glibc's default of 8 arenas per core lets
   // every gRPC and work thread keep its own free pages of big requests, so
   // RSS climbs with each large request (hundreds of MiB after a dozen
   // 35 MiB models). Two arenas plus the trim after long calls
