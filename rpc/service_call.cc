@@ -56,14 +56,13 @@ void RecordCallEnd(const CallEnvironment& env, const CallInfo& call, const absl:
                       status.ok() ? "" : ": ", status.message()));
 }
 
-grpc::ServerUnaryReactor* ServeUnary(grpc::CallbackServerContext* context,
-                                     absl::string_view method, const CallEnvironment& env,
-                                     std::function<absl::Status(const CallInfo&)> body) {
-  CallInfo call = MakeCallInfo(context, method);
+namespace {
+
+grpc::ServerUnaryReactor* Offload(CallInfo call, absl::Time start, const CallEnvironment& env,
+                                  std::function<absl::Status(const CallInfo&)> body) {
   auto* reactor = new OffloadedReactor(call.cancelled);
-  const absl::Time start = absl::Now();
   if (env.metrics != nullptr) env.metrics->inflight_requests().Increment();
-  Log(LogLevel::kDebug, call.request_id, absl::StrCat(method, " started"));
+  Log(LogLevel::kDebug, call.request_id, absl::StrCat(call.method, " started"));
   env.queue->Schedule([reactor, call = std::move(call), env, body = std::move(body), start] {
     const absl::Status status = body(call);
     RecordCallEnd(env, call, status, absl::Now() - start);
@@ -71,6 +70,29 @@ grpc::ServerUnaryReactor* ServeUnary(grpc::CallbackServerContext* context,
     reactor->Finish(ToGrpcStatus(status));
   });
   return reactor;
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* ServeUnary(grpc::CallbackServerContext* context,
+                                     absl::string_view method, const CallEnvironment& env,
+                                     std::function<absl::Status(const CallInfo&)> body) {
+  return Offload(MakeCallInfo(context, method), absl::Now(), env, std::move(body));
+}
+
+grpc::ServerUnaryReactor* ServeUnaryWithFastPath(
+    grpc::CallbackServerContext* context, absl::string_view method, const CallEnvironment& env,
+    const std::function<std::optional<absl::Status>(const CallInfo&)>& fast,
+    std::function<absl::Status(const CallInfo&)> body) {
+  CallInfo call = MakeCallInfo(context, method);
+  const absl::Time start = absl::Now();
+  if (std::optional<absl::Status> status = fast(call)) {
+    RecordCallEnd(env, call, *status, absl::Now() - start);
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(ToGrpcStatus(*status));
+    return reactor;
+  }
+  return Offload(std::move(call), start, env, std::move(body));
 }
 
 }  // namespace ordo::rpc

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -43,6 +44,18 @@ struct CallEnvironment {
   // Not owned; may be null (no metrics). Must outlive every call.
   ServiceMetrics* metrics = nullptr;
 };
+
+// ServeUnary with a fast path: `fast` runs first, on the reactor thread;
+// when it returns a status the call finishes there, recorded as ServeUnary
+// records it, and `body` never runs; when it returns nullopt, `body` runs on
+// env.queue as in ServeUnary. For answers that cost a fraction of a
+// millisecond (a response-cache hit), where waking a queue thread is a
+// large part of the latency on a loaded machine. `fast` must be short and
+// never block.
+grpc::ServerUnaryReactor* ServeUnaryWithFastPath(
+    grpc::CallbackServerContext* context, absl::string_view method, const CallEnvironment& env,
+    const std::function<std::optional<absl::Status>(const CallInfo&)>& fast,
+    std::function<absl::Status(const CallInfo&)> body);
 
 // Serves one unary call of the callback API: runs `body` on env.queue (off
 // the reactor thread), then finishes the call with ToGrpcStatus of its

@@ -167,15 +167,31 @@ absl::Status CompilerService::RunCompile(
     const rpc::CallInfo& call, const v1::CompileRequest& request, v1::CompileResponse& response,
     const std::function<void(const v1::CompileProgress&)>& on_progress) {
   const absl::Time start = deps_.clock->Now();
+  ORDO_ASSIGN_OR_RETURN(const std::string key, WholeAnswerKey(call, request));
+  if (AnswerFromResponseCache(key, start, response, on_progress)) return absl::OkStatus();
+  return CompileOrShare(call, request, key, start, response, on_progress);
+}
+
+absl::StatusOr<std::string> CompilerService::WholeAnswerKey(
+    const rpc::CallInfo& call, const v1::CompileRequest& request) const {
   ORDO_RETURN_IF_ERROR(CheckGraphOpCount(request, limits_));
   ORDO_ASSIGN_OR_RETURN(const std::string cache_namespace,
                         CacheNamespaceOf(call, request.options()));
   // Every whole-answer key starts with the namespace, so single-flight
   // and both response caches keep tenants apart as the part cache does.
-  const std::string key =
-      NamespacedScheduleCache::NamespacePrefix(cache_namespace) + CompileRequestKey(request);
-  if (AnswerFromResponseCache(key, start, response, on_progress)) return absl::OkStatus();
-  return CompileOrShare(call, request, key, start, response, on_progress);
+  return NamespacedScheduleCache::NamespacePrefix(cache_namespace) + CompileRequestKey(request);
+}
+
+std::optional<absl::Status> CompilerService::AnswerFromResponseCacheNow(
+    const rpc::CallInfo& call, const v1::CompileRequest& request,
+    v1::CompileResponse& response) const {
+  if (deps_.responses == nullptr) return std::nullopt;
+  // A bad request is left to RunCompile, the one place that reports it.
+  absl::StatusOr<std::string> key = WholeAnswerKey(call, request);
+  if (!key.ok() || !AnswerFromResponseCache(*key, deps_.clock->Now(), response, {})) {
+    return std::nullopt;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status CompilerService::CompileOrShare(
@@ -484,10 +500,14 @@ void CompilerService::FillInfo(v1::GetInfoResponse& response) const {
 grpc::ServerUnaryReactor* CompilerService::Compile(grpc::CallbackServerContext* context,
                                                    const v1::CompileRequest* request,
                                                    v1::CompileResponse* response) {
-  return rpc::ServeUnary(context, "Compile", deps_.env,
-                         [this, request, response](const rpc::CallInfo& call) {
-                           return RunCompile(call, *request, *response, {});
-                         });
+  return rpc::ServeUnaryWithFastPath(
+      context, "Compile", deps_.env,
+      [this, request, response](const rpc::CallInfo& call) {
+        return AnswerFromResponseCacheNow(call, *request, *response);
+      },
+      [this, request, response](const rpc::CallInfo& call) {
+        return RunCompile(call, *request, *response, {});
+      });
 }
 
 grpc::ServerUnaryReactor* CompilerService::Estimate(grpc::CallbackServerContext* context,

@@ -112,6 +112,17 @@ class CompilerService final : public v1::Compiler::CallbackService {
       const rpc::CallInfo& call, const v1::CompileRequest& request, const std::string& key,
       absl::Time start, v1::CompileResponse& response,
       const std::function<void(const v1::CompileProgress&)>& on_progress);
+  // The key of the request's whole answer (response cache, name-free
+  // cache prefix, single-flight): its namespace and bytes. INVALID_ARGUMENT
+  // or RESOURCE_EXHAUSTED for a bad namespace or too many ops.
+  absl::StatusOr<std::string> WholeAnswerKey(const rpc::CallInfo& call,
+                                             const v1::CompileRequest& request) const;
+  // Compile's fast path, run on the reactor thread: the answer when the
+  // response cache holds it, else nullopt (RunCompile then runs on the
+  // work queue).
+  std::optional<absl::Status> AnswerFromResponseCacheNow(const rpc::CallInfo& call,
+                                                         const v1::CompileRequest& request,
+                                                         v1::CompileResponse& response) const;
   // The request in core's terms, within this server's limits and valid
   // (CompileRequest::Validate); INVALID_ARGUMENT naming the field otherwise.
   absl::StatusOr<CompileRequest> ValidCompileRequest(const v1::CompileRequest& request) const;

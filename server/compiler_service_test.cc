@@ -345,6 +345,30 @@ TEST_F(CompilerServiceTest, TheRequestFieldNamesTheNamespaceAndEventsAreCountedP
                        HasSubstr("CompileOptions.cache_namespace")));
 }
 
+// Through the real handler: a hit is answered by the fast path on the
+// reactor thread, a miss and a bad request by RunCompile on the queue.
+TEST_F(CompilerServiceTest, HandlerAnswersHitsOnItsFastPathAndLeavesErrorsToRunCompile) {
+  const v1::CompileRequest request = GraphRequest(BranchesGraph());
+  std::unique_ptr<v1::Compiler::Stub> stub = Stub();
+  v1::CompileResponse first, second;
+  grpc::ClientContext first_context, second_context;
+  ASSERT_TRUE(stub->Compile(&first_context, request, &first).ok());
+  ASSERT_TRUE(stub->Compile(&second_context, request, &second).ok());
+  EXPECT_FALSE(first.stats().response_cached());
+  EXPECT_TRUE(second.stats().response_cached());
+  EXPECT_EQ(std::vector<std::string>(second.schedule().begin(), second.schedule().end()),
+            std::vector<std::string>(first.schedule().begin(), first.schedule().end()));
+  EXPECT_EQ(NamespaceEvents(metrics_, "(shared)", "hit"), 1);
+  EXPECT_EQ(NamespaceEvents(metrics_, "(shared)", "miss"), 1);
+
+  grpc::ClientContext bad_context;
+  bad_context.AddMetadata(std::string(rpc::kCacheNamespaceMetadata), "a/b");
+  v1::CompileResponse refused;
+  const grpc::Status status = stub->Compile(&bad_context, request, &refused);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("ordo-cache-namespace"));
+}
+
 TEST_F(CompilerServiceTest, NamespaceLabelsAreBounded) {
   for (int i = 0; i < rpc::ServiceMetrics::kMaxNamespaceLabels + 8; ++i) {
     metrics_.AddNamespaceCacheEvents(absl::StrCat("tenant-", i), "miss");
