@@ -1,6 +1,7 @@
 #include "core/rewrite/region_fusion.h"
 
 #include <algorithm>
+#include <queue>
 #include <string>
 #include <utility>
 
@@ -15,13 +16,19 @@
 namespace ordo {
 namespace {
 
-// A window along H only (W is whole in every row): `kernel` rows starting
-// `pad` rows above output row y (x stride).
-Window RowWindow(int64_t kernel, int64_t stride, int64_t pad_begin, int64_t pad_end) {
-  return Window{{kernel, 1}, {stride, 1}, {1, 1}, {pad_begin, 0}, {pad_end, 0}, false};
+Window Identity() {
+  return Window{{1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, false};
 }
 
-Window Identity() { return RowWindow(1, 1, 0, 0); }
+// `window` with spatial axis `axis` (0 = H, 1 = W) reading `kernel`
+// positions starting `pad_begin` before output position x x `stride`.
+void SetAxis(Window& window, int32_t axis, int64_t kernel, int64_t stride, int64_t pad_begin,
+             int64_t pad_end) {
+  window.kernel[axis] = kernel;
+  window.strides[axis] = stride;
+  window.pads_begin[axis] = pad_begin;
+  window.pads_end[axis] = pad_end;
+}
 
 bool IsDefaultDomain(const Op& op) { return op.domain.empty() || op.domain == "ai.onnx"; }
 
@@ -33,11 +40,11 @@ std::vector<TensorId> ActivationInputs(const Graph& graph, const Op& op) {
   return acts;
 }
 
-// Output row y of a Pad reads input row y - (rows padded above); of a Slice
-// input row start + step x y. The offsets and steps are operand values (or
-// Pad's attribute before opset 11), read from `constants`; without them a
-// Pad's window covers every shift of its size change, and a Slice cannot
-// stream.
+// Output row (column) y of a Pad reads input row y - (rows padded above);
+// of a Slice input row start + step x y. The offsets and steps are operand
+// values (or Pad's attribute before opset 11), read from `constants`;
+// without them a Pad's window covers every shift of its size change, and a
+// Slice cannot stream.
 std::optional<Window> ShiftWindow(const Graph& graph, const Op& op,
                                   const ConstantIndex* constants) {
   const std::vector<int64_t>& in = graph.tensor(op.inputs[0]).dims;
@@ -47,15 +54,22 @@ std::optional<Window> ShiftWindow(const Graph& graph, const Op& op,
     if (constants == nullptr || op.inputs.size() <= input) return std::nullopt;
     return constants->Ints(graph.tensor(op.inputs[input]).name);
   };
+  Window window = Identity();
   if (op.type == "Pad") {
     const std::optional<std::string> mode = StringAttribute(op, "mode");
     if (mode && *mode != "constant") return std::nullopt;
     std::optional<std::vector<int64_t>> pads = IntsAttribute(op, "pads");
     if (!pads && op.inputs.size() <= 3) pads = ints(1);  // opset 11+, no axes operand
-    if (pads && pads->size() == 8) return RowWindow(1, 1, (*pads)[2], 0);
-    if (out[2] < in[2]) return std::nullopt;
-    const int64_t grow = out[2] - in[2];
-    return RowWindow(grow + 1, 1, grow, grow);
+    for (int32_t axis = 0; axis < 2; ++axis) {
+      if (pads && pads->size() == 8) {
+        SetAxis(window, axis, 1, 1, (*pads)[2 + axis], 0);
+        continue;
+      }
+      if (out[2 + axis] < in[2 + axis]) return std::nullopt;
+      const int64_t grow = out[2 + axis] - in[2 + axis];
+      SetAxis(window, axis, grow + 1, 1, grow, grow);
+    }
+    return window;
   }
   if (op.type != "Slice") return std::nullopt;
   const std::optional<std::vector<int64_t>> starts = ints(1);
@@ -75,14 +89,13 @@ std::optional<Window> ShiftWindow(const Graph& graph, const Op& op,
     steps = *k;
   }
   if (axes.size() != starts->size() || steps.size() != starts->size()) return std::nullopt;
-  Window window = RowWindow(1, 1, 0, 0);
   for (size_t i = 0; i < axes.size(); ++i) {
     if (steps[i] <= 0) return std::nullopt;
     const int64_t axis = axes[i] < 0 ? axes[i] + 4 : axes[i];
-    if (axis != 2) continue;
-    const int64_t start = std::clamp<int64_t>((*starts)[i] < 0 ? (*starts)[i] + in[2] : (*starts)[i],
-                                              0, in[2]);
-    window = RowWindow(1, steps[i], -start, 0);
+    if (axis < 2 || axis > 3) continue;
+    const int64_t start = std::clamp<int64_t>(
+        (*starts)[i] < 0 ? (*starts)[i] + in[axis] : (*starts)[i], 0, in[axis]);
+    SetAxis(window, static_cast<int32_t>(axis - 2), 1, steps[i], -start, 0);
   }
   return window;
 }
@@ -128,7 +141,7 @@ std::optional<Window> StreamWindow(const Graph& graph, OpId id, const ConstantIn
 class RowStreamer {
  public:
   RowStreamer(const Graph& graph, const std::vector<bool>& in_region,
-              const RowWindows& windows, const std::vector<bool>& internal)
+              const StreamWindows& windows, const std::vector<bool>& internal)
       : graph_(graph),
         in_region_(in_region),
         windows_(windows),
@@ -150,6 +163,37 @@ class RowStreamer {
     }
   }
 
+  // Produces every row of the region, each time the next row of the op
+  // latest in `order` (producers before readers) that has the input rows
+  // it reads: readers run as soon as they can, so rows are dropped as
+  // early as they can be, and producers run only when nothing after them
+  // can.
+  void RunReadersFirst(absl::Span<const OpId> order) {
+    // Ready ops by position in `order`; an op becomes ready only when it or
+    // a producer of its inputs produces a row.
+    std::vector<int32_t> position(graph_.num_ops(), -1);
+    for (size_t i = 0; i < order.size(); ++i) position[order[i]] = static_cast<int32_t>(i);
+    std::vector<bool> queued(graph_.num_ops(), false);
+    std::priority_queue<int32_t> ready;
+    auto offer = [&](OpId op) {
+      if (!queued[op] && Ready(op)) {
+        queued[op] = true;
+        ready.push(position[op]);
+      }
+    };
+    for (OpId op : order) offer(op);
+    while (!ready.empty()) {
+      const OpId op = order[ready.top()];
+      ready.pop();
+      queued[op] = false;
+      Consume(op);
+      offer(op);
+      for (OpId r : graph_.tensor(graph_.op(op).outputs[0]).consumers) {
+        if (in_region_[r]) offer(r);
+      }
+    }
+  }
+
   int64_t ring_rows(TensorId t) const { return ring_[t]; }
 
  private:
@@ -168,6 +212,25 @@ class RowStreamer {
       const int64_t end = windows_[op]->InputRange(0, y, y + 1, Rows(t)).second;
       while (produced_[t] < end) ProduceRow(graph_.tensor(t).producer);
     }
+    Consume(op);
+  }
+
+  // Whether `op` has rows left and its inputs hold the rows its next reads.
+  bool Ready(OpId op) const {
+    const Op& o = graph_.op(op);
+    const int64_t y = produced_[o.outputs[0]];
+    if (y >= Rows(o.outputs[0])) return false;
+    for (TensorId t : o.inputs) {
+      if (FromRegion(t) && produced_[t] < windows_[op]->InputRange(0, y, y + 1, Rows(t)).second) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Produces the next row of `op`, whose input rows are there.
+  void Consume(OpId op) {
+    const Op& o = graph_.op(op);
     for (TensorId t : o.inputs) {
       if (internal_[t]) ring_[t] = std::max(ring_[t], produced_[t] - low_[t]);
     }
@@ -191,7 +254,7 @@ class RowStreamer {
 
   const Graph& graph_;
   const std::vector<bool>& in_region_;
-  const RowWindows& windows_;
+  const StreamWindows& windows_;
   const std::vector<bool>& internal_;
   std::vector<int64_t> produced_;
   std::vector<int64_t> low_;
@@ -257,12 +320,97 @@ std::vector<bool> Reach(const Graph& graph, const std::vector<bool>& from, bool 
   return seen;
 }
 
+// The region's ops, producers before readers (Kahn's order over the edges
+// inside the region).
+std::vector<OpId> RegionOrder(const Graph& graph, const std::vector<bool>& in_region,
+                              absl::Span<const OpId> ops) {
+  // Counted along the same consumer lists the loop below walks, so that an
+  // op reading one tensor twice (Mul(x, x)) is released.
+  std::vector<int32_t> waiting(graph.num_ops(), 0);
+  for (OpId op : ops) {
+    for (TensorId t : graph.op(op).outputs) {
+      for (OpId r : graph.tensor(t).consumers) {
+        if (in_region[r]) ++waiting[r];
+      }
+    }
+  }
+  std::vector<OpId> order;
+  for (OpId op : ops) {
+    if (waiting[op] == 0) order.push_back(op);
+  }
+  for (size_t i = 0; i < order.size(); ++i) {
+    for (TensorId t : graph.op(order[i]).outputs) {
+      for (OpId r : graph.tensor(t).consumers) {
+        if (in_region[r] && --waiting[r] == 0) order.push_back(r);
+      }
+    }
+  }
+  return order;
+}
+
+using Columns = std::pair<int64_t, int64_t>;  // [begin, end); empty when begin >= end
+
+Columns Hull(const Columns& a, const Columns& b) {
+  if (a.first >= a.second) return b;
+  if (b.first >= b.second) return a;
+  return {std::min(a.first, b.first), std::max(a.second, b.second)};
+}
+
+// What running the region in `strips` column strips costs on top of its
+// rows: each strip s produces columns [s W / S, (s + 1) W / S) of every
+// region output (of width W), and of every other tensor the region
+// computes the columns those read (their halos), recomputed by every strip
+// that reads them. Per internal tensor the widest strip's columns; the
+// MACs of the recomputed columns.
+struct StripCost {
+  std::vector<int64_t> columns;  // per tensor, the widest strip's
+  int64_t extra_macs = 0;
+};
+
+StripCost CostOfStrips(const Graph& graph, const StreamWindows& windows,
+                       const std::vector<bool>& in_region, absl::Span<const OpId> order,
+                       const std::vector<bool>& is_output, int32_t strips) {
+  StripCost cost;
+  cost.columns.assign(graph.num_tensors(), 0);
+  std::vector<int64_t> computed(graph.num_ops(), 0);  // columns over all strips
+  std::vector<Columns> need(graph.num_tensors());
+  auto width = [&](TensorId t) { return graph.tensor(t).dims[3]; };
+  for (int32_t s = 0; s < strips; ++s) {
+    for (OpId op : order) {
+      const TensorId out = graph.op(op).outputs[0];
+      need[out] = is_output[out] ? Columns{s * width(out) / strips, (s + 1) * width(out) / strips}
+                                 : Columns{0, 0};
+    }
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      const Op& op = graph.op(*it);
+      const Columns& mine = need[op.outputs[0]];
+      computed[*it] += std::max<int64_t>(0, mine.second - mine.first);
+      cost.columns[op.outputs[0]] =
+          std::max(cost.columns[op.outputs[0]], std::max<int64_t>(0, mine.second - mine.first));
+      for (TensorId t : op.inputs) {
+        const OpId p = graph.tensor(t).producer;
+        if (p == kNoId || !in_region[p]) continue;
+        need[t] = Hull(need[t], windows[*it]->InputRange(1, mine.first, mine.second, width(t)));
+      }
+    }
+  }
+  for (OpId op : order) {
+    const int64_t w = width(graph.op(op).outputs[0]);
+    if (w <= 0) continue;
+    const int64_t macs = OpMacs(graph, graph.op(op));
+    cost.extra_macs += static_cast<int64_t>(static_cast<double>(macs) *
+                                            static_cast<double>(computed[op] - w) /
+                                            static_cast<double>(w));
+  }
+  return cost;
+}
+
 }  // namespace
 
-RowWindows StreamableOps(const Graph& graph, const onnx::GraphProto* constants) {
+StreamWindows StreamableOps(const Graph& graph, const onnx::GraphProto* constants) {
   std::optional<ConstantIndex> index;
   if (constants != nullptr) index.emplace(*constants);
-  RowWindows windows(graph.num_ops());
+  StreamWindows windows(graph.num_ops());
   for (OpId id = 0; id < graph.num_ops(); ++id) {
     windows[id] = StreamWindow(graph, id, index ? &*index : nullptr);
   }
@@ -270,8 +418,21 @@ RowWindows StreamableOps(const Graph& graph, const onnx::GraphProto* constants) 
 }
 
 absl::StatusOr<RegionCost> CostOfRegion(const Graph& graph, const MemoryModel& memory,
-                                        const RowWindows& windows,
-                                        absl::Span<const OpId> ops) {
+                                        const StreamWindows& windows, absl::Span<const OpId> ops,
+                                        int32_t strips) {
+  ORDO_ASSIGN_OR_RETURN(std::vector<RegionCost> costs,
+                        CostOfRegionInStrips(graph, memory, windows, ops, {strips}));
+  return std::move(costs.front());
+}
+
+absl::StatusOr<std::vector<RegionCost>> CostOfRegionInStrips(const Graph& graph,
+                                                             const MemoryModel& memory,
+                                                             const StreamWindows& windows,
+                                                             absl::Span<const OpId> ops,
+                                                             absl::Span<const int32_t> strip_counts) {
+  for (int32_t strips : strip_counts) {
+    if (strips < 1) return absl::InvalidArgumentError("a region runs in at least one strip");
+  }
   std::vector<bool> in_region(graph.num_ops(), false);
   for (OpId op : ops) {
     if (op < 0 || op >= graph.num_ops() || !windows[op] || in_region[op]) {
@@ -310,23 +471,55 @@ absl::StatusOr<RegionCost> CostOfRegion(const Graph& graph, const MemoryModel& m
   if (cost.internal.empty()) {
     return absl::InvalidArgumentError("the region has no internal tensor: nothing to stream");
   }
-  RowStreamer streamer(graph, in_region, windows, internal);
-  streamer.Run(cost.outputs);
-  for (TensorId t : cost.internal) {
-    const std::vector<int64_t>& d = graph.tensor(t).dims;
-    const int64_t rows = std::max<int64_t>(1, streamer.ring_rows(t));
-    cost.ring_rows.push_back(rows);
-    cost.workspace_elements += d[0] * d[1] * rows * d[3];
-    cost.workspace_bytes += d[2] == 0 ? 0 : memory.tensors[t].bytes / d[2] * rows;
-  }
-  cost.step_bytes = memory.constant_bytes + cost.workspace_bytes;
+  const std::vector<OpId> order = RegionOrder(graph, in_region, ops);
+  RowStreamer in_proportion(graph, in_region, windows, internal);
+  in_proportion.Run(cost.outputs);
+  RowStreamer readers_first(graph, in_region, windows, internal);
+  readers_first.RunReadersFirst(order);
+  std::vector<bool> is_output(graph.num_tensors(), false);
+  for (TensorId t : cost.outputs) is_output[t] = true;
+  cost.step_bytes = memory.constant_bytes;
   for (TensorId t : cost.inputs) cost.step_bytes += memory.tensors[t].bytes;
   for (TensorId t : cost.outputs) cost.step_bytes += memory.tensors[t].bytes;
-  return cost;
+  std::vector<RegionCost> costs;
+  for (int32_t strips : strip_counts) {
+    RegionCost in_strips = cost;
+    in_strips.strips = strips;
+    std::vector<int64_t> columns;  // per tensor; whole rows in one strip
+    if (strips > 1) {
+      StripCost strip = CostOfStrips(graph, windows, in_region, order, is_output, strips);
+      columns = std::move(strip.columns);
+      in_strips.extra_macs = strip.extra_macs;
+      in_strips.macs += strip.extra_macs;
+    }
+    // The rings of one row order; the cheaper order is the region's.
+    auto rings = [&](const RowStreamer& streamer, RegionCost& into) {
+      for (TensorId t : into.internal) {
+        const std::vector<int64_t>& d = graph.tensor(t).dims;
+        const int64_t rows = std::max<int64_t>(1, streamer.ring_rows(t));
+        const int64_t cols = columns.empty() ? d[3] : std::max<int64_t>(1, columns[t]);
+        into.ring_rows.push_back(rows);
+        into.ring_columns.push_back(cols);
+        into.workspace_elements += d[0] * d[1] * rows * cols;
+        into.workspace_bytes +=
+            d[2] * d[3] == 0 ? 0 : memory.tensors[t].bytes * rows * cols / (d[2] * d[3]);
+      }
+      into.step_bytes += into.workspace_bytes;
+    };
+    RegionCost other = in_strips;
+    rings(in_proportion, in_strips);
+    rings(readers_first, other);
+    if (other.workspace_bytes < in_strips.workspace_bytes) {
+      in_strips = std::move(other);
+      in_strips.row_order = RowOrder::kReadersFirst;
+    }
+    costs.push_back(std::move(in_strips));
+  }
+  return costs;
 }
 
 std::optional<std::vector<std::vector<OpId>>> InternalizeTensor(
-    const Graph& graph, const RowWindows& windows,
+    const Graph& graph, const StreamWindows& windows,
     const std::vector<std::vector<OpId>>& regions, TensorId t) {
   const Tensor& tensor = graph.tensor(t);
   if (tensor.kind == TensorKind::kWeight || tensor.producer == kNoId || tensor.is_graph_output ||
@@ -379,12 +572,18 @@ std::optional<std::vector<std::vector<OpId>>> InternalizeTensor(
 
 absl::StatusOr<onnx::ModelProto> ApplyRegionFusion(const onnx::ModelProto& model,
                                                    const Graph& graph, const MemoryModel& memory,
-                                                   const std::vector<std::vector<OpId>>& regions) {
+                                                   const std::vector<std::vector<OpId>>& regions,
+                                                   absl::Span<const int32_t> strips) {
+  if (!strips.empty() && strips.size() != regions.size()) {
+    return absl::InvalidArgumentError("one strip count per region, or none");
+  }
   const onnx::GraphProto& g = model.graph();
-  const RowWindows windows = StreamableOps(graph, &g);
+  const StreamWindows windows = StreamableOps(graph, &g);
   std::vector<FusedNodeSpec> specs;
-  for (const std::vector<OpId>& ops : regions) {
-    ORDO_ASSIGN_OR_RETURN(RegionCost cost, CostOfRegion(graph, memory, windows, ops));
+  for (size_t r = 0; r < regions.size(); ++r) {
+    const std::vector<OpId>& ops = regions[r];
+    ORDO_ASSIGN_OR_RETURN(RegionCost cost, CostOfRegion(graph, memory, windows, ops,
+                                                        strips.empty() ? 1 : strips[r]));
     FusedNodeSpec spec;
     for (OpId op : ops) {
       ORDO_ASSIGN_OR_RETURN(int32_t index, NodeOf(g, graph.op(op)));
@@ -396,7 +595,9 @@ absl::StatusOr<onnx::ModelProto> ApplyRegionFusion(const onnx::ModelProto& model
     spec.workspace_dtype = graph.tensor(cost.internal.front()).dtype;
     spec.workspace_elements = cost.workspace_elements;
     spec.macs = cost.macs;
-    spec.description = "line-buffered fused region";
+    spec.description = cost.strips == 1 ? "line-buffered fused region"
+                                        : absl::StrCat("line-buffered fused region in ",
+                                                       cost.strips, " column strips");
     onnx::AttributeProto layers;
     layers.set_name("layers");
     layers.set_type(onnx::AttributeProto::INT);
@@ -405,7 +606,16 @@ absl::StatusOr<onnx::ModelProto> ApplyRegionFusion(const onnx::ModelProto& model
     caching.set_name("caching");
     caching.set_type(onnx::AttributeProto::STRING);
     caching.set_s("line_buffer_region");
-    spec.attributes = {layers, caching};
+    onnx::AttributeProto row_order;
+    row_order.set_name("row_order");
+    row_order.set_type(onnx::AttributeProto::STRING);
+    row_order.set_s(cost.row_order == RowOrder::kReadersFirst ? "readers_first"
+                                                              : "outputs_in_proportion");
+    onnx::AttributeProto column_strips;
+    column_strips.set_name("column_strips");
+    column_strips.set_type(onnx::AttributeProto::INT);
+    column_strips.set_i(cost.strips);
+    spec.attributes = {layers, caching, row_order, column_strips};
     specs.push_back(std::move(spec));
   }
   return ApplyFusedNodes(model, specs);

@@ -1,6 +1,7 @@
 // Region fusion (region_fusion.h): the demand-driven rings against the
 // chain's line buffers and against rings worked out by hand on a diamond;
-// growing a region keeps it convex and refuses ops that cannot stream.
+// column strips' halos and recomputed MACs worked out by hand; growing a
+// region keeps it convex and refuses ops that cannot stream.
 
 #include "core/rewrite/region_fusion.h"
 
@@ -109,7 +110,7 @@ TEST(RegionFusionTest, PadAndSliceReadTheRowsTheirConstantsSay) {
   const OnnxTestModel m = FactorizedReduce();
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(m.model()));
   ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
-  const RowWindows windows = StreamableOps(graph, &m.model().graph());
+  const StreamWindows windows = StreamableOps(graph, &m.model().graph());
   std::optional<std::vector<std::vector<OpId>>> regions =
       InternalizeTensor(graph, windows, {}, TensorNamed(graph, "r"));
   ASSERT_TRUE(regions.has_value());
@@ -127,18 +128,111 @@ TEST(RegionFusionTest, PadAndSliceReadTheRowsTheirConstantsSay) {
     EXPECT_EQ(cost.ring_rows[i], cost.internal[i] == TensorNamed(graph, "padded") ? 2 : 1)
         << graph.tensor(cost.internal[i]).name;
   }
+  // In two strips (y columns 0..1, then 2..3) the columns follow the same
+  // constants: a reads r columns 0..2, b reads shifted 0..2 = padded 1..3
+  // = r 1..3, so r holds 4 columns, padded and shifted 3; nothing is
+  // recomputed (the two strips read disjoint columns of r).
+  ORDO_ASSERT_OK_AND_ASSIGN(RegionCost strips,
+                            CostOfRegion(graph, memory, windows, regions->front(), 2));
+  for (size_t i = 0; i < strips.internal.size(); ++i) {
+    const std::string& name = graph.tensor(strips.internal[i]).name;
+    const int64_t expected = name == "r" ? 4 : name == "padded" || name == "shifted" ? 3 : 2;
+    EXPECT_EQ(strips.ring_columns[i], expected) << name;
+  }
+  EXPECT_EQ(strips.extra_macs, 0);
   // Without the constants a Slice cannot stream, and Pad covers every shift.
-  const RowWindows blind = StreamableOps(graph, nullptr);
+  const StreamWindows blind = StreamableOps(graph, nullptr);
   EXPECT_FALSE(blind[3].has_value());
   ASSERT_TRUE(blind[2].has_value());
   EXPECT_EQ(blind[2]->InputRange(0, 4, 5, 8), std::make_pair(int64_t{3}, int64_t{5}));
+}
+
+TEST(RegionFusionTest, AShortPathRunsAheadInsteadOfHoldingRowsForTheLongOne) {
+  // t = Relu(x) read by three 3x3 convs in a row (output p) and by a
+  // Sigmoid (output q). Producing p and q in proportion keeps q at p's row
+  // while p's convs read three rows ahead of it, so t holds the rows in
+  // between; running readers first lets q take every row of t at once, and
+  // t holds only the first conv's window.
+  OnnxTestModel m;
+  std::mt19937 rng(9);
+  m.Input("x", {1, 2, 12, 8});
+  m.Node("Relu", {"x"}, {"t"});
+  std::string in = "t";
+  for (int i = 1; i <= 3; ++i) {
+    const std::string w = absl::StrCat("w", i);
+    const std::string out = i == 3 ? "p" : absl::StrCat("c", i);
+    m.Weight(w, {2, 2, 3, 3}, &rng);
+    SetIntsAttribute(m.Node("Conv", {in, w}, {out}), "pads", {1, 1, 1, 1});
+    in = out;
+  }
+  m.Node("Sigmoid", {"t"}, {"q"});
+  m.Output("p");
+  m.Output("q");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(m.model()));
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
+  const StreamWindows windows = StreamableOps(graph, &m.model().graph());
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      RegionCost cost, CostOfRegion(graph, memory, windows, std::vector<OpId>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(cost.row_order, RowOrder::kReadersFirst);
+  EXPECT_THAT(cost.internal, ElementsAre(TensorNamed(graph, "t"), TensorNamed(graph, "c1"),
+                                         TensorNamed(graph, "c2")));
+  EXPECT_THAT(cost.ring_rows, ElementsAre(3, 3, 3));
+}
+
+TEST(RegionFusionTest, DiamondInTwoStripsKeepsHalosAndRecomputesThem) {
+  const OnnxTestModel m = Diamond();
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(m.model()));
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
+  const StreamWindows windows = StreamableOps(graph, &m.model().graph());
+  ORDO_ASSERT_OK_AND_ASSIGN(RegionCost whole,
+                            CostOfRegion(graph, memory, windows, std::vector<OpId>{0, 1, 2, 3}));
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      RegionCost strips, CostOfRegion(graph, memory, windows, std::vector<OpId>{0, 1, 2, 3}, 2));
+  // Strip 0 writes y columns 0..3, so b and c columns 0..3, and a columns
+  // 0..4 (b's 3x3 window reaches one column right); strip 1: a 3..7.
+  EXPECT_THAT(whole.ring_columns, ElementsAre(8, 8, 8));
+  EXPECT_THAT(strips.ring_columns, ElementsAre(5, 4, 4));
+  EXPECT_THAT(strips.ring_rows, ElementsAre(3, 1, 1));  // the rows do not change
+  EXPECT_EQ(strips.workspace_bytes, (3 * 5 + 4 + 4) * 2 * 4);
+  EXPECT_EQ(strips.workspace_elements, (3 * 5 + 4 + 4) * 2);
+  // P computes 10 of a's 8 columns: 2/8 of its 128 x 2 x 9 MACs again.
+  EXPECT_EQ(whole.extra_macs, 0);
+  EXPECT_EQ(strips.extra_macs, 128 * 2 * 9 * 2 / 8);
+  EXPECT_EQ(strips.macs, whole.macs + strips.extra_macs);
+  EXPECT_EQ(strips.step_bytes, whole.step_bytes - whole.workspace_bytes + strips.workspace_bytes);
+}
+
+TEST(RegionFusionTest, PointwiseRegionsSplitIntoStripsForFree) {
+  // Only 1x1 windows and per-element ops: a strip reads exactly its own
+  // columns, so S strips hold W / S columns (rounded up) and add no MACs.
+  OnnxTestModel m;
+  std::mt19937 rng(7);
+  m.Input("x", {1, 3, 5, 12});
+  m.Weight("w1", {4, 3, 1, 1}, &rng);
+  m.Weight("w2", {4, 4, 1, 1}, &rng);
+  m.Node("Conv", {"x", "w1"}, {"a"});
+  m.Node("Relu", {"a"}, {"r"});
+  m.Node("Conv", {"r", "w2"}, {"b"});
+  m.Node("Add", {"a", "b"}, {"y"});
+  m.Output("y");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(m.model()));
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
+  const StreamWindows windows = StreamableOps(graph, &m.model().graph());
+  for (int32_t strips = 1; strips <= 12; ++strips) {
+    ORDO_ASSERT_OK_AND_ASSIGN(
+        RegionCost cost, CostOfRegion(graph, memory, windows, std::vector<OpId>{0, 1, 2, 3}, strips));
+    EXPECT_EQ(cost.extra_macs, 0) << strips;
+    for (int64_t columns : cost.ring_columns) EXPECT_EQ(columns, (12 + strips - 1) / strips) << strips;
+  }
+  EXPECT_THAT(CostOfRegion(graph, memory, windows, std::vector<OpId>{0, 1, 2, 3}, 0).status(),
+              ::ordo::testing::StatusIs(absl::StatusCode::kInvalidArgument, ::testing::_));
 }
 
 TEST(RegionFusionTest, RefusesRegionsThatAreNotConvexOrStreamNothing) {
   const OnnxTestModel m = Diamond();
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(m.model()));
   ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
-  const RowWindows windows = StreamableOps(graph, &m.model().graph());
+  const StreamWindows windows = StreamableOps(graph, &m.model().graph());
   // P and Add without A: a -> A -> b -> Add leaves and comes back.
   EXPECT_THAT(CostOfRegion(graph, memory, windows,
                            std::vector<OpId>{0, 3})
@@ -161,7 +255,7 @@ TEST(RegionFusionTest, InternalizingATensorJoinsEveryOpOnAPathBetween) {
   m.Node("Add", {"a", "b2"}, {"y"});
   m.Output("y");
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(m.model()));
-  const RowWindows windows = StreamableOps(graph, &m.model().graph());
+  const StreamWindows windows = StreamableOps(graph, &m.model().graph());
   std::optional<std::vector<std::vector<OpId>>> regions =
       InternalizeTensor(graph, windows, {}, TensorNamed(graph, "a"));
   ASSERT_TRUE(regions.has_value());
@@ -182,7 +276,7 @@ TEST(RegionFusionTest, AnOpThatCannotStreamStopsTheRegion) {
   m.Node("Add", {"a", "s"}, {"y"});
   m.Output("y");
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(m.model()));
-  const RowWindows windows = StreamableOps(graph, &m.model().graph());
+  const StreamWindows windows = StreamableOps(graph, &m.model().graph());
   EXPECT_FALSE(windows[1].has_value());
   EXPECT_FALSE(InternalizeTensor(graph, windows, {}, TensorNamed(graph, "a")).has_value());
 }

@@ -116,7 +116,7 @@ TEST(PatchFusionExecutionTest, ChainsRunOneOutputRowAtATime) {
 void FuseGrowingRegionsAndCompare(const onnx::ModelProto& model, const std::string& what) {
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
   ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
-  const RowWindows windows = StreamableOps(graph, &model.graph());
+  const StreamWindows windows = StreamableOps(graph, &model.graph());
   std::vector<std::vector<OpId>> regions;
   int32_t fused_models = 0;
   for (TensorId t = 0; t < graph.num_tensors(); ++t) {
@@ -131,6 +131,20 @@ void FuseGrowingRegionsAndCompare(const onnx::ModelProto& model, const std::stri
     ORDO_ASSERT_OK_AND_ASSIGN(Graph fused_graph, Import(fused));
     EXPECT_EQ(CostOf(fused_graph).macs, CostOf(graph).macs) << case_name;
     ExpectSameOutputs(model, fused, /*seed=*/17, case_name, kTolerance);
+    // The same regions in three column strips: the function bodies are the
+    // same nodes; the node states the recomputed MACs.
+    const std::vector<int32_t> strips(regions.size(), 3);
+    int64_t extra_macs = 0;
+    for (const std::vector<OpId>& region : regions) {
+      ORDO_ASSERT_OK_AND_ASSIGN(RegionCost cost, CostOfRegion(graph, memory, windows, region, 3));
+      extra_macs += cost.extra_macs;
+    }
+    ORDO_ASSERT_OK_AND_ASSIGN(onnx::ModelProto in_strips,
+                              ApplyRegionFusion(model, graph, memory, regions, strips));
+    ASSERT_THAT(CheckOnnx(in_strips), ::ordo::testing::IsOk()) << case_name << ", strips";
+    ORDO_ASSERT_OK_AND_ASSIGN(Graph strips_graph, Import(in_strips));
+    EXPECT_EQ(CostOf(strips_graph).macs, CostOf(graph).macs + extra_macs) << case_name;
+    ExpectSameOutputs(model, in_strips, /*seed=*/17, case_name + ", strips", kTolerance);
     ++fused_models;
   }
   EXPECT_GE(fused_models, 1) << what;
