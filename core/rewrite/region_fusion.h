@@ -92,12 +92,13 @@ absl::StatusOr<RegionCost> CostOfRegion(const Graph& graph, const MemoryModel& m
                                         const StreamWindows& windows, absl::Span<const OpId> ops,
                                         int32_t strips = 1);
 
-// CostOfRegion for each of `strips` at once (the row schedules run once).
+// CostOfRegion for each of `strip_counts` at once (the row schedules run
+// once).
 absl::StatusOr<std::vector<RegionCost>> CostOfRegionInStrips(const Graph& graph,
                                                              const MemoryModel& memory,
                                                              const StreamWindows& windows,
                                                              absl::Span<const OpId> ops,
-                                                             absl::Span<const int32_t> strips);
+                                                             absl::Span<const int32_t> strip_counts);
 
 // `regions` (disjoint, each sorted) with tensor `t` made internal: one
 // region of t's producer, its readers, the regions they are in, and every op
