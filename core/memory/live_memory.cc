@@ -14,15 +14,7 @@ StepTable::StepTable(const MemoryModel& model) : added_(model.num_ops()) {
   release_begin_.reserve(model.num_ops() + 1);
   release_begin_.push_back(0);
   for (int32_t op = 0; op < model.num_ops(); ++op) {
-    const MemoryModel::OpInfo& info = model.ops[op];
-    for (int32_t t : info.outputs) {
-      added_[op].footprint += model.tensors[t].bytes;
-      if (OutlivesProducer(model.tensors[t])) added_[op].live_after += model.tensors[t].bytes;
-    }
-    for (int32_t t : info.inputs) {
-      if (model.tensors[t].live_at_end) continue;  // never dies
-      releases_.push_back({model.tensors[t].bytes, t, MayOverwrite(model, info, t)});
-    }
+    added_[op] = OpRule(model, op, [&](const Release& release) { releases_.push_back(release); });
     release_begin_.push_back(static_cast<int32_t>(releases_.size()));
   }
 }

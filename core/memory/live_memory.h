@@ -58,6 +58,25 @@ class StepTable {
 
   explicit StepTable(const MemoryModel& model);
 
+  // The rule for one op, which the table holds for every op: returns what
+  // `op` adds and passes each input it may free to `release(Release)`, in
+  // the order of OpInfo::inputs. For callers that need one op's step
+  // without the table (OpStepBytes).
+  template <typename ReleaseFn>
+  static StepBytes OpRule(const MemoryModel& model, int32_t op, ReleaseFn&& release) {
+    const MemoryModel::OpInfo& info = model.ops[op];
+    StepBytes added;
+    for (int32_t t : info.outputs) {
+      added.footprint += model.tensors[t].bytes;
+      if (OutlivesProducer(model.tensors[t])) added.live_after += model.tensors[t].bytes;
+    }
+    for (int32_t t : info.inputs) {
+      if (model.tensors[t].live_at_end) continue;  // never dies
+      release(Release{model.tensors[t].bytes, t, MayOverwrite(model, info, t)});
+    }
+    return added;
+  }
+
   int32_t num_ops() const { return static_cast<int32_t>(added_.size()); }
 
   // What running `op` adds before any of its inputs is freed: the bytes of

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "core/memory/live_memory.h"
 
@@ -55,12 +56,16 @@ int64_t InitialBytes(const MemoryModel& model) {
 }
 
 int64_t OpStepBytes(const MemoryModel& model, int32_t op) {
-  const MemoryModel::OpInfo& info = model.ops[op];
-  int64_t bytes = model.constant_bytes;
-  for (int32_t t : info.inputs) bytes += model.tensors[t].bytes;
-  for (int32_t t : info.outputs) bytes += model.tensors[t].bytes;
-  if (MayOverwrite(model, info, info.inplace_input)) bytes -= model.tensors[info.inplace_input].bytes;
-  return bytes;
+  // The op's step at its cheapest, by StepTable's rule: every input live
+  // (and the constant bytes), and the op their last reader.
+  int64_t live = model.constant_bytes;
+  for (int32_t t : model.ops[op].inputs) live += model.tensors[t].bytes;
+  absl::InlinedVector<StepTable::Release, 4> releases;
+  const StepBytes added = StepTable::OpRule(
+      model, op, [&](const StepTable::Release& release) { releases.push_back(release); });
+  StepBytes step = StepTable::Start(added, live);
+  for (const StepTable::Release& release : releases) StepTable::Free(release, step);
+  return step.footprint;
 }
 
 int64_t MemoryLowerBound(const MemoryModel& model) {

@@ -51,7 +51,8 @@ absl::StatusOr<int64_t> SimulatePeak(const MemoryModel& model,
 int64_t MemoryLowerBound(const MemoryModel& model);
 
 // Bytes one op needs at its own step with in-place applied when allowed:
-// inputs + outputs + constant bytes. The per-op term of MemoryLowerBound.
+// inputs + outputs + constant bytes (StepTable::OpRule with every input
+// live and read last). The per-op term of MemoryLowerBound.
 int64_t OpStepBytes(const MemoryModel& model, int32_t op);
 
 // Footprint before step 0: inputs (tensors with no producer) + constant bytes.
