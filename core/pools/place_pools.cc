@@ -40,15 +40,22 @@ absl::StatusOr<PoolReport> PlaceInPools(const Graph& graph, const MemoryModel& m
   ORDO_ASSIGN_OR_RETURN(PoolProblem problem,
                         BuildPoolProblem(graph, model, simulation, alignment, options));
   PoolReport report;
-  // The placer proves the lower bound on the way (its relaxation).
-  HeuristicPoolResult placed = PlacePoolsHeuristic(problem, limits);
-  report.placement = std::move(placed.placement);
-  report.lower_bound_seconds = placed.lower_bound_seconds;
+  // A proof that no order fits (cheap: a few tensors per op) leaves
+  // nothing to search for: the greedy starts give the overflow to report.
+  report.no_order_fits = PoolInfeasibility(graph, model, problem);
+  if (report.no_order_fits.empty()) {
+    // The placer proves the lower bound on the way (its relaxation).
+    HeuristicPoolResult placed = PlacePoolsHeuristic(problem, limits);
+    report.placement = std::move(placed.placement);
+    report.lower_bound_seconds = placed.lower_bound_seconds;
+  } else {
+    report.placement = PlacePoolsGreedy(problem);
+    report.lower_bound_seconds = PoolPeakStepBoundSeconds(problem);
+  }
   if (report.placement.fits()) {
     ORDO_RETURN_IF_ERROR(CheckPoolAssignment(problem, report.placement.assignment));
   } else {
     report.overflow = DescribeOverflow(report.placement.evaluation);
-    report.no_order_fits = PoolInfeasibility(graph, model, problem);
     if (!report.no_order_fits.empty()) absl::StrAppend(&report.overflow, "; ", report.no_order_fits);
   }
   report.baselines.push_back(BaselineOf(PlaceInternalFirst(problem)));

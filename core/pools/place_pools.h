@@ -47,9 +47,10 @@ struct PoolReport {
   std::vector<int64_t> offset_of_tensor;
   // PlaceInPools on this schedule.
   absl::Duration time = absl::ZeroDuration();
-  // The compile's whole place stage: PlaceInPools on every schedule it
-  // placed (the chosen one and the candidates it was compared with). What
-  // pools add to a compile.
+  // What pools add to a compile: its whole place stage but the chosen
+  // schedule's one-arena plan (which a compile without pools makes too),
+  // i.e. PlaceInPools on every schedule it placed and the verification and
+  // arena plans of the candidates compared with the chosen one.
   absl::Duration stage_time = absl::ZeroDuration();
 
   bool fits() const { return placement.fits(); }

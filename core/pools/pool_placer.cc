@@ -459,8 +459,10 @@ PoolPlacement CompactAll(const PoolProblem& problem, const CoLiveBlocks& co_live
 
 // Ruin and recreate: a block kept out of its cheapest pool is placed before
 // everything else and the greedy pass reruns; kept when the result is
-// better. Bounded by `kMaxPromotions` reruns, each O(B^2 P).
-constexpr int kMaxPromotions = 48;
+// better. Bounded by `kMaxPromotions` reruns, each O(B^2 P): on the shared
+// models no rerun after the eighth ever improved a placement (48 reruns
+// gave the same placements in about twice the time, docs/pools.md).
+constexpr int kMaxPromotions = 8;
 
 PoolPlacement Promote(const PoolProblem& problem, const CoLiveBlocks& co_live,
                       const std::vector<std::vector<int32_t>>& cost_orders, PoolPlacement best,
@@ -612,9 +614,17 @@ PoolPlacement PlaceUsmpGreedy(const PoolProblem& problem) {
   return UsmpGreedy(problem, CoLive(problem));
 }
 
-HeuristicPoolResult PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits& limits) {
-  const std::vector<std::vector<int32_t>> cost_orders = CostOrders(problem);
-  const CoLiveBlocks co_live = CoLive(problem);
+namespace {
+
+// Step 1's greedy starts (see PlacePoolsHeuristic), and the density order
+// the first of them used (promotion reuses it).
+struct GreedyStartsResult {
+  std::vector<PoolPlacement> starts;
+  std::vector<int32_t> density_order;
+};
+
+GreedyStartsResult GreedyStarts(const PoolProblem& problem, const CoLiveBlocks& co_live,
+                                const std::vector<std::vector<int32_t>>& cost_orders) {
   auto cost_order = [&](int32_t b) -> const std::vector<int32_t>& { return cost_orders[b]; };
   auto sorted_by = [&](const std::function<double(int32_t)>& key) {
     std::vector<int32_t> order = AllBlocks(problem);
@@ -645,8 +655,8 @@ HeuristicPoolResult PlacePoolsHeuristic(const PoolProblem& problem, const ArenaL
     const ArenaBlock &x = problem.arena.blocks[a], &y = problem.arena.blocks[b];
     return x.first != y.first ? x.first < y.first : x.size > y.size;
   });
-  const std::vector<int32_t> density_order = sorted_by(per_byte);
-  std::vector<PoolPlacement> starts = {
+  std::vector<int32_t> density_order = sorted_by(per_byte);
+  return {{
       Finish(problem, "density", Greedy(problem, co_live, density_order, cost_order)),
       Finish(problem, "saving",
              Greedy(problem, co_live,
@@ -663,7 +673,24 @@ HeuristicPoolResult PlacePoolsHeuristic(const PoolProblem& problem, const ArenaL
       Finish(problem, "fit-in-order",
              Greedy(problem, co_live, by_start,
                     [&](int32_t) -> const std::vector<int32_t>& { return smallest_pools; })),
-  };
+          },
+          density_order};
+}
+
+}  // namespace
+
+PoolPlacement PlacePoolsGreedy(const PoolProblem& problem) {
+  std::vector<PoolPlacement> starts =
+      GreedyStarts(problem, CoLive(problem), CostOrders(problem)).starts;
+  return *std::min_element(starts.begin(), starts.end(), BetterPlacement);
+}
+
+HeuristicPoolResult PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits& limits) {
+  const std::vector<std::vector<int32_t>> cost_orders = CostOrders(problem);
+  const CoLiveBlocks co_live = CoLive(problem);
+  GreedyStartsResult greedy = GreedyStarts(problem, co_live, cost_orders);
+  std::vector<PoolPlacement> starts = std::move(greedy.starts);
+  const std::vector<int32_t>& density_order = greedy.density_order;
   double upper_bound = 0;
   for (const PoolPlacement& start : starts) {
     if (start.fits() && (upper_bound == 0 || start.evaluation.modelled_seconds < upper_bound)) {
@@ -684,6 +711,14 @@ HeuristicPoolResult PlacePoolsHeuristic(const PoolProblem& problem, const ArenaL
   // best). On the shared models the search on every start found nothing
   // better than this (docs/pools.md).
   constexpr int kSearchedStarts = 2;
+  // On large problems only the kImprovedStarts best starts (by
+  // BetterPlacement) are improved: on the shared models the placement that
+  // won always came from one of them, and improving the other seven or so
+  // took 40% of the improvement's time (docs/pools.md). Small problems
+  // improve every start (cheap, and the worse starts often win there).
+  constexpr int kImprovedStarts = 3;
+  const bool large = problem.num_blocks() > kMaxSwapBlocks;
+  if (large) std::stable_sort(starts.begin(), starts.end(), BetterPlacement);
   constexpr int64_t kSearchNodesPerBlock = 16;
   PoolCompactor quick(problem, limits, 0);
   PoolCompactor compactor(problem, limits, kSearchNodesPerBlock);
@@ -699,6 +734,7 @@ HeuristicPoolResult PlacePoolsHeuristic(const PoolProblem& problem, const ArenaL
           return other->pool == start.assignment.pool && other->offset == start.assignment.offset;
         });
     if (seen) continue;
+    if (large && static_cast<int>(improved_from.size()) == kImprovedStarts) break;
     improved_from.push_back(&start.assignment);
     PoolPlacement improved = Improve(problem, co_live, cost_orders, quick, start, limits);
     if (!BetterPlacement(improved, start)) improved = start;

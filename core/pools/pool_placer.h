@@ -36,6 +36,12 @@ PoolPlacement PlaceInternalFirst(const PoolProblem& problem);
 // room. Ignores bandwidths, as USMP does. O(B^2 P).
 PoolPlacement PlaceUsmpGreedy(const PoolProblem& problem);
 
+// Step 1 of PlacePoolsHeuristic alone: the best of its greedy starts (both
+// baselines among them), without the relaxation and the improvement. For a
+// model PoolInfeasibility proved impossible, where only the least overflow
+// is left to report. O(passes x (B k log k + B P)).
+PoolPlacement PlacePoolsGreedy(const PoolProblem& problem);
+
 // ordo's placer, for graphs of any size. Steps:
 //  1. Greedy passes, each a block order and a per-block pool preference
 //     (the block's own cost order): by time saved per byte in its cheapest
