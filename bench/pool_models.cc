@@ -9,7 +9,13 @@
 // summary per preset.
 //
 //   ordo-pool-bench [DIR] [--only=SUBSTRING] [--device=NAME]
-//                   [--schedule_time_limit_s=2]
+//                   [--schedule_time_limit_s=2] [--schedulers=best,model,...]
+//
+// With --schedulers, each model is compiled once per named scheduler and a
+// table per preset says what the best of those schedules gives: the
+// schedule whose placement is fastest (a pools-aware choice among them),
+// the lowest bound / internal_first over them, and whether any of them fits
+// with ordo but with neither baseline (docs/pools.md, the targets).
 
 #include <algorithm>
 #include <cstdio>
@@ -19,6 +25,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "bench/model_folder.h"
 #include "core/compile/compile.h"
 #include "core/onnx/onnx_import.h"
@@ -33,17 +40,21 @@ struct Options {
   std::string only;
   std::string device;
   double schedule_time_limit_s = 2;
+  // Comma-separated scheduler names: the across-schedules tables.
+  std::string schedulers;
 };
 
 bool ParseArgs(int argc, char** argv, Options& options) {
   return bench::ParseBenchArgs(
       argc, argv, options.dir,
       {bench::StringFlag("only", options.only), bench::StringFlag("device", options.device),
-       bench::DoubleFlag("schedule_time_limit_s", options.schedule_time_limit_s)});
+       bench::DoubleFlag("schedule_time_limit_s", options.schedule_time_limit_s),
+       bench::StringFlag("schedulers", options.schedulers)});
 }
 
 struct Cell {
   std::string model;
+  std::string scheduler;
   std::string error;
   int64_t peak = 0;
   bool fits = false;
@@ -65,13 +76,15 @@ CompileOptions BaseOptions(const Options& options) {
 }
 
 Cell RunOne(const std::string& name, const Graph& graph, const DevicePreset& preset,
-            const Options& options, double without_pools_s) {
+            const Options& options, double without_pools_s, const std::string& scheduler = "") {
   const RealClock clock;
   Cell cell;
   cell.model = name;
+  cell.scheduler = scheduler;
   cell.compile_without_pools_s = without_pools_s;
   CompileOptions compile = BaseOptions(options);
   compile.pools.pools = preset.pools;
+  if (!scheduler.empty()) compile.scheduler = scheduler;
   absl::StatusOr<CompileResult> result = Compile(graph, compile, clock);
   if (!result.ok()) {
     const std::string message(result.status().message());
@@ -190,6 +203,82 @@ void PrintPreset(const DevicePreset& preset, const std::vector<Cell>& cells) {
   }
 }
 
+// One row per model: the cells of every scheduler's schedule on one preset.
+// The pools-aware choice is the schedule whose ordo placement fits and is
+// fastest; its ratio to internal_first is on that same schedule (as the
+// issue defines the baselines). The bound ratio is the lowest over the
+// schedules: no placement of any of them gets below it. The lowest ordo /
+// internal_first over them is what choosing a schedule for the ratio would
+// report; it may come from a schedule that is slower for ordo too, only
+// slower still for internal_first.
+void PrintAcrossSchedules(const DevicePreset& preset, const std::vector<std::vector<Cell>>& rows) {
+  std::printf("\n### %s, across schedules\n\n", preset.description.c_str());
+  std::printf(
+      "| model | schedules | fits with some: ordo / internal_first / usmp_greedy | ordo only |"
+      " fastest ordo ms (scheduler) | internal_first ms on it | ordo / internal_first |"
+      " lowest bound / internal_first (scheduler) | lowest ordo / internal_first (scheduler) |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  std::vector<double> ratios, bound_ratios, lowest_ratios;
+  int only_ordo = 0;
+  for (const std::vector<Cell>& row : rows) {
+    int placed = 0;
+    bool ordo = false, internal = false, usmp = false, ordo_only = false;
+    const Cell* fastest = nullptr;
+    const Cell* lowest_bound = nullptr;
+    const Cell* lowest_ratio = nullptr;  // both fit, ordo / internal_first lowest
+    for (const Cell& cell : row) {
+      if (!cell.error.empty()) continue;
+      ++placed;
+      ordo = ordo || cell.fits;
+      internal = internal || cell.internal_fits;
+      usmp = usmp || cell.usmp_fits;
+      ordo_only = ordo_only || (cell.fits && !cell.internal_fits && !cell.usmp_fits);
+      if (cell.fits && (fastest == nullptr || cell.seconds < fastest->seconds)) fastest = &cell;
+      if (cell.fits && cell.internal_fits &&
+          (lowest_ratio == nullptr || cell.seconds / cell.internal_seconds <
+                                          lowest_ratio->seconds / lowest_ratio->internal_seconds)) {
+        lowest_ratio = &cell;
+      }
+      if (cell.internal_fits &&
+          (lowest_bound == nullptr || cell.lower_bound / cell.internal_seconds <
+                                          lowest_bound->lower_bound / lowest_bound->internal_seconds)) {
+        lowest_bound = &cell;
+      }
+    }
+    auto yn = [](bool b) { return b ? "yes" : "no"; };
+    std::string fastest_text = "-", internal_text = "-", ratio_text = "-", bound_text = "-",
+                lowest_text = "-";
+    if (fastest != nullptr) {
+      fastest_text = absl::StrFormat("%.3f (%s)", 1e3 * fastest->seconds, fastest->scheduler);
+      if (fastest->internal_fits) {
+        internal_text = absl::StrFormat("%.3f", 1e3 * fastest->internal_seconds);
+        ratios.push_back(fastest->seconds / fastest->internal_seconds);
+        ratio_text = absl::StrFormat("%.3f", ratios.back());
+      }
+    }
+    if (lowest_bound != nullptr && fastest != nullptr && fastest->internal_fits) {
+      bound_ratios.push_back(lowest_bound->lower_bound / lowest_bound->internal_seconds);
+      bound_text = absl::StrFormat("%.3f (%s)", bound_ratios.back(), lowest_bound->scheduler);
+    }
+    if (lowest_ratio != nullptr && fastest != nullptr && fastest->internal_fits) {
+      lowest_ratios.push_back(lowest_ratio->seconds / lowest_ratio->internal_seconds);
+      lowest_text = absl::StrFormat("%.3f (%s)", lowest_ratios.back(), lowest_ratio->scheduler);
+    }
+    if (ordo_only) ++only_ordo;
+    std::printf("| %s | %d | %s / %s / %s | %s | %s | %s | %s | %s | %s |\n",
+                row.front().model.c_str(), placed, yn(ordo), yn(internal), yn(usmp),
+                yn(ordo_only), fastest_text.c_str(), internal_text.c_str(), ratio_text.c_str(),
+                bound_text.c_str(), lowest_text.c_str());
+  }
+  std::printf(
+      "\n%s across schedules: median ordo / internal_first on the fastest schedule over %zu "
+      "models: %.3f (%.1f%% lower); median lowest bound / internal_first: %.3f; median lowest "
+      "ordo / internal_first: %.3f; models some schedule fits with ordo and with neither "
+      "baseline: %d\n",
+      preset.name.c_str(), ratios.size(), Median(ratios), 100 * (1 - Median(ratios)),
+      Median(bound_ratios), Median(lowest_ratios), only_ordo);
+}
+
 }  // namespace
 }  // namespace ordo
 
@@ -199,7 +288,7 @@ int main(int argc, char** argv) {
   if (!ParseArgs(argc, argv, options)) {
     std::fprintf(stderr,
                  "usage: ordo-pool-bench [DIR] [--only=SUBSTRING] [--device=NAME] "
-                 "[--schedule_time_limit_s=2]\n");
+                 "[--schedule_time_limit_s=2] [--schedulers=best,model,...]\n");
     return 2;
   }
   if (!std::filesystem::is_directory(options.dir)) {
@@ -222,6 +311,10 @@ int main(int argc, char** argv) {
     presets = {*preset};
   }
   std::vector<std::vector<Cell>> cells(presets.size());
+  const std::vector<std::string> schedulers =
+      absl::StrSplit(options.schedulers, ',', absl::SkipEmpty());
+  // [preset][model][scheduler]
+  std::vector<std::vector<std::vector<Cell>>> across(presets.size());
   const RealClock clock;
   for (const auto& path : *paths) {
     const std::string name = path.stem().string();
@@ -234,13 +327,30 @@ int main(int argc, char** argv) {
       }
       continue;
     }
-    absl::StatusOr<CompileResult> plain = Compile(*graph, BaseOptions(options), clock);
-    const double without = plain.ok() ? absl::ToDoubleSeconds(plain->time) : 0;
+    double without = 0;
+    if (schedulers.empty()) {
+      absl::StatusOr<CompileResult> plain = Compile(*graph, BaseOptions(options), clock);
+      if (plain.ok()) without = absl::ToDoubleSeconds(plain->time);
+    }
     for (size_t p = 0; p < presets.size(); ++p) {
+      if (!schedulers.empty()) {
+        across[p].emplace_back();
+        for (const std::string& scheduler : schedulers) {
+          across[p].back().push_back(RunOne(name, *graph, presets[p], options, 0, scheduler));
+        }
+        std::fprintf(stderr, "%s on %s done\n", name.c_str(), presets[p].name.c_str());
+        continue;
+      }
       cells[p].push_back(RunOne(name, *graph, presets[p], options, without));
       std::fprintf(stderr, "%s on %s done\n", name.c_str(), presets[p].name.c_str());
     }
   }
-  for (size_t p = 0; p < presets.size(); ++p) PrintPreset(presets[p], cells[p]);
+  for (size_t p = 0; p < presets.size(); ++p) {
+    if (schedulers.empty()) {
+      PrintPreset(presets[p], cells[p]);
+    } else {
+      PrintAcrossSchedules(presets[p], across[p]);
+    }
+  }
   return 0;
 }
