@@ -55,6 +55,11 @@ ScheduleStateSpace::ScheduleStateSpace(const MemoryModel& model)
     preds_.insert(preds_.end(), preds.begin(), preds.end());
     pred_begin_.push_back(static_cast<int32_t>(preds_.size()));
   }
+  word_min_last_pred_.assign(words_, INT32_MAX);
+  for (int32_t op = 0; op < num_ops_; ++op) {
+    const int32_t last = pred_begin_[op] == pred_begin_[op + 1] ? -1 : preds_[pred_begin_[op]];
+    word_min_last_pred_[op >> 6] = std::min(word_min_last_pred_[op >> 6], last);
+  }
 }
 
 bool ScheduleStateSpace::IsReady(const uint64_t* set, int32_t op) const {
@@ -67,7 +72,15 @@ bool ScheduleStateSpace::IsReady(const uint64_t* set, int32_t op) const {
 
 void ScheduleStateSpace::ReadyOps(const uint64_t* set, std::vector<int32_t>& ready) const {
   ready.clear();
+  int32_t highest = -1;  // the set's highest op
+  for (int32_t w = words_ - 1; w >= 0; --w) {
+    if (set[w] != 0) {
+      highest = w * 64 + 63 - __builtin_clzll(set[w]);
+      break;
+    }
+  }
   for (int32_t w = 0; w < words_; ++w) {
+    if (word_min_last_pred_[w] > highest) continue;
     uint64_t open = ~set[w];
     if (w == words_ - 1 && (num_ops_ & 63) != 0) open &= (uint64_t{1} << (num_ops_ & 63)) - 1;
     while (open != 0) {

@@ -23,7 +23,8 @@ namespace ordo {
 //     reading an input last when every other consumer of it is in S.
 //
 // Run is O(inputs + outputs + other consumers of u's inputs); ReadyOps is
-// O(ops + their predecessors) in the worst case, usually one check per op.
+// O(ops + their predecessors) in the worst case, usually one check per op
+// of the 64-op words that can hold a ready op (see word_min_last_pred_).
 // Copies what it needs from the model (no reference kept). Immutable after
 // construction; thread-compatible.
 class ScheduleStateSpace {
@@ -83,6 +84,11 @@ class ScheduleStateSpace {
   // Per op, compressed: distinct producers, latest id first (the one most
   // likely still unscheduled, so IsReady usually stops at the first).
   std::vector<int32_t> pred_begin_, preds_;
+  // Per 64-op word of a set, the least "latest producer" of its ops (-1
+  // when one has none): a ready op's latest producer is in the set, so a
+  // word whose least is above the set's highest op holds no ready op.
+  // With ops in topological order that skips most words past the frontier.
+  std::vector<int32_t> word_min_last_pred_;
   // Per op, compressed: its InputUses.
   std::vector<int32_t> use_begin_;
   std::vector<InputUse> uses_;
