@@ -41,30 +41,30 @@ std::string Describe(const Graph& graph, const FusionPlan& plan) {
                       " stage(s): ", absl::StrJoin(stages, "; "));
 }
 
-std::string DescribeRegions(const Graph& graph, const std::vector<std::vector<OpId>>& regions,
-                            absl::Span<const int32_t> strips) {
-  std::vector<std::string> parts;
-  int32_t ops = 0;
-  for (const std::vector<OpId>& region : regions) ops += static_cast<int32_t>(region.size());
-  for (size_t r = 0; r < regions.size() && r < 3; ++r) {
-    parts.push_back(absl::StrCat(graph.op(regions[r].front()).name, "..",
-                                 graph.op(regions[r].back()).name, " (", regions[r].size(),
-                                 " ops", strips[r] > 1 ? absl::StrCat(", ", strips[r], " strips") : "",
-                                 ")"));
-  }
-  if (regions.size() > 3) parts.push_back(absl::StrCat("and ", regions.size() - 3, " more"));
-  return absl::StrCat("line-buffered fusion of ", regions.size(), " region(s), ", ops,
-                      " ops across branches and joins: ", absl::StrJoin(parts, "; "));
-}
-
 // Regions, each with the column strips it runs in (region_fusion.h).
 struct Regions {
   std::vector<std::vector<OpId>> ops;
   std::vector<int32_t> strips;
 };
 
+std::string DescribeRegions(const Graph& graph, const Regions& regions) {
+  std::vector<std::string> parts;
+  int32_t ops = 0;
+  for (const std::vector<OpId>& region : regions.ops) ops += static_cast<int32_t>(region.size());
+  for (size_t r = 0; r < regions.ops.size() && r < 3; ++r) {
+    const std::vector<OpId>& region = regions.ops[r];
+    parts.push_back(absl::StrCat(
+        graph.op(region.front()).name, "..", graph.op(region.back()).name, " (", region.size(),
+        " ops", regions.strips[r] > 1 ? absl::StrCat(", ", regions.strips[r], " strips") : "",
+        ")"));
+  }
+  if (regions.ops.size() > 3) parts.push_back(absl::StrCat("and ", regions.ops.size() - 3, " more"));
+  return absl::StrCat("line-buffered fusion of ", regions.ops.size(), " region(s), ", ops,
+                      " ops across branches and joins: ", absl::StrJoin(parts, "; "));
+}
+
 // `regions` with `t` made internal (InternalizeTensor); the regions not
-// merged keep their strips, the merged one gets `strips`.
+// merged keep their strips, the merged one runs in one (GrowRegion picks).
 std::optional<Regions> Internalize(const Graph& graph, const StreamWindows& windows,
                                    const Regions& regions, TensorId t) {
   std::optional<std::vector<std::vector<OpId>>> ops =
@@ -209,7 +209,7 @@ AppliedRewrite RegionRewrite(const Graph& graph, const Regions& regions,
                              const EvaluatedModel& start, const EvaluatedModel& fused) {
   AppliedRewrite applied;
   applied.kind = "fusion";
-  applied.description = DescribeRegions(graph, regions.ops, regions.strips);
+  applied.description = DescribeRegions(graph, regions);
   applied.peak_before_bytes = start.peak();
   applied.peak_after_bytes = fused.peak();
   applied.extra_macs = fused.cost.macs - start.cost.macs;

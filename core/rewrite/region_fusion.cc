@@ -394,9 +394,11 @@ StripCost CostOfStrips(const Graph& graph, const StreamWindows& windows,
       }
     }
   }
+  // Columns no strip reads (a stride-2 window's last one) are not computed
+  // at all; like a chain stage, a region claims no MACs below its layers'.
   for (OpId op : order) {
     const int64_t w = width(graph.op(op).outputs[0]);
-    if (w <= 0) continue;
+    if (w <= 0 || computed[op] <= w) continue;
     const int64_t macs = OpMacs(graph, graph.op(op));
     cost.extra_macs += static_cast<int64_t>(static_cast<double>(macs) *
                                             static_cast<double>(computed[op] - w) /

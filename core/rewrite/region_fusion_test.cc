@@ -228,6 +228,29 @@ TEST(RegionFusionTest, PointwiseRegionsSplitIntoStripsForFree) {
               ::ordo::testing::StatusIs(absl::StatusCode::kInvalidArgument, ::testing::_));
 }
 
+TEST(RegionFusionTest, ColumnsNoStripReadsAreNotClaimedAsSavedMacs) {
+  // A 1x1 window of stride 2 over 8 columns reads 0, 2, 4 and 6: in two
+  // strips the Relu computes columns 0..2 and 4..6 (6 of 8), which a
+  // region does not count as MACs saved.
+  OnnxTestModel m;
+  std::mt19937 rng(10);
+  m.Input("x", {1, 2, 4, 8});
+  m.Weight("w", {2, 2, 1, 1}, &rng);
+  m.Node("Relu", {"x"}, {"a"});
+  SetIntsAttribute(m.Node("Conv", {"a", "w"}, {"y"}), "strides", {2, 2});
+  m.Output("y");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(m.model()));
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
+  const StreamWindows windows = StreamableOps(graph, &m.model().graph());
+  ORDO_ASSERT_OK_AND_ASSIGN(RegionCost whole,
+                            CostOfRegion(graph, memory, windows, std::vector<OpId>{0, 1}));
+  ORDO_ASSERT_OK_AND_ASSIGN(RegionCost strips,
+                            CostOfRegion(graph, memory, windows, std::vector<OpId>{0, 1}, 2));
+  EXPECT_THAT(strips.ring_columns, ElementsAre(3));
+  EXPECT_EQ(strips.extra_macs, 0);
+  EXPECT_EQ(strips.macs, whole.macs);
+}
+
 TEST(RegionFusionTest, RefusesRegionsThatAreNotConvexOrStreamNothing) {
   const OnnxTestModel m = Diamond();
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(m.model()));
