@@ -46,7 +46,8 @@ ServiceMetrics::ServiceMetrics()
       worker_tasks_(prometheus::BuildCounter()
                         .Name("ordo_worker_tasks_total")
                         .Help("Part tasks, by result (ok; rejected: the answer failed the "
-                              "check; retry, fallback, error).")
+                              "check; retry, fallback, error; in_server: a part proved in the front's own "
+                              "thread, never sent; in_server_unproved: tried there, then sent).")
                         .Register(*registry_)),
       worker_task_duration_(prometheus::BuildHistogram()
                                 .Name("ordo_worker_task_duration_seconds")

@@ -29,6 +29,11 @@ ABSL_FLAG(std::string, workers, "",
           "re-resolved each second); disables local workers");
 ABSL_FLAG(int, local_workers, -1,
           "supervised ordo-worker processes (default: number of cores); 0 = in-process");
+ABSL_FLAG(absl::Duration, in_server_part_budget, absl::Milliseconds(10),
+          "with workers: schedule parts in the server first for at most this long; a part "
+          "proved optimal in that time is not sent to a worker (0 = every part to workers)");
+ABSL_FLAG(int, in_server_part_max_ops, 1000,
+          "with workers: parts with more ops go to workers without an attempt in the server");
 ABSL_FLAG(std::string, worker_tls_ca, "",
           "PEM CA bundle: reach --workers over TLS, verifying their certificates");
 ABSL_FLAG(std::string, worker_tls_cert, "",
@@ -91,6 +96,15 @@ int main(int argc, char** argv) {
   const int local_workers = absl::GetFlag(FLAGS_local_workers);
   options.local_workers =
       local_workers >= 0 ? local_workers : static_cast<int>(std::thread::hardware_concurrency());
+  options.in_server_part_budget = absl::GetFlag(FLAGS_in_server_part_budget);
+  options.in_server_part_max_ops = absl::GetFlag(FLAGS_in_server_part_max_ops);
+  if (options.in_server_part_budget < absl::ZeroDuration() ||
+      options.in_server_part_max_ops < 0) {
+    std::fprintf(stderr,
+                 "ordo-server: --in-server-part-budget and --in-server-part-max-ops must not be "
+                 "negative\n");
+    return 2;
+  }
   options.local_threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   char self[4096];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);

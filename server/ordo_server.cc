@@ -1,11 +1,13 @@
 #include "server/ordo_server.h"
 
+#include <algorithm>
 #include <chrono>
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/cache/lru_schedule_cache.h"
+#include "core/parts/local_first_part_runner.h"
 #include "grpcpp/ext/channelz_service_plugin.h"
 #include "grpcpp/ext/health_check_service_server_builder_option.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
@@ -125,8 +127,18 @@ absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(const Options& opt
     runner.max_in_flight = worker_slots;
     runner.max_message_bytes = static_cast<int>(options.limits.max_message_bytes);
     runner.security = *worker_security;
-    server->runner_ = std::make_unique<GrpcPartRunner>(server->directory_.get(), runner,
-                                                       &server->metrics_);
+    server->remote_runner_ = std::make_unique<GrpcPartRunner>(server->directory_.get(), runner,
+                                                              &server->metrics_);
+    LocalFirstPartRunner::Options local_first;
+    local_first.budget = options.in_server_part_budget;
+    local_first.max_ops = options.in_server_part_max_ops;
+    local_first.max_state_bytes = std::min(local_first.max_state_bytes,
+                                           options.limits.max_state_bytes);
+    local_first.on_attempt = [metrics = &server->metrics_](bool kept) {
+      metrics->AddWorkerTasks(kept ? "in_server" : "in_server_unproved", 1);
+    };
+    server->runner_ = std::make_unique<LocalFirstPartRunner>(server->remote_runner_.get(),
+                                                             std::move(local_first));
   } else {
     server->runner_ = std::make_unique<ThreadPartRunner>(options.local_threads);
   }

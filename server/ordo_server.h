@@ -57,6 +57,12 @@ class OrdoServer {
     std::string worker_binary;
     // Threads for in-process scheduling (local_workers 0 and fallbacks).
     int local_threads = 2;
+    // With workers: parts of at most `in_server_part_max_ops` ops are first
+    // scheduled on the compile's own thread for at most
+    // `in_server_part_budget`; a part proved optimal there never goes to a
+    // worker (LocalFirstPartRunner). Zero budget: every part goes to workers.
+    absl::Duration in_server_part_budget = absl::Milliseconds(10);
+    int in_server_part_max_ops = 1000;
     // "redis://host:port[/db]"; empty = in-memory LRU cache.
     std::string redis_url;
     absl::Duration redis_ttl = absl::Hours(24 * 7);
@@ -103,6 +109,8 @@ class OrdoServer {
   std::unique_ptr<ResponseCache> responses_;
   std::unique_ptr<NameFreeResultCache> name_free_results_;
   std::unique_ptr<WorkerDirectory> directory_;
+  // The workers' runner, and the runner the service uses (in front of it).
+  std::unique_ptr<PartRunner> remote_runner_;
   std::unique_ptr<PartRunner> runner_;
   std::unique_ptr<rpc::WorkQueue> queue_;
   std::unique_ptr<CompilerService> service_;

@@ -321,9 +321,11 @@ def markdown(rows, skipped):
 def start_front(farm, extra, workers=("w1", "w2")):
     """The front, finding `workers` by name (WORKERS_NAME in its hosts file)."""
     farm.name_workers(workers)
+    # Every part to the workers: the faults here are the workers' and their
+    # links' (small parts are otherwise proved in the front's own thread).
     farm.start("front", "front", [
         SERVER, f"--listen={FRONT}", "--metrics-port=9464", "--log-level=warning",
-        f"--workers=dns:///{WORKERS_NAME}:50052"] + extra)
+        "--in-server-part-budget=0", f"--workers=dns:///{WORKERS_NAME}:50052"] + extra)
     return farm.wait_for(lambda: farm.metric("ordo_workers_healthy") == len(workers), 30)
 
 

@@ -53,6 +53,43 @@ TEST(NasServiceTest, IdenticalConcurrentColdRequestsRunOneSearchAndGetOneAnswer)
   EXPECT_EQ(MetricValue(metrics, "ordo_scheduler_states_expanded_count", ""), 1);
 }
 
+TEST(NasServiceTest, SmallPartsAreProvedInTheServerAndBigOnesGoToWorkers) {
+  // Parts of at most 8 ops are tried in the server first (default budget).
+  Server server({"--local-workers=1", "--cache-mb=0", "--in-server-part-max-ops=8"});
+  ASSERT_TRUE(server.started());
+  auto request = [](int branches) {
+    v1::CompileRequest request;
+    *request.mutable_graph() = WideGraph(branches);  // 2 * branches + 2 ops
+    request.mutable_options()->set_scheduler("dp");  // every part is a task
+    request.mutable_options()->mutable_time_limit()->set_seconds(10);
+    return request;
+  };
+  auto worker_tasks = [&](absl::string_view result) {
+    return MetricValue(server.Metrics(), "ordo_worker_tasks_total",
+                       absl::StrCat("result=\"", result, "\""));
+  };
+
+  v1::CompileResponse small;
+  ASSERT_TRUE(server.Compile(request(2), small).ok());
+  ExpectValidSchedule(small);
+  EXPECT_EQ(small.status(), v1::SCHEDULE_STATUS_OPTIMAL);
+  EXPECT_EQ(small.ops(), 6);
+  EXPECT_GE(worker_tasks("in_server"), 1);
+  EXPECT_EQ(worker_tasks("in_server_unproved"), 0);
+  EXPECT_EQ(worker_tasks("ok"), 0);  // no part reached the worker
+
+  const double in_server = worker_tasks("in_server");
+  v1::CompileResponse big;
+  ASSERT_TRUE(server.Compile(request(5), big).ok());
+  ExpectValidSchedule(big);
+  EXPECT_EQ(big.status(), v1::SCHEDULE_STATUS_OPTIMAL);
+  EXPECT_EQ(big.ops(), 12);
+  EXPECT_GE(worker_tasks("ok"), 1);  // the 11-op part went to the worker
+  EXPECT_EQ(big.stats().fallback_parts(), 0);
+  // Only parts of at most 8 ops were tried here (if the cut leaves any).
+  EXPECT_LE(worker_tasks("in_server") - in_server, big.stats().parts() - 1);
+}
+
 TEST(NasServiceTest, CompileManyAnswersEveryCandidateWithItsIdAndGoesOnAfterABadOne) {
   Server server({"--local-workers=1"});
   ASSERT_TRUE(server.started());

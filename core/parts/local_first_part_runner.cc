@@ -1,0 +1,84 @@
+#include "core/parts/local_first_part_runner.h"
+
+#include <algorithm>
+#include <memory>
+#include <thread>
+#include <utility>
+
+#include "core/schedule/best_part_scheduler.h"
+
+namespace ordo {
+
+SchedulerRegistry AttemptSchedulers() {
+  SchedulerRegistry registry = PartSchedulers();
+  registry.Register({"best", "the best cheap order, then dp (a short attempt)", true, [] {
+                       BestPartOptions options;
+                       options.hierarchical = false;
+                       return std::make_unique<BestPartScheduler>(options);
+                     }});
+  return registry;
+}
+
+LocalFirstPartRunner::LocalFirstPartRunner(PartRunner* remote, Options options,
+                                           SchedulerRegistry schedulers)
+    : remote_(remote), options_(std::move(options)), schedulers_(std::move(schedulers)) {}
+
+std::optional<ScheduleResult> LocalFirstPartRunner::Attempt(const PartTask& task,
+                                                            const ScheduleLimits& limits) const {
+  ScheduleLimits attempt = limits;
+  attempt.deadline = std::min(limits.deadline, limits.Now() + options_.budget);
+  attempt.max_state_bytes = std::min(limits.max_state_bytes, options_.max_state_bytes);
+  absl::StatusOr<ScheduleResult> result = RunPartTask(schedulers_, task, attempt);
+  if (!result.ok() || result->status != ScheduleStatus::kOptimal) return std::nullopt;
+  // The same check a worker's answer gets (GrpcPartRunner): an optimal claim
+  // the simulator does not confirm is a bug, and then the worker decides.
+  result = CheckClaimedSchedule(*task.model, *std::move(result));
+  if (!result.ok() || result->status != ScheduleStatus::kOptimal) return std::nullopt;
+  return *std::move(result);
+}
+
+std::vector<PartOutcome> LocalFirstPartRunner::RunAll(absl::Span<const PartTask> tasks,
+                                                      const ScheduleLimits& limits) {
+  std::vector<PartOutcome> outcomes(tasks.size());
+  const bool attempts = options_.budget > absl::ZeroDuration();
+  // Step 1: big parts leave at once.
+  std::vector<size_t> big, small;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const bool tried_here = attempts && tasks[i].model != nullptr &&
+                            tasks[i].model->num_ops() <= options_.max_ops;
+    (tried_here ? small : big).push_back(i);
+  }
+  auto run_remote = [&](const std::vector<size_t>& which) {
+    if (which.empty()) return;
+    std::vector<PartTask> sent;
+    sent.reserve(which.size());
+    for (size_t i : which) sent.push_back(tasks[i]);
+    std::vector<PartOutcome> done = remote_->RunAll(sent, limits);
+    for (size_t k = 0; k < which.size() && k < done.size(); ++k) {
+      outcomes[which[k]] = std::move(done[k]);
+    }
+  };
+  std::thread big_parts;
+  if (!big.empty() && !small.empty()) {
+    big_parts = std::thread(run_remote, std::cref(big));
+  } else {
+    run_remote(big);
+  }
+  // Step 2: the small parts here; the unproved ones to the remote runner.
+  std::vector<size_t> unproved;
+  for (size_t i : small) {
+    std::optional<ScheduleResult> kept = Attempt(tasks[i], limits);
+    if (options_.on_attempt) options_.on_attempt(kept.has_value());
+    if (!kept) {
+      unproved.push_back(i);
+      continue;
+    }
+    outcomes[i].result = *std::move(kept);
+    outcomes[i].runner = "local";
+  }
+  run_remote(unproved);
+  if (big_parts.joinable()) big_parts.join();
+  return outcomes;
+}
+
+}  // namespace ordo

@@ -1,0 +1,123 @@
+#include "core/parts/local_first_part_runner.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "core/memory/simulator.h"
+#include "core/testing/test_graph.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ordo {
+namespace {
+
+using ::ordo::testing::kGreedyTrapGraph;
+using ::ordo::testing::kTwoBranchesGraph;
+using ::ordo::testing::TestModel;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
+
+// Stands for the workers: records the ops of every task it is sent and
+// schedules it on a thread, answering as "worker".
+class RecordingRunner final : public PartRunner {
+ public:
+  std::vector<PartOutcome> RunAll(absl::Span<const PartTask> tasks,
+                                  const ScheduleLimits& limits) override {
+    {
+      absl::MutexLock lock(&mu_);
+      for (const PartTask& task : tasks) ops_.push_back(task.model->num_ops());
+    }
+    std::vector<PartOutcome> outcomes = ThreadPartRunner(1).RunAll(tasks, limits);
+    for (PartOutcome& outcome : outcomes) outcome.runner = "worker";
+    return outcomes;
+  }
+  std::vector<int32_t> ops() {
+    absl::MutexLock lock(&mu_);
+    return ops_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<int32_t> ops_ ABSL_GUARDED_BY(mu_);
+};
+
+LocalFirstPartRunner::Options Budget(absl::Duration budget, int32_t max_ops = 1000) {
+  LocalFirstPartRunner::Options options;
+  options.budget = budget;
+  options.max_ops = max_ops;
+  return options;
+}
+
+TEST(LocalFirstPartRunnerTest, ASmallPartProvedHereNeverReachesTheRemoteRunner) {
+  const MemoryModel model = TestModel(kGreedyTrapGraph);
+  RecordingRunner workers;
+  LocalFirstPartRunner runner(&workers, Budget(absl::Seconds(10)));
+  const std::vector<PartOutcome> outcomes =
+      runner.RunAll({PartTask{&model, "dp", absl::Seconds(10), "r"}}, ScheduleLimits{});
+  ASSERT_EQ(outcomes.size(), 1u);
+  ASSERT_TRUE(outcomes[0].result.ok()) << outcomes[0].result.status();
+  EXPECT_EQ(outcomes[0].runner, "local");
+  EXPECT_EQ(outcomes[0].result->status, ScheduleStatus::kOptimal);
+  EXPECT_EQ(outcomes[0].result->peak_bytes, Simulate(model, outcomes[0].result->order)->peak_bytes);
+  EXPECT_THAT(workers.ops(), IsEmpty());
+}
+
+TEST(LocalFirstPartRunnerTest, BigPartsAndUnprovedPartsGoToTheRemoteRunner) {
+  const MemoryModel trap = TestModel(kGreedyTrapGraph);        // 5 ops
+  const MemoryModel branches = TestModel(R"(
+    input x 1
+    op a1 Conv x -> a:50
+    op b1 Conv x -> b:50
+    op a2 Conv a -> a_small:1
+    op b2 Conv b -> b_small:1
+    op j Add a_small b_small -> y:1
+    op k Relu y -> z:1
+    output z
+  )");  // 6 ops: kTwoBranchesGraph and a Relu
+  const MemoryModel chain = TestModel(R"(
+    input x 1
+    op a Conv x -> y:4
+    op b Conv y -> z:1
+    output z
+  )");
+  RecordingRunner workers;
+  std::vector<bool> attempts;
+  LocalFirstPartRunner::Options options = Budget(absl::Seconds(10), /*max_ops=*/5);
+  options.on_attempt = [&](bool kept) { attempts.push_back(kept); };
+  LocalFirstPartRunner runner(&workers, options);
+  // Greedy's order on the trap is not optimal, so the attempt proves
+  // nothing; the 6-op branches exceed max_ops; the chain is proved here.
+  const std::vector<PartOutcome> outcomes = runner.RunAll(
+      {PartTask{&trap, "greedy", absl::Seconds(10), "r"},
+       PartTask{&branches, "dp", absl::Seconds(10), "r"},
+       PartTask{&chain, "dp", absl::Seconds(10), "r"}},
+      ScheduleLimits{});
+  ASSERT_EQ(outcomes.size(), 3u);
+  for (const PartOutcome& outcome : outcomes) ASSERT_TRUE(outcome.result.ok());
+  EXPECT_EQ(outcomes[0].runner, "worker");  // greedy: tried here, not proved
+  EXPECT_EQ(outcomes[1].runner, "worker");  // too big to try
+  EXPECT_EQ(outcomes[2].runner, "local");
+  EXPECT_THAT(workers.ops(), UnorderedElementsAre(5, 6));
+  EXPECT_THAT(attempts, UnorderedElementsAre(false, true));
+  // Each outcome answers its own task.
+  EXPECT_EQ(outcomes[1].result->peak_bytes, 52);
+  EXPECT_EQ(outcomes[0].result->order.size(), 5u);
+  EXPECT_EQ(outcomes[1].result->order.size(), 6u);
+  EXPECT_EQ(outcomes[2].result->order.size(), 2u);
+}
+
+TEST(LocalFirstPartRunnerTest, AZeroBudgetSendsEveryPartToTheRemoteRunner) {
+  const MemoryModel model = TestModel(kTwoBranchesGraph);
+  RecordingRunner workers;
+  LocalFirstPartRunner runner(&workers, Budget(absl::ZeroDuration()));
+  const std::vector<PartOutcome> outcomes =
+      runner.RunAll({PartTask{&model, "dp", absl::Seconds(10), "r"}}, ScheduleLimits{});
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0].runner, "worker");
+  EXPECT_THAT(workers.ops(), ElementsAre(5));
+}
+
+}  // namespace
+}  // namespace ordo
