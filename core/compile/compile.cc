@@ -105,16 +105,9 @@ struct Layout {
   }
   // Without pools every layout fits (the memory limit is checked elsewhere).
   bool FitsPools() const { return !pools.has_value() || pools->fits(); }
-  // Nothing of another schedule with the same peak can beat this one.
-  bool Unbeatable() const {
-    if (pools) {
-      // A proof that no order fits ends the search for one that does.
-      if (!pools->no_order_fits.empty()) return true;
-      return pools->fits() && pools->placement.evaluation.modelled_seconds <=
-                                  pools->lower_bound_seconds * (1 + 1e-12);
-    }
-    return arena.gap_bytes == 0 && !traffic;
-  }
+  // Without pools: nothing of another schedule with the same peak can beat
+  // this one.
+  bool Unbeatable() const { return arena.gap_bytes == 0 && !traffic; }
 };
 
 absl::StatusOr<Layout> Evaluate(const Graph& graph, const MemoryModel& model,
@@ -150,12 +143,31 @@ absl::StatusOr<Layout> Evaluate(const Graph& graph, const MemoryModel& model,
   return layout;
 }
 
-// Many schedules share the best peak; their arenas, placements and traffic
-// differ. Ranks the chosen schedule and every other candidate with the same
-// peak (peak first, then Layout::Rank) and keeps the best, unless nothing can
-// beat the chosen one. With pools, when the chosen schedule does not fit the
-// banks, candidates of any peak compete: a higher peak may split better
-// across banks, and fitting is what the device needs.
+// Moves the chosen layout into `result`. `start`: when the stage began; the
+// stage's time but the chosen layout's one-arena plan (which a compile
+// without pools makes too) is the pools' cost: the placements, and the other
+// schedules found, verified, scored, laid out and placed to compete with it.
+// An upper bound: without pools some of those would be compared too.
+void Adopt(Layout best, const Clock& clock, absl::Time start, CompileResult& result) {
+  result.schedule = std::move(best.order);
+  result.algorithm = std::move(best.algorithm);
+  if (best.simulation.peak_bytes != result.peak_bytes) {
+    // A higher peak chosen for the banks is not the proved optimum.
+    result.status = ScheduleStatus::kHeuristic;
+    result.peak_bytes = best.simulation.peak_bytes;
+  }
+  result.simulation = std::move(best.simulation);
+  result.arena = best.pools ? PoolArenaPlan(*best.pools, std::move(best.arena))
+                            : std::move(best.arena);
+  result.placement = std::move(best.pools);
+  if (result.placement) result.placement->stage_time = clock.Now() - start - best.arena_time;
+  result.traffic = std::move(best.traffic);
+}
+
+// Many schedules share the best peak; their arenas and traffic differ.
+// Without pools: ranks the chosen schedule and every other candidate with
+// the same peak (Layout::Rank) and keeps the best, unless nothing can beat
+// the chosen one.
 absl::Status ChooseLayout(const Graph& graph, const MemoryModel& model,
                           const CompileOptions& options,
                           absl::Time deadline, const Clock& clock,
@@ -165,40 +177,145 @@ absl::Status ChooseLayout(const Graph& graph, const MemoryModel& model,
                                               std::move(result.schedule),
                                               std::move(result.algorithm),
                                               std::move(result.simulation)));
-  const bool chosen_fits = best.FitsPools();
-  const absl::Duration chosen_arena_time = best.arena_time;
   for (const Candidate& candidate : alternatives) {
     if (best.Unbeatable()) break;
-    const bool same_peak = candidate.peak_bytes == result.peak_bytes;
-    if ((!same_peak && chosen_fits) || candidate.order == best.order) continue;
+    if (candidate.peak_bytes != result.peak_bytes || candidate.order == best.order) continue;
     ORDO_ASSIGN_OR_RETURN(SimulationResult simulation, Verify(model, candidate));
     ORDO_ASSIGN_OR_RETURN(
         Layout layout,
         Evaluate(graph, model, options, deadline, clock, candidate.order,
-                 absl::StrCat(candidate.algorithm,
-                              same_peak ? " (same peak, better layout)" : " (fits the pools)"),
+                 absl::StrCat(candidate.algorithm, " (same peak, better layout)"),
                  std::move(simulation)));
-    const bool better =
-        same_peak ? layout.Rank() < best.Rank() : layout.FitsPools() && !best.FitsPools();
-    if (better) best = std::move(layout);
+    if (layout.Rank() < best.Rank()) best = std::move(layout);
   }
-  result.schedule = std::move(best.order);
-  result.algorithm = std::move(best.algorithm);
-  if (best.simulation.peak_bytes != result.peak_bytes) {
-    // A higher peak chosen to fit the banks is not the proved optimum.
-    result.status = ScheduleStatus::kHeuristic;
-    result.peak_bytes = best.simulation.peak_bytes;
+  Adopt(std::move(best), clock, start, result);
+  return absl::OkStatus();
+}
+
+// Orders that compete with the chosen schedule for the banks, besides the
+// baseline orders: schedulers that take a few milliseconds at most, whose
+// orders gave the fastest placement on several shared models
+// (docs/pools.md, "Across schedules").
+constexpr const char* kPoolCandidateSchedulers[] = {"greedy", "hmcos"};
+
+// A candidate schedule and its score for the banks.
+struct ScoredSchedule {
+  Candidate candidate;
+  SimulationResult simulation;
+  // The placer's greedy starts alone (PlacePoolsGreedy): a fraction of the
+  // full placer's cost, and a placement the full placer never does worse
+  // than (its starts include them), so a candidate that fits here fits.
+  PoolPlacement greedy;
+  // The schedule stage's own schedule (not a competitor).
+  bool chosen = false;
+};
+
+// Fitting first, then the greedy placement's modelled time, then the lower
+// peak; the chosen schedule (index 0) wins ties.
+bool BetterScore(const ScoredSchedule& a, const ScoredSchedule& b) {
+  return std::tuple(a.greedy.evaluation.overflow_bytes, a.greedy.evaluation.modelled_seconds,
+                    a.candidate.peak_bytes) <
+         std::tuple(b.greedy.evaluation.overflow_bytes, b.greedy.evaluation.modelled_seconds,
+                    b.candidate.peak_bytes);
+}
+
+// The candidate schedules with pools: the chosen one first, then the
+// baseline orders and the orders of kPoolCandidateSchedulers, each once,
+// none over the memory limit.
+absl::StatusOr<std::vector<Candidate>> PoolCandidates(
+    const SchedulerRegistry& registry, const MemoryModel& model, const CompileOptions& options,
+    const ScheduleLimits& limits, Candidate chosen, const std::vector<Candidate>& baselines) {
+  std::vector<Candidate> candidates = {std::move(chosen)};
+  auto add = [&](Candidate candidate) {
+    if (options.memory_limit_bytes > 0 && candidate.peak_bytes > options.memory_limit_bytes) {
+      return;
+    }
+    for (const Candidate& known : candidates) {
+      if (known.order == candidate.order) return;
+    }
+    candidates.push_back(std::move(candidate));
+  };
+  for (const Candidate& baseline : baselines) add(baseline);
+  for (const char* name : kPoolCandidateSchedulers) {
+    ORDO_ASSIGN_OR_RETURN(auto scheduler, registry.Create(name));
+    ORDO_ASSIGN_OR_RETURN(ScheduleResult scheduled, scheduler->Schedule(model, limits));
+    add({std::move(scheduled.order), scheduled.algorithm, scheduled.peak_bytes});
   }
-  result.simulation = std::move(best.simulation);
-  result.arena = best.pools ? PoolArenaPlan(*best.pools, std::move(best.arena))
-                            : std::move(best.arena);
-  result.placement = std::move(best.pools);
-  // Everything this stage did but plan the chosen schedule's arena (which
-  // a compile without pools does too) is the pools' cost: the placements,
-  // and the other schedules verified, laid out and placed to compete with
-  // it. An upper bound: without pools some of those would be compared too.
-  if (result.placement) result.placement->stage_time = clock.Now() - start - chosen_arena_time;
-  result.traffic = std::move(best.traffic);
+  return candidates;
+}
+
+// With pools the schedule is chosen for the banks (spec: Memory pools; the
+// issue's "joint with scheduling"): the order of least peak is not always
+// the one that places fastest, nor the only one that fits. Steps:
+//  1. Candidates (PoolCandidates), each verified by the simulator.
+//  2. Each is scored by PlacePoolsGreedy on its own pool problem (tens of
+//     greedy passes in all, against the full placer's relaxation and
+//     search), unless PoolInfeasibility proves on the chosen schedule that
+//     no order fits: then only the chosen one is placed.
+//  3. The best score (BetterScore) is placed by the full placer (Evaluate).
+//     When no candidate's greedy placement fits, the candidates are placed
+//     in score order until one fits (the full placer may fit where its
+//     greedy starts do not), else the least overflowing stays.
+// Not optimal over orders: a schedule none of these schedulers produces may
+// place faster; and the full placer on the winner may do less well than it
+// would have on the runner-up (the score is its first step only).
+absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
+                              const CompileOptions& options, const SchedulerRegistry& registry,
+                              const ScheduleLimits& limits, const Clock& clock,
+                              const std::vector<Candidate>& baselines, CompileResult& result) {
+  const absl::Time start = clock.Now();
+  const absl::Time deadline = limits.deadline;
+  Candidate chosen{std::move(result.schedule), std::move(result.algorithm), result.peak_bytes};
+  ORDO_ASSIGN_OR_RETURN(PoolProblem chosen_problem,
+                        BuildPoolProblem(graph, model, result.simulation, options.alignment,
+                                         options.pools));
+  if (!PoolInfeasibility(graph, model, chosen_problem).empty()) {
+    ORDO_ASSIGN_OR_RETURN(Layout layout,
+                          Evaluate(graph, model, options, deadline, clock, std::move(chosen.order),
+                                   std::move(chosen.algorithm), std::move(result.simulation)));
+    Adopt(std::move(layout), clock, start, result);
+    return absl::OkStatus();
+  }
+  ORDO_ASSIGN_OR_RETURN(std::vector<Candidate> candidates,
+                        PoolCandidates(registry, model, options, limits, std::move(chosen),
+                                       baselines));
+  std::vector<ScoredSchedule> scored;
+  scored.reserve(candidates.size());
+  for (Candidate& candidate : candidates) {
+    ScoredSchedule entry;
+    if (scored.empty()) {
+      entry.chosen = true;
+      entry.simulation = std::move(result.simulation);
+      entry.greedy = PlacePoolsGreedy(chosen_problem);
+    } else {
+      ORDO_ASSIGN_OR_RETURN(entry.simulation, Verify(model, candidate));
+      ORDO_ASSIGN_OR_RETURN(PoolProblem problem,
+                            BuildPoolProblem(graph, model, entry.simulation, options.alignment,
+                                             options.pools));
+      entry.greedy = PlacePoolsGreedy(problem);
+    }
+    entry.candidate = std::move(candidate);
+    scored.push_back(std::move(entry));
+  }
+  std::stable_sort(scored.begin(), scored.end(), BetterScore);
+  const bool chosen_fits = std::find_if(scored.begin(), scored.end(), [](const auto& entry) {
+                             return entry.chosen;
+                           })->greedy.fits();
+  std::optional<Layout> best;
+  for (ScoredSchedule& entry : scored) {
+    std::string algorithm = entry.candidate.algorithm;
+    if (!entry.chosen) {
+      absl::StrAppend(&algorithm, chosen_fits ? " (places faster in the pools)" : " (fits the pools)");
+    }
+    ORDO_ASSIGN_OR_RETURN(Layout layout,
+                          Evaluate(graph, model, options, deadline, clock,
+                                   std::move(entry.candidate.order), std::move(algorithm),
+                                   std::move(entry.simulation)));
+    const bool fits = layout.FitsPools();
+    if (!best || layout.Rank() < best->Rank()) best = std::move(layout);
+    if (fits) break;
+  }
+  Adopt(std::move(*best), clock, start, result);
   return absl::OkStatus();
 }
 
@@ -321,8 +438,13 @@ absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& 
   result.parts = std::move(scheduled.parts);
 
   if (plan_arena) {
-    ORDO_RETURN_IF_ERROR(
-        ChooseLayout(graph, model, options, limits.deadline, clock, baselines, result));
+    if (options.pools.enabled()) {
+      ORDO_RETURN_IF_ERROR(
+          ChoosePoolLayout(graph, model, options, registry, limits, clock, baselines, result));
+    } else {
+      ORDO_RETURN_IF_ERROR(
+          ChooseLayout(graph, model, options, limits.deadline, clock, baselines, result));
+    }
     ORDO_RETURN_IF_ERROR(CompareArenas(model, options, limits.deadline, clock, result));
   } else if (options.on_chip_bytes > 0) {
     ORDO_ASSIGN_OR_RETURN(result.traffic,

@@ -49,8 +49,11 @@ struct CompileOptions {
   // Memory the scheduler's search may use.
   int64_t max_state_bytes = int64_t{1} << 30;
   // The device's memory banks (spec: Memory pools); none: one flat arena.
-  // With pools the place stage puts every tensor in a pool, and among
-  // schedules of equal peak keeps the one that places best.
+  // With pools the place stage puts every tensor in a pool and chooses the
+  // schedule for the banks: the chosen one, the baseline orders and the
+  // greedy and hmcos orders compete (within memory_limit_bytes), scored by
+  // the placer's greedy starts, and the best is placed in full; its peak
+  // may then be above the least (status heuristic).
   PoolOptions pools;
 };
 
@@ -151,7 +154,9 @@ absl::StatusOr<bool> OrderFitsDevice(const Graph& graph, const CompileOptions& o
 // The one compile path (STYLE: CLI local mode and server run this):
 // memory model -> baselines -> schedule -> verify -> layout -> traffic. Among
 // the schedules that reach the best peak it keeps the one with the least
-// off-chip traffic (when on_chip_bytes > 0), then the smallest arena. Errors: INVALID_ARGUMENT
+// off-chip traffic (when on_chip_bytes > 0), then the smallest arena; with
+// pools, the schedule whose placement fits and is fastest (CompileOptions::
+// pools). Errors: INVALID_ARGUMENT
 // for an unknown scheduler or a model the memory model rejects; INTERNAL when
 // a scheduler returns an order the simulator refuses (a bug, never shipped).
 absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& options,

@@ -144,6 +144,71 @@ TEST(CompilePoolsTest, ResidencyIsWhatThePlacementKeepsOnChip) {
   EXPECT_TRUE(quiet.traffic->resident_bytes.empty());
 }
 
+// The least peak is not the fastest placement. h is hot (written once, read
+// 8 times) and its readers need cs, so it lives until c's branch is done.
+// The least-peak order (pz ph pc uc r1..r8, peak 81: x z h at ph) makes z
+// produce h early and keeps h beside c (50) and z (60): in a 61-byte fast
+// bank either h goes slow (20 x 9 = 180 slow bytes) or z and c do (220).
+// The model order (pc uc pz ph r1..r8, peak 85: cs z h at ph) makes h after
+// c is gone: h, c and cs fit fast and only z goes slow (60 x 2 = 120).
+inline constexpr char kHotTensorGraph[] = R"(
+  input x 1
+  op pc Conv x -> c:50
+  op uc Conv c -> cs:5
+  op pz Conv x -> z:60
+  op ph Conv z -> h:20
+  op r1 Add h cs -> t1:1
+  op r2 Add h t1 -> t2:1
+  op r3 Add h t2 -> t3:1
+  op r4 Add h t3 -> t4:1
+  op r5 Add h t4 -> t5:1
+  op r6 Add h t5 -> t6:1
+  op r7 Add h t6 -> t7:1
+  op r8 Add h t7 -> y:1
+  output y
+)";
+
+TEST(CompilePoolsTest, ASchedulePastTheLeastPeakWinsWhenItPlacesFaster) {
+  const Graph g = TestGraph(kHotTensorGraph);
+  RealClock clock;
+  CompileOptions options = WithPools(61, 4096);
+  options.alignment = 1;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult plain, Compile(g, {}, clock));
+  ASSERT_EQ(plain.peak_bytes, 81);
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(g, options, clock));
+  ASSERT_TRUE(result.placement.has_value());
+  EXPECT_TRUE(result.placement->fits());
+  EXPECT_EQ(result.peak_bytes, 85);
+  EXPECT_EQ(result.simulation.peak_bytes, 85);
+  EXPECT_EQ(result.status, ScheduleStatus::kHeuristic);
+  EXPECT_THAT(result.algorithm, HasSubstr("places faster in the pools"));
+  // z alone in the slow bank: written once, read once.
+  const double slow_seconds = result.placement->placement.evaluation.pools[1].modelled_seconds;
+  EXPECT_NEAR(slow_seconds, 120 / 1e8, 1e-15);
+  // The least-peak schedule placed by the same place stage is slower.
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel model, BuildMemoryModel(g, options.memory));
+  ORDO_ASSERT_OK_AND_ASSIGN(SimulationResult least_peak, Simulate(model, plain.schedule));
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      PoolReport on_least_peak,
+      PlaceInPools(g, model, least_peak, options.alignment, options.pools,
+                   plain.arena.arena_bytes, ArenaLimits{}));
+  EXPECT_TRUE(on_least_peak.fits());
+  EXPECT_GT(on_least_peak.placement.evaluation.modelled_seconds,
+            result.placement->placement.evaluation.modelled_seconds + 50 / 1e8);
+}
+
+// Over a memory limit a faster order is not a candidate: the limit holds.
+TEST(CompilePoolsTest, AFasterOrderOverTheMemoryLimitIsNotChosen) {
+  const Graph g = TestGraph(kHotTensorGraph);
+  RealClock clock;
+  CompileOptions options = WithPools(61, 4096);
+  options.alignment = 1;
+  options.memory_limit_bytes = 81;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(g, options, clock));
+  EXPECT_EQ(result.peak_bytes, 81);
+  EXPECT_EQ(FitsDevice(options, result), std::optional<bool>(true));
+}
+
 TEST(CompilePoolsTest, WithoutPoolsNothingChanges) {
   const Graph g = TestGraph(kTwoBranchesGraph);
   RealClock clock;
