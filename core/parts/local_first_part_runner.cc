@@ -1,11 +1,15 @@
 #include "core/parts/local_first_part_runner.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <memory>
 #include <thread>
 #include <utility>
 
+#include "absl/time/time.h"
 #include "core/schedule/best_part_scheduler.h"
+#include "core/util/clock.h"
 
 namespace ordo {
 
@@ -23,13 +27,49 @@ LocalFirstPartRunner::LocalFirstPartRunner(PartRunner* remote, Options options,
                                            SchedulerRegistry schedulers)
     : remote_(remote), options_(std::move(options)), schedulers_(std::move(schedulers)) {}
 
+namespace {
+
+absl::Duration ThreadCpuTime() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return absl::DurationFromTimespec(now);
+}
+
+// An attempt's time: the calling thread's CPU time since the attempt began,
+// laid on the wall-time axis from `origin`, so a budget is CPU time and a
+// part stays or leaves whatever else runs on the machine (with a wall
+// budget, four concurrent compiles on two cores made attempts miss that
+// alone would prove). Once the request's own deadline passes (its clock),
+// it reads infinitely late, so that deadline still stops the search.
+// Read on the attempt's thread only.
+class AttemptClock final : public Clock {
+ public:
+  explicit AttemptClock(const ScheduleLimits& request)
+      : request_(request), origin_(request.Now()), cpu_origin_(ThreadCpuTime()) {}
+  absl::Time Now() const override {
+    if (request_.Expired()) return absl::InfiniteFuture();
+    return origin_ + (ThreadCpuTime() - cpu_origin_);
+  }
+  absl::Time origin() const { return origin_; }
+
+ private:
+  const ScheduleLimits& request_;
+  const absl::Time origin_;
+  const absl::Duration cpu_origin_;
+};
+
+}  // namespace
+
 std::optional<ScheduleResult> LocalFirstPartRunner::Attempt(const PartTask& task,
                                                             const ScheduleLimits& limits) const {
+  const AttemptClock clock(limits);
   ScheduleLimits attempt = limits;
-  attempt.deadline = std::min(limits.deadline, limits.Now() + options_.budget);
+  attempt.clock = &clock;
+  attempt.deadline = clock.origin() + options_.budget;
   attempt.max_state_bytes = std::min(limits.max_state_bytes, options_.max_state_bytes);
   absl::StatusOr<ScheduleResult> result = RunPartTask(schedulers_, task, attempt);
   if (!result.ok() || result->status != ScheduleStatus::kOptimal) return std::nullopt;
+  result->stats.time = limits.Now() - clock.origin();  // wall time, as a worker's
   // The same check a worker's answer gets (GrpcPartRunner): an optimal claim
   // the simulator does not confirm is a bug, and then the worker decides.
   result = CheckClaimedSchedule(*task.model, *std::move(result));

@@ -38,16 +38,17 @@ SchedulerRegistry AttemptSchedulers();
 //    `remote` with its whole budget: the attempt cost at most `budget`.
 // 3. One outcome per task, in task order.
 //
-// So the cost of a part no attempt proves is `budget` more than before, and
-// a part an attempt proves is never seen by a worker. Which parts stay here
-// depends on the attempt's wall time, so on the machine's load; the answers
-// do not (every kept one is optimal and checked by CheckClaimedSchedule).
+// So a part no attempt proves costs `budget` more than before, and a part
+// an attempt proves is never seen by a worker. `budget` is the calling
+// thread's CPU time (the request's wall deadline still applies), so which
+// parts stay here does not depend on the machine's load; the answers never
+// do (every kept one is optimal and checked by CheckClaimedSchedule).
 // Thread-safe if `remote` is; `remote` must outlive this runner.
 class LocalFirstPartRunner final : public PartRunner {
  public:
   struct Options {
-    // Wall time of the attempt in this process; zero: no attempt (every
-    // task goes to `remote`).
+    // CPU time of the attempt in this process (the calling thread's);
+    // zero: no attempt (every task goes to `remote`).
     absl::Duration budget = absl::Milliseconds(10);
     // Larger parts are never tried here.
     int32_t max_ops = 1000;
