@@ -219,12 +219,28 @@ bool BetterScore(const ScoredSchedule& a, const ScoredSchedule& b) {
                     b.candidate.peak_bytes);
 }
 
+// A competitor's search is worth a fraction of the compile, not its whole
+// budget: HMCOS took 1.1 s on randwire1 (i.MX RT1170), whose compile
+// without pools takes 18 ms. A quarter of the compile so far, at least
+// kMinCandidateSearch; a search cut short keeps its best order so far (its
+// incumbent's, RPO, at worst), so a loaded machine may choose another
+// schedule than an idle one.
+constexpr absl::Duration kMinCandidateSearch = absl::Milliseconds(20);
+ScheduleLimits CandidateLimits(const ScheduleLimits& limits, absl::Time compile_start) {
+  ScheduleLimits candidate = limits;
+  const absl::Time now = limits.Now();
+  candidate.deadline =
+      std::min(limits.deadline, now + std::max(kMinCandidateSearch, (now - compile_start) / 4));
+  return candidate;
+}
+
 // The candidate schedules with pools: the chosen one first, then the
 // baseline orders and the orders of kPoolCandidateSchedulers, each once,
 // none over the memory limit.
 absl::StatusOr<std::vector<Candidate>> PoolCandidates(
     const SchedulerRegistry& registry, const MemoryModel& model, const CompileOptions& options,
-    const ScheduleLimits& limits, Candidate chosen, const std::vector<Candidate>& baselines) {
+    const ScheduleLimits& limits, absl::Time compile_start, Candidate chosen,
+    const std::vector<Candidate>& baselines) {
   std::vector<Candidate> candidates = {std::move(chosen)};
   auto add = [&](Candidate candidate) {
     if (options.memory_limit_bytes > 0 && candidate.peak_bytes > options.memory_limit_bytes) {
@@ -238,7 +254,8 @@ absl::StatusOr<std::vector<Candidate>> PoolCandidates(
   for (const Candidate& baseline : baselines) add(baseline);
   for (const char* name : kPoolCandidateSchedulers) {
     ORDO_ASSIGN_OR_RETURN(auto scheduler, registry.Create(name));
-    ORDO_ASSIGN_OR_RETURN(ScheduleResult scheduled, scheduler->Schedule(model, limits));
+    ORDO_ASSIGN_OR_RETURN(ScheduleResult scheduled,
+                          scheduler->Schedule(model, CandidateLimits(limits, compile_start)));
     add({std::move(scheduled.order), scheduled.algorithm, scheduled.peak_bytes});
   }
   return candidates;
@@ -261,7 +278,8 @@ absl::StatusOr<std::vector<Candidate>> PoolCandidates(
 // would have on the runner-up (the score is its first step only).
 absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
                               const CompileOptions& options, const SchedulerRegistry& registry,
-                              const ScheduleLimits& limits, const Clock& clock,
+                              const ScheduleLimits& limits, absl::Time compile_start,
+                              const Clock& clock,
                               const std::vector<Candidate>& baselines, CompileResult& result) {
   const absl::Time start = clock.Now();
   const absl::Time deadline = limits.deadline;
@@ -277,8 +295,8 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
     return absl::OkStatus();
   }
   ORDO_ASSIGN_OR_RETURN(std::vector<Candidate> candidates,
-                        PoolCandidates(registry, model, options, limits, std::move(chosen),
-                                       baselines));
+                        PoolCandidates(registry, model, options, limits, compile_start,
+                                       std::move(chosen), baselines));
   std::vector<ScoredSchedule> scored;
   scored.reserve(candidates.size());
   for (Candidate& candidate : candidates) {
@@ -440,7 +458,8 @@ absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& 
   if (plan_arena) {
     if (options.pools.enabled()) {
       ORDO_RETURN_IF_ERROR(
-          ChoosePoolLayout(graph, model, options, registry, limits, clock, baselines, result));
+          ChoosePoolLayout(graph, model, options, registry, limits, start, clock, baselines,
+                           result));
     } else {
       ORDO_RETURN_IF_ERROR(
           ChooseLayout(graph, model, options, limits.deadline, clock, baselines, result));
