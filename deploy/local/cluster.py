@@ -8,6 +8,9 @@ the front's address and Prometheus' URL. Prometheus gets
 deploy/prometheus/prometheus.yml retargeted to the loopback ports (Docker DNS
 discovery of the workers becomes their static list) and, so that a test
 sees samples within seconds, a 1 s scrape interval.
+ORDO_CLUSTER_FRONT_FLAGS (space separated) are appended to ordo-server's
+command: tests that check what reaches the workers pass
+--in-server-part-budget=0 (small parts are otherwise proved in the front).
 down: SIGTERM to every pid in reverse start order, SIGKILL after a grace
 period, then removes STATE_DIR.
 
@@ -114,6 +117,8 @@ def up():
                 workdir = os.path.join(directory, f"{name}-{replica}")
                 os.makedirs(workdir, exist_ok=True)
                 command = list(service.get("command") or [])
+                if name == "ordo-server":
+                    command += os.environ.get("ORDO_CLUSTER_FRONT_FLAGS", "").split()
                 if name == "prometheus":
                     with open(PROMETHEUS_CONFIG) as f:
                         config = retarget_prometheus(yaml.safe_load(f), loopback)

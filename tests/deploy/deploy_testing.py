@@ -150,7 +150,10 @@ class Cluster:
     state directory; `state` is cluster.json."""
 
     def __init__(self, directory):
-        self.env = dict(os.environ, ORDO_CLUSTER_DIR=os.path.join(directory, "cluster"))
+        # Every part to the workers: the test checks that parts reach them
+        # (the example model's are otherwise proved in the front's thread).
+        self.env = dict(os.environ, ORDO_CLUSTER_DIR=os.path.join(directory, "cluster"),
+                        ORDO_CLUSTER_FRONT_FLAGS="--in-server-part-budget=0")
         self.state = None
 
     def __enter__(self):

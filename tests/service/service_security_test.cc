@@ -20,6 +20,9 @@ using ::testing::Not;
 
 constexpr char kToken[] = "tok-3f9a1c7e5b2d4068";
 constexpr char kSecondToken[] = "tok-rotated-88e1d0a4c6";
+// The tests that check what reaches a worker send it every part (small
+// parts are otherwise proved in the front's own thread).
+constexpr char kEveryPartToWorkers[] = "--in-server-part-budget=0";
 
 // Certificates and token files in a fresh temporary directory.
 class SecurityFiles {
@@ -193,7 +196,8 @@ TEST_F(ServiceSecurityTest, FrontReachesTlsWorkerWithToken) {
   // certificate (mutual TLS) and the second token of the worker's file.
   Service front(
       ORDO_SERVER_BINARY,
-      ServerFlags({"--workers=" + worker.address(), "--worker-tls-ca=" + Files()("ca.pem"),
+      ServerFlags({"--workers=" + worker.address(), kEveryPartToWorkers,
+                   "--worker-tls-ca=" + Files()("ca.pem"),
                    "--worker-tls-cert=" + Files()("client.pem"),
                    "--worker-tls-key=" + Files()("client.key"),
                    "--worker-auth-token-file=" + Files()("second-token")}));
@@ -254,7 +258,8 @@ TEST_F(ServiceSecurityTest, FrontVerifiesATlsWorkerFoundByNameAgainstTheName) {
 TEST_F(ServiceSecurityTest, BearerTokensGuardEveryCallAndAreNeverLogged) {
   // Local workers: the front hands them its token file and sends a token.
   Service server(ORDO_SERVER_BINARY,
-                 ServerFlags({"--local-workers=1", "--auth-token-file=" + Files()("tokens")}));
+                 ServerFlags({"--local-workers=1", kEveryPartToWorkers,
+                              "--auth-token-file=" + Files()("tokens")}));
   ASSERT_GT(server.port(), 0) << server.Log();
   const auto channel = grpc::CreateChannel(server.address(), grpc::InsecureChannelCredentials());
 
