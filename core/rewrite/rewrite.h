@@ -102,7 +102,8 @@ struct RewriteOptions {
 
 // One rewrite the search kept.
 struct AppliedRewrite {
-  // "identity" (SERENITY concat-conv), "channel" (MOTES channel
+  // "identity" (SERENITY concat-conv), "reassociate" (sums in schedule
+  // order), "channel" (MOTES channel
   // partitioning), "spatial" (tiling over height / width with halos),
   // "fusion" (patch-wise fusion of layer chains; `convs` then names each
   // stage's first op).
@@ -172,7 +173,11 @@ struct RewriteResult {
 //    again when the peak without it is no higher, and the survivors are
 //    applied one by one, so every kept rewrite is needed and each is
 //    reported with its own before and after.
-// 5. kPartition / kAll: SearchPartitions (partition_search.h) with what is
+// 5. Sums of three or more terms reassociated to add their terms in the
+//    order the schedule produces them (sum_reassociation.h; identity,
+//    partition and all: no extra MACs or ops), repeated on the new schedule
+//    while the peak drops.
+// 6. kPartition / kAll: SearchPartitions (partition_search.h) with what is
 //    left of the time limit; when it stops early (nothing more helps), a
 //    second, wider search (8 windows, also 6x1 and 8x1 tilings) from the
 //    same start with the time left, and the better of the two (peak, then
