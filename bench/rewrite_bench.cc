@@ -196,7 +196,8 @@ int RunPartition(const Args& args, RewriteMode mode) {
     absl::StatusOr<ArenaPlan> arena = PlanArena(verified->memory, verified->simulation, ArenaOptions{}, RealClock());
     int64_t identity_peak = result->original_peak_bytes;
     for (const AppliedRewrite& r : result->rewrites) {
-      if (r.kind == "identity") identity_peak = r.peak_after_bytes;
+      // Both kinds of identity rewrite: SERENITY's concat-conv and sums.
+      if (r.kind == "identity" || r.kind == "reassociate") identity_peak = r.peak_after_bytes;
     }
     const int64_t final_peak = result->schedule.peak_bytes;
     const double reduction = 100.0 * (result->original_peak_bytes - final_peak) /
