@@ -285,6 +285,29 @@ v1::CompileResponse CompileResultToProto(const Graph& graph, const CompileResult
   return response;
 }
 
+v1::CompileResponse CompileResponseOf(const CompileRequest& request, const Graph& compiled_graph,
+                                      const CompileResult& compiled,
+                                      const std::optional<RewriteSummary>& rewrite) {
+  v1::CompileResponse response = CompileResultToProto(compiled_graph, compiled);
+  if (const std::optional<bool> fits = FitsDevice(request.options, compiled)) {
+    response.set_fits(*fits);
+  }
+  const int64_t bound = compiled.lower_bound_bytes;
+  response.set_gap(bound > 0 ? static_cast<double>(compiled.peak_bytes - bound) /
+                                   static_cast<double>(bound)
+                             : 0.0);
+  v1::CompileOptions& options = *response.mutable_options();
+  v1::DeviceSpec& device = *response.mutable_device();
+  CompileOptionsToProto(request.options, options, device);
+  RewriteCompileOptionsToProto(request.rewrite, options, device);
+  InputShapesToProto(request.input_shapes, options);
+  options.set_max_state_bytes(request.options.max_state_bytes);
+  options.set_return_reordered_onnx(request.reordered_onnx);
+  options.set_return_reordered_tflite(request.reordered_tflite);
+  if (rewrite) RewriteSummaryToProto(*rewrite, response);
+  return response;
+}
+
 absl::StatusOr<CompileResult> CompileResultFromProto(const Graph& graph,
                                                      const CompileOptions& options,
                                                      const v1::CompileResponse& response) {

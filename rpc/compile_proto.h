@@ -1,6 +1,8 @@
 #ifndef ORDO_RPC_COMPILE_PROTO_H_
 #define ORDO_RPC_COMPILE_PROTO_H_
 
+#include <optional>
+
 #include "absl/status/statusor.h"
 #include "core/compile/compile.h"
 #include "core/compile/compile_request.h"
@@ -24,6 +26,18 @@ void CompileOptionsToProto(const CompileOptions& options, v1::CompileOptions& pr
 
 // A compile result as the API returns it: op and tensor ids become names.
 v1::CompileResponse CompileResultToProto(const Graph& graph, const CompileResult& result);
+
+// The response of a finished compile, as the server returns it and `ordo
+// compile --json` prints it (the one builder of both): the result
+// (CompileResultToProto), whether it fits the device (FitsDevice), the gap
+// to the bound, the options and device in force (the request's, defaults
+// applied) and, when a rewrite search ran, what it did
+// (RewriteSummaryToProto, with the rewritten model). `compiled_graph` is
+// the graph `compiled` scheduled (the rewritten one, or the request's).
+// No reordered models: the server adds those when asked.
+v1::CompileResponse CompileResponseOf(const CompileRequest& request, const Graph& compiled_graph,
+                                      const CompileResult& compiled,
+                                      const std::optional<RewriteSummary>& rewrite);
 
 // A response back into a CompileResult for `graph` (the client's own copy of
 // the model), so local and remote mode report through the same code. Trusts

@@ -2,6 +2,8 @@
 
 Arguments are first-pass reports NAME.first.json; a NAME.second.json beside
 one (the same compile again through the service) adds its cache hits.
+The reports are CompileResponse messages in protobuf's JSON mapping
+(docs/cli.md).
 """
 import json
 import os
@@ -18,17 +20,24 @@ def second_pass(path):
     return json.load(open(other))
 
 
+def milliseconds(duration):
+    """A google.protobuf.Duration in the JSON mapping ("0.012s") in ms."""
+    return 1e3 * float(duration.removesuffix("s"))
+
+
 def row(report, again):
-    baselines = report["baselines"]
+    # The proto's JSON mapping: int64 as strings, enums by name, lists.
+    baselines = {b["name"]: int(b["peak_bytes"]) for b in report["baselines"]}
     cached, again_ms = "-", "-"
-    if again is not None and again.get("service"):
-        cached = f'{again["service"]["cache_hits"]}/{again["service"]["parts"]}'
-        again_ms = f'{again["time_ms"]:.1f}'
-    return [report["model"].split("/")[-1].removesuffix(".onnx"), report["ops"],
-            baselines["model_order"]["peak_bytes"], baselines["kahn"]["peak_bytes"],
-            baselines["rpo"]["peak_bytes"], report["peak_bytes"],
-            report["lower_bound_bytes"], report["status"], report["algorithm"],
-            f'{report["time_ms"]:.1f}', cached, again_ms]
+    if again is not None:
+        stats = again["stats"]
+        cached = f'{stats["cache_hits"]}/{stats["parts"]}'
+        again_ms = f'{milliseconds(stats["time"]):.1f}'
+    status = report["status"].removeprefix("SCHEDULE_STATUS_").lower()
+    return [report["model_path"].split("/")[-1].removesuffix(".onnx"), report["ops"],
+            baselines["model_order"], baselines["kahn"], baselines["rpo"],
+            report["peak_bytes"], report["lower_bound_bytes"], status, report["algorithm"],
+            f'{milliseconds(report["stats"]["time"]):.1f}', cached, again_ms]
 
 
 def main(paths):

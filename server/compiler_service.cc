@@ -390,11 +390,7 @@ absl::StatusOr<v1::CompileResponse> CompilerService::ResponseOf(
     const CompileRequest& compile, absl::string_view model_bytes, const Graph& graph,
     const Graph& compiled_graph, const CompileResult& compiled,
     const std::optional<RewriteSummary>& rewrite) {
-  v1::CompileResponse response = rpc::CompileResultToProto(compiled_graph, compiled);
-  if (const std::optional<bool> fits = FitsDevice(compile.options, compiled)) {
-    response.set_fits(*fits);
-  }
-  if (rewrite) rpc::RewriteSummaryToProto(*rewrite, response);
+  v1::CompileResponse response = rpc::CompileResponseOf(compile, compiled_graph, compiled, rewrite);
   if (compile.reordered_onnx && response.rewritten_onnx_model().empty()) {
     ORDO_ASSIGN_OR_RETURN(*response.mutable_reordered_onnx_model(),
                           ReorderOnnxNodes(model_bytes, graph, compiled.schedule));

@@ -141,6 +141,13 @@ TEST_F(CompilerServiceTest, AnswersAreResimulatedAndOptimal) {
   EXPECT_EQ(response.peak_bytes(), best.peak_bytes);
   EXPECT_EQ(response.status(), v1::SCHEDULE_STATUS_OPTIMAL);
   EXPECT_FALSE(response.stats().response_cached());
+  // What `ordo compile --json` prints too (rpc::CompileResponseOf): the
+  // options in force, defaults applied, and no path (the server has bytes).
+  EXPECT_EQ(response.options().scheduler(), "best");
+  EXPECT_TRUE(response.options().inplace());
+  EXPECT_EQ(response.device().alignment_bytes(), 64);
+  EXPECT_TRUE(response.model_path().empty());
+  EXPECT_FALSE(response.has_fits());  // no memory capacity given
 }
 
 // `request` with every tensor, op and graph name prefixed, and its tensors

@@ -390,18 +390,16 @@ ArenaPlan StackedPools(const CompileResult& result) {
 // rsvg-convert, Debian package librsvg2-bin, is installed) in `dir`.
 absl::Status WriteReportFiles(const std::string& dir, const std::string& model_path,
                               const Graph& graph, const CompileOptions& options,
-                              const CompileResult& result, const RewriteSummary* rewrite) {
+                              const CompileResult& result, const v1::CompileResponse& response) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error) {
     return absl::InvalidArgumentError(
         absl::StrCat("--out-dir: cannot create \"", dir, "\": ", error.message()));
   }
-  ORDO_RETURN_IF_ERROR(WriteFile(
-      dir + "/schedule.json",
-      CompileReportJson(model_path, graph, options, result, rewrite).dump(2) + "\n"));
   ORDO_RETURN_IF_ERROR(
-      WriteFile(dir + "/arena.json", ArenaJson(graph, result).dump(2) + "\n"));
+      WriteFile(dir + "/schedule.json", CompileResponseJson(response, model_path)));
+  ORDO_RETURN_IF_ERROR(WriteFile(dir + "/arena.json", ArenaJson(response)));
   MemorySvgOptions svg;
   svg.title = absl::StrCat(std::filesystem::path(model_path).filename().string(),
                            ": memory profile");
@@ -429,14 +427,21 @@ client::OrdoClient::Options ClientOptions(const CompileOptions& options,
   return client_options;
 }
 
+// A compile's result and the API's response describing it (what --json
+// prints): the server's in remote mode, rpc::CompileResponseOf's in local
+// mode, the builder the server uses too.
+struct CompileAnswer {
+  RewriteCompileResult result;
+  v1::CompileResponse response;
+};
+
 // Remote mode: the server compiles (and rewrites); the result comes back
 // for the local copy of the model, or for the rewritten model the server
 // returned after checking it reads and writes what the local copy does. The
 // schedule is re-simulated here either way, so a wrong answer cannot pass.
-absl::StatusOr<RewriteCompileResult> CompileRemotely(const std::string& server,
-                                                     const LoadedModel& model,
-                                                     const CompileRequest& compile,
-                                                     const rpc::ClientSecurity& security) {
+absl::StatusOr<CompileAnswer> CompileRemotely(const std::string& server, const LoadedModel& model,
+                                              const CompileRequest& compile,
+                                              const rpc::ClientSecurity& security) {
   const CompileOptions& options = compile.options;
   const RewriteCompileOptions& rewrite = compile.rewrite;
   v1::CompileRequest request;
@@ -450,7 +455,21 @@ absl::StatusOr<RewriteCompileResult> CompileRemotely(const std::string& server,
   const client::OrdoClient client(server, ClientOptions(options, security, rewriting ? 3 : 1));
   absl::StatusOr<v1::CompileResponse> response = client.Compile(request);
   if (!response.ok()) return ServerError(server, response.status());
-  return rpc::RewriteCompileResultFromProto(model.graph, options, model.limits, *response);
+  ORDO_ASSIGN_OR_RETURN(
+      RewriteCompileResult result,
+      rpc::RewriteCompileResultFromProto(model.graph, options, model.limits, *response));
+  return CompileAnswer{std::move(result), *std::move(response)};
+}
+
+absl::StatusOr<CompileAnswer> CompileLocally(const LoadedModel& model,
+                                             const CompileRequest& request) {
+  RealClock clock;
+  ORDO_ASSIGN_OR_RETURN(
+      RewriteCompileResult result,
+      CompileWithRewrite(request, model.bytes, model.graph, CompileServices(), clock));
+  v1::CompileResponse response =
+      rpc::CompileResponseOf(request, result.graph, result.compile, result.rewrite);
+  return CompileAnswer{std::move(result), std::move(response)};
 }
 
 // Fit mode ran and the result still does not fit: the message says which
@@ -498,14 +517,14 @@ int RunCompile(const std::vector<std::string>& argv, std::ostream& out, std::ost
   if (!emit) request.names.reordered_onnx = "--rewritten-model";
   if (absl::Status valid = request.Validate(); !valid.ok()) return Fail(valid, err);
   if (absl::Status imported = ImportReadModel(*model); !imported.ok()) return Fail(imported, err);
-  RealClock clock;
   const std::optional<std::string> server = args->Value("server");
   absl::StatusOr<rpc::ClientSecurity> security = SecurityFromArgs(*args);
   if (!security.ok()) return Fail(security.status(), err);
-  absl::StatusOr<RewriteCompileResult> result =
-      server ? CompileRemotely(*server, *model, request, *security)
-             : CompileWithRewrite(request, model->bytes, model->graph, CompileServices(), clock);
-  if (!result.ok()) return Fail(result.status(), err);
+  absl::StatusOr<CompileAnswer> answer = server
+                                             ? CompileRemotely(*server, *model, request, *security)
+                                             : CompileLocally(*model, request);
+  if (!answer.ok()) return Fail(answer.status(), err);
+  const RewriteCompileResult* result = &answer->result;
   for (const std::optional<std::string>& path : {emit, rewritten_path}) {
     if (!path) continue;
     if (absl::Status status = EmitOnnx(*model, *result, *path); !status.ok()) {
@@ -519,16 +538,14 @@ int RunCompile(const std::vector<std::string>& argv, std::ostream& out, std::ost
   }
   const RewriteSummary* summary = result->rewrite ? &*result->rewrite : nullptr;
   if (auto dir = args->Value("out-dir")) {
-    if (absl::Status status =
-            WriteReportFiles(*dir, model->path, result->graph, *options, result->compile, summary);
+    if (absl::Status status = WriteReportFiles(*dir, model->path, result->graph, *options,
+                                               result->compile, answer->response);
         !status.ok()) {
       return Fail(status, err);
     }
   }
   if (args->Has("json")) {
-    out << CompileReportJson(model->path, result->graph, *options, result->compile, summary)
-               .dump(2)
-        << "\n";
+    out << CompileResponseJson(answer->response, model->path);
   } else {
     out << CompileReportText(model->path, result->graph, *options, result->compile, summary);
   }

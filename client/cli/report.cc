@@ -6,8 +6,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "core/report/memory_svg.h"
 #include "core/memory/simulator.h"
+#include "core/report/memory_svg.h"
+#include "core/util/check.h"
+#include "google/protobuf/util/json_util.h"
 
 namespace ordo::cli {
 namespace {
@@ -18,125 +20,8 @@ double Gap(int64_t peak, int64_t bound) {
 
 double Milliseconds(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
 
-nlohmann::ordered_json OptionsJson(const CompileOptions& options) {
-  return {{"inplace", options.memory.inplace},
-          {"count_weights", options.memory.count_weights},
-          {"io_outside_arena", options.memory.io_outside_arena},
-          {"activation_element_bytes", options.memory.activation_element_bytes},
-          {"alignment", options.alignment},
-          {"arena_planner", options.arena_planner},
-          {"time_limit_ms", Milliseconds(options.time_limit)}};
-}
-
-nlohmann::ordered_json PartsJson(const CompileResult& result) {
-  nlohmann::ordered_json parts = nlohmann::ordered_json::array();
-  for (const PartStats& part : result.parts) {
-    parts.push_back({{"ops", part.ops},
-                     {"peak_bytes", part.peak_bytes},
-                     {"lower_bound_bytes", part.lower_bound_bytes},
-                     {"status", std::string(ScheduleStatusName(part.status))},
-                     {"algorithm", part.algorithm},
-                     {"states_expanded", part.states_expanded},
-                     {"time_ms", Milliseconds(part.time)}});
-  }
-  return parts;
-}
-
 std::string Row(absl::string_view label, absl::string_view value) {
   return absl::StrFormat("%-13s %s\n", label, value);
-}
-
-nlohmann::ordered_json TrafficJson(const CompileResult& result) {
-  if (!result.traffic) return nullptr;
-  const TrafficResult& traffic = *result.traffic;
-  nlohmann::ordered_json json = {
-      {"on_chip_bytes", traffic.on_chip_bytes},
-      {"read_bytes", traffic.read_bytes},
-      {"write_bytes", traffic.write_bytes},
-      {"total_bytes", traffic.total_bytes},
-      // With pools the traffic is the placement's; there is no model-order
-      // placement to compare with.
-      {"from", result.placement ? "placement" : "belady"},
-      {"baseline_total_bytes", result.model_order_traffic
-                                   ? nlohmann::ordered_json(result.model_order_traffic->total_bytes)
-                                   : nlohmann::ordered_json(nullptr)},
-      {"fixed_read_bytes", traffic.fixed_read_bytes},
-      {"fixed_write_bytes", traffic.fixed_write_bytes},
-      {"streamed_steps", traffic.streamed_steps}};
-  if (!traffic.resident_bytes.empty()) json["resident_bytes"] = traffic.resident_bytes;
-  return json;
-}
-
-nlohmann::ordered_json ArenaBaselinesJson(const CompileResult& result) {
-  nlohmann::ordered_json json = nlohmann::ordered_json::object();
-  for (const ArenaBaseline& baseline : result.arena_baselines) {
-    json[baseline.name] = {{"schedule_bytes", baseline.schedule_bytes},
-                           {"model_order_bytes", baseline.model_order_bytes}};
-  }
-  return json;
-}
-
-// What the service's cache and workers did; null in local mode.
-nlohmann::ordered_json ServiceJson(const CompileResult& result) {
-  if (!result.part_stats) return nullptr;
-  const PartScheduleStats& stats = *result.part_stats;
-  return {{"parts", stats.parts},
-          {"cache_hits", stats.cache_hits},
-          {"cache_misses", stats.cache_misses},
-          {"cache_errors", stats.cache_errors},
-          {"workers_used", stats.runners_used},
-          {"task_retries", stats.task_retries},
-          {"worker_answers_rejected", stats.rejected_answers},
-          {"fallback_parts", stats.fallback_parts},
-          {"deduplicated_parts", stats.deduplicated_parts}};
-}
-
-nlohmann::ordered_json ParetoJson(const std::vector<ParetoPoint>& front) {
-  nlohmann::ordered_json points = nlohmann::ordered_json::array();
-  for (const ParetoPoint& point : front) {
-    points.push_back({{"peak_bytes", point.peak_bytes},
-                      {"latency_overhead", point.latency_overhead},
-                      {"mac_overhead", point.mac_overhead},
-                      {"rewrites", point.rewrites}});
-  }
-  return points;
-}
-
-nlohmann::ordered_json RewriteJson(const RewriteSummary& summary) {
-  nlohmann::ordered_json rewrites = nlohmann::ordered_json::array();
-  for (const AppliedRewrite& applied : summary.rewrites) {
-    rewrites.push_back({{"kind", applied.kind},
-                        {"description", applied.description},
-                        {"concat", applied.concat},
-                        {"convs", applied.convs},
-                        {"peak_before_bytes", applied.peak_before_bytes},
-                        {"peak_after_bytes", applied.peak_after_bytes},
-                        {"extra_macs", applied.extra_macs},
-                        {"extra_ops", applied.extra_ops}});
-  }
-  return {{"mode", summary.mode},
-          {"fit_fallback", summary.fit_fallback},
-          {"fallback_from_peak_bytes",
-           summary.fit_fallback ? nlohmann::ordered_json(summary.fallback_from_peak_bytes)
-                                : nlohmann::ordered_json(nullptr)},
-          {"original_peak_bytes", summary.original_peak_bytes},
-          {"rewrites", rewrites},
-          {"original_macs", summary.original_macs},
-          {"rewritten_macs", summary.rewritten_macs},
-          {"original_ops", summary.original_ops},
-          {"rewritten_ops", summary.rewritten_ops},
-          {"latency_overhead", summary.latency_overhead},
-          {"weights_carried", summary.weights_carried},
-          {"note", summary.note},
-          {"fits", summary.fit_mode ? nlohmann::ordered_json(summary.fits)
-                                    : nlohmann::ordered_json(nullptr)},
-          {"bottleneck_tensors", summary.bottleneck_tensors},
-          {"sites_found", summary.sites_found},
-          {"sites_skipped", summary.sites_skipped},
-          {"schedules_run", summary.schedules_run},
-          {"time_limit_hit", summary.time_limit_hit},
-          {"time_ms", Milliseconds(summary.time)},
-          {"pareto", ParetoJson(summary.pareto)}};
 }
 
 std::string RewriteText(const RewriteSummary& summary) {
@@ -200,118 +85,34 @@ std::string PlacementText(const PoolReport& report) {
   return out;
 }
 
-// Spec "Memory pools": the placement, each pool's use and share of the
-// modelled time, the bound and the baselines on the same schedule.
-nlohmann::ordered_json PlacementJson(const CompileOptions& options, const CompileResult& result) {
-  if (!result.placement) return nullptr;
-  const PoolReport& report = *result.placement;
-  const PoolEvaluation& evaluation = report.placement.evaluation;
-  nlohmann::ordered_json pools = nlohmann::ordered_json::array();
-  for (const PoolUsage& pool : evaluation.pools) {
-    pools.push_back({{"name", pool.name},
-                     {"off_chip", options.pools.pools[&pool - evaluation.pools.data()].off_chip},
-                     {"capacity_bytes", pool.capacity_bytes},
-                     {"used_bytes", pool.used_bytes},
-                     {"tensors", pool.tensors},
-                     {"modelled_time_s", pool.modelled_seconds},
-                     {"time_share", evaluation.modelled_seconds > 0
-                                        ? pool.modelled_seconds / evaluation.modelled_seconds
-                                        : 0.0}});
-  }
-  nlohmann::ordered_json baselines = nlohmann::ordered_json::object();
-  for (const PoolBaseline& baseline : report.baselines) {
-    if (baseline.name == "single_pool") {
-      baselines[baseline.name] = {{"fits", baseline.fits},
-                                  {"arena_bytes", baseline.single_pool_bytes}};
-    } else {
-      baselines[baseline.name] = {{"fits", baseline.fits},
-                                  {"modelled_time_s", baseline.modelled_seconds},
-                                  {"overflow_bytes", baseline.overflow_bytes}};
-    }
-  }
-  return {{"algorithm", report.placement.algorithm},
-          {"fits", report.fits()},
-          {"overflow", report.overflow.empty() ? nlohmann::ordered_json(nullptr)
-                                               : nlohmann::ordered_json(report.overflow)},
-          {"modelled_time_s", evaluation.modelled_seconds},
-          {"lower_bound_s", report.lower_bound_seconds},
-          {"gap", report.lower_bound_seconds > 0
-                      ? evaluation.modelled_seconds / report.lower_bound_seconds - 1
-                      : 0.0},
-          {"pools", pools},
-          {"baselines", baselines},
-          {"time_ms", Milliseconds(report.time)}};
+}  // namespace
+
+namespace {
+
+// Protobuf's JSON mapping with every field present, under the proto's names.
+std::string ProtoJson(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.always_print_primitive_fields = true;
+  options.preserve_proto_field_names = true;
+  std::string json;
+  // Only fails on messages that cannot be mapped (an Any without a type
+  // resolver, an out-of-range Duration); ours never are.
+  ORDO_CHECK(google::protobuf::util::MessageToJsonString(message, &json, options).ok());
+  return json;
 }
 
 }  // namespace
 
-nlohmann::ordered_json ArenaJson(const Graph& graph, const CompileResult& result) {
-  const ArenaPlan& arena = result.arena;
-  nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
-  for (const TensorPlacement& placement : arena.tensors) {
-    nlohmann::ordered_json tensor = {{"name", graph.tensor(placement.tensor).name}};
-    if (placement.pool != kNoId && result.placement) {
-      tensor["pool"] = result.placement->placement.evaluation.pools[placement.pool].name;
-    }
-    tensor["offset"] = placement.offset;
-    tensor["size"] = placement.size;
-    tensor["first_step"] = placement.first_step;
-    tensor["last_step"] = placement.last_step;
-    tensors.push_back(std::move(tensor));
-  }
-  return {{"bytes", arena.arena_bytes},
-          {"lower_bound_bytes", arena.lower_bound_bytes},
-          {"gap", Gap(arena.arena_bytes, arena.lower_bound_bytes)},
-          {"planner", arena.planner},
-          {"algorithm", arena.algorithm},
-          {"alignment", arena.alignment},
-          {"optimal", arena.optimal},
-          {"tensors", tensors}};
+std::string CompileResponseJson(v1::CompileResponse response, const std::string& model_path) {
+  response.set_model_path(model_path);
+  response.clear_rewritten_onnx_model();
+  response.clear_reordered_onnx_model();
+  response.clear_reordered_tflite_model();
+  return ProtoJson(response);
 }
 
-nlohmann::ordered_json CompileReportJson(const std::string& model_path, const Graph& graph,
-                                         const CompileOptions& options,
-                                         const CompileResult& result,
-                                         const RewriteSummary* rewrite) {
-  nlohmann::ordered_json json;
-  json["model"] = model_path;
-  json["ops"] = graph.num_ops();
-  json["tensors"] = graph.num_tensors();
-  json["scheduler"] = result.scheduler;
-  json["algorithm"] = result.algorithm;
-  json["status"] = std::string(ScheduleStatusName(result.status));
-  json["peak_bytes"] = result.peak_bytes;
-  json["lower_bound_bytes"] = result.lower_bound_bytes;
-  json["gap"] = Gap(result.peak_bytes, result.lower_bound_bytes);
-  nlohmann::ordered_json baselines = nlohmann::ordered_json::object();
-  for (const BaselinePeak& baseline : result.baselines) {
-    baselines[baseline.name] = {{"peak_bytes", baseline.peak_bytes}};
-  }
-  json["baselines"] = baselines;
-  json["memory_limit_bytes"] = options.memory_limit_bytes;
-  const std::optional<bool> fits = FitsDevice(options, result);
-  json["fits"] = fits ? nlohmann::ordered_json(*fits) : nlohmann::ordered_json(nullptr);
-  json["options"] = OptionsJson(options);
-  nlohmann::ordered_json schedule = nlohmann::ordered_json::array();
-  for (OpId op : result.schedule) schedule.push_back(graph.op(op).name);
-  json["schedule"] = schedule;
-  json["initial_bytes"] = result.simulation.initial_bytes;
-  json["profile"] = result.simulation.step_bytes;
-  json["peak_step"] = result.simulation.peak_step;
-  json["parts"] = PartsJson(result);
-  json["arena"] = ArenaJson(graph, result);
-  json["arena_baselines"] = ArenaBaselinesJson(result);
-  json["placement"] = PlacementJson(options, result);
-  json["traffic"] = TrafficJson(result);
-  json["stats"] = {{"states_expanded", result.stats.states_expanded},
-                   {"states_stored", result.stats.states_stored},
-                   {"schedule_time_ms", Milliseconds(result.stats.time)}};
-  json["service"] = ServiceJson(result);
-  json["rewrite"] =
-      rewrite != nullptr ? RewriteJson(*rewrite) : nlohmann::ordered_json(nullptr);
-  json["time_ms"] = Milliseconds(result.time);
-  return json;
-}
+std::string ArenaJson(const v1::CompileResponse& response) { return ProtoJson(response.arena()); }
 
 std::string CompileReportText(const std::string& model_path, const Graph& graph,
                               const CompileOptions& options, const CompileResult& result,

@@ -7,19 +7,19 @@
 #include "core/compile/rewrite_compile.h"
 #include "core/graph/graph.h"
 #include "nlohmann/json.hpp"
+#include "ordo/v1/compiler_service.pb.h"
 
 namespace ordo::cli {
 
-// The JSON object `ordo compile --json` prints (docs/cli.md documents the fields).
-// `graph` is the graph `result` scheduled (the rewritten one after
-// rewriting); `rewrite`, when not null, adds the "rewrite" object.
-nlohmann::ordered_json CompileReportJson(const std::string& model_path, const Graph& graph,
-                                         const CompileOptions& options,
-                                         const CompileResult& result,
-                                         const RewriteSummary* rewrite = nullptr);
+// `ordo compile --json` and --out-dir's schedule.json: the API's
+// CompileResponse in protobuf's JSON mapping (the proto's field names,
+// every field printed, int64 as strings, enums by name), with `model_path`
+// set and without the model files (they go to their own paths). One schema
+// for CLI and API: docs/cli.md.
+std::string CompileResponseJson(v1::CompileResponse response, const std::string& model_path);
 
-// `arena.json` of --out-dir: the layout with tensor names.
-nlohmann::ordered_json ArenaJson(const Graph& graph, const CompileResult& result);
+// `arena.json` of --out-dir: the response's `arena` in the same mapping.
+std::string ArenaJson(const v1::CompileResponse& response);
 
 // The short aligned summary `ordo compile` prints.
 std::string CompileReportText(const std::string& model_path, const Graph& graph,

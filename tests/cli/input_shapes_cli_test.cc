@@ -14,12 +14,14 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/cli/compile_json.h"
 #include "tests/cli/run_ordo.h"
 #include "tests/data/dynamic_batch.h"
 
 namespace {
 
 using ::ordo::testing::WithDynamicBatch;
+using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 
 using ::ordo::testing::ProcessResult;
@@ -29,6 +31,12 @@ nlohmann::json RunJson(const std::string& args) {
   ProcessResult run = RunOrdo(args + " --json");
   EXPECT_EQ(run.exit_code, 0) << args << "\n" << run.out;
   return nlohmann::json::parse(run.out, nullptr, false);
+}
+
+ordo::v1::CompileResponse RunCompileJson(const std::string& args) {
+  ProcessResult run = RunOrdo(args + " --json");
+  EXPECT_EQ(run.exit_code, 0) << args << "\n" << run.out;
+  return ordo::ParseCompileJson(run.out);
 }
 
 std::string ReadFile(const std::string& path) {
@@ -60,15 +68,17 @@ TEST(InputShapesCliTest, DynamicMobileNetV2WithBatchOneIsTheStaticModel) {
                  << ")";
   }
   const std::string dynamic = DynamicCopy(static_model, "mbv2.onnx");
-  const nlohmann::json expected = RunJson("compile " + static_model);
-  const nlohmann::json batch = RunJson("compile " + dynamic + " --batch 1");
-  const nlohmann::json shape =
-      RunJson("compile " + dynamic + " --input-shape input=1x3x224x224");
-  for (const nlohmann::json* got : {&batch, &shape}) {
-    EXPECT_EQ((*got)["peak_bytes"], expected["peak_bytes"]);
-    EXPECT_EQ((*got)["status"], expected["status"]);
-    EXPECT_EQ((*got)["schedule"], expected["schedule"]);
-    EXPECT_EQ((*got)["arena"], expected["arena"]);
+  const ordo::v1::CompileResponse expected = RunCompileJson("compile " + static_model);
+  const ordo::v1::CompileResponse batch = RunCompileJson("compile " + dynamic + " --batch 1");
+  const ordo::v1::CompileResponse shape =
+      RunCompileJson("compile " + dynamic + " --input-shape input=1x3x224x224");
+  EXPECT_EQ(batch.options().batch(), 1);
+  EXPECT_EQ(shape.options().input_shapes().at("input").dims_size(), 4);
+  for (const ordo::v1::CompileResponse* got : {&batch, &shape}) {
+    EXPECT_EQ(got->peak_bytes(), expected.peak_bytes());
+    EXPECT_EQ(got->status(), expected.status());
+    EXPECT_THAT(got->schedule(), ElementsAreArray(expected.schedule()));
+    EXPECT_EQ(got->arena().DebugString(), expected.arena().DebugString());
   }
   ProcessResult refused = RunOrdo("compile " + dynamic);
   EXPECT_EQ(refused.exit_code, 2);
@@ -79,21 +89,21 @@ TEST(InputShapesCliTest, DynamicMobileNetV2WithBatchOneIsTheStaticModel) {
 
 TEST(InputShapesCliTest, BatchScalesThroughFoldedShapeComputations) {
   const std::string dynamic = DynamicCopy(kShapeSubgraph, "shape_subgraph.onnx");
-  const nlohmann::json static_report = RunJson("compile " + kShapeSubgraph);
-  const nlohmann::json one = RunJson("compile " + dynamic + " --batch 1");
-  const nlohmann::json four = RunJson("compile " + dynamic + " --batch 4");
-  EXPECT_EQ(one["peak_bytes"], static_report["peak_bytes"]);
-  EXPECT_EQ(one["schedule"], static_report["schedule"]);
+  const ordo::v1::CompileResponse static_report = RunCompileJson("compile " + kShapeSubgraph);
+  const ordo::v1::CompileResponse one = RunCompileJson("compile " + dynamic + " --batch 1");
+  const ordo::v1::CompileResponse four = RunCompileJson("compile " + dynamic + " --batch 4");
+  EXPECT_EQ(one.peak_bytes(), static_report.peak_bytes());
+  EXPECT_THAT(one.schedule(), ElementsAreArray(static_report.schedule()));
   // Every activation carries the batch dim, so the peak is four times as big.
-  EXPECT_EQ(four["peak_bytes"].get<int64_t>(), 4 * one["peak_bytes"].get<int64_t>());
-  EXPECT_EQ(four["ops"], one["ops"]);
+  EXPECT_EQ(four.peak_bytes(), 4 * one.peak_bytes());
+  EXPECT_EQ(four.ops(), one.ops());
 
   const nlohmann::json estimate = RunJson("estimate " + dynamic + " --batch 4");
   EXPECT_EQ(estimate["lower_bound_bytes"].get<int64_t>(),
             4 * RunJson("estimate " + kShapeSubgraph)["lower_bound_bytes"].get<int64_t>())
       << estimate.dump();
   const nlohmann::json inspect = RunJson("inspect " + dynamic + " --batch 2");
-  EXPECT_EQ(inspect["ops"], one["ops"]) << inspect.dump();
+  EXPECT_EQ(inspect["ops"].get<int>(), one.ops()) << inspect.dump();
   std::filesystem::remove(dynamic);
 }
 

@@ -13,16 +13,21 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/cli/compile_json.h"
 #include "tests/cli/run_ordo.h"
 
 namespace {
 
 using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
 using ::ordo::testing::ProcessResult;
 using ::ordo::testing::RunOrdo;
+using ::ordo::ParseCompileJson;
+namespace v1 = ::ordo::v1;
 
 std::string Example(const std::string& name) {
   return absl::StrCat(ORDO_EXAMPLE_MODELS_DIR, "/", name);
@@ -46,16 +51,22 @@ TEST(OrdoCliTest, CompileJsonOnEveryExampleModel) {
     ++models;
     ProcessResult run = RunOrdo(absl::StrCat("compile ", entry.path().string(), " --json"));
     ASSERT_EQ(run.exit_code, 0) << run.out;
-    nlohmann::json report = nlohmann::json::parse(run.out);
-    EXPECT_GT(report["ops"].get<int>(), 0);
-    EXPECT_GE(report["peak_bytes"].get<int64_t>(), report["lower_bound_bytes"].get<int64_t>());
-    EXPECT_EQ(report["schedule"].size(), report["ops"].get<size_t>());
-    EXPECT_EQ(report["profile"].size(), report["ops"].get<size_t>());
-    for (const char* baseline : {"model_order", "kahn", "rpo"}) {
-      EXPECT_GE(report["baselines"][baseline]["peak_bytes"].get<int64_t>(),
-                report["peak_bytes"].get<int64_t>())
-          << baseline;
+    const v1::CompileResponse report = ParseCompileJson(run.out);
+    EXPECT_GT(report.ops(), 0);
+    EXPECT_GE(report.peak_bytes(), report.lower_bound_bytes());
+    EXPECT_EQ(report.schedule_size(), report.ops());
+    EXPECT_EQ(report.profile().step_bytes_size(), report.ops());
+    EXPECT_EQ(report.model_path(), entry.path().string());
+    EXPECT_EQ(report.options().scheduler(), "best");  // the default in force
+    std::vector<std::string> names;
+    for (const v1::BaselinePeak& baseline : report.baselines()) {
+      names.push_back(baseline.name());
+      EXPECT_GE(baseline.peak_bytes(), report.peak_bytes()) << baseline.name();
     }
+    EXPECT_THAT(names, ElementsAre("model_order", "kahn", "rpo"));
+    // The mapping's documented forms: int64 as a string, enums by name.
+    EXPECT_THAT(run.out, HasSubstr(absl::StrCat("\"peak_bytes\": \"", report.peak_bytes(), "\"")));
+    EXPECT_THAT(run.out, HasSubstr("\"status\": \"SCHEDULE_STATUS_"));
   }
   EXPECT_GE(models, 2);
 }
@@ -78,10 +89,10 @@ TEST(OrdoCliTest, EmitOnnxReloadsWithTheSamePeak) {
   // The emitted file runs the chosen schedule in file order.
   ProcessResult again = RunOrdo(absl::StrCat("compile ", out, " --json --scheduler model"));
   ASSERT_EQ(again.exit_code, 0) << again.out;
-  nlohmann::json a = nlohmann::json::parse(first.out);
-  nlohmann::json b = nlohmann::json::parse(again.out);
-  EXPECT_EQ(a["peak_bytes"], b["peak_bytes"]);
-  EXPECT_EQ(a["schedule"], b["schedule"]);
+  const v1::CompileResponse a = ParseCompileJson(first.out);
+  const v1::CompileResponse b = ParseCompileJson(again.out);
+  EXPECT_EQ(a.peak_bytes(), b.peak_bytes());
+  EXPECT_THAT(b.schedule(), ElementsAreArray(a.schedule()));
   std::filesystem::remove(out);
 }
 
@@ -119,18 +130,29 @@ TEST(OrdoCliTest, ArenaTrafficAndOutDir) {
                                            " --json --on-chip 64KiB --arena tflite --out-dir ",
                                            dir.string()));
   ASSERT_EQ(run.exit_code, 0) << run.out;
-  nlohmann::json report = nlohmann::json::parse(run.out);
-  EXPECT_EQ(report["arena"]["planner"], "tflite");
-  EXPECT_GE(report["arena"]["bytes"].get<int64_t>(),
-            report["arena"]["lower_bound_bytes"].get<int64_t>());
-  EXPECT_GE(report["arena_baselines"]["tflite"]["model_order_bytes"].get<int64_t>(), 0);
-  EXPECT_EQ(report["traffic"]["on_chip_bytes"], 64 * 1024);
-  EXPECT_EQ(report["traffic"]["total_bytes"].get<int64_t>(),
-            report["traffic"]["read_bytes"].get<int64_t>() +
-                report["traffic"]["write_bytes"].get<int64_t>());
+  const v1::CompileResponse report = ParseCompileJson(run.out);
+  EXPECT_EQ(report.arena().planner(), "tflite");
+  EXPECT_GE(report.arena().arena_bytes(), report.arena().lower_bound_bytes());
+  ASSERT_FALSE(report.arena_baselines().empty());
+  EXPECT_EQ(report.arena_baselines(0).planner(), "tflite");
+  EXPECT_GE(report.arena_baselines(0).model_order_arena_bytes(), 0);
+  EXPECT_EQ(report.traffic().on_chip_bytes(), 64 * 1024);
+  EXPECT_EQ(report.device().on_chip_bytes(), 64 * 1024);
+  EXPECT_EQ(report.traffic().total_bytes(),
+            report.traffic().read_bytes() + report.traffic().write_bytes());
   for (const char* file : {"schedule.json", "arena.json", "memory.svg"}) {
     EXPECT_TRUE(std::filesystem::exists(dir / file)) << file;
   }
+  // schedule.json is the report; arena.json its arena, in the same mapping.
+  auto read = [](const std::filesystem::path& path) {
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  EXPECT_EQ(ParseCompileJson(read(dir / "schedule.json")).peak_bytes(), report.peak_bytes());
+  v1::ArenaPlan arena;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(read(dir / "arena.json"), &arena).ok());
+  EXPECT_EQ(arena.arena_bytes(), report.arena().arena_bytes());
+  EXPECT_EQ(arena.tensors_size(), report.arena().tensors_size());
   std::ifstream svg(dir / "memory.svg");
   std::string head(5, ' ');
   svg.read(head.data(), 5);
@@ -186,25 +208,25 @@ std::string WriteConcatConvModel() {
 // Whatever a mode finds: the peak does not rise, every kept rewrite is
 // listed with its cost, and the written model runs the reported schedule in
 // file order at the reported peak.
-void ExpectConsistentRewrite(const nlohmann::json& report, const std::string& rewritten_path) {
-  const nlohmann::json& rewrite = report["rewrite"];
-  ASSERT_TRUE(rewrite.is_object()) << report.dump(2);
-  EXPECT_LE(report["peak_bytes"].get<int64_t>(), rewrite["original_peak_bytes"].get<int64_t>());
+void ExpectConsistentRewrite(const v1::CompileResponse& report,
+                             const std::string& rewritten_path) {
+  ASSERT_TRUE(report.has_rewrite()) << report.DebugString();
+  const v1::RewriteSummary& rewrite = report.rewrite();
+  EXPECT_LE(report.peak_bytes(), rewrite.original_peak_bytes());
   int64_t extra_macs = 0;
-  for (const nlohmann::json& applied : rewrite["rewrites"]) {
-    EXPECT_LE(applied["peak_after_bytes"].get<int64_t>(),
-              applied["peak_before_bytes"].get<int64_t>());
-    extra_macs += applied["extra_macs"].get<int64_t>();
-    EXPECT_TRUE(applied.contains("extra_ops"));
+  for (const v1::AppliedRewrite& applied : report.rewrites()) {
+    EXPECT_LE(applied.peak_after_bytes(), applied.peak_before_bytes());
+    extra_macs += applied.extra_macs();
   }
-  EXPECT_EQ(extra_macs, rewrite["rewritten_macs"].get<int64_t>() -
-                            rewrite["original_macs"].get<int64_t>());
+  EXPECT_EQ(extra_macs, rewrite.rewritten_macs() - rewrite.original_macs());
+  // The model itself goes to --rewritten-model, not into the JSON.
+  EXPECT_TRUE(report.rewritten_onnx_model().empty());
   ProcessResult again =
       RunOrdo(absl::StrCat("compile ", rewritten_path, " --json --scheduler model"));
   ASSERT_EQ(again.exit_code, 0) << again.out;
-  nlohmann::json reloaded = nlohmann::json::parse(again.out);
-  EXPECT_EQ(reloaded["peak_bytes"], report["peak_bytes"]);
-  EXPECT_EQ(reloaded["schedule"], report["schedule"]);
+  const v1::CompileResponse reloaded = ParseCompileJson(again.out);
+  EXPECT_EQ(reloaded.peak_bytes(), report.peak_bytes());
+  EXPECT_THAT(reloaded.schedule(), ElementsAreArray(report.schedule()));
 }
 
 TEST(OrdoCliTest, RewriteIdentityWritesAModelThatRunsTheScheduleAtThePeak) {
@@ -213,15 +235,15 @@ TEST(OrdoCliTest, RewriteIdentityWritesAModelThatRunsTheScheduleAtThePeak) {
   ProcessResult run = RunOrdo(absl::StrCat("compile ", model,
                                            " --json --rewrite identity --rewritten-model ", out));
   ASSERT_EQ(run.exit_code, 0) << run.out;
-  nlohmann::json report = nlohmann::json::parse(run.out);
+  const v1::CompileResponse report = ParseCompileJson(run.out);
   ExpectConsistentRewrite(report, out);
-  EXPECT_EQ(report["rewrite"]["mode"], "identity");
-  ASSERT_EQ(report["rewrite"]["rewrites"].size(), 1u);
-  EXPECT_EQ(report["rewrite"]["rewrites"][0]["kind"], "identity");
-  EXPECT_LT(report["peak_bytes"].get<int64_t>(),
-            report["rewrite"]["original_peak_bytes"].get<int64_t>());
-  EXPECT_THAT(report["rewrite"]["note"].get<std::string>(), HasSubstr("no weight data"));
-  EXPECT_TRUE(report["rewrite"]["fits"].is_null());  // no --memory-limit: not fit mode
+  EXPECT_EQ(report.rewrite().mode(), "identity");
+  EXPECT_EQ(report.options().rewrite(), "identity");
+  ASSERT_EQ(report.rewrites_size(), 1);
+  EXPECT_EQ(report.rewrites(0).kind(), "identity");
+  EXPECT_LT(report.peak_bytes(), report.rewrite().original_peak_bytes());
+  EXPECT_THAT(report.rewrite().note(), HasSubstr("no weight data"));
+  EXPECT_FALSE(report.rewrite().has_fits());  // no --memory-limit: not fit mode
 
   ProcessResult text = RunOrdo(absl::StrCat("compile ", model, " --rewrite identity"));
   ASSERT_EQ(text.exit_code, 0) << text.out;
@@ -229,7 +251,7 @@ TEST(OrdoCliTest, RewriteIdentityWritesAModelThatRunsTheScheduleAtThePeak) {
 
   ProcessResult none = RunOrdo(absl::StrCat("compile ", model, " --json"));
   ASSERT_EQ(none.exit_code, 0) << none.out;
-  EXPECT_TRUE(nlohmann::json::parse(none.out)["rewrite"].is_null());
+  EXPECT_FALSE(ParseCompileJson(none.out).has_rewrite());
   std::filesystem::remove(out);
   std::filesystem::remove(model);
 }
@@ -243,8 +265,8 @@ TEST(OrdoCliTest, EveryRewriteModeKeepsThePeak) {
         " --max-latency-overhead 0.5 --macs-per-second 4e8 --op-overhead-seconds 1e-5",
         " --rewritten-model ", out));
     ASSERT_EQ(run.exit_code, 0) << mode << "\n" << run.out;
-    nlohmann::json report = nlohmann::json::parse(run.out);
-    EXPECT_EQ(report["rewrite"]["mode"], mode);
+    const v1::CompileResponse report = ParseCompileJson(run.out);
+    EXPECT_EQ(report.rewrite().mode(), mode);
     ExpectConsistentRewrite(report, out);
     std::filesystem::remove(out);
   }
@@ -257,11 +279,9 @@ TEST(OrdoCliTest, EveryRewriteModeKeepsThePeak) {
 TEST(OrdoCliTest, PartitionFusesLayerChainsUnlessNoFusion) {
   const std::string model =
       WriteTemp("block.onnx", ordo::InvertedResidualBlock({.skip = false}).Bytes());
-  auto kinds_of = [](const nlohmann::json& report) {
+  auto kinds_of = [](const v1::CompileResponse& report) {
     std::vector<std::string> kinds;
-    for (const nlohmann::json& applied : report["rewrite"]["rewrites"]) {
-      kinds.push_back(applied["kind"].get<std::string>());
-    }
+    for (const v1::AppliedRewrite& applied : report.rewrites()) kinds.push_back(applied.kind());
     return kinds;
   };
   int64_t fused_peak = 0;
@@ -271,14 +291,15 @@ TEST(OrdoCliTest, PartitionFusesLayerChainsUnlessNoFusion) {
         "compile ", model, " --json --rewrite partition --time-limit 2s",
         " --max-latency-overhead 0.5 --op-overhead-seconds 0 --rewritten-model ", out, flag));
     ASSERT_EQ(run.exit_code, 0) << flag << "\n" << run.out;
-    const nlohmann::json report = nlohmann::json::parse(run.out);
+    const v1::CompileResponse report = ParseCompileJson(run.out);
     ExpectConsistentRewrite(report, out);
     if (*flag == '\0') {
       EXPECT_THAT(kinds_of(report), Contains("fusion"));
-      fused_peak = report["peak_bytes"].get<int64_t>();
+      fused_peak = report.peak_bytes();
     } else {
+      EXPECT_TRUE(report.options().disable_fusion());
       EXPECT_THAT(kinds_of(report), Not(Contains("fusion")));
-      EXPECT_GT(report["peak_bytes"].get<int64_t>(), fused_peak);
+      EXPECT_GT(report.peak_bytes(), fused_peak);
     }
     std::filesystem::remove(out);
   }
@@ -294,8 +315,9 @@ TEST(OrdoCliTest, BeamWidthTwoKeepsThePeak) {
       absl::StrCat("compile ", model, " --json --rewrite partition --beam-width 2 --time-limit 2s",
                    " --max-latency-overhead 0.5 --rewritten-model ", out));
   ASSERT_EQ(run.exit_code, 0) << run.out;
-  nlohmann::json report = nlohmann::json::parse(run.out);
-  EXPECT_EQ(report["rewrite"]["mode"], "partition");
+  const v1::CompileResponse report = ParseCompileJson(run.out);
+  EXPECT_EQ(report.rewrite().mode(), "partition");
+  EXPECT_EQ(report.options().beam_width(), 2);
   ExpectConsistentRewrite(report, out);
   std::filesystem::remove(out);
   std::filesystem::remove(model);
@@ -306,7 +328,10 @@ TEST(OrdoCliTest, MemoryLimitFallsBackToRewritingAndFailsNamingTheBottleneck) {
   // Fits as is: no rewriting.
   ProcessResult roomy = RunOrdo(absl::StrCat("compile ", model, " --json --memory-limit 1MiB"));
   ASSERT_EQ(roomy.exit_code, 0) << roomy.out;
-  EXPECT_TRUE(nlohmann::json::parse(roomy.out)["rewrite"].is_null());
+  const v1::CompileResponse roomy_report = ParseCompileJson(roomy.out);
+  EXPECT_FALSE(roomy_report.has_rewrite());
+  EXPECT_TRUE(roomy_report.fits());
+  EXPECT_EQ(roomy_report.device().memory_capacity_bytes(), 1 << 20);
 
   // 1 KiB is below any schedule, rewritten or not: rewrite all in fit mode,
   // say so, exit 3 naming what is live at the peak.
@@ -329,23 +354,23 @@ TEST(OrdoCliTest, RewriteAutoMakesTheModelFitThePools) {
   const std::string banks = " --pool fast:64KiB:4GB/s --pool slow:128KiB:100MB/s";
   ProcessResult plain = RunOrdo(absl::StrCat("compile ", model, " --json", banks));
   ASSERT_EQ(plain.exit_code, 0) << plain.out;
-  nlohmann::json as_is = nlohmann::json::parse(plain.out);
-  EXPECT_FALSE(as_is["fits"].get<bool>());
-  EXPECT_TRUE(as_is["rewrite"].is_null());
+  const v1::CompileResponse as_is = ParseCompileJson(plain.out);
+  ASSERT_TRUE(as_is.has_fits());
+  EXPECT_FALSE(as_is.fits());
+  EXPECT_FALSE(as_is.has_rewrite());
 
   const std::string out = TempPath("pools_fit.onnx").string();
   ProcessResult run =
       RunOrdo(absl::StrCat("compile ", model, " --json --rewrite auto --time-limit 5s", banks,
                            " --rewritten-model ", out));
   ASSERT_EQ(run.exit_code, 0) << run.out;
-  nlohmann::json report = nlohmann::json::parse(run.out);
-  EXPECT_TRUE(report["fits"].get<bool>());
-  EXPECT_TRUE(report["rewrite"]["fit_fallback"].get<bool>());
-  EXPECT_TRUE(report["rewrite"]["fits"].get<bool>());
-  EXPECT_FALSE(report["rewrite"]["rewrites"].empty());
-  for (const nlohmann::json& pool : report["placement"]["pools"]) {
-    EXPECT_LE(pool["used_bytes"].get<int64_t>(), pool["capacity_bytes"].get<int64_t>())
-        << pool.dump();
+  const v1::CompileResponse report = ParseCompileJson(run.out);
+  EXPECT_TRUE(report.fits());
+  EXPECT_TRUE(report.rewrite().fit_fallback());
+  EXPECT_TRUE(report.rewrite().fits());
+  EXPECT_FALSE(report.rewrites().empty());
+  for (const v1::PoolUsageReport& pool : report.placement().pools()) {
+    EXPECT_LE(pool.used_bytes(), pool.capacity_bytes()) << pool.DebugString();
   }
   ExpectConsistentRewrite(report, out);
   std::filesystem::remove(out);
@@ -382,13 +407,13 @@ TEST(OrdoCliTest, MemoryLimitFallbackMakesMobileNetV2Fit) {
                                            " --json --memory-limit 4MiB --time-limit 10s",
                                            " --rewritten-model ", out));
   ASSERT_EQ(run.exit_code, 0) << run.out;
-  nlohmann::json report = nlohmann::json::parse(run.out);
-  EXPECT_TRUE(report["fits"].get<bool>());
-  EXPECT_LE(report["peak_bytes"].get<int64_t>(), 4 << 20);
-  EXPECT_TRUE(report["rewrite"]["fit_fallback"].get<bool>());
-  EXPECT_GT(report["rewrite"]["fallback_from_peak_bytes"].get<int64_t>(), 4 << 20);
-  EXPECT_TRUE(report["rewrite"]["fits"].get<bool>());
-  EXPECT_LE(report["rewrite"]["latency_overhead"].get<double>(), 0.05);
+  const v1::CompileResponse report = ParseCompileJson(run.out);
+  EXPECT_TRUE(report.fits());
+  EXPECT_LE(report.peak_bytes(), 4 << 20);
+  EXPECT_TRUE(report.rewrite().fit_fallback());
+  EXPECT_GT(report.rewrite().fallback_from_peak_bytes(), 4 << 20);
+  EXPECT_TRUE(report.rewrite().fits());
+  EXPECT_LE(report.rewrite().latency_overhead(), 0.05);
   ExpectConsistentRewrite(report, out);
   std::filesystem::remove(out);
 }
@@ -446,37 +471,39 @@ TEST(OrdoCliPoolsTest, JsonReportsThePlacementAndEachTensorsPool) {
       "compile ", Example("small_resnet.onnx"),
       " --pool fast:64KiB:4GB/s --pool slow:64MiB:0.1GB/s:50MB/s:off-chip --json"));
   ASSERT_EQ(run.exit_code, 0) << run.out;
-  nlohmann::json report = nlohmann::json::parse(run.out);
-  const nlohmann::json& placement = report["placement"];
-  ASSERT_EQ(placement["pools"].size(), 2u);
-  EXPECT_EQ(placement["pools"][0]["name"], "fast");
-  EXPECT_EQ(placement["pools"][0]["capacity_bytes"].get<int64_t>(), 64 * 1024);
-  EXPECT_TRUE(report["fits"].get<bool>());
-  EXPECT_EQ(placement["fits"], report["fits"]);
-  EXPECT_GE(placement["modelled_time_s"].get<double>(),
-            placement["lower_bound_s"].get<double>() * (1 - 1e-9));
-  for (const char* baseline : {"internal_first", "usmp_greedy", "single_pool"}) {
-    EXPECT_TRUE(placement["baselines"].contains(baseline)) << baseline;
+  const v1::CompileResponse report = ParseCompileJson(run.out);
+  const v1::PoolPlacementReport& placement = report.placement();
+  ASSERT_EQ(placement.pools_size(), 2);
+  EXPECT_EQ(placement.pools(0).name(), "fast");
+  EXPECT_EQ(placement.pools(0).capacity_bytes(), 64 * 1024);
+  EXPECT_TRUE(report.fits());
+  EXPECT_EQ(placement.fits(), report.fits());
+  EXPECT_GE(placement.modelled_time_seconds(), placement.lower_bound_seconds() * (1 - 1e-9));
+  std::vector<std::string> baselines;
+  for (const v1::PoolBaselineReport& baseline : placement.baselines()) {
+    baselines.push_back(baseline.name());
+    if (baseline.name() == "single_pool" || !baseline.fits()) continue;
+    EXPECT_LE(placement.modelled_time_seconds(),
+              baseline.modelled_time_seconds() * (1 + 1e-9))
+        << baseline.name();
   }
-  for (const char* baseline : {"internal_first", "usmp_greedy"}) {
-    if (!placement["baselines"][baseline]["fits"].get<bool>()) continue;
-    EXPECT_LE(placement["modelled_time_s"].get<double>(),
-              placement["baselines"][baseline]["modelled_time_s"].get<double>() * (1 + 1e-9));
-  }
+  EXPECT_THAT(baselines, ::testing::IsSupersetOf({"internal_first", "usmp_greedy",
+                                                  "single_pool"}));
   double seconds = 0;
-  for (const nlohmann::json& pool : placement["pools"]) {
-    EXPECT_LE(pool["used_bytes"].get<int64_t>(), pool["capacity_bytes"].get<int64_t>());
-    seconds += pool["modelled_time_s"].get<double>();
+  for (const v1::PoolUsageReport& pool : placement.pools()) {
+    EXPECT_LE(pool.used_bytes(), pool.capacity_bytes());
+    seconds += pool.modelled_time_seconds();
   }
-  EXPECT_NEAR(seconds, placement["modelled_time_s"].get<double>(), 1e-12);
-  // The slow pool is off the chip: its tensors are the off-chip traffic.
-  EXPECT_EQ(report["traffic"]["from"], "placement");
-  EXPECT_EQ(report["traffic"]["on_chip_bytes"].get<int64_t>(), 64 * 1024);
-  EXPECT_TRUE(placement["pools"][1]["off_chip"].get<bool>());
-  ASSERT_FALSE(report["arena"]["tensors"].empty());
-  for (const nlohmann::json& tensor : report["arena"]["tensors"]) {
-    const std::string pool = tensor["pool"].get<std::string>();
-    EXPECT_TRUE(pool == "fast" || pool == "slow") << pool;
+  EXPECT_NEAR(seconds, placement.modelled_time_seconds(), 1e-12);
+  // The slow pool is off the chip: its tensors are the off-chip traffic
+  // (with pools there is no model-order traffic to compare with).
+  EXPECT_FALSE(report.has_model_order_traffic());
+  EXPECT_EQ(report.traffic().on_chip_bytes(), 64 * 1024);
+  ASSERT_EQ(report.device().pools_size(), 2);
+  EXPECT_TRUE(report.device().pools(1).off_chip());
+  ASSERT_FALSE(report.arena().tensors().empty());
+  for (const v1::TensorPlacement& tensor : report.arena().tensors()) {
+    EXPECT_TRUE(tensor.pool() == "fast" || tensor.pool() == "slow") << tensor.pool();
   }
 }
 

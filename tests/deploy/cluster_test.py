@@ -48,7 +48,7 @@ class ClusterTest(unittest.TestCase):
             peak, how = compile_through(state["server"], EXAMPLE_MODEL)
             local = subprocess.run([loopback.BINARIES["ordo"], "compile", EXAMPLE_MODEL, "--json"],
                                    capture_output=True, text=True, check=True).stdout
-            self.assertEqual(peak, json.loads(local)["peak_bytes"], "remote == local compile")
+            self.assertEqual(peak, int(json.loads(local)["peak_bytes"]), "remote == local compile")
             print(f"compiled through the front with {how}")
             wait_until(lambda: prometheus_query(prometheus, query) > before, 20,
                        "Prometheus to see ordo_requests_total increase")

@@ -137,12 +137,12 @@ def compile_through(server, model_path):
                              "--server", server, "--json"],
                             capture_output=True, text=True, timeout=60)
     if result.returncode == 0:
-        return json.loads(result.stdout)["peak_bytes"], "ordo compile --server"
+        return int(json.loads(result.stdout)["peak_bytes"]), "ordo compile --server"
     if "unknown flag --server" not in result.stderr:
         raise AssertionError(f"ordo compile --server failed: {result.stderr}")
     with open(model_path, "rb") as f:
         response = grpc_probe.compile_onnx(server, f.read())
-    return response["peak_bytes"], "Compile RPC (python3-grpcio)"
+    return int(response["peak_bytes"]), "Compile RPC (python3-grpcio)"
 
 
 class Cluster:

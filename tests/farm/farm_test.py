@@ -248,13 +248,15 @@ class Stream:
                          if c in message), "OTHER")
             self.messages.setdefault(code, message)
             return start, latency, f"failed:{code}"
+        # A CompileResponse in protobuf's JSON mapping: int64 as strings.
         answer = json.loads(out.stdout)
-        service = answer.get("service") or {}
-        self.fallback_parts += int(service.get("fallback_parts", 0))
-        self.rejected += int(service.get("worker_answers_rejected", 0))
-        if answer["peak_bytes"] < self.optimal_peak:
+        stats = answer["stats"]
+        self.fallback_parts += int(stats["fallback_parts"])
+        self.rejected += int(stats["worker_answers_rejected"])
+        peak = int(answer["peak_bytes"])
+        if peak < self.optimal_peak:
             return start, latency, "wrong"  # below the optimum: impossible
-        if answer["peak_bytes"] > self.optimal_peak or answer["status"] != "optimal":
+        if peak > self.optimal_peak or answer["status"] != "SCHEDULE_STATUS_OPTIMAL":
             return start, latency, "degraded"
         return start, latency, "ok"
 
@@ -498,7 +500,7 @@ def main():
         # The optimum, computed locally once: the reference of every answer.
         reference = json.loads(run(CLI, "compile", args.model, "--scheduler", "dp",
                                    "--time-limit", "60s", "--json").stdout)
-        optimal = reference["peak_bytes"]
+        optimal = int(reference["peak_bytes"])
         print(f"farm-test: model {os.path.basename(args.model)}, dp optimum {optimal} B "
               f"({reference['status']}), logs in {args.logdir}", flush=True)
         farm.start("redis", "redis", ["/usr/bin/redis-server", "--bind", addr("redis"),

@@ -44,8 +44,8 @@ class InstallTest(unittest.TestCase):
     def test_installed_cli_compiles_a_model(self):
         out = subprocess.run([self.path("bin", "ordo"), "compile", EXAMPLE, "--json"],
                              check=True, capture_output=True, text=True, cwd=self.prefix)
-        report = json.loads(out.stdout)
-        self.assertEqual(report["status"], "optimal")
+        report = json.loads(out.stdout)  # CompileResponse, protobuf's JSON mapping
+        self.assertEqual(report["status"], "SCHEDULE_STATUS_OPTIMAL")
         self.assertEqual(report["peak_bytes"], report["lower_bound_bytes"])
 
     def test_installed_protos_compile_on_their_own(self):

@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "nlohmann/json.hpp"
+#include "tests/cli/compile_json.h"
 #include "tests/cli/run_ordo.h"
 #include "tests/service/service_harness.h"
 
@@ -41,32 +42,47 @@ nlohmann::json RunOrdoJson(const std::string& args) {
   return nlohmann::json::parse(result.out, nullptr, false);
 }
 
+v1::CompileResponse RunCompileJson(const std::string& args) {
+  ProcessResult result = RunOrdo(args + " --json");
+  EXPECT_EQ(result.exit_code, 0) << args;
+  return ::ordo::ParseCompileJson(result.out);
+}
+
 TEST(ClientsTest, CliRemoteModeAnswersLikeLocalMode) {
   Server server({"--local-workers=2"});
   ASSERT_TRUE(server.started());
   const std::string model = std::string(ORDO_EXAMPLE_MODELS_DIR) + "/small_resnet.onnx";
   const std::string remote = " --server " + server.address();
 
-  const nlohmann::json local = RunOrdoJson("compile " + model + " --on-chip 4KiB");
-  const nlohmann::json first = RunOrdoJson("compile " + model + " --on-chip 4KiB" + remote);
-  ASSERT_FALSE(local.is_discarded());
-  ASSERT_FALSE(first.is_discarded());
-  for (const char* field : {"ops", "peak_bytes", "lower_bound_bytes", "status", "baselines"}) {
-    EXPECT_EQ(first[field], local[field]) << field;
+  // Local and remote mode print the same message, CompileResponse.
+  const v1::CompileResponse local = RunCompileJson("compile " + model + " --on-chip 4KiB");
+  const v1::CompileResponse first =
+      RunCompileJson("compile " + model + " --on-chip 4KiB" + remote);
+  EXPECT_EQ(first.ops(), local.ops());
+  EXPECT_EQ(first.peak_bytes(), local.peak_bytes());
+  EXPECT_EQ(first.lower_bound_bytes(), local.lower_bound_bytes());
+  EXPECT_EQ(first.status(), local.status());
+  EXPECT_EQ(first.gap(), local.gap());
+  EXPECT_EQ(first.model_path(), model);
+  ASSERT_EQ(first.baselines_size(), local.baselines_size());
+  for (int i = 0; i < first.baselines_size(); ++i) {
+    EXPECT_EQ(first.baselines(i).DebugString(), local.baselines(i).DebugString());
   }
-  EXPECT_EQ(first["schedule"].size(), local["schedule"].size());
-  EXPECT_EQ(first["arena"]["bytes"], local["arena"]["bytes"]);
-  EXPECT_EQ(first["traffic"]["total_bytes"], local["traffic"]["total_bytes"]);
-  EXPECT_TRUE(local["service"].is_null());
-  EXPECT_EQ(first["service"]["cache_hits"], 0);
+  EXPECT_EQ(first.schedule_size(), local.schedule_size());
+  EXPECT_EQ(first.arena().arena_bytes(), local.arena().arena_bytes());
+  EXPECT_EQ(first.traffic().total_bytes(), local.traffic().total_bytes());
+  EXPECT_EQ(first.device().on_chip_bytes(), local.device().on_chip_bytes());
+  EXPECT_EQ(local.stats().workers_used(), 0);
+  EXPECT_GT(first.stats().workers_used(), 0);
+  EXPECT_EQ(first.stats().cache_hits(), 0);
 
-  const nlohmann::json second = RunOrdoJson("compile " + model + remote);
-  EXPECT_EQ(second["service"]["cache_hits"], second["service"]["parts"]);
-  EXPECT_EQ(second["peak_bytes"], first["peak_bytes"]);
+  const v1::CompileResponse second = RunCompileJson("compile " + model + remote);
+  EXPECT_EQ(second.stats().cache_hits(), second.stats().parts());
+  EXPECT_EQ(second.peak_bytes(), first.peak_bytes());
 
   const nlohmann::json estimate =
       RunOrdoJson("estimate " + model + " --memory-limit 1GiB" + remote);
-  EXPECT_EQ(estimate["cached_peak_bytes"], first["peak_bytes"]);
+  EXPECT_EQ(estimate["cached_peak_bytes"].get<int64_t>(), first.peak_bytes());
   EXPECT_EQ(estimate["fits"], "yes");
   const nlohmann::json local_estimate = RunOrdoJson("estimate " + model);
   EXPECT_EQ(local_estimate["model_order_peak_bytes"], estimate["model_order_peak_bytes"]);
@@ -75,8 +91,8 @@ TEST(ClientsTest, CliRemoteModeAnswersLikeLocalMode) {
   // Reordered ONNX from a remote compile reloads with the same peak.
   const std::string emitted = ::testing::TempDir() + "/remote_emit.onnx";
   ASSERT_EQ(RunOrdo("compile " + model + remote + " --emit-onnx " + emitted).exit_code, 0);
-  const nlohmann::json reloaded = RunOrdoJson("compile " + emitted + " --scheduler model");
-  EXPECT_EQ(reloaded["peak_bytes"], first["peak_bytes"]);
+  const v1::CompileResponse reloaded = RunCompileJson("compile " + emitted + " --scheduler model");
+  EXPECT_EQ(reloaded.peak_bytes(), first.peak_bytes());
 
   EXPECT_EQ(RunOrdo("health" + remote).exit_code, 0);
   EXPECT_EQ(RunOrdo("health" + remote + " --service ordo.v1.Compiler").exit_code, 0);

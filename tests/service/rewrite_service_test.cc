@@ -16,7 +16,7 @@
 #include "core/memory/simulator.h"
 #include "core/onnx/onnx_import.h"
 #include "core/rewrite/onnx_test_model.h"
-#include "nlohmann/json.hpp"
+#include "tests/cli/compile_json.h"
 #include "rpc/compile_proto.h"
 #include "tests/cli/run_ordo.h"
 #include "tests/service/service_harness.h"
@@ -212,16 +212,17 @@ TEST(RewriteServiceTest, CliServerModeRewritesLikeLocalMode) {
   ASSERT_EQ(remote.exit_code, 0) << remote.out;
   ProcessResult local = RunOrdo(absl::StrCat("compile ", model, " --json --rewrite identity"));
   ASSERT_EQ(local.exit_code, 0) << local.out;
-  nlohmann::json r = nlohmann::json::parse(remote.out);
-  nlohmann::json l = nlohmann::json::parse(local.out);
-  EXPECT_EQ(r["peak_bytes"], l["peak_bytes"]);
-  EXPECT_EQ(r["rewrite"]["rewrites"].size(), 1u);
-  EXPECT_EQ(r["rewrite"]["original_peak_bytes"], l["rewrite"]["original_peak_bytes"]);
-  EXPECT_EQ(r["ops"], l["ops"]);  // the rewritten model's
+  const v1::CompileResponse r = ParseCompileJson(remote.out);
+  const v1::CompileResponse l = ParseCompileJson(local.out);
+  EXPECT_EQ(r.peak_bytes(), l.peak_bytes());
+  EXPECT_EQ(r.rewrites_size(), 1);
+  EXPECT_EQ(r.rewrite().original_peak_bytes(), l.rewrite().original_peak_bytes());
+  EXPECT_EQ(r.ops(), l.ops());  // the rewritten model's
+  EXPECT_TRUE(r.rewritten_onnx_model().empty());  // written to --rewritten-model instead
   // The written model runs the server's schedule in file order.
   ProcessResult reload = RunOrdo(absl::StrCat("compile ", out, " --json --scheduler model"));
   ASSERT_EQ(reload.exit_code, 0) << reload.out;
-  EXPECT_EQ(nlohmann::json::parse(reload.out)["peak_bytes"], r["peak_bytes"]);
+  EXPECT_EQ(ParseCompileJson(reload.out).peak_bytes(), r.peak_bytes());
 
   ProcessResult tiny = RunOrdo(absl::StrCat("compile ", model, " --memory-limit 1KiB --time-limit 2s",
                                     " --server ", server.address()));
@@ -231,7 +232,9 @@ TEST(RewriteServiceTest, CliServerModeRewritesLikeLocalMode) {
   ProcessResult beam = RunOrdo(absl::StrCat("compile ", model, " --json --rewrite partition --beam-width 2",
                                     " --time-limit 2s --server ", server.address()));
   ASSERT_EQ(beam.exit_code, 0) << beam.out;
-  EXPECT_EQ(nlohmann::json::parse(beam.out)["rewrite"]["mode"], "partition");
+  const v1::CompileResponse beamed = ParseCompileJson(beam.out);
+  EXPECT_EQ(beamed.rewrite().mode(), "partition");
+  EXPECT_EQ(beamed.options().beam_width(), 2);
   ProcessResult bad =
       RunOrdo(absl::StrCat("compile ", model, " --rewrite sideways --server ", server.address()));
   EXPECT_EQ(bad.exit_code, 2) << bad.out;

@@ -26,6 +26,7 @@ import tflite_plan_check  # noqa: E402
 
 
 def compile_model(ordo, path, emitted, extra=()):
+    """`ordo compile --json`: a CompileResponse in protobuf's JSON mapping."""
     out = subprocess.run([ordo, "compile", path, "--alignment", "16", "--json",
                           "--emit-tflite", emitted, *extra],
                          check=True, capture_output=True, text=True)
@@ -40,7 +41,7 @@ def check_io_outside_plan(ordo, path, tmp, inputs, expected, quantized):
     report = compile_model(ordo, path, emitted, ["--io-outside-arena"])
     with open(emitted, "rb") as f:
         data = f.read()
-    tflite_plan_check.check_plan(data, report["arena"]["bytes"])
+    tflite_plan_check.check_plan(data, int(report["arena"]["arena_bytes"]))
     model = tflite_plan_check.read_model(data)
     offsets = model["plans"][0][1][3:]
     for t in list(model["inputs"]) + list(model["outputs"]):
@@ -76,16 +77,18 @@ def main():
                 failures.append(f"{name}: Arm NN outputs differ after reordering")
             with open(emitted, "rb") as f:
                 try:
-                    plan = tflite_plan_check.check_plan(f.read(), report["arena"]["bytes"])
+                    plan = tflite_plan_check.check_plan(f.read(),
+                                                        int(report["arena"]["arena_bytes"]))
                 except AssertionError as error:
                     failures.append(f"{name}: offline plan: {error}")
                     continue
-            tflm = report["arena_baselines"]["tflm"]
-            if name.startswith("nas_cell") and report["peak_bytes"] >= \
-                    report["baselines"]["model_order"]["peak_bytes"]:
+            tflm = next(b for b in report["arena_baselines"] if b["planner"] == "tflm")
+            model_order = next(b for b in report["baselines"] if b["name"] == "model_order")
+            if name.startswith("nas_cell") and \
+                    int(report["peak_bytes"]) >= int(model_order["peak_bytes"]):
                 failures.append(f"{name}: ordo did not lower the peak of the file order")
-            rows.append((name, tflm["model_order_bytes"], tflm["schedule_bytes"],
-                         report["arena"]["bytes"]))
+            rows.append((name, int(tflm["model_order_arena_bytes"]),
+                         int(tflm["schedule_arena_bytes"]), int(report["arena"]["arena_bytes"])))
             if name.startswith("nas_cell"):
                 try:
                     check_io_outside_plan(ordo, path, tmp, inputs, expected, "int8" in name)
