@@ -567,6 +567,12 @@ v1::EstimateResponse EstimateResultToProto(const EstimateResult& estimate) {
   response.set_parts(estimate.cached.parts);
   response.set_cached_parts(estimate.cached.cached_parts);
   if (estimate.cached.peak_bytes) response.set_cached_peak_bytes(*estimate.cached.peak_bytes);
+  response.mutable_fit()->set_memory_limit_bytes(estimate.memory_limit_bytes);
+  response.mutable_fit()->set_verdict(
+      estimate.fits == EstimateFit::kYes       ? v1::EstimateFit::VERDICT_FITS
+      : estimate.fits == EstimateFit::kNo      ? v1::EstimateFit::VERDICT_DOES_NOT_FIT
+      : estimate.fits == EstimateFit::kUnknown ? v1::EstimateFit::VERDICT_UNKNOWN
+                                               : v1::EstimateFit::VERDICT_UNSPECIFIED);
   return response;
 }
 
@@ -579,6 +585,13 @@ EstimateResult EstimateResultFromProto(const v1::EstimateResponse& response) {
   estimate.cached.parts = response.parts();
   estimate.cached.cached_parts = response.cached_parts();
   if (response.has_cached_peak_bytes()) estimate.cached.peak_bytes = response.cached_peak_bytes();
+  estimate.memory_limit_bytes = response.fit().memory_limit_bytes();
+  switch (response.fit().verdict()) {
+    case v1::EstimateFit::VERDICT_FITS: estimate.fits = EstimateFit::kYes; break;
+    case v1::EstimateFit::VERDICT_DOES_NOT_FIT: estimate.fits = EstimateFit::kNo; break;
+    case v1::EstimateFit::VERDICT_UNKNOWN: estimate.fits = EstimateFit::kUnknown; break;
+    default: estimate.fits = EstimateFit::kNoLimit; break;
+  }
   return estimate;
 }
 

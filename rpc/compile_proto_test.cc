@@ -1,8 +1,10 @@
 // CompileResponseOf, the one builder of a compile's response (server and
 // `ordo compile --json`): fits, gap, and the options and device in force,
-// which read back as the request they describe.
+// which read back as the request they describe; Estimate's fit verdict.
 
 #include "rpc/compile_proto.h"
+
+#include <vector>
 
 #include "core/compile/compile.h"
 #include "core/testing/status_matchers.h"
@@ -92,6 +94,41 @@ TEST(CompileResponseOfTest, ARewriteSummaryAddsItsFields) {
   EXPECT_EQ(response.rewrite().original_peak_bytes(), result.peak_bytes + 10);
   ASSERT_EQ(response.rewrites_size(), 1);
   EXPECT_EQ(response.rewrites(0).description(), "cat -> conv");
+}
+
+// Estimate's verdict against the memory limit (core's one rule) survives
+// the response: no limit, a limit the greedy order fits, one between the
+// lower bound and greedy's peak, one below the lower bound.
+TEST(EstimateProtoTest, TheFitVerdictReadsBackForEveryLimit) {
+  const Graph g = TestGraph(::ordo::testing::kTwoBranchesGraph);
+  ORDO_ASSERT_OK_AND_ASSIGN(const EstimateResult free, Estimate(g, CompileOptions(), nullptr));
+  ASSERT_LE(free.lower_bound_bytes, free.greedy_peak_bytes);
+  struct Case {
+    int64_t limit;
+    EstimateFit fits;
+    v1::EstimateFit::Verdict verdict;
+  };
+  std::vector<Case> cases = {
+      {0, EstimateFit::kNoLimit, v1::EstimateFit::VERDICT_UNSPECIFIED},
+      {free.greedy_peak_bytes, EstimateFit::kYes, v1::EstimateFit::VERDICT_FITS},
+      {free.lower_bound_bytes - 1, EstimateFit::kNo, v1::EstimateFit::VERDICT_DOES_NOT_FIT}};
+  if (free.lower_bound_bytes < free.greedy_peak_bytes) {
+    cases.push_back({free.greedy_peak_bytes - 1, EstimateFit::kUnknown,
+                     v1::EstimateFit::VERDICT_UNKNOWN});
+  }
+  for (const Case& c : cases) {
+    CompileOptions options;
+    options.memory_limit_bytes = c.limit;
+    ORDO_ASSERT_OK_AND_ASSIGN(const EstimateResult estimate, Estimate(g, options, nullptr));
+    EXPECT_EQ(estimate.fits, c.fits) << c.limit;
+    const v1::EstimateResponse response = EstimateResultToProto(estimate);
+    EXPECT_EQ(response.fit().verdict(), c.verdict) << c.limit;
+    EXPECT_EQ(response.fit().memory_limit_bytes(), c.limit);
+    const EstimateResult back = EstimateResultFromProto(response);
+    EXPECT_EQ(back.fits, c.fits) << c.limit;
+    EXPECT_EQ(back.memory_limit_bytes, c.limit);
+    EXPECT_EQ(back.lower_bound_bytes, estimate.lower_bound_bytes);
+  }
 }
 
 }  // namespace

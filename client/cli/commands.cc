@@ -587,9 +587,9 @@ int RunEstimate(const std::vector<std::string>& argv, std::ostream& out, std::os
   }
   if (!estimate.ok()) return Fail(estimate.status(), err);
   if (args->Has("json")) {
-    out << EstimateJson(model->path, *options, *estimate).dump(2) << "\n";
+    out << EstimateJson(model->path, *estimate);
   } else {
-    out << EstimateText(model->path, *options, *estimate);
+    out << EstimateText(model->path, *estimate);
   }
   return kExitOk;
 }

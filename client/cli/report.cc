@@ -9,6 +9,7 @@
 #include "core/memory/simulator.h"
 #include "core/report/memory_svg.h"
 #include "core/util/check.h"
+#include "rpc/compile_proto.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace ordo::cli {
@@ -114,6 +115,12 @@ std::string CompileResponseJson(v1::CompileResponse response, const std::string&
 
 std::string ArenaJson(const v1::CompileResponse& response) { return ProtoJson(response.arena()); }
 
+std::string EstimateJson(const std::string& model_path, const EstimateResult& estimate) {
+  v1::EstimateResponse response = rpc::EstimateResultToProto(estimate);
+  response.set_model_path(model_path);
+  return ProtoJson(response);
+}
+
 std::string CompileReportText(const std::string& model_path, const Graph& graph,
                               const CompileOptions& options, const CompileResult& result,
                               const RewriteSummary* rewrite) {
@@ -182,41 +189,7 @@ std::string CompileReportText(const std::string& model_path, const Graph& graph,
   return out;
 }
 
-nlohmann::ordered_json EstimateJson(const std::string& model_path,
-                                    const CompileOptions& options,
-                                    const EstimateResult& estimate) {
-  nlohmann::ordered_json json = {
-      {"model", model_path},
-      {"ops", estimate.ops},
-      {"model_order_peak_bytes", estimate.model_order_peak_bytes},
-      {"greedy_peak_bytes", estimate.greedy_peak_bytes},
-      {"lower_bound_bytes", estimate.lower_bound_bytes},
-      {"cached_peak_bytes", estimate.cached.peak_bytes
-                                ? nlohmann::ordered_json(*estimate.cached.peak_bytes)
-                                : nlohmann::ordered_json(nullptr)},
-      {"parts", estimate.cached.parts},
-      {"cached_parts", estimate.cached.cached_parts},
-      {"memory_limit_bytes", options.memory_limit_bytes}};
-  // Fits for sure when some known order fits; surely not when the bound
-  // does not; otherwise only a compile can tell.
-  const int64_t best_known = std::min(
-      estimate.greedy_peak_bytes,
-      estimate.cached.peak_bytes.value_or(estimate.greedy_peak_bytes));
-  if (options.memory_limit_bytes == 0) {
-    json["fits"] = nullptr;
-  } else if (best_known <= options.memory_limit_bytes) {
-    json["fits"] = "yes";
-  } else if (estimate.lower_bound_bytes > options.memory_limit_bytes) {
-    json["fits"] = "no";
-  } else {
-    json["fits"] = "unknown";
-  }
-  return json;
-}
-
-std::string EstimateText(const std::string& model_path, const CompileOptions& options,
-                         const EstimateResult& estimate) {
-  nlohmann::ordered_json json = EstimateJson(model_path, options, estimate);
+std::string EstimateText(const std::string& model_path, const EstimateResult& estimate) {
   std::string out;
   out += Row("model", model_path);
   out += Row("ops", absl::StrCat(estimate.ops));
@@ -229,7 +202,12 @@ std::string EstimateText(const std::string& model_path, const CompileOptions& op
                              : absl::StrCat(estimate.cached.cached_parts, " of ",
                                             estimate.cached.parts, " parts cached"));
   }
-  if (!json["fits"].is_null()) out += Row("fits", json["fits"].get<std::string>());
+  switch (estimate.fits) {
+    case EstimateFit::kYes: out += Row("fits", "yes"); break;
+    case EstimateFit::kNo: out += Row("fits", "no"); break;
+    case EstimateFit::kUnknown: out += Row("fits", "unknown"); break;
+    case EstimateFit::kNoLimit: break;
+  }
   return out;
 }
 

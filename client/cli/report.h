@@ -26,13 +26,12 @@ std::string CompileReportText(const std::string& model_path, const Graph& graph,
                               const CompileOptions& options, const CompileResult& result,
                               const RewriteSummary* rewrite = nullptr);
 
+// `ordo estimate --json`: the API's EstimateResponse (rpc's
+// EstimateResultToProto) in protobuf's JSON mapping, with `model_path`.
+std::string EstimateJson(const std::string& model_path, const EstimateResult& estimate);
 // `ordo estimate`: the figures that need no search, and whether the model
-// fits the memory limit ("yes", "no" or "unknown"; null without a limit).
-nlohmann::ordered_json EstimateJson(const std::string& model_path,
-                                    const CompileOptions& options,
-                                    const EstimateResult& estimate);
-std::string EstimateText(const std::string& model_path, const CompileOptions& options,
-                         const EstimateResult& estimate);
+// fits the memory limit ("yes", "no" or "unknown"; no row without a limit).
+std::string EstimateText(const std::string& model_path, const EstimateResult& estimate);
 
 // `ordo inspect`: what the graph is made of.
 nlohmann::ordered_json InspectJson(const std::string& model_path, const Graph& graph,

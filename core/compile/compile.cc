@@ -528,6 +528,18 @@ absl::StatusOr<EstimateResult> Estimate(const Graph& graph, const CompileOptions
     part_options.time_limit = absl::ZeroDuration();  // any entry that verifies
     estimate.cached = LookupCachedPeak(model, part_options, *cache);
   }
+  estimate.memory_limit_bytes = options.memory_limit_bytes;
+  const int64_t best_known = std::min(
+      estimate.greedy_peak_bytes, estimate.cached.peak_bytes.value_or(estimate.greedy_peak_bytes));
+  if (options.memory_limit_bytes == 0) {
+    estimate.fits = EstimateFit::kNoLimit;
+  } else if (best_known <= options.memory_limit_bytes) {
+    estimate.fits = EstimateFit::kYes;
+  } else if (estimate.lower_bound_bytes > options.memory_limit_bytes) {
+    estimate.fits = EstimateFit::kNo;
+  } else {
+    estimate.fits = EstimateFit::kUnknown;
+  }
   return estimate;
 }
 

@@ -165,16 +165,27 @@ absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& 
 absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& options,
                                       const Clock& clock);
 
+// Whether an Estimate's model fits options.memory_limit_bytes.
+enum class EstimateFit : int8_t {
+  kNoLimit,  // no memory limit was given
+  kYes,      // a known order (greedy, or the cached schedule) fits
+  kNo,       // the spec's lower bound is over the limit: no order fits
+  kUnknown,  // only a compile can tell
+};
+
 // Figures that need no search, for "does it fit" loops: the model order's
-// and the greedy order's peaks, the spec's lower bound, and the cached peak
+// and the greedy order's peaks, the spec's lower bound, the cached peak
 // when `cache` (may be null) has every part of the model for
-// options.scheduler. Linear time plus one lookup per part.
+// options.scheduler, and the verdict against options.memory_limit_bytes.
+// Linear time plus one lookup per part.
 struct EstimateResult {
   int32_t ops = 0;
   int64_t model_order_peak_bytes = 0;
   int64_t greedy_peak_bytes = 0;
   int64_t lower_bound_bytes = 0;
   CachedPeak cached;
+  int64_t memory_limit_bytes = 0;
+  EstimateFit fits = EstimateFit::kNoLimit;
 };
 absl::StatusOr<EstimateResult> Estimate(const Graph& graph, const CompileOptions& options,
                                         ScheduleCache* cache);

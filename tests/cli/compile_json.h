@@ -19,6 +19,14 @@ inline v1::CompileResponse ParseCompileJson(const std::string& json) {
   return response;
 }
 
+// `ordo estimate --json`: the API's EstimateResponse, read the same way.
+inline v1::EstimateResponse ParseEstimateJson(const std::string& json) {
+  v1::EstimateResponse response;
+  const auto status = google::protobuf::util::JsonStringToMessage(json, &response);
+  EXPECT_TRUE(status.ok()) << status.ToString() << "\n" << json.substr(0, 2000);
+  return response;
+}
+
 }  // namespace ordo
 
 #endif  // ORDO_TESTS_CLI_COMPILE_JSON_H_

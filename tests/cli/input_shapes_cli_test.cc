@@ -98,10 +98,11 @@ TEST(InputShapesCliTest, BatchScalesThroughFoldedShapeComputations) {
   EXPECT_EQ(four.peak_bytes(), 4 * one.peak_bytes());
   EXPECT_EQ(four.ops(), one.ops());
 
-  const nlohmann::json estimate = RunJson("estimate " + dynamic + " --batch 4");
-  EXPECT_EQ(estimate["lower_bound_bytes"].get<int64_t>(),
-            4 * RunJson("estimate " + kShapeSubgraph)["lower_bound_bytes"].get<int64_t>())
-      << estimate.dump();
+  const ordo::v1::EstimateResponse estimate =
+      ordo::ParseEstimateJson(RunOrdo("estimate " + dynamic + " --batch 4 --json").out);
+  EXPECT_EQ(estimate.lower_bound_bytes(),
+            4 * ordo::ParseEstimateJson(RunOrdo("estimate " + kShapeSubgraph + " --json").out)
+                    .lower_bound_bytes());
   const nlohmann::json inspect = RunJson("inspect " + dynamic + " --batch 2");
   EXPECT_EQ(inspect["ops"].get<int>(), one.ops()) << inspect.dump();
   std::filesystem::remove(dynamic);

@@ -19,7 +19,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "nlohmann/json.hpp"
 #include "tests/cli/compile_json.h"
 #include "tests/cli/run_ordo.h"
 #include "tests/service/service_harness.h"
@@ -34,12 +33,6 @@ using ::ordo::testing::ProcessResult;
 // `ordo ARGS...` with stdout captured; stderr goes to the test log.
 ProcessResult RunOrdo(const std::string& args) {
   return ::ordo::testing::RunOrdo(args, /*with_stderr=*/false);
-}
-
-nlohmann::json RunOrdoJson(const std::string& args) {
-  ProcessResult result = RunOrdo(args + " --json");
-  EXPECT_EQ(result.exit_code, 0) << args;
-  return nlohmann::json::parse(result.out, nullptr, false);
 }
 
 v1::CompileResponse RunCompileJson(const std::string& args) {
@@ -80,13 +73,17 @@ TEST(ClientsTest, CliRemoteModeAnswersLikeLocalMode) {
   EXPECT_EQ(second.stats().cache_hits(), second.stats().parts());
   EXPECT_EQ(second.peak_bytes(), first.peak_bytes());
 
-  const nlohmann::json estimate =
-      RunOrdoJson("estimate " + model + " --memory-limit 1GiB" + remote);
-  EXPECT_EQ(estimate["cached_peak_bytes"].get<int64_t>(), first.peak_bytes());
-  EXPECT_EQ(estimate["fits"], "yes");
-  const nlohmann::json local_estimate = RunOrdoJson("estimate " + model);
-  EXPECT_EQ(local_estimate["model_order_peak_bytes"], estimate["model_order_peak_bytes"]);
-  EXPECT_TRUE(local_estimate["cached_peak_bytes"].is_null());
+  const v1::EstimateResponse estimate =
+      ParseEstimateJson(RunOrdo("estimate " + model + " --memory-limit 1GiB --json" + remote).out);
+  EXPECT_EQ(estimate.cached_peak_bytes(), first.peak_bytes());
+  EXPECT_EQ(estimate.fit().verdict(), v1::EstimateFit::VERDICT_FITS);
+  EXPECT_EQ(estimate.fit().memory_limit_bytes(), int64_t{1} << 30);
+  EXPECT_EQ(estimate.model_path(), model);
+  const v1::EstimateResponse local_estimate =
+      ParseEstimateJson(RunOrdo("estimate " + model + " --json").out);
+  EXPECT_EQ(local_estimate.model_order_peak_bytes(), estimate.model_order_peak_bytes());
+  EXPECT_FALSE(local_estimate.has_cached_peak_bytes());
+  EXPECT_EQ(local_estimate.fit().verdict(), v1::EstimateFit::VERDICT_UNSPECIFIED);
 
   // Reordered ONNX from a remote compile reloads with the same peak.
   const std::string emitted = ::testing::TempDir() + "/remote_emit.onnx";
