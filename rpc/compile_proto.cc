@@ -146,6 +146,7 @@ void StatsToProto(const CompileResult& result, v1::CompileStats& out) {
   out.set_cache_misses(stats.cache_misses);
   out.set_cache_errors(stats.cache_errors + stats.cache_rejected);
   out.set_workers_used(stats.runners_used);
+  out.set_in_process_parts(stats.in_process_tasks);
   out.set_task_retries(stats.task_retries);
   out.set_worker_answers_rejected(stats.rejected_answers);
   out.set_fallback_parts(stats.fallback_parts);
@@ -159,6 +160,7 @@ PartScheduleStats StatsFromProto(const v1::CompileStats& in) {
   stats.cache_misses = in.cache_misses();
   stats.cache_errors = in.cache_errors();
   stats.runners_used = in.workers_used();
+  stats.in_process_tasks = in.in_process_parts();
   stats.task_retries = in.task_retries();
   stats.rejected_answers = in.worker_answers_rejected();
   stats.fallback_parts = in.fallback_parts();

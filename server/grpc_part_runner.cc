@@ -151,7 +151,7 @@ PartOutcome GrpcPartRunner::RunOne(const PartTask& task, const ScheduleLimits& l
   // No worker could do it: schedule here, within what is left of the budget.
   if (metrics_ != nullptr) metrics_->AddWorkerTasks("fallback", 1);
   outcome.fallback = true;
-  outcome.runner = "local";
+  outcome.runner = kInProcessRunner;
   outcome.result = RunPartTask(task, limits);
   return outcome;
 }

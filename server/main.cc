@@ -30,8 +30,9 @@ ABSL_FLAG(std::string, workers, "",
 ABSL_FLAG(int, local_workers, -1,
           "supervised ordo-worker processes (default: number of cores); 0 = in-process");
 ABSL_FLAG(absl::Duration, in_server_part_budget, absl::Milliseconds(10),
-          "with workers: schedule parts in the server first for at most this long; a part "
-          "proved optimal in that time is not sent to a worker (0 = every part to workers)");
+          "with workers: schedule small parts on the compile's thread first for at most this "
+          "much CPU time of that thread, per part; a part proved optimal in it is not sent to a "
+          "worker (0 = every part to workers; at most --max-deadline)");
 ABSL_FLAG(int, in_server_part_max_ops, 1000,
           "with workers: parts with more ops go to workers without an attempt in the server");
 ABSL_FLAG(std::string, worker_tls_ca, "",
@@ -98,13 +99,7 @@ int main(int argc, char** argv) {
       local_workers >= 0 ? local_workers : static_cast<int>(std::thread::hardware_concurrency());
   options.in_server_part_budget = absl::GetFlag(FLAGS_in_server_part_budget);
   options.in_server_part_max_ops = absl::GetFlag(FLAGS_in_server_part_max_ops);
-  if (options.in_server_part_budget < absl::ZeroDuration() ||
-      options.in_server_part_max_ops < 0) {
-    std::fprintf(stderr,
-                 "ordo-server: --in-server-part-budget and --in-server-part-max-ops must not be "
-                 "negative\n");
-    return 2;
-  }
+  // Checked by OrdoServer::Start (INVALID_ARGUMENT: exit code 2).
   options.local_threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   char self[4096];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);

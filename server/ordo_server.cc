@@ -55,9 +55,31 @@ void WarnAboutPlaintextTokens(const OrdoServer::Options& options) {
   }
 }
 
+// The attempt budget is capped at max_deadline: no request may run longer,
+// so a larger (or infinite) budget is a mistake, not a setting.
+absl::Status CheckInServerPartOptions(const OrdoServer::Options& options) {
+  const absl::Duration budget = options.in_server_part_budget;
+  const absl::Duration cap = options.limits.max_deadline;
+  if (budget < absl::ZeroDuration() || budget == absl::InfiniteDuration() || budget > cap) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--in-server-part-budget (in_server_part_budget) is ", absl::FormatDuration(budget),
+        ": it must be between 0 (every part to workers) and --max-deadline (",
+        absl::FormatDuration(cap), ")"));
+  }
+  if (options.in_server_part_max_ops < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--in-server-part-max-ops (in_server_part_max_ops) is ", options.in_server_part_max_ops,
+        ": it must not be negative (0 tries no part in the server)"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(const Options& options) {
+  if (absl::Status in_server = CheckInServerPartOptions(options); !in_server.ok()) {
+    return in_server;
+  }
   WarnAboutPlaintextTokens(options);
   // Security files are read first: a bad one fails before anything starts.
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
@@ -131,6 +153,7 @@ absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(const Options& opt
                                                               &server->metrics_);
     LocalFirstPartRunner::Options local_first;
     local_first.budget = options.in_server_part_budget;
+    local_first.total_budget = kInServerPartBudgetsPerCall * options.in_server_part_budget;
     local_first.max_ops = options.in_server_part_max_ops;
     local_first.max_state_bytes = std::min(local_first.max_state_bytes,
                                            options.limits.max_state_bytes);

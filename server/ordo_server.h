@@ -41,6 +41,11 @@ namespace ordo::server {
 // workers. Not copyable; thread-safe.
 class OrdoServer {
  public:
+  // The CPU time of all in-server attempts of one round of parts, in
+  // Options::in_server_part_budget: small parts wait at most this long
+  // before the unproved ones reach the workers.
+  static constexpr int kInServerPartBudgetsPerCall = 4;
+
   struct Options {
     // host:port of the Compiler service; port 0 picks a free one (port()).
     std::string listen = "localhost:50051";
@@ -58,9 +63,12 @@ class OrdoServer {
     // Threads for in-process scheduling (local_workers 0 and fallbacks).
     int local_threads = 2;
     // With workers: parts of at most `in_server_part_max_ops` ops are first
-    // scheduled on the compile's own thread for at most
-    // `in_server_part_budget`; a part proved optimal there never goes to a
-    // worker (LocalFirstPartRunner). Zero budget: every part goes to workers.
+    // scheduled on the compile's own thread, each for at most
+    // `in_server_part_budget` of that thread's CPU time, and all of one
+    // round for at most kInServerPartBudgetsPerCall times it (the others go
+    // to workers untried); a part proved optimal there never goes to a
+    // worker (LocalFirstPartRunner). Zero budget: every part goes to
+    // workers. At most limits.max_deadline (Start: INVALID_ARGUMENT).
     absl::Duration in_server_part_budget = absl::Milliseconds(10);
     int in_server_part_max_ops = 1000;
     // "redis://host:port[/db]"; empty = in-memory LRU cache.

@@ -181,8 +181,9 @@ std::string CompileReportText(const std::string& model_path, const Graph& graph,
   if (result.part_stats) {
     const PartScheduleStats& stats = *result.part_stats;
     out += Row("service", absl::StrCat(stats.parts, " parts: ", stats.cache_hits, " cached, ",
-                                       stats.cache_misses, " scheduled on ", stats.runners_used,
-                                       " worker(s)"));
+                                       stats.cache_misses, " scheduled (",
+                                       stats.in_process_tasks, " in process, on ",
+                                       stats.runners_used, " worker(s))"));
   }
   if (rewrite != nullptr) out += RewriteText(*rewrite);
   out += Row("time", absl::StrFormat("%.1f ms", Milliseconds(result.time)));

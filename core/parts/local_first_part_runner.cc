@@ -61,11 +61,12 @@ class AttemptClock final : public Clock {
 }  // namespace
 
 std::optional<ScheduleResult> LocalFirstPartRunner::Attempt(const PartTask& task,
-                                                            const ScheduleLimits& limits) const {
+                                                            const ScheduleLimits& limits,
+                                                            absl::Duration budget) const {
   const AttemptClock clock(limits);
   ScheduleLimits attempt = limits;
   attempt.clock = &clock;
-  attempt.deadline = clock.origin() + options_.budget;
+  attempt.deadline = clock.origin() + budget;
   attempt.max_state_bytes = std::min(limits.max_state_bytes, options_.max_state_bytes);
   absl::StatusOr<ScheduleResult> result = RunPartTask(schedulers_, task, attempt);
   if (!result.ok() || result->status != ScheduleStatus::kOptimal) return std::nullopt;
@@ -80,7 +81,8 @@ std::optional<ScheduleResult> LocalFirstPartRunner::Attempt(const PartTask& task
 std::vector<PartOutcome> LocalFirstPartRunner::RunAll(absl::Span<const PartTask> tasks,
                                                       const ScheduleLimits& limits) {
   std::vector<PartOutcome> outcomes(tasks.size());
-  const bool attempts = options_.budget > absl::ZeroDuration();
+  const bool attempts =
+      options_.budget > absl::ZeroDuration() && options_.total_budget > absl::ZeroDuration();
   // Step 1: big parts leave at once.
   std::vector<size_t> big, small;
   for (size_t i = 0; i < tasks.size(); ++i) {
@@ -104,17 +106,24 @@ std::vector<PartOutcome> LocalFirstPartRunner::RunAll(absl::Span<const PartTask>
   } else {
     run_remote(big);
   }
-  // Step 2: the small parts here; the unproved ones to the remote runner.
+  // Step 2: the small parts here while the call's attempt time lasts; the
+  // unproved and the untried ones to the remote runner.
   std::vector<size_t> unproved;
+  const absl::Duration cpu_start = ThreadCpuTime();
   for (size_t i : small) {
-    std::optional<ScheduleResult> kept = Attempt(tasks[i], limits);
+    const absl::Duration left = options_.total_budget - (ThreadCpuTime() - cpu_start);
+    if (left <= absl::ZeroDuration()) {
+      unproved.push_back(i);
+      continue;
+    }
+    std::optional<ScheduleResult> kept = Attempt(tasks[i], limits, std::min(options_.budget, left));
     if (options_.on_attempt) options_.on_attempt(kept.has_value());
     if (!kept) {
       unproved.push_back(i);
       continue;
     }
     outcomes[i].result = *std::move(kept);
-    outcomes[i].runner = "local";
+    outcomes[i].runner = kInProcessRunner;
   }
   run_remote(unproved);
   if (big_parts.joinable()) big_parts.join();

@@ -30,19 +30,25 @@ SchedulerRegistry AttemptSchedulers();
 //
 // 1. Tasks of more than `max_ops` ops go to `remote` at once, on a thread
 //    of their own, so big parts start without waiting for the attempts.
-// 2. Every other task is run here (RunPartTask with AttemptSchedulers())
-//    within `budget` (and the task's own limits, state bytes capped at
-//    `max_state_bytes`). An answer that is proved optimal is kept (runner
-//    "local"): no worker could do better. Anything else (a bound, a
-//    heuristic, an error, a cancel) is dropped and the task goes to
-//    `remote` with its whole budget: the attempt cost at most `budget`.
+// 2. The other tasks are run here one after another (RunPartTask with
+//    AttemptSchedulers()), each within `budget` (and the task's own limits,
+//    state bytes capped at `max_state_bytes`), while the call's attempts
+//    have used less than `total_budget`; the last attempt gets at most what
+//    is left of it. An answer that is proved optimal is kept (runner
+//    kInProcessRunner): no worker could do better. Anything else (a bound,
+//    a heuristic, an error, a cancel) is dropped and the task goes to
+//    `remote` with its whole budget. Tasks left when `total_budget` is
+//    spent go to `remote` untried.
 // 3. One outcome per task, in task order.
 //
-// So a part no attempt proves costs `budget` more than before, and a part
-// an attempt proves is never seen by a worker. `budget` is the calling
-// thread's CPU time (the request's wall deadline still applies), so which
-// parts stay here does not depend on the machine's load; the answers never
-// do (every kept one is optimal and checked by CheckClaimedSchedule).
+// So the small parts of one call wait at most `total_budget` (plus the
+// overshoot of one attempt past its deadline) before the unproved ones
+// leave, a part no attempt proves costs at most `budget` more than before,
+// and a part an attempt proves is never seen by a worker. Both budgets are
+// the calling thread's CPU time (the request's wall deadline still
+// applies), so which parts stay here does not depend on the machine's load;
+// the answers never do (every kept one is optimal and checked by
+// CheckClaimedSchedule).
 // Thread-safe if `remote` is; `remote` must outlive this runner.
 class LocalFirstPartRunner final : public PartRunner {
  public:
@@ -50,6 +56,8 @@ class LocalFirstPartRunner final : public PartRunner {
     // CPU time of the attempt in this process (the calling thread's);
     // zero: no attempt (every task goes to `remote`).
     absl::Duration budget = absl::Milliseconds(10);
+    // CPU time of all attempts of one RunAll call; zero: no attempt.
+    absl::Duration total_budget = absl::Milliseconds(40);
     // Larger parts are never tried here.
     int32_t max_ops = 1000;
     // Search memory of one attempt (at most the request's).
@@ -70,8 +78,10 @@ class LocalFirstPartRunner final : public PartRunner {
   int32_t max_parallel_tasks() const override { return remote_->max_parallel_tasks(); }
 
  private:
-  // Step 2 for one task: the attempt's result when it is proved optimal.
-  std::optional<ScheduleResult> Attempt(const PartTask& task, const ScheduleLimits& limits) const;
+  // Step 2 for one task: the attempt's result, within `budget`, when it is
+  // proved optimal.
+  std::optional<ScheduleResult> Attempt(const PartTask& task, const ScheduleLimits& limits,
+                                        absl::Duration budget) const;
 
   PartRunner* remote_;
   const Options options_;

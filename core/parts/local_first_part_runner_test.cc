@@ -1,5 +1,8 @@
 #include "core/parts/local_first_part_runner.h"
 
+#include <time.h>
+
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -46,6 +49,7 @@ class RecordingRunner final : public PartRunner {
 LocalFirstPartRunner::Options Budget(absl::Duration budget, int32_t max_ops = 1000) {
   LocalFirstPartRunner::Options options;
   options.budget = budget;
+  options.total_budget = 10 * budget;
   options.max_ops = max_ops;
   return options;
 }
@@ -116,6 +120,81 @@ TEST(LocalFirstPartRunnerTest, AZeroBudgetSendsEveryPartToTheRemoteRunner) {
       runner.RunAll({PartTask{&model, "dp", absl::Seconds(10), "r"}}, ScheduleLimits{});
   ASSERT_EQ(outcomes.size(), 1u);
   EXPECT_EQ(outcomes[0].runner, "worker");
+  EXPECT_THAT(workers.ops(), ElementsAre(5));
+}
+
+absl::Duration ThreadCpuTime() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return absl::DurationFromTimespec(now);
+}
+
+// Spends 20 ms of its thread's CPU time, whatever its deadline, then claims
+// the model order optimal (true on a chain: it has one order).
+class SlowChainScheduler final : public Scheduler {
+ public:
+  absl::string_view name() const override { return "slow"; }
+  absl::StatusOr<ScheduleResult> Schedule(const MemoryModel& model,
+                                          const ScheduleLimits& limits) const override {
+    const absl::Time start = limits.Now();
+    for (const absl::Duration begin = ThreadCpuTime();
+         ThreadCpuTime() - begin < absl::Milliseconds(20);) {
+    }
+    std::vector<int32_t> order(model.num_ops());
+    for (int32_t op = 0; op < model.num_ops(); ++op) order[op] = op;
+    absl::StatusOr<ScheduleResult> result = FinishSchedule(model, order, "slow", start, limits);
+    if (!result.ok()) return result;
+    result->status = ScheduleStatus::kOptimal;
+    result->lower_bound_bytes = result->peak_bytes;
+    return result;
+  }
+};
+
+TEST(LocalFirstPartRunnerTest, PartsLeftWhenTheCallsAttemptTimeIsSpentGoUntried) {
+  const MemoryModel chain = TestModel(R"(
+    input x 1
+    op a Conv x -> y:4
+    op b Conv y -> z:1
+    output z
+  )");
+  SchedulerRegistry schedulers;
+  schedulers.Register({"slow", "20 ms of CPU, then the model order", true,
+                       [] { return std::make_unique<SlowChainScheduler>(); }});
+  RecordingRunner workers;
+  LocalFirstPartRunner::Options options = Budget(absl::Seconds(10));
+  // The first attempt spends 20 ms, the second starts with 10 ms left (and
+  // overruns it: this scheduler ignores its deadline), the rest are sent on.
+  options.total_budget = absl::Milliseconds(30);
+  int attempts = 0;
+  options.on_attempt = [&](bool kept) {
+    ++attempts;
+    EXPECT_TRUE(kept);
+  };
+  LocalFirstPartRunner runner(&workers, options, std::move(schedulers));
+  const std::vector<PartTask> tasks(4, PartTask{&chain, "slow", absl::Seconds(10), "r"});
+  const std::vector<PartOutcome> outcomes = runner.RunAll(tasks, ScheduleLimits{});
+  ASSERT_EQ(outcomes.size(), 4u);
+  EXPECT_EQ(attempts, 2);
+  EXPECT_EQ(outcomes[0].runner, kInProcessRunner);
+  EXPECT_EQ(outcomes[1].runner, kInProcessRunner);
+  EXPECT_EQ(outcomes[2].runner, "worker");
+  EXPECT_EQ(outcomes[3].runner, "worker");
+  EXPECT_THAT(workers.ops(), ElementsAre(2, 2));
+}
+
+TEST(LocalFirstPartRunnerTest, AZeroTotalBudgetSendsEveryPartUntried) {
+  const MemoryModel model = TestModel(kTwoBranchesGraph);
+  RecordingRunner workers;
+  LocalFirstPartRunner::Options options = Budget(absl::Seconds(10));
+  options.total_budget = absl::ZeroDuration();
+  int attempts = 0;
+  options.on_attempt = [&](bool) { ++attempts; };
+  LocalFirstPartRunner runner(&workers, options);
+  const std::vector<PartOutcome> outcomes =
+      runner.RunAll({PartTask{&model, "dp", absl::Seconds(10), "r"}}, ScheduleLimits{});
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0].runner, "worker");
+  EXPECT_EQ(attempts, 0);
   EXPECT_THAT(workers.ops(), ElementsAre(5));
 }
 

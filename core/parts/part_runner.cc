@@ -32,7 +32,7 @@ std::vector<PartOutcome> ThreadPartRunner::RunAll(absl::Span<const PartTask> tas
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < tasks.size(); i = next++) {
-      outcomes[i].runner = "local";
+      outcomes[i].runner = kInProcessRunner;
       if (limits.cancelled != nullptr && limits.cancelled->load()) {
         outcomes[i].result = absl::CancelledError("compile cancelled");
         continue;

@@ -27,12 +27,15 @@ struct PartTask {
   std::string request_id;
 };
 
+// PartOutcome::runner of a task run in this process, not by a worker.
+inline constexpr char kInProcessRunner[] = "local";
+
 // What became of one task.
 struct PartOutcome {
   // The schedule; callers re-check it on every part it serves
   // (CheckClaimedSchedule), whatever the runner checked.
   absl::StatusOr<ScheduleResult> result = absl::UnknownError("not run");
-  // Who ran it: "local" or a worker address.
+  // Who ran it: kInProcessRunner or a worker address.
   std::string runner;
   // Attempts after the first one.
   int32_t retries = 0;

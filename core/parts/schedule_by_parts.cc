@@ -321,7 +321,12 @@ absl::Status RunRound(const std::vector<size_t>& round, size_t remaining_keys,
   for (size_t t = 0; t < outcomes.size() && t < tasks.size(); ++t) {
     stats.task_retries += outcomes[t].retries;
     stats.rejected_answers += outcomes[t].rejected_answers;
-    if (outcomes[t].result.ok()) runners.insert(outcomes[t].runner);
+    if (!outcomes[t].result.ok()) continue;
+    if (outcomes[t].runner != kInProcessRunner) {
+      runners.insert(outcomes[t].runner);
+    } else if (!outcomes[t].fallback) {
+      ++stats.in_process_tasks;
+    }
   }
   std::vector<bool> task_valid(tasks.size(), false);
   for (size_t p : round) {

@@ -58,8 +58,14 @@ struct PartScheduleStats {
   // Parts the runner could not schedule (even with its own fallback), given
   // a greedy order here instead.
   int32_t fallback_parts = 0;
-  // Distinct runners ("local" or worker addresses) that returned a part.
+  // Distinct workers (runners other than kInProcessRunner) that returned
+  // a part.
   int32_t runners_used = 0;
+  // Tasks answered in this process, not by a worker and not as a fallback
+  // after worker failures (PartOutcome::fallback): in the server, small
+  // parts proved before any worker was asked (LocalFirstPartRunner); with
+  // ThreadPartRunner, every task.
+  int32_t in_process_tasks = 0;
   absl::Duration time = absl::ZeroDuration();
 };
 

@@ -3,6 +3,9 @@
 #include <atomic>
 #include <cstdio>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/cache/lru_schedule_cache.h"
 #include "core/memory/simulator.h"
@@ -165,6 +168,43 @@ TEST(ScheduleByPartsTest, FailedTasksFallBackToGreedyAndAreNotCached) {
   ORDO_ASSERT_OK_AND_ASSIGN(int64_t peak, SimulatePeak(model, result.schedule.order));
   EXPECT_EQ(result.schedule.peak_bytes, peak);
   EXPECT_EQ(cache.size(), 0);
+}
+
+// Runs tasks locally and labels task i's outcome as `labels[i]` says:
+// its runner, and whether it was a fallback after worker failures.
+class LabellingRunner final : public PartRunner {
+ public:
+  explicit LabellingRunner(std::vector<std::pair<std::string, bool>> labels)
+      : labels_(std::move(labels)) {}
+  std::vector<PartOutcome> RunAll(absl::Span<const PartTask> tasks,
+                                  const ScheduleLimits& limits) override {
+    std::vector<PartOutcome> outcomes = ThreadPartRunner(1).RunAll(tasks, limits);
+    for (size_t i = 0; i < outcomes.size() && i < labels_.size(); ++i) {
+      outcomes[i].runner = labels_[i].first;
+      outcomes[i].fallback = labels_[i].second;
+    }
+    return outcomes;
+  }
+
+ private:
+  std::vector<std::pair<std::string, bool>> labels_;
+};
+
+TEST(ScheduleByPartsTest, InProcessTasksAreNotCountedAsWorkers) {
+  const MemoryModel model = Model();  // two tasks: the stem and one cell
+  LabellingRunner proved_here({{kInProcessRunner, false}, {"10.0.0.1:50052", false}});
+  ORDO_ASSERT_OK_AND_ASSIGN(PartScheduleResult mixed,
+                            ScheduleByParts(model, Options(), {}, proved_here, nullptr));
+  EXPECT_EQ(mixed.stats.runners_used, 1);
+  EXPECT_EQ(mixed.stats.in_process_tasks, 1);
+
+  // A fallback after worker failures is neither a worker nor a part the
+  // process chose to keep.
+  LabellingRunner fallback({{kInProcessRunner, true}, {kInProcessRunner, false}});
+  ORDO_ASSERT_OK_AND_ASSIGN(PartScheduleResult local,
+                            ScheduleByParts(model, Options(), {}, fallback, nullptr));
+  EXPECT_EQ(local.stats.runners_used, 0);
+  EXPECT_EQ(local.stats.in_process_tasks, 1);
 }
 
 TEST(ScheduleByPartsTest, UnknownSchedulerIsInvalidArgument) {

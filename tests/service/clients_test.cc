@@ -42,7 +42,9 @@ v1::CompileResponse RunCompileJson(const std::string& args) {
 }
 
 TEST(ClientsTest, CliRemoteModeAnswersLikeLocalMode) {
-  Server server({"--local-workers=2"});
+  // Every part to the workers (small_resnet's parts would be proved in the
+  // server otherwise): the remote path is what this test compares.
+  Server server({"--local-workers=2", "--in-server-part-budget=0"});
   ASSERT_TRUE(server.started());
   const std::string model = std::string(ORDO_EXAMPLE_MODELS_DIR) + "/small_resnet.onnx";
   const std::string remote = " --server " + server.address();
@@ -264,8 +266,9 @@ TEST(ClientsTest, RemoteWorkersAndRedisSurviveAKilledWorkerAndARedisRestart) {
     ASSERT_TRUE(absl::ConsumePrefix(&rest, "listening on ")) << line;
     addresses.emplace_back(rest);
   }
+  // Every part to the workers: this test is about surviving their failures.
   Server front({absl::StrCat("--workers=", addresses[0], ",", addresses[1]),
-                "--redis=" + redis.Url()});
+                "--redis=" + redis.Url(), "--in-server-part-budget=0"});
   ASSERT_TRUE(front.started());
   auto healthy_workers = [&] {
     int healthy = 0;

@@ -2,9 +2,13 @@
 // identical concurrent candidates compile once (single-flight); CompileMany
 // streams candidates in and results out with their ids.
 
+#include <sys/wait.h>
+
+#include <cstdio>
 #include <map>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "tests/service/service_harness.h"
@@ -77,6 +81,8 @@ TEST(NasServiceTest, SmallPartsAreProvedInTheServerAndBigOnesGoToWorkers) {
   EXPECT_GE(worker_tasks("in_server"), 1);
   EXPECT_EQ(worker_tasks("in_server_unproved"), 0);
   EXPECT_EQ(worker_tasks("ok"), 0);  // no part reached the worker
+  EXPECT_EQ(small.stats().workers_used(), 0);
+  EXPECT_GE(small.stats().in_process_parts(), 1);
 
   const double in_server = worker_tasks("in_server");
   v1::CompileResponse big;
@@ -88,6 +94,34 @@ TEST(NasServiceTest, SmallPartsAreProvedInTheServerAndBigOnesGoToWorkers) {
   EXPECT_EQ(big.stats().fallback_parts(), 0);
   // Only parts of at most 8 ops were tried here (if the cut leaves any).
   EXPECT_LE(worker_tasks("in_server") - in_server, big.stats().parts() - 1);
+}
+
+// `ordo-server FLAGS` that must refuse to start: its exit code and stderr.
+std::pair<int, std::string> StartRefused(const std::string& flags) {
+  const std::string command = absl::StrCat("/usr/bin/timeout 30 ", ORDO_SERVER_BINARY,
+                                           " --listen=127.0.0.1:0 --metrics-port=0 ", flags,
+                                           " 2>&1 >/dev/null");
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return {-1, ""};
+  std::string out;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST(NasServiceTest, BadInServerPartFlagsStopStartupNamingTheFlag) {
+  for (const std::string budget : {"-1ms", "inf", "11m"}) {  // --max-deadline is 10m
+    const auto [code, message] = StartRefused("--in-server-part-budget=" + budget);
+    EXPECT_EQ(code, 2) << budget;
+    EXPECT_THAT(message, ::testing::HasSubstr("--in-server-part-budget")) << budget;
+    EXPECT_THAT(message, ::testing::HasSubstr("--max-deadline")) << budget;
+  }
+  const auto [code, message] = StartRefused("--in-server-part-max-ops=-1");
+  EXPECT_EQ(code, 2);
+  EXPECT_THAT(message, ::testing::HasSubstr("--in-server-part-max-ops"));
+  EXPECT_THAT(message, ::testing::Not(::testing::HasSubstr("--in-server-part-budget")));
 }
 
 TEST(NasServiceTest, CompileManyAnswersEveryCandidateWithItsIdAndGoesOnAfterABadOne) {

@@ -21,7 +21,9 @@ using namespace ::ordo::testing_service;  // NOLINT: the harness is the test's v
 
 
 TEST(ServiceTest, CompilesModelsAndSecondCompileHitsTheCache) {
-  Server server({"--local-workers=2"});
+  // Every part to the workers: small_resnet's parts are small enough to be
+  // proved in the server otherwise, and this test checks the workers' path.
+  Server server({"--local-workers=2", "--in-server-part-budget=0"});
   ASSERT_TRUE(server.started());
   const std::string example = std::string(ORDO_EXAMPLE_MODELS_DIR) + "/small_resnet.onnx";
   v1::CompileResponse first;
@@ -34,6 +36,7 @@ TEST(ServiceTest, CompilesModelsAndSecondCompileHitsTheCache) {
   EXPECT_EQ(first.stats().cache_hits(), 0);
   EXPECT_EQ(first.stats().fallback_parts(), 0);
   EXPECT_GE(first.stats().workers_used(), 1);
+  EXPECT_EQ(first.stats().in_process_parts(), 0);
   EXPECT_TRUE(first.has_arena());
   EXPECT_GE(first.arena().arena_bytes(), first.arena().lower_bound_bytes());
   EXPECT_TRUE(first.has_traffic());
