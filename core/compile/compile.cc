@@ -148,14 +148,25 @@ absl::StatusOr<Layout> Evaluate(const Graph& graph, const MemoryModel& model,
 // without pools makes too) is the pools' cost: the placements, and the other
 // schedules found, verified, scored, laid out and placed to compete with it.
 // An upper bound: without pools some of those would be compared too.
-void Adopt(Layout best, const Clock& clock, absl::Time start, CompileResult& result) {
+// `result.schedule` is still the schedule stage's order.
+void Adopt(const MemoryModel& model, Layout best, const Clock& clock, absl::Time start,
+           CompileResult& result) {
+  if (best.order != result.schedule) {
+    // The per-part figures describe the schedule stage's order, not this one.
+    result.parts.clear();
+    result.part_cached.clear();
+    // The stage's lower bound holds for every order; the status follows
+    // from it by the one rule.
+    ScheduleResult adopted;
+    adopted.peak_bytes = best.simulation.peak_bytes;
+    adopted.lower_bound_bytes = result.lower_bound_bytes;
+    ApplyLowerBound(0, MemoryLowerBound(model), adopted);
+    result.peak_bytes = adopted.peak_bytes;
+    result.lower_bound_bytes = adopted.lower_bound_bytes;
+    result.status = adopted.status;
+  }
   result.schedule = std::move(best.order);
   result.algorithm = std::move(best.algorithm);
-  if (best.simulation.peak_bytes != result.peak_bytes) {
-    // A higher peak chosen for the banks is not the proved optimum.
-    result.status = ScheduleStatus::kHeuristic;
-    result.peak_bytes = best.simulation.peak_bytes;
-  }
   result.simulation = std::move(best.simulation);
   result.arena = best.pools ? PoolArenaPlan(*best.pools, std::move(best.arena))
                             : std::move(best.arena);
@@ -174,8 +185,7 @@ absl::Status ChooseLayout(const Graph& graph, const MemoryModel& model,
                           const std::vector<Candidate>& alternatives, CompileResult& result) {
   const absl::Time start = clock.Now();
   ORDO_ASSIGN_OR_RETURN(Layout best, Evaluate(graph, model, options, deadline, clock,
-                                              std::move(result.schedule),
-                                              std::move(result.algorithm),
+                                              result.schedule, std::move(result.algorithm),
                                               std::move(result.simulation)));
   for (const Candidate& candidate : alternatives) {
     if (best.Unbeatable()) break;
@@ -188,7 +198,7 @@ absl::Status ChooseLayout(const Graph& graph, const MemoryModel& model,
                  std::move(simulation)));
     if (layout.Rank() < best.Rank()) best = std::move(layout);
   }
-  Adopt(std::move(best), clock, start, result);
+  Adopt(model, std::move(best), clock, start, result);
   return absl::OkStatus();
 }
 
@@ -208,6 +218,8 @@ struct ScoredSchedule {
   PoolPlacement greedy;
   // The schedule stage's own schedule (not a competitor).
   bool chosen = false;
+  // Placed in full (Evaluate).
+  bool placed = false;
 };
 
 // Fitting first, then the greedy placement's modelled time, then the lower
@@ -273,9 +285,13 @@ absl::StatusOr<std::vector<Candidate>> PoolCandidates(
 //     When no candidate's greedy placement fits, the candidates are placed
 //     in score order until one fits (the full placer may fit where its
 //     greedy starts do not), else the least overflowing stays.
+//  4. A fitting winner other than the least-peak candidate (the chosen one
+//     on ties) is kept only when its full placement ranks strictly better
+//     (Layout::Rank) than the least-peak one's, which is placed in full
+//     unless its lower bound is above the winner's modelled time.
 // Not optimal over orders: a schedule none of these schedulers produces may
 // place faster; and the full placer on the winner may do less well than it
-// would have on the runner-up (the score is its first step only).
+// would have on a runner-up other than the least-peak candidate.
 absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
                               const CompileOptions& options, const SchedulerRegistry& registry,
                               const ScheduleLimits& limits, absl::Time compile_start,
@@ -283,7 +299,7 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
                               const std::vector<Candidate>& baselines, CompileResult& result) {
   const absl::Time start = clock.Now();
   const absl::Time deadline = limits.deadline;
-  Candidate chosen{std::move(result.schedule), std::move(result.algorithm), result.peak_bytes};
+  Candidate chosen{result.schedule, std::move(result.algorithm), result.peak_bytes};
   ORDO_ASSIGN_OR_RETURN(PoolProblem chosen_problem,
                         BuildPoolProblem(graph, model, result.simulation, options.alignment,
                                          options.pools));
@@ -291,7 +307,7 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
     ORDO_ASSIGN_OR_RETURN(Layout layout,
                           Evaluate(graph, model, options, deadline, clock, std::move(chosen.order),
                                    std::move(chosen.algorithm), std::move(result.simulation)));
-    Adopt(std::move(layout), clock, start, result);
+    Adopt(model, std::move(layout), clock, start, result);
     return absl::OkStatus();
   }
   ORDO_ASSIGN_OR_RETURN(std::vector<Candidate> candidates,
@@ -319,21 +335,40 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
   const bool chosen_fits = std::find_if(scored.begin(), scored.end(), [](const auto& entry) {
                              return entry.chosen;
                            })->greedy.fits();
-  std::optional<Layout> best;
-  for (ScoredSchedule& entry : scored) {
+  auto place = [&](ScoredSchedule& entry) {
+    entry.placed = true;
     std::string algorithm = entry.candidate.algorithm;
     if (!entry.chosen) {
       absl::StrAppend(&algorithm, chosen_fits ? " (places faster in the pools)" : " (fits the pools)");
     }
-    ORDO_ASSIGN_OR_RETURN(Layout layout,
-                          Evaluate(graph, model, options, deadline, clock,
-                                   std::move(entry.candidate.order), std::move(algorithm),
-                                   std::move(entry.simulation)));
+    return Evaluate(graph, model, options, deadline, clock, entry.candidate.order,
+                    std::move(algorithm), entry.simulation);
+  };
+  std::optional<Layout> best;
+  for (ScoredSchedule& entry : scored) {
+    ORDO_ASSIGN_OR_RETURN(Layout layout, place(entry));
     const bool fits = layout.FitsPools();
     if (!best || layout.Rank() < best->Rank()) best = std::move(layout);
     if (fits) break;
   }
-  Adopt(std::move(*best), clock, start, result);
+  // The score is the placer's first step only: a higher peak is kept only
+  // when its full placement beats the least peak's (step 4).
+  ScoredSchedule& least_peak =
+      *std::min_element(scored.begin(), scored.end(), [](const auto& a, const auto& b) {
+        return std::pair(a.candidate.peak_bytes, !a.chosen) <
+               std::pair(b.candidate.peak_bytes, !b.chosen);
+      });
+  if (best->FitsPools() && !least_peak.placed) {
+    ORDO_ASSIGN_OR_RETURN(PoolProblem problem,
+                          BuildPoolProblem(graph, model, least_peak.simulation,
+                                           options.alignment, options.pools));
+    // At the bound the least peak could still tie, and ties go to it.
+    if (PoolLowerBoundSeconds(problem) <= best->pools->placement.evaluation.modelled_seconds) {
+      ORDO_ASSIGN_OR_RETURN(Layout layout, place(least_peak));
+      if (!(best->Rank() < layout.Rank())) best = std::move(layout);
+    }
+  }
+  Adopt(model, std::move(*best), clock, start, result);
   return absl::OkStatus();
 }
 

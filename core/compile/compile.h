@@ -52,8 +52,10 @@ struct CompileOptions {
   // With pools the place stage puts every tensor in a pool and chooses the
   // schedule for the banks: the chosen one, the baseline orders and the
   // greedy and hmcos orders compete (within memory_limit_bytes), scored by
-  // the placer's greedy starts, and the best is placed in full; its peak
-  // may then be above the least (status heuristic).
+  // the placer's greedy starts, and the best is placed in full (and kept
+  // over the least-peak order only when its full placement is strictly
+  // better); its peak may then be above the least (status by the lower
+  // bound, ApplyLowerBound; per-part figures dropped).
   PoolOptions pools;
 };
 

@@ -4,6 +4,8 @@
 #include <map>
 
 #include "core/compile/compile.h"
+#include "core/parts/part_runner.h"
+#include "core/pools/pool_placer.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
 #include "gmock/gmock.h"
@@ -180,7 +182,13 @@ TEST(CompilePoolsTest, ASchedulePastTheLeastPeakWinsWhenItPlacesFaster) {
   EXPECT_TRUE(result.placement->fits());
   EXPECT_EQ(result.peak_bytes, 85);
   EXPECT_EQ(result.simulation.peak_bytes, 85);
-  EXPECT_EQ(result.status, ScheduleStatus::kHeuristic);
+  // The least peak's proof still bounds every order (ApplyLowerBound's
+  // rule): 81 proved, above the spec's bound, below this peak.
+  ASSERT_EQ(plain.status, ScheduleStatus::kOptimal);
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel plain_model, BuildMemoryModel(g, {}));
+  ASSERT_LT(MemoryLowerBound(plain_model), 81);
+  EXPECT_EQ(result.lower_bound_bytes, 81);
+  EXPECT_EQ(result.status, ScheduleStatus::kBounded);
   EXPECT_THAT(result.algorithm, HasSubstr("places faster in the pools"));
   // z alone in the slow bank: written once, read once.
   const double slow_seconds = result.placement->placement.evaluation.pools[1].modelled_seconds;
@@ -195,6 +203,96 @@ TEST(CompilePoolsTest, ASchedulePastTheLeastPeakWinsWhenItPlacesFaster) {
   EXPECT_TRUE(on_least_peak.fits());
   EXPECT_GT(on_least_peak.placement.evaluation.modelled_seconds,
             result.placement->placement.evaluation.modelled_seconds + 50 / 1e8);
+}
+
+// The pools' choice scores orders by the placer's greedy starts, which can
+// prefer an order the full placer then does worse on. Here (a random DAG,
+// fast bank 96 bytes) the model order (peak 203) scores better than the
+// least-peak order (190) by the greedy starts, but the full placer puts the
+// least-peak order faster: it is the one returned, peak and proof intact.
+inline constexpr char kGreedyScoreMisleadsGraph[] = R"(
+  input in0 47
+  op op0 Conv in0 -> t0:63
+  op op1 Conv t0 t0 -> t1:50 t1b:15
+  op op2 Conv in0 in0 in0 -> t2:28
+  op op3 Conv t1 t0 -> t3:34
+  op op4 Conv t2 -> t4:54 t4b:37
+  op op5 Conv t3 -> t5:27
+  op op6 Conv t5 t5 t5 -> t6:25
+  op op7 Conv t5 t4b -> t7:19
+  output t1b
+  output t4
+  output t6
+  output t7
+)";
+
+TEST(CompilePoolsTest, TheLeastPeakOrderStaysUnlessItsFullPlacementIsBeaten) {
+  const Graph g = TestGraph(kGreedyScoreMisleadsGraph);
+  RealClock clock;
+  CompileOptions options = WithPools(96, 4096);
+  options.alignment = 1;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult plain, Compile(g, {}, clock));
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(g, options, clock));
+  ASSERT_TRUE(result.placement.has_value());
+  EXPECT_TRUE(result.placement->fits());
+  EXPECT_EQ(result.schedule, plain.schedule);
+  EXPECT_EQ(result.peak_bytes, plain.peak_bytes);
+  EXPECT_EQ(result.status, plain.status);
+  EXPECT_EQ(result.algorithm, plain.algorithm);
+
+  // The case is the one described: the model order wins the greedy score
+  // on a higher peak, and its full placement is no faster.
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel model, BuildMemoryModel(g, options.memory));
+  std::vector<int32_t> model_order(g.num_ops());
+  for (int32_t op = 0; op < g.num_ops(); ++op) model_order[op] = op;
+  ORDO_ASSERT_OK_AND_ASSIGN(SimulationResult on_model_order, Simulate(model, model_order));
+  EXPECT_GT(on_model_order.peak_bytes, plain.peak_bytes);
+  ORDO_ASSERT_OK_AND_ASSIGN(PoolProblem model_order_problem,
+                            BuildPoolProblem(g, model, on_model_order, options.alignment,
+                                             options.pools));
+  ORDO_ASSERT_OK_AND_ASSIGN(PoolProblem least_peak_problem,
+                            BuildPoolProblem(g, model, result.simulation, options.alignment,
+                                             options.pools));
+  const PoolPlacement model_order_greedy = PlacePoolsGreedy(model_order_problem);
+  const PoolPlacement least_peak_greedy = PlacePoolsGreedy(least_peak_problem);
+  ASSERT_TRUE(model_order_greedy.fits());
+  ASSERT_TRUE(least_peak_greedy.fits());
+  EXPECT_LT(model_order_greedy.evaluation.modelled_seconds,
+            least_peak_greedy.evaluation.modelled_seconds);
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      PoolReport on_model_order_report,
+      PlaceInPools(g, model, on_model_order, options.alignment, options.pools,
+                   on_model_order.peak_bytes, ArenaLimits{}));
+  EXPECT_GE(on_model_order_report.placement.evaluation.modelled_seconds,
+            result.placement->placement.evaluation.modelled_seconds);
+}
+
+// When the pools choose another order than the schedule stage's, the stage's
+// per-part figures (peaks, statuses, cache hits of its parts) describe an
+// order that is not returned: they go; the stage's own statistics stay.
+TEST(CompilePoolsTest, PerPartFiguresOfAReplacedOrderAreDropped) {
+  const Graph g = TestGraph(kHotTensorGraph);
+  RealClock clock;
+  ThreadPartRunner runner(1);
+  CompileServices services;
+  services.runner = &runner;
+  CompileOptions options = WithPools(61, 4096);
+  options.alignment = 1;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult plain, Compile(g, {}, services, clock));
+  ASSERT_FALSE(plain.parts.empty());
+  ASSERT_EQ(plain.part_cached.size(), plain.parts.size());
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult replaced, Compile(g, options, services, clock));
+  ASSERT_NE(replaced.schedule, plain.schedule);
+  EXPECT_TRUE(replaced.parts.empty());
+  EXPECT_TRUE(replaced.part_cached.empty());
+  ASSERT_TRUE(replaced.part_stats.has_value());
+  EXPECT_EQ(replaced.part_stats->parts, plain.part_stats->parts);
+  // A bank that holds everything keeps the stage's order and its parts.
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult kept,
+                            Compile(g, WithPools(4096, 4096), services, clock));
+  EXPECT_EQ(kept.schedule, plain.schedule);
+  EXPECT_EQ(kept.parts.size(), plain.parts.size());
+  EXPECT_EQ(kept.part_cached.size(), plain.part_cached.size());
 }
 
 // Over a memory limit a faster order is not a candidate: the limit holds.
