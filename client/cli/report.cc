@@ -33,10 +33,10 @@ std::string RewriteText(const RewriteSummary& summary) {
   }
   out += Row(summary.fit_fallback ? "" : "rewrite",
              absl::StrFormat("%s: %d rewrite(s) kept, peak %s before rewriting; "
-                             "%+lld MACs, %+d ops, latency %+.1f%%",
+                             "%+d MACs, %+d ops, latency %+.1f%%",
                              summary.mode, summary.rewrites.size(),
                              FormatBytes(summary.original_peak_bytes),
-                             static_cast<long long>(summary.rewritten_macs - summary.original_macs),
+                             summary.rewritten_macs - summary.original_macs,
                              summary.rewritten_ops - summary.original_ops,
                              100 * summary.latency_overhead));
   for (const AppliedRewrite& applied : summary.rewrites) {

@@ -88,10 +88,12 @@ std::vector<TensorId> TermsInScheduleOrder(const Graph& graph, const SumTree& tr
     return k;
   };
   std::vector<std::pair<int32_t, TensorId>> keyed;
+  keyed.reserve(tree.terms.size());
   for (TensorId t : tree.terms) keyed.emplace_back(key(t), t);
   std::stable_sort(keyed.begin(), keyed.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<TensorId> terms;
+  terms.reserve(keyed.size());
   for (const auto& [k, t] : keyed) terms.push_back(t);
   return terms;
 }
