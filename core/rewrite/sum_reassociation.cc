@@ -27,17 +27,16 @@ bool IsPlainAdd(const Graph& graph, const Op& op) {
 }
 
 // Whether `t` is an inner sum: the output of a plain Add, read by one op
-// only, that op a plain Add of the same dims, and not a graph output.
+// only, that op a plain Add (so of the same dims), and not a graph output.
 bool IsInnerSum(const Graph& graph, TensorId t) {
   const Tensor& tensor = graph.tensor(t);
   if (tensor.producer == kNoId || tensor.is_graph_output || tensor.consumers.size() != 1) {
     return false;
   }
   const Op& reader = graph.op(tensor.consumers[0]);
-  // Read twice by one Add (x + x) is a term, not a subtree.
-  if (reader.inputs[0] == t && reader.inputs.size() == 2 && reader.inputs[1] == t) return false;
-  return IsPlainAdd(graph, graph.op(tensor.producer)) && IsPlainAdd(graph, reader) &&
-         graph.tensor(reader.outputs[0]).dims == tensor.dims;
+  if (!IsPlainAdd(graph, reader) || !IsPlainAdd(graph, graph.op(tensor.producer))) return false;
+  // Read twice by one Add (x + x): a term, not a subtree.
+  return !(reader.inputs[0] == t && reader.inputs[1] == t);
 }
 
 // Collects the Adds (post-order, so the root comes last) and terms (left to
