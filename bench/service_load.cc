@@ -35,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
@@ -46,10 +47,12 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "sys/child_process.h"
-#include "bench/latency_summary.h"
+#include "bench/cache_ceiling.h"
 #include "bench/darts_candidates.h"
+#include "bench/latency_summary.h"
 #include "bench/nas_candidates.h"
+#include "core/graph/canonical_graph.h"
+#include "core/graph/graph_proto.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -57,6 +60,7 @@
 #include "ordo/v1/compiler_service.grpc.pb.h"
 #include "rpc/flag_names.h"
 #include "rpc/grpc_status.h"
+#include "sys/child_process.h"
 
 ABSL_FLAG(std::string, server, "", "HOST:PORT of a running ordo-server (loopback)");
 ABSL_FLAG(bool, spawn, false, "start an ordo-server on a free loopback port, stop it at the end");
@@ -110,6 +114,7 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
 
 // What one call returned.
 struct CallRecord {
+  int64_t index = 0;  // into the workload's stream
   absl::Duration latency;
   grpc::StatusCode code = grpc::StatusCode::OK;
   // From CompileResponse.stats (zero for Estimate).
@@ -119,6 +124,7 @@ struct CallRecord {
   bool response_cached = false;
   bool single_flight_shared = false;
   absl::Duration server_time;
+  absl::Duration server_schedule_time;  // stats.schedule_time
   // The response as JSON, only when --dump-response asks for it.
   std::string response_json;
 };
@@ -129,6 +135,10 @@ struct Workload {
   std::vector<v1::EstimateRequest> estimates;
   bool info = false;  // GetInfo calls
   bool fixed = true;  // every index sends element 0
+  // darts: whether candidate i's graph was sent before it up to names (the
+  // server's name-free whole-request identity, CanonicalizeGraph), i.e. what
+  // a perfect whole-request cache could answer.
+  std::vector<bool> repeats_earlier;
 };
 
 absl::Status SetModel(const std::string& path, v1::CompileRequest& request) {
@@ -186,9 +196,13 @@ absl::StatusOr<Workload> BuildWorkload(const std::string& mode, const std::strin
                                  .resend_probability = absl::GetFlag(FLAGS_darts_resend),
                                  .rename = absl::GetFlag(FLAGS_darts_rename),
                                  .seed = absl::GetFlag(FLAGS_seed)});
+    absl::flat_hash_set<std::string> seen;
     for (int64_t i = 0; i < requests; ++i) {
       v1::CompileRequest& request = compiles.emplace_back(base);
       *request.mutable_graph() = stream.Next();
+      absl::StatusOr<Graph> graph = GraphFromProto(request.graph());
+      if (!graph.ok()) return graph.status();
+      workload.repeats_earlier.push_back(!seen.insert(CanonicalizeGraph(*graph).form).second);
     }
   } else {
     return absl::InvalidArgumentError(absl::StrCat("unknown --mode=", mode));
@@ -220,6 +234,7 @@ CallRecord Call(v1::Compiler::Stub& stub, const Workload& workload, int64_t inde
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
   CallRecord record;
+  record.index = index;
   const absl::Time start = absl::Now();
   if (workload.info) {
     v1::GetInfoResponse response;
@@ -239,6 +254,8 @@ CallRecord Call(v1::Compiler::Stub& stub, const Workload& workload, int64_t inde
     record.single_flight_shared = stats.single_flight_shared();
     record.server_time =
         absl::Seconds(stats.time().seconds()) + absl::Nanoseconds(stats.time().nanos());
+    record.server_schedule_time = absl::Seconds(stats.schedule_time().seconds()) +
+                                  absl::Nanoseconds(stats.schedule_time().nanos());
     if (status.ok() && !absl::GetFlag(FLAGS_dump_response).empty()) {
       response.clear_reordered_onnx_model();
       (void)google::protobuf::util::MessageToJsonString(response, &record.response_json);
@@ -377,6 +394,7 @@ int Run() {
   std::vector<absl::Duration> error_latencies;
   std::map<std::string, int64_t> codes;
   int64_t parts = 0, hits = 0, misses = 0, whole_hits = 0, shared = 0;
+  std::vector<ServedCall> served;
   for (const CallRecord& r : records) {
     ++codes[rpc::GrpcCodeName(r.code)];
     if (r.code != grpc::StatusCode::OK) {
@@ -391,7 +409,13 @@ int Run() {
     whole_hits += r.response_cached;
     (r.response_cached ? whole_hit_latencies : computed_latencies).push_back(r.latency);
     shared += r.single_flight_shared;
+    if (!workload->repeats_earlier.empty()) {
+      served.push_back({r.latency, r.server_schedule_time,
+                        workload->repeats_earlier[static_cast<size_t>(r.index)]});
+    }
   }
+  // Only at concurrency 1 is the stream's time the sum of its latencies.
+  const CacheCeiling ceiling = concurrency == 1 ? CacheCeilingOf(served) : CacheCeiling{};
   const LatencySummary latency = Summarize(ok_latencies);
   const LatencySummary server = Summarize(server_times);
   const LatencySummary failed = Summarize(error_latencies);
@@ -419,6 +443,13 @@ int Run() {
                 static_cast<long long>(whole_hits), static_cast<long long>(shared));
     std::printf("  latency ms  whole-request hits p50 %.3f p99 %.3f; others p50 %.3f p99 %.3f\n",
                 Ms(whole_hit.p50), Ms(whole_hit.p99), Ms(computed.p50), Ms(computed.p99));
+  }
+  if (ceiling.calls > 0) {
+    std::printf(
+        "  cache ceiling  repeated candidates %lld of %lld; scheduling %.1f%% of the latency of "
+        "the others; a perfect cache: at most %.2fx this run\n",
+        static_cast<long long>(ceiling.repeats), static_cast<long long>(ceiling.calls),
+        100 * ceiling.schedule_share, ceiling.speedup);
   }
   if (mode == "cold" && hits > 0) {
     std::fprintf(stderr,
@@ -462,6 +493,11 @@ int Run() {
     out["single_flight_shares"] = shared;
     out["latency_ms_whole_request_hits"] = {{"p50", Ms(whole_hit.p50)}, {"p99", Ms(whole_hit.p99)}};
     out["latency_ms_others"] = {{"p50", Ms(computed.p50)}, {"p99", Ms(computed.p99)}};
+    if (ceiling.calls > 0) {
+      out["cache_ceiling"] = {{"repeated_candidates", ceiling.repeats},
+                              {"schedule_share", ceiling.schedule_share},
+                              {"speedup", ceiling.speedup}};
+    }
     out["status"] = codes;
     std::ofstream file(path);
     file << out.dump(2) << "\n";

@@ -61,6 +61,23 @@ TEST(ServiceLoadTest, NasStreamSharesCells) {
   EXPECT_GT(out["part_hit_rate"].get<double>(), 0.5);
 }
 
+TEST(ServiceLoadTest, DartsStreamReportsWhatAPerfectCacheCouldDo) {
+  // Half the candidates re-send a survivor of a population of 4: repeats
+  // occur, and every first send spends some of its time scheduling.
+  const nlohmann::json out = RunLoad(
+      "--mode=darts --requests=24 --darts_population=4 --darts_resend=0.5 --duration=60 "
+      "--server_flags=--cache-mb=0");
+  ASSERT_TRUE(out.is_object());
+  EXPECT_EQ(out["status"]["OK"], 24);
+  const nlohmann::json& ceiling = out["cache_ceiling"];
+  ASSERT_TRUE(ceiling.is_object());
+  EXPECT_GT(ceiling["repeated_candidates"].get<int>(), 0);
+  EXPECT_LT(ceiling["repeated_candidates"].get<int>(), 24);
+  EXPECT_GT(ceiling["schedule_share"].get<double>(), 0);
+  EXPECT_LT(ceiling["schedule_share"].get<double>(), 1);
+  EXPECT_GT(ceiling["speedup"].get<double>(), 1);
+}
+
 TEST(ServiceLoadTest, StopsAtDuration) {
   const nlohmann::json out =
       RunLoad("--method=info --concurrency=2 --requests=100000000 --duration=0.5");
