@@ -160,6 +160,12 @@ absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(const Options& opt
     local_first.on_attempt = [metrics = &server->metrics_](bool kept) {
       metrics->AddWorkerTasks(kept ? "in_server" : "in_server_unproved", 1);
     };
+    local_first.on_refused_claim = [](const PartTask& task, const absl::Status& error) {
+      rpc::Log(rpc::LogLevel::kError, task.request_id,
+               absl::StrCat("in-server attempt on a part of ", task.model->num_ops(),
+                            " ops: optimal claim refused (a scheduler bug; sent to a worker): ",
+                            error.ToString()));
+    };
     server->runner_ = std::make_unique<LocalFirstPartRunner>(server->remote_runner_.get(),
                                                              std::move(local_first));
   } else {

@@ -7,6 +7,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "core/schedule/best_part_scheduler.h"
 #include "core/util/clock.h"
@@ -72,10 +73,19 @@ std::optional<ScheduleResult> LocalFirstPartRunner::Attempt(const PartTask& task
   if (!result.ok() || result->status != ScheduleStatus::kOptimal) return std::nullopt;
   result->stats.time = limits.Now() - clock.origin();  // wall time, as a worker's
   // The same check a worker's answer gets (GrpcPartRunner): an optimal claim
-  // the simulator does not confirm is a bug, and then the worker decides.
-  result = CheckClaimedSchedule(*task.model, *std::move(result));
-  if (!result.ok() || result->status != ScheduleStatus::kOptimal) return std::nullopt;
-  return *std::move(result);
+  // the simulator does not confirm is a bug, reported, and then the worker
+  // decides.
+  absl::StatusOr<ScheduleResult> checked = CheckClaimedSchedule(*task.model, *result);
+  if (checked.ok() && checked->status == ScheduleStatus::kOptimal) return *std::move(checked);
+  if (options_.on_refused_claim) {
+    options_.on_refused_claim(
+        task, checked.ok() ? absl::InternalError(absl::StrCat(
+                                 "claims optimal at ", result->peak_bytes,
+                                 " B with a lower bound of ", result->lower_bound_bytes,
+                                 " B the check does not accept"))
+                           : checked.status());
+  }
+  return std::nullopt;
 }
 
 std::vector<PartOutcome> LocalFirstPartRunner::RunAll(absl::Span<const PartTask> tasks,

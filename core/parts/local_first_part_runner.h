@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "core/parts/part_runner.h"
@@ -65,6 +66,11 @@ class LocalFirstPartRunner final : public PartRunner {
     // Called once per attempt with whether it kept the part (for metrics).
     // May be empty; called from RunAll's calling thread.
     std::function<void(bool kept)> on_attempt;
+    // Called when an attempt's optimal claim fails CheckClaimedSchedule (a
+    // bug in a scheduler of this process), with the task and the check's
+    // error, before the task goes to `remote`. May be empty; called from
+    // RunAll's calling thread.
+    std::function<void(const PartTask& task, const absl::Status& error)> on_refused_claim;
   };
 
   // `schedulers` runs the attempts (AttemptSchedulers() by default).

@@ -198,5 +198,44 @@ TEST(LocalFirstPartRunnerTest, AZeroTotalBudgetSendsEveryPartUntried) {
   EXPECT_THAT(workers.ops(), ElementsAre(5));
 }
 
+// Claims `dp`'s optimal order with a peak one byte lower than it is.
+class LyingScheduler final : public Scheduler {
+ public:
+  absl::string_view name() const override { return "liar"; }
+  absl::StatusOr<ScheduleResult> Schedule(const MemoryModel& model,
+                                          const ScheduleLimits& limits) const override {
+    absl::StatusOr<ScheduleResult> result = (*PartSchedulers().Create("dp"))->Schedule(
+        model, limits);
+    if (!result.ok()) return result;
+    --result->peak_bytes;
+    result->lower_bound_bytes = result->peak_bytes;
+    return result;
+  }
+};
+
+TEST(LocalFirstPartRunnerTest, ARefusedOptimalClaimIsReportedAndTheTaskSentOn) {
+  const MemoryModel model = TestModel(kGreedyTrapGraph);
+  SchedulerRegistry schedulers;
+  // Under dp's name: the attempt runs the liar, the workers the real dp.
+  schedulers.Register({"dp", "dp's order, peak understated", true,
+                       [] { return std::make_unique<LyingScheduler>(); }});
+  RecordingRunner workers;
+  LocalFirstPartRunner::Options options = Budget(absl::Seconds(10));
+  std::vector<std::string> refused;
+  options.on_refused_claim = [&](const PartTask& task, const absl::Status& error) {
+    EXPECT_EQ(task.model, &model);
+    refused.push_back(std::string(error.message()));
+  };
+  LocalFirstPartRunner runner(&workers, options, std::move(schedulers));
+  const std::vector<PartOutcome> outcomes =
+      runner.RunAll({PartTask{&model, "dp", absl::Seconds(10), "r"}}, ScheduleLimits{});
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0].runner, "worker");
+  ASSERT_TRUE(outcomes[0].result.ok()) << outcomes[0].result.status();
+  EXPECT_EQ(outcomes[0].result->peak_bytes, Simulate(model, outcomes[0].result->order)->peak_bytes);
+  EXPECT_THAT(refused, ElementsAre(::testing::HasSubstr("the simulator says")));
+  EXPECT_THAT(workers.ops(), ElementsAre(5));
+}
+
 }  // namespace
 }  // namespace ordo
