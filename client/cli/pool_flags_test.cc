@@ -43,7 +43,7 @@ TEST(PoolFlagsTest, PoolFlagHasDefaultsForMissingBandwidths) {
 TEST(PoolFlagsTest, DevicePoolsAndPins) {
   const std::string device = "STM32H743";
   const PoolOptions preset = *PoolOptionsFromFlags(&device, {}, {"input:dtcm"});
-  EXPECT_EQ(preset.pools.size(), 6u);
+  EXPECT_EQ(preset.pools.size(), 4u);
   EXPECT_EQ(preset.pinned.at("input"), "dtcm");
   const std::string unknown = "z80";
   EXPECT_THAT(PoolOptionsFromFlags(&unknown, {}, {}),

@@ -335,14 +335,20 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
   const bool chosen_fits = std::find_if(scored.begin(), scored.end(), [](const auto& entry) {
                              return entry.chosen;
                            })->greedy.fits();
-  auto place = [&](ScoredSchedule& entry) {
+  // A competitor is named for why it won: it fits where the chosen one does
+  // not, places faster, or (when nothing fits) overflows least.
+  auto place = [&](ScoredSchedule& entry) -> absl::StatusOr<Layout> {
     entry.placed = true;
-    std::string algorithm = entry.candidate.algorithm;
+    ORDO_ASSIGN_OR_RETURN(Layout layout,
+                          Evaluate(graph, model, options, deadline, clock, entry.candidate.order,
+                                   entry.candidate.algorithm, entry.simulation));
     if (!entry.chosen) {
-      absl::StrAppend(&algorithm, chosen_fits ? " (places faster in the pools)" : " (fits the pools)");
+      absl::StrAppend(&layout.algorithm,
+                      !layout.FitsPools() ? " (overflows the pools least)"
+                      : chosen_fits       ? " (places faster in the pools)"
+                                          : " (fits the pools)");
     }
-    return Evaluate(graph, model, options, deadline, clock, entry.candidate.order,
-                    std::move(algorithm), entry.simulation);
+    return layout;
   };
   std::optional<Layout> best;
   for (ScoredSchedule& entry : scored) {

@@ -35,17 +35,20 @@ std::string Normalize(absl::string_view name) {
 
 std::vector<DevicePreset> BuiltinDevicePresets() {
   return {
-      // STM32H743 (ST RM0433 rev 8, §2.1 "System architecture" and §2.3
-      // "Memory organization"; datasheet DS12110 §3.3): Cortex-M7 at
-      // 480 MHz; DTCM 128 KB on the core's 2x32-bit D-TCM ports (8 B x
-      // 480 MHz); AXI SRAM 512 KB on the 64-bit AXI matrix at 240 MHz;
-      // SRAM1 128 KB, SRAM2 128 KB, SRAM3 32 KB in D2 and SRAM4 64 KB in D3,
-      // each on a 32-bit AHB at 240 MHz. About 1 MB in all, 512 KB at most
-      // contiguous.
+      // STM32H743 (ST RM0433 rev 8, §2.1 "System architecture", §2.3
+      // "Memory organization" and its memory map; datasheet DS12110 §3.3):
+      // Cortex-M7 at 480 MHz; DTCM 128 KB on the core's 2x32-bit D-TCM
+      // ports (8 B x 480 MHz); AXI SRAM 512 KB on the 64-bit AXI matrix at
+      // 240 MHz; SRAM1 128 KB, SRAM2 128 KB and SRAM3 32 KB in D2 and SRAM4
+      // 64 KB in D3, each on a 32-bit AHB at 240 MHz. SRAM1-3 are one pool:
+      // their addresses are contiguous (0x3000_0000-0x3004_7FFF), so a
+      // tensor may run from one into the next, and ST's STM32CubeMX linker
+      // scripts for the H743 declare them as one region (RAM_D2, 288K,
+      // beside DTCMRAM 128K, RAM_D1 512K and RAM_D3 64K). About 1 MB in
+      // all, 512 KB at most contiguous.
       {"stm32h743", "STM32H743: DTCM, AXI SRAM, SRAM1-3 (D2), SRAM4 (D3)",
        {Pool("dtcm", 128 * kKiB, 3.84e9, 3.84e9), Pool("axi_sram", 512 * kKiB, 1.92e9, 1.92e9),
-        Pool("sram1", 128 * kKiB, 0.96e9, 0.96e9), Pool("sram2", 128 * kKiB, 0.96e9, 0.96e9),
-        Pool("sram3", 32 * kKiB, 0.96e9, 0.96e9), Pool("sram4", 64 * kKiB, 0.96e9, 0.96e9)}},
+        Pool("d2_sram", 288 * kKiB, 0.96e9, 0.96e9), Pool("sram4", 64 * kKiB, 0.96e9, 0.96e9)}},
       // i.MX RT1170 (NXP IMXRT1170RM rev 1, chapters "FlexRAM" and "On-Chip
       // RAM"; AN12077 "Using the i.MX RT FlexRAM"): Cortex-M7 at 1 GHz with
       // 512 KB FlexRAM, here the default split's 256 KB DTCM on the 2x32-bit
@@ -64,8 +67,14 @@ std::vector<DevicePreset> BuiltinDevicePresets() {
        {Pool("sram", 320 * kKiB, 0.96e9, 0.96e9), OffChipPool("psram", 8 * kMiB, 0.16e9, 0.16e9)}},
       // RP2040 (Raspberry Pi RP2040 datasheet §2.6.2 "SRAM"): 264 KB in six
       // banks: SRAM0-3 (4 x 64 KB) striped word by word into one 256 KB
-      // region, and SRAM4 and SRAM5 (4 KB each) apart; each bank is 32 bits
-      // wide at the 133 MHz system clock (532 MB/s per access stream).
+      // region at 0x2000_0000, and SRAM4 (0x2004_0000) and SRAM5
+      // (0x2004_1000), 4 KB each; each bank is 32 bits wide at the 133 MHz
+      // system clock (532 MB/s per access stream). SRAM4 and SRAM5 follow
+      // the striped region in the address space, but they stay apart here:
+      // the pico-sdk's linker script (memmap_default.ld) declares them as
+      // their own regions, SCRATCH_X and SCRATCH_Y, where the two cores'
+      // stacks live, so an arena in the 256 KB RAM region cannot run on
+      // into them, and what is left of each is a small buffer of its own.
       {"rp2040", "RP2040: striped SRAM0-3, SRAM4, SRAM5",
        {Pool("sram0_3", 256 * kKiB, 0.532e9, 0.532e9), Pool("sram4", 4 * kKiB, 0.532e9, 0.532e9),
         Pool("sram5", 4 * kKiB, 0.532e9, 0.532e9)}},

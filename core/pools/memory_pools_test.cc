@@ -175,7 +175,11 @@ TEST(DevicePresetsTest, PresetsAreValidAndFoundIgnoringCaseAndPunctuation) {
   }
   ORDO_ASSERT_OK_AND_ASSIGN(DevicePreset rt, FindDevicePreset("i.MX RT1170"));
   EXPECT_EQ(rt.name, "imxrt1170");
-  EXPECT_EQ(FindDevicePreset("STM32H743")->pools.size(), 6u);
+  // SRAM1-3 are contiguous, so one 288 KiB pool (RM0433's memory map).
+  const DevicePreset h7 = *FindDevicePreset("STM32H743");
+  ASSERT_EQ(h7.pools.size(), 4u);
+  EXPECT_EQ(h7.pools[2].name, "d2_sram");
+  EXPECT_EQ(h7.pools[2].capacity_bytes, 288 * 1024);
   EXPECT_THAT(FindDevicePreset("z80"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown device \"z80\"")));
 }
