@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/arena/arena_planner_registry.h"
 #include "core/schedule/baseline_schedulers.h"
+#include "core/schedule/hmcos_scheduler.h"
 #include "core/schedule/scheduler_registry.h"
 #include "core/util/status_macros.h"
 
@@ -203,10 +204,23 @@ absl::Status ChooseLayout(const Graph& graph, const MemoryModel& model,
 }
 
 // Orders that compete with the chosen schedule for the banks, besides the
-// baseline orders: schedulers that take a few milliseconds at most, whose
-// orders gave the fastest placement on several shared models
-// (docs/pools.md, "Across schedules").
-constexpr const char* kPoolCandidateSchedulers[] = {"greedy", "hmcos"};
+// baseline orders: greedy and hmcos, whose orders gave the fastest placement
+// on several shared models (docs/pools.md, "Across schedules").
+//
+// hmcos's search is worth a fraction of the compile, not its whole budget:
+// uncut it expands 233,564-310,863 states on randwire1-3 (~1 us each, a
+// quarter second) against 6-67,072 on the other shared models. It is cut by
+// work, not time, so that the schedule chosen does not depend on load or
+// caches: at most kCandidateStatesPerOp states per op, at least
+// kMinCandidateStates; cut, it keeps its best order so far (its last
+// finished iteration's, else reverse post-order). The rule lets every
+// shared model but RandWire finish (nasnet_cifar, 782 ops, needs 67,072).
+constexpr int64_t kCandidateStatesPerOp = 100;
+constexpr int64_t kMinCandidateStates = 10'000;
+
+int64_t CandidateStatesCap(const MemoryModel& model) {
+  return std::max(kMinCandidateStates, kCandidateStatesPerOp * model.num_ops());
+}
 
 // A candidate schedule and its score for the banks.
 struct ScoredSchedule {
@@ -231,27 +245,12 @@ bool BetterScore(const ScoredSchedule& a, const ScoredSchedule& b) {
                     b.candidate.peak_bytes);
 }
 
-// A competitor's search is worth a fraction of the compile, not its whole
-// budget: HMCOS took 1.1 s on randwire1 (i.MX RT1170), whose compile
-// without pools takes 18 ms. A quarter of the compile so far, at least
-// kMinCandidateSearch; a search cut short keeps its best order so far (its
-// incumbent's, RPO, at worst), so a loaded machine may choose another
-// schedule than an idle one.
-constexpr absl::Duration kMinCandidateSearch = absl::Milliseconds(20);
-ScheduleLimits CandidateLimits(const ScheduleLimits& limits, absl::Time compile_start) {
-  ScheduleLimits candidate = limits;
-  const absl::Time now = limits.Now();
-  candidate.deadline =
-      std::min(limits.deadline, now + std::max(kMinCandidateSearch, (now - compile_start) / 4));
-  return candidate;
-}
-
 // The candidate schedules with pools: the chosen one first, then the
 // baseline orders and the orders of kPoolCandidateSchedulers, each once,
 // none over the memory limit.
 absl::StatusOr<std::vector<Candidate>> PoolCandidates(
     const SchedulerRegistry& registry, const MemoryModel& model, const CompileOptions& options,
-    const ScheduleLimits& limits, absl::Time compile_start, Candidate chosen,
+    const ScheduleLimits& limits, Candidate chosen,
     const std::vector<Candidate>& baselines) {
   std::vector<Candidate> candidates = {std::move(chosen)};
   auto add = [&](Candidate candidate) {
@@ -264,10 +263,13 @@ absl::StatusOr<std::vector<Candidate>> PoolCandidates(
     candidates.push_back(std::move(candidate));
   };
   for (const Candidate& baseline : baselines) add(baseline);
-  for (const char* name : kPoolCandidateSchedulers) {
-    ORDO_ASSIGN_OR_RETURN(auto scheduler, registry.Create(name));
-    ORDO_ASSIGN_OR_RETURN(ScheduleResult scheduled,
-                          scheduler->Schedule(model, CandidateLimits(limits, compile_start)));
+  ORDO_ASSIGN_OR_RETURN(auto greedy, registry.Create("greedy"));
+  IterativeSchedulingOptions capped;
+  capped.search.max_states_expanded = CandidateStatesCap(model);
+  const HmcosScheduler hmcos(capped);
+  for (const Scheduler* scheduler : {static_cast<const Scheduler*>(greedy.get()),
+                                     static_cast<const Scheduler*>(&hmcos)}) {
+    ORDO_ASSIGN_OR_RETURN(ScheduleResult scheduled, scheduler->Schedule(model, limits));
     add({std::move(scheduled.order), scheduled.algorithm, scheduled.peak_bytes});
   }
   return candidates;
@@ -294,8 +296,7 @@ absl::StatusOr<std::vector<Candidate>> PoolCandidates(
 // would have on a runner-up other than the least-peak candidate.
 absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
                               const CompileOptions& options, const SchedulerRegistry& registry,
-                              const ScheduleLimits& limits, absl::Time compile_start,
-                              const Clock& clock,
+                              const ScheduleLimits& limits, const Clock& clock,
                               const std::vector<Candidate>& baselines, CompileResult& result) {
   const absl::Time start = clock.Now();
   const absl::Time deadline = limits.deadline;
@@ -311,8 +312,8 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
     return absl::OkStatus();
   }
   ORDO_ASSIGN_OR_RETURN(std::vector<Candidate> candidates,
-                        PoolCandidates(registry, model, options, limits, compile_start,
-                                       std::move(chosen), baselines));
+                        PoolCandidates(registry, model, options, limits, std::move(chosen),
+                                       baselines));
   std::vector<ScoredSchedule> scored;
   scored.reserve(candidates.size());
   for (Candidate& candidate : candidates) {
@@ -499,8 +500,7 @@ absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& 
   if (plan_arena) {
     if (options.pools.enabled()) {
       ORDO_RETURN_IF_ERROR(
-          ChoosePoolLayout(graph, model, options, registry, limits, start, clock, baselines,
-                           result));
+          ChoosePoolLayout(graph, model, options, registry, limits, clock, baselines, result));
     } else {
       ORDO_RETURN_IF_ERROR(
           ChooseLayout(graph, model, options, limits.deadline, clock, baselines, result));

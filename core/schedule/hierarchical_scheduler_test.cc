@@ -290,6 +290,25 @@ TEST(HierarchicalSchedulerTest, DeadlineOnFakeClockIsHonoured) {
   }
 }
 
+// A tiny work cap still gives a valid order (the last finished
+// iteration's, else reverse post-order), the same on every call.
+TEST(HierarchicalSchedulerTest, TinyStateCapReturnsAValidOrderEveryTime) {
+  testing::RandomDagOptions options;
+  options.num_ops = 120;
+  options.num_inputs = 3;
+  std::mt19937_64 rng(35);
+  MemoryModel model = TestModel(RandomDag(rng, options));
+  for (int64_t cap : {1, 50, 5000}) {
+    IterativeSchedulingOptions capped;
+    capped.search.max_states_expanded = cap;
+    ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult once, HmcosScheduler(capped).Schedule(model, {}));
+    ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult again, HmcosScheduler(capped).Schedule(model, {}));
+    ExpectValidSchedule(model, once);
+    EXPECT_EQ(once.order, again.order) << cap;
+    EXPECT_LE(once.stats.states_expanded, cap + 2) << cap;
+  }
+}
+
 TEST(HierarchicalSchedulerTest, CancelledCallReturnsAValidSchedule) {
   MemoryModel model = TestModel(ManyBranches(60));
   std::atomic<bool> cancelled{true};

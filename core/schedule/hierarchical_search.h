@@ -24,12 +24,16 @@ struct HierarchicalSearchOptions {
   int32_t max_level_states = 2048;
   // Expansions between two reads of the clock and the cancellation flag.
   int32_t check_every = 256;
+  // A work cap: the search stops (kLimit) once it has expanded more states
+  // than this over all its Schedule calls; 0 = none. Unlike the deadline it
+  // cuts at the same point on every machine and load.
+  int64_t max_states_expanded = 0;
 };
 
 enum class SearchOutcome : int8_t {
   kFound,       // a schedule within the budget
   kOverBudget,  // none within the budget (among those the search kept)
-  kLimit,       // deadline, cancellation or max_state_bytes
+  kLimit,       // deadline, cancellation, max_state_bytes or max_states_expanded
 };
 
 struct HierarchicalSearchResult {
@@ -89,7 +93,8 @@ struct HierarchicalSearchStats {
 // budget: results, and so memoized group schedules, do not depend on the
 // budget they were found under.
 //
-// Limits: the clock and cancellation every `check_every` expansions;
+// Limits: the clock and cancellation every `check_every` expansions, the
+// work cap (max_states_expanded) at every one;
 // stored states, plans and memo kept under max_state_bytes. `model` and
 // `graph` must outlive the search. Not thread-safe; one search per thread.
 class HierarchicalSearch {

@@ -162,6 +162,28 @@ TEST(HierarchicalSearchTest, DeadlineOnFakeClockStopsTheSearch) {
   EXPECT_LE(search.stats().states_expanded, 51 * HierarchicalSearchOptions().check_every);
 }
 
+// The work cap cuts at the same state whatever the clock says: two searches
+// with the same cap stop after the same expansions, one of them on a clock
+// far past any deadline it could have had.
+TEST(HierarchicalSearchTest, StateCapStopsTheSearchAtTheSameStateOnAnyClock) {
+  MemoryModel model = TestModel(ManyBranches(40));
+  const HierarchicalGraph graph = HierarchicalGraph::Build(model, {});
+  HierarchicalSearchOptions capped = Exhaustive();
+  capped.max_states_expanded = 300;
+  HierarchicalSearch first(model, graph, capped);
+  EXPECT_EQ(first.Schedule(INT64_MAX, {}).outcome, SearchOutcome::kLimit);
+  EXPECT_EQ(first.stats().states_expanded, 301);
+  // Every later call stops at once: the cap counts over all calls.
+  EXPECT_EQ(first.Schedule(INT64_MAX, {}).outcome, SearchOutcome::kLimit);
+  EXPECT_EQ(first.stats().states_expanded, 302);
+  HierarchicalSearch second(model, graph, capped);
+  TickingClock slow(absl::Seconds(1));
+  ScheduleLimits limits;
+  limits.clock = &slow;
+  EXPECT_EQ(second.Schedule(INT64_MAX, limits).outcome, SearchOutcome::kLimit);
+  EXPECT_EQ(second.stats().states_expanded, 301);
+}
+
 TEST(HierarchicalSearchTest, CancellationAndStateBytesStopTheSearch) {
   MemoryModel model = TestModel(ManyBranches(40));
   const HierarchicalGraph graph = HierarchicalGraph::Build(model, {});
