@@ -105,32 +105,22 @@ absl::StatusOr<std::vector<Layer>> StageLayers(const Graph& graph, absl::Span<co
   return layers;
 }
 
-int64_t Extent(std::pair<int64_t, int64_t> range) { return range.second - range.first; }
-
-// Per layer, the largest number of rows (axis 0) or columns (axis 1) of its
-// output that one band of `band` output positions of the stage reads, and
-// the sum of those over the bands (what kPixel computes).
-struct Receptive {
-  std::vector<int64_t> extent;  // per layer's output
-  std::vector<int64_t> sum;     // per layer's output
-};
-
-Receptive ReceptiveField(const Graph& graph, const std::vector<Layer>& layers, int32_t axis,
-                         int64_t band) {
-  const int32_t n = static_cast<int32_t>(layers.size());
-  Receptive field{std::vector<int64_t>(n, 0), std::vector<int64_t>(n, 0)};
-  const int64_t size = graph.tensor(layers.back().out).dims[2 + axis];
-  for (int64_t position = 0; position < size; position += band) {
-    std::pair<int64_t, int64_t> range{position, std::min(size, position + band)};
-    for (int32_t l = n - 1; l >= 0; --l) {
-      field.extent[l] = std::max(field.extent[l], Extent(range));
-      field.sum[l] += Extent(range);
-      const int64_t in_size = graph.tensor(layers[l].in).dims[2 + axis];
-      range = layers[l].window.InputRange(axis, range.first, range.second, in_size);
-    }
+// OK when `run` can run a stage of `layers` ops.
+absl::Status CheckRun(const StageRun& run, int32_t layers) {
+  if (run.band_rows < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("band_rows ", run.band_rows, " is below 1"));
   }
-  return field;
+  if (run.cached_layer == -1) return absl::OkStatus();
+  if (run.caching != StageCaching::kPixel || run.cached_layer < 0 ||
+      run.cached_layer >= layers - 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cached_layer ", run.cached_layer, " is not a layer before the last of a ",
+                     layers, "-layer pixel stage"));
+  }
+  return absl::OkStatus();
 }
+
+int64_t Extent(std::pair<int64_t, int64_t> range) { return range.second - range.first; }
 
 // Per layer, the columns of its output that some output of the stage
 // reads (a strided window may skip the last ones).
@@ -156,6 +146,80 @@ int64_t RingExtent(const Graph& graph, const Layer& layer, int32_t axis) {
     most = std::max(most, Extent(layer.window.InputRange(axis, i, i + 1, in_size)));
   }
   return most;
+}
+
+// What a kPixel run holds and computes, from one walk over its bands.
+struct PixelWalk {
+  int64_t workspace_elements = 0;
+  int64_t macs = 0;
+};
+
+// Rows [first, second) of a and b that both hold.
+int64_t Overlap(std::pair<int64_t, int64_t> a, std::pair<int64_t, int64_t> b) {
+  return std::max<int64_t>(0, std::min(a.second, b.second) - std::max(a.first, b.first));
+}
+
+// Walks the bands of `run` top to bottom. Per band, from the last layer back:
+// a layer computes the rows of its output the band reads (its receptive
+// field, over the columns any output reads), except the cached layer, which
+// computes only the rows no earlier band computed; what a layer computes
+// decides what its input's rows the band reads. The ring of an intermediate
+// holds, at the worst band, the rows the band reads over the columns one
+// column of its reader reads; the cached intermediate holds instead the rows
+// that a neighbouring band also reads at full width (they live from the
+// band that computes them to the last band that reads them) and only the
+// rest in a column ring. Bands read monotone row ranges, so rows another
+// band reads are exactly the ones the previous or the next band reads.
+// O(bands x layers).
+PixelWalk WalkPixelRun(const Graph& graph, const std::vector<Layer>& layers, const StageRun& run) {
+  const int32_t n = static_cast<int32_t>(layers.size());
+  const int64_t size = graph.tensor(layers.back().out).dims[2];
+  const int64_t band = std::max(1, run.band_rows);
+  const std::vector<int64_t> width = NeededColumns(graph, layers);
+  PixelWalk walk;
+  // reads[b][l]: the rows of intermediate l (the output of layer l < n - 1)
+  // that band b reads.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> reads;
+  int64_t cached_done = 0;  // rows of the cached intermediate computed so far
+  for (int64_t position = 0; position < size; position += band) {
+    std::vector<std::pair<int64_t, int64_t>> read(n - 1);
+    std::pair<int64_t, int64_t> range{position, std::min(size, position + band)};
+    for (int32_t l = n - 1; l >= 0; --l) {
+      if (l < n - 1) {
+        read[l] = range;
+        if (l == run.cached_layer) {
+          range.first = std::min(range.second, std::max(range.first, cached_done));
+          cached_done = std::max(cached_done, range.second);
+        }
+      }
+      const std::vector<int64_t>& dims = graph.tensor(layers[l].out).dims;
+      // MACs are proportional to output elements (cost_model.h).
+      walk.macs += layers[l].macs / (dims[2] * dims[3]) * Extent(range) * width[l];
+      range = layers[l].window.InputRange(0, range.first, range.second,
+                                          graph.tensor(layers[l].in).dims[2]);
+    }
+    reads.push_back(std::move(read));
+  }
+  const size_t bands = reads.size();
+  for (int32_t l = 0; l + 1 < n; ++l) {
+    const std::vector<int64_t>& dims = graph.tensor(layers[l].out).dims;
+    const int64_t ring = RingExtent(graph, layers[l + 1], 1);
+    int64_t most = 0;
+    for (size_t b = 0; b < bands; ++b) {
+      const int64_t rows = Extent(reads[b][l]);
+      int64_t cells = rows * ring;
+      if (l == run.cached_layer) {
+        int64_t kept = 0;
+        if (b > 0) kept += Overlap(reads[b][l], reads[b - 1][l]);
+        if (b + 1 < bands) kept += Overlap(reads[b][l], reads[b + 1][l]);
+        kept = std::min(rows, kept);
+        cells = kept * width[l] + (rows - kept) * ring;
+      }
+      most = std::max(most, cells);
+    }
+    walk.workspace_elements += dims[0] * dims[1] * most;
+  }
+  return walk;
 }
 
 int64_t Elements(const Tensor& t) {
@@ -184,18 +248,9 @@ StageCost Cost(const Graph& graph, const MemoryModel& memory, const std::vector<
     }
     cost.macs = own_macs;
   } else {
-    const Receptive rows = ReceptiveField(graph, layers, 0, std::max(1, run.band_rows));
-    const std::vector<int64_t> width = NeededColumns(graph, layers);
-    for (int32_t l = 0; l < n; ++l) {
-      const std::vector<int64_t>& dims = graph.tensor(layers[l].out).dims;
-      if (l + 1 < n) {
-        cost.workspace_elements +=
-            dims[0] * dims[1] * rows.extent[l] * RingExtent(graph, layers[l + 1], 1);
-      }
-      // MACs are proportional to output elements (cost_model.h): per output
-      // row, the rows it reads, over the columns any output reads.
-      cost.macs += layers[l].macs / (dims[2] * dims[3]) * rows.sum[l] * width[l];
-    }
+    const PixelWalk walk = WalkPixelRun(graph, layers, run);
+    cost.workspace_elements = walk.workspace_elements;
+    cost.macs = walk.macs;
   }
   cost.workspace_bytes = cost.workspace_elements * ElementBytes(graph, memory, layers[0].out);
   cost.extra_macs = cost.macs - own_macs;
@@ -230,8 +285,8 @@ std::vector<Piece> PiecesOf(const Graph& graph, const MemoryModel& memory,
     for (int32_t last = first + 1; last < std::min(n, first + kMaxStageLayers); ++last) {
       const std::vector<Layer> stage(chain.begin() + first, chain.begin() + last + 1);
       const int64_t rows = graph.tensor(chain[last].out).dims[2];
-      for (const StageRun& run : StageRuns()) {
-        if (run.band_rows > 1 && run.band_rows >= rows) continue;  // same as line buffers
+      for (const StageRun& run : StageRuns(last - first + 1)) {
+        if (run.band_rows > 1 && run.band_rows >= rows) continue;  // one band: no rows to share
         const StageCost cost = Cost(graph, memory, stage, run);
         pieces.push_back({first, last, true, run,
                           in_bytes + memory.tensors[chain[last].out].bytes + cost.workspace_bytes,
@@ -301,13 +356,21 @@ std::optional<std::pair<int64_t, std::vector<const Piece*>>> CheapestCover(
 
 std::string StageRunName(const StageRun& run) {
   if (run.caching == StageCaching::kLineBuffer) return "line_buffer";
-  if (run.band_rows <= 1) return "pixel";
-  return absl::StrCat("pixel, ", run.band_rows, "-row bands");
+  std::string name = "pixel";
+  if (run.band_rows > 1) absl::StrAppend(&name, ", ", run.band_rows, "-row bands");
+  if (run.cached_layer >= 0) absl::StrAppend(&name, ", rows of layer ", run.cached_layer, " cached");
+  return name;
 }
 
-std::vector<StageRun> StageRuns() {
+std::vector<StageRun> StageRuns(int32_t layers) {
   std::vector<StageRun> runs = {{StageCaching::kLineBuffer, 1}};
   for (int32_t band : {1, 2, 3, 4, 6, 8, 12, 16}) runs.push_back({StageCaching::kPixel, band});
+  if (layers > kMaxMixedStageLayers) return runs;
+  for (int32_t band : {1, 2, 3, 4}) {
+    for (int32_t cached = 0; cached + 1 < layers; ++cached) {
+      runs.push_back({StageCaching::kPixel, band, cached});
+    }
+  }
   return runs;
 }
 
@@ -340,6 +403,7 @@ std::vector<std::vector<OpId>> FindFusibleChains(const Graph& graph) {
 absl::StatusOr<StageCost> CostOfStage(const Graph& graph, const MemoryModel& memory,
                                       absl::Span<const OpId> ops, const StageRun& run) {
   ORDO_ASSIGN_OR_RETURN(std::vector<Layer> layers, StageLayers(graph, ops));
+  ORDO_RETURN_IF_ERROR(CheckRun(run, static_cast<int32_t>(layers.size())));
   return Cost(graph, memory, layers, run);
 }
 
@@ -613,6 +677,7 @@ absl::StatusOr<onnx::ModelProto> ApplyPatchFusion(const onnx::ModelProto& model,
   std::vector<FusedNodeSpec> specs;
   for (const FusedStage& stage : plan.stages) {
     ORDO_ASSIGN_OR_RETURN(std::vector<Layer> layers, StageLayers(graph, stage.ops));
+    ORDO_RETURN_IF_ERROR(CheckRun(stage.run, static_cast<int32_t>(layers.size())));
     FusedNodeSpec spec;
     for (const Layer& layer : layers) {
       ORDO_ASSIGN_OR_RETURN(int32_t index, NodeOf(g, graph.op(layer.op)));
@@ -633,7 +698,8 @@ absl::StatusOr<onnx::ModelProto> ApplyPatchFusion(const onnx::ModelProto& model,
         IntAttributeProto("layers", static_cast<int64_t>(layers.size())),
         StringAttributeProto("caching",
                              stage.run.caching == StageCaching::kLineBuffer ? "line_buffer" : "pixel"),
-        IntAttributeProto("band_rows", stage.run.band_rows)};
+        IntAttributeProto("band_rows", stage.run.band_rows),
+        IntAttributeProto("cached_layer", stage.run.cached_layer)};
     specs.push_back(std::move(spec));
   }
   return ApplyFusedNodes(model, specs);

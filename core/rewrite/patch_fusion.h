@@ -44,6 +44,17 @@ namespace ordo {
 //   instead of its rows once. With bands of B output rows per step
 //   (StageRun::band_rows), r_l is what B output rows read: fewer rows
 //   recomputed, more kept.
+// - kPixel with a cached layer (StageRun::cached_layer = c, msf-CNN's
+//   finer caching): as kPixel, except that the rows of intermediate c are
+//   computed once: a band's layers 0..c compute only the rows of c no
+//   earlier band computed (so their receptive fields shrink to those new
+//   rows), and the rows of c that the next band also reads are kept at full
+//   width (the rest of the band's rows of c pass through the usual column
+//   ring). Workspace and MACs: one walk over the bands (WalkPixelRun); the
+//   workspace of the other intermediates is r_l x k_l(W) x C_l as above,
+//   with r_l the rows the band reads after the cut. This trades a few full
+//   rows of a narrow intermediate (typically after a stride) for the
+//   recomputation of every layer before it.
 
 // In the model a fused stage is one node of domain kFusionDomain whose
 // outputs are the stage's output and its workspace (a 1-D tensor of
@@ -52,7 +63,7 @@ namespace ordo {
 // producer's step) the fused step costs input + output + workspace, and
 // the arena gives the workspace a block. The node's attribute "macs" holds
 // the stage's MACs (core/rewrite/cost_model.h reads it), "caching",
-// "band_rows" and "layers" say how it runs. The model carries a local function of the same
+// "band_rows", "cached_layer" (-1: none) and "layers" say how it runs. The model carries a local function of the same
 // name whose body is the original layers (and a ConstantOfShape for the
 // workspace), so any ONNX runtime can execute the rewritten model and it
 // computes exactly what the original did.
@@ -70,13 +81,24 @@ enum class StageCaching : int8_t {
 struct StageRun {
   StageCaching caching = StageCaching::kLineBuffer;
   int32_t band_rows = 1;  // kPixel only; >= 1
+  // kPixel only: the stage's layer (0-based, not the last) whose output rows
+  // are computed once and kept across bands; -1 for none.
+  int32_t cached_layer = -1;
 };
 
-// "line_buffer", "pixel", "pixel, 4-row bands".
+// "line_buffer", "pixel", "pixel, 4-row bands", "pixel, rows of layer 3 cached".
 std::string StageRunName(const StageRun& run);
 
-// The runs the fusion front considers for every stage.
-std::vector<StageRun> StageRuns();
+// The most layers of a stage for which the fusion front also tries runs with
+// a cached layer (each adds a run per layer and band: pieces stay
+// O(L x kMaxMixedStageLayers^2) per chain of L ops).
+inline constexpr int32_t kMaxMixedStageLayers = 24;
+
+// The runs the fusion front considers for a stage of `layers` ops: line
+// buffers; pixel in bands of 1, 2, 3, 4, 6, 8, 12, 16 rows; and, up to
+// kMaxMixedStageLayers layers, pixel in bands of 1-4 rows with each layer
+// but the last cached.
+std::vector<StageRun> StageRuns(int32_t layers);
 
 // Maximal chains of fusible layers, in model order, each of at least two
 // ops: ops with one activation input and one output, NCHW, that are a
@@ -95,7 +117,8 @@ struct StageCost {
   int64_t extra_macs = 0;       // macs minus the layers' own
 };
 
-// INVALID_ARGUMENT when `ops` is not such a piece. O(ops x output rows).
+// INVALID_ARGUMENT when `ops` is not such a piece or `run` cannot run it
+// (a cached layer that is the last, or with line buffers). O(ops x output rows).
 absl::StatusOr<StageCost> CostOfStage(const Graph& graph, const MemoryModel& memory,
                                       absl::Span<const OpId> ops, const StageRun& run);
 
@@ -124,7 +147,7 @@ struct FusionPlan {
 // piece within P. Exact when stages of at most 64 layers and at most 4096
 // distinct candidate peaks cover the model (otherwise the front is sampled
 // at 4096 peaks spread over the range, its lowest-peak plan always kept).
-// O(pieces x (rows + candidates)), pieces <= 9 x 64 x L per chain of L ops.
+// O(pieces x (rows + candidates)), pieces <= (9 x 64 + 4 x 24^2) x L per chain of L ops.
 absl::StatusOr<std::vector<FusionPlan>> FusionFront(const Graph& graph, const MemoryModel& memory);
 
 // The model with each stage of `plan` replaced by one fused node (see above)

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/memory/memory_model.h"
 #include "core/memory/simulator.h"
 #include "core/onnx/onnx_import.h"
@@ -154,6 +155,134 @@ TEST(PatchFusionTest, StageCostsAgreeWithKernelTapsAndWithRowTiling) {
   }
 }
 
+// The rows of `op`'s input that rows `rows` of its output read, by kernel
+// taps, as a set: the hull of every tap of every row, clamped to the tensor
+// (as TapBoxes: a ring holds the hull).
+std::set<int64_t> TapRows(const Graph& graph, OpId op, const std::set<int64_t>& rows) {
+  const Op& o = graph.op(op);
+  const int64_t in_size = graph.tensor(o.inputs[0]).dims[2];
+  Window w{{1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, false};
+  if (o.type == "Conv") {
+    w = AnalyzeConv(o, InputDims(graph, o))->window;
+  } else if (o.type == "MaxPool" || o.type == "AveragePool") {
+    w = *AnalyzePool(o, graph.tensor(o.inputs[0]).dims);
+  }
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (int64_t y : rows) {
+    for (int64_t k = 0; k < w.kernel[0]; ++k) {
+      const int64_t i = y * w.strides[0] - w.pads_begin[0] + k * w.dilations[0];
+      lo = std::min(lo, i);
+      hi = std::max(hi, i + 1);
+    }
+  }
+  std::set<int64_t> read;
+  for (int64_t r = std::max<int64_t>(lo, 0); r < std::min(hi, in_size); ++r) read.insert(r);
+  return read;
+}
+
+int64_t SharedRows(const std::set<int64_t>& a, const std::set<int64_t>& b) {
+  int64_t shared = 0;
+  for (int64_t r : a) shared += b.count(r);
+  return shared;
+}
+
+TEST(PatchFusionTest, CachedLayerRunsAgreeWithARowSetWalk) {
+  // An independent walk of a pixel run with a cached layer: per band, the
+  // row sets each layer computes (the cached layer only rows no earlier
+  // band computed), by kernel taps; MACs = computed rows x the columns any
+  // output reads x MACs per element; workspace per intermediate = its worst
+  // band: rows read x its reader's column ring, except the cached one, whose
+  // rows that the previous or next band also reads are held at full width.
+  const int32_t trials = Trials(60);
+  int32_t cheaper = 0;
+  for (int32_t trial = 0; trial < trials; ++trial) {
+    const int32_t layers = 2 + trial % 5;
+    const onnx::ModelProto model = RandomWindowChain(400 + trial, layers, 9 + trial % 8, false).model();
+    ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
+    ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
+    const std::vector<std::vector<OpId>> chains = FindFusibleChains(graph);
+    ASSERT_EQ(chains.size(), 1) << "trial " << trial;
+    const std::vector<OpId>& ops = chains[0];
+    const int32_t n = static_cast<int32_t>(ops.size());
+    const Tensor& out = graph.tensor(graph.op(ops.back()).outputs[0]);
+    std::vector<int64_t> columns(n);  // of each layer's output any output reads
+    const auto first_column = TapBoxes(graph, ops, 1, 0);
+    const auto last_column = TapBoxes(graph, ops, 1, out.dims[3] - 1);
+    for (int32_t l = 0; l < n; ++l) columns[l] = last_column[l].second - first_column[l].first;
+    for (int32_t band : {1, 2, 3}) {
+      for (int32_t cached = -1; cached + 1 < n; ++cached) {  // -1: plain pixel
+        const StageRun run{StageCaching::kPixel, band, cached};
+        std::vector<std::vector<std::set<int64_t>>> reads;  // [band][intermediate]
+        std::set<int64_t> done;
+        int64_t macs = 0;
+        for (int64_t y = 0; y < out.dims[2]; y += band) {
+          std::set<int64_t> rows;
+          for (int64_t r = y; r < std::min<int64_t>(out.dims[2], y + band); ++r) rows.insert(r);
+          std::vector<std::set<int64_t>> read(n - 1);
+          for (int32_t l = n - 1; l >= 0; --l) {
+            if (l < n - 1) {
+              read[l] = rows;
+              if (l == cached) {
+                std::set<int64_t> fresh;
+                for (int64_t r : rows) {
+                  if (done.insert(r).second) fresh.insert(r);
+                }
+                rows = fresh;
+              }
+            }
+            const Op& op = graph.op(ops[l]);
+            const Tensor& t = graph.tensor(op.outputs[0]);
+            macs += OpMacs(graph, op) / (t.dims[2] * t.dims[3]) * static_cast<int64_t>(rows.size()) *
+                    columns[l];
+            rows = TapRows(graph, ops[l], rows);
+          }
+          reads.push_back(std::move(read));
+        }
+        int64_t workspace = 0;
+        for (int32_t l = 0; l + 1 < n; ++l) {
+          const int64_t ring = Ring(graph, ops[l], ops[l + 1], 1);
+          int64_t most = 0;
+          for (size_t b = 0; b < reads.size(); ++b) {
+            const int64_t rows = static_cast<int64_t>(reads[b][l].size());
+            int64_t cells = rows * ring;
+            if (l == cached) {
+              std::set<int64_t> others;
+              if (b > 0) others.insert(reads[b - 1][l].begin(), reads[b - 1][l].end());
+              if (b + 1 < reads.size()) others.insert(reads[b + 1][l].begin(), reads[b + 1][l].end());
+              const int64_t kept = SharedRows(reads[b][l], others);
+              cells = kept * columns[l] + (rows - kept) * ring;
+            }
+            most = std::max(most, cells);
+          }
+          workspace += graph.tensor(graph.op(ops[l]).outputs[0]).dims[1] * most;
+        }
+        const std::string what = absl::StrCat("trial ", trial, ", ", StageRunName(run));
+        ORDO_ASSERT_OK_AND_ASSIGN(StageCost cost, CostOfStage(graph, memory, ops, run));
+        EXPECT_EQ(cost.macs, macs) << what;
+        EXPECT_EQ(cost.workspace_elements, workspace) << what;
+        ORDO_ASSERT_OK_AND_ASSIGN(StageCost plain,
+                                  CostOfStage(graph, memory, ops, StageRun{StageCaching::kPixel, band}));
+        EXPECT_LE(cost.extra_macs, plain.extra_macs) << what;  // caching never recomputes more
+        cheaper += cost.extra_macs < plain.extra_macs ? 1 : 0;
+      }
+    }
+  }
+  EXPECT_GE(cheaper, 1);  // and somewhere it recomputes less
+}
+
+TEST(PatchFusionTest, RefusesACachedLayerThatCannotBeCached) {
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(RandomWindowChain(7, 3, 9, false).model()));
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
+  const std::vector<OpId> ops = FindFusibleChains(graph).at(0);
+  ASSERT_EQ(ops.size(), 3);
+  EXPECT_THAT(CostOfStage(graph, memory, ops, StageRun{StageCaching::kPixel, 1, 2}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("cached_layer 2")));
+  EXPECT_THAT(CostOfStage(graph, memory, ops, StageRun{StageCaching::kLineBuffer, 1, 0}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("cached_layer 0")));
+  EXPECT_THAT(CostOfStage(graph, memory, ops, StageRun{StageCaching::kPixel, 0}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("band_rows 0")));
+}
+
 // Every way to cut a chain into unfused layers and fused stages (each with
 // any of StageRuns()), as (largest piece bytes, extra MACs).
 std::set<std::pair<int64_t, int64_t>> AllPlans(const Graph& graph, const MemoryModel& memory,
@@ -174,7 +303,7 @@ std::set<std::pair<int64_t, int64_t>> AllPlans(const Graph& graph, const MemoryM
         continue;
       }
       const std::vector<OpId> stage(ops.begin() + first, ops.begin() + last + 1);
-      for (const StageRun& run : StageRuns()) {
+      for (const StageRun& run : StageRuns(static_cast<int32_t>(stage.size()))) {
         const int64_t rows = graph.tensor(graph.op(ops[last]).outputs[0]).dims[2];
         if (run.band_rows > 1 && run.band_rows >= rows) continue;
         const StageCost cost = *CostOfStage(graph, memory, stage, run);
@@ -245,7 +374,7 @@ TEST(PatchFusionTest, LongChainsGiveABoundedFrontFromTheLowestPeak) {
       const std::vector<OpId> stage(ops.begin() + first, ops.begin() + last + 1);
       const int64_t io = memory.tensors[graph.op(ops[first]).inputs[0]].bytes +
                          memory.tensors[graph.op(ops[last]).outputs[0]].bytes;
-      for (const StageRun& run : StageRuns()) {
+      for (const StageRun& run : StageRuns(static_cast<int32_t>(stage.size()))) {
         const StageCost cost = *CostOfStage(graph, memory, stage, run);
         if (io + cost.workspace_bytes < lowest) reachable[last + 1] = true;
       }

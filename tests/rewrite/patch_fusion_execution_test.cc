@@ -38,7 +38,7 @@ void FuseEveryPlanAndCompare(const onnx::ModelProto& model, const std::string& w
   // Each whole chain as one stage, with either caching, too (the front may
   // not fuse anything when fusing never lowers the peak).
   for (const std::vector<OpId>& chain : FindFusibleChains(graph)) {
-    for (const StageRun& run : StageRuns()) {
+    for (const StageRun& run : StageRuns(static_cast<int32_t>(chain.size()))) {
       ORDO_ASSERT_OK_AND_ASSIGN(StageCost cost, CostOfStage(graph, memory, chain, run));
       plans.push_back({{{chain, run}}, 0, cost.extra_macs});
     }
