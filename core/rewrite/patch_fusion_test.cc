@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/memory/memory_model.h"
 #include "core/memory/simulator.h"
@@ -409,6 +410,43 @@ TEST(PatchFusionTest, FusedModelPassesImportAndSimulatesToThePlannedPeak) {
       }());
     }
   }
+}
+
+TEST(PatchFusionTest, FusedNodeRecordsTheRunAndSimulatesToItsStep) {
+  // A runtime executes the stage from the node's attributes: the run must
+  // be there, with the MACs and the workspace the run costs.
+  const onnx::ModelProto model = RandomWindowChain(11, 5, 16, false).model();
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
+  const std::vector<OpId> ops = FindFusibleChains(graph).at(0);
+  ASSERT_EQ(ops.size(), 5);
+  const std::vector<StageRun> runs = StageRuns(5);
+  for (const StageRun& run : runs) {
+    const std::string what = StageRunName(run);
+    ORDO_ASSERT_OK_AND_ASSIGN(StageCost cost, CostOfStage(graph, memory, ops, run));
+    const FusionPlan plan{{{ops, run}}, 0, cost.extra_macs};
+    ORDO_ASSERT_OK_AND_ASSIGN(onnx::ModelProto fused, ApplyPatchFusion(model, graph, memory, plan));
+    ASSERT_EQ(fused.graph().node_size(), 1) << what;
+    absl::flat_hash_map<std::string, onnx::AttributeProto> attributes;
+    for (const onnx::AttributeProto& a : fused.graph().node(0).attribute()) attributes[a.name()] = a;
+    EXPECT_EQ(attributes["caching"].s(), run.caching == StageCaching::kPixel ? "pixel" : "line_buffer")
+        << what;
+    EXPECT_EQ(attributes["band_rows"].i(), run.band_rows) << what;
+    EXPECT_EQ(attributes["cached_layer"].i(), run.cached_layer) << what;
+    EXPECT_EQ(attributes["macs"].i(), cost.macs) << what;
+    ORDO_ASSERT_OK_AND_ASSIGN(Graph fused_graph, Import(fused));
+    ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel fused_memory, BuildMemoryModel(fused_graph, MemoryOptions{}));
+    ORDO_ASSERT_OK_AND_ASSIGN(SimulationResult simulated, Simulate(fused_memory, {0}));
+    const int64_t io = memory.tensors[graph.op(ops.front()).inputs[0]].bytes +
+                       memory.tensors[graph.op(ops.back()).outputs[0]].bytes;
+    EXPECT_EQ(simulated.peak_bytes, io + cost.workspace_bytes) << what;
+  }
+  // Runs with a cached layer are among the runs of a short stage.
+  EXPECT_TRUE(std::any_of(runs.begin(), runs.end(), [](const StageRun& run) { return run.cached_layer == 3; }));
+  EXPECT_TRUE(std::none_of(runs.begin(), runs.end(), [](const StageRun& run) { return run.cached_layer >= 4; }));
+  const std::vector<StageRun> long_runs = StageRuns(kMaxMixedStageLayers + 1);
+  EXPECT_TRUE(std::none_of(long_runs.begin(), long_runs.end(),
+                           [](const StageRun& run) { return run.cached_layer >= 0; }));
 }
 
 TEST(PatchFusionTest, RefusesStagesThatAreNotOnePieceOfAChain) {
