@@ -165,9 +165,15 @@ void LogCompiled(const rpc::CallInfo& call, const RewriteCompileResult& result,
 // stores and logs (CompileRequestNow).
 absl::Status CompilerService::RunCompile(
     const rpc::CallInfo& call, const v1::CompileRequest& request, v1::CompileResponse& response,
-    const std::function<void(const v1::CompileProgress&)>& on_progress) {
+    const std::function<void(const v1::CompileProgress&)>& on_progress,
+    const std::string* known_key) {
   const absl::Time start = deps_.clock->Now();
-  ORDO_ASSIGN_OR_RETURN(const std::string key, WholeAnswerKey(call, request));
+  std::string made_key;
+  if (known_key == nullptr) {
+    ORDO_ASSIGN_OR_RETURN(made_key, WholeAnswerKey(call, request));
+    known_key = &made_key;
+  }
+  const std::string& key = *known_key;
   if (AnswerFromResponseCache(key, start, response, on_progress)) return absl::OkStatus();
   return CompileOrShare(call, request, key, start, response, on_progress);
 }
@@ -183,12 +189,14 @@ absl::StatusOr<std::string> CompilerService::WholeAnswerKey(
 }
 
 std::optional<absl::Status> CompilerService::AnswerFromResponseCacheNow(
-    const rpc::CallInfo& call, const v1::CompileRequest& request,
-    v1::CompileResponse& response) const {
+    const rpc::CallInfo& call, const v1::CompileRequest& request, v1::CompileResponse& response,
+    std::string& key_out) const {
   if (deps_.responses == nullptr) return std::nullopt;
   // A bad request is left to RunCompile, the one place that reports it.
   absl::StatusOr<std::string> key = WholeAnswerKey(call, request);
-  if (!key.ok() || !AnswerFromResponseCache(*key, deps_.clock->Now(), response, {})) {
+  if (!key.ok()) return std::nullopt;
+  if (!AnswerFromResponseCache(*key, deps_.clock->Now(), response, {})) {
+    key_out = *std::move(key);
     return std::nullopt;
   }
   return absl::OkStatus();
@@ -496,13 +504,16 @@ void CompilerService::FillInfo(v1::GetInfoResponse& response) const {
 grpc::ServerUnaryReactor* CompilerService::Compile(grpc::CallbackServerContext* context,
                                                    const v1::CompileRequest* request,
                                                    v1::CompileResponse* response) {
+  // The request's key is its whole serialized bytes: made once, by the
+  // fast path, and handed to the compile on a miss.
+  auto key = std::make_shared<std::string>();
   return rpc::ServeUnaryWithFastPath(
       context, "Compile", deps_.env,
-      [this, request, response](const rpc::CallInfo& call) {
-        return AnswerFromResponseCacheNow(call, *request, *response);
+      [this, request, response, key](const rpc::CallInfo& call) {
+        return AnswerFromResponseCacheNow(call, *request, *response, *key);
       },
-      [this, request, response](const rpc::CallInfo& call) {
-        return RunCompile(call, *request, *response, {});
+      [this, request, response, key](const rpc::CallInfo& call) {
+        return RunCompile(call, *request, *response, {}, key->empty() ? nullptr : key.get());
       });
 }
 

@@ -72,9 +72,12 @@ class CompilerService final : public v1::Compiler::CallbackService {
                                     v1::GetInfoResponse* response) override;
 
   // The body of Compile; `on_progress` (may be empty) sees each stage.
+  // `known_key`: the request's WholeAnswerKey when the caller has it
+  // already (null: made here).
   absl::Status RunCompile(const rpc::CallInfo& call, const v1::CompileRequest& request,
                           v1::CompileResponse& response,
-                          const std::function<void(const v1::CompileProgress&)>& on_progress);
+                          const std::function<void(const v1::CompileProgress&)>& on_progress,
+                          const std::string* known_key = nullptr);
 
  private:
   // A call's result as single-flight shares it with identical calls.
@@ -119,10 +122,13 @@ class CompilerService final : public v1::Compiler::CallbackService {
                                              const v1::CompileRequest& request) const;
   // Compile's fast path, run on the reactor thread: the answer when the
   // response cache holds it, else nullopt (RunCompile then runs on the
-  // work queue).
+  // work queue) with the key it looked up in `key_out`, so that the
+  // compile need not make it again (unset when there is no cache or the
+  // request is bad).
   std::optional<absl::Status> AnswerFromResponseCacheNow(const rpc::CallInfo& call,
                                                          const v1::CompileRequest& request,
-                                                         v1::CompileResponse& response) const;
+                                                         v1::CompileResponse& response,
+                                                         std::string& key_out) const;
   // The request in core's terms, within this server's limits and valid
   // (CompileRequest::Validate); INVALID_ARGUMENT naming the field otherwise.
   absl::StatusOr<CompileRequest> ValidCompileRequest(const v1::CompileRequest& request) const;

@@ -186,14 +186,18 @@ absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(const Options& opt
         NamespacedScheduleCache::NamespaceOfKey(absl::string_view(key.data(), key.size())),
         "eviction");
   };
-  // A quarter of the cache budget, at most 64 MiB; --cache-mb=0 turns both off.
-  server->responses_ = std::make_unique<ResponseCache>(
-      std::min<int64_t>(options.cache_bytes / 4, int64_t{64} << 20), count_eviction);
-  deps.responses = server->responses_.get();
-  // As much again for results keyed up to names (re-exports of a model).
-  server->name_free_results_ = std::make_unique<NameFreeResultCache>(
-      std::min<int64_t>(options.cache_bytes / 4, int64_t{64} << 20), count_eviction);
-  deps.name_free_results = server->name_free_results_.get();
+  // A quarter of the cache budget, at most 64 MiB; --cache-mb=0 turns both
+  // off: no caches at all, so a call spends nothing on keys, copies and
+  // canonical forms that a cache of size zero would only throw away.
+  const int64_t whole_answer_bytes = std::min<int64_t>(options.cache_bytes / 4, int64_t{64} << 20);
+  if (whole_answer_bytes > 0) {
+    server->responses_ = std::make_unique<ResponseCache>(whole_answer_bytes, count_eviction);
+    deps.responses = server->responses_.get();
+    // As much again for results keyed up to names (re-exports of a model).
+    server->name_free_results_ =
+        std::make_unique<NameFreeResultCache>(whole_answer_bytes, count_eviction);
+    deps.name_free_results = server->name_free_results_.get();
+  }
   deps.workers = server->directory_.get();
   deps.cache_namespace = options.cache_namespace;
   deps.clock = &server->clock_;
