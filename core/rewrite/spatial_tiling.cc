@@ -63,6 +63,7 @@ struct Plan {
   std::vector<TensorId> outputs;  // region outputs, ascending
   int32_t parts_h = 1;
   int32_t parts_w = 1;
+  std::vector<int64_t> row_starts;  // SpatialTiling::row_starts
   HaloMode halo = HaloMode::kRecompute;
   int32_t tiles() const { return parts_h * parts_w; }
   // Per tile: the box each region-produced tensor is computed over (kCache:
@@ -207,12 +208,31 @@ absl::StatusOr<RegionOp> AnalyzeRegionOp(const Graph& graph, OpId id) {
 // Balanced parts of [0, size): part i of n.
 Range PartOf(int64_t size, int32_t n, int32_t i) { return {size * i / n, size * (i + 1) / n}; }
 
+// Slice `row` over H of a region output of `size` rows.
+Range RowPartOf(const Plan& plan, int64_t size, int32_t row) {
+  if (plan.row_starts.empty()) return PartOf(size, plan.parts_h, row);
+  const size_t next = static_cast<size_t>(row) + 1;
+  return {plan.row_starts[row], next < plan.row_starts.size() ? plan.row_starts[next] : size};
+}
+
 // The region's op ids, ascending, or INVALID_ARGUMENT.
 absl::StatusOr<std::vector<OpId>> RegionOps(const Graph& graph, const SpatialTiling& tiling) {
   if (tiling.ops.empty()) return absl::InvalidArgumentError("spatial tiling: the region is empty");
   if (tiling.parts_h < 1 || tiling.parts_w < 1) {
     return absl::InvalidArgumentError(absl::StrCat("spatial tiling: parts ", tiling.parts_h, "x",
                                                    tiling.parts_w, " must be >= 1"));
+  }
+  if (!tiling.row_starts.empty()) {
+    bool ascending = tiling.row_starts.front() == 0 &&
+                     tiling.row_starts.size() == static_cast<size_t>(tiling.parts_h);
+    for (size_t i = 1; i < tiling.row_starts.size(); ++i) {
+      ascending = ascending && tiling.row_starts[i - 1] < tiling.row_starts[i];
+    }
+    if (!ascending) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "spatial tiling: row_starts [", absl::StrJoin(tiling.row_starts, ","),
+          "] must rise strictly from 0 and hold parts_h = ", tiling.parts_h, " starts"));
+    }
   }
   if (tiling.halo == HaloMode::kCache && tiling.parts_w != 1) {
     // Caching over W too would need halos of the tile to the left and of the
@@ -341,7 +361,7 @@ absl::Status PlanCachedHalos(const Graph& graph, const std::vector<bool>& in_reg
     absl::flat_hash_map<TensorId, Range> need;
     for (TensorId out : plan.outputs) {
       const std::vector<int64_t>& d = graph.tensor(out).dims;
-      const Range part = PartOf(d[2], plan.parts_h, k);
+      const Range part = RowPartOf(plan, d[2], k);
       plan.parts[k].push_back({part, Range{0, d[3]}});
       need[out] = part;
     }
@@ -385,6 +405,7 @@ absl::StatusOr<Plan> MakePlan(const Graph& graph, const SpatialTiling& tiling,
   Plan plan;
   plan.parts_h = tiling.parts_h;
   plan.parts_w = tiling.parts_w;
+  plan.row_starts = tiling.row_starts;
   plan.halo = tiling.halo;
   absl::flat_hash_map<OpId, int32_t> index_of;
   for (OpId id : ids) {
@@ -396,7 +417,8 @@ absl::StatusOr<Plan> MakePlan(const Graph& graph, const SpatialTiling& tiling,
     bool read_outside = t.is_graph_output || t.consumers.empty() || extra_outputs.contains(out);
     for (OpId c : t.consumers) read_outside = read_outside || !in_region[c];
     if (!read_outside) continue;
-    if (t.dims[2] < tiling.parts_h || t.dims[3] < tiling.parts_w) {
+    if (t.dims[2] < tiling.parts_h || t.dims[3] < tiling.parts_w ||
+        (!tiling.row_starts.empty() && t.dims[2] <= tiling.row_starts.back())) {
       return absl::InvalidArgumentError(absl::StrCat(
           "spatial tiling: region output \"", t.name, "\" [", absl::StrJoin(t.dims, ","),
           "] has fewer rows / columns than ", tiling.parts_h, "x", tiling.parts_w, " parts"));
@@ -420,7 +442,7 @@ absl::StatusOr<Plan> MakePlan(const Graph& graph, const SpatialTiling& tiling,
     absl::flat_hash_map<TensorId, Box>& computed = plan.computed[k];
     for (TensorId out : plan.outputs) {
       const std::vector<int64_t>& d = graph.tensor(out).dims;
-      const Box part = {PartOf(d[2], plan.parts_h, row), PartOf(d[3], plan.parts_w, col)};
+      const Box part = {RowPartOf(plan, d[2], row), PartOf(d[3], plan.parts_w, col)};
       plan.parts[k].push_back(part);
       computed[out] = part;
     }
@@ -570,7 +592,7 @@ class TilingEmitter {
           if (plan_.parts_h > 1) {
             const std::vector<int64_t>& d = graph_.tensor(out).dims;
             edit.value_infos.push_back(
-                TileInfo(out, name, {PartOf(d[2], plan_.parts_h, row), Range{0, d[3]}}));
+                TileInfo(out, name, {RowPartOf(plan_, d[2], row), Range{0, d[3]}}));
           }
           rows[o].push_back(name);
         }

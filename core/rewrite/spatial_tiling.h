@@ -75,6 +75,11 @@ struct SpatialTiling {
   int32_t parts_h = 1;           // slices over H
   int32_t parts_w = 1;           // slices over W
   HaloMode halo = HaloMode::kRecompute;
+  // Optional: the first row of each slice over H, ascending from 0, instead
+  // of balanced slices (then parts_h must be its size); every region output
+  // must have more rows than the last start. For runs whose tiles are not
+  // balanced (patch_fusion's cached-layer runs, in tests).
+  std::vector<int64_t> row_starts = {};
 };
 
 // OK when ApplySpatialTiling would succeed; UNIMPLEMENTED naming the op that

@@ -84,6 +84,31 @@ TEST(CheckSpatialTilingTest, RejectsBadRegionsNamingTheProblem) {
   ORDO_EXPECT_OK(CheckSpatialTiling(graph, {{"c_op", "y_op", "c_op"}, 2, 3}));
 }
 
+TEST(CheckSpatialTilingTest, ExplicitRowStartsRiseFromZeroWithinTheRows) {
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(StridedModel()));
+  auto with_starts = [](std::vector<int64_t> starts) {
+    SpatialTiling tiling{{"c_op", "y_op"}, static_cast<int32_t>(starts.size()), 1};
+    tiling.row_starts = std::move(starts);
+    return tiling;
+  };
+  ORDO_EXPECT_OK(CheckSpatialTiling(graph, with_starts({0, 1, 4})));
+  // Unbalanced pieces: rows 0, 1-3 and 4 of y, each tile its own halo.
+  ORDO_ASSERT_OK_AND_ASSIGN(int64_t extra, SpatialTilingExtraMacs(graph, with_starts({0, 1, 4})));
+  EXPECT_GE(extra, 0);
+  for (const std::vector<int64_t>& bad :
+       std::vector<std::vector<int64_t>>{{1, 2}, {0, 2, 2}, {0, 3, 1}}) {
+    EXPECT_THAT(CheckSpatialTiling(graph, with_starts(bad)),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("row_starts")));
+  }
+  SpatialTiling miscounted = with_starts({0, 2});
+  miscounted.parts_h = 3;
+  EXPECT_THAT(CheckSpatialTiling(graph, miscounted),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("parts_h = 3")));
+  // y has 5 rows: a piece cannot start at row 5.
+  EXPECT_THAT(CheckSpatialTiling(graph, with_starts({0, 5})),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"y\"")));
+}
+
 TEST(CheckSpatialTilingTest, RejectsARegionAPathLeavesAndReenters) {
   OnnxTestModel m;
   m.Input("x", {1, 2, 8, 8});

@@ -6,10 +6,16 @@
 // - the chains run one output row at a time (spatial tiling into one-row
 //   tiles with recomputed halos, what a kPixel stage computes per output
 //   row) compute what the original computes, and add exactly the MACs a
-//   kPixel stage states (patch_fusion_test checks the two counts agree).
+//   kPixel stage states (patch_fusion_test checks the two counts agree);
+// - runs caching a layer, executed as bands over the later layers and as the
+//   pieces of the cached layer's rows each band computes first over the
+//   earlier ones, compute what the original computes with exactly the MACs
+//   the run states.
 
+#include <algorithm>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -108,6 +114,81 @@ TEST(PatchFusionExecutionTest, ChainsRunOneOutputRowAtATime) {
     EXPECT_EQ(CostOf(by_rows_graph).macs - CostOf(graph).macs, pixel.extra_macs) << trial;
     ExpectSameOutputs(model, by_rows, /*seed=*/13, absl::StrCat("rows ", trial), kTolerance);
   }
+}
+
+// Where each band of `band` output rows of a run caching layer `cached`
+// starts computing rows of that layer's output (the rows of it no earlier
+// band computed), and whether those pieces cover its rows without a gap.
+struct NewRowPieces {
+  std::vector<int64_t> starts;
+  bool exact = true;  // no row skipped between pieces, none left at the bottom
+};
+
+NewRowPieces PiecesOfCachedLayer(const Graph& graph, const std::vector<OpId>& chain,
+                                 int32_t cached, int64_t band) {
+  NewRowPieces pieces;
+  const int64_t rows = graph.tensor(graph.op(chain.back()).outputs[0]).dims[2];
+  int64_t done = 0;
+  for (int64_t y = 0; y < rows; y += band) {
+    int64_t lo = y, hi = std::min(rows, y + band);
+    for (int32_t l = static_cast<int32_t>(chain.size()) - 1; l > cached; --l) {
+      const Op& op = graph.op(chain[l]);
+      std::tie(lo, hi) = ChainLayerWindow(graph, chain[l])
+                             ->InputRange(0, lo, hi, graph.tensor(op.inputs[0]).dims[2]);
+    }
+    if (hi <= done) continue;
+    pieces.exact = pieces.exact && lo <= done;
+    pieces.starts.push_back(std::max(lo, done));
+    done = hi;
+  }
+  pieces.exact = pieces.exact && done == graph.tensor(graph.op(chain[cached]).outputs[0]).dims[2];
+  return pieces;
+}
+
+TEST(PatchFusionExecutionTest, CachedLayerRunsExecuteBandByBand) {
+  // A pixel run caching layer c, executed: the layers after c tiled into
+  // bands of B output rows (halos recomputed), then layers 0..c tiled into
+  // the pieces of c's rows each band computes first (their halos
+  // recomputed). Same outputs as the original, and exactly the extra MACs
+  // the run states.
+  const int32_t trials = ::ordo::testing::Trials(12);
+  int32_t compared = 0;
+  for (int32_t trial = 0; trial < trials; ++trial) {
+    const onnx::ModelProto model =
+        RandomWindowChain(1700 + trial, 2 + trial % 5, 8 + trial % 6, /*with_data=*/true).model();
+    ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
+    ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
+    const std::vector<OpId> chain = FindFusibleChains(graph).at(0);
+    const int32_t n = static_cast<int32_t>(chain.size());
+    const int64_t rows = graph.tensor(graph.op(chain.back()).outputs[0]).dims[2];
+    for (int64_t band : {1, 2}) {
+      for (int32_t cached = 0; cached + 1 < n; ++cached) {
+        const std::string what = absl::StrCat("chain ", trial, ", band ", band, ", cached ", cached);
+        const NewRowPieces pieces = PiecesOfCachedLayer(graph, chain, cached, band);
+        if (!pieces.exact) continue;  // the tiler computes every row of a tiled tensor
+        SpatialTiling tail;
+        for (int32_t l = cached + 1; l < n; ++l) tail.ops.push_back(graph.op(chain[l]).name);
+        for (int64_t y = 0; y < rows; y += band) tail.row_starts.push_back(y);
+        tail.parts_h = static_cast<int32_t>(tail.row_starts.size());
+        ORDO_ASSERT_OK_AND_ASSIGN(onnx::ModelProto tail_tiled, ApplySpatialTiling(model, graph, tail));
+        ORDO_ASSERT_OK_AND_ASSIGN(Graph tail_graph, Import(tail_tiled));
+        SpatialTiling head;
+        for (int32_t l = 0; l <= cached; ++l) head.ops.push_back(graph.op(chain[l]).name);
+        head.row_starts = pieces.starts;
+        head.parts_h = static_cast<int32_t>(pieces.starts.size());
+        ORDO_ASSERT_OK_AND_ASSIGN(onnx::ModelProto by_bands,
+                                  ApplySpatialTiling(tail_tiled, tail_graph, head));
+        ORDO_ASSERT_OK_AND_ASSIGN(Graph by_bands_graph, Import(by_bands));
+        ORDO_ASSERT_OK_AND_ASSIGN(
+            StageCost cost, CostOfStage(graph, memory, chain,
+                                        StageRun{StageCaching::kPixel, static_cast<int32_t>(band), cached}));
+        EXPECT_EQ(CostOf(by_bands_graph).macs - CostOf(graph).macs, cost.extra_macs) << what;
+        ExpectSameOutputs(model, by_bands, /*seed=*/19, what, kTolerance);
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GE(compared, trials);
 }
 
 // Every tensor of `model` made internal in turn, from no regions, and the
