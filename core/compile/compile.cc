@@ -96,13 +96,12 @@ struct Layout {
   // Planning `arena`, which a compile without pools does too.
   absl::Duration arena_time = absl::ZeroDuration();
 
-  // With pools, a placement that fits first and then its modelled time
-  // (spec: Memory pools); then off-chip traffic when the device has on-chip
-  // memory (it costs time and energy on every run), then the arena.
+  // With pools, the placement's PlacementRank; then off-chip traffic when
+  // the device has on-chip memory (it costs time and energy on every run),
+  // then the arena.
   std::tuple<int64_t, double, int64_t, int64_t> Rank() const {
-    return {pools ? pools->placement.evaluation.overflow_bytes : 0,
-            pools ? pools->placement.evaluation.modelled_seconds : 0.0,
-            traffic ? traffic->total_bytes : 0, arena.arena_bytes};
+    return std::tuple_cat(pools ? PlacementRank(pools->placement) : std::tuple<int64_t, double>(),
+                          std::tuple(traffic ? traffic->total_bytes : 0, arena.arena_bytes));
   }
   // Without pools every layout fits (the memory limit is checked elsewhere).
   bool FitsPools() const { return !pools.has_value() || pools->fits(); }
@@ -236,13 +235,11 @@ struct ScoredSchedule {
   bool placed = false;
 };
 
-// Fitting first, then the greedy placement's modelled time, then the lower
-// peak; the chosen schedule (index 0) wins ties.
+// The greedy placement's PlacementRank, then the lower peak; the chosen
+// schedule (index 0) wins ties.
 bool BetterScore(const ScoredSchedule& a, const ScoredSchedule& b) {
-  return std::tuple(a.greedy.evaluation.overflow_bytes, a.greedy.evaluation.modelled_seconds,
-                    a.candidate.peak_bytes) <
-         std::tuple(b.greedy.evaluation.overflow_bytes, b.greedy.evaluation.modelled_seconds,
-                    b.candidate.peak_bytes);
+  return std::tuple_cat(PlacementRank(a.greedy), std::tuple(a.candidate.peak_bytes)) <
+         std::tuple_cat(PlacementRank(b.greedy), std::tuple(b.candidate.peak_bytes));
 }
 
 // The candidate schedules with pools: the chosen one first, then the

@@ -14,11 +14,7 @@
 namespace ordo {
 
 bool BetterPlacement(const PoolPlacement& a, const PoolPlacement& b) {
-  if (a.fits() != b.fits()) return a.fits();
-  if (!a.fits() && a.evaluation.overflow_bytes != b.evaluation.overflow_bytes) {
-    return a.evaluation.overflow_bytes < b.evaluation.overflow_bytes;
-  }
-  return a.evaluation.modelled_seconds < b.evaluation.modelled_seconds;
+  return PlacementRank(a) < PlacementRank(b);
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/arena/arena_planner.h"
@@ -22,7 +23,16 @@ struct PoolPlacement {
   bool fits() const { return evaluation.overflow_bytes == 0; }
 };
 
-// Fitting first, then the lower modelled time, then less overflow.
+// The one order of placements, used wherever placements are ranked (the
+// placer's starts, the place stage's candidate schedules and layouts): one
+// that fits first, then less overflow (when neither fits), then the lower
+// modelled time. A key to compare with <, to which callers append their own
+// tie-breaks (e.g. the lower peak).
+inline std::tuple<int64_t, double> PlacementRank(const PoolPlacement& placement) {
+  return {placement.evaluation.overflow_bytes, placement.evaluation.modelled_seconds};
+}
+
+// PlacementRank(a) < PlacementRank(b).
 bool BetterPlacement(const PoolPlacement& a, const PoolPlacement& b);
 
 // ESP-DL's rule: blocks in execution order (first live step), each first-fit

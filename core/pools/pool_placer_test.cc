@@ -80,6 +80,21 @@ PoolOptions ThreeBanks(int64_t scale) {
   return options;
 }
 
+// The one order of placements: fitting first (even when slower), then less
+// overflow, then the lower modelled time.
+TEST(PoolPlacerTest, PlacementsRankFittingFirstThenOverflowThenTime) {
+  auto placement = [](int64_t overflow, double seconds) {
+    PoolPlacement p;
+    p.evaluation.overflow_bytes = overflow;
+    p.evaluation.modelled_seconds = seconds;
+    return p;
+  };
+  EXPECT_TRUE(BetterPlacement(placement(0, 9.0), placement(1, 1.0)));
+  EXPECT_TRUE(BetterPlacement(placement(5, 9.0), placement(6, 1.0)));
+  EXPECT_TRUE(BetterPlacement(placement(0, 1.0), placement(0, 2.0)));
+  EXPECT_FALSE(BetterPlacement(placement(0, 1.0), placement(0, 1.0)));
+}
+
 TEST(PoolPlacerTest, HotSmallTensorGoesToTheFastPoolAndTheBigOneStreams) {
   // y is read by four ops; big is read once and is too large for tcm.
   const Graph graph = ordo::testing::TestGraph(R"(
