@@ -271,20 +271,62 @@ namespace {
 
 // Depth-first: can `blocks` (largest first) be split over the pools they
 // may use with the byte sums within capacities? `nodes` bounds the tries;
-// running out answers true (no proof).
-bool Splittable(const PoolProblem& problem, const std::vector<int32_t>& blocks, size_t index,
+// running out answers true (no proof). `rest[i]`: the bytes of blocks i...
+// Prunes when the room that the smallest block still fits in is less than
+// the bytes left, and tries a block of the same size and pools as the one
+// before only in the same or a later pool (the two are interchangeable).
+bool Splittable(const PoolProblem& problem, const std::vector<int32_t>& blocks,
+                const std::vector<int64_t>& rest, size_t index, int32_t first_pool,
                 std::vector<int64_t>& room, int64_t& nodes) {
   if (index == blocks.size() || --nodes <= 0) return true;
+  const int64_t smallest = problem.arena.blocks[blocks.back()].size;
+  int64_t usable = 0;
+  for (int64_t r : room) usable += r >= smallest ? r : 0;
+  if (usable < rest[index]) return false;
   const int32_t b = blocks[index];
   const int64_t size = problem.arena.blocks[b].size;
-  for (int32_t p = 0; p < problem.num_pools(); ++p) {
+  for (int32_t p = first_pool; p < problem.num_pools(); ++p) {
     if (!problem.allowed[b][p] || room[p] < size) continue;
     room[p] -= size;
-    const bool ok = Splittable(problem, blocks, index + 1, room, nodes);
+    int32_t next_first = 0;
+    if (index + 1 < blocks.size()) {
+      const int32_t next = blocks[index + 1];
+      const bool same = problem.arena.blocks[next].size == size &&
+                        problem.allowed[next] == problem.allowed[b];
+      next_first = same ? p : 0;
+    }
+    const bool ok = Splittable(problem, blocks, rest, index + 1, next_first, room, nodes);
     room[p] += size;
     if (ok) return true;
   }
   return false;
+}
+
+// Whether `blocks` (any order) have a split over the pools within their
+// capacities, as far as `nodes` tries can tell (true when they run out);
+// `nodes` keeps the tries left.
+bool HaveASplit(const PoolProblem& problem, std::vector<int32_t> blocks, int64_t& nodes) {
+  std::sort(blocks.begin(), blocks.end(), [&](int32_t a, int32_t b) {
+    return problem.arena.blocks[a].size > problem.arena.blocks[b].size;
+  });
+  std::vector<int64_t> rest(blocks.size() + 1, 0);
+  for (size_t i = blocks.size(); i-- > 0;) {
+    rest[i] = rest[i + 1] + problem.arena.blocks[blocks[i]].size;
+  }
+  std::vector<int64_t> room;
+  for (const MemoryPool& pool : problem.pools) room.push_back(pool.capacity_bytes);
+  return Splittable(problem, blocks, rest, 0, 0, room, nodes);
+}
+
+std::string NameBlocks(const Graph& graph, const PoolProblem& problem,
+                       const std::vector<int32_t>& blocks) {
+  std::vector<std::string> named;
+  for (int32_t b : blocks) {
+    const int32_t t = problem.arena.blocks[b].tensors[0];
+    named.push_back(
+        absl::StrCat("\"", graph.tensor(t).name, "\" (", problem.arena.blocks[b].size, " B)"));
+  }
+  return absl::StrJoin(named, ", ");
 }
 
 }  // namespace
@@ -311,22 +353,49 @@ std::string PoolInfeasibility(const Graph& graph, const MemoryModel& model,
         blocks.push_back(b);
       }
     }
-    std::sort(blocks.begin(), blocks.end(), [&](int32_t a, int32_t b) {
-      return problem.arena.blocks[a].size > problem.arena.blocks[b].size;
-    });
-    std::vector<int64_t> room;
-    for (const MemoryPool& pool : problem.pools) room.push_back(pool.capacity_bytes);
     int64_t nodes = 100000;
-    if (Splittable(problem, blocks, 0, room, nodes)) continue;
-    std::vector<std::string> named;
-    for (int32_t b : blocks) {
-      const int32_t t = problem.arena.blocks[b].tensors[0];
-      named.push_back(
-          absl::StrCat("\"", graph.tensor(t).name, "\" (", problem.arena.blocks[b].size, " B)"));
-    }
-    return absl::StrCat("op \"", graph.op(op).name, "\" needs ", absl::StrJoin(named, ", "),
+    if (HaveASplit(problem, blocks, nodes)) continue;
+    return absl::StrCat("op \"", graph.op(op).name, "\" needs ", NameBlocks(graph, problem, blocks),
                         " at once, and no split of them over the pools fits: no order of "
                         "this model fits these pools");
+  }
+  return "";
+}
+
+std::string ScheduleInfeasibility(const Graph& graph, const PoolProblem& problem,
+                                  int64_t max_nodes) {
+  // The blocks live at each step, by a sweep over their first and last steps.
+  const int32_t steps = problem.arena.num_steps;
+  std::vector<std::vector<int32_t>> starting(steps + 1);
+  for (int32_t b = 0; b < problem.num_blocks(); ++b) {
+    if (problem.arena.blocks[b].size > 0) starting[problem.arena.blocks[b].first + 1].push_back(b);
+  }
+  int64_t total_capacity = 0;
+  for (const MemoryPool& pool : problem.pools) total_capacity += pool.capacity_bytes;
+  std::vector<int32_t> live;
+  for (int32_t step = -1; step < steps && max_nodes > 0; ++step) {
+    live.erase(std::remove_if(live.begin(), live.end(),
+                              [&](int32_t b) { return problem.arena.blocks[b].last < step; }),
+               live.end());
+    live.insert(live.end(), starting[step + 1].begin(), starting[step + 1].end());
+    int64_t bytes = 0;
+    for (int32_t b : live) bytes += problem.arena.blocks[b].size;
+    // Steps far from full have a split; the others share the tries.
+    if (bytes * 8 < total_capacity * 7) continue;
+    const int64_t given = std::min<int64_t>(max_nodes, 100000);
+    int64_t nodes = given;
+    const bool split = HaveASplit(problem, live, nodes);
+    max_nodes -= given - std::max<int64_t>(nodes, 0);
+    if (split) continue;
+    std::vector<int32_t> named = live;
+    std::sort(named.begin(), named.end(), [&](int32_t a, int32_t b) {
+      return problem.arena.blocks[a].size > problem.arena.blocks[b].size;
+    });
+    const std::string at =
+        step < 0 ? std::string("before the first op") : absl::StrCat("at step ", step);
+    return absl::StrCat(at, ", ", live.size(), " blocks are live (", NameBlocks(graph, problem, named),
+                        ") and no split of them over the pools fits: this order has no valid "
+                        "placement");
   }
   return "";
 }

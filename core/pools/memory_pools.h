@@ -143,6 +143,15 @@ inline constexpr int kPoolBoundSteps = 200;
 std::string PoolInfeasibility(const Graph& graph, const MemoryModel& model,
                               const PoolProblem& problem);
 
+// Why this schedule (the problem's) has no valid placement, when a proof is
+// found: a step whose live blocks have no split over the pools they may use
+// within the capacities (a placement needs one at every step). Names the
+// step and the blocks; "" otherwise. Only steps whose live bytes
+// are at least 7/8 of the summed capacity are tried, each with at most
+// 100000 tries and all with at most `max_nodes`.
+std::string ScheduleInfeasibility(const Graph& graph, const PoolProblem& problem,
+                                  int64_t max_nodes = 1'000'000);
+
 }  // namespace ordo
 
 #endif  // ORDO_CORE_POOLS_MEMORY_POOLS_H_

@@ -167,6 +167,31 @@ TEST(MemoryPoolsTest, InfeasibilityNamesTheOpWhoseTensorsFitNoSplit) {
             "");
 }
 
+// Every op's own tensors split over two pools of one block each, but while
+// b runs x, p and q are live: three blocks (192 of 200 bytes) with no split,
+// so this order has no valid placement, and the step is named.
+TEST(MemoryPoolsTest, ScheduleInfeasibilityNamesAStepWhoseLiveBlocksFitNoSplit) {
+  const Graph graph = TestGraph(R"(
+    input x 64
+    op a Conv x -> p:64
+    op b Conv x -> q:64
+    output p
+    output q
+  )");
+  const MemoryModel model = *BuildMemoryModel(graph, {});
+  const SimulationResult simulation = *Simulate(model, {0, 1});
+  PoolOptions options;
+  options.pools = {{"one", 100, 1e9, 1e9}, {"two", 100, 1e9, 1e9}};
+  const PoolProblem problem = *BuildPoolProblem(graph, model, simulation, 64, options);
+  EXPECT_EQ(PoolInfeasibility(graph, model, problem), "");
+  EXPECT_THAT(ScheduleInfeasibility(graph, problem),
+              AllOf(HasSubstr("at step 1, 3 blocks are live"), HasSubstr("\"x\" (64 B)"),
+                    HasSubstr("\"q\" (64 B)"), HasSubstr("this order has no valid placement")));
+  options.pools[1].capacity_bytes = 128;
+  EXPECT_EQ(ScheduleInfeasibility(graph, *BuildPoolProblem(graph, model, simulation, 64, options)),
+            "");
+}
+
 TEST(DevicePresetsTest, PresetsAreValidAndFoundIgnoringCaseAndPunctuation) {
   for (const DevicePreset& preset : BuiltinDevicePresets()) {
     PoolOptions options;

@@ -60,7 +60,10 @@ absl::StatusOr<PoolReport> PlaceInPools(const Graph& graph, const MemoryModel& m
         std::min(report.lower_bound_seconds, report.placement.evaluation.modelled_seconds);
   } else {
     report.overflow = DescribeOverflow(report.placement.evaluation);
-    if (!report.no_order_fits.empty()) absl::StrAppend(&report.overflow, "; ", report.no_order_fits);
+    // Why: no order fits, else (when it can be shown) not this order.
+    std::string why = report.no_order_fits;
+    if (why.empty()) why = ScheduleInfeasibility(graph, problem);
+    if (!why.empty()) absl::StrAppend(&report.overflow, "; ", why);
   }
   report.baselines.push_back(BaselineOf(PlaceInternalFirst(problem)));
   report.baselines.push_back(BaselineOf(PlaceUsmpGreedy(problem)));

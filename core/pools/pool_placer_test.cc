@@ -166,6 +166,12 @@ TEST(PoolPlacerTest, HeuristicIsNeverBelowTheExactOptimumNorAboveTheBaselines) {
                     baseline.evaluation.modelled_seconds, 1e-12);
       }
     }
+    // A proof that this order has no placement never meets a placement.
+    const std::string no_placement = ScheduleInfeasibility(graph, *problem);
+    if (heuristic.fits()) EXPECT_EQ(no_placement, "");
+    if (!no_placement.empty()) {
+      EXPECT_FALSE(PlacePoolsExact(*problem, 200000, ArenaLimits{}).placement.has_value());
+    }
     if (!heuristic.fits()) continue;
     const double seconds =
         CheckIndependently(model, simulation, *problem, heuristic.assignment, pinned);
