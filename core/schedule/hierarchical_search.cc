@@ -537,12 +537,10 @@ int64_t HierarchicalSearch::HeldBytes() const { return plan_bytes_ + memo_bytes_
 bool HierarchicalSearch::CountExpansion(const ScheduleLimits& limits) {
   ++stats_.states_expanded;
   if (limit_hit_) return true;
-  if (options_.max_states_expanded > 0 && stats_.states_expanded > options_.max_states_expanded) {
-    limit_hit_ = true;
-  } else if (stats_.states_expanded % std::max(1, options_.check_every) == 0 &&
-             limits.Expired()) {
-    limit_hit_ = true;
-  }
+  const bool over_cap =
+      options_.max_states_expanded > 0 && stats_.states_expanded > options_.max_states_expanded;
+  limit_hit_ = over_cap || (stats_.states_expanded % std::max(1, options_.check_every) == 0 &&
+                            limits.Expired());
   return limit_hit_;
 }
 
