@@ -37,9 +37,14 @@ struct ArenaBlock {
   std::vector<int32_t> tensors;
 };
 
-// True when two blocks are live at a common step (the arena conflict).
+// True when the live steps [a_first, a_last] and [b_first, b_last] share a
+// step (the arena conflict).
+inline bool LiveStepsOverlap(int32_t a_first, int32_t a_last, int32_t b_first, int32_t b_last) {
+  return a_first <= b_last && b_first <= a_last;
+}
+
 inline bool BlocksOverlapInTime(const ArenaBlock& a, const ArenaBlock& b) {
-  return a.first <= b.last && b.first <= a.last;
+  return LiveStepsOverlap(a.first, a.last, b.first, b.last);
 }
 
 // The instance every arena planner solves: blocks with sizes and lifetimes

@@ -23,7 +23,7 @@ struct Placed {
 };
 
 bool OverlapsInTime(const Placed& placed, const ArenaBlock& block) {
-  return placed.first <= block.last && block.first <= placed.last;
+  return LiveStepsOverlap(placed.first, placed.last, block.first, block.last);
 }
 
 // TFLite simple_memory_arena.cc, SimpleMemoryArena::Allocate, step for step:

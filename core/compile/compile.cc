@@ -214,6 +214,8 @@ absl::Status ChooseLayout(const Graph& graph, const MemoryModel& model,
 // kMinCandidateStates; cut, it keeps its best order so far (its last
 // finished iteration's, else reverse post-order). The rule lets every
 // shared model but RandWire finish (nasnet_cifar, 782 ops, needs 67,072).
+// The compile's own deadline still stops it as a hard stop: a compile whose
+// time limit runs out before the cap may choose another schedule.
 constexpr int64_t kCandidateStatesPerOp = 100;
 constexpr int64_t kMinCandidateStates = 10'000;
 

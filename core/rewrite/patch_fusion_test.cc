@@ -210,7 +210,7 @@ TEST(PatchFusionTest, CachedLayerRunsAgreeWithARowSetWalk) {
     const auto first_column = TapBoxes(graph, ops, 1, 0);
     const auto last_column = TapBoxes(graph, ops, 1, out.dims[3] - 1);
     for (int32_t l = 0; l < n; ++l) columns[l] = last_column[l].second - first_column[l].first;
-    for (int32_t band : {1, 2, 3}) {
+    for (int32_t band : {1, 2, 3, 4}) {
       for (int32_t cached = -1; cached + 1 < n; ++cached) {  // -1: plain pixel
         const StageRun run{StageCaching::kPixel, band, cached};
         std::vector<std::vector<std::set<int64_t>>> reads;  // [band][intermediate]

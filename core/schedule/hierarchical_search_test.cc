@@ -177,9 +177,12 @@ TEST(HierarchicalSearchTest, StateCapStopsTheSearchAtTheSameStateOnAnyClock) {
   EXPECT_EQ(first.Schedule(INT64_MAX, {}).outcome, SearchOutcome::kLimit);
   EXPECT_EQ(first.stats().states_expanded, 302);
   HierarchicalSearch second(model, graph, capped);
+  // A clock that runs a second per reading, against a finite deadline: the
+  // search reads it, and still stops where the cap says.
   TickingClock slow(absl::Seconds(1));
   ScheduleLimits limits;
   limits.clock = &slow;
+  limits.deadline = slow.Now() + absl::Seconds(10);
   EXPECT_EQ(second.Schedule(INT64_MAX, limits).outcome, SearchOutcome::kLimit);
   EXPECT_EQ(second.stats().states_expanded, 301);
 }

@@ -13,6 +13,7 @@
 //   the run states.
 
 #include <algorithm>
+#include <map>
 #include <random>
 #include <string>
 #include <tuple>
@@ -152,7 +153,8 @@ TEST(PatchFusionExecutionTest, CachedLayerRunsExecuteBandByBand) {
   // recomputed). Same outputs as the original, and exactly the extra MACs
   // the run states.
   const int32_t trials = ::ordo::testing::Trials(12);
-  int32_t compared = 0;
+  // Every band height StageRuns gives cached runs, each executed somewhere.
+  std::map<int64_t, int32_t> compared;
   for (int32_t trial = 0; trial < trials; ++trial) {
     const onnx::ModelProto model =
         RandomWindowChain(1700 + trial, 2 + trial % 5, 8 + trial % 6, /*with_data=*/true).model();
@@ -161,7 +163,7 @@ TEST(PatchFusionExecutionTest, CachedLayerRunsExecuteBandByBand) {
     const std::vector<OpId> chain = FindFusibleChains(graph).at(0);
     const int32_t n = static_cast<int32_t>(chain.size());
     const int64_t rows = graph.tensor(graph.op(chain.back()).outputs[0]).dims[2];
-    for (int64_t band : {1, 2}) {
+    for (int64_t band : {1, 2, 3, 4}) {
       for (int32_t cached = 0; cached + 1 < n; ++cached) {
         const std::string what = absl::StrCat("chain ", trial, ", band ", band, ", cached ", cached);
         const NewRowPieces pieces = PiecesOfCachedLayer(graph, chain, cached, band);
@@ -184,11 +186,11 @@ TEST(PatchFusionExecutionTest, CachedLayerRunsExecuteBandByBand) {
                                         StageRun{StageCaching::kPixel, static_cast<int32_t>(band), cached}));
         EXPECT_EQ(CostOf(by_bands_graph).macs - CostOf(graph).macs, cost.extra_macs) << what;
         ExpectSameOutputs(model, by_bands, /*seed=*/19, what, kTolerance);
-        ++compared;
+        ++compared[band];
       }
     }
   }
-  EXPECT_GE(compared, trials);
+  for (int64_t band : {1, 2, 3, 4}) EXPECT_GE(compared[band], trials / 2) << "band " << band;
 }
 
 // Every tensor of `model` made internal in turn, from no regions, and the
