@@ -164,6 +164,14 @@ double Median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+// "0.850 (15.0% lower)", or "- (no model)" for an empty set: a median over
+// nothing is not a figure.
+std::string MedianRatio(const std::vector<double>& ratios) {
+  if (ratios.empty()) return "- (no model)";
+  const double median = Median(ratios);
+  return absl::StrFormat("%.3f (%.1f%% lower)", median, 100 * (1 - median));
+}
+
 void PrintPreset(const DevicePreset& preset, const std::vector<Cell>& cells) {
   std::printf("\n### %s\n\n", preset.description.c_str());
   std::printf(
@@ -224,15 +232,14 @@ void PrintPreset(const DevicePreset& preset, const std::vector<Cell>& cells) {
                 peak_ratio.c_str());
   }
   std::printf(
-      "\n%s: median ordo / internal_first over %zu models both fit: %.3f (%.1f%% lower); "
+      "\n%s: median ordo / internal_first over %zu models both fit: %s; "
       "models where ordo is worse than a baseline: %d; fit only with ordo: %d; "
       "single_pool fits but ordo does not: %d (proved for every order: %d)\n",
-      preset.name.c_str(), ratios.size(), Median(ratios), 100 * (1 - Median(ratios)), worse,
-      only_ordo, missed, missed_proved);
+      preset.name.c_str(), ratios.size(), MedianRatio(ratios).c_str(), worse, only_ordo, missed,
+      missed_proved);
   std::printf("%s: median ordo / internal_first on the least-peak schedule over %zu models both "
-              "fit: %.3f (%.1f%% lower)\n",
-              preset.name.c_str(), peak_ratios.size(), Median(peak_ratios),
-              100 * (1 - Median(peak_ratios)));
+              "fit: %s\n",
+              preset.name.c_str(), peak_ratios.size(), MedianRatio(peak_ratios).c_str());
   if (!nas_adds.empty()) {
     std::printf("%s: the place stage adds to the compile of the %zu NAS models: median %.0f%%, "
                 "max %.0f%%\n",
@@ -310,11 +317,11 @@ void PrintAcrossSchedules(const DevicePreset& preset, const std::vector<std::vec
   }
   std::printf(
       "\n%s across schedules: median ordo / internal_first on the fastest schedule over %zu "
-      "models: %.3f (%.1f%% lower); median lowest bound / internal_first: %.3f; median lowest "
+      "models: %s; median lowest bound / internal_first: %.3f; median lowest "
       "ordo / internal_first: %.3f; models some schedule fits with ordo and with neither "
       "baseline: %d\n",
-      preset.name.c_str(), ratios.size(), Median(ratios), 100 * (1 - Median(ratios)),
-      Median(bound_ratios), Median(lowest_ratios), only_ordo);
+      preset.name.c_str(), ratios.size(), MedianRatio(ratios).c_str(), Median(bound_ratios),
+      Median(lowest_ratios), only_ordo);
 }
 
 }  // namespace
