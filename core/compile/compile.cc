@@ -100,8 +100,13 @@ struct Layout {
   // the device has on-chip memory (it costs time and energy on every run),
   // then the arena.
   std::tuple<int64_t, double, int64_t, int64_t> Rank() const {
+    return std::tuple_cat(RankBeforeArena(), std::tuple(arena.arena_bytes));
+  }
+  // Rank without the arena (PlaceLayout's part): a layout that ranks
+  // strictly worse here loses whatever its arena, which is then not planned.
+  std::tuple<int64_t, double, int64_t> RankBeforeArena() const {
     return std::tuple_cat(pools ? PlacementRank(pools->placement) : std::tuple<int64_t, double>(),
-                          std::tuple(traffic ? traffic->total_bytes : 0, arena.arena_bytes));
+                          std::tuple(traffic ? traffic->total_bytes : 0));
   }
   // Without pools every layout fits (the memory limit is checked elsewhere).
   bool FitsPools() const { return !pools.has_value() || pools->fits(); }
@@ -110,18 +115,17 @@ struct Layout {
   bool Unbeatable() const { return arena.gap_bytes == 0 && !traffic; }
 };
 
-absl::StatusOr<Layout> Evaluate(const Graph& graph, const MemoryModel& model,
-                                const CompileOptions& options,
-                                absl::Time deadline, const Clock& clock,
-                                std::vector<int32_t> order, std::string algorithm,
-                                SimulationResult simulation) {
+// A layout's placement in the pools (when the device has them) and its
+// off-chip traffic, without its one-arena plan (PlanLayoutArena), which only
+// a layout that may still win needs. `scored`: the schedule's pool problem
+// with its greedy starts when the caller scored it already (nullptr: built
+// here).
+absl::StatusOr<Layout> PlaceLayout(const Graph& graph, const MemoryModel& model,
+                                   const CompileOptions& options, absl::Time deadline,
+                                   const Clock& clock, std::vector<int32_t> order,
+                                   std::string algorithm, SimulationResult simulation,
+                                   const ScoredPoolProblem* scored = nullptr) {
   Layout layout{std::move(order), std::move(algorithm), std::move(simulation), {}, {}};
-  const absl::Time arena_start = clock.Now();
-  ORDO_ASSIGN_OR_RETURN(
-      layout.arena, PlanArena(model, layout.simulation,
-                              ArenaOptionsFor(options, deadline, clock, options.arena_planner),
-                              clock));
-  layout.arena_time = clock.Now() - arena_start;
   if (options.pools.enabled()) {
     ArenaLimits limits;
     limits.clock = &clock;
@@ -130,9 +134,13 @@ absl::StatusOr<Layout> Evaluate(const Graph& graph, const MemoryModel& model,
     limits.deadline =
         clock.Now() + std::min(ArenaOptionsFor(options, deadline, clock, "").time_limit,
                                absl::Milliseconds(200));
-    ORDO_ASSIGN_OR_RETURN(layout.pools,
-                          PlaceInPools(graph, model, layout.simulation, options.alignment,
-                                       options.pools, layout.arena.arena_bytes, limits));
+    std::optional<ScoredPoolProblem> built;
+    if (scored == nullptr) {
+      ORDO_ASSIGN_OR_RETURN(built, ScorePoolProblem(graph, model, layout.simulation,
+                                                    options.alignment, options.pools));
+      scored = &*built;
+    }
+    ORDO_ASSIGN_OR_RETURN(layout.pools, PlaceScoredInPools(graph, model, *scored, limits));
     layout.traffic = PlacementTraffic(model, layout.simulation, options.pools, *layout.pools,
                                       options.record_residency);
   }
@@ -140,6 +148,34 @@ absl::StatusOr<Layout> Evaluate(const Graph& graph, const MemoryModel& model,
     TrafficOptions traffic{options.on_chip_bytes, options.record_residency};
     ORDO_ASSIGN_OR_RETURN(layout.traffic, EstimateTraffic(model, layout.order, traffic));
   }
+  return layout;
+}
+
+// The layout's one-arena plan, and with pools the single_pool baseline from
+// it.
+absl::Status PlanLayoutArena(const MemoryModel& model, const CompileOptions& options,
+                             absl::Time deadline, const Clock& clock, Layout& layout) {
+  const absl::Time arena_start = clock.Now();
+  ORDO_ASSIGN_OR_RETURN(
+      layout.arena, PlanArena(model, layout.simulation,
+                              ArenaOptionsFor(options, deadline, clock, options.arena_planner),
+                              clock));
+  layout.arena_time = clock.Now() - arena_start;
+  if (layout.pools) {
+    AddSinglePoolBaseline(options.pools.pools, layout.arena.arena_bytes, *layout.pools);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Layout> Evaluate(const Graph& graph, const MemoryModel& model,
+                                const CompileOptions& options, absl::Time deadline,
+                                const Clock& clock, std::vector<int32_t> order,
+                                std::string algorithm, SimulationResult simulation,
+                                const ScoredPoolProblem* scored = nullptr) {
+  ORDO_ASSIGN_OR_RETURN(Layout layout,
+                        PlaceLayout(graph, model, options, deadline, clock, std::move(order),
+                                    std::move(algorithm), std::move(simulation), scored));
+  ORDO_RETURN_IF_ERROR(PlanLayoutArena(model, options, deadline, clock, layout));
   return layout;
 }
 
@@ -227,21 +263,25 @@ int64_t CandidateStatesCap(const MemoryModel& model) {
 struct ScoredSchedule {
   Candidate candidate;
   SimulationResult simulation;
-  // The placer's greedy starts alone (PlacePoolsGreedy): a fraction of the
-  // full placer's cost, and a placement the full placer never does worse
-  // than (its starts include them), so a candidate that fits here fits.
-  PoolPlacement greedy;
+  // Its pool problem and the placer's greedy starts on it: the score is
+  // their best (PlacePoolsGreedy), a fraction of the full placer's cost, and
+  // a placement the full placer never does worse than (its starts include
+  // them), so a candidate that fits here fits. Its full placement starts
+  // from both instead of computing them again.
+  ScoredPoolProblem pools;
   // The schedule stage's own schedule (not a competitor).
   bool chosen = false;
-  // Placed in full (Evaluate).
+  // Placed in full (PlaceLayout).
   bool placed = false;
+
+  const PoolPlacement& greedy() const { return pools.greedy.best(); }
 };
 
 // The greedy placement's PlacementRank, then the lower peak; the chosen
 // schedule (index 0) wins ties.
 bool BetterScore(const ScoredSchedule& a, const ScoredSchedule& b) {
-  return std::tuple_cat(PlacementRank(a.greedy), std::tuple(a.candidate.peak_bytes)) <
-         std::tuple_cat(PlacementRank(b.greedy), std::tuple(b.candidate.peak_bytes));
+  return std::tuple_cat(PlacementRank(a.greedy()), std::tuple(a.candidate.peak_bytes)) <
+         std::tuple_cat(PlacementRank(b.greedy()), std::tuple(b.candidate.peak_bytes));
 }
 
 // The candidate schedules with pools: the chosen one first, then the
@@ -282,7 +322,8 @@ absl::StatusOr<std::vector<Candidate>> PoolCandidates(
 //     greedy passes in all, against the full placer's relaxation and
 //     search), unless PoolInfeasibility proves on the chosen schedule that
 //     no order fits: then only the chosen one is placed.
-//  3. The best score (BetterScore) is placed by the full placer (Evaluate).
+//  3. The best score (BetterScore) is placed by the full placer
+//     (PlaceLayout, from its scored problem and greedy starts).
 //     When no candidate's greedy placement fits, the candidates are placed
 //     in score order until one fits (the full placer may fit where its
 //     greedy starts do not), else the least overflowing stays.
@@ -290,6 +331,8 @@ absl::StatusOr<std::vector<Candidate>> PoolCandidates(
 //     on ties) is kept only when its full placement ranks strictly better
 //     (Layout::Rank) than the least-peak one's, which is placed in full
 //     unless its lower bound is above the winner's modelled time.
+// A placed layout's one-arena plan (the last tie-break of Layout::Rank) is
+// made only when the rest of its rank does not lose already.
 // Not optimal over orders: a schedule none of these schedulers produces may
 // place faster; and the full placer on the winner may do less well than it
 // would have on a runner-up other than the least-peak candidate.
@@ -313,35 +356,34 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
   ORDO_ASSIGN_OR_RETURN(std::vector<Candidate> candidates,
                         PoolCandidates(registry, model, options, limits, std::move(chosen),
                                        baselines));
-  std::vector<ScoredSchedule> scored;
-  scored.reserve(candidates.size());
-  for (Candidate& candidate : candidates) {
-    ScoredSchedule entry;
-    if (scored.empty()) {
+  std::vector<ScoredSchedule> scored(candidates.size());
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    ScoredSchedule& entry = scored[i];
+    if (i == 0) {
       entry.chosen = true;
       entry.simulation = std::move(result.simulation);
-      entry.greedy = PlacePoolsGreedy(chosen_problem);
+      entry.pools.problem = std::move(chosen_problem);
     } else {
-      ORDO_ASSIGN_OR_RETURN(entry.simulation, Verify(model, candidate));
-      ORDO_ASSIGN_OR_RETURN(PoolProblem problem,
+      ORDO_ASSIGN_OR_RETURN(entry.simulation, Verify(model, candidates[i]));
+      ORDO_ASSIGN_OR_RETURN(entry.pools.problem,
                             BuildPoolProblem(graph, model, entry.simulation, options.alignment,
                                              options.pools));
-      entry.greedy = PlacePoolsGreedy(problem);
     }
-    entry.candidate = std::move(candidate);
-    scored.push_back(std::move(entry));
+    entry.pools.greedy = PlacePoolsGreedyStarts(entry.pools.problem);
+    entry.candidate = std::move(candidates[i]);
   }
   std::stable_sort(scored.begin(), scored.end(), BetterScore);
   const bool chosen_fits = std::find_if(scored.begin(), scored.end(), [](const auto& entry) {
                              return entry.chosen;
-                           })->greedy.fits();
+                           })->greedy().fits();
   // A competitor is named for why it won: it fits where the chosen one does
   // not, places faster, or (when nothing fits) overflows least.
   auto place = [&](ScoredSchedule& entry) -> absl::StatusOr<Layout> {
     entry.placed = true;
-    ORDO_ASSIGN_OR_RETURN(Layout layout,
-                          Evaluate(graph, model, options, deadline, clock, entry.candidate.order,
-                                   entry.candidate.algorithm, entry.simulation));
+    ORDO_ASSIGN_OR_RETURN(
+        Layout layout,
+        PlaceLayout(graph, model, options, deadline, clock, entry.candidate.order,
+                    entry.candidate.algorithm, entry.simulation, &entry.pools));
     if (!entry.chosen) {
       absl::StrAppend(&layout.algorithm,
                       !layout.FitsPools() ? " (overflows the pools least)"
@@ -350,11 +392,21 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
     }
     return layout;
   };
+  // `layout` replaces `best` when it ranks better, or as well with `replace_ties`.
+  // Its arena (the last tie-break) is planned only when it can still win.
   std::optional<Layout> best;
+  auto keep_better = [&](Layout layout, bool replace_ties) -> absl::Status {
+    if (best && best->RankBeforeArena() < layout.RankBeforeArena()) return absl::OkStatus();
+    ORDO_RETURN_IF_ERROR(PlanLayoutArena(model, options, deadline, clock, layout));
+    const bool better = !best || (replace_ties ? !(best->Rank() < layout.Rank())
+                                               : layout.Rank() < best->Rank());
+    if (better) best = std::move(layout);
+    return absl::OkStatus();
+  };
   for (ScoredSchedule& entry : scored) {
     ORDO_ASSIGN_OR_RETURN(Layout layout, place(entry));
     const bool fits = layout.FitsPools();
-    if (!best || layout.Rank() < best->Rank()) best = std::move(layout);
+    ORDO_RETURN_IF_ERROR(keep_better(std::move(layout), /*replace_ties=*/false));
     if (fits) break;
   }
   // The score is the placer's first step only: a higher peak is kept only
@@ -364,15 +416,12 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
         return std::pair(a.candidate.peak_bytes, !a.chosen) <
                std::pair(b.candidate.peak_bytes, !b.chosen);
       });
-  if (best->FitsPools() && !least_peak.placed) {
-    ORDO_ASSIGN_OR_RETURN(PoolProblem problem,
-                          BuildPoolProblem(graph, model, least_peak.simulation,
-                                           options.alignment, options.pools));
-    // At the bound the least peak could still tie, and ties go to it.
-    if (PoolLowerBoundSeconds(problem) <= best->pools->placement.evaluation.modelled_seconds) {
-      ORDO_ASSIGN_OR_RETURN(Layout layout, place(least_peak));
-      if (!(best->Rank() < layout.Rank())) best = std::move(layout);
-    }
+  // At the bound the least peak could still tie, and ties go to it.
+  if (best->FitsPools() && !least_peak.placed &&
+      !PoolLowerBoundExceeds(least_peak.pools.problem,
+                             best->pools->placement.evaluation.modelled_seconds)) {
+    ORDO_ASSIGN_OR_RETURN(Layout layout, place(least_peak));
+    ORDO_RETURN_IF_ERROR(keep_better(std::move(layout), /*replace_ties=*/true));
   }
   Adopt(model, std::move(*best), clock, start, result);
   return absl::OkStatus();
@@ -532,10 +581,11 @@ absl::StatusOr<bool> OrderFitsDevice(const Graph& graph, const CompileOptions& o
   int64_t capacity = 0;
   for (const MemoryPool& pool : options.pools.pools) capacity += pool.capacity_bytes;
   if (peak > capacity) return false;
+  // Fitting is the placement's alone: no one-arena plan.
   ORDO_ASSIGN_OR_RETURN(Layout layout,
-                        Evaluate(graph, model, options, clock.Now() + budget, clock,
-                                 std::vector<int32_t>(order.begin(), order.end()), "candidate",
-                                 std::move(simulation)));
+                        PlaceLayout(graph, model, options, clock.Now() + budget, clock,
+                                    std::vector<int32_t>(order.begin(), order.end()), "candidate",
+                                    std::move(simulation)));
   return layout.FitsPools();
 }
 

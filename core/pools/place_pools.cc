@@ -32,24 +32,31 @@ PoolBaseline BaselineOf(const PoolPlacement& placement) {
 
 }  // namespace
 
-absl::StatusOr<PoolReport> PlaceInPools(const Graph& graph, const MemoryModel& model,
-                                        const SimulationResult& simulation, int64_t alignment,
-                                        const PoolOptions& options, int64_t single_arena_bytes,
-                                        const ArenaLimits& limits) {
-  const absl::Time start = limits.Now();
+absl::StatusOr<ScoredPoolProblem> ScorePoolProblem(const Graph& graph, const MemoryModel& model,
+                                                   const SimulationResult& simulation,
+                                                   int64_t alignment, const PoolOptions& options) {
   ORDO_ASSIGN_OR_RETURN(PoolProblem problem,
                         BuildPoolProblem(graph, model, simulation, alignment, options));
+  PoolGreedyStarts greedy = PlacePoolsGreedyStarts(problem);
+  return ScoredPoolProblem{std::move(problem), std::move(greedy)};
+}
+
+absl::StatusOr<PoolReport> PlaceScoredInPools(const Graph& graph, const MemoryModel& model,
+                                              const ScoredPoolProblem& scored,
+                                              const ArenaLimits& limits) {
+  const absl::Time start = limits.Now();
+  const PoolProblem& problem = scored.problem;
   PoolReport report;
   // A proof that no order fits (cheap: a few tensors per op) leaves
   // nothing to search for: the greedy starts give the overflow to report.
   report.no_order_fits = PoolInfeasibility(graph, model, problem);
   if (report.no_order_fits.empty()) {
     // The placer proves the lower bound on the way (its relaxation).
-    HeuristicPoolResult placed = PlacePoolsHeuristic(problem, limits);
+    HeuristicPoolResult placed = PlacePoolsHeuristic(problem, limits, &scored.greedy);
     report.placement = std::move(placed.placement);
     report.lower_bound_seconds = placed.lower_bound_seconds;
   } else {
-    report.placement = PlacePoolsGreedy(problem);
+    report.placement = scored.greedy.best();
     report.lower_bound_seconds = PoolPeakStepBoundSeconds(problem);
   }
   if (report.placement.fits()) {
@@ -65,14 +72,9 @@ absl::StatusOr<PoolReport> PlaceInPools(const Graph& graph, const MemoryModel& m
     if (why.empty()) why = ScheduleInfeasibility(graph, problem);
     if (!why.empty()) absl::StrAppend(&report.overflow, "; ", why);
   }
-  report.baselines.push_back(BaselineOf(PlaceInternalFirst(problem)));
-  report.baselines.push_back(BaselineOf(PlaceUsmpGreedy(problem)));
-  int64_t total_capacity = 0;
-  for (const MemoryPool& pool : problem.pools) total_capacity += pool.capacity_bytes;
-  PoolBaseline single{"single_pool", single_arena_bytes <= total_capacity, 0,
-                      std::max<int64_t>(0, single_arena_bytes - total_capacity),
-                      single_arena_bytes};
-  report.baselines.push_back(single);
+  // The baselines are greedy starts of the placer: the same placements.
+  report.baselines.push_back(BaselineOf(scored.greedy.named("internal_first")));
+  report.baselines.push_back(BaselineOf(scored.greedy.named("usmp_greedy")));
   report.pool_of_tensor.assign(model.num_tensors(), kNoId);
   report.offset_of_tensor.assign(model.num_tensors(), 0);
   for (int32_t b = 0; b < problem.num_blocks(); ++b) {
@@ -81,6 +83,28 @@ absl::StatusOr<PoolReport> PlaceInPools(const Graph& graph, const MemoryModel& m
       report.offset_of_tensor[t] = report.placement.assignment.offset[b];
     }
   }
+  report.time = limits.Now() - start;
+  return report;
+}
+
+void AddSinglePoolBaseline(const std::vector<MemoryPool>& pools, int64_t single_arena_bytes,
+                           PoolReport& report) {
+  int64_t total_capacity = 0;
+  for (const MemoryPool& pool : pools) total_capacity += pool.capacity_bytes;
+  report.baselines.push_back({"single_pool", single_arena_bytes <= total_capacity, 0,
+                              std::max<int64_t>(0, single_arena_bytes - total_capacity),
+                              single_arena_bytes});
+}
+
+absl::StatusOr<PoolReport> PlaceInPools(const Graph& graph, const MemoryModel& model,
+                                        const SimulationResult& simulation, int64_t alignment,
+                                        const PoolOptions& options, int64_t single_arena_bytes,
+                                        const ArenaLimits& limits) {
+  const absl::Time start = limits.Now();
+  ORDO_ASSIGN_OR_RETURN(ScoredPoolProblem scored,
+                        ScorePoolProblem(graph, model, simulation, alignment, options));
+  ORDO_ASSIGN_OR_RETURN(PoolReport report, PlaceScoredInPools(graph, model, scored, limits));
+  AddSinglePoolBaseline(scored.problem.pools, single_arena_bytes, report);
   report.time = limits.Now() - start;
   return report;
 }

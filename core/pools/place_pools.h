@@ -56,6 +56,33 @@ struct PoolReport {
   bool fits() const { return placement.fits(); }
 };
 
+// A schedule's pool problem with the placer's greedy starts on it: what the
+// place stage scores a candidate schedule by, and what its full placement
+// (PlaceInPools) starts from, so neither is computed twice.
+struct ScoredPoolProblem {
+  PoolProblem problem;
+  PoolGreedyStarts greedy;
+};
+
+// BuildPoolProblem and PlacePoolsGreedyStarts. INVALID_ARGUMENT as
+// BuildPoolProblem.
+absl::StatusOr<ScoredPoolProblem> ScorePoolProblem(const Graph& graph, const MemoryModel& model,
+                                                   const SimulationResult& simulation,
+                                                   int64_t alignment, const PoolOptions& options);
+
+// PlaceInPools (below) on a problem already scored, without the single_pool
+// baseline, which needs the schedule's one-arena layout: the caller adds it
+// (AddSinglePoolBaseline) once it has that layout, i.e. only for a
+// placement it keeps. `time` covers the placement, not the scoring.
+absl::StatusOr<PoolReport> PlaceScoredInPools(const Graph& graph, const MemoryModel& model,
+                                              const ScoredPoolProblem& scored,
+                                              const ArenaLimits& limits);
+
+// Appends the single_pool baseline: `single_arena_bytes` (the schedule's
+// one-arena layout) against the summed capacity of `pools`.
+void AddSinglePoolBaseline(const std::vector<MemoryPool>& pools, int64_t single_arena_bytes,
+                           PoolReport& report);
+
 // The place stage with pools: builds the PoolProblem of the schedule,
 // runs ordo's placer and the baselines, checks a fitting placement with
 // CheckPoolAssignment (INTERNAL if it fails: a placer bug never leaves) and

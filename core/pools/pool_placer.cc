@@ -10,6 +10,7 @@
 #include "core/arena/arena_search.h"
 #include "core/arena/best_arena_planner.h"
 #include "core/pools/pool_relaxation.h"
+#include "core/util/check.h"
 
 namespace ordo {
 
@@ -612,14 +613,7 @@ PoolPlacement PlaceUsmpGreedy(const PoolProblem& problem) {
 
 namespace {
 
-// Step 1's greedy starts (see PlacePoolsHeuristic), and the density order
-// the first of them used (promotion reuses it).
-struct GreedyStartsResult {
-  std::vector<PoolPlacement> starts;
-  std::vector<int32_t> density_order;
-};
-
-GreedyStartsResult GreedyStarts(const PoolProblem& problem, const CoLiveBlocks& co_live,
+PoolGreedyStarts GreedyStarts(const PoolProblem& problem, const CoLiveBlocks& co_live,
                                 const std::vector<std::vector<int32_t>>& cost_orders) {
   auto cost_order = [&](int32_t b) -> const std::vector<int32_t>& { return cost_orders[b]; };
   auto sorted_by = [&](const std::function<double(int32_t)>& key) {
@@ -675,18 +669,34 @@ GreedyStartsResult GreedyStarts(const PoolProblem& problem, const CoLiveBlocks& 
 
 }  // namespace
 
-PoolPlacement PlacePoolsGreedy(const PoolProblem& problem) {
-  std::vector<PoolPlacement> starts =
-      GreedyStarts(problem, CoLive(problem), CostOrders(problem)).starts;
+const PoolPlacement& PoolGreedyStarts::best() const {
   return *std::min_element(starts.begin(), starts.end(), BetterPlacement);
 }
 
-HeuristicPoolResult PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits& limits) {
+const PoolPlacement& PoolGreedyStarts::named(const std::string& algorithm) const {
+  auto it = std::find_if(starts.begin(), starts.end(), [&](const PoolPlacement& start) {
+    return start.algorithm == algorithm;
+  });
+  ORDO_CHECK(it != starts.end());
+  return *it;
+}
+
+PoolGreedyStarts PlacePoolsGreedyStarts(const PoolProblem& problem) {
+  return GreedyStarts(problem, CoLive(problem), CostOrders(problem));
+}
+
+PoolPlacement PlacePoolsGreedy(const PoolProblem& problem) {
+  return PlacePoolsGreedyStarts(problem).best();
+}
+
+HeuristicPoolResult PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits& limits,
+                                        const PoolGreedyStarts* given) {
   const std::vector<std::vector<int32_t>> cost_orders = CostOrders(problem);
   const CoLiveBlocks co_live = CoLive(problem);
-  GreedyStartsResult greedy = GreedyStarts(problem, co_live, cost_orders);
-  std::vector<PoolPlacement> starts = std::move(greedy.starts);
-  const std::vector<int32_t>& density_order = greedy.density_order;
+  std::optional<PoolGreedyStarts> computed;
+  if (given == nullptr) given = &computed.emplace(GreedyStarts(problem, co_live, cost_orders));
+  std::vector<PoolPlacement> starts = given->starts;
+  const std::vector<int32_t>& density_order = given->density_order;
   double upper_bound = 0;
   for (const PoolPlacement& start : starts) {
     if (start.fits() && (upper_bound == 0 || start.evaluation.modelled_seconds < upper_bound)) {

@@ -46,10 +46,25 @@ PoolPlacement PlaceInternalFirst(const PoolProblem& problem);
 // room. Ignores bandwidths, as USMP does. O(B^2 P).
 PoolPlacement PlaceUsmpGreedy(const PoolProblem& problem);
 
-// Step 1 of PlacePoolsHeuristic alone: the best of its greedy starts (both
-// baselines among them), without the relaxation and the improvement. For a
-// model PoolInfeasibility proved impossible, where only the least overflow
-// is left to report. O(passes x (B k log k + B P)).
+// Step 1 of PlacePoolsHeuristic alone: its greedy starts, in a fixed order,
+// both baselines among them (named "internal_first" and "usmp_greedy"), and
+// the density order its promotion reruns. What the place stage scores
+// candidate schedules by; PlacePoolsHeuristic on the same problem starts
+// from them instead of computing them again. O(passes x (B k log k + B P)).
+struct PoolGreedyStarts {
+  std::vector<PoolPlacement> starts;
+  std::vector<int32_t> density_order;
+
+  // The first of the best starts by BetterPlacement.
+  const PoolPlacement& best() const;
+  // The start named `algorithm` (a baseline's name); a bug if none is.
+  const PoolPlacement& named(const std::string& algorithm) const;
+};
+PoolGreedyStarts PlacePoolsGreedyStarts(const PoolProblem& problem);
+
+// The best of the greedy starts, without the relaxation and the improvement.
+// For a model PoolInfeasibility proved impossible, where only the least
+// overflow is left to report.
 PoolPlacement PlacePoolsGreedy(const PoolProblem& problem);
 
 // ordo's placer, for graphs of any size. Steps:
@@ -94,7 +109,10 @@ struct HeuristicPoolResult {
   // A lower bound on every valid placement's modelled time.
   double lower_bound_seconds = 0;
 };
-HeuristicPoolResult PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits& limits);
+// `greedy`: PlacePoolsGreedyStarts(problem) when the caller has it already
+// (nullptr: computed here); the result is the same either way.
+HeuristicPoolResult PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits& limits,
+                                        const PoolGreedyStarts* greedy = nullptr);
 
 // The exact reference for small problems: depth-first branch and bound over
 // each block's pool (largest block first, cheapest pool first), pruned by the

@@ -195,6 +195,61 @@ TEST(PoolPlacerTest, HeuristicIsNeverBelowTheExactOptimumNorAboveTheBaselines) {
               optimal_hits, exact_runs, 100 * worst_gap);
 }
 
+// The place stage scores a schedule by its greedy starts and then places it
+// in full from them (PlaceScoredInPools): that must be the placement the
+// placer finds on its own, and the starts must hold both baselines.
+TEST(PoolPlacerTest, GivenGreedyStartsGiveTheSamePlacement) {
+  std::mt19937_64 rng(29);
+  for (int iteration = 0; iteration < ::ordo::testing::Trials(20); ++iteration) {
+    testing::RandomDagOptions dag;
+    dag.num_ops = 4 + iteration % 18;
+    dag.min_bytes = 16;
+    dag.max_bytes = 256;
+    const Graph graph = testing::RandomDag(rng, dag);
+    const MemoryModel model = *BuildMemoryModel(graph, {});
+    const SimulationResult simulation =
+        *Simulate(model, testing::RandomTopologicalOrder(model, rng));
+    absl::StatusOr<PoolProblem> problem =
+        BuildPoolProblem(graph, model, simulation, 16, ThreeBanks(128));
+    ASSERT_TRUE(problem.ok()) << problem.status();
+    const PoolGreedyStarts starts = PlacePoolsGreedyStarts(*problem);
+    const HeuristicPoolResult alone = PlacePoolsHeuristic(*problem, ArenaLimits{});
+    const HeuristicPoolResult given = PlacePoolsHeuristic(*problem, ArenaLimits{}, &starts);
+    EXPECT_EQ(given.placement.assignment.pool, alone.placement.assignment.pool);
+    EXPECT_EQ(given.placement.assignment.offset, alone.placement.assignment.offset);
+    EXPECT_EQ(given.lower_bound_seconds, alone.lower_bound_seconds);
+    EXPECT_EQ(starts.best().assignment.pool, PlacePoolsGreedy(*problem).assignment.pool);
+    EXPECT_EQ(starts.named("internal_first").assignment.offset,
+              PlaceInternalFirst(*problem).assignment.offset);
+    EXPECT_EQ(starts.named("usmp_greedy").assignment.pool,
+              PlaceUsmpGreedy(*problem).assignment.pool);
+  }
+}
+
+// PoolLowerBoundExceeds stops its relaxation early; its answer is the full
+// bound's.
+TEST(PoolPlacerTest, LowerBoundExceedsAgreesWithTheBound) {
+  std::mt19937_64 rng(31);
+  for (int iteration = 0; iteration < ::ordo::testing::Trials(20); ++iteration) {
+    testing::RandomDagOptions dag;
+    dag.num_ops = 4 + iteration % 18;
+    dag.min_bytes = 16;
+    dag.max_bytes = 256;
+    const Graph graph = testing::RandomDag(rng, dag);
+    const MemoryModel model = *BuildMemoryModel(graph, {});
+    const SimulationResult simulation =
+        *Simulate(model, testing::RandomTopologicalOrder(model, rng));
+    absl::StatusOr<PoolProblem> problem =
+        BuildPoolProblem(graph, model, simulation, 16, ThreeBanks(128));
+    ASSERT_TRUE(problem.ok()) << problem.status();
+    const double bound = PoolLowerBoundSeconds(*problem);
+    for (double seconds : {0.0, PoolPeakStepBoundSeconds(*problem), bound * 0.999, bound,
+                           bound * 1.001}) {
+      EXPECT_EQ(PoolLowerBoundExceeds(*problem, seconds), bound > seconds) << seconds;
+    }
+  }
+}
+
 TEST(PoolPlacerTest, UsmpIgnoresBandwidthsAndInternalFirstFillsTheFastestPool) {
   const Graph graph = ordo::testing::TestGraph(R"(
     input x 64
