@@ -55,19 +55,28 @@ using Extents = std::vector<std::pair<int64_t, int64_t>>;
 
 // TFLite Micro's first fit: the lowest offset where `size` bytes conflict
 // with none of `taken` (the co-live blocks of one pool), i.e. the lowest
-// gap. Sorts `taken`; ties in offset do not change the answer.
-int64_t LowestGap(Extents& taken, int64_t size) {
-  std::sort(taken.begin(), taken.end());
+// gap. Without sorting: every offset below a lower bound x is taken, and a
+// block overlapping [x, x + size) pushes every free offset past its end (it
+// starts below x + size), so x rises to the furthest such end until nothing
+// overlaps. A few rounds over the handful of co-live blocks of one pool,
+// against a sort per query (most of a greedy pass).
+int64_t LowestGap(const Extents& taken, int64_t size) {
   int64_t candidate = 0;
-  for (const auto& [offset, other_size] : taken) {
-    if (offset - candidate >= size) break;
-    candidate = std::max(candidate, offset + other_size);
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (const auto& [offset, other_size] : taken) {
+      if (offset < candidate + size && offset + other_size > candidate) {
+        candidate = offset + other_size;
+        moved = true;
+      }
+    }
   }
   return candidate;
 }
 
 // Blocks placed so far, with first-fit queries over each block's co-live
-// blocks (O(k log k) for k of them, not O(blocks in the pool)). With
+// blocks (O(k r) for k of them and r rounds of LowestGap, not O(blocks in
+// the pool)). With
 // `Lists::kKept` also each pool's blocks in offset order (blocks_of), which
 // the compaction and the swaps read; the greedy passes do not.
 // Holds references to `problem` and `co_live`, which must outlive it.
@@ -184,6 +193,18 @@ std::vector<int32_t> AllBlocks(const PoolProblem& problem) {
   std::vector<int32_t> blocks(problem.num_blocks());
   std::iota(blocks.begin(), blocks.end(), 0);
   return blocks;
+}
+
+// Every block, by `key` (one value per block) from high to low; ties keep
+// the block order. Each key is computed once, not twice per comparison.
+std::vector<int32_t> ByKeyDescending(const std::vector<double>& key) {
+  std::vector<std::pair<double, int32_t>> keyed(key.size());
+  for (size_t b = 0; b < key.size(); ++b) keyed[b] = {key[b], static_cast<int32_t>(b)};
+  std::stable_sort(keyed.begin(), keyed.end(),
+                   [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::vector<int32_t> order(key.size());
+  for (size_t i = 0; i < keyed.size(); ++i) order[i] = keyed[i].second;
+  return order;
 }
 
 // This block's allowed pools, cheapest first (ties: the given pool order).
@@ -522,7 +543,8 @@ RelaxationResult RelaxationStarts(const PoolProblem& problem, const CoLiveBlocks
   std::vector<std::vector<int32_t>> preference(problem.num_blocks()), previous_preference;
   std::vector<int32_t> previous_order[kOrders];
   int previous_found[kOrders] = {-1, -1, -1};
-  std::vector<double> regret(problem.num_blocks(), 0.0), reduced(problem.num_pools(), 0.0);
+  std::vector<double> regret(problem.num_blocks(), 0.0), reduced(problem.num_pools(), 0.0),
+      key(problem.num_blocks(), 0.0);
   for (int step = 1; step <= std::max(kStartSteps, kPoolBoundSteps); ++step) {
     relaxation.Step(upper_bound);
     if (step % kEvery != 0 || step > kStartSteps || limits.Expired()) continue;
@@ -541,13 +563,11 @@ RelaxationResult RelaxationStarts(const PoolProblem& problem, const CoLiveBlocks
     // By regret, by regret per byte, and (for fitting: packing wants the
     // large first) by size.
     for (int key_kind = 0; key_kind < kOrders; ++key_kind) {
-      std::vector<int32_t> order = AllBlocks(problem);
-      auto key = [&](int32_t b) {
+      for (int32_t b = 0; b < problem.num_blocks(); ++b) {
         const double size = static_cast<double>(std::max<int64_t>(1, problem.arena.blocks[b].size));
-        return key_kind == 0 ? regret[b] : key_kind == 1 ? regret[b] / size : size;
-      };
-      std::stable_sort(order.begin(), order.end(),
-                       [&](int32_t a, int32_t b) { return key(a) > key(b); });
+        key[b] = key_kind == 0 ? regret[b] : key_kind == 1 ? regret[b] / size : size;
+      }
+      std::vector<int32_t> order = ByKeyDescending(key);
       if (same_preference && previous_found[key_kind] >= 0 &&
           order == previous_order[key_kind]) {
         PoolPlacement same = found[previous_found[key_kind]];
@@ -614,13 +634,12 @@ PoolPlacement PlaceUsmpGreedy(const PoolProblem& problem) {
 namespace {
 
 PoolGreedyStarts GreedyStarts(const PoolProblem& problem, const CoLiveBlocks& co_live,
-                                const std::vector<std::vector<int32_t>>& cost_orders) {
+                              const std::vector<std::vector<int32_t>>& cost_orders) {
   auto cost_order = [&](int32_t b) -> const std::vector<int32_t>& { return cost_orders[b]; };
-  auto sorted_by = [&](const std::function<double(int32_t)>& key) {
-    std::vector<int32_t> order = AllBlocks(problem);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int32_t a, int32_t b) { return key(a) > key(b); });
-    return order;
+  auto sorted_by = [&](auto key) {
+    std::vector<double> keys(problem.num_blocks());
+    for (int32_t b = 0; b < problem.num_blocks(); ++b) keys[b] = key(b);
+    return ByKeyDescending(keys);
   };
   auto per_byte = [&](int32_t b) {
     return Saving(problem, cost_orders[b], b) / std::max<int64_t>(1, problem.arena.blocks[b].size);

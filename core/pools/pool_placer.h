@@ -50,7 +50,7 @@ PoolPlacement PlaceUsmpGreedy(const PoolProblem& problem);
 // both baselines among them (named "internal_first" and "usmp_greedy"), and
 // the density order its promotion reruns. What the place stage scores
 // candidate schedules by; PlacePoolsHeuristic on the same problem starts
-// from them instead of computing them again. O(passes x (B k log k + B P)).
+// from them instead of computing them again. O(passes x (B k r + B P)).
 struct PoolGreedyStarts {
   std::vector<PoolPlacement> starts;
   std::vector<int32_t> density_order;
@@ -78,7 +78,8 @@ PoolPlacement PlacePoolsGreedy(const PoolProblem& problem);
 //     by regret, regret per byte and size); the same relaxation run gives
 //     the lower bound. Each block goes first-fit into the first preferred
 //     pool with room; the first fit looks only at the block's co-live
-//     blocks (O(k log k) for k of them).
+//     blocks (O(k r) for k of them and r rounds of raising the offset,
+//     a few).
 //  2. Improvement on each: blocks not in their cheapest pool, most time to
 //     gain first, move first-fit to a cheaper pool with room; then each pool's
 //     offsets are re-planned by the greedy arena planners (smaller pools
@@ -97,7 +98,7 @@ PoolPlacement PlacePoolsGreedy(const PoolProblem& problem);
 //     better. Improvement and
 //     promotion stop at the deadline of
 //     `limits` (the greedy passes always complete). Not optimal: see
-//     PlacePoolsExact. O(passes x (B k log k + B P)) for k co-live blocks,
+//     PlacePoolsExact. O(passes x (B k r + B P)) for k co-live blocks,
 //     plus O(kPoolBoundSteps x (B P + S P)) for the relaxation and the
 //     arena planner's budget.
 // The relaxation of the starts also gives the lower bound (the same
