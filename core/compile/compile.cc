@@ -1,6 +1,7 @@
 #include "core/compile/compile.h"
 
 #include <algorithm>
+#include <limits>
 #include <tuple>
 #include <utility>
 
@@ -119,12 +120,14 @@ struct Layout {
 // off-chip traffic, without its one-arena plan (PlanLayoutArena), which only
 // a layout that may still win needs. `scored`: the schedule's pool problem
 // with its greedy starts when the caller scored it already (nullptr: built
-// here).
+// here). `give_up_above`: PlaceScoredInPools's (a layout given up loses to
+// one placed at that time).
 absl::StatusOr<Layout> PlaceLayout(const Graph& graph, const MemoryModel& model,
                                    const CompileOptions& options, absl::Time deadline,
                                    const Clock& clock, std::vector<int32_t> order,
                                    std::string algorithm, SimulationResult simulation,
-                                   const ScoredPoolProblem* scored = nullptr) {
+                                   const ScoredPoolProblem* scored = nullptr,
+                                   double give_up_above = std::numeric_limits<double>::infinity()) {
   Layout layout{std::move(order), std::move(algorithm), std::move(simulation), {}, {}};
   if (options.pools.enabled()) {
     ArenaLimits limits;
@@ -140,7 +143,8 @@ absl::StatusOr<Layout> PlaceLayout(const Graph& graph, const MemoryModel& model,
                                                     options.alignment, options.pools));
       scored = &*built;
     }
-    ORDO_ASSIGN_OR_RETURN(layout.pools, PlaceScoredInPools(graph, model, *scored, limits));
+    ORDO_ASSIGN_OR_RETURN(layout.pools,
+                          PlaceScoredInPools(graph, model, *scored, limits, give_up_above));
     layout.traffic = PlacementTraffic(model, layout.simulation, options.pools, *layout.pools,
                                       options.record_residency);
   }
@@ -330,7 +334,8 @@ absl::StatusOr<std::vector<Candidate>> PoolCandidates(
 //  4. A fitting winner other than the least-peak candidate (the chosen one
 //     on ties) is kept only when its full placement ranks strictly better
 //     (Layout::Rank) than the least-peak one's, which is placed in full
-//     unless its lower bound is above the winner's modelled time.
+//     unless its lower bound (the placer's, on the way) is above the
+//     winner's modelled time.
 // A placed layout's one-arena plan (the last tie-break of Layout::Rank) is
 // made only when the rest of its rank does not lose already.
 // Not optimal over orders: a schedule none of these schedulers produces may
@@ -378,12 +383,12 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
                            })->greedy().fits();
   // A competitor is named for why it won: it fits where the chosen one does
   // not, places faster, or (when nothing fits) overflows least.
-  auto place = [&](ScoredSchedule& entry) -> absl::StatusOr<Layout> {
+  auto place = [&](ScoredSchedule& entry, double give_up_above) -> absl::StatusOr<Layout> {
     entry.placed = true;
     ORDO_ASSIGN_OR_RETURN(
         Layout layout,
         PlaceLayout(graph, model, options, deadline, clock, entry.candidate.order,
-                    entry.candidate.algorithm, entry.simulation, &entry.pools));
+                    entry.candidate.algorithm, entry.simulation, &entry.pools, give_up_above));
     if (!entry.chosen) {
       absl::StrAppend(&layout.algorithm,
                       !layout.FitsPools() ? " (overflows the pools least)"
@@ -404,7 +409,7 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
     return absl::OkStatus();
   };
   for (ScoredSchedule& entry : scored) {
-    ORDO_ASSIGN_OR_RETURN(Layout layout, place(entry));
+    ORDO_ASSIGN_OR_RETURN(Layout layout, place(entry, std::numeric_limits<double>::infinity()));
     const bool fits = layout.FitsPools();
     ORDO_RETURN_IF_ERROR(keep_better(std::move(layout), /*replace_ties=*/false));
     if (fits) break;
@@ -416,11 +421,11 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
         return std::pair(a.candidate.peak_bytes, !a.chosen) <
                std::pair(b.candidate.peak_bytes, !b.chosen);
       });
-  // At the bound the least peak could still tie, and ties go to it.
-  if (best->FitsPools() && !least_peak.placed &&
-      !PoolLowerBoundExceeds(least_peak.pools.problem,
-                             best->pools->placement.evaluation.modelled_seconds)) {
-    ORDO_ASSIGN_OR_RETURN(Layout layout, place(least_peak));
+  // Its placement is given up as soon as its lower bound is above the
+  // winner's time (at the bound it could still tie, and ties go to it).
+  if (best->FitsPools() && !least_peak.placed) {
+    ORDO_ASSIGN_OR_RETURN(Layout layout,
+                          place(least_peak, best->pools->placement.evaluation.modelled_seconds));
     ORDO_RETURN_IF_ERROR(keep_better(std::move(layout), /*replace_ties=*/true));
   }
   Adopt(model, std::move(*best), clock, start, result);

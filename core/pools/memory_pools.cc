@@ -404,9 +404,4 @@ double PoolLowerBoundSeconds(const PoolProblem& problem) {
   return std::max(PoolPeakStepBoundSeconds(problem), PoolRelaxationBound(problem, kPoolBoundSteps));
 }
 
-bool PoolLowerBoundExceeds(const PoolProblem& problem, double seconds) {
-  return PoolPeakStepBoundSeconds(problem) > seconds ||
-         PoolRelaxationBound(problem, kPoolBoundSteps, seconds) > seconds;
-}
-
 }  // namespace ordo

@@ -124,11 +124,6 @@ absl::Status CheckPoolAssignment(const PoolProblem& problem, const PoolAssignmen
 // steps of O(B * P + S * P)), which prices all congested steps at once.
 double PoolLowerBoundSeconds(const PoolProblem& problem);
 
-// PoolLowerBoundSeconds(problem) > seconds, with the cheap argument first and
-// the relaxation stopped as soon as its bound passes `seconds`: the same
-// answer for a fraction of the cost when it is yes.
-bool PoolLowerBoundExceeds(const PoolProblem& problem, double seconds);
-
 // The first argument of PoolLowerBoundSeconds alone: every block in its
 // cheapest allowed pool, raised by the one-step eviction.
 double PoolPeakStepBoundSeconds(const PoolProblem& problem);

@@ -43,7 +43,7 @@ absl::StatusOr<ScoredPoolProblem> ScorePoolProblem(const Graph& graph, const Mem
 
 absl::StatusOr<PoolReport> PlaceScoredInPools(const Graph& graph, const MemoryModel& model,
                                               const ScoredPoolProblem& scored,
-                                              const ArenaLimits& limits) {
+                                              const ArenaLimits& limits, double give_up_above) {
   const absl::Time start = limits.Now();
   const PoolProblem& problem = scored.problem;
   PoolReport report;
@@ -52,7 +52,8 @@ absl::StatusOr<PoolReport> PlaceScoredInPools(const Graph& graph, const MemoryMo
   report.no_order_fits = PoolInfeasibility(graph, model, problem);
   if (report.no_order_fits.empty()) {
     // The placer proves the lower bound on the way (its relaxation).
-    HeuristicPoolResult placed = PlacePoolsHeuristic(problem, limits, &scored.greedy);
+    HeuristicPoolResult placed =
+        PlacePoolsHeuristic(problem, limits, &scored.greedy, give_up_above);
     report.placement = std::move(placed.placement);
     report.lower_bound_seconds = placed.lower_bound_seconds;
   } else {

@@ -2,6 +2,7 @@
 #define ORDO_CORE_POOLS_PLACE_POOLS_H_
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,9 +75,13 @@ absl::StatusOr<ScoredPoolProblem> ScorePoolProblem(const Graph& graph, const Mem
 // baseline, which needs the schedule's one-arena layout: the caller adds it
 // (AddSinglePoolBaseline) once it has that layout, i.e. only for a
 // placement it keeps. `time` covers the placement, not the scoring.
-absl::StatusOr<PoolReport> PlaceScoredInPools(const Graph& graph, const MemoryModel& model,
-                                              const ScoredPoolProblem& scored,
-                                              const ArenaLimits& limits);
+// `give_up_above`: as PlacePoolsHeuristic's; a placement given up is its
+// best greedy start, slower than `give_up_above` (or not fitting), so a
+// caller comparing it with a placement of that time keeps the other.
+absl::StatusOr<PoolReport> PlaceScoredInPools(
+    const Graph& graph, const MemoryModel& model, const ScoredPoolProblem& scored,
+    const ArenaLimits& limits,
+    double give_up_above = std::numeric_limits<double>::infinity());
 
 // Appends the single_pool baseline: `single_arena_bytes` (the schedule's
 // one-arena layout) against the summed capacity of `pools`.

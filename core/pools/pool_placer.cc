@@ -527,10 +527,14 @@ constexpr int kStartSteps = 150, kEvery = 15, kKeep = 2;
 struct RelaxationResult {
   std::vector<PoolPlacement> starts;
   double lower_bound_seconds = 0;
+  // The bound passed `give_up_above`: stopped there, starts incomplete.
+  bool given_up = false;
 };
 
 RelaxationResult RelaxationStarts(const PoolProblem& problem, const CoLiveBlocks& co_live,
-                                  double upper_bound, const ArenaLimits& limits) {
+                                  double upper_bound, const ArenaLimits& limits,
+                                  double give_up_above) {
+  const double peak_step_bound = PoolPeakStepBoundSeconds(problem);
   constexpr int kOrders = 3;
   static constexpr const char* kNames[kOrders] = {"relaxation", "relaxation-per-byte",
                                                   "relaxation-by-size"};
@@ -546,6 +550,11 @@ RelaxationResult RelaxationStarts(const PoolProblem& problem, const CoLiveBlocks
   std::vector<double> regret(problem.num_blocks(), 0.0), reduced(problem.num_pools(), 0.0),
       key(problem.num_blocks(), 0.0);
   for (int step = 1; step <= std::max(kStartSteps, kPoolBoundSteps); ++step) {
+    // The bound only grows: once past `give_up_above`, so is every placement.
+    // (A margin keeps an ulp of summation order from giving up on a tie.)
+    if (std::max(peak_step_bound, relaxation.best_bound()) > give_up_above * (1 + 1e-9)) {
+      return {std::move(found), std::max(peak_step_bound, relaxation.best_bound()), true};
+    }
     relaxation.Step(upper_bound);
     if (step % kEvery != 0 || step > kStartSteps || limits.Expired()) continue;
     for (int32_t b = 0; b < problem.num_blocks(); ++b) {
@@ -594,7 +603,7 @@ RelaxationResult RelaxationStarts(const PoolProblem& problem, const CoLiveBlocks
   // and the one that ends best is often not the best before (pools_test:
   // optimal on 34 of 60 instead of 33 with this alone).
   if (problem.num_blocks() > kMaxSwapBlocks && found.size() > kKeep) found.resize(kKeep);
-  return {std::move(found), std::max(PoolPeakStepBoundSeconds(problem), relaxation.best_bound())};
+  return {std::move(found), std::max(peak_step_bound, relaxation.best_bound()), false};
 }
 
 PoolPlacement InternalFirst(const PoolProblem& problem, const CoLiveBlocks& co_live) {
@@ -709,7 +718,7 @@ PoolPlacement PlacePoolsGreedy(const PoolProblem& problem) {
 }
 
 HeuristicPoolResult PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits& limits,
-                                        const PoolGreedyStarts* given) {
+                                        const PoolGreedyStarts* given, double give_up_above) {
   const std::vector<std::vector<int32_t>> cost_orders = CostOrders(problem);
   const CoLiveBlocks co_live = CoLive(problem);
   std::optional<PoolGreedyStarts> computed;
@@ -722,7 +731,9 @@ HeuristicPoolResult PlacePoolsHeuristic(const PoolProblem& problem, const ArenaL
       upper_bound = start.evaluation.modelled_seconds;
     }
   }
-  RelaxationResult relaxation = RelaxationStarts(problem, co_live, upper_bound, limits);
+  RelaxationResult relaxation =
+      RelaxationStarts(problem, co_live, upper_bound, limits, give_up_above);
+  if (relaxation.given_up) return {given->best(), relaxation.lower_bound_seconds, true};
   for (PoolPlacement& start : relaxation.starts) starts.push_back(std::move(start));
   const double lower_bound_seconds = relaxation.lower_bound_seconds;
   // Nothing can beat a placement at the bound: stop there.

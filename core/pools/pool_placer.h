@@ -2,6 +2,7 @@
 #define ORDO_CORE_POOLS_POOL_PLACER_H_
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -109,11 +110,20 @@ struct HeuristicPoolResult {
   PoolPlacement placement;
   // A lower bound on every valid placement's modelled time.
   double lower_bound_seconds = 0;
+  // The bound passed `give_up_above`: `placement` is the best greedy start,
+  // not improved (no valid placement is as fast as `give_up_above`).
+  bool given_up = false;
 };
 // `greedy`: PlacePoolsGreedyStarts(problem) when the caller has it already
 // (nullptr: computed here); the result is the same either way.
-HeuristicPoolResult PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits& limits,
-                                        const PoolGreedyStarts* greedy = nullptr);
+// `give_up_above`: a time the caller only cares to beat or tie (another
+// placement's); once the bound proves every valid placement slower, the
+// search stops (given_up), before the relaxation's starts and the
+// improvement.
+HeuristicPoolResult PlacePoolsHeuristic(
+    const PoolProblem& problem, const ArenaLimits& limits,
+    const PoolGreedyStarts* greedy = nullptr,
+    double give_up_above = std::numeric_limits<double>::infinity());
 
 // The exact reference for small problems: depth-first branch and bound over
 // each block's pool (largest block first, cheapest pool first), pruned by the

@@ -226,10 +226,11 @@ TEST(PoolPlacerTest, GivenGreedyStartsGiveTheSamePlacement) {
   }
 }
 
-// PoolLowerBoundExceeds stops its relaxation early; its answer is the full
-// bound's.
-TEST(PoolPlacerTest, LowerBoundExceedsAgreesWithTheBound) {
+// Given up above a time, the placer stops only when no valid placement is
+// that fast: below the time it finds what it finds without the limit.
+TEST(PoolPlacerTest, GivesUpOnlyAboveItsBound) {
   std::mt19937_64 rng(31);
+  int given_up = 0;
   for (int iteration = 0; iteration < ::ordo::testing::Trials(20); ++iteration) {
     testing::RandomDagOptions dag;
     dag.num_ops = 4 + iteration % 18;
@@ -242,12 +243,22 @@ TEST(PoolPlacerTest, LowerBoundExceedsAgreesWithTheBound) {
     absl::StatusOr<PoolProblem> problem =
         BuildPoolProblem(graph, model, simulation, 16, ThreeBanks(128));
     ASSERT_TRUE(problem.ok()) << problem.status();
-    const double bound = PoolLowerBoundSeconds(*problem);
-    for (double seconds : {0.0, PoolPeakStepBoundSeconds(*problem), bound * 0.999, bound,
-                           bound * 1.001}) {
-      EXPECT_EQ(PoolLowerBoundExceeds(*problem, seconds), bound > seconds) << seconds;
-    }
+    const HeuristicPoolResult alone = PlacePoolsHeuristic(*problem, ArenaLimits{});
+    if (!alone.placement.fits()) continue;
+    const double seconds = alone.placement.evaluation.modelled_seconds;
+    // At its own time it never gives up: it must find that placement again.
+    const HeuristicPoolResult at = PlacePoolsHeuristic(*problem, ArenaLimits{}, nullptr, seconds);
+    EXPECT_FALSE(at.given_up);
+    EXPECT_EQ(at.placement.assignment.pool, alone.placement.assignment.pool);
+    // Far below the bound it gives up, with a bound above the limit.
+    const double below = alone.lower_bound_seconds * 0.5;
+    const HeuristicPoolResult under = PlacePoolsHeuristic(*problem, ArenaLimits{}, nullptr, below);
+    EXPECT_TRUE(under.given_up);
+    EXPECT_GT(under.lower_bound_seconds, below);
+    EXPECT_GT(under.placement.evaluation.modelled_seconds, below);
+    given_up += under.given_up;
   }
+  EXPECT_GT(given_up, 0);
 }
 
 TEST(PoolPlacerTest, UsmpIgnoresBandwidthsAndInternalFirstFillsTheFastestPool) {

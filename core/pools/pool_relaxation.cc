@@ -125,9 +125,9 @@ void PoolRelaxation::Step(double upper_bound) {
   }
 }
 
-double PoolRelaxationBound(const PoolProblem& problem, int steps, double stop_above) {
+double PoolRelaxationBound(const PoolProblem& problem, int steps) {
   PoolRelaxation relaxation(problem);
-  for (int i = 0; i < steps && relaxation.best_bound() <= stop_above; ++i) relaxation.Step(0);
+  for (int i = 0; i < steps; ++i) relaxation.Step(0);
   return relaxation.best_bound();
 }
 

@@ -2,7 +2,6 @@
 #define ORDO_CORE_POOLS_POOL_RELAXATION_H_
 
 #include <cstdint>
-#include <limits>
 #include <vector>
 
 #include "core/pools/memory_pools.h"
@@ -74,11 +73,8 @@ class PoolRelaxation {
 };
 
 // Runs `steps` subgradient steps without a known placement and returns the
-// best bound (at least the plain bound of step 1). Stops early once the best
-// bound exceeds `stop_above` (it never decreases, so a caller that only asks
-// whether the bound exceeds it gets the same answer).
-double PoolRelaxationBound(const PoolProblem& problem, int steps,
-                           double stop_above = std::numeric_limits<double>::infinity());
+// best bound (at least the plain bound of step 1).
+double PoolRelaxationBound(const PoolProblem& problem, int steps);
 
 }  // namespace ordo
 
