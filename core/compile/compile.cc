@@ -362,20 +362,18 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
                         PoolCandidates(registry, model, options, limits, std::move(chosen),
                                        baselines));
   std::vector<ScoredSchedule> scored(candidates.size());
+  scored[0].chosen = true;
+  scored[0].simulation = std::move(result.simulation);
+  scored[0].pools.problem = std::move(chosen_problem);
+  for (size_t i = 1; i < candidates.size(); ++i) {
+    ORDO_ASSIGN_OR_RETURN(scored[i].simulation, Verify(model, candidates[i]));
+    ORDO_ASSIGN_OR_RETURN(scored[i].pools.problem,
+                          BuildPoolProblem(graph, model, scored[i].simulation, options.alignment,
+                                           options.pools));
+  }
   for (size_t i = 0; i < candidates.size(); ++i) {
-    ScoredSchedule& entry = scored[i];
-    if (i == 0) {
-      entry.chosen = true;
-      entry.simulation = std::move(result.simulation);
-      entry.pools.problem = std::move(chosen_problem);
-    } else {
-      ORDO_ASSIGN_OR_RETURN(entry.simulation, Verify(model, candidates[i]));
-      ORDO_ASSIGN_OR_RETURN(entry.pools.problem,
-                            BuildPoolProblem(graph, model, entry.simulation, options.alignment,
-                                             options.pools));
-    }
-    entry.pools.greedy = PlacePoolsGreedyStarts(entry.pools.problem);
-    entry.candidate = std::move(candidates[i]);
+    scored[i].pools.greedy = PlacePoolsGreedyStarts(scored[i].pools.problem);
+    scored[i].candidate = std::move(candidates[i]);
   }
   std::stable_sort(scored.begin(), scored.end(), BetterScore);
   const bool chosen_fits = std::find_if(scored.begin(), scored.end(), [](const auto& entry) {

@@ -114,7 +114,7 @@ struct HeuristicPoolResult {
   // not improved (no valid placement is as fast as `give_up_above`).
   bool given_up = false;
 };
-// `greedy`: PlacePoolsGreedyStarts(problem) when the caller has it already
+// `given`: PlacePoolsGreedyStarts(problem) when the caller has it already
 // (nullptr: computed here); the result is the same either way.
 // `give_up_above`: a time the caller only cares to beat or tie (another
 // placement's); once the bound proves every valid placement slower, the
@@ -122,7 +122,7 @@ struct HeuristicPoolResult {
 // improvement.
 HeuristicPoolResult PlacePoolsHeuristic(
     const PoolProblem& problem, const ArenaLimits& limits,
-    const PoolGreedyStarts* greedy = nullptr,
+    const PoolGreedyStarts* given = nullptr,
     double give_up_above = std::numeric_limits<double>::infinity());
 
 // The exact reference for small problems: depth-first branch and bound over
