@@ -135,6 +135,13 @@ char OrdinalCharacter(size_t i) {
 
 }  // namespace
 
+std::optional<int64_t> PlannedArenaBytes(const ArenaPlan& plan, absl::string_view planner) {
+  for (const PlannerArena& arena : plan.arenas_by_planner) {
+    if (arena.planner == planner) return arena.arena_bytes;
+  }
+  return std::nullopt;
+}
+
 ArenaPlan MakeArenaPlan(const ArenaProblem& problem, const SimulationResult& simulation,
                         const std::vector<int64_t>& offsets) {
   ArenaPlan plan;

@@ -2,10 +2,13 @@
 #define ORDO_CORE_ARENA_ARENA_PLAN_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "core/arena/arena_planner.h"
 #include "core/arena/arena_problem.h"
 #include "core/memory/memory_model.h"
 #include "core/memory/simulator.h"
@@ -45,7 +48,16 @@ struct ArenaPlan {
   // The planner proved no layout of this schedule is smaller than
   // arena_bytes (always true when the gap is 0).
   bool optimal = false;
+  // Every planner that laid out this schedule and the arena it produced:
+  // `planner` itself and, for the `best` portfolio, each member it ran. A
+  // caller that needs one of these figures for the same schedule and
+  // alignment (the compile's tflite/tflm comparison) reads it here instead
+  // of planning again. Only `algorithm`'s placement is kept and verified.
+  std::vector<PlannerArena> arenas_by_planner;
 };
+
+// arenas_by_planner's figure for `planner`, if it ran.
+std::optional<int64_t> PlannedArenaBytes(const ArenaPlan& plan, absl::string_view planner);
 
 // The plan for block offsets `offsets` (one per block of `problem`, which was
 // built from `simulation`): every tensor gets its block's offset and its own

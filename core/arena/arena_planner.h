@@ -26,6 +26,12 @@ struct ArenaLimits {
   bool Expired() const { return deadline != absl::InfiniteFuture() && Now() >= deadline; }
 };
 
+// The arena one planner produced for a problem, in bytes.
+struct PlannerArena {
+  std::string planner;
+  int64_t arena_bytes = 0;
+};
+
 // A planner's answer: one offset per block of the problem.
 struct ArenaPlacement {
   std::vector<int64_t> offsets;
@@ -33,6 +39,9 @@ struct ArenaPlacement {
   std::string algorithm;
   // Proved: no placement of the problem is smaller.
   bool optimal = false;
+  // A portfolio's members and the arena each produced, in the order run
+  // (empty for a single planner). Figures only: their placements are dropped.
+  std::vector<PlannerArena> member_arenas;
 };
 
 // An arena planning algorithm: places the blocks of an ArenaProblem so that

@@ -63,6 +63,8 @@ absl::StatusOr<ArenaPlan> PlanArena(const MemoryModel& model, const SimulationRe
   plan.planner = options.planner;
   plan.algorithm = std::move(placement.algorithm);
   plan.optimal = plan.optimal || placement.optimal;
+  plan.arenas_by_planner = std::move(placement.member_arenas);
+  plan.arenas_by_planner.push_back({options.planner, plan.arena_bytes});
   if (absl::Status status = VerifyArena(model, simulation, plan); !status.ok()) {
     return absl::InternalError(absl::StrCat("arena planner \"", options.planner,
                                             "\" produced an invalid plan: ", status.message()));

@@ -40,6 +40,7 @@ TEST(ArenaPlannersTest, EveryPlannerGivesAVerifiedAlignedPlanOnRandomSchedules) 
     const SimulationResult simulation = *Simulate(model, order);
     const int64_t alignment = iteration % 2 == 0 ? 64 : 16;
     int64_t best = 0;
+    std::vector<PlannerArena> best_members;
     for (const ArenaPlannerInfo& info : registry.planners()) {
       ArenaOptions arena_options;
       arena_options.planner = info.name;
@@ -59,10 +60,23 @@ TEST(ArenaPlannersTest, EveryPlannerGivesAVerifiedAlignedPlanOnRandomSchedules) 
           EXPECT_EQ(offset_of[t], offset_of[simulation.inplace_source[t]]) << info.name;
         }
       }
+      // Each plan names its own planner's figure; best's members' figures are
+      // what each member gives when asked on its own.
+      EXPECT_EQ(PlannedArenaBytes(*plan, info.name), plan->arena_bytes) << info.name;
       if (info.name == "best") {
         best = plan->arena_bytes;
+        best_members = plan->arenas_by_planner;
+        ASSERT_EQ(best_members.size(), 5u);  // four members, then best itself
       } else {
+        ASSERT_EQ(plan->arenas_by_planner.size(), 1u) << info.name;
         EXPECT_LE(best, plan->arena_bytes) << info.name << " beats best, iteration " << iteration;
+        bool reported = false;
+        for (const PlannerArena& member : best_members) {
+          if (member.planner != info.name) continue;
+          EXPECT_EQ(member.arena_bytes, plan->arena_bytes) << info.name << ", iteration " << iteration;
+          reported = true;
+        }
+        EXPECT_TRUE(reported) << info.name << " is not among best's members";
       }
     }
   }

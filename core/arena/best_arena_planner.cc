@@ -15,6 +15,7 @@ namespace {
 struct Incumbent {
   ArenaPlacement placement;
   int64_t arena_bytes = 0;
+  std::vector<PlannerArena> member_arenas;
 };
 
 Incumbent BestGreedy(const ArenaProblem& problem, const ArenaLimits& limits) {
@@ -27,8 +28,10 @@ Incumbent BestGreedy(const ArenaProblem& problem, const ArenaLimits& limits) {
   for (const std::unique_ptr<ArenaPlanner>& member : members) {
     ArenaPlacement placement = member->Place(problem, limits);
     const int64_t arena = ArenaBytes(problem, placement.offsets);
+    best.member_arenas.push_back({std::string(member->name()), arena});
     if (best.placement.offsets.empty() || arena < best.arena_bytes) {
-      best = {std::move(placement), arena};
+      best.placement = std::move(placement);
+      best.arena_bytes = arena;
     }
   }
   return best;
@@ -65,7 +68,10 @@ ArenaPlacement BestArenaPlanner::Place(const ArenaProblem& problem,
     remaining -= result.nodes;
     if (result.outcome == ArenaSearchOutcome::kFound) {
       const int64_t arena = ArenaBytes(problem, result.offsets);
-      if (arena < best.arena_bytes) best = {{std::move(result.offsets), "search", false}, arena};
+      if (arena < best.arena_bytes) {
+        best.placement = {std::move(result.offsets), "search", false, {}};
+        best.arena_bytes = arena;
+      }
     } else if (result.outcome == ArenaSearchOutcome::kInfeasible) {
       proven = std::max(proven, capacity + align);
     }
@@ -91,6 +97,7 @@ ArenaPlacement BestArenaPlanner::Place(const ArenaProblem& problem,
     }
   }
   best.placement.optimal = best.arena_bytes <= proven;
+  best.placement.member_arenas = std::move(best.member_arenas);
   return std::move(best.placement);
 }
 

@@ -19,7 +19,9 @@ int64_t BestArenaSearchBudget(const ArenaProblem& problem, const ArenaLimits& li
 // the best of several). Steps:
 //  1. Runs tflite, tflm, greedy-by-size and greedy-by-breadth and keeps the
 //     smallest arena (ties: the earlier in that list), so `best` is never
-//     worse than tflite for the same schedule.
+//     worse than tflite for the same schedule. Each member's arena is
+//     reported (ArenaPlacement::member_arenas), so a caller comparing with
+//     tflite or tflm on this schedule need not plan again.
 //  2. Stops when the arena equals the problem's lower bound (the aligned
 //     peak): it is optimal.
 //  3. Otherwise asks the exact search (SearchArenaRoundRobin, MiniMalloc

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "core/arena/arena_planner_registry.h"
 #include "core/schedule/baseline_schedulers.h"
 #include "core/schedule/hmcos_scheduler.h"
@@ -430,19 +432,41 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
   return absl::OkStatus();
 }
 
+// The arena `planner` gives the schedule `simulation` describes: the figure
+// in `planned` (a plan of that same schedule, or null) when that planner made
+// one there, the arena stage's `best` having run it as a member; else
+// planned now.
+absl::StatusOr<int64_t> BaselineArenaBytes(const MemoryModel& model,
+                                           const SimulationResult& simulation,
+                                           const ArenaPlan* planned, const ArenaOptions& options,
+                                           const Clock& clock) {
+  if (planned != nullptr) {
+    if (std::optional<int64_t> bytes = PlannedArenaBytes(*planned, options.planner)) return *bytes;
+  }
+  ORDO_ASSIGN_OR_RETURN(ArenaPlan plan, PlanArena(model, simulation, options, clock));
+  return plan.arena_bytes;
+}
+
 absl::Status CompareArenas(const MemoryModel& model, const CompileOptions& options,
-                           absl::Time deadline, const Clock& clock, CompileResult& result) {
+                           absl::Time deadline, const Clock& clock,
+                           absl::Span<const int32_t> model_order, CompileResult& result) {
   // TFLite's ArenaPlanner, and TFLite Micro's GreedyMemoryPlanner: what the
   // device allocates for the file order (model order) and for ordo's order
-  // when it plans the arena itself.
+  // when it plans the arena itself. result.arena was planned on
+  // result.simulation with the same alignment (with pools, its flat plan's
+  // figures are kept).
+  const bool schedule_is_model_order =
+      absl::MakeConstSpan(result.schedule) == model_order;
   for (const char* planner : {"tflite", "tflm"}) {
-    ArenaOptions baseline = ArenaOptionsFor(options, deadline, clock, planner);
-    ORDO_ASSIGN_OR_RETURN(ArenaPlan on_schedule,
-                          PlanArena(model, result.simulation, baseline, clock));
-    ORDO_ASSIGN_OR_RETURN(ArenaPlan on_model_order,
-                          PlanArena(model, result.model_order_simulation, baseline, clock));
-    result.arena_baselines.push_back(
-        {planner, on_schedule.arena_bytes, on_model_order.arena_bytes});
+    const ArenaOptions baseline = ArenaOptionsFor(options, deadline, clock, planner);
+    ORDO_ASSIGN_OR_RETURN(
+        const int64_t on_schedule,
+        BaselineArenaBytes(model, result.simulation, &result.arena, baseline, clock));
+    ORDO_ASSIGN_OR_RETURN(
+        const int64_t on_model_order,
+        BaselineArenaBytes(model, result.model_order_simulation,
+                           schedule_is_model_order ? &result.arena : nullptr, baseline, clock));
+    result.arena_baselines.push_back({planner, on_schedule, on_model_order});
   }
   return absl::OkStatus();
 }
@@ -556,7 +580,8 @@ absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& 
       ORDO_RETURN_IF_ERROR(
           ChooseLayout(graph, model, options, limits.deadline, clock, baselines, result));
     }
-    ORDO_RETURN_IF_ERROR(CompareArenas(model, options, limits.deadline, clock, result));
+    ORDO_RETURN_IF_ERROR(CompareArenas(model, options, limits.deadline, clock,
+                                       baselines.front().order, result));
   } else if (options.on_chip_bytes > 0) {
     ORDO_ASSIGN_OR_RETURN(result.traffic,
                           EstimateTraffic(model, result.schedule,

@@ -3,6 +3,7 @@
 #include <random>
 
 #include "core/arena/arena_plan.h"
+#include "core/arena/arena_planner_registry.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
 #include "core/testing/trials.h"
@@ -53,6 +54,16 @@ TEST(CompileTest, ArenaIsVerifiedAndTrafficNeverWorseThanModelOrderAtEqualPeak) 
     EXPECT_EQ(result.arena_baselines[1].name, "tflm");
     for (const ArenaBaseline& baseline : result.arena_baselines) {
       EXPECT_LE(result.arena.arena_bytes, baseline.schedule_bytes) << baseline.name;
+      // Figures reused from the arena stage equal planning afresh.
+      ArenaOptions fresh;
+      fresh.planner = baseline.name;
+      fresh.alignment = options.alignment;
+      ORDO_ASSERT_OK_AND_ASSIGN(ArenaPlan on_schedule,
+                                PlanArena(model, result.simulation, fresh, clock));
+      EXPECT_EQ(baseline.schedule_bytes, on_schedule.arena_bytes) << baseline.name;
+      ORDO_ASSERT_OK_AND_ASSIGN(ArenaPlan on_model_order,
+                                PlanArena(model, result.model_order_simulation, fresh, clock));
+      EXPECT_EQ(baseline.model_order_bytes, on_model_order.arena_bytes) << baseline.name;
     }
   }
 }
