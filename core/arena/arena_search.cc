@@ -26,6 +26,7 @@ class CanonicalSearch {
       : problem_(problem), capacity_(capacity) {
     BuildItems(preordering);
     BuildOverlaps();
+    BuildSlotMaxima();
   }
 
   ArenaSearchResult Run(int64_t max_nodes, const ArenaLimits& limits);
@@ -86,7 +87,14 @@ class CanonicalSearch {
   // Places `item`; collects in new_cuts_ the boundaries it left unspanned.
   void Apply(int32_t item, int64_t offset);
   void UndoTo(const Marks& marks);
+  // Section inference over the part's slots: with a floor at `offset`, does
+  // every slot's floor plus its unplaced total fit? O(log S).
   bool Check(const Part& part, int64_t offset) const;
+  // slot_max_ over total_ and floor_ (after BuildItems).
+  void BuildSlotMaxima();
+  // Recomputes slot_max_ for slots lo..hi after total_ or floor_ changed
+  // there: O(hi - lo + log S).
+  void RefreshSlots(int32_t lo, int32_t hi);
   // The parts of `part`'s unplaced items cut at new_cuts_ (non-empty only).
   std::vector<std::unique_ptr<Part>> Split(const Part& part) const;
   Frame SearchFrame(const Part* part, size_t split);
@@ -105,6 +113,19 @@ class CanonicalSearch {
   // per boundary (slot s | s + 1) the unplaced items spanning it.
   std::vector<int64_t> offset_, min_offset_;
   std::vector<int64_t> floor_, total_;
+  // Check's maxima over slot ranges, a segment tree with leaves at
+  // slot_leaves_ + slot: per node the largest unplaced total of its slots,
+  // and the largest floor + total over its slots with a positive total
+  // (kNoSlotHeight when none). max(offset, floor) + total is the larger of
+  // offset + total and floor + total, so these two maxima decide Check for
+  // every slot of a range at once; a scan per node was most of the search.
+  struct SlotMax {
+    int64_t total = 0;
+    int64_t height = 0;
+  };
+  static constexpr int64_t kNoSlotHeight = std::numeric_limits<int64_t>::min();
+  int32_t slot_leaves_ = 1;
+  std::vector<SlotMax> slot_max_;
   std::vector<int32_t> cuts_;
   std::vector<int32_t> new_cuts_;
   // Candidates held by all frames (kMaxHeldCandidates).
@@ -183,6 +204,26 @@ void CanonicalSearch::BuildItems(const ArenaPreordering& preordering) {
   offset_.assign(block_.size(), kUnplaced);
   raised_.assign(block_.size(), 0);
   min_offset_.assign(block_.size(), 0);
+}
+
+void CanonicalSearch::BuildSlotMaxima() {
+  const int32_t slots = static_cast<int32_t>(total_.size());
+  while (slot_leaves_ < slots) slot_leaves_ *= 2;
+  slot_max_.assign(2 * static_cast<size_t>(slot_leaves_), {0, kNoSlotHeight});
+  RefreshSlots(0, slots - 1);
+}
+
+void CanonicalSearch::RefreshSlots(int32_t lo, int32_t hi) {
+  for (int32_t s = lo; s <= hi; ++s) {
+    slot_max_[slot_leaves_ + s] = {total_[s], total_[s] > 0 ? floor_[s] + total_[s] : kNoSlotHeight};
+  }
+  for (int32_t a = (slot_leaves_ + lo) / 2, b = (slot_leaves_ + hi) / 2; a >= 1; a /= 2, b /= 2) {
+    for (int32_t node = a; node <= b; ++node) {
+      const SlotMax& left = slot_max_[2 * node];
+      const SlotMax& right = slot_max_[2 * node + 1];
+      slot_max_[node] = {std::max(left.total, right.total), std::max(left.height, right.height)};
+    }
+  }
 }
 
 void CanonicalSearch::BuildOverlaps() {
@@ -281,6 +322,7 @@ void CanonicalSearch::Apply(int32_t item, int64_t offset) {
       floor_[s] = height;
     }
   }
+  RefreshSlots(first_slot_[item], last_slot_[item]);
   new_cuts_.clear();
   for (int32_t s = first_slot_[item]; s < last_slot_[item]; ++s) {
     if (--cuts_[s] == 0) new_cuts_.push_back(s);
@@ -296,21 +338,33 @@ void CanonicalSearch::UndoTo(const Marks& marks) {
     floor_[floor_log_.back().first] = floor_log_.back().second;
     floor_log_.pop_back();
   }
+  // Every floor restored above lies in the slots of an item placed since
+  // `marks`, so refreshing those items' slots refreshes every changed slot.
   while (placed_log_.size() > marks.placed) {
     const int32_t item = placed_log_.back();
     placed_log_.pop_back();
     for (int32_t s = first_slot_[item]; s <= last_slot_[item]; ++s) total_[s] += size_[item];
     for (int32_t s = first_slot_[item]; s < last_slot_[item]; ++s) ++cuts_[s];
+    RefreshSlots(first_slot_[item], last_slot_[item]);
     offset_[item] = kUnplaced;
   }
 }
 
 bool CanonicalSearch::Check(const Part& part, int64_t offset) const {
-  for (int32_t s = part.lo; s <= part.hi; ++s) {
-    if (total_[s] == 0) continue;
-    if (std::max(offset, floor_[s]) + total_[s] > capacity_) return false;
+  // Slots with no unplaced total are free of the rule: their total is 0 and
+  // their height kNoSlotHeight, so they never decide either maximum.
+  int64_t total = 0, height = kNoSlotHeight;
+  for (int32_t a = slot_leaves_ + part.lo, b = slot_leaves_ + part.hi + 1; a < b; a /= 2, b /= 2) {
+    if (a & 1) {
+      total = std::max(total, slot_max_[a].total);
+      height = std::max(height, slot_max_[a++].height);
+    }
+    if (b & 1) {
+      total = std::max(total, slot_max_[--b].total);
+      height = std::max(height, slot_max_[b].height);
+    }
   }
-  return true;
+  return total == 0 || (offset + total <= capacity_ && height <= capacity_);
 }
 
 std::vector<std::unique_ptr<CanonicalSearch::Part>> CanonicalSearch::Split(const Part& part) const {
