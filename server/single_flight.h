@@ -57,17 +57,23 @@ class SingleFlight {
         leader = true;
       } else {
         ++followers_total_;
+        ++slot->followers;
       }
       flight = slot;
     }
     if (!leader) return flight->Await(deadline);
-    flight->Publish(compute());
+    Value value = compute();
+    int followers = 0;
     {
       absl::MutexLock lock(&mu_);
-      flights_.erase(key);
+      flights_.erase(key);  // no call joins this flight from here on
+      followers = flight->followers;
     }
-    // Followers hold their own reference: the value outlives the map entry.
-    return Outcome{*flight->value, false};
+    // Followers hold their own reference: the published value outlives the
+    // map entry. Without followers nothing is published, so the leader's
+    // value (a whole response) is neither copied nor kept.
+    if (followers > 0) flight->Publish(value);
+    return Outcome{std::move(value), false};
   }
 
   // Keys being computed now.
@@ -89,6 +95,9 @@ class SingleFlight {
     std::mutex mu;
     std::condition_variable published;
     std::optional<Value> value;  // set once by the leader, under `mu`
+    // Calls that joined, guarded by SingleFlight::mu_ (not `mu`), and final
+    // once the flight has left the map.
+    int followers = 0;
 
     void Publish(Value computed) {
       {

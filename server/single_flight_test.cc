@@ -38,6 +38,31 @@ TEST(SingleFlightTest, ALoneCallComputesAndTheKeyIsForgottenAfter) {
   EXPECT_EQ(flight.FollowersTotal(), 0);
 }
 
+// A value that counts its copies (a compile's whole response is large).
+struct CopyCounted {
+  static inline std::atomic<int> copies{0};
+  int payload = 0;
+  CopyCounted() = default;
+  explicit CopyCounted(int p) : payload(p) {}
+  CopyCounted(const CopyCounted& other) : payload(other.payload) { ++copies; }
+  CopyCounted& operator=(const CopyCounted& other) {
+    payload = other.payload;
+    ++copies;
+    return *this;
+  }
+  CopyCounted(CopyCounted&&) = default;
+  CopyCounted& operator=(CopyCounted&&) = default;
+};
+
+TEST(SingleFlightTest, ALoneLeaderGetsItsValueWithoutACopy) {
+  SingleFlight<CopyCounted> flight;
+  CopyCounted::copies = 0;
+  auto outcome = flight.Do("k", kNoDeadline, [] { return CopyCounted(7); });
+  ASSERT_TRUE(outcome.has_value());
+  EXPECT_EQ(outcome->value.payload, 7);
+  EXPECT_EQ(CopyCounted::copies, 0);
+}
+
 TEST(SingleFlightTest, ConcurrentCallsOfOneKeyComputeOnceAndAllGetTheValue) {
   constexpr int kCalls = 32;
   SingleFlight<std::string> flight;
