@@ -1,10 +1,14 @@
 #include "core/graph/graph_proto.h"
 
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "core/util/wire_field_count.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -59,8 +63,8 @@ absl::StatusOr<Attribute> AttributeFromProto(const std::string& name,
 }
 
 TensorKind DeriveKind(const v1::Tensor& tensor,
-                      const absl::flat_hash_set<std::string>& inputs,
-                      const absl::flat_hash_set<std::string>& produced) {
+                      const absl::flat_hash_set<absl::string_view>& inputs,
+                      const absl::flat_hash_set<absl::string_view>& produced) {
   switch (tensor.kind()) {
     case v1::TENSOR_KIND_INPUT: return TensorKind::kInput;
     case v1::TENSOR_KIND_WEIGHT: return TensorKind::kWeight;
@@ -73,6 +77,33 @@ TensorKind DeriveKind(const v1::Tensor& tensor,
   return TensorKind::kWeight;
 }
 
+struct OpTensorIds {
+  std::vector<TensorId> inputs;
+  std::vector<TensorId> outputs;
+};
+
+// `op`'s tensors as ids (an empty input name is an omitted optional input
+// and dropped, as GraphBuilder::AddOp does); nullopt when a name is not
+// declared.
+std::optional<OpTensorIds> TensorIdsOf(
+    const v1::Op& op, const absl::flat_hash_map<absl::string_view, TensorId>& tensor_ids) {
+  OpTensorIds ids;
+  ids.inputs.reserve(op.inputs_size());
+  ids.outputs.reserve(op.outputs_size());
+  for (const std::string& name : op.inputs()) {
+    if (name.empty()) continue;
+    auto it = tensor_ids.find(name);
+    if (it == tensor_ids.end()) return std::nullopt;
+    ids.inputs.push_back(it->second);
+  }
+  for (const std::string& name : op.outputs()) {
+    auto it = tensor_ids.find(name);
+    if (it == tensor_ids.end()) return std::nullopt;
+    ids.outputs.push_back(it->second);
+  }
+  return ids;
+}
+
 }  // namespace
 
 absl::StatusOr<Graph> GraphFromProto(const v1::Graph& proto, const GraphLimits& limits) {
@@ -80,11 +111,16 @@ absl::StatusOr<Graph> GraphFromProto(const v1::Graph& proto, const GraphLimits& 
     return absl::ResourceExhaustedError(absl::StrCat(
         "graph has ", proto.ops_size(), " ops; the limit is ", limits.max_ops));
   }
-  absl::flat_hash_set<std::string> inputs(proto.inputs().begin(), proto.inputs().end());
-  absl::flat_hash_set<std::string> produced;
+  // Names are views of the message's own strings (it outlives this call):
+  // nothing is copied but the one copy each name needs in the Graph.
+  absl::flat_hash_set<absl::string_view> inputs(proto.inputs().begin(), proto.inputs().end());
+  absl::flat_hash_set<absl::string_view> produced;
   for (const v1::Op& op : proto.ops()) produced.insert(op.outputs().begin(), op.outputs().end());
 
   GraphBuilder builder(proto.name(), limits);
+  // The first declaration of each name; a second one is Build()'s error.
+  absl::flat_hash_map<absl::string_view, TensorId> tensor_ids;
+  tensor_ids.reserve(proto.tensors_size());
   for (const v1::Tensor& tensor : proto.tensors()) {
     TensorKind kind = DeriveKind(tensor, inputs, produced);
     if (tensor.dtype() == v1::DATA_TYPE_UNSPECIFIED) {
@@ -92,7 +128,8 @@ absl::StatusOr<Graph> GraphFromProto(const v1::Graph& proto, const GraphLimits& 
         return absl::InvalidArgumentError(absl::StrCat(
             "tensor \"", tensor.name(), "\": needs a dtype with dims, or size_bytes > 0"));
       }
-      builder.AddTensorBytes(tensor.name(), tensor.size_bytes(), kind);
+      tensor_ids.emplace(tensor.name(),
+                         builder.AddTensorBytes(tensor.name(), tensor.size_bytes(), kind));
       continue;
     }
     DataType dtype = DataTypeFromProto(tensor.dtype());
@@ -100,8 +137,11 @@ absl::StatusOr<Graph> GraphFromProto(const v1::Graph& proto, const GraphLimits& 
       return absl::InvalidArgumentError(absl::StrCat(
           "tensor \"", tensor.name(), "\": unknown dtype ", static_cast<int>(tensor.dtype())));
     }
-    builder.AddTensor(tensor.name(), dtype,
-                      std::vector<int64_t>(tensor.dims().begin(), tensor.dims().end()), kind);
+    tensor_ids.emplace(tensor.name(),
+                       builder.AddTensor(tensor.name(), dtype,
+                                         std::vector<int64_t>(tensor.dims().begin(),
+                                                              tensor.dims().end()),
+                                         kind));
   }
   for (const v1::Op& op : proto.ops()) {
     std::vector<Attribute> attributes;
@@ -116,8 +156,15 @@ absl::StatusOr<Graph> GraphFromProto(const v1::Graph& proto, const GraphLimits& 
     // Map order is unspecified; sort so graphs compare equal after a round trip.
     std::sort(attributes.begin(), attributes.end(),
               [](const Attribute& a, const Attribute& b) { return a.name < b.name; });
-    builder.AddOp(op.name(), op.type(), {op.inputs().begin(), op.inputs().end()},
-                  {op.outputs().begin(), op.outputs().end()}, std::move(attributes));
+    std::optional<OpTensorIds> ids = TensorIdsOf(op, tensor_ids);
+    if (ids) {
+      builder.AddOpWithTensorIds(op.name(), op.type(), std::move(ids->inputs),
+                                 std::move(ids->outputs), std::move(attributes), kNoId, "");
+    } else {
+      // An undeclared name: by name, so that Build() names it in its error.
+      builder.AddOp(op.name(), op.type(), {op.inputs().begin(), op.inputs().end()},
+                    {op.outputs().begin(), op.outputs().end()}, std::move(attributes));
+    }
   }
   for (const std::string& name : proto.inputs()) builder.AddGraphInput(name);
   for (const std::string& name : proto.outputs()) builder.AddGraphOutput(name);

@@ -1,7 +1,11 @@
 #include "core/graph/graph_proto.h"
 
+#include <random>
+
+#include "absl/strings/str_cat.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
+#include "core/testing/trials.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -68,6 +72,53 @@ TEST(GraphProtoTest, BadInputsNameTheProblem) {
   for (int i = 0; i < 5; ++i) big.add_ops()->set_name("op");
   EXPECT_THAT(GraphFromProto(big, {.max_ops = 4}).status(),
               StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("limit is 4")));
+}
+
+// Ops whose names all resolve are added by tensor id; the graph is the same
+// as the one the message was made from, edge for edge.
+TEST(GraphProtoTest, RandomGraphsSurviveTheRoundTripEdgeForEdge) {
+  std::mt19937_64 rng(19);
+  for (int i = 0; i < ::ordo::testing::Trials(50); ++i) {
+    const Graph g = ::ordo::testing::RandomDag(rng, {.num_ops = 3 + i % 30, .num_inputs = 1 + i % 3});
+    ORDO_ASSERT_OK_AND_ASSIGN(Graph again, GraphFromProto(GraphToProto(g)));
+    ASSERT_EQ(again.num_ops(), g.num_ops());
+    ASSERT_EQ(again.num_tensors(), g.num_tensors());
+    for (OpId op = 0; op < g.num_ops(); ++op) {
+      EXPECT_EQ(again.op(op).name, g.op(op).name);
+      EXPECT_EQ(again.op(op).inputs, g.op(op).inputs);
+      EXPECT_EQ(again.op(op).outputs, g.op(op).outputs);
+    }
+    for (TensorId t = 0; t < g.num_tensors(); ++t) {
+      EXPECT_EQ(again.tensor(t).consumers, g.tensor(t).consumers);
+      EXPECT_EQ(again.tensor(t).kind, g.tensor(t).kind);
+    }
+    EXPECT_EQ(again.inputs(), g.inputs());
+    EXPECT_EQ(again.outputs(), g.outputs());
+  }
+}
+
+TEST(GraphProtoTest, UndeclaredAndOmittedTensorNames) {
+  auto parse = [](absl::string_view ops) {
+    return ParseGraphJson(absl::StrCat(R"({"tensors": [{"name": "x", "sizeBytes": "4"},
+        {"name": "y", "sizeBytes": "4"}], "inputs": ["x"], "ops": [)", ops, "]}"));
+  };
+  // An empty input is an omitted optional input.
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      Graph g, parse(R"({"name": "a", "type": "Relu", "inputs": ["x", ""], "outputs": ["y"]})"));
+  EXPECT_EQ(g.op(0).inputs.size(), 1u);
+  EXPECT_THAT(parse(R"({"name": "a", "type": "Add", "inputs": ["x", "w"], "outputs": ["y"]})")
+                  .status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("op \"a\" reads tensor \"w\", which is not defined")));
+  EXPECT_THAT(parse(R"({"name": "a", "type": "Relu", "inputs": ["x"], "outputs": ["z"]})")
+                  .status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("op \"a\" writes tensor \"z\", which is not declared")));
+  EXPECT_THAT(ParseGraphJson(R"({"tensors": [{"name": "x", "sizeBytes": "4"},
+                 {"name": "x", "sizeBytes": "8"}], "inputs": ["x"], "ops": [
+                 {"name": "a", "type": "Relu", "inputs": ["x"], "outputs": ["x"]}]})")
+                  .status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("declared twice")));
 }
 
 }  // namespace
