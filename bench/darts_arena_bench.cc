@@ -4,7 +4,9 @@
 // `best` arena planner under the compile path's limits (ArenaOptions), and
 // the exact search at the lower bound alone (nodes to a placement or a
 // proof). Prints percentiles of the arena stage's time, how many layouts
-// were proved optimal, and the nodes the bound needed.
+// were proved optimal, and the nodes the bound needed; also the time to
+// build each candidate's Graph from its ordo.v1.Graph (GraphFromProto, the
+// service's first step on a native candidate; mean of 20 conversions).
 //
 //   ordo-darts-arena-bench [--candidates=200] [--seed=1] [--max_search_nodes=N]
 
@@ -61,11 +63,16 @@ int Run(const Options& options) {
   stream_options.seed = static_cast<uint64_t>(options.seed);
   bench::DartsCandidateStream stream(stream_options);
   const RealClock clock;
-  std::vector<double> arena_ms, bound_nodes;
+  std::vector<double> arena_ms, bound_nodes, convert_us;
   int32_t optimal = 0, at_bound = 0, bound_proved_infeasible = 0, bound_gave_up = 0;
   int64_t gap_bytes = 0;
   for (int64_t i = 0; i < options.candidates; ++i) {
-    absl::StatusOr<Graph> graph = GraphFromProto(stream.Next());
+    const v1::Graph proto = stream.Next();
+    constexpr int kConversions = 20;
+    const absl::Time convert_start = absl::Now();
+    for (int k = 0; k < kConversions; ++k) ORDO_CHECK(GraphFromProto(proto).ok());
+    convert_us.push_back(absl::ToDoubleMicroseconds(absl::Now() - convert_start) / kConversions);
+    absl::StatusOr<Graph> graph = GraphFromProto(proto);
     ORDO_CHECK(graph.ok());
     CompileOptions compile;
     compile.arena_planner = kNoArenaPlanner;
@@ -97,6 +104,8 @@ int Run(const Options& options) {
   std::printf("candidates %lld, max_search_nodes %lld\n",
               static_cast<long long>(options.candidates),
               static_cast<long long>(options.max_search_nodes));
+  std::printf("GraphFromProto us: p50 %.1f  p90 %.1f\n", Percentile(convert_us, 0.5),
+              Percentile(convert_us, 0.9));
   std::printf("arena stage ms: p50 %.2f  p90 %.2f  p99 %.2f  max %.2f\n",
               Percentile(arena_ms, 0.5), Percentile(arena_ms, 0.9), Percentile(arena_ms, 0.99),
               Percentile(arena_ms, 1.0));
