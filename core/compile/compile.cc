@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "core/arena/arena_planner_registry.h"
+#include "core/pools/pool_order_repair.h"
 #include "core/schedule/baseline_schedulers.h"
 #include "core/schedule/hmcos_scheduler.h"
 #include "core/schedule/scheduler_registry.h"
@@ -320,6 +321,26 @@ absl::StatusOr<std::vector<Candidate>> PoolCandidates(
   return candidates;
 }
 
+// When no candidate order has a valid placement: an order repaired from
+// them (best score first) until every step's live blocks split over the
+// banks (RepairOrderForPools), under a work cap of kRepairOrdersPerOp
+// orders per op; nullopt when none is found.
+std::optional<Candidate> RepairedPoolCandidate(const Graph& graph, const MemoryModel& model,
+                                               const CompileOptions& options,
+                                               const std::vector<ScoredSchedule>& scored) {
+  std::vector<std::vector<int32_t>> starts;
+  for (const ScoredSchedule& entry : scored) starts.push_back(entry.candidate.order);
+  const int64_t cap = std::max(kMinRepairOrders, kRepairOrdersPerOp * model.num_ops());
+  PoolOrderRepair repair =
+      RepairOrderForPools(graph, model, options.alignment, options.pools, starts, cap);
+  if (!repair.order) return std::nullopt;
+  absl::StatusOr<int64_t> peak = SimulatePeak(model, *repair.order);
+  if (!peak.ok()) return std::nullopt;
+  if (options.memory_limit_bytes > 0 && *peak > options.memory_limit_bytes) return std::nullopt;
+  return Candidate{std::move(*repair.order),
+                   absl::StrCat(scored[repair.start].candidate.algorithm, "+split repair"), *peak};
+}
+
 // With pools the schedule is chosen for the banks (spec: Memory pools; the
 // issue's "joint with scheduling"): the order of least peak is not always
 // the one that places fastest, nor the only one that fits. Steps:
@@ -413,6 +434,21 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
     const bool fits = layout.FitsPools();
     ORDO_RETURN_IF_ERROR(keep_better(std::move(layout), /*replace_ties=*/false));
     if (fits) break;
+  }
+  if (!best->FitsPools()) {
+    std::optional<Candidate> repaired = RepairedPoolCandidate(graph, model, options, scored);
+    if (repaired) {
+      ScoredSchedule& entry = scored.emplace_back();
+      ORDO_ASSIGN_OR_RETURN(entry.simulation, Verify(model, *repaired));
+      ORDO_ASSIGN_OR_RETURN(entry.pools.problem,
+                            BuildPoolProblem(graph, model, entry.simulation, options.alignment,
+                                             options.pools));
+      entry.pools.greedy = PlacePoolsGreedyStarts(entry.pools.problem);
+      entry.candidate = std::move(*repaired);
+      ORDO_ASSIGN_OR_RETURN(Layout layout,
+                            place(entry, std::numeric_limits<double>::infinity()));
+      ORDO_RETURN_IF_ERROR(keep_better(std::move(layout), /*replace_ties=*/false));
+    }
   }
   // The score is the placer's first step only: a higher peak is kept only
   // when its full placement beats the least peak's (step 4).

@@ -362,8 +362,7 @@ std::string PoolInfeasibility(const Graph& graph, const MemoryModel& model,
   return "";
 }
 
-std::string ScheduleInfeasibility(const Graph& graph, const PoolProblem& problem,
-                                  int64_t max_nodes) {
+UnsplittableStep FirstUnsplittableStep(const PoolProblem& problem, int64_t max_nodes) {
   // The blocks live at each step, by a sweep over their first and last steps.
   const int32_t steps = problem.arena.num_steps;
   std::vector<std::vector<int32_t>> starting(steps + 1);
@@ -387,17 +386,24 @@ std::string ScheduleInfeasibility(const Graph& graph, const PoolProblem& problem
     const bool split = HaveASplit(problem, live, nodes);
     max_nodes -= given - std::max<int64_t>(nodes, 0);
     if (split) continue;
-    std::vector<int32_t> named = live;
-    std::sort(named.begin(), named.end(), [&](int32_t a, int32_t b) {
+    std::sort(live.begin(), live.end(), [&](int32_t a, int32_t b) {
       return problem.arena.blocks[a].size > problem.arena.blocks[b].size;
     });
-    const std::string at =
-        step < 0 ? std::string("before the first op") : absl::StrCat("at step ", step);
-    return absl::StrCat(at, ", ", live.size(), " blocks are live (", NameBlocks(graph, problem, named),
-                        ") and no split of them over the pools fits: this order has no valid "
-                        "placement");
+    return {step, std::move(live), bytes};
   }
-  return "";
+  return {};
+}
+
+std::string ScheduleInfeasibility(const Graph& graph, const PoolProblem& problem,
+                                  int64_t max_nodes) {
+  const UnsplittableStep found = FirstUnsplittableStep(problem, max_nodes);
+  if (!found.found()) return "";
+  const std::string at = found.step < 0 ? std::string("before the first op")
+                                        : absl::StrCat("at step ", found.step);
+  return absl::StrCat(at, ", ", found.blocks.size(), " blocks are live (",
+                      NameBlocks(graph, problem, found.blocks),
+                      ") and no split of them over the pools fits: this order has no valid "
+                      "placement");
 }
 
 double PoolLowerBoundSeconds(const PoolProblem& problem) {

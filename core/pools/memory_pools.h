@@ -143,6 +143,23 @@ inline constexpr int kPoolBoundSteps = 200;
 std::string PoolInfeasibility(const Graph& graph, const MemoryModel& model,
                               const PoolProblem& problem);
 
+// The first step of the problem's schedule whose live blocks have no split
+// over the pools they may use within the capacities (none: found() false).
+// Steps with live bytes under 7/8 of the summed capacity are skipped (they
+// split); each step tried gets at most 100000 tries and all at most
+// `max_nodes`; a step whose tries run out counts as split (no proof).
+struct UnsplittableStep {
+  // -1: before the first op; kNoStep when every step tried splits.
+  static constexpr int32_t kNoStep = -2;
+  int32_t step = kNoStep;
+  // The blocks live at it, largest first.
+  std::vector<int32_t> blocks;
+  int64_t live_bytes = 0;
+
+  bool found() const { return step != kNoStep; }
+};
+UnsplittableStep FirstUnsplittableStep(const PoolProblem& problem, int64_t max_nodes = 1'000'000);
+
 // Why this schedule (the problem's) has no valid placement, when a proof is
 // found: a step whose live blocks have no split over the pools they may use
 // within the capacities (a placement needs one at every step). Names the
