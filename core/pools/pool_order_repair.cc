@@ -35,7 +35,7 @@ std::optional<ScoredOrder> ScoreOrder(const Graph& graph, const MemoryModel& mod
       BuildPoolProblem(graph, model, *simulation, alignment, options);
   if (!problem.ok()) return std::nullopt;
   ScoredOrder scored{std::move(order), std::move(*problem), {}};
-  scored.bad = FirstUnsplittableStep(scored.problem);
+  scored.bad = FirstUnsplittableStep(scored.problem, kRepairSplitTries);
   return scored;
 }
 

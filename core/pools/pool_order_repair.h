@@ -35,8 +35,7 @@ namespace ordo {
 // Every simulated order counts against `max_orders` (a work cap, not a
 // time limit: the same answer on every machine).
 //
-// Cost: O(max_orders x (ops + tensors + the split checks of the full
-// steps)). Not complete: an order reachable only through moves that first
+// Cost: O(max_orders x (ops + tensors + kRepairSplitTries)). Not complete: an order reachable only through moves that first
 // make things worse is not found, and a per-step split is necessary, not
 // sufficient, for a placement (offsets must persist across steps): the
 // placer decides the fit of the order returned.
@@ -53,6 +52,10 @@ struct PoolOrderRepair {
 // ops, at least kMinRepairOrders).
 inline constexpr int64_t kRepairOrdersPerOp = 4;
 inline constexpr int64_t kMinRepairOrders = 200;
+// Split tries (FirstUnsplittableStep's nodes) per order: bounds an order's
+// check, so the search costs at most max_orders x (a simulation + this).
+// A step whose tries run out counts as split; the placer still decides.
+inline constexpr int64_t kRepairSplitTries = 20'000;
 
 PoolOrderRepair RepairOrderForPools(const Graph& graph, const MemoryModel& model,
                                     int64_t alignment, const PoolOptions& options,
