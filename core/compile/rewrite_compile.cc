@@ -16,8 +16,8 @@ namespace {
 
 // Longest a single candidate's schedule may take inside the search.
 constexpr absl::Duration kMaxCandidateScheduleTime = absl::Seconds(5);
-// Layout and placement of a candidate in fit mode with memory pools each
-// get at most this (the place stage's own cap per schedule).
+// A candidate's placement in fit mode with memory pools gets at most this
+// (the place stage's own cap per schedule); no one-arena plan is made.
 constexpr absl::Duration kCandidatePlacementTime = absl::Milliseconds(200);
 
 // Fit mode: the device's memory limit or its memory pools constrain the

@@ -46,7 +46,10 @@ struct PoolReport {
   // Per model tensor: its pool (kNoId for weights) and offset in the pool.
   std::vector<int32_t> pool_of_tensor;
   std::vector<int64_t> offset_of_tensor;
-  // PlaceInPools on this schedule.
+  // The placement's own time: PlaceInPools on this schedule; in a compile,
+  // PlaceScoredInPools, which leaves out building the pool problem and the
+  // eight greedy starts (computed when the schedule was scored, counted in
+  // stage_time).
   absl::Duration time = absl::ZeroDuration();
   // What pools add to a compile: its whole place stage but the chosen
   // schedule's one-arena plan (which a compile without pools makes too),

@@ -527,7 +527,8 @@ constexpr int kStartSteps = 150, kEvery = 15, kKeep = 2;
 struct RelaxationResult {
   std::vector<PoolPlacement> starts;
   double lower_bound_seconds = 0;
-  // The bound passed `give_up_above`: stopped there, starts incomplete.
+  // The bound passed `give_up_above`: stopped there, `starts` empty (the
+  // checkpoints' placements found before are dropped: none can win).
   bool given_up = false;
 };
 
@@ -550,10 +551,11 @@ RelaxationResult RelaxationStarts(const PoolProblem& problem, const CoLiveBlocks
   std::vector<double> regret(problem.num_blocks(), 0.0), reduced(problem.num_pools(), 0.0),
       key(problem.num_blocks(), 0.0);
   for (int step = 1; step <= std::max(kStartSteps, kPoolBoundSteps); ++step) {
-    // The bound only grows: once past `give_up_above`, so is every placement.
+    // Checked at every step, checkpoints included. The bound only grows:
+    // once past `give_up_above`, so is every placement.
     // (A margin keeps an ulp of summation order from giving up on a tie.)
     if (std::max(peak_step_bound, relaxation.best_bound()) > give_up_above * (1 + 1e-9)) {
-      return {std::move(found), std::max(peak_step_bound, relaxation.best_bound()), true};
+      return {{}, std::max(peak_step_bound, relaxation.best_bound()), true};
     }
     relaxation.Step(upper_bound);
     if (step % kEvery != 0 || step > kStartSteps || limits.Expired()) continue;

@@ -117,9 +117,10 @@ struct HeuristicPoolResult {
 // `given`: PlacePoolsGreedyStarts(problem) when the caller has it already
 // (nullptr: computed here); the result is the same either way.
 // `give_up_above`: a time the caller only cares to beat or tie (another
-// placement's); once the bound proves every valid placement slower, the
-// search stops (given_up), before the relaxation's starts and the
-// improvement.
+// placement's). The bound is checked at every relaxation step; once it
+// proves every valid placement slower, the search stops (given_up): the
+// relaxation's starts found so far are dropped and the improvement is
+// skipped.
 HeuristicPoolResult PlacePoolsHeuristic(
     const PoolProblem& problem, const ArenaLimits& limits,
     const PoolGreedyStarts* given = nullptr,
