@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "core/arena/arena_search.h"
 #include "core/arena/best_arena_planner.h"
+#include "core/pools/lowest_gap.h"
 #include "core/pools/pool_relaxation.h"
 #include "core/util/check.h"
 
@@ -16,6 +17,40 @@ namespace ordo {
 
 bool BetterPlacement(const PoolPlacement& a, const PoolPlacement& b) {
   return PlacementRank(a) < PlacementRank(b);
+}
+
+namespace {
+
+// Past this many rounds LowestGap sorts (see its header).
+constexpr int kLowestGapRounds = 4;
+
+bool Overlaps(const std::pair<int64_t, int64_t>& extent, int64_t start, int64_t size) {
+  const auto& [offset, extent_size] = extent;
+  return extent_size > 0 && offset < start + size && offset + extent_size > start;
+}
+
+}  // namespace
+
+int64_t LowestGap(const Extents& taken, int64_t size) {
+  int64_t candidate = 0;
+  for (int round = 0; round < kLowestGapRounds; ++round) {
+    bool moved = false;
+    for (const auto& extent : taken) {
+      if (Overlaps(extent, candidate, size)) {
+        candidate = extent.first + extent.second;
+        moved = true;
+      }
+    }
+    if (!moved) return candidate;
+  }
+  // Everything below `candidate` is still taken; by offset, one scan ends it.
+  Extents sorted = taken;
+  std::sort(sorted.begin(), sorted.end());
+  for (const auto& extent : sorted) {
+    if (extent.first >= candidate + size) break;
+    if (Overlaps(extent, candidate, size)) candidate = extent.first + extent.second;
+  }
+  return candidate;
 }
 
 namespace {
@@ -50,33 +85,8 @@ CoLiveBlocks CoLive(const PoolProblem& problem) {
   return co_live;
 }
 
-// (offset, size) of placed blocks.
-using Extents = std::vector<std::pair<int64_t, int64_t>>;
-
-// TFLite Micro's first fit: the lowest offset where `size` bytes conflict
-// with none of `taken` (the co-live blocks of one pool), i.e. the lowest
-// gap. Without sorting: every offset below a lower bound x is taken, and a
-// block overlapping [x, x + size) pushes every free offset past its end (it
-// starts below x + size), so x rises to the furthest such end until nothing
-// overlaps. A few rounds over the handful of co-live blocks of one pool,
-// against a sort per query (most of a greedy pass).
-int64_t LowestGap(const Extents& taken, int64_t size) {
-  int64_t candidate = 0;
-  for (bool moved = true; moved;) {
-    moved = false;
-    for (const auto& [offset, other_size] : taken) {
-      if (offset < candidate + size && offset + other_size > candidate) {
-        candidate = offset + other_size;
-        moved = true;
-      }
-    }
-  }
-  return candidate;
-}
-
 // Blocks placed so far, with first-fit queries over each block's co-live
-// blocks (O(k r) for k of them and r rounds of LowestGap, not O(blocks in
-// the pool)). With
+// blocks (LowestGap over k of them, not O(blocks in the pool)). With
 // `Lists::kKept` also each pool's blocks in offset order (blocks_of), which
 // the compaction and the swaps read; the greedy passes do not.
 // Holds references to `problem` and `co_live`, which must outlive it.

@@ -1,0 +1,30 @@
+// The placer's first fit, exposed for its property test (internal to
+// core/pools: PoolFiller's queries).
+#ifndef ORDO_CORE_POOLS_LOWEST_GAP_H_
+#define ORDO_CORE_POOLS_LOWEST_GAP_H_
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace ordo {
+
+// (offset, size) of placed blocks, in any order.
+using Extents = std::vector<std::pair<int64_t, int64_t>>;
+
+// TFLite Micro's first fit: the lowest offset c >= 0 where [c, c + size)
+// overlaps none of `taken` (the co-live blocks of one pool; zero-size ones
+// overlap nothing), i.e. the lowest gap. Without sorting: every offset below
+// a lower bound c is taken, and a block overlapping [c, c + size) pushes
+// every free offset past its end (it starts below c + size), so c rises to
+// the furthest such end until nothing overlaps. Usually a few rounds over
+// the handful of co-live blocks of one pool, against a sort per query (most
+// of a greedy pass); a chain of adjacent blocks stored in descending offset
+// order moves c by one block a round, so after a few rounds it sorts a copy
+// and finishes in one scan: O(k r) for r <= kLowestGapRounds, at worst
+// O(k log k) more.
+int64_t LowestGap(const Extents& taken, int64_t size);
+
+}  // namespace ordo
+
+#endif  // ORDO_CORE_POOLS_LOWEST_GAP_H_
