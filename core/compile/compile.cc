@@ -124,11 +124,12 @@ struct Layout {
 // a layout that may still win needs. `scored`: the schedule's pool problem
 // with its greedy starts when the caller scored it already (nullptr: built
 // here). `give_up_above`: PlaceScoredInPools's (a layout given up loses to
-// one placed at that time).
+// one placed at that time). `every_order_peak`: PlaceScoredInPools's.
 absl::StatusOr<Layout> PlaceLayout(const Graph& graph, const MemoryModel& model,
                                    const CompileOptions& options, absl::Time deadline,
                                    const Clock& clock, std::vector<int32_t> order,
                                    std::string algorithm, SimulationResult simulation,
+                                   const EveryOrderPeakBound& every_order_peak,
                                    const ScoredPoolProblem* scored = nullptr,
                                    double give_up_above = std::numeric_limits<double>::infinity()) {
   Layout layout{std::move(order), std::move(algorithm), std::move(simulation), {}, {}};
@@ -147,7 +148,8 @@ absl::StatusOr<Layout> PlaceLayout(const Graph& graph, const MemoryModel& model,
       scored = &*built;
     }
     ORDO_ASSIGN_OR_RETURN(layout.pools,
-                          PlaceScoredInPools(graph, model, *scored, limits, give_up_above));
+                          PlaceScoredInPools(graph, model, *scored, limits, every_order_peak,
+                                             give_up_above));
     layout.traffic = PlacementTraffic(model, layout.simulation, options.pools, *layout.pools,
                                       options.record_residency);
   }
@@ -178,10 +180,12 @@ absl::StatusOr<Layout> Evaluate(const Graph& graph, const MemoryModel& model,
                                 const CompileOptions& options, absl::Time deadline,
                                 const Clock& clock, std::vector<int32_t> order,
                                 std::string algorithm, SimulationResult simulation,
+                                const EveryOrderPeakBound& every_order_peak,
                                 const ScoredPoolProblem* scored = nullptr) {
   ORDO_ASSIGN_OR_RETURN(Layout layout,
                         PlaceLayout(graph, model, options, deadline, clock, std::move(order),
-                                    std::move(algorithm), std::move(simulation), scored));
+                                    std::move(algorithm), std::move(simulation), every_order_peak,
+                                    scored));
   ORDO_RETURN_IF_ERROR(PlanLayoutArena(model, options, deadline, clock, layout));
   return layout;
 }
@@ -229,7 +233,7 @@ absl::Status ChooseLayout(const Graph& graph, const MemoryModel& model,
   const absl::Time start = clock.Now();
   ORDO_ASSIGN_OR_RETURN(Layout best, Evaluate(graph, model, options, deadline, clock,
                                               result.schedule, std::move(result.algorithm),
-                                              std::move(result.simulation)));
+                                              std::move(result.simulation), {}));
   for (const Candidate& candidate : alternatives) {
     if (best.Unbeatable()) break;
     if (candidate.peak_bytes != result.peak_bytes || candidate.order == best.order) continue;
@@ -238,7 +242,7 @@ absl::Status ChooseLayout(const Graph& graph, const MemoryModel& model,
         Layout layout,
         Evaluate(graph, model, options, deadline, clock, candidate.order,
                  absl::StrCat(candidate.algorithm, " (same peak, better layout)"),
-                 std::move(simulation)));
+                 std::move(simulation), {}));
     if (layout.Rank() < best.Rank()) best = std::move(layout);
   }
   Adopt(model, std::move(best), clock, start, result);
@@ -370,14 +374,21 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
                               const std::vector<Candidate>& baselines, CompileResult& result) {
   const absl::Time start = clock.Now();
   const absl::Time deadline = limits.deadline;
+  // The schedule stage's bound holds for every order (ScheduleResult), so
+  // the granularity proof of PoolInfeasibility may use it.
+  const EveryOrderPeakBound every_order_peak{
+      result.lower_bound_bytes, result.status == ScheduleStatus::kOptimal
+                                    ? "the proved least peak"
+                                    : "the proved lower bound on the peak"};
   Candidate chosen{result.schedule, std::move(result.algorithm), result.peak_bytes};
   ORDO_ASSIGN_OR_RETURN(PoolProblem chosen_problem,
                         BuildPoolProblem(graph, model, result.simulation, options.alignment,
                                          options.pools));
-  if (!PoolInfeasibility(graph, model, chosen_problem).empty()) {
+  if (!PoolInfeasibility(graph, model, chosen_problem, every_order_peak).empty()) {
     ORDO_ASSIGN_OR_RETURN(Layout layout,
                           Evaluate(graph, model, options, deadline, clock, std::move(chosen.order),
-                                   std::move(chosen.algorithm), std::move(result.simulation)));
+                                   std::move(chosen.algorithm), std::move(result.simulation),
+                                   every_order_peak));
     Adopt(model, std::move(layout), clock, start, result);
     return absl::OkStatus();
   }
@@ -409,7 +420,8 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
     ORDO_ASSIGN_OR_RETURN(
         Layout layout,
         PlaceLayout(graph, model, options, deadline, clock, entry.candidate.order,
-                    entry.candidate.algorithm, entry.simulation, &entry.pools, give_up_above));
+                    entry.candidate.algorithm, entry.simulation, every_order_peak, &entry.pools,
+                    give_up_above));
     if (!entry.chosen) {
       absl::StrAppend(&layout.algorithm,
                       !layout.FitsPools() ? " (overflows the pools least)"
@@ -649,7 +661,7 @@ absl::StatusOr<bool> OrderFitsDevice(const Graph& graph, const CompileOptions& o
   ORDO_ASSIGN_OR_RETURN(Layout layout,
                         PlaceLayout(graph, model, options, clock.Now() + budget, clock,
                                     std::vector<int32_t>(order.begin(), order.end()), "candidate",
-                                    std::move(simulation)));
+                                    std::move(simulation), {}));
   return layout.FitsPools();
 }
 

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 #include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/memory/simulator.h"
 #include "core/pools/pool_relaxation.h"
 #include "core/util/status_macros.h"
 
@@ -329,10 +331,9 @@ std::string NameBlocks(const Graph& graph, const PoolProblem& problem,
   return absl::StrJoin(named, ", ");
 }
 
-}  // namespace
-
-std::string PoolInfeasibility(const Graph& graph, const MemoryModel& model,
-                              const PoolProblem& problem) {
+// Proof 1 of PoolInfeasibility: an op whose own blocks have no split.
+std::string OpWithoutASplit(const Graph& graph, const MemoryModel& model,
+                            const PoolProblem& problem) {
   std::vector<int32_t> block_of(model.num_tensors(), kNoId);
   for (int32_t b = 0; b < problem.num_blocks(); ++b) {
     for (int32_t t : problem.arena.blocks[b].tensors) block_of[t] = b;
@@ -360,6 +361,64 @@ std::string PoolInfeasibility(const Graph& graph, const MemoryModel& model,
                         "this model fits these pools");
   }
   return "";
+}
+
+// Proof 2 of PoolInfeasibility, by size granularity. Why it is sound:
+//  - Take any order and any valid placement of its blocks. At a step s the
+//    simulator's footprint is constant_bytes (weights, in no pool) plus the
+//    bytes of the activation tensors it counts at s. Each counted tensor
+//    lies in a block live at s, and no two in one block: an in-place pair
+//    shares a block, but the spec counts the overwritten input not at the
+//    step that writes the output, and neither at any other step together.
+//  - Blocks live at s are pairwise co-live, so those in one pool are
+//    disjoint there; their aligned sizes (each >= the bytes of the tensor
+//    counted in it) sum to at most the pool's capacity C. So the counted
+//    bytes in that pool are at most C; they are a sum of tensor sizes, all
+//    multiples of g, hence at most floor(C / g) * g. Summed over pools: H.
+//  - Every order has a step whose footprint is at least L (a bound over all
+//    orders, not one schedule's peak), so activation bytes of at least
+//    L - constant_bytes there. L - constant_bytes > H contradicts the above.
+// Pins and sizes that keep tensors out of a pool only lower what it holds,
+// so counting every pool stays an upper bound.
+std::string GranularityInfeasibility(const MemoryModel& model, const PoolProblem& problem,
+                                     const EveryOrderPeakBound& every_order_peak) {
+  int64_t g = 0;
+  for (const MemoryModel::TensorInfo& tensor : model.tensors) g = std::gcd(g, tensor.bytes);
+  if (g <= 0) return "";
+  int64_t held = 0;
+  std::vector<std::string> per_pool;
+  for (const MemoryPool& pool : problem.pools) {
+    const int64_t units = pool.capacity_bytes / g;
+    held += units * g;
+    per_pool.push_back(g > 1 ? absl::StrCat(pool.name, " ", units, " x ", g, " B")
+                             : absl::StrCat(pool.name, " ", units, " B"));
+  }
+  const int64_t spec_bound = MemoryLowerBound(model);
+  const bool spec_is_larger = spec_bound >= every_order_peak.bytes;
+  const int64_t bound = std::max(spec_bound, every_order_peak.bytes);
+  const int64_t live = bound - model.constant_bytes;
+  if (live <= held) return "";
+  const std::string source =
+      spec_is_larger ? std::string("the largest footprint an op needs at its own step")
+                     : every_order_peak.source;
+  return absl::StrCat(
+      "no order of this model fits these pools: ",
+      g > 1 ? absl::StrCat("every activation tensor is a multiple of ", g, " B, so ") : "",
+      "the pools hold at most ", held, " B of them at once (", absl::StrJoin(per_pool, ", "),
+      "), and every order has a step with at least ", live, " B of them live (", source,
+      model.constant_bytes > 0 ? absl::StrCat(", less ", model.constant_bytes, " B of weights")
+                               : "",
+      ")");
+}
+
+}  // namespace
+
+std::string PoolInfeasibility(const Graph& graph, const MemoryModel& model,
+                              const PoolProblem& problem,
+                              const EveryOrderPeakBound& every_order_peak) {
+  std::string why = OpWithoutASplit(graph, model, problem);
+  if (why.empty()) why = GranularityInfeasibility(model, problem, every_order_peak);
+  return why;
 }
 
 UnsplittableStep FirstUnsplittableStep(const PoolProblem& problem, int64_t max_nodes) {

@@ -133,15 +133,30 @@ double PoolPeakStepBoundSeconds(const PoolProblem& problem);
 // milliseconds on a thousand blocks.
 inline constexpr int kPoolBoundSteps = 200;
 
-// Why no order of the model has a valid placement, when one exists: an op
-// whose own tensors (its activation inputs and outputs, all live while it
-// runs, in every order; an output it may write in place counts as its
-// input) have no split over the pools they may use within the capacities.
-// Names the op, its tensors and their sizes; "" when every op's tensors
-// have such a split (which does not make a placement exist). Exhaustive per
-// op, at most 100000 tries each (an op beyond that is skipped).
+// A bound on the peak (simulator footprint) of every order of a model, and
+// what proved it (e.g. "the proved least peak"). bytes 0: none beyond the
+// spec's MemoryLowerBound, which PoolInfeasibility takes itself.
+struct EveryOrderPeakBound {
+  int64_t bytes = 0;
+  std::string source;
+};
+
+// Why no order of the model has a valid placement, when one of two proofs
+// holds, "" otherwise (which does not make a placement exist):
+//  1. An op whose own tensors (its activation inputs and outputs, all live
+//     while it runs, in every order; an output it may write in place counts
+//     as its input) have no split over the pools they may use within the
+//     capacities. Names the op, its tensors and their sizes. Exhaustive per
+//     op, at most 100000 tries each (an op beyond that is skipped).
+//  2. Size granularity: every activation tensor is a multiple of g bytes
+//     (their gcd), so a pool of capacity C holds at most floor(C / g) * g
+//     bytes of them at once and the pools at most H, the sum of that; every
+//     order has a step with at least L bytes live (the larger of
+//     `every_order_peak` and MemoryLowerBound); L > H proves it. Names g, H
+//     per pool, L and its source. O(tensors + pools).
 std::string PoolInfeasibility(const Graph& graph, const MemoryModel& model,
-                              const PoolProblem& problem);
+                              const PoolProblem& problem,
+                              const EveryOrderPeakBound& every_order_peak = {});
 
 // The first step of the problem's schedule whose live blocks have no split
 // over the pools they may use within the capacities (none: found() false).

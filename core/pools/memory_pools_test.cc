@@ -167,6 +167,61 @@ TEST(MemoryPoolsTest, InfeasibilityNamesTheOpWhoseTensorsFitNoSplit) {
             "");
 }
 
+// Two 30-byte outputs stay live to the end beside the input: every order
+// has a step with 90 B live (the least peak; each op alone needs 60 B, and
+// splits). Banks of 50 B hold one 30-byte tensor each, 60 B in all though
+// their capacities sum to 100: no order fits, by granularity alone.
+TEST(MemoryPoolsTest, InfeasibilityByGranularityNamesTheUnitTheBanksAndTheBound) {
+  const Graph graph = TestGraph(R"(
+    input x 30
+    op a Conv x -> y:30
+    op b Conv x -> z:30
+    output y
+    output z
+  )");
+  const MemoryModel model = *BuildMemoryModel(graph, {});
+  const SimulationResult simulation = *Simulate(model, {0, 1});
+  ASSERT_EQ(simulation.peak_bytes, 90);
+  ASSERT_EQ(MemoryLowerBound(model), 60);
+  PoolOptions options;
+  options.pools = {{"a", 50, 1e9, 1e9}, {"b", 50, 1e9, 1e9}};
+  const PoolProblem problem = *BuildPoolProblem(graph, model, simulation, 1, options);
+  const EveryOrderPeakBound least_peak{90, "the proved least peak"};
+  EXPECT_EQ(PoolInfeasibility(graph, model, problem, least_peak),
+            "no order of this model fits these pools: every activation tensor is a multiple of "
+            "30 B, so the pools hold at most 60 B of them at once (a 1 x 30 B, b 1 x 30 B), and "
+            "every order has a step with at least 90 B of them live (the proved least peak)");
+  // The spec's bound alone (60 B) proves nothing here.
+  EXPECT_EQ(PoolInfeasibility(graph, model, problem), "");
+  // A 60-byte bank holds two: H = 90 = L, and an order does fit.
+  options.pools[0].capacity_bytes = 60;
+  EXPECT_EQ(PoolInfeasibility(graph, model,
+                              *BuildPoolProblem(graph, model, simulation, 1, options), least_peak),
+            "");
+}
+
+// Without a common unit the argument is plain capacity: 90 B live in
+// every order cannot sit in banks of 44 + 44 B, though every op's own
+// tensors (at most 31 + 29 = 60 B, one per bank) split.
+TEST(MemoryPoolsTest, InfeasibilityByGranularityWithUnitOneIsTheSummedCapacity) {
+  const Graph graph = TestGraph(R"(
+    input x 31
+    op a Conv x -> y:29
+    op b Conv x -> z:30
+    output y
+    output z
+  )");
+  const MemoryModel model = *BuildMemoryModel(graph, {});
+  const SimulationResult simulation = *Simulate(model, {0, 1});
+  PoolOptions options;
+  options.pools = {{"a", 44, 1e9, 1e9}, {"b", 44, 1e9, 1e9}};
+  const PoolProblem problem = *BuildPoolProblem(graph, model, simulation, 1, options);
+  EXPECT_THAT(PoolInfeasibility(graph, model, problem, {90, "the proved least peak"}),
+              AllOf(HasSubstr("the pools hold at most 88 B of them at once (a 44 B, b 44 B)"),
+                    HasSubstr("at least 90 B"), ::testing::Not(HasSubstr("multiple of"))));
+  EXPECT_EQ(PoolInfeasibility(graph, model, problem, {88, "the proved least peak"}), "");
+}
+
 // Every op's own tensors split over two pools of one block each, but while
 // b runs x, p and q are live: three blocks (192 of 200 bytes) with no split,
 // so this order has no valid placement, and the step is named.

@@ -43,13 +43,15 @@ absl::StatusOr<ScoredPoolProblem> ScorePoolProblem(const Graph& graph, const Mem
 
 absl::StatusOr<PoolReport> PlaceScoredInPools(const Graph& graph, const MemoryModel& model,
                                               const ScoredPoolProblem& scored,
-                                              const ArenaLimits& limits, double give_up_above) {
+                                              const ArenaLimits& limits,
+                                              const EveryOrderPeakBound& every_order_peak,
+                                              double give_up_above) {
   const absl::Time start = limits.Now();
   const PoolProblem& problem = scored.problem;
   PoolReport report;
   // A proof that no order fits (cheap: a few tensors per op) leaves
   // nothing to search for: the greedy starts give the overflow to report.
-  report.no_order_fits = PoolInfeasibility(graph, model, problem);
+  report.no_order_fits = PoolInfeasibility(graph, model, problem, every_order_peak);
   if (report.no_order_fits.empty()) {
     // The placer proves the lower bound on the way (its relaxation).
     HeuristicPoolResult placed =

@@ -81,9 +81,11 @@ absl::StatusOr<ScoredPoolProblem> ScorePoolProblem(const Graph& graph, const Mem
 // `give_up_above`: as PlacePoolsHeuristic's; a placement given up is its
 // best greedy start, slower than `give_up_above` (or not fitting), so a
 // caller comparing it with a placement of that time keeps the other.
+// `every_order_peak`: what the caller proved about the peak of every order
+// (PoolInfeasibility's granularity proof uses it).
 absl::StatusOr<PoolReport> PlaceScoredInPools(
     const Graph& graph, const MemoryModel& model, const ScoredPoolProblem& scored,
-    const ArenaLimits& limits,
+    const ArenaLimits& limits, const EveryOrderPeakBound& every_order_peak = {},
     double give_up_above = std::numeric_limits<double>::infinity());
 
 // Appends the single_pool baseline: `single_arena_bytes` (the schedule's

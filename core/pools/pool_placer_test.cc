@@ -13,7 +13,9 @@
 #include <cstdio>
 #include <limits>
 #include <random>
+#include <string>
 
+#include "absl/strings/str_cat.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
 #include "core/testing/trials.h"
@@ -478,6 +480,92 @@ TEST(PoolOrderRepairTest, NeverClaimsWhatBruteForceRefutes) {
   std::printf("start order without a placement but some order with one: %d graphs; the repair "
               "found an order whose steps all split on %d, one the exact placer places on %d\n",
               start_fails_some_fits, repaired, repaired_fits);
+}
+
+// A random small graph whose activation sizes are multiples of `unit`; some
+// ops are Relu (in place over an input of the same size). Unread tensors
+// are graph outputs.
+Graph RandomGraphOfUnit(std::mt19937_64& rng, int64_t unit, int32_t num_ops) {
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  std::vector<std::pair<std::string, int64_t>> tensors = {{"x", unit * pick(1, 3)}};
+  std::vector<bool> read = {false};
+  std::string text = absl::StrCat("input x ", tensors[0].second, "\n");
+  for (int32_t op = 0; op < num_ops; ++op) {
+    const size_t first = static_cast<size_t>(pick(0, static_cast<int64_t>(tensors.size()) - 1));
+    const std::string out = absl::StrCat("t", op);
+    if (pick(0, 3) == 0) {
+      absl::StrAppend(&text, "op o", op, " Relu ", tensors[first].first, " -> ", out, ":",
+                      tensors[first].second, "\n");
+      read[first] = true;
+      tensors.push_back({out, tensors[first].second});
+    } else {
+      const size_t second = static_cast<size_t>(pick(0, static_cast<int64_t>(tensors.size()) - 1));
+      const int64_t bytes = unit * pick(1, 3);
+      absl::StrAppend(&text, "op o", op, " Conv ", tensors[first].first,
+                      second != first ? absl::StrCat(" ", tensors[second].first) : "", " -> ", out,
+                      ":", bytes, "\n");
+      read[first] = read[second] = true;
+      tensors.push_back({out, bytes});
+    }
+    read.push_back(false);
+  }
+  for (size_t t = 1; t < tensors.size(); ++t) {
+    if (!read[t]) absl::StrAppend(&text, "output ", tensors[t].first, "\n");
+  }
+  return testing::TestGraph(text);
+}
+
+// Against brute force over every order and every placement: whenever
+// PoolInfeasibility (given the least peak over all orders, found by brute
+// force too) says no order fits, no order of the graph has a valid
+// placement by the exact placer. Sizes share a unit and the banks are not
+// multiples of it, so the granularity proof fires where summed capacity
+// alone would not.
+TEST(PoolInfeasibilityTest, NeverClaimsWhatBruteForceRefutes) {
+  std::mt19937_64 rng(17);
+  int claimed = 0, by_granularity = 0, within_capacity = 0, confirmed = 0;
+  for (int iteration = 0; iteration < ::ordo::testing::Trials(1000); ++iteration) {
+    const int64_t unit = 3 + iteration % 5;
+    const Graph graph = RandomGraphOfUnit(rng, unit, 3 + iteration % 4);
+    const MemoryModel model = *BuildMemoryModel(graph, {});
+    const std::vector<std::vector<int32_t>> orders = AllOrders(model);
+    int64_t least_peak = std::numeric_limits<int64_t>::max();
+    for (const std::vector<int32_t>& order : orders) {
+      least_peak = std::min(least_peak, Simulate(model, order)->peak_bytes);
+    }
+    PoolOptions options;
+    std::uniform_int_distribution<int64_t> capacity(unit * 3 / 2, unit * 5);
+    options.pools = {{"big", capacity(rng), 2e9, 2e9}, {"small", capacity(rng), 1e9, 1e9}};
+    absl::StatusOr<PoolProblem> problem =
+        BuildPoolProblem(graph, model, *Simulate(model, orders.front()), 1, options);
+    if (!problem.ok()) continue;  // a tensor larger than both banks
+    const std::string why =
+        PoolInfeasibility(graph, model, *problem, {least_peak, "the least peak"});
+    if (why.empty()) continue;
+    ++claimed;
+    by_granularity += why.find("hold at most") != std::string::npos;
+    // Claims summed capacity alone could not make.
+    within_capacity +=
+        least_peak <= options.pools[0].capacity_bytes + options.pools[1].capacity_bytes &&
+        why.find("multiple of") != std::string::npos;
+    bool refuted_everywhere = true;
+    for (const std::vector<int32_t>& order : orders) {
+      absl::StatusOr<PoolProblem> of_order =
+          BuildPoolProblem(graph, model, *Simulate(model, order), 1, options);
+      if (!of_order.ok()) continue;
+      const ExactPoolResult exact = PlacePoolsExact(*of_order, 200000, ArenaLimits{});
+      EXPECT_FALSE(exact.placement.has_value()) << why << "\n" << graph.num_ops() << " ops";
+      refuted_everywhere = refuted_everywhere && exact.optimal;
+    }
+    confirmed += refuted_everywhere;
+  }
+  std::printf(
+      "no order fits claimed on %d graphs (%d by granularity, %d of them within the summed "
+      "capacity); brute force finished on %d\n",
+      claimed, by_granularity, within_capacity, confirmed);
+  EXPECT_GT(within_capacity, 0);
 }
 
 }  // namespace
