@@ -333,6 +333,7 @@ std::optional<Candidate> RepairedPoolCandidate(const Graph& graph, const MemoryM
                                                const CompileOptions& options,
                                                const std::vector<ScoredSchedule>& scored) {
   std::vector<std::vector<int32_t>> starts;
+  starts.reserve(scored.size());
   for (const ScoredSchedule& entry : scored) starts.push_back(entry.candidate.order);
   const int64_t cap = std::max(kMinRepairOrders, kRepairOrdersPerOp * model.num_ops());
   PoolOrderRepair repair =
