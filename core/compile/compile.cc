@@ -288,6 +288,30 @@ struct ScoredSchedule {
   const PoolPlacement& greedy() const { return pools.greedy.best(); }
 };
 
+// `candidate` scored with the placer's greedy starts: verified by the
+// simulator and its pool problem built, unless the caller already has both.
+absl::StatusOr<ScoredSchedule> ScoreSchedule(const Graph& graph, const MemoryModel& model,
+                                             const CompileOptions& options, Candidate candidate,
+                                             std::optional<SimulationResult> simulation = {},
+                                             std::optional<PoolProblem> problem = {}) {
+  ScoredSchedule entry;
+  if (simulation) {
+    entry.simulation = std::move(*simulation);
+  } else {
+    ORDO_ASSIGN_OR_RETURN(entry.simulation, Verify(model, candidate));
+  }
+  if (problem) {
+    entry.pools.problem = std::move(*problem);
+  } else {
+    ORDO_ASSIGN_OR_RETURN(entry.pools.problem,
+                          BuildPoolProblem(graph, model, entry.simulation, options.alignment,
+                                           options.pools));
+  }
+  entry.pools.greedy = PlacePoolsGreedyStarts(entry.pools.problem);
+  entry.candidate = std::move(candidate);
+  return entry;
+}
+
 // The greedy placement's PlacementRank, then the lower peak; the chosen
 // schedule (index 0) wins ties.
 bool BetterScore(const ScoredSchedule& a, const ScoredSchedule& b) {
@@ -396,19 +420,17 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
   ORDO_ASSIGN_OR_RETURN(std::vector<Candidate> candidates,
                         PoolCandidates(registry, model, options, limits, std::move(chosen),
                                        baselines));
-  std::vector<ScoredSchedule> scored(candidates.size());
-  scored[0].chosen = true;
-  scored[0].simulation = std::move(result.simulation);
-  scored[0].pools.problem = std::move(chosen_problem);
-  for (size_t i = 1; i < candidates.size(); ++i) {
-    ORDO_ASSIGN_OR_RETURN(scored[i].simulation, Verify(model, candidates[i]));
-    ORDO_ASSIGN_OR_RETURN(scored[i].pools.problem,
-                          BuildPoolProblem(graph, model, scored[i].simulation, options.alignment,
-                                           options.pools));
-  }
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    scored[i].pools.greedy = PlacePoolsGreedyStarts(scored[i].pools.problem);
-    scored[i].candidate = std::move(candidates[i]);
+  std::vector<ScoredSchedule> scored;
+  scored.reserve(candidates.size() + 1);  // and a repaired order
+  for (Candidate& candidate : candidates) {
+    // The chosen schedule (first) was verified and its problem built above.
+    ORDO_ASSIGN_OR_RETURN(
+        ScoredSchedule entry,
+        scored.empty() ? ScoreSchedule(graph, model, options, std::move(candidate),
+                                       std::move(result.simulation), std::move(chosen_problem))
+                       : ScoreSchedule(graph, model, options, std::move(candidate)));
+    entry.chosen = scored.empty();
+    scored.push_back(std::move(entry));
   }
   std::stable_sort(scored.begin(), scored.end(), BetterScore);
   const bool chosen_fits = std::find_if(scored.begin(), scored.end(), [](const auto& entry) {
@@ -451,13 +473,9 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
   if (!best->FitsPools()) {
     std::optional<Candidate> repaired = RepairedPoolCandidate(graph, model, options, scored);
     if (repaired) {
-      ScoredSchedule& entry = scored.emplace_back();
-      ORDO_ASSIGN_OR_RETURN(entry.simulation, Verify(model, *repaired));
-      ORDO_ASSIGN_OR_RETURN(entry.pools.problem,
-                            BuildPoolProblem(graph, model, entry.simulation, options.alignment,
-                                             options.pools));
-      entry.pools.greedy = PlacePoolsGreedyStarts(entry.pools.problem);
-      entry.candidate = std::move(*repaired);
+      ORDO_ASSIGN_OR_RETURN(ScoredSchedule repaired_entry,
+                            ScoreSchedule(graph, model, options, std::move(*repaired)));
+      ScoredSchedule& entry = scored.emplace_back(std::move(repaired_entry));
       ORDO_ASSIGN_OR_RETURN(Layout layout,
                             place(entry, std::numeric_limits<double>::infinity()));
       ORDO_RETURN_IF_ERROR(keep_better(std::move(layout), /*replace_ties=*/false));
