@@ -422,14 +422,15 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
                                        baselines));
   std::vector<ScoredSchedule> scored;
   scored.reserve(candidates.size() + 1);  // and a repaired order
-  for (Candidate& candidate : candidates) {
-    // The chosen schedule (first) was verified and its problem built above.
-    ORDO_ASSIGN_OR_RETURN(
-        ScoredSchedule entry,
-        scored.empty() ? ScoreSchedule(graph, model, options, std::move(candidate),
-                                       std::move(result.simulation), std::move(chosen_problem))
-                       : ScoreSchedule(graph, model, options, std::move(candidate)));
-    entry.chosen = scored.empty();
+  // The chosen schedule (first) was verified and its problem built above.
+  ORDO_ASSIGN_OR_RETURN(ScoredSchedule chosen_entry,
+                        ScoreSchedule(graph, model, options, std::move(candidates.front()),
+                                      std::move(result.simulation), std::move(chosen_problem)));
+  chosen_entry.chosen = true;
+  scored.push_back(std::move(chosen_entry));
+  for (size_t i = 1; i < candidates.size(); ++i) {
+    ORDO_ASSIGN_OR_RETURN(ScoredSchedule entry,
+                          ScoreSchedule(graph, model, options, std::move(candidates[i])));
     scored.push_back(std::move(entry));
   }
   std::stable_sort(scored.begin(), scored.end(), BetterScore);
