@@ -26,7 +26,19 @@ struct Layer {
   TensorId out = kNoId;
   Window window;
   int64_t macs = 0;
+  bool pointwise = false;     // a 1x1 window: output pixel (y, x) reads input pixel (y, x) only
+  bool channel_wise = false;  // each output channel reads one input channel
 };
+
+bool IsPointwise(const Window& w) {
+  for (int32_t axis = 0; axis < w.rank(); ++axis) {
+    if (w.kernel[axis] != 1 || w.strides[axis] != 1 || w.pads_begin[axis] != 0 ||
+        w.pads_end[axis] != 0) {
+      return false;
+    }
+  }
+  return true;
+}
 
 Window IdentityWindow() {
   return Window{{1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, false};
@@ -59,11 +71,13 @@ std::optional<Layer> AnalyzeLayer(const Graph& graph, OpId id) {
     return std::nullopt;
   }
   Layer layer{id, op.inputs[0], op.outputs[0], IdentityWindow(), OpMacs(graph, op)};
+  layer.channel_wise = true;
   const OpKind kind = ClassifyOp(op);
   if (kind == OpKind::kConv) {
     absl::StatusOr<ConvInfo> conv = AnalyzeConv(op, InputDims(graph, op));
     if (!conv.ok() || conv->window.rank() != 2) return std::nullopt;
     layer.window = conv->window;
+    layer.channel_wise = conv->group == conv->in_channels;
   } else if (kind == OpKind::kMaxPool || kind == OpKind::kAveragePool) {
     absl::StatusOr<Window> pool = AnalyzePool(op, in.dims);
     if (!pool.ok() || pool->rank() != 2) return std::nullopt;
@@ -74,6 +88,7 @@ std::optional<Layer> AnalyzeLayer(const Graph& graph, OpId id) {
   for (int32_t axis = 0; axis < 2; ++axis) {
     if (layer.window.OutputSize(axis, in.dims[2 + axis]) != out.dims[2 + axis]) return std::nullopt;
   }
+  layer.pointwise = IsPointwise(layer.window);
   return layer;
 }
 
@@ -105,17 +120,25 @@ absl::StatusOr<std::vector<Layer>> StageLayers(const Graph& graph, absl::Span<co
   return layers;
 }
 
-// OK when `run` can run a stage of `layers` ops.
-absl::Status CheckRun(const StageRun& run, int32_t layers) {
+// OK when `run` can run a stage of `layers`.
+absl::Status CheckRun(const StageRun& run, const std::vector<Layer>& layers) {
+  const int32_t n = static_cast<int32_t>(layers.size());
   if (run.band_rows < 1) {
     return absl::InvalidArgumentError(absl::StrCat("band_rows ", run.band_rows, " is below 1"));
   }
-  if (run.cached_layer == -1) return absl::OkStatus();
-  if (run.caching != StageCaching::kPixel || run.cached_layer < 0 ||
-      run.cached_layer >= layers - 1) {
+  if (run.cached_layer != -1 &&
+      (run.caching != StageCaching::kPixel || run.cached_layer < 0 || run.cached_layer >= n - 1)) {
+    return absl::InvalidArgumentError(absl::StrCat("cached_layer ", run.cached_layer,
+                                                   " is not a layer before the last of a ", n,
+                                                   "-layer pixel stage"));
+  }
+  if (run.recomputed_layer == -1) return absl::OkStatus();
+  if (run.caching != StageCaching::kPixel || run.cached_layer != -1 || run.recomputed_layer < 0 ||
+      run.recomputed_layer >= n - 1 || !layers[run.recomputed_layer].pointwise) {
     return absl::InvalidArgumentError(
-        absl::StrCat("cached_layer ", run.cached_layer, " is not a layer before the last of a ",
-                     layers, "-layer pixel stage"));
+        absl::StrCat("recomputed_layer ", run.recomputed_layer,
+                     " is not a pointwise layer before the last of a ", n,
+                     "-layer pixel stage without a cached layer"));
   }
   return absl::OkStatus();
 }
@@ -124,16 +147,33 @@ int64_t Extent(std::pair<int64_t, int64_t> range) { return range.second - range.
 
 // Per layer, the columns of its output that some output of the stage
 // reads (a strided window may skip the last ones).
-std::vector<int64_t> NeededColumns(const Graph& graph, const std::vector<Layer>& layers) {
+std::vector<std::pair<int64_t, int64_t>> NeededColumns(const Graph& graph,
+                                                       const std::vector<Layer>& layers) {
   const int32_t n = static_cast<int32_t>(layers.size());
-  std::vector<int64_t> needed(n, 0);
+  std::vector<std::pair<int64_t, int64_t>> needed(n);
   std::pair<int64_t, int64_t> range{0, graph.tensor(layers.back().out).dims[3]};
   for (int32_t l = n - 1; l >= 0; --l) {
-    needed[l] = Extent(range);
+    needed[l] = range;
     range = layers[l].window.InputRange(1, range.first, range.second,
                                         graph.tensor(layers[l].in).dims[3]);
   }
   return needed;
+}
+
+// The taps of `window` along `axis` that fall inside an input of `in_size`,
+// summed over outputs [range.first, range.second): how many input values
+// those outputs read (padding is not computed). O(outputs x kernel).
+int64_t InBoundsTaps(const Window& window, int32_t axis, std::pair<int64_t, int64_t> range,
+                     int64_t in_size) {
+  int64_t taps = 0;
+  for (int64_t o = range.first; o < range.second; ++o) {
+    for (int64_t k = 0; k < window.kernel[axis]; ++k) {
+      const int64_t i =
+          o * window.strides[axis] - window.pads_begin[axis] + k * window.dilations[axis];
+      taps += i >= 0 && i < in_size ? 1 : 0;
+    }
+  }
+  return taps;
 }
 
 // The rows (axis 0) or columns (axis 1) of `layer`'s input that one row or
@@ -170,12 +210,22 @@ int64_t Overlap(std::pair<int64_t, int64_t> a, std::pair<int64_t, int64_t> b) {
 // band that computes them to the last band that reads them) and only the
 // rest in a column ring. Bands read monotone row ranges, so rows another
 // band reads are exactly the ones the previous or the next band reads.
-// O(bands x layers).
+// A recomputed layer u computes, per band, one pixel for every in-bounds
+// tap of every output pixel of u+1 the band computes; its input's ring is
+// u+1's, and of u only the value being read is held.
+// O(bands x layers x kernel x columns).
 PixelWalk WalkPixelRun(const Graph& graph, const std::vector<Layer>& layers, const StageRun& run) {
   const int32_t n = static_cast<int32_t>(layers.size());
   const int64_t size = graph.tensor(layers.back().out).dims[2];
   const int64_t band = std::max(1, run.band_rows);
-  const std::vector<int64_t> width = NeededColumns(graph, layers);
+  const std::vector<std::pair<int64_t, int64_t>> columns = NeededColumns(graph, layers);
+  const int32_t recomputed = run.recomputed_layer;
+  // Every band computes the same columns, so the taps a recomputed layer
+  // serves along W are one sum.
+  const int64_t column_taps =
+      recomputed < 0 ? 0
+                     : InBoundsTaps(layers[recomputed + 1].window, 1, columns[recomputed + 1],
+                                    graph.tensor(layers[recomputed].out).dims[3]);
   PixelWalk walk;
   // reads[b][l]: the rows of intermediate l (the output of layer l < n - 1)
   // that band b reads.
@@ -184,6 +234,7 @@ PixelWalk WalkPixelRun(const Graph& graph, const std::vector<Layer>& layers, con
   for (int64_t position = 0; position < size; position += band) {
     std::vector<std::pair<int64_t, int64_t>> read(n - 1);
     std::pair<int64_t, int64_t> range{position, std::min(size, position + band)};
+    std::pair<int64_t, int64_t> reader_rows;  // what layer l + 1 computes
     for (int32_t l = n - 1; l >= 0; --l) {
       if (l < n - 1) {
         read[l] = range;
@@ -194,7 +245,14 @@ PixelWalk WalkPixelRun(const Graph& graph, const std::vector<Layer>& layers, con
       }
       const std::vector<int64_t>& dims = graph.tensor(layers[l].out).dims;
       // MACs are proportional to output elements (cost_model.h).
-      walk.macs += layers[l].macs / (dims[2] * dims[3]) * Extent(range) * width[l];
+      const int64_t pixel_macs = layers[l].macs / (dims[2] * dims[3]);
+      if (l == recomputed) {
+        const int64_t row_taps = InBoundsTaps(layers[l + 1].window, 0, reader_rows, dims[2]);
+        walk.macs += pixel_macs * row_taps * column_taps;
+      } else {
+        walk.macs += pixel_macs * Extent(range) * Extent(columns[l]);
+      }
+      reader_rows = range;
       range = layers[l].window.InputRange(0, range.first, range.second,
                                           graph.tensor(layers[l].in).dims[2]);
     }
@@ -203,7 +261,12 @@ PixelWalk WalkPixelRun(const Graph& graph, const std::vector<Layer>& layers, con
   const size_t bands = reads.size();
   for (int32_t l = 0; l + 1 < n; ++l) {
     const std::vector<int64_t>& dims = graph.tensor(layers[l].out).dims;
-    const int64_t ring = RingExtent(graph, layers[l + 1], 1);
+    if (l == recomputed) {
+      walk.workspace_elements += dims[0] * (layers[l + 1].channel_wise ? 1 : dims[1]);
+      continue;
+    }
+    // The input of a recomputed layer serves its reader's window.
+    const int64_t ring = RingExtent(graph, layers[l + 1 == recomputed ? l + 2 : l + 1], 1);
     int64_t most = 0;
     for (size_t b = 0; b < bands; ++b) {
       const int64_t rows = Extent(reads[b][l]);
@@ -213,7 +276,7 @@ PixelWalk WalkPixelRun(const Graph& graph, const std::vector<Layer>& layers, con
         if (b > 0) kept += Overlap(reads[b][l], reads[b - 1][l]);
         if (b + 1 < bands) kept += Overlap(reads[b][l], reads[b + 1][l]);
         kept = std::min(rows, kept);
-        cells = kept * width[l] + (rows - kept) * ring;
+        cells = kept * Extent(columns[l]) + (rows - kept) * ring;
       }
       most = std::max(most, cells);
     }
@@ -274,6 +337,21 @@ struct Piece {
   int64_t extra_macs = 0;
 };
 
+// StageRuns(layers.size()) and, for stages of at most kMaxMixedStageLayers,
+// pixel runs in bands of 1-4 rows recomputing each pointwise layer but the
+// last (what its reader's taps cost is decided by WalkPixelRun).
+std::vector<StageRun> RunsOf(const std::vector<Layer>& layers) {
+  const int32_t n = static_cast<int32_t>(layers.size());
+  std::vector<StageRun> runs = StageRuns(n);
+  if (n > kMaxMixedStageLayers) return runs;
+  for (int32_t band : {1, 2, 3, 4}) {
+    for (int32_t u = 0; u + 1 < n; ++u) {
+      if (layers[u].pointwise) runs.push_back({StageCaching::kPixel, band, -1, u});
+    }
+  }
+  return runs;
+}
+
 std::vector<Piece> PiecesOf(const Graph& graph, const MemoryModel& memory,
                             const std::vector<Layer>& chain) {
   const int32_t n = static_cast<int32_t>(chain.size());
@@ -285,7 +363,7 @@ std::vector<Piece> PiecesOf(const Graph& graph, const MemoryModel& memory,
     for (int32_t last = first + 1; last < std::min(n, first + kMaxStageLayers); ++last) {
       const std::vector<Layer> stage(chain.begin() + first, chain.begin() + last + 1);
       const int64_t rows = graph.tensor(chain[last].out).dims[2];
-      for (const StageRun& run : StageRuns(last - first + 1)) {
+      for (const StageRun& run : RunsOf(stage)) {
         if (run.band_rows > 1 && run.band_rows >= rows) continue;  // one band: no rows to share
         const StageCost cost = Cost(graph, memory, stage, run);
         pieces.push_back({first, last, true, run,
@@ -359,6 +437,9 @@ std::string StageRunName(const StageRun& run) {
   std::string name = "pixel";
   if (run.band_rows > 1) absl::StrAppend(&name, ", ", run.band_rows, "-row bands");
   if (run.cached_layer >= 0) absl::StrAppend(&name, ", rows of layer ", run.cached_layer, " cached");
+  if (run.recomputed_layer >= 0) {
+    absl::StrAppend(&name, ", layer ", run.recomputed_layer, " recomputed per tap");
+  }
   return name;
 }
 
@@ -372,6 +453,12 @@ std::vector<StageRun> StageRuns(int32_t layers) {
     }
   }
   return runs;
+}
+
+std::vector<StageRun> StageRuns(const Graph& graph, absl::Span<const OpId> ops) {
+  absl::StatusOr<std::vector<Layer>> layers = StageLayers(graph, ops);
+  if (!layers.ok()) return {};
+  return RunsOf(*layers);
 }
 
 std::vector<std::vector<OpId>> FindFusibleChains(const Graph& graph) {
@@ -403,7 +490,7 @@ std::vector<std::vector<OpId>> FindFusibleChains(const Graph& graph) {
 absl::StatusOr<StageCost> CostOfStage(const Graph& graph, const MemoryModel& memory,
                                       absl::Span<const OpId> ops, const StageRun& run) {
   ORDO_ASSIGN_OR_RETURN(std::vector<Layer> layers, StageLayers(graph, ops));
-  ORDO_RETURN_IF_ERROR(CheckRun(run, static_cast<int32_t>(layers.size())));
+  ORDO_RETURN_IF_ERROR(CheckRun(run, layers));
   return Cost(graph, memory, layers, run);
 }
 
@@ -677,7 +764,7 @@ absl::StatusOr<onnx::ModelProto> ApplyPatchFusion(const onnx::ModelProto& model,
   std::vector<FusedNodeSpec> specs;
   for (const FusedStage& stage : plan.stages) {
     ORDO_ASSIGN_OR_RETURN(std::vector<Layer> layers, StageLayers(graph, stage.ops));
-    ORDO_RETURN_IF_ERROR(CheckRun(stage.run, static_cast<int32_t>(layers.size())));
+    ORDO_RETURN_IF_ERROR(CheckRun(stage.run, layers));
     FusedNodeSpec spec;
     for (const Layer& layer : layers) {
       ORDO_ASSIGN_OR_RETURN(int32_t index, NodeOf(g, graph.op(layer.op)));
@@ -696,10 +783,11 @@ absl::StatusOr<onnx::ModelProto> ApplyPatchFusion(const onnx::ModelProto& model,
     spec.description = absl::StrCat("patch-wise fused stage (", StageRunName(stage.run), ")");
     spec.attributes = {
         IntAttributeProto("layers", static_cast<int64_t>(layers.size())),
-        StringAttributeProto("caching",
-                             stage.run.caching == StageCaching::kLineBuffer ? "line_buffer" : "pixel"),
+        StringAttributeProto(
+            "caching", stage.run.caching == StageCaching::kLineBuffer ? "line_buffer" : "pixel"),
         IntAttributeProto("band_rows", stage.run.band_rows),
-        IntAttributeProto("cached_layer", stage.run.cached_layer)};
+        IntAttributeProto("cached_layer", stage.run.cached_layer),
+        IntAttributeProto("recomputed_layer", stage.run.recomputed_layer)};
     specs.push_back(std::move(spec));
   }
   return ApplyFusedNodes(model, specs);

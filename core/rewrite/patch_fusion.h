@@ -63,9 +63,9 @@ namespace ordo {
 // producer's step) the fused step costs input + output + workspace, and
 // the arena gives the workspace a block. The node's attribute "macs" holds
 // the stage's MACs (core/rewrite/cost_model.h reads it), "caching",
-// "band_rows", "cached_layer" (-1: none) and "layers" say how it runs. The model carries a local function of the same
-// name whose body is the original layers (and a ConstantOfShape for the
-// workspace), so any ONNX runtime can execute the rewritten model and it
+// "band_rows", "cached_layer" (-1: none), "recomputed_layer" (-1: none) and "layers" say how it
+// runs. The model carries a local function of the same name whose body is the original layers (and
+// a ConstantOfShape for the workspace), so any ONNX runtime can execute the rewritten model and it
 // computes exactly what the original did.
 
 inline constexpr absl::string_view kFusionDomain = "ai.ordo";
@@ -84,21 +84,33 @@ struct StageRun {
   // kPixel only: the stage's layer (0-based, not the last) whose output rows
   // are computed once and kept across bands; -1 for none.
   int32_t cached_layer = -1;
+  // kPixel only, and not with a cached layer: the stage's pointwise layer
+  // (0-based, not the last) whose output is recomputed at every tap of its
+  // reader instead of held; -1 for none.
+  int32_t recomputed_layer = -1;
 };
 
-// "line_buffer", "pixel", "pixel, 4-row bands", "pixel, rows of layer 3 cached".
+// "line_buffer", "pixel", "pixel, 4-row bands", "pixel, rows of layer 3 cached",
+// "pixel, 3-row bands, layer 3 recomputed per tap".
 std::string StageRunName(const StageRun& run);
 
 // The most layers of a stage for which the fusion front also tries runs with
-// a cached layer (each adds a run per layer and band: pieces stay
-// O(L x kMaxMixedStageLayers^2) per chain of L ops).
+// a cached or a recomputed layer (each adds a run per layer and band: pieces
+// stay O(L x kMaxMixedStageLayers^2) per chain of L ops).
 inline constexpr int32_t kMaxMixedStageLayers = 24;
 
-// The runs the fusion front considers for a stage of `layers` ops: line
-// buffers; pixel in bands of 1, 2, 3, 4, 6, 8, 12, 16 rows; and, up to
+// The runs of any stage of `layers` ops, whatever its layers: line buffers;
+// pixel in bands of 1, 2, 3, 4, 6, 8, 12, 16 rows; and, up to
 // kMaxMixedStageLayers layers, pixel in bands of 1-4 rows with each layer
 // but the last cached.
 std::vector<StageRun> StageRuns(int32_t layers);
+
+// The runs the fusion front considers for the stage `ops` (a piece of a
+// chain, see CostOfStage): StageRuns(ops.size()) and, up to
+// kMaxMixedStageLayers layers, pixel in bands of 1-4 rows with each
+// pointwise layer but the last recomputed. Empty when `ops` is not such a
+// piece.
+std::vector<StageRun> StageRuns(const Graph& graph, absl::Span<const OpId> ops);
 
 // Maximal chains of fusible layers, in model order, each of at least two
 // ops: ops with one activation input and one output, NCHW, that are a
@@ -118,7 +130,9 @@ struct StageCost {
 };
 
 // INVALID_ARGUMENT when `ops` is not such a piece or `run` cannot run it
-// (a cached layer that is the last, or with line buffers). O(ops x output rows).
+// (a cached layer that is the last, or with line buffers; a recomputed layer
+// that is the last, not pointwise, or with line buffers or a cached layer).
+// O(ops x output rows).
 absl::StatusOr<StageCost> CostOfStage(const Graph& graph, const MemoryModel& memory,
                                       absl::Span<const OpId> ops, const StageRun& run);
 
@@ -147,7 +161,7 @@ struct FusionPlan {
 // piece within P. Exact when stages of at most 64 layers and at most 4096
 // distinct candidate peaks cover the model (otherwise the front is sampled
 // at 4096 peaks spread over the range, its lowest-peak plan always kept).
-// O(pieces x (rows + candidates)), pieces <= (9 x 64 + 4 x 24^2) x L per chain of L ops.
+// O(pieces x (rows + candidates)), pieces <= (9 x 64 + 8 x 24^2) x L per chain of L ops.
 absl::StatusOr<std::vector<FusionPlan>> FusionFront(const Graph& graph, const MemoryModel& memory);
 
 // The model with each stage of `plan` replaced by one fused node (see above)

@@ -18,6 +18,7 @@
 #include "core/schedule/scheduler.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/trials.h"
+#include "core/util/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -45,6 +46,16 @@ TEST(PatchFusionTest, ChainsStopWhereATensorIsSharedOrTheOpIsNotALayer) {
   EXPECT_THAT(Names(graph, chains[0]), ElementsAre("e_op", "er_op", "d_op", "dr_op", "p_op"));
 }
 
+// The window of a layer of RandomWindowChain, read from its attributes.
+Window TapWindow(const Graph& graph, OpId id) {
+  const Op& op = graph.op(id);
+  if (op.type == "Conv") return AnalyzeConv(op, InputDims(graph, op))->window;
+  if (op.type == "MaxPool" || op.type == "AveragePool") {
+    return *AnalyzePool(op, graph.tensor(op.inputs[0]).dims);
+  }
+  return Window{{1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, false};
+}
+
 // Rows (axis 0) or columns (axis 1) of each layer's output that one output
 // position of the chain reads, found by walking every kernel tap (an
 // independent reading of the ONNX window semantics).
@@ -56,12 +67,7 @@ std::vector<std::pair<int64_t, int64_t>> TapBoxes(const Graph& graph, const std:
     boxes[l] = {lo, hi};
     const Op& op = graph.op(ops[l]);
     const int64_t in_size = graph.tensor(op.inputs[0]).dims[2 + axis];
-    Window w{{1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, false};
-    if (op.type == "Conv") {
-      w = AnalyzeConv(op, InputDims(graph, op))->window;
-    } else if (op.type == "MaxPool" || op.type == "AveragePool") {
-      w = *AnalyzePool(op, graph.tensor(op.inputs[0]).dims);
-    }
+    const Window w = TapWindow(graph, ops[l]);
     // The hull of every tap, clamped to the tensor (a tap in the padding
     // reads nothing; one between two in-bounds taps is in the hull).
     int64_t new_lo = INT64_MAX, new_hi = INT64_MIN;
@@ -162,12 +168,7 @@ TEST(PatchFusionTest, StageCostsAgreeWithKernelTapsAndWithRowTiling) {
 std::set<int64_t> TapRows(const Graph& graph, OpId op, const std::set<int64_t>& rows) {
   const Op& o = graph.op(op);
   const int64_t in_size = graph.tensor(o.inputs[0]).dims[2];
-  Window w{{1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, false};
-  if (o.type == "Conv") {
-    w = AnalyzeConv(o, InputDims(graph, o))->window;
-  } else if (o.type == "MaxPool" || o.type == "AveragePool") {
-    w = *AnalyzePool(o, graph.tensor(o.inputs[0]).dims);
-  }
+  const Window w = TapWindow(graph, op);
   int64_t lo = INT64_MAX, hi = INT64_MIN;
   for (int64_t y : rows) {
     for (int64_t k = 0; k < w.kernel[0]; ++k) {
@@ -187,6 +188,24 @@ int64_t SharedRows(const std::set<int64_t>& a, const std::set<int64_t>& b) {
   return shared;
 }
 
+// RandomWindowChain(seed, layers, size), imported, its memory model and its
+// one chain.
+struct ImportedChain {
+  Graph graph;
+  MemoryModel memory;
+  std::vector<OpId> ops;
+};
+
+absl::StatusOr<ImportedChain> ImportChain(uint32_t seed, int32_t layers, int64_t size) {
+  ImportedChain chain;
+  ORDO_ASSIGN_OR_RETURN(chain.graph, Import(RandomWindowChain(seed, layers, size, false).model()));
+  ORDO_ASSIGN_OR_RETURN(chain.memory, BuildMemoryModel(chain.graph, MemoryOptions{}));
+  std::vector<std::vector<OpId>> chains = FindFusibleChains(chain.graph);
+  if (chains.size() != 1) return absl::InternalError(absl::StrCat(chains.size(), " chains"));
+  chain.ops = std::move(chains[0]);
+  return chain;
+}
+
 TEST(PatchFusionTest, CachedLayerRunsAgreeWithARowSetWalk) {
   // An independent walk of a pixel run with a cached layer: per band, the
   // row sets each layer computes (the cached layer only rows no earlier
@@ -198,12 +217,11 @@ TEST(PatchFusionTest, CachedLayerRunsAgreeWithARowSetWalk) {
   int32_t cheaper = 0;
   for (int32_t trial = 0; trial < trials; ++trial) {
     const int32_t layers = 2 + trial % 5;
-    const onnx::ModelProto model = RandomWindowChain(400 + trial, layers, 9 + trial % 8, false).model();
-    ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
-    ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
-    const std::vector<std::vector<OpId>> chains = FindFusibleChains(graph);
-    ASSERT_EQ(chains.size(), 1) << "trial " << trial;
-    const std::vector<OpId>& ops = chains[0];
+    ORDO_ASSERT_OK_AND_ASSIGN(const ImportedChain chain,
+                              ImportChain(400 + trial, layers, 9 + trial % 8));
+    const Graph& graph = chain.graph;
+    const MemoryModel& memory = chain.memory;
+    const std::vector<OpId>& ops = chain.ops;
     const int32_t n = static_cast<int32_t>(ops.size());
     const Tensor& out = graph.tensor(graph.op(ops.back()).outputs[0]);
     std::vector<int64_t> columns(n);  // of each layer's output any output reads
@@ -271,6 +289,174 @@ TEST(PatchFusionTest, CachedLayerRunsAgreeWithARowSetWalk) {
   EXPECT_GE(cheaper, 1);  // and somewhere it recomputes less
 }
 
+// Whether each output channel of `op` reads one input channel only.
+bool ReadsOneChannel(const Graph& graph, OpId id) {
+  const Op& op = graph.op(id);
+  if (op.type != "Conv") return true;              // pools and Relu
+  return graph.tensor(op.inputs[1]).dims[1] == 1;  // W: out x in / group x kH x kW
+}
+
+TEST(PatchFusionTest, RecomputedLayerRunsAgreeWithATapWalk) {
+  // An independent walk of a pixel run recomputing pointwise layer u: per
+  // band, the rows each layer computes by kernel taps; layer u instead
+  // computes one pixel per in-bounds tap of every output pixel of u+1 the
+  // band computes (enumerated tap by tap); of u only one element (its reader
+  // reads one channel per output channel) or one pixel is held, and u's
+  // input holds the columns one output column of u+1 reads.
+  const int32_t trials = Trials(60);
+  int32_t runs = 0;
+  int32_t smaller = 0;
+  for (int32_t trial = 0; trial < trials; ++trial) {
+    const int32_t layers = 2 + trial % 5;
+    ORDO_ASSERT_OK_AND_ASSIGN(const ImportedChain chain,
+                              ImportChain(700 + trial, layers, 9 + trial % 8));
+    const Graph& graph = chain.graph;
+    const MemoryModel& memory = chain.memory;
+    const std::vector<OpId>& ops = chain.ops;
+    const int32_t n = static_cast<int32_t>(ops.size());
+    const Tensor& out = graph.tensor(graph.op(ops.back()).outputs[0]);
+    const auto first_column = TapBoxes(graph, ops, 1, 0);
+    const auto last_column = TapBoxes(graph, ops, 1, out.dims[3] - 1);
+    for (int32_t u = 0; u + 1 < n; ++u) {
+      const Window uw = TapWindow(graph, ops[u]);
+      if (uw.kernel != std::vector<int64_t>{1, 1} || uw.strides != std::vector<int64_t>{1, 1} ||
+          uw.pads_begin != std::vector<int64_t>{0, 0} ||
+          uw.pads_end != std::vector<int64_t>{0, 0}) {
+        continue;  // not pointwise
+      }
+      const Window reader = TapWindow(graph, ops[u + 1]);
+      const Tensor& t = graph.tensor(graph.op(ops[u]).outputs[0]);
+      for (int32_t band : {1, 2, 3, 4}) {
+        const StageRun run{StageCaching::kPixel, band, -1, u};
+        std::vector<int64_t> most(n, 0);  // worst band's rows read, per intermediate
+        int64_t macs = 0;
+        for (int64_t y = 0; y < out.dims[2]; y += band) {
+          std::set<int64_t> rows;
+          for (int64_t r = y; r < std::min<int64_t>(out.dims[2], y + band); ++r) rows.insert(r);
+          std::set<int64_t> reader_rows;
+          for (int32_t l = n - 1; l >= 0; --l) {
+            if (l < n - 1) most[l] = std::max<int64_t>(most[l], rows.size());
+            const Op& op = graph.op(ops[l]);
+            const Tensor& o = graph.tensor(op.outputs[0]);
+            const int64_t pixel_macs = OpMacs(graph, op) / (o.dims[2] * o.dims[3]);
+            if (l == u) {
+              int64_t taps = 0;
+              for (int64_t ry : reader_rows) {
+                for (int64_t rx = first_column[u + 1].first; rx < last_column[u + 1].second; ++rx) {
+                  for (int64_t ky = 0; ky < reader.kernel[0]; ++ky) {
+                    for (int64_t kx = 0; kx < reader.kernel[1]; ++kx) {
+                      const int64_t iy =
+                          ry * reader.strides[0] - reader.pads_begin[0] + ky * reader.dilations[0];
+                      const int64_t ix =
+                          rx * reader.strides[1] - reader.pads_begin[1] + kx * reader.dilations[1];
+                      taps += iy >= 0 && iy < t.dims[2] && ix >= 0 && ix < t.dims[3] ? 1 : 0;
+                    }
+                  }
+                }
+              }
+              macs += pixel_macs * taps;
+            } else {
+              macs += pixel_macs * static_cast<int64_t>(rows.size()) *
+                      (last_column[l].second - first_column[l].first);
+            }
+            reader_rows = rows;
+            rows = TapRows(graph, ops[l], rows);
+          }
+        }
+        int64_t workspace = 0;
+        for (int32_t l = 0; l + 1 < n; ++l) {
+          const int64_t channels = graph.tensor(graph.op(ops[l]).outputs[0]).dims[1];
+          if (l == u) {
+            workspace += ReadsOneChannel(graph, ops[u + 1]) ? 1 : channels;
+          } else if (l + 1 == u) {
+            workspace += channels * most[l] * Ring(graph, ops[u], ops[u + 1], 1);
+          } else {
+            workspace += channels * most[l] * Ring(graph, ops[l], ops[l + 1], 1);
+          }
+        }
+        const std::string what = absl::StrCat("trial ", trial, ", ", StageRunName(run));
+        ORDO_ASSERT_OK_AND_ASSIGN(StageCost cost, CostOfStage(graph, memory, ops, run));
+        EXPECT_EQ(cost.macs, macs) << what;
+        EXPECT_EQ(cost.workspace_elements, workspace) << what;
+        ORDO_ASSERT_OK_AND_ASSIGN(
+            StageCost plain, CostOfStage(graph, memory, ops, StageRun{StageCaching::kPixel, band}));
+        smaller += cost.workspace_elements < plain.workspace_elements ? 1 : 0;
+        ++runs;
+      }
+    }
+  }
+  EXPECT_GE(runs, 40);
+  EXPECT_GE(smaller, 1);  // somewhere recomputing holds less
+}
+
+// The first stage of MCUNetV2-VWW (msf_mcunetv2_vww_r80, layers 0-5: conv
+// 3x3/2, depthwise 3x3, 1x1 to 8, 1x1 expansion to 48, depthwise 3x3/2, 1x1
+// to 16) at 80x80, int8: the stage behind msf-CNN's 26,491 B @ 1.11 with I/O
+// counted (docs/rewriting.md, "Against msf-CNN's curves"). Figures worked
+// out by hand, row by row and tap by tap.
+TEST(PatchFusionTest, VwwFirstStageRecomputingTheExpansion) {
+  OnnxTestModel m;
+  m.Input("x", {1, 3, 80, 80});
+  std::string current = "x";
+  struct Spec {
+    int64_t out, kernel, stride, group;
+  };
+  const std::vector<Spec> specs = {{16, 3, 2, 1}, {16, 3, 1, 16}, {8, 1, 1, 1},
+                                   {48, 1, 1, 1}, {48, 3, 2, 48}, {16, 1, 1, 1}};
+  int64_t channels = 3;
+  for (size_t l = 0; l < specs.size(); ++l) {
+    const Spec& s = specs[l];
+    const std::string name = absl::StrCat("l", l);
+    const std::string out = l + 1 == specs.size() ? "y" : name;
+    m.Weight(name + "_w", {s.out, channels / s.group, s.kernel, s.kernel}, nullptr);
+    onnx::NodeProto& conv = m.Node("Conv", {current, name + "_w"}, {out});
+    conv.set_name(name);
+    SetIntAttribute(conv, "group", s.group);
+    SetIntsAttribute(conv, "kernel_shape", {s.kernel, s.kernel});
+    SetIntsAttribute(conv, "strides", {s.stride, s.stride});
+    const int64_t pad = s.kernel / 2;
+    SetIntsAttribute(conv, "pads", {pad, pad, pad, pad});
+    channels = s.out;
+    current = out;
+  }
+  m.Output("y");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(m.model()));
+  MemoryOptions options;
+  options.activation_element_bytes = 1;
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, options));
+  const std::vector<OpId> ops = FindFusibleChains(graph).at(0);
+  ASSERT_EQ(ops.size(), 6);
+  // Layer by layer the stage costs 2,220,800 MACs.
+  auto extra = [&](const StageRun& run) {
+    return CostOfStage(graph, memory, ops, run)->extra_macs;
+  };
+  auto workspace = [&](const StageRun& run) {
+    return CostOfStage(graph, memory, ops, run)->workspace_bytes;
+  };
+  // 1-row bands: rings 5x3x16 + 3x1x16 + 3x1x8 + 3x3x48 + 1x1x48; 97 rows
+  // of layer 0 (40 once) and 59 of layers 1-3.
+  EXPECT_EQ(workspace({StageCaching::kPixel, 1}), 792);
+  EXPECT_EQ(extra({StageCaching::kPixel, 1}), 1'483'520);
+  EXPECT_EQ(workspace({StageCaching::kPixel, 2}), 1'272);
+  EXPECT_EQ(extra({StageCaching::kPixel, 2}), 702'720);
+  // 3-row bands recomputing layer 3: rings 9x3x16 + 7x1x16, layer 2's
+  // output 7 rows x layer 4's 3 columns x 8, one element of layer 3, and
+  // 3x1x48: 857 B. Layer 3 computes 8 x 48 MACs per in-bounds tap of layer
+  // 4: (3 x 20 - 1)^2 taps per channel, 1,336,704 MACs instead of 614,400.
+  const StageRun recomputing{StageCaching::kPixel, 3, -1, 3};
+  EXPECT_EQ(workspace(recomputing), 857);
+  EXPECT_EQ(extra(recomputing), 1'098'624);
+  EXPECT_EQ(StageRunName(recomputing), "pixel, 3-row bands, layer 3 recomputed per tap");
+  const std::vector<StageRun> runs = StageRuns(graph, ops);
+  EXPECT_TRUE(std::any_of(runs.begin(), runs.end(), [&](const StageRun& run) {
+    return run.band_rows == 3 && run.recomputed_layer == 3;
+  }));
+  // Only layers 2, 3 and 5 are pointwise; 5 is the last.
+  EXPECT_TRUE(std::none_of(runs.begin(), runs.end(), [](const StageRun& run) {
+    return run.recomputed_layer >= 0 && run.recomputed_layer != 2 && run.recomputed_layer != 3;
+  }));
+}
+
 TEST(PatchFusionTest, RefusesACachedLayerThatCannotBeCached) {
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(RandomWindowChain(7, 3, 9, false).model()));
   ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
@@ -284,8 +470,33 @@ TEST(PatchFusionTest, RefusesACachedLayerThatCannotBeCached) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("band_rows 0")));
 }
 
+TEST(PatchFusionTest, RefusesARecomputedLayerThatCannotBeRecomputed) {
+  // e (1x1) -> er (Relu) -> d (3x3 depthwise) -> dr (Relu) -> p (1x1).
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(InvertedResidualBlock({}).model()));
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
+  const std::vector<OpId> ops = FindFusibleChains(graph).at(0);
+  ASSERT_EQ(ops.size(), 5);
+  ORDO_EXPECT_OK(CostOfStage(graph, memory, ops, StageRun{StageCaching::kPixel, 2, -1, 1}));
+  for (const StageRun& run : {StageRun{StageCaching::kPixel, 1, -1, 2},  // 3x3: not pointwise
+                              StageRun{StageCaching::kPixel, 1, -1, 4},  // the last
+                              StageRun{StageCaching::kPixel, 1, 0, 1},   // with a cached layer
+                              StageRun{StageCaching::kLineBuffer, 1, -1, 1}}) {
+    EXPECT_THAT(CostOfStage(graph, memory, ops, run),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr(absl::StrCat("recomputed_layer ", run.recomputed_layer))))
+        << StageRunName(run);
+  }
+  // The front's runs recompute the pointwise layers e, er and dr only.
+  std::set<int32_t> recomputed;
+  for (const StageRun& run : StageRuns(graph, ops)) {
+    if (run.recomputed_layer >= 0) recomputed.insert(run.recomputed_layer);
+  }
+  EXPECT_EQ(recomputed, (std::set<int32_t>{0, 1, 3}));
+}
+
 // Every way to cut a chain into unfused layers and fused stages (each with
-// any of StageRuns()), as (largest piece bytes, extra MACs).
+// any of its StageRuns(), recomputed layers included), as (largest piece
+// bytes, extra MACs).
 std::set<std::pair<int64_t, int64_t>> AllPlans(const Graph& graph, const MemoryModel& memory,
                                                const std::vector<OpId>& ops) {
   std::set<std::pair<int64_t, int64_t>> plans;
@@ -304,7 +515,7 @@ std::set<std::pair<int64_t, int64_t>> AllPlans(const Graph& graph, const MemoryM
         continue;
       }
       const std::vector<OpId> stage(ops.begin() + first, ops.begin() + last + 1);
-      for (const StageRun& run : StageRuns(static_cast<int32_t>(stage.size()))) {
+      for (const StageRun& run : StageRuns(graph, stage)) {
         const int64_t rows = graph.tensor(graph.op(ops[last]).outputs[0]).dims[2];
         if (run.band_rows > 1 && run.band_rows >= rows) continue;
         const StageCost cost = *CostOfStage(graph, memory, stage, run);
@@ -375,7 +586,7 @@ TEST(PatchFusionTest, LongChainsGiveABoundedFrontFromTheLowestPeak) {
       const std::vector<OpId> stage(ops.begin() + first, ops.begin() + last + 1);
       const int64_t io = memory.tensors[graph.op(ops[first]).inputs[0]].bytes +
                          memory.tensors[graph.op(ops[last]).outputs[0]].bytes;
-      for (const StageRun& run : StageRuns(static_cast<int32_t>(stage.size()))) {
+      for (const StageRun& run : StageRuns(graph, stage)) {
         const StageCost cost = *CostOfStage(graph, memory, stage, run);
         if (io + cost.workspace_bytes < lowest) reachable[last + 1] = true;
       }
@@ -420,7 +631,7 @@ TEST(PatchFusionTest, FusedNodeRecordsTheRunAndSimulatesToItsStep) {
   ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
   const std::vector<OpId> ops = FindFusibleChains(graph).at(0);
   ASSERT_EQ(ops.size(), 5);
-  const std::vector<StageRun> runs = StageRuns(5);
+  const std::vector<StageRun> runs = StageRuns(graph, ops);
   for (const StageRun& run : runs) {
     const std::string what = StageRunName(run);
     ORDO_ASSERT_OK_AND_ASSIGN(StageCost cost, CostOfStage(graph, memory, ops, run));
@@ -433,6 +644,7 @@ TEST(PatchFusionTest, FusedNodeRecordsTheRunAndSimulatesToItsStep) {
         << what;
     EXPECT_EQ(attributes["band_rows"].i(), run.band_rows) << what;
     EXPECT_EQ(attributes["cached_layer"].i(), run.cached_layer) << what;
+    EXPECT_EQ(attributes["recomputed_layer"].i(), run.recomputed_layer) << what;
     EXPECT_EQ(attributes["macs"].i(), cost.macs) << what;
     ORDO_ASSERT_OK_AND_ASSIGN(Graph fused_graph, Import(fused));
     ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel fused_memory, BuildMemoryModel(fused_graph, MemoryOptions{}));
@@ -441,7 +653,10 @@ TEST(PatchFusionTest, FusedNodeRecordsTheRunAndSimulatesToItsStep) {
                        memory.tensors[graph.op(ops.back()).outputs[0]].bytes;
     EXPECT_EQ(simulated.peak_bytes, io + cost.workspace_bytes) << what;
   }
-  // Runs with a cached layer are among the runs of a short stage.
+  // Runs with a cached layer are among the runs of a short stage, and so are
+  // runs recomputing a pointwise layer.
+  EXPECT_TRUE(std::any_of(runs.begin(), runs.end(),
+                          [](const StageRun& run) { return run.recomputed_layer >= 0; }));
   EXPECT_TRUE(std::any_of(runs.begin(), runs.end(), [](const StageRun& run) { return run.cached_layer == 3; }));
   EXPECT_TRUE(std::none_of(runs.begin(), runs.end(), [](const StageRun& run) { return run.cached_layer >= 4; }));
   const std::vector<StageRun> long_runs = StageRuns(kMaxMixedStageLayers + 1);

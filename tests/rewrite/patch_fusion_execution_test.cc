@@ -42,10 +42,11 @@ void FuseEveryPlanAndCompare(const onnx::ModelProto& model, const std::string& w
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
   ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
   ORDO_ASSERT_OK_AND_ASSIGN(std::vector<FusionPlan> plans, FusionFront(graph, memory));
-  // Each whole chain as one stage, with either caching, too (the front may
-  // not fuse anything when fusing never lowers the peak).
+  // Each whole chain as one stage, in every run (cached and recomputed
+  // layers included), too (the front may not fuse anything when fusing
+  // never lowers the peak).
   for (const std::vector<OpId>& chain : FindFusibleChains(graph)) {
-    for (const StageRun& run : StageRuns(static_cast<int32_t>(chain.size()))) {
+    for (const StageRun& run : StageRuns(graph, chain)) {
       ORDO_ASSERT_OK_AND_ASSIGN(StageCost cost, CostOfStage(graph, memory, chain, run));
       plans.push_back({{{chain, run}}, 0, cost.extra_macs});
     }
