@@ -43,6 +43,10 @@ ServiceMetrics::ServiceMetrics()
                            .Help("Compile answers, by source: computed, response_cache, or "
                                  "single_flight (shared from an identical concurrent call).")
                            .Register(*registry_)),
+      estimate_answers_(prometheus::BuildCounter()
+                            .Name("ordo_estimate_answers_total")
+                            .Help("Estimate answers, by source: computed or response_cache.")
+                            .Register(*registry_)),
       worker_tasks_(prometheus::BuildCounter()
                         .Name("ordo_worker_tasks_total")
                         .Help("Part tasks, by result (ok; rejected: the answer failed the "
@@ -92,6 +96,10 @@ void ServiceMetrics::AddCacheLookups(absl::string_view result, int64_t count) {
 
 void ServiceMetrics::AddCompileAnswer(absl::string_view source) {
   compile_answers_.Add({{"source", std::string(source)}}).Increment();
+}
+
+void ServiceMetrics::AddEstimateAnswer(absl::string_view source) {
+  estimate_answers_.Add({{"source", std::string(source)}}).Increment();
 }
 
 void ServiceMetrics::RecordWorkerTask(absl::string_view result, absl::Duration latency) {

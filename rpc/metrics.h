@@ -30,6 +30,7 @@ namespace ordo::rpc {
 //   ordo_compile_answers_total{source}        computed | response_cache |
 //                                             single_flight (waited for an
 //                                             identical concurrent call)
+//   ordo_estimate_answers_total{source}       computed | response_cache
 //   ordo_worker_tasks_total{result}           ok | retry | fallback | error
 //   ordo_worker_task_duration_seconds         part task latency
 //   ordo_workers_healthy                      workers answering
@@ -48,6 +49,8 @@ class ServiceMetrics {
   void AddCacheLookups(absl::string_view result, int64_t count);
   // One Compile answer; `source` as in ordo_compile_answers_total.
   void AddCompileAnswer(absl::string_view source);
+  // One Estimate answer; `source` as in ordo_estimate_answers_total.
+  void AddEstimateAnswer(absl::string_view source);
   void RecordWorkerTask(absl::string_view result, absl::Duration latency);
   void AddWorkerTasks(absl::string_view result, int64_t count);
   void RecordStatesExpanded(int64_t states);
@@ -76,6 +79,7 @@ class ServiceMetrics {
   prometheus::Family<prometheus::Histogram>& request_duration_;
   prometheus::Family<prometheus::Counter>& cache_lookups_;
   prometheus::Family<prometheus::Counter>& compile_answers_;
+  prometheus::Family<prometheus::Counter>& estimate_answers_;
   prometheus::Family<prometheus::Counter>& worker_tasks_;
   prometheus::Histogram& worker_task_duration_;
   prometheus::Histogram& states_expanded_;

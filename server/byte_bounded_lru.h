@@ -45,6 +45,18 @@ class ByteBoundedLru {
     return it->second->value;
   }
 
+  // Drops the entry under `key`, if any (not an eviction: no listener
+  // call).
+  void Erase(std::string_view key) {
+    absl::MutexLock lock(&mu_);
+    auto it = index_.find(key);
+    if (it == index_.end()) return;
+    bytes_ -= it->second->bytes;
+    const auto entry = it->second;
+    index_.erase(it);
+    lru_.erase(entry);
+  }
+
   // Keeps the first value stored under a key.
   void Insert(std::string key, Value value, int64_t value_bytes) {
     const int64_t size = static_cast<int64_t>(key.size()) + value_bytes;

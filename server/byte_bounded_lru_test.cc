@@ -40,5 +40,18 @@ TEST(ByteBoundedLruTest, TellsTheListenerEachEvictedKey) {
   EXPECT_EQ(evicted, std::vector<std::string>{"a"});  // 4 x 15 bytes fit in 60, not a fifth
 }
 
+TEST(ByteBoundedLruTest, EraseFreesTheEntryAndItsBytesWithoutTellingTheListener) {
+  std::vector<std::string> evicted;
+  ByteBoundedLru<std::string> lru(60, [&](std::string_view key) { evicted.emplace_back(key); });
+  for (char c : std::string("abcd")) lru.Insert(std::string(1, c), std::string(1, c), 14);
+  lru.Erase("b");
+  lru.Erase("absent");
+  EXPECT_FALSE(lru.Lookup("b").has_value());
+  lru.Insert("b", "new", 14);  // a new value under the erased key
+  EXPECT_EQ(lru.Lookup("b"), "new");
+  EXPECT_TRUE(evicted.empty());  // 4 x 15 bytes again: nothing evicted
+  EXPECT_EQ(lru.Lookup("a"), "a");
+}
+
 }  // namespace
 }  // namespace ordo::server

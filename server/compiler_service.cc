@@ -157,6 +157,10 @@ void LogCompiled(const rpc::CallInfo& call, const RewriteCompileResult& result,
                         response.stats().fallback_parts(), " fallback"));
 }
 
+// The request's identity in its method's key space (response_cache.h).
+std::string RequestKeyOf(const v1::CompileRequest& request) { return CompileRequestKey(request); }
+std::string RequestKeyOf(const v1::EstimateRequest& request) { return EstimateRequestKey(request); }
+
 }  // namespace
 
 // The steps of a Compile call: answer from the response cache; else
@@ -178,28 +182,46 @@ absl::Status CompilerService::RunCompile(
   return CompileOrShare(call, request, key, start, response, on_progress);
 }
 
-absl::StatusOr<std::string> CompilerService::WholeAnswerKey(
-    const rpc::CallInfo& call, const v1::CompileRequest& request) const {
+template <typename Request>
+absl::StatusOr<std::string> CompilerService::WholeAnswerKey(const rpc::CallInfo& call,
+                                                            const Request& request) const {
   ORDO_RETURN_IF_ERROR(CheckGraphOpCount(request, limits_));
   ORDO_ASSIGN_OR_RETURN(const std::string cache_namespace,
                         CacheNamespaceOf(call, request.options()));
   // Every whole-answer key starts with the namespace, so single-flight
   // and both response caches keep tenants apart as the part cache does.
-  return NamespacedScheduleCache::NamespacePrefix(cache_namespace) + CompileRequestKey(request);
+  return NamespacedScheduleCache::NamespacePrefix(cache_namespace) + RequestKeyOf(request);
 }
 
+template <typename Request, typename Response>
 std::optional<absl::Status> CompilerService::AnswerFromResponseCacheNow(
-    const rpc::CallInfo& call, const v1::CompileRequest& request, v1::CompileResponse& response,
+    const rpc::CallInfo& call, const Request& request, Response& response,
     std::string& key_out) const {
   if (deps_.responses == nullptr) return std::nullopt;
-  // A bad request is left to RunCompile, the one place that reports it.
+  // A bad request is left to the method's body, the one place that
+  // reports it.
   absl::StatusOr<std::string> key = WholeAnswerKey(call, request);
   if (!key.ok()) return std::nullopt;
-  if (!AnswerFromResponseCache(*key, deps_.clock->Now(), response, {})) {
+  if (!AnswerFromResponseCache(*key, response)) {
     key_out = *std::move(key);
     return std::nullopt;
   }
   return absl::OkStatus();
+}
+
+bool CompilerService::AnswerFromResponseCache(const std::string& key,
+                                              v1::CompileResponse& response) const {
+  return AnswerFromResponseCache(key, deps_.clock->Now(), response, {});
+}
+
+bool CompilerService::AnswerFromResponseCache(const std::string& key,
+                                              v1::EstimateResponse& response) const {
+  std::optional<v1::EstimateResponse> cached =
+      deps_.responses->LookupEstimate(key, parts_generation_.load(std::memory_order_acquire));
+  if (!cached) return false;
+  response = *std::move(cached);
+  RecordEstimateAnswer("response_cache", NamespacedScheduleCache::NamespaceOfKey(key));
+  return true;
 }
 
 absl::Status CompilerService::CompileOrShare(
@@ -293,10 +315,13 @@ absl::Status CompilerService::CompileRequestNow(
   }
   const absl::Time deadline = CallDeadline(call.deadline, start, limits_);
   ApplyBudget(SplitDeadline(compile.options.time_limit, deadline, deps_.clock->Now()), compile);
-  ORDO_ASSIGN_OR_RETURN(
-      const RewriteCompileResult result,
+  absl::StatusOr<RewriteCompileResult> compiled =
       CompileBefore(deadline, call, compile, model_bytes, graph,
-                    ChosenNamespace(call, request.options()), ProgressToProto(on_progress)));
+                    ChosenNamespace(call, request.options()), ProgressToProto(on_progress));
+  // After the compile's last part-cache store, so an Estimate that looked
+  // the parts up before it cannot keep its answer.
+  parts_generation_.fetch_add(1, std::memory_order_acq_rel);
+  ORDO_ASSIGN_OR_RETURN(const RewriteCompileResult result, std::move(compiled));
   RecordCacheMetrics(result.compile, ChosenNamespace(call, request.options()));
   ORDO_ASSIGN_OR_RETURN(response, ResponseOf(compile, model_bytes, graph, result.graph,
                                              result.compile, result.rewrite));
@@ -447,7 +472,10 @@ absl::StatusOr<std::string> CompilerService::CacheNamespaceOf(
 
 absl::Status CompilerService::RunEstimate(const rpc::CallInfo& call,
                                           const v1::EstimateRequest& request,
-                                          v1::EstimateResponse& response) {
+                                          v1::EstimateResponse& response,
+                                          const std::string& known_key) {
+  // Read before any part-cache lookup (StoreEstimate).
+  const uint64_t parts_generation = parts_generation_.load(std::memory_order_acquire);
   ORDO_ASSIGN_OR_RETURN(const std::string cache_namespace,
                         CacheNamespaceOf(call, request.options()));
   ORDO_ASSIGN_OR_RETURN(const CompileRequest estimate, rpc::CompileRequestFromProto(request));
@@ -462,7 +490,35 @@ absl::Status CompilerService::RunEstimate(const rpc::CallInfo& call,
   if (cache != nullptr && !cache_namespace.empty()) cache = &namespaced.emplace(*cache, cache_namespace);
   ORDO_ASSIGN_OR_RETURN(EstimateResult result, ordo::Estimate(graph, estimate.options, cache));
   response = rpc::EstimateResultToProto(result);
+  StoreEstimate(known_key, response, parts_generation);
+  RecordEstimateAnswer("computed", cache_namespace);
   return absl::OkStatus();
+}
+
+void CompilerService::StoreEstimate(const std::string& key, const v1::EstimateResponse& response,
+                                    uint64_t parts_generation) const {
+  if (deps_.responses == nullptr || key.empty()) return;
+  if (deps_.cache == nullptr) {
+    deps_.responses->InsertEstimate(key, response, std::nullopt);
+    return;
+  }
+  // A shared cache (Redis) is filled by other servers' compiles too,
+  // which this process does not count: its answers are not kept. Even an
+  // answer with every part cached may change when a compile stores a part
+  // anew, so every answer carries the generation.
+  if (deps_.cache->kind() != "memory") return;
+  deps_.responses->InsertEstimate(key, response, parts_generation);
+}
+
+void CompilerService::RecordEstimateAnswer(absl::string_view source,
+                                           absl::string_view cache_namespace) const {
+  rpc::ServiceMetrics* metrics = deps_.env.metrics;
+  if (metrics == nullptr) return;
+  metrics->AddEstimateAnswer(source);
+  // Only calls that could have been answered from the cache count as its
+  // hits and misses.
+  if (deps_.responses == nullptr) return;
+  metrics->AddNamespaceCacheEvents(cache_namespace, source == "computed" ? "miss" : "hit");
 }
 
 void CompilerService::FillInfo(v1::GetInfoResponse& response) const {
@@ -520,10 +576,16 @@ grpc::ServerUnaryReactor* CompilerService::Compile(grpc::CallbackServerContext* 
 grpc::ServerUnaryReactor* CompilerService::Estimate(grpc::CallbackServerContext* context,
                                                     const v1::EstimateRequest* request,
                                                     v1::EstimateResponse* response) {
-  return rpc::ServeUnary(
+  // As Compile: a repeat is answered from the response cache on the
+  // reactor thread, before any import.
+  auto key = std::make_shared<std::string>();
+  return rpc::ServeUnaryWithFastPath(
       context, "Estimate", deps_.env,
-      [this, request, response](const rpc::CallInfo& call) {
-        return RunEstimate(call, *request, *response);
+      [this, request, response, key](const rpc::CallInfo& call) {
+        return AnswerFromResponseCacheNow(call, *request, *response, *key);
+      },
+      [this, request, response, key](const rpc::CallInfo& call) {
+        return RunEstimate(call, *request, *response, *key);
       });
 }
 

@@ -1,6 +1,7 @@
 #ifndef ORDO_SERVER_COMPILER_SERVICE_H_
 #define ORDO_SERVER_COMPILER_SERVICE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -116,19 +117,36 @@ class CompilerService final : public v1::Compiler::CallbackService {
       absl::Time start, v1::CompileResponse& response,
       const std::function<void(const v1::CompileProgress&)>& on_progress);
   // The key of the request's whole answer (response cache, name-free
-  // cache prefix, single-flight): its namespace and bytes. INVALID_ARGUMENT
-  // or RESOURCE_EXHAUSTED for a bad namespace or too many ops.
+  // cache prefix, single-flight): its namespace and bytes (Compile and
+  // Estimate in key spaces of their own). INVALID_ARGUMENT or
+  // RESOURCE_EXHAUSTED for a bad namespace or too many ops.
+  template <typename Request>
   absl::StatusOr<std::string> WholeAnswerKey(const rpc::CallInfo& call,
-                                             const v1::CompileRequest& request) const;
-  // Compile's fast path, run on the reactor thread: the answer when the
-  // response cache holds it, else nullopt (RunCompile then runs on the
-  // work queue) with the key it looked up in `key_out`, so that the
-  // compile need not make it again (unset when there is no cache or the
-  // request is bad).
+                                             const Request& request) const;
+  // The fast path of Compile and Estimate, run on the reactor thread: the
+  // answer when the response cache holds it, else nullopt (the method's
+  // body then runs on the work queue) with the key it looked up in
+  // `key_out`, so that the body need not make it again (unset when there
+  // is no cache or the request is bad).
+  template <typename Request, typename Response>
   std::optional<absl::Status> AnswerFromResponseCacheNow(const rpc::CallInfo& call,
-                                                         const v1::CompileRequest& request,
-                                                         v1::CompileResponse& response,
+                                                         const Request& request,
+                                                         Response& response,
                                                          std::string& key_out) const;
+  // The response cache's Estimate answer to `key` that still holds, if
+  // any.
+  bool AnswerFromResponseCache(const std::string& key, v1::EstimateResponse& response) const;
+  // Compile's AnswerFromResponseCache for a call that started now, with no
+  // progress listener (the fast path's).
+  bool AnswerFromResponseCache(const std::string& key, v1::CompileResponse& response) const;
+  // Stores a computed Estimate answer under `key` (empty: not stored) when
+  // it is a function of the request and of this process's part cache at
+  // `parts_generation`.
+  void StoreEstimate(const std::string& key, const v1::EstimateResponse& response,
+                     uint64_t parts_generation) const;
+  // One Estimate answer from `source` (computed or response_cache) in
+  // namespace `cache_namespace`.
+  void RecordEstimateAnswer(absl::string_view source, absl::string_view cache_namespace) const;
   // The request in core's terms, within this server's limits and valid
   // (CompileRequest::Validate); INVALID_ARGUMENT naming the field otherwise.
   absl::StatusOr<CompileRequest> ValidCompileRequest(const v1::CompileRequest& request) const;
@@ -152,8 +170,10 @@ class CompilerService final : public v1::Compiler::CallbackService {
   // is `key` (its namespace is the key's prefix).
   void RecordCompileAnswer(absl::string_view source, absl::string_view key) const;
   void RecordCacheMetrics(const CompileResult& result, absl::string_view cache_namespace) const;
+  // The body of Estimate; `known_key` is the fast path's key (empty: not
+  // stored).
   absl::Status RunEstimate(const rpc::CallInfo& call, const v1::EstimateRequest& request,
-                           v1::EstimateResponse& response);
+                           v1::EstimateResponse& response, const std::string& known_key);
   // The call's cache namespace, checked: the request's
   // CompileOptions.cache_namespace, else the call's metadata, else the
   // server's; INVALID_ARGUMENT naming the field or metadata key when it is
@@ -170,6 +190,10 @@ class CompilerService final : public v1::Compiler::CallbackService {
   CompileAdmission admission_;
   // Identical Compile requests in flight, by CompileRequestKey.
   SingleFlight<SharedCompile> flights_;
+  // Compiles that may have stored parts in the part cache, counted when
+  // each ends: an Estimate answer that found parts missing holds only
+  // while this is unchanged.
+  std::atomic<uint64_t> parts_generation_{0};
 };
 
 }  // namespace ordo::server

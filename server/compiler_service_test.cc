@@ -64,9 +64,11 @@ class CompilerServiceTest : public ::testing::Test {
     if (service_ == nullptr) {
       CompilerService::Dependencies deps;
       deps.runner = &runner_;
-      deps.cache = &cache_;
-      deps.responses = &responses_;
-      deps.name_free_results = &name_free_results_;
+      if (!caches_off_) {
+        deps.cache = &cache_;
+        deps.responses = &responses_;
+        deps.name_free_results = &name_free_results_;
+      }
       deps.clock = &clock_;
       deps.cache_namespace = default_namespace_;
       deps.env.queue = &queue_;
@@ -114,6 +116,7 @@ class CompilerServiceTest : public ::testing::Test {
   rpc::WorkQueue queue_{2};
   rpc::ServiceMetrics metrics_;
   std::string default_namespace_;  // the server's --cache-namespace
+  bool caches_off_ = false;         // as ordo-server --cache-mb=0
   std::unique_ptr<CompilerService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
 };
@@ -592,6 +595,113 @@ TEST_F(CompilerServiceTest, EstimateMatchesTheCore) {
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(refused.error_message(),
               AllOf(HasSubstr("options.input_shapes"), HasSubstr("a native ordo.v1.Graph")));
+}
+
+// ordo_estimate_answers_total{source}.
+double EstimateAnswers(const rpc::ServiceMetrics& metrics, const std::string& source) {
+  for (const prometheus::MetricFamily& family : metrics.registry()->Collect()) {
+    if (family.name != "ordo_estimate_answers_total") continue;
+    for (const prometheus::ClientMetric& metric : family.metric) {
+      if (metric.label.size() == 1 && metric.label[0].value == source) {
+        return metric.counter.value;
+      }
+    }
+  }
+  return 0;
+}
+
+v1::EstimateRequest EstimateRequestFor(const Graph& graph) {
+  v1::EstimateRequest request;
+  *request.mutable_graph() = GraphToProto(graph);
+  return request;
+}
+
+// One Estimate through the real handler (fast path included).
+v1::EstimateResponse EstimateOverGrpc(v1::Compiler::Stub& stub,
+                                      const v1::EstimateRequest& request) {
+  grpc::ClientContext context;
+  v1::EstimateResponse response;
+  const grpc::Status status = stub.Estimate(&context, request, &response);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  return response;
+}
+
+TEST_F(CompilerServiceTest, ASecondIdenticalEstimateIsAnsweredFromTheResponseCache) {
+  const std::unique_ptr<v1::Compiler::Stub> stub = Stub();
+  const v1::EstimateRequest request = EstimateRequestFor(BranchesGraph());
+  const v1::EstimateResponse first = EstimateOverGrpc(*stub, request);
+  const v1::EstimateResponse second = EstimateOverGrpc(*stub, request);
+  EXPECT_EQ(EstimateAnswers(metrics_, "computed"), 1);
+  EXPECT_EQ(EstimateAnswers(metrics_, "response_cache"), 1);
+  EXPECT_EQ(NamespaceEvents(metrics_, "(shared)", "hit"), 1);
+  EXPECT_EQ(NamespaceEvents(metrics_, "(shared)", "miss"), 1);
+  EXPECT_EQ(second.SerializeAsString(), first.SerializeAsString());
+  EXPECT_EQ(second.ops(), BranchesGraph().num_ops());
+
+  // Another option, another model, another namespace: other requests.
+  v1::EstimateRequest greedy = request;
+  greedy.mutable_options()->set_scheduler("greedy");
+  EstimateOverGrpc(*stub, greedy);
+  const Graph other_graph = ordo::testing::ManyBranches(3);
+  const v1::EstimateResponse other = EstimateOverGrpc(*stub, EstimateRequestFor(other_graph));
+  EXPECT_EQ(other.ops(), other_graph.num_ops());
+  v1::EstimateRequest team = request;
+  team.mutable_options()->set_cache_namespace("team-a");
+  EstimateOverGrpc(*stub, team);
+  EXPECT_EQ(EstimateAnswers(metrics_, "computed"), 4);
+  EXPECT_EQ(EstimateAnswers(metrics_, "response_cache"), 1);
+}
+
+TEST_F(CompilerServiceTest, AnEstimateAndACompileOfTheSameBytesNeverShareAnEntry) {
+  const Graph graph = BranchesGraph();
+  const v1::CompileRequest compile = GraphRequest(graph);
+  v1::EstimateRequest estimate;
+  *estimate.mutable_graph() = compile.graph();
+  *estimate.mutable_options() = compile.options();
+  EXPECT_NE(EstimateRequestKey(estimate), CompileRequestKey(compile));
+  const std::unique_ptr<v1::Compiler::Stub> stub = Stub();
+  v1::CompileResponse compiled;
+  ORDO_ASSERT_OK(Compile(compile, compiled));
+  const v1::EstimateResponse estimated = EstimateOverGrpc(*stub, estimate);
+  EXPECT_EQ(EstimateAnswers(metrics_, "computed"), 1);
+  EXPECT_EQ(estimated.ops(), graph.num_ops());
+  // And the other way round: the Compile is still the cached compile.
+  v1::CompileResponse again;
+  ORDO_ASSERT_OK(Compile(compile, again));
+  EXPECT_TRUE(again.stats().response_cached());
+  EXPECT_EQ(again.peak_bytes(), compiled.peak_bytes());
+}
+
+TEST_F(CompilerServiceTest, AnEstimateIsComputedAgainOnceACompileMayHaveStoredItsParts) {
+  const Graph graph = BranchesGraph();
+  const std::unique_ptr<v1::Compiler::Stub> stub = Stub();
+  const v1::EstimateRequest request = EstimateRequestFor(graph);
+  const v1::EstimateResponse before = EstimateOverGrpc(*stub, request);
+  ASSERT_EQ(before.cached_parts(), 0);
+  ASSERT_FALSE(before.has_cached_peak_bytes());
+  v1::CompileResponse compiled;
+  ORDO_ASSERT_OK(Compile(GraphRequest(graph), compiled));
+  // The stored answer (no part cached) no longer holds.
+  const v1::EstimateResponse after = EstimateOverGrpc(*stub, request);
+  EXPECT_EQ(EstimateAnswers(metrics_, "computed"), 2);
+  EXPECT_EQ(after.cached_parts(), after.parts());
+  ASSERT_TRUE(after.has_cached_peak_bytes());
+  EXPECT_EQ(after.cached_peak_bytes(), compiled.peak_bytes());
+  // That one holds until the next compile.
+  EXPECT_EQ(EstimateOverGrpc(*stub, request).SerializeAsString(), after.SerializeAsString());
+  EXPECT_EQ(EstimateAnswers(metrics_, "response_cache"), 1);
+}
+
+TEST_F(CompilerServiceTest, WithTheCachesOffNoEstimateIsAnsweredFromACache) {
+  caches_off_ = true;
+  const std::unique_ptr<v1::Compiler::Stub> stub = Stub();
+  const v1::EstimateRequest request = EstimateRequestFor(BranchesGraph());
+  const v1::EstimateResponse first = EstimateOverGrpc(*stub, request);
+  const v1::EstimateResponse second = EstimateOverGrpc(*stub, request);
+  EXPECT_EQ(EstimateAnswers(metrics_, "computed"), 2);
+  EXPECT_EQ(EstimateAnswers(metrics_, "response_cache"), 0);
+  EXPECT_EQ(NamespaceEvents(metrics_, "(shared)", "miss"), 0);
+  EXPECT_EQ(second.SerializeAsString(), first.SerializeAsString());
 }
 
 TEST_F(CompilerServiceTest, GetInfoListsTheRegistriesAndLimits) {
