@@ -63,7 +63,8 @@ class ServiceMetrics {
   static constexpr absl::string_view kOtherNamespacesLabel = "(other)";
   static constexpr absl::string_view kSharedNamespaceLabel = "(shared)";  // ""
   // `count` cache events of one namespace: `event` is hit (an answer from a
-  // whole-answer cache), miss (a search ran), single_flight_wait, eviction
+  // whole-answer cache), miss (the answer was computed: a Compile's search
+  // or an Estimate's passes), single_flight_wait, eviction
   // (an entry left a whole-answer cache), part_hit or part_miss (part cache
   // lookups).
   void AddNamespaceCacheEvents(absl::string_view cache_namespace, absl::string_view event,
