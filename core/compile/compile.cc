@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "core/arena/arena_planner_registry.h"
+#include "core/partition/hourglass_partitioner.h"
 #include "core/pools/pool_order_repair.h"
 #include "core/schedule/baseline_schedulers.h"
 #include "core/schedule/hmcos_scheduler.h"
@@ -370,6 +371,27 @@ std::optional<Candidate> RepairedPoolCandidate(const Graph& graph, const MemoryM
                    absl::StrCat(scored[repair.start].candidate.algorithm, "+split repair"), *peak};
 }
 
+// The schedule stage's per-part bounds for the granularity proof of
+// PoolInfeasibility, on the partitioner's parts. The stage's parts are
+// those parts when their op counts agree in order: both merge the same
+// cut blocks of the model, so equal counts are equal parts. Otherwise, or
+// with one part (the whole's bound says as much), none.
+std::vector<PartLiveBound> PartBounds(const Graph& graph, const MemoryModel& model,
+                                      const std::vector<PartStats>& stats) {
+  if (stats.size() < 2) return {};
+  const Partition partition = HourglassPartitioner().Split(model);
+  if (partition.parts.size() != stats.size()) return {};
+  std::vector<EveryOrderPeakBound> part_peaks;
+  for (size_t p = 0; p < stats.size(); ++p) {
+    if (partition.parts[p].ops.size() != static_cast<size_t>(stats[p].ops)) return {};
+    part_peaks.push_back({stats[p].lower_bound_bytes, stats[p].status == ScheduleStatus::kOptimal
+                                                          ? "the part's proved least peak"
+                                                          : "the part's proved lower bound on "
+                                                            "its peak"});
+  }
+  return PartLiveBounds(graph, partition, part_peaks);
+}
+
 // With pools the schedule is chosen for the banks (spec: Memory pools; the
 // issue's "joint with scheduling"): the order of least peak is not always
 // the one that places fastest, nor the only one that fits. Steps:
@@ -402,9 +424,10 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
   // The schedule stage's bound holds for every order (ScheduleResult), so
   // the granularity proof of PoolInfeasibility may use it.
   const EveryOrderPeakBound every_order_peak{
-      result.lower_bound_bytes, result.status == ScheduleStatus::kOptimal
-                                    ? "the proved least peak"
-                                    : "the proved lower bound on the peak"};
+      result.lower_bound_bytes,
+      result.status == ScheduleStatus::kOptimal ? "the proved least peak"
+                                                : "the proved lower bound on the peak",
+      PartBounds(graph, model, result.parts)};
   Candidate chosen{result.schedule, std::move(result.algorithm), result.peak_bytes};
   ORDO_ASSIGN_OR_RETURN(PoolProblem chosen_problem,
                         BuildPoolProblem(graph, model, result.simulation, options.alignment,

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/compile/compile.h"
 #include "core/onnx/onnx_import.h"
 #include "core/parts/part_runner.h"
@@ -429,6 +430,30 @@ TEST(CompilePoolsTest, AnOrderRepairedForTheBanksFitsWhereNoCandidateDoes) {
   const PoolProblem start =
       *BuildPoolProblem(graph, model, *Simulate(model, model_order), 16, options.pools);
   EXPECT_THAT(ScheduleInfeasibility(graph, start), HasSubstr("no valid placement"));
+}
+
+// Twenty 30-byte ops in a chain while x (30 B) waits for d: the schedule
+// stage's first part (a0..a15, 16 ops) has 90 B of 30-byte tensors live at
+// every op, which banks of 50 B cannot hold (one each), while the whole
+// model's sizes share no unit (v is 7 B) and 90 B is within the 100 B of
+// banks. The place stage passes the stage's per-part bounds to the proof.
+TEST(CompilePoolsTest, APartsOwnUnitProvesThatNoOrderFits) {
+  std::string text = "input x 30\nop a0 Conv x -> y0:30\n";
+  for (int i = 1; i < 20; ++i) {
+    absl::StrAppend(&text, "op a", i, " Conv y", i - 1, " -> y", i, ":30\n");
+  }
+  absl::StrAppend(&text, "op d Conv x y19 -> v:7\noutput v\n");
+  const Graph graph = TestGraph(text);
+  CompileOptions options;
+  options.alignment = 1;
+  options.pools.pools = {{"a", 50, 1e9, 1e9}, {"b", 50, 1e9, 1e9}};
+  RealClock clock;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(graph, options, clock));
+  ASSERT_TRUE(result.placement.has_value());
+  EXPECT_FALSE(result.placement->fits());
+  EXPECT_THAT(result.placement->no_order_fits,
+              HasSubstr("every tensor of the part from op \"a0\" to op \"a15\" is a multiple "
+                        "of 30 B, so the pools hold at most 60 B of them at once"));
 }
 
 TEST(CompilePoolsTest, WithoutPoolsNothingChanges) {

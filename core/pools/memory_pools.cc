@@ -378,37 +378,81 @@ std::string OpWithoutASplit(const Graph& graph, const MemoryModel& model,
 //  - Every order has a step whose footprint is at least L (a bound over all
 //    orders, not one schedule's peak), so activation bytes of at least
 //    L - constant_bytes there. L - constant_bytes > H contradicts the above.
+//  - Per part (PartLiveBounds): the partition is exact (core/partition:
+//    every order runs each part as a contiguous block, and at each of the
+//    part's steps the whole's footprint is the part's, with the same tensors
+//    counted, the part's constant_bytes standing for the weights and the
+//    tensors live across it untouched). The part's footprint before its
+//    first op is the tensors live after the previous part's last step, which
+//    that step of the whole counts too. So every order has a step of the
+//    whole where the part's own tensors, counted, total at least the part's
+//    peak bound less its constant_bytes: L. They are multiples of the
+//    part's g, one per block as above, so at most H of them fit; L > H
+//    proves it. The other tensors live there only take more room.
 // Pins and sizes that keep tensors out of a pool only lower what it holds,
 // so counting every pool stays an upper bound.
-std::string GranularityInfeasibility(const MemoryModel& model, const PoolProblem& problem,
-                                     const EveryOrderPeakBound& every_order_peak) {
-  int64_t g = 0;
-  for (const MemoryModel::TensorInfo& tensor : model.tensors) g = std::gcd(g, tensor.bytes);
-  if (g <= 0) return "";
-  int64_t held = 0;
+struct PoolsHold {
+  int64_t bytes = 0;     // H
+  std::string per_pool;  // each pool's share
+};
+
+PoolsHold HoldOfMultiples(const PoolProblem& problem, int64_t g) {
+  PoolsHold hold;
   std::vector<std::string> per_pool;
   for (const MemoryPool& pool : problem.pools) {
     const int64_t units = pool.capacity_bytes / g;
-    held += units * g;
+    hold.bytes += units * g;
     per_pool.push_back(g > 1 ? absl::StrCat(pool.name, " ", units, " x ", g, " B")
                              : absl::StrCat(pool.name, " ", units, " B"));
   }
+  hold.per_pool = absl::StrJoin(per_pool, ", ");
+  return hold;
+}
+
+std::string WholeModelGranularity(const MemoryModel& model, const PoolProblem& problem,
+                                  const EveryOrderPeakBound& every_order_peak) {
+  int64_t g = 0;
+  for (const MemoryModel::TensorInfo& tensor : model.tensors) g = std::gcd(g, tensor.bytes);
+  if (g <= 0) return "";
+  const PoolsHold hold = HoldOfMultiples(problem, g);
   const int64_t spec_bound = MemoryLowerBound(model);
   const bool spec_is_larger = spec_bound >= every_order_peak.bytes;
   const int64_t bound = std::max(spec_bound, every_order_peak.bytes);
   const int64_t live = bound - model.constant_bytes;
-  if (live <= held) return "";
+  if (live <= hold.bytes) return "";
   const std::string source =
       spec_is_larger ? std::string("the largest footprint an op needs at its own step")
                      : every_order_peak.source;
   return absl::StrCat(
       "no order of this model fits these pools: ",
       g > 1 ? absl::StrCat("every activation tensor is a multiple of ", g, " B, so ") : "",
-      "the pools hold at most ", held, " B of them at once (", absl::StrJoin(per_pool, ", "),
+      "the pools hold at most ", hold.bytes, " B of them at once (", hold.per_pool,
       "), and every order has a step with at least ", live, " B of them live (", source,
       model.constant_bytes > 0 ? absl::StrCat(", less ", model.constant_bytes, " B of weights")
                                : "",
       ")");
+}
+
+std::string PartGranularity(const PoolProblem& problem, const PartLiveBound& part) {
+  // A unit of 1 holds the summed capacity, which the whole's proof uses
+  // against a bound at least as large.
+  if (part.unit <= 1) return "";
+  const PoolsHold hold = HoldOfMultiples(problem, part.unit);
+  if (part.live_bytes <= hold.bytes) return "";
+  return absl::StrCat("no order of this model fits these pools: every tensor of ", part.name,
+                      " is a multiple of ", part.unit, " B, so the pools hold at most ",
+                      hold.bytes, " B of them at once (", hold.per_pool,
+                      "), and every order has a step with at least ", part.live_bytes,
+                      " B of them live (", part.source, ")");
+}
+
+std::string GranularityInfeasibility(const MemoryModel& model, const PoolProblem& problem,
+                                     const EveryOrderPeakBound& every_order_peak) {
+  std::string why = WholeModelGranularity(model, problem, every_order_peak);
+  for (size_t p = 0; why.empty() && p < every_order_peak.parts.size(); ++p) {
+    why = PartGranularity(problem, every_order_peak.parts[p]);
+  }
+  return why;
 }
 
 }  // namespace
@@ -419,6 +463,33 @@ std::string PoolInfeasibility(const Graph& graph, const MemoryModel& model,
   std::string why = OpWithoutASplit(graph, model, problem);
   if (why.empty()) why = GranularityInfeasibility(model, problem, every_order_peak);
   return why;
+}
+
+std::vector<PartLiveBound> PartLiveBounds(const Graph& graph, const Partition& partition,
+                                          const std::vector<EveryOrderPeakBound>& part_peaks) {
+  std::vector<PartLiveBound> bounds;
+  for (size_t p = 0; p < partition.parts.size() && p < part_peaks.size(); ++p) {
+    const Part& part = partition.parts[p];
+    if (part.ops.empty()) continue;
+    PartLiveBound bound;
+    bound.name = absl::StrCat("the part from op \"", graph.op(part.ops.front()).name,
+                              "\" to op \"", graph.op(part.ops.back()).name, "\"");
+    for (const MemoryModel::TensorInfo& tensor : part.model.tensors) {
+      bound.unit = std::gcd(bound.unit, tensor.bytes);
+    }
+    const int64_t spec_bound = MemoryLowerBound(part.model);
+    const bool spec_is_larger = spec_bound >= part_peaks[p].bytes;
+    bound.live_bytes = std::max(spec_bound, part_peaks[p].bytes) - part.model.constant_bytes;
+    bound.source = absl::StrCat(
+        spec_is_larger ? std::string("the largest footprint an op of it needs at its own step")
+                       : part_peaks[p].source,
+        part.model.constant_bytes > 0
+            ? absl::StrCat(", less ", part.model.constant_bytes,
+                           " B of weights and of tensors live across it")
+            : "");
+    bounds.push_back(std::move(bound));
+  }
+  return bounds;
 }
 
 UnsplittableStep FirstUnsplittableStep(const PoolProblem& problem, int64_t max_nodes) {

@@ -12,6 +12,7 @@
 #include "core/graph/graph.h"
 #include "core/memory/memory_model.h"
 #include "core/memory/simulator.h"
+#include "core/partition/hourglass_partitioner.h"
 
 namespace ordo {
 
@@ -136,10 +137,36 @@ inline constexpr int kPoolBoundSteps = 200;
 // A bound on the peak (simulator footprint) of every order of a model, and
 // what proved it (e.g. "the proved least peak"). bytes 0: none beyond the
 // spec's MemoryLowerBound, which PoolInfeasibility takes itself.
+// One part's share of the granularity proof (PoolInfeasibility, 3.): the
+// part is a block of every order (core/partition, exact), so every order
+// has a step where the tensors the part touches (produced or read in it),
+// as the simulator counts them, total at least `live_bytes`; each of them
+// is a multiple of `unit` bytes.
+struct PartLiveBound {
+  std::string name;  // "the part from op "a" to op "b""
+  int64_t unit = 0;
+  int64_t live_bytes = 0;
+  std::string source;  // what proved live_bytes
+};
+
 struct EveryOrderPeakBound {
   int64_t bytes = 0;
   std::string source;
+  // Per part of the model (empty: none known). The whole's bound above is
+  // at least each part's, but a part's own tensors may share a unit the
+  // whole model's do not.
+  std::vector<PartLiveBound> parts;
 };
+
+// The part bounds of `partition` (a partition of the model `graph` was
+// built into), from a bound on every order's peak of each part's model
+// (`part_peaks[i]` for `partition.parts[i]`, raised to the part's spec
+// bound): live_bytes is that less the part's constant bytes (weights when
+// counted, and tensors live across the part that it does not touch), unit
+// the gcd of its tensors' sizes. The soundness argument is beside
+// GranularityInfeasibility in the .cc. O(tensors of the parts).
+std::vector<PartLiveBound> PartLiveBounds(const Graph& graph, const Partition& partition,
+                                          const std::vector<EveryOrderPeakBound>& part_peaks);
 
 // Why no order of the model has a valid placement, when one of two proofs
 // holds, "" otherwise (which does not make a placement exist):
@@ -154,6 +181,9 @@ struct EveryOrderPeakBound {
 //     order has a step with at least L bytes live (the larger of
 //     `every_order_peak` and MemoryLowerBound); L > H proves it. Names g, H
 //     per pool, L and its source. O(tensors + pools).
+//  3. The same per part of `every_order_peak.parts`: g the gcd of the
+//     tensors the part touches, L its live bytes; names the part (its first
+//     and last op). O(parts * pools).
 std::string PoolInfeasibility(const Graph& graph, const MemoryModel& model,
                               const PoolProblem& problem,
                               const EveryOrderPeakBound& every_order_peak = {});

@@ -222,6 +222,65 @@ TEST(MemoryPoolsTest, InfeasibilityByGranularityWithUnitOneIsTheSummedCapacity) 
   EXPECT_EQ(PoolInfeasibility(graph, model, problem, {88, "the proved least peak"}), "");
 }
 
+// A chain of 30-byte tensors while x waits for d; v is 7 B.
+constexpr char kChainWhileXWaits[] = R"(
+  input x 30
+  op a Conv x -> y:30
+  op b Conv y -> z:30
+  op c Conv z -> u:30
+  op j Conv u -> w:30
+  op d Conv x w -> v:7
+  output v
+)";
+
+// The model's tensors have no common unit (v is 7 B), so the whole's
+// proof sees 100 B of banks against a least peak of 90 B. But a, b, c and
+// j are a part (j is a cut) whose tensors are all 30 B, and every order
+// has a step in it with three of them live (x waits for d while the chain
+// runs): banks of 50 B hold one each. Every op's own tensors split.
+TEST(MemoryPoolsTest, InfeasibilityByGranularityOfAPartNamesThePart) {
+  const Graph graph = TestGraph(kChainWhileXWaits);
+  const MemoryModel model = *BuildMemoryModel(graph, {});
+  const Partition partition = HourglassPartitioner({.merge_up_to_ops = 4}).Split(model);
+  ASSERT_EQ(partition.parts.size(), 2u);
+  const SimulationResult simulation = *Simulate(model, {0, 1, 2, 3, 4});
+  ASSERT_EQ(simulation.peak_bytes, 90);
+  PoolOptions options;
+  options.pools = {{"a", 50, 1e9, 1e9}, {"b", 50, 1e9, 1e9}};
+  const PoolProblem problem = *BuildPoolProblem(graph, model, simulation, 1, options);
+  EveryOrderPeakBound bound{90, "the proved least peak"};
+  EXPECT_EQ(PoolInfeasibility(graph, model, problem, bound), "");
+  bound.parts = PartLiveBounds(graph, partition, {{90, "the part's proved least peak"},
+                                                  {67, "the part's proved least peak"}});
+  EXPECT_EQ(PoolInfeasibility(graph, model, problem, bound),
+            "no order of this model fits these pools: every tensor of the part from op \"a\" to "
+            "op \"j\" is a multiple of 30 B, so the pools hold at most 60 B of them at once (a 1 "
+            "x 30 B, b 1 x 30 B), and every order has a step with at least 90 B of them live (the "
+            "part's proved least peak)");
+  // A bank of 60 B holds two: H = 90 = L.
+  options.pools[0].capacity_bytes = 60;
+  EXPECT_EQ(PoolInfeasibility(graph, model,
+                              *BuildPoolProblem(graph, model, simulation, 1, options), bound),
+            "");
+}
+
+// Split finer, the part of b alone counts x (live across it, untouched) as
+// constant bytes: its own tensors are 60 B live, and nothing is claimed.
+TEST(MemoryPoolsTest, APartsConstantBytesAreNotCountedAsItsOwn) {
+  const Graph graph = TestGraph(kChainWhileXWaits);
+  const MemoryModel model = *BuildMemoryModel(graph, {});
+  const Partition partition = HourglassPartitioner({.merge_up_to_ops = 1}).Split(model);
+  ASSERT_EQ(partition.parts.size(), 5u);
+  ASSERT_EQ(partition.parts[1].model.constant_bytes, 30);
+  std::vector<EveryOrderPeakBound> peaks(5, {90, "the part's proved least peak"});
+  peaks[4] = {67, "the part's proved least peak"};
+  const std::vector<PartLiveBound> bounds = PartLiveBounds(graph, partition, peaks);
+  ASSERT_EQ(bounds.size(), 5u);
+  EXPECT_EQ(bounds[1].live_bytes, 60);
+  EXPECT_EQ(bounds[1].unit, 30);
+  EXPECT_THAT(bounds[1].source, HasSubstr("less 30 B"));
+}
+
 // Every op's own tensors split over two pools of one block each, but while
 // b runs x, p and q are live: three blocks (192 of 200 bytes) with no split,
 // so this order has no valid placement, and the step is named.

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
 #include "core/testing/trials.h"
@@ -482,28 +483,31 @@ TEST(PoolOrderRepairTest, NeverClaimsWhatBruteForceRefutes) {
               start_fails_some_fits, repaired, repaired_fits);
 }
 
-// A random small graph whose activation sizes are multiples of `unit`; some
-// ops are Relu (in place over an input of the same size). Unread tensors
-// are graph outputs.
-Graph RandomGraphOfUnit(std::mt19937_64& rng, int64_t unit, int32_t num_ops) {
+// Appends `num_ops` random ops reading `input` (and what they write) to
+// `text`, named with `prefix`; their outputs are multiples of `unit`, some
+// are Relu (in place over an input of the same size). Returns the tensors
+// nothing reads.
+std::vector<std::string> AppendRandomOps(std::mt19937_64& rng, int64_t unit, int32_t num_ops,
+                                         const std::string& prefix,
+                                         std::pair<std::string, int64_t> input,
+                                         std::string& text) {
   auto pick = [&](int64_t lo, int64_t hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
   };
-  std::vector<std::pair<std::string, int64_t>> tensors = {{"x", unit * pick(1, 3)}};
+  std::vector<std::pair<std::string, int64_t>> tensors = {std::move(input)};
   std::vector<bool> read = {false};
-  std::string text = absl::StrCat("input x ", tensors[0].second, "\n");
   for (int32_t op = 0; op < num_ops; ++op) {
     const size_t first = static_cast<size_t>(pick(0, static_cast<int64_t>(tensors.size()) - 1));
-    const std::string out = absl::StrCat("t", op);
+    const std::string out = absl::StrCat(prefix, "t", op);
     if (pick(0, 3) == 0) {
-      absl::StrAppend(&text, "op o", op, " Relu ", tensors[first].first, " -> ", out, ":",
-                      tensors[first].second, "\n");
+      absl::StrAppend(&text, "op ", prefix, "o", op, " Relu ", tensors[first].first, " -> ", out,
+                      ":", tensors[first].second, "\n");
       read[first] = true;
       tensors.push_back({out, tensors[first].second});
     } else {
       const size_t second = static_cast<size_t>(pick(0, static_cast<int64_t>(tensors.size()) - 1));
       const int64_t bytes = unit * pick(1, 3);
-      absl::StrAppend(&text, "op o", op, " Conv ", tensors[first].first,
+      absl::StrAppend(&text, "op ", prefix, "o", op, " Conv ", tensors[first].first,
                       second != first ? absl::StrCat(" ", tensors[second].first) : "", " -> ", out,
                       ":", bytes, "\n");
       read[first] = read[second] = true;
@@ -511,10 +515,59 @@ Graph RandomGraphOfUnit(std::mt19937_64& rng, int64_t unit, int32_t num_ops) {
     }
     read.push_back(false);
   }
+  std::vector<std::string> unread;
   for (size_t t = 1; t < tensors.size(); ++t) {
-    if (!read[t]) absl::StrAppend(&text, "output ", tensors[t].first, "\n");
+    if (!read[t]) unread.push_back(tensors[t].first);
+  }
+  return unread;
+}
+
+// A random small graph whose activation sizes are multiples of `unit`.
+// Unread tensors are graph outputs.
+Graph RandomGraphOfUnit(std::mt19937_64& rng, int64_t unit, int32_t num_ops) {
+  const int64_t x = unit * std::uniform_int_distribution<int64_t>(1, 3)(rng);
+  std::string text = absl::StrCat("input x ", x, "\n");
+  for (const std::string& t : AppendRandomOps(rng, unit, num_ops, "", {"x", x}, text)) {
+    absl::StrAppend(&text, "output ", t, "\n");
   }
   return testing::TestGraph(text);
+}
+
+// Two random halves of units `first_unit` and `second_unit`: op "join"
+// reads every tensor of the first half that nothing else reads and writes
+// the second half's input (a multiple of both units), so it is a cut and
+// each half's tensors are a part of their own unit.
+Graph RandomGraphOfTwoUnits(std::mt19937_64& rng, int64_t first_unit, int64_t second_unit,
+                            int32_t first_ops, int32_t second_ops) {
+  const int64_t x = first_unit * std::uniform_int_distribution<int64_t>(1, 3)(rng);
+  std::string text = absl::StrCat("input x ", x, "\n");
+  const std::vector<std::string> sinks =
+      AppendRandomOps(rng, first_unit, first_ops, "a", {"x", x}, text);
+  const int64_t joined = first_unit * second_unit;
+  absl::StrAppend(&text, "op join Concat ", absl::StrJoin(sinks, " "), " -> j:", joined, "\n");
+  for (const std::string& t :
+       AppendRandomOps(rng, second_unit, second_ops, "b", {"j", joined}, text)) {
+    absl::StrAppend(&text, "output ", t, "\n");
+  }
+  return testing::TestGraph(text);
+}
+
+// Expects that no order in `orders` has a valid placement (the exact
+// placer finds none; `why` is the claim under test). True when the exact
+// placer finished on every order, so the claim is confirmed.
+bool ExpectNoOrderHasAPlacement(const Graph& graph, const MemoryModel& model,
+                                const std::vector<std::vector<int32_t>>& orders,
+                                const PoolOptions& options, const std::string& why) {
+  bool refuted_everywhere = true;
+  for (const std::vector<int32_t>& order : orders) {
+    absl::StatusOr<PoolProblem> of_order =
+        BuildPoolProblem(graph, model, *Simulate(model, order), 1, options);
+    if (!of_order.ok()) continue;
+    const ExactPoolResult exact = PlacePoolsExact(*of_order, 200000, ArenaLimits{});
+    EXPECT_FALSE(exact.placement.has_value()) << why << "\n" << graph.num_ops() << " ops";
+    refuted_everywhere = refuted_everywhere && exact.optimal;
+  }
+  return refuted_everywhere;
 }
 
 // Against brute force over every order and every placement: whenever
@@ -554,22 +607,60 @@ TEST(PoolInfeasibilityTest, NeverClaimsWhatBruteForceRefutes) {
     within_capacity +=
         least_peak <= options.pools[0].capacity_bytes + options.pools[1].capacity_bytes &&
         why.find("multiple of") != std::string::npos;
-    bool refuted_everywhere = true;
-    for (const std::vector<int32_t>& order : orders) {
-      absl::StatusOr<PoolProblem> of_order =
-          BuildPoolProblem(graph, model, *Simulate(model, order), 1, options);
-      if (!of_order.ok()) continue;
-      const ExactPoolResult exact = PlacePoolsExact(*of_order, 200000, ArenaLimits{});
-      EXPECT_FALSE(exact.placement.has_value()) << why << "\n" << graph.num_ops() << " ops";
-      refuted_everywhere = refuted_everywhere && exact.optimal;
-    }
-    confirmed += refuted_everywhere;
+    confirmed += ExpectNoOrderHasAPlacement(graph, model, orders, options, why);
   }
   std::printf(
       "no order fits claimed on %d graphs (%d by granularity, %d of them within the summed "
       "capacity); brute force finished on %d\n",
       claimed, by_granularity, within_capacity, confirmed);
   EXPECT_GT(within_capacity, 0);
+}
+
+// The per-part granularity proof against brute force: graphs of two
+// halves whose units differ (so the whole model's gcd is small), each part's
+// bound its least peak over all of its own orders (brute force on the
+// part's model), every order of the whole placed by the exact placer.
+// Whenever PoolInfeasibility says no order fits, none has a placement.
+TEST(PoolInfeasibilityTest, PerPartProofNeverClaimsWhatBruteForceRefutes) {
+  std::mt19937_64 rng(1717);
+  int claimed = 0, only_per_part = 0, confirmed = 0;
+  for (int iteration = 0;
+       iteration < ::ordo::testing::Trials(1000) || (only_per_part == 0 && iteration < 1000);
+       ++iteration) {
+    const int64_t first_unit = 5 + iteration % 3, second_unit = 2 + iteration % 2;
+    const Graph graph = RandomGraphOfTwoUnits(rng, first_unit, second_unit, 2 + iteration % 3,
+                                              2 + (iteration / 3) % 3);
+    const MemoryModel model = *BuildMemoryModel(graph, {});
+    const Partition partition = HourglassPartitioner({.merge_up_to_ops = 1}).Split(model);
+    std::vector<EveryOrderPeakBound> part_peaks;
+    for (const Part& part : partition.parts) {
+      int64_t least = std::numeric_limits<int64_t>::max();
+      for (const std::vector<int32_t>& order : AllOrders(part.model)) {
+        least = std::min(least, Simulate(part.model, order)->peak_bytes);
+      }
+      part_peaks.push_back({least, "the part's least peak"});
+    }
+    PoolOptions options;
+    std::uniform_int_distribution<int64_t> capacity(first_unit * 2, first_unit * 6);
+    options.pools = {{"big", capacity(rng), 2e9, 2e9}, {"small", capacity(rng), 1e9, 1e9}};
+    const std::vector<std::vector<int32_t>> orders = AllOrders(model);
+    absl::StatusOr<PoolProblem> problem =
+        BuildPoolProblem(graph, model, *Simulate(model, orders.front()), 1, options);
+    if (!problem.ok()) continue;  // a tensor larger than both banks
+    // The whole's bound: the max of the parts' (the partition theorem).
+    EveryOrderPeakBound bound{0, "the least peak", PartLiveBounds(graph, partition, part_peaks)};
+    for (const EveryOrderPeakBound& part : part_peaks) bound.bytes = std::max(bound.bytes, part.bytes);
+    const std::string why = PoolInfeasibility(graph, model, *problem, bound);
+    if (why.empty()) continue;
+    ++claimed;
+    bound.parts.clear();
+    only_per_part += PoolInfeasibility(graph, model, *problem, bound).empty();
+    confirmed += ExpectNoOrderHasAPlacement(graph, model, orders, options, why);
+  }
+  std::printf("no order fits claimed on %d two-unit graphs, %d only by the per-part proof; brute "
+              "force finished on %d\n",
+              claimed, only_per_part, confirmed);
+  EXPECT_GT(only_per_part, 0);
 }
 
 }  // namespace
