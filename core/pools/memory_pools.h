@@ -134,9 +134,6 @@ double PoolPeakStepBoundSeconds(const PoolProblem& problem);
 // milliseconds on a thousand blocks.
 inline constexpr int kPoolBoundSteps = 200;
 
-// A bound on the peak (simulator footprint) of every order of a model, and
-// what proved it (e.g. "the proved least peak"). bytes 0: none beyond the
-// spec's MemoryLowerBound, which PoolInfeasibility takes itself.
 // One part's share of the granularity proof (PoolInfeasibility, 3.): the
 // part is a block of every order (core/partition, exact), so every order
 // has a step where the tensors the part touches (produced or read in it),
@@ -149,6 +146,9 @@ struct PartLiveBound {
   std::string source;  // what proved live_bytes
 };
 
+// A bound on the peak (simulator footprint) of every order of a model, and
+// what proved it (e.g. "the proved least peak"). bytes 0: none beyond the
+// spec's MemoryLowerBound, which PoolInfeasibility takes itself.
 struct EveryOrderPeakBound {
   int64_t bytes = 0;
   std::string source;
