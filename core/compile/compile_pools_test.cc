@@ -433,8 +433,8 @@ TEST(CompilePoolsTest, AnOrderRepairedForTheBanksFitsWhereNoCandidateDoes) {
 }
 
 // Twenty 30-byte ops in a chain while x (30 B) waits for d: the schedule
-// stage's first part (a0..a15, 16 ops) has 90 B of 30-byte tensors live at
-// every op, which banks of 50 B cannot hold (one each), while the whole
+// stage's first part (a0..a15, 16 ops) has 90 B of 30-byte tensors live
+// from a1 on, which banks of 50 B cannot hold (one each), while the whole
 // model's sizes share no unit (v is 7 B) and 90 B is within the 100 B of
 // banks. The place stage passes the stage's per-part bounds to the proof.
 TEST(CompilePoolsTest, APartsOwnUnitProvesThatNoOrderFits) {

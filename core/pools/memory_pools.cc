@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "core/memory/simulator.h"
 #include "core/pools/pool_relaxation.h"
+#include "core/util/check.h"
 #include "core/util/status_macros.h"
 
 namespace ordo {
@@ -467,8 +468,9 @@ std::string PoolInfeasibility(const Graph& graph, const MemoryModel& model,
 
 std::vector<PartLiveBound> PartLiveBounds(const Graph& graph, const Partition& partition,
                                           const std::vector<EveryOrderPeakBound>& part_peaks) {
+  ORDO_CHECK(part_peaks.size() == partition.parts.size());
   std::vector<PartLiveBound> bounds;
-  for (size_t p = 0; p < partition.parts.size() && p < part_peaks.size(); ++p) {
+  for (size_t p = 0; p < partition.parts.size(); ++p) {
     const Part& part = partition.parts[p];
     if (part.ops.empty()) continue;
     PartLiveBound bound;

@@ -136,7 +136,8 @@ inline constexpr int kPoolBoundSteps = 200;
 
 // One part's share of the granularity proof (PoolInfeasibility, 3.): the
 // part is a block of every order (core/partition, exact), so every order
-// has a step where the tensors the part touches (produced or read in it),
+// has a step where the tensors the part touches (produced or read in it;
+// the first part also holds graph inputs nobody reads, live before step 0),
 // as the simulator counts them, total at least `live_bytes`; each of them
 // is a multiple of `unit` bytes.
 struct PartLiveBound {
