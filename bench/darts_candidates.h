@@ -6,6 +6,7 @@
 #include <deque>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "ordo/v1/graph.pb.h"
 
@@ -72,19 +73,40 @@ class DartsCandidateStream {
     bool operator==(const Genotype&) const = default;
   };
 
+  // A run of consecutive ops of a network that is a function of `key`
+  // alone, whatever the names: a cell (its genotype, reduction flag, the
+  // shapes of its two inputs and its channel count), the stem or the head.
+  // Two segments with equal keys are the same subgraph, so a schedule of one
+  // serves the other: the unit in which the stream's repeats are counted
+  // (bench/cache_ceiling.h).
+  struct Segment {
+    std::string key;
+    int32_t first_op = 0;  // index into the graph's ops
+    int32_t ops = 0;
+    bool cell = false;  // else the stem or the head
+  };
+  struct Network {
+    v1::Graph graph;
+    std::vector<Segment> segments;  // in op order, covering every op
+  };
+
   explicit DartsCandidateStream(Options options);
 
   // The next candidate. Every graph is named "main_graph", as PyTorch's
   // exporter names them, so a re-sent candidate is byte-identical.
   v1::Graph Next();
 
-  // The genotype of the last candidate.
+  // The genotype and segments of the last candidate.
   const Genotype& last_genotype() const { return last_; }
+  const std::vector<Segment>& last_segments() const { return last_segments_; }
 
   // The network of `genotype`; every tensor and op name starts with
   // `name_prefix`.
   static v1::Graph Build(const Genotype& genotype, const Options& options,
                          const std::string& name_prefix);
+  // The same with its segments.
+  static Network BuildNetwork(const Genotype& genotype, const Options& options,
+                              const std::string& name_prefix);
 
  private:
   Genotype Random();
@@ -95,6 +117,7 @@ class DartsCandidateStream {
   std::mt19937_64 rng_;
   std::deque<Genotype> population_;  // oldest first
   Genotype last_;
+  std::vector<Segment> last_segments_;
   int64_t next_index_ = 0;
 };
 
