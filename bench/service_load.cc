@@ -97,6 +97,10 @@ ABSL_FLAG(std::string, json, "", "also write the results as JSON to this file");
 ABSL_FLAG(std::string, write_graphs, "",
           "nas, darts: also write every candidate as DIR/candidate<i>.pb (ordo.v1.Graph), "
           "so the CLI can reproduce it");
+ABSL_FLAG(std::string, answers_dir, "",
+          "write every OK Compile answer as DIR/answer<i>.json without what differs from "
+          "run to run (stats, parts' times and cache flags), so two servers' answers to one "
+          "stream can be diffed");
 ABSL_FLAG(std::string, dump_response, "",
           "write the last OK response as JSON (protobuf mapping) to this file");
 ABSL_FLAG(std::string, label, "", "a name for this run in the output");
@@ -286,6 +290,20 @@ std::vector<PartTiming> PartTimingsOf(const v1::CompileResponse& response,
   return parts;
 }
 
+// `response` without what two runs of one request may differ in (timings,
+// where parts came from), as JSON in `path`.
+void WriteAnswer(v1::CompileResponse response, const std::string& path) {
+  response.clear_stats();
+  for (v1::PartStats& part : *response.mutable_parts()) {
+    part.clear_time();
+    part.clear_cached();
+    part.clear_states_expanded();
+  }
+  std::string json;
+  (void)google::protobuf::util::MessageToJsonString(response, &json);
+  std::ofstream(path) << json << "\n";
+}
+
 CallRecord Call(v1::Compiler::Stub& stub, const Workload& workload, int64_t index,
                 absl::Duration deadline) {
   const size_t i = workload.fixed ? 0 : static_cast<size_t>(index);
@@ -314,6 +332,9 @@ CallRecord Call(v1::Compiler::Stub& stub, const Workload& workload, int64_t inde
     record.server_schedule_time = DurationOf(stats.schedule_time());
     if (status.ok() && i < workload.seen_ops.size() && !workload.repeats_earlier[i]) {
       record.part_timings = PartTimingsOf(response, workload.seen_ops[i]);
+    }
+    if (const std::string dir = absl::GetFlag(FLAGS_answers_dir); status.ok() && !dir.empty()) {
+      WriteAnswer(response, absl::StrCat(dir, "/answer", index, ".json"));
     }
     if (status.ok() && !absl::GetFlag(FLAGS_dump_response).empty()) {
       response.clear_reordered_onnx_model();
