@@ -145,6 +145,17 @@ int32_t SepConvs(const DartsCandidateStream::Genotype& g) {
   return n;
 }
 
+// What a cell's ops are a function of: its genotype, whether it reduces,
+// the shapes of its inputs (which also say whether the cell before reduced)
+// and its channel count.
+std::string CellKey(const DartsCandidateStream::Cell& cell, bool reduction, const Value& s0,
+                    const Value& s1, int64_t channels) {
+  std::string key = absl::StrCat(reduction ? "reduce" : "normal", " c", channels, " in ",
+                                 s0.channels, "x", s0.size, ",", s1.channels, "x", s1.size, " :");
+  for (const DartsCandidateStream::Edge& e : cell) absl::StrAppend(&key, " ", e.op, "/", e.input);
+  return key;
+}
+
 }  // namespace
 
 DartsCandidateStream::DartsCandidateStream(Options options)
@@ -152,10 +163,22 @@ DartsCandidateStream::DartsCandidateStream(Options options)
 
 v1::Graph DartsCandidateStream::Build(const Genotype& genotype, const Options& options,
                                       const std::string& name_prefix) {
-  v1::Graph graph;
+  return BuildNetwork(genotype, options, name_prefix).graph;
+}
+
+DartsCandidateStream::Network DartsCandidateStream::BuildNetwork(const Genotype& genotype,
+                                                                 const Options& options,
+                                                                 const std::string& name_prefix) {
+  Network network;
+  v1::Graph& graph = network.graph;
+  // Closes the segment that began at op `first` under `key`.
+  const auto close_segment = [&](int32_t first, std::string key, bool cell) {
+    network.segments.push_back({std::move(key), first, graph.ops_size() - first, cell});
+  };
   NetworkWriter w(graph, name_prefix);
   const Value image = w.Input("input", 3, options.image_size);
   const Value stem = w.Op("/stem/stem.0", "Conv", {&image}, 3 * options.channels, image.size);
+  close_segment(0, absl::StrCat("stem ", options.image_size, " ", options.channels), false);
   Value s0 = stem, s1 = stem;
   int64_t channels = options.channels;
   bool reduction_prev = false;
@@ -164,6 +187,7 @@ v1::Graph DartsCandidateStream::Build(const Genotype& genotype, const Options& o
     if (reduction) channels *= 2;
     const Cell& cell = reduction ? genotype.reduce : genotype.normal;
     const std::string path = absl::StrCat("/cells.", k);
+    const int32_t first_op = graph.ops_size();
     // The export drops a preprocessing whose output no edge reads.
     std::vector<Value> states(2);
     if (Reads(cell, 0)) {
@@ -187,12 +211,15 @@ v1::Graph DartsCandidateStream::Build(const Genotype& genotype, const Options& o
     }
     for (int node = 0; node < kNodes; ++node) nodes.push_back(&states[2 + node]);
     const Value out = w.Op(path, "Concat", nodes, kNodes * channels, size);
+    close_segment(first_op, CellKey(cell, reduction, s0, s1, channels), true);
     s0 = std::move(s1);
     s1 = out;
     reduction_prev = reduction;
   }
+  const int32_t head_first_op = graph.ops_size();
   w.Output("", s1, 10);
-  return graph;
+  close_segment(head_first_op, absl::StrCat("head ", s1.channels, "x", s1.size), false);
+  return network;
 }
 
 DartsCandidateStream::Genotype DartsCandidateStream::Random() {
@@ -247,9 +274,11 @@ v1::Graph DartsCandidateStream::Next() {
     population_.pop_front();
     population_.push_back(last_);
   }
-  v1::Graph graph = Build(last_, options_, options_.rename ? absl::StrCat("k", index) : "");
-  graph.set_name("main_graph");  // as torch.onnx.export names every graph
-  return graph;
+  Network network =
+      BuildNetwork(last_, options_, options_.rename ? absl::StrCat("k", index) : "");
+  last_segments_ = std::move(network.segments);
+  network.graph.set_name("main_graph");  // as torch.onnx.export names every graph
+  return std::move(network.graph);
 }
 
 }  // namespace ordo::bench

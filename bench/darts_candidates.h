@@ -6,6 +6,7 @@
 #include <deque>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "ordo/v1/graph.pb.h"
 
@@ -38,8 +39,10 @@ namespace ordo::bench {
 // Ops as PyTorch's ONNX export leaves them after BatchNorm folding: sep_conv
 // = ReLU, depthwise Conv, 1x1 Conv, twice (6 ops); dil_conv = ReLU,
 // dilated depthwise Conv, 1x1 Conv (3 ops); pools 1 op; skip none (a
-// reduction's skip is ReLU + strided 1x1 Conv). About 200 ops with the
-// defaults. Tensor names are the export's module paths, so a genotype sent
+// reduction's skip is ReLU + strided 1x1 Conv). About 200 to 350 ops with
+// the defaults: the tournament favours sep_conv-heavy cells, so candidates
+// grow as the search goes on (283 on average over the first 300, 318 over
+// 1000). Tensor names are the export's module paths, so a genotype sent
 // twice is byte-identical unless `rename` gives every candidate its own
 // names (a re-export by another tool).
 //
@@ -72,19 +75,40 @@ class DartsCandidateStream {
     bool operator==(const Genotype&) const = default;
   };
 
+  // A run of consecutive ops of a network that is a function of `key`
+  // alone, whatever the names: a cell (its genotype, reduction flag, the
+  // shapes of its two inputs and its channel count), the stem or the head.
+  // Two segments with equal keys are the same subgraph, so a schedule of one
+  // serves the other: the unit in which the stream's repeats are counted
+  // (bench/cache_ceiling.h).
+  struct Segment {
+    std::string key;
+    int32_t first_op = 0;  // index into the graph's ops
+    int32_t ops = 0;
+    bool cell = false;  // else the stem or the head
+  };
+  struct Network {
+    v1::Graph graph;
+    std::vector<Segment> segments;  // in op order, covering every op
+  };
+
   explicit DartsCandidateStream(Options options);
 
   // The next candidate. Every graph is named "main_graph", as PyTorch's
   // exporter names them, so a re-sent candidate is byte-identical.
   v1::Graph Next();
 
-  // The genotype of the last candidate.
+  // The genotype and segments of the last candidate.
   const Genotype& last_genotype() const { return last_; }
+  const std::vector<Segment>& last_segments() const { return last_segments_; }
 
   // The network of `genotype`; every tensor and op name starts with
   // `name_prefix`.
   static v1::Graph Build(const Genotype& genotype, const Options& options,
                          const std::string& name_prefix);
+  // The same with its segments.
+  static Network BuildNetwork(const Genotype& genotype, const Options& options,
+                              const std::string& name_prefix);
 
  private:
   Genotype Random();
@@ -95,6 +119,7 @@ class DartsCandidateStream {
   std::mt19937_64 rng_;
   std::deque<Genotype> population_;  // oldest first
   Genotype last_;
+  std::vector<Segment> last_segments_;
   int64_t next_index_ = 0;
 };
 

@@ -1,8 +1,10 @@
 #include "bench/darts_candidates.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "core/graph/graph_proto.h"
 #include "core/memory/memory_model.h"
@@ -74,6 +76,63 @@ TEST(DartsCandidateStreamTest, StreamHasRepeatsAndMostlyNewCandidates) {
   }
   EXPECT_GT(repeats, 0);
   EXPECT_LT(repeats, n / 2);
+}
+
+// Segments cover every op in order, and segments with equal keys are the
+// same subgraph (op types, and inputs from inside the segment at the same
+// offsets), in one candidate or across candidates: what lets the stream's
+// repeats be counted per cell.
+TEST(DartsCandidateStreamTest, SegmentsCoverTheOpsAndEqualKeysAreEqualSubgraphs) {
+  DartsCandidateStream stream({.rename = true, .seed = 2});
+  std::map<std::string, std::vector<std::string>> shape_of_key;
+  int keys_met_again = 0;
+  for (int i = 0; i < 40; ++i) {
+    const v1::Graph graph = stream.Next();
+    int32_t next_op = 0;
+    for (const DartsCandidateStream::Segment& segment : stream.last_segments()) {
+      ASSERT_EQ(segment.first_op, next_op) << segment.key;
+      ASSERT_GT(segment.ops, 0) << segment.key;
+      next_op += segment.ops;
+      // Each op as its type and its inputs written inside the segment, by
+      // offset: names differ between candidates, structure must not.
+      std::map<std::string, int32_t> offset_of_output;
+      std::vector<std::string> shape;
+      for (int32_t k = 0; k < segment.ops; ++k) {
+        const v1::Op& op = graph.ops(segment.first_op + k);
+        std::string line = op.type();
+        for (const std::string& input : op.inputs()) {
+          const auto it = offset_of_output.find(input);
+          line += it == offset_of_output.end() ? " in" : " " + std::to_string(it->second);
+        }
+        for (const std::string& output : op.outputs()) offset_of_output[output] = k;
+        shape.push_back(line);
+      }
+      const auto [it, inserted] = shape_of_key.emplace(segment.key, shape);
+      if (!inserted) {
+        ++keys_met_again;
+        EXPECT_EQ(it->second, shape) << segment.key;
+      }
+    }
+    EXPECT_EQ(next_op, graph.ops_size());
+  }
+  EXPECT_GT(keys_met_again, 40);
+}
+
+// Six cells have no two cells of equal inputs; a deeper stack repeats its
+// normal cells within one candidate, as DARTS' 20-cell networks do.
+TEST(DartsCandidateStreamTest, DeepStacksRepeatCellsWithinACandidate) {
+  const auto repeated_cells = [](int32_t cells) {
+    DartsCandidateStream stream({.cells = cells, .seed = 4});
+    stream.Next();
+    std::set<std::string> keys;
+    int repeated = 0;
+    for (const auto& segment : stream.last_segments()) {
+      repeated += segment.cell && !keys.insert(segment.key).second;
+    }
+    return repeated;
+  };
+  EXPECT_EQ(repeated_cells(6), 0);
+  EXPECT_EQ(repeated_cells(20), 11);  // 3 + 4 + 4 in the three stages
 }
 
 TEST(DartsCandidateStreamTest, RenameGivesEveryCandidateItsOwnNames) {

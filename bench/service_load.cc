@@ -97,6 +97,10 @@ ABSL_FLAG(std::string, json, "", "also write the results as JSON to this file");
 ABSL_FLAG(std::string, write_graphs, "",
           "nas, darts: also write every candidate as DIR/candidate<i>.pb (ordo.v1.Graph), "
           "so the CLI can reproduce it");
+ABSL_FLAG(std::string, answers_dir, "",
+          "write every OK Compile answer as DIR/answer<i>.json without what differs from "
+          "run to run (stats, parts' times and cache flags), so two servers' answers to one "
+          "stream can be diffed");
 ABSL_FLAG(std::string, dump_response, "",
           "write the last OK response as JSON (protobuf mapping) to this file");
 ABSL_FLAG(std::string, label, "", "a name for this run in the output");
@@ -125,6 +129,9 @@ struct CallRecord {
   bool single_flight_shared = false;
   absl::Duration server_time;
   absl::Duration server_schedule_time;  // stats.schedule_time
+  // darts: the response's parts with their ops seen in earlier candidates
+  // (empty for other modes and repeated candidates).
+  std::vector<PartTiming> part_timings;
   // The response as JSON, only when --dump-response asks for it.
   std::string response_json;
 };
@@ -139,7 +146,28 @@ struct Workload {
   // server's name-free whole-request identity, CanonicalizeGraph), i.e. what
   // a perfect whole-request cache could answer.
   std::vector<bool> repeats_earlier;
+  // darts: each candidate's cells, stem and head by identity, and how
+  // often each kind of repeat occurs (bench/cache_ceiling.h).
+  std::vector<StreamCandidate> segments;
+  RepeatKinds repeat_kinds;
+  // darts: per candidate, the names of its ops that lie in a segment an
+  // earlier candidate held (empty for repeated candidates).
+  std::vector<absl::flat_hash_set<std::string>> seen_ops;
 };
+
+// The names of the ops of `graph` in the segments `seen` marks.
+absl::flat_hash_set<std::string> SeenOpNames(const v1::Graph& graph,
+                                             absl::Span<const DartsCandidateStream::Segment> segments,
+                                             const std::vector<bool>& seen) {
+  absl::flat_hash_set<std::string> names;
+  for (size_t s = 0; s < seen.size() && s < segments.size(); ++s) {
+    if (!seen[s]) continue;
+    for (int32_t k = 0; k < segments[s].ops; ++k) {
+      names.insert(graph.ops(segments[s].first_op + k).name());
+    }
+  }
+  return names;
+}
 
 absl::Status SetModel(const std::string& path, v1::CompileRequest& request) {
   if (path.empty()) return absl::InvalidArgumentError("--model is required in this mode");
@@ -197,12 +225,25 @@ absl::StatusOr<Workload> BuildWorkload(const std::string& mode, const std::strin
                                  .rename = absl::GetFlag(FLAGS_darts_rename),
                                  .seed = absl::GetFlag(FLAGS_seed)});
     absl::flat_hash_set<std::string> seen;
+    std::vector<std::vector<DartsCandidateStream::Segment>> segments;
     for (int64_t i = 0; i < requests; ++i) {
       v1::CompileRequest& request = compiles.emplace_back(base);
       *request.mutable_graph() = stream.Next();
       absl::StatusOr<Graph> graph = GraphFromProto(request.graph());
       if (!graph.ok()) return graph.status();
-      workload.repeats_earlier.push_back(!seen.insert(CanonicalizeGraph(*graph).form).second);
+      const bool repeat = !seen.insert(CanonicalizeGraph(*graph).form).second;
+      workload.repeats_earlier.push_back(repeat);
+      StreamCandidate& candidate = workload.segments.emplace_back();
+      candidate.repeat = repeat;
+      for (const DartsCandidateStream::Segment& segment : stream.last_segments()) {
+        candidate.segments.push_back({segment.key, segment.ops, segment.cell});
+      }
+      segments.push_back(stream.last_segments());
+    }
+    workload.repeat_kinds = RepeatKindsOf(workload.segments);
+    for (size_t i = 0; i < compiles.size(); ++i) {
+      workload.seen_ops.push_back(
+          SeenOpNames(compiles[i].graph(), segments[i], workload.repeat_kinds.seen_before[i]));
     }
   } else {
     return absl::InvalidArgumentError(absl::StrCat("unknown --mode=", mode));
@@ -226,6 +267,41 @@ absl::StatusOr<Workload> BuildWorkload(const std::string& mode, const std::strin
     return absl::InvalidArgumentError(absl::StrCat("unknown --method=", method));
   }
   return workload;
+}
+
+absl::Duration DurationOf(const google::protobuf::Duration& d) {
+  return absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
+}
+
+// The response's parts (each a run of its schedule, in order) with their
+// scheduling time and how many of their ops are in `seen`.
+std::vector<PartTiming> PartTimingsOf(const v1::CompileResponse& response,
+                                      const absl::flat_hash_set<std::string>& seen) {
+  std::vector<PartTiming> parts;
+  int32_t next = 0;
+  for (const v1::PartStats& part : response.parts()) {
+    PartTiming& timing = parts.emplace_back();
+    timing.time = DurationOf(part.time());
+    timing.ops = part.ops();
+    for (int32_t k = 0; k < part.ops() && next < response.schedule_size(); ++k, ++next) {
+      timing.seen_ops += seen.contains(response.schedule(next));
+    }
+  }
+  return parts;
+}
+
+// `response` without what two runs of one request may differ in (timings,
+// where parts came from), as JSON in `path`.
+void WriteAnswer(v1::CompileResponse response, const std::string& path) {
+  response.clear_stats();
+  for (v1::PartStats& part : *response.mutable_parts()) {
+    part.clear_time();
+    part.clear_cached();
+    part.clear_states_expanded();
+  }
+  std::string json;
+  (void)google::protobuf::util::MessageToJsonString(response, &json);
+  std::ofstream(path) << json << "\n";
 }
 
 CallRecord Call(v1::Compiler::Stub& stub, const Workload& workload, int64_t index,
@@ -252,10 +328,14 @@ CallRecord Call(v1::Compiler::Stub& stub, const Workload& workload, int64_t inde
     record.cache_misses = stats.cache_misses();
     record.response_cached = stats.response_cached();
     record.single_flight_shared = stats.single_flight_shared();
-    record.server_time =
-        absl::Seconds(stats.time().seconds()) + absl::Nanoseconds(stats.time().nanos());
-    record.server_schedule_time = absl::Seconds(stats.schedule_time().seconds()) +
-                                  absl::Nanoseconds(stats.schedule_time().nanos());
+    record.server_time = DurationOf(stats.time());
+    record.server_schedule_time = DurationOf(stats.schedule_time());
+    if (status.ok() && i < workload.seen_ops.size() && !workload.repeats_earlier[i]) {
+      record.part_timings = PartTimingsOf(response, workload.seen_ops[i]);
+    }
+    if (const std::string dir = absl::GetFlag(FLAGS_answers_dir); status.ok() && !dir.empty()) {
+      WriteAnswer(response, absl::StrCat(dir, "/answer", index, ".json"));
+    }
     if (status.ok() && !absl::GetFlag(FLAGS_dump_response).empty()) {
       response.clear_reordered_onnx_model();
       (void)google::protobuf::util::MessageToJsonString(response, &record.response_json);
@@ -273,6 +353,37 @@ CallRecord Call(v1::Compiler::Stub& stub, const Workload& workload, int64_t inde
 }
 
 double Ms(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
+
+constexpr const char* kRepeatKindNames[kRepeatKinds] = {"repeated_candidate", "within_candidate",
+                                                        "across_candidates", "new"};
+
+void PrintRepeatKinds(const RepeatKinds& kinds) {
+  const auto row = [](const char* what, const RepeatCounts& counts) {
+    std::printf("  %-10s", what);
+    for (int k = 0; k < kRepeatKinds; ++k) {
+      std::printf("  %s %lld", kRepeatKindNames[k], static_cast<long long>(counts.by_kind[k]));
+    }
+    std::printf("  (of %lld)\n", static_cast<long long>(counts.total()));
+  };
+  std::printf("  repeats by kind: candidates %lld, repeated %lld\n",
+              static_cast<long long>(kinds.candidates),
+              static_cast<long long>(kinds.repeated_candidates));
+  row("cells", kinds.cells);
+  row("cell ops", kinds.cell_ops);
+  row("stem+head", kinds.other_ops);
+}
+
+nlohmann::ordered_json RepeatKindsJson(const RepeatKinds& kinds) {
+  nlohmann::ordered_json out;
+  out["candidates"] = kinds.candidates;
+  out["repeated_candidates"] = kinds.repeated_candidates;
+  for (const auto& [name, counts] : {std::pair{"cells", &kinds.cells},
+                                     std::pair{"cell_ops", &kinds.cell_ops},
+                                     std::pair{"stem_head_ops", &kinds.other_ops}}) {
+    for (int k = 0; k < kRepeatKinds; ++k) out[name][kRepeatKindNames[k]] = counts->by_kind[k];
+  }
+  return out;
+}
 
 int Run() {
   const std::string mode = absl::GetFlag(FLAGS_mode);
@@ -394,7 +505,8 @@ int Run() {
   std::vector<absl::Duration> error_latencies;
   std::map<std::string, int64_t> codes;
   int64_t parts = 0, hits = 0, misses = 0, whole_hits = 0, shared = 0;
-  std::vector<ServedCall> served;
+  std::vector<const CallRecord*> served_records;  // darts: OK calls
+  std::vector<SizedTime> largest_parts;  // of computed first sends
   for (const CallRecord& r : records) {
     ++codes[rpc::GrpcCodeName(r.code)];
     if (r.code != grpc::StatusCode::OK) {
@@ -409,13 +521,30 @@ int Run() {
     whole_hits += r.response_cached;
     (r.response_cached ? whole_hit_latencies : computed_latencies).push_back(r.latency);
     shared += r.single_flight_shared;
-    if (!workload->repeats_earlier.empty()) {
-      served.push_back({r.latency, r.server_schedule_time,
-                        workload->repeats_earlier[static_cast<size_t>(r.index)]});
+    if (!workload->repeats_earlier.empty()) served_records.push_back(&r);
+    const auto largest = std::max_element(
+        r.part_timings.begin(), r.part_timings.end(),
+        [](const PartTiming& a, const PartTiming& b) { return a.ops < b.ops; });
+    if (largest != r.part_timings.end() && !r.response_cached && largest->time > absl::ZeroDuration()) {
+      largest_parts.push_back({largest->ops, largest->time});
     }
   }
+  // The window ceiling with scheduling time proportional to ops, and
+  // growing with them as this run's largest parts did.
+  const double exponent = OpsExponent(largest_parts);
+  const auto served_with = [&](double time_exponent) {
+    std::vector<ServedCall> served;
+    for (const CallRecord* r : served_records) {
+      served.push_back({r->latency, r->server_schedule_time,
+                        workload->repeats_earlier[static_cast<size_t>(r->index)],
+                        FreeScheduleShare(r->part_timings, time_exponent)});
+    }
+    return served;
+  };
   // Only at concurrency 1 is the stream's time the sum of its latencies.
-  const CacheCeiling ceiling = concurrency == 1 ? CacheCeilingOf(served) : CacheCeiling{};
+  const CacheCeiling ceiling = concurrency == 1 ? CacheCeilingOf(served_with(1)) : CacheCeiling{};
+  const CacheCeiling fitted_ceiling =
+      concurrency == 1 && exponent > 0 ? CacheCeilingOf(served_with(exponent)) : CacheCeiling{};
   const LatencySummary latency = Summarize(ok_latencies);
   const LatencySummary server = Summarize(server_times);
   const LatencySummary failed = Summarize(error_latencies);
@@ -450,6 +579,21 @@ int Run() {
         "the others; a perfect cache: at most %.2fx this run\n",
         static_cast<long long>(ceiling.repeats), static_cast<long long>(ceiling.calls),
         100 * ceiling.schedule_share, ceiling.speedup);
+    std::printf(
+        "  window ceiling  scheduling of cells seen in an earlier candidate %.1f%% of the latency "
+        "of the others; a perfect cross-request cell cache: at most %.2fx this run\n",
+        100 * ceiling.free_schedule_share, ceiling.window_speedup);
+    std::printf(
+        "  window ceiling, time ~ ops^%.2f (fitted below)  %.1f%% of the latency of the others; "
+        "at most %.2fx this run\n",
+        exponent, 100 * fitted_ceiling.free_schedule_share, fitted_ceiling.window_speedup);
+  }
+  if (!workload->segments.empty()) PrintRepeatKinds(workload->repeat_kinds);
+  const std::vector<OpsBin> bins = ScheduleTimeByOps(largest_parts);
+  for (const OpsBin& bin : bins) {
+    std::printf("  largest part %d-%d ops  %lld candidates  median %.3f ms, %.2f us per op\n",
+                bin.min_ops, bin.max_ops, static_cast<long long>(bin.count), bin.median_ms,
+                bin.median_us_per_op);
   }
   if (mode == "cold" && hits > 0) {
     std::fprintf(stderr,
@@ -496,7 +640,20 @@ int Run() {
     if (ceiling.calls > 0) {
       out["cache_ceiling"] = {{"repeated_candidates", ceiling.repeats},
                               {"schedule_share", ceiling.schedule_share},
-                              {"speedup", ceiling.speedup}};
+                              {"speedup", ceiling.speedup},
+                              {"free_schedule_share", ceiling.free_schedule_share},
+                              {"window_speedup", ceiling.window_speedup},
+                              {"ops_exponent", exponent},
+                              {"fitted_free_schedule_share", fitted_ceiling.free_schedule_share},
+                              {"fitted_window_speedup", fitted_ceiling.window_speedup}};
+    }
+    if (!workload->segments.empty()) out["repeat_kinds"] = RepeatKindsJson(workload->repeat_kinds);
+    for (const OpsBin& bin : bins) {
+      out["largest_part_time_by_ops"].push_back({{"min_ops", bin.min_ops},
+                                                 {"max_ops", bin.max_ops},
+                                                 {"candidates", bin.count},
+                                                 {"median_ms", bin.median_ms},
+                                                 {"median_us_per_op", bin.median_us_per_op}});
     }
     out["status"] = codes;
     std::ofstream file(path);

@@ -76,6 +76,22 @@ TEST(ServiceLoadTest, DartsStreamReportsWhatAPerfectCacheCouldDo) {
   EXPECT_GT(ceiling["schedule_share"].get<double>(), 0);
   EXPECT_LT(ceiling["schedule_share"].get<double>(), 1);
   EXPECT_GT(ceiling["speedup"].get<double>(), 1);
+  // The window ceiling frees less: only cells an earlier candidate held.
+  EXPECT_GE(ceiling["window_speedup"].get<double>(), 1);
+  EXPECT_LE(ceiling["window_speedup"].get<double>(), ceiling["speedup"].get<double>());
+  // Every cell of the stream is counted once, under one kind; repeated
+  // candidates are the ceiling's repeats.
+  const nlohmann::json& kinds = out["repeat_kinds"];
+  ASSERT_TRUE(kinds.is_object());
+  EXPECT_EQ(kinds["candidates"], 24);
+  EXPECT_EQ(kinds["repeated_candidates"], ceiling["repeated_candidates"]);
+  int cells = 0;
+  for (const auto& [kind, count] : kinds["cells"].items()) cells += count.get<int>();
+  EXPECT_EQ(cells, 24 * 6);
+  EXPECT_EQ(kinds["cells"]["repeated_candidate"], 6 * kinds["repeated_candidates"].get<int>());
+  // A population of 4 mutating one or two edges: most cells recur.
+  EXPECT_GT(kinds["cells"]["across_candidates"].get<int>(), 0);
+  EXPECT_FALSE(out["largest_part_time_by_ops"].empty());
 }
 
 TEST(ServiceLoadTest, StopsAtDuration) {

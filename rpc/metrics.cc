@@ -79,7 +79,7 @@ ServiceMetrics::ServiceMetrics()
                             .Help("Cache events by cache namespace (the first 16 namespaces seen; "
                                   "later ones as \"(other)\", the shared one as \"(shared)\") "
                                   "and event: hit, miss, single_flight_wait, eviction, part_hit, "
-                                  "part_miss.")
+                                  "part_miss, part_eviction.")
                             .Register(*registry_)) {}
 
 void ServiceMetrics::RecordRequest(absl::string_view method, absl::string_view code,

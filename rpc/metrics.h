@@ -66,7 +66,7 @@ class ServiceMetrics {
   // whole-answer cache), miss (the answer was computed: a Compile's search
   // or an Estimate's passes), single_flight_wait, eviction
   // (an entry left a whole-answer cache), part_hit or part_miss (part cache
-  // lookups).
+  // lookups), part_eviction (an entry left the in-memory part cache).
   void AddNamespaceCacheEvents(absl::string_view cache_namespace, absl::string_view event,
                                int64_t count = 1);
   prometheus::Gauge& inflight_requests() { return inflight_; }

@@ -176,10 +176,12 @@ absl::Status CompilerService::RunCompile(
   if (known_key == nullptr) {
     ORDO_ASSIGN_OR_RETURN(made_key, WholeAnswerKey(call, request));
     known_key = &made_key;
+    if (AnswerFromResponseCache(made_key, start, response, on_progress)) return absl::OkStatus();
   }
-  const std::string& key = *known_key;
-  if (AnswerFromResponseCache(key, start, response, on_progress)) return absl::OkStatus();
-  return CompileOrShare(call, request, key, start, response, on_progress);
+  // A known key was looked up by the fast path just before; an answer
+  // stored since is found inside the flight, so a miss hashes and probes
+  // its tens of kilobytes of key once less.
+  return CompileOrShare(call, request, *known_key, start, response, on_progress);
 }
 
 template <typename Request>

@@ -73,8 +73,8 @@ class CompilerService final : public v1::Compiler::CallbackService {
                                     v1::GetInfoResponse* response) override;
 
   // The body of Compile; `on_progress` (may be empty) sees each stage.
-  // `known_key`: the request's WholeAnswerKey when the caller has it
-  // already (null: made here).
+  // `known_key`: the request's WholeAnswerKey when the caller has made it
+  // and looked it up in the response cache already (null: both done here).
   absl::Status RunCompile(const rpc::CallInfo& call, const v1::CompileRequest& request,
                           v1::CompileResponse& response,
                           const std::function<void(const v1::CompileProgress&)>& on_progress,

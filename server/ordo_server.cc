@@ -107,7 +107,13 @@ absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(const Options& opt
     redis.command_timeout = options.redis_timeout;
     server->cache_ = std::make_unique<RedisScheduleCache>(redis);
   } else {
-    server->cache_ = std::make_unique<LruScheduleCache>(options.cache_bytes);
+    // Part-cache evictions per namespace, as the whole-answer caches' below.
+    // Redis evicts by itself and is not counted (docs/nas.md).
+    server->cache_ = std::make_unique<LruScheduleCache>(
+        options.cache_bytes, [metrics = &server->metrics_](absl::string_view key) {
+          metrics->AddNamespaceCacheEvents(NamespacedScheduleCache::NamespaceOfKey(key),
+                                           "part_eviction");
+        });
   }
 
   int worker_slots = 0;

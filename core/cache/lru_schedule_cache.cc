@@ -14,7 +14,8 @@ int64_t Charge(absl::string_view key, const CachedSchedule& entry) {
 
 }  // namespace
 
-LruScheduleCache::LruScheduleCache(int64_t capacity_bytes) : capacity_bytes_(capacity_bytes) {}
+LruScheduleCache::LruScheduleCache(int64_t capacity_bytes, EvictionListener on_evict)
+    : capacity_bytes_(capacity_bytes), on_evict_(std::move(on_evict)) {}
 
 absl::StatusOr<std::optional<CachedSchedule>> LruScheduleCache::Lookup(absl::string_view key) {
   absl::MutexLock lock(&mu_);
@@ -42,6 +43,7 @@ absl::Status LruScheduleCache::Insert(absl::string_view key, const CachedSchedul
 
 void LruScheduleCache::EvictLocked() {
   while (charge_bytes_ > capacity_bytes_ && !entries_.empty()) {
+    if (on_evict_) on_evict_(entries_.back().key);
     charge_bytes_ -= entries_.back().charge;
     index_.erase(entries_.back().key);
     entries_.pop_back();

@@ -2,6 +2,7 @@
 #define ORDO_CORE_CACHE_LRU_SCHEDULE_CACHE_H_
 
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <string>
 
@@ -19,7 +20,13 @@ namespace ordo {
 // entry bigger than the whole budget is not stored. Thread-safe (one mutex).
 class LruScheduleCache final : public ScheduleCache {
  public:
-  explicit LruScheduleCache(int64_t capacity_bytes);
+  // Called with the key of each entry evicted to make room (not of one
+  // replaced under its own key, nor of one too big to store), under the
+  // cache's lock: it must not call back into the cache. For metrics (the
+  // server counts evictions by the key's namespace).
+  using EvictionListener = std::function<void(absl::string_view key)>;
+
+  explicit LruScheduleCache(int64_t capacity_bytes, EvictionListener on_evict = nullptr);
   LruScheduleCache(const LruScheduleCache&) = delete;
   LruScheduleCache& operator=(const LruScheduleCache&) = delete;
 
@@ -39,6 +46,7 @@ class LruScheduleCache final : public ScheduleCache {
   void EvictLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const int64_t capacity_bytes_;
+  const EvictionListener on_evict_;
   mutable absl::Mutex mu_;
   // Most recently used first.
   std::list<Entry> entries_ ABSL_GUARDED_BY(mu_);

@@ -1,5 +1,8 @@
 #include "core/cache/lru_schedule_cache.h"
 
+#include <string>
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace ordo {
@@ -53,6 +56,18 @@ TEST(LruScheduleCacheTest, EntryBiggerThanTheBudgetIsNotStored) {
   ASSERT_TRUE(cache.Insert("huge", Entry(1000, 1)).ok());
   EXPECT_EQ(PeakOf(cache, "huge"), std::nullopt);
   EXPECT_EQ(PeakOf(cache, "small"), 1);
+}
+
+TEST(LruScheduleCacheTest, TellsTheListenerWhichKeysItEvicts) {
+  std::vector<std::string> evicted;
+  LruScheduleCache cache(3 * 171, [&](absl::string_view key) { evicted.emplace_back(key); });
+  for (const char* key : {"a", "b", "c"}) ASSERT_TRUE(cache.Insert(key, Entry(10, 1)).ok());
+  ASSERT_TRUE(cache.Insert("b", Entry(10, 2)).ok());  // replaced: not an eviction
+  EXPECT_TRUE(evicted.empty());
+  ASSERT_TRUE(cache.Insert("huge", Entry(1000, 1)).ok());  // never stored: nothing evicted
+  EXPECT_TRUE(evicted.empty());
+  ASSERT_TRUE(cache.Insert("d", Entry(10, 4)).ok());  // a is the least recent
+  EXPECT_EQ(evicted, std::vector<std::string>{"a"});
 }
 
 }  // namespace

@@ -96,6 +96,64 @@ TEST(NasServiceTest, SmallPartsAreProvedInTheServerAndBigOnesGoToWorkers) {
   EXPECT_LE(worker_tasks("in_server") - in_server, big.stats().parts() - 1);
 }
 
+// A chain of `ops` ops whose tensors grow by 256 bytes from 256 *
+// `first_units` (steps the alignment keeps): the partitioner cuts it into
+// short parts, and no two parts of this or another offset have the same
+// canonical key (sizes in different ratios), so each part is a part-cache
+// entry of its own.
+v1::Graph DistinctChain(int ops, int64_t first_units) {
+  v1::Graph graph;
+  graph.set_name("chain");
+  for (int i = 0; i <= ops; ++i) {
+    v1::Tensor* t = graph.add_tensors();
+    t->set_name(absl::StrCat("t", i));
+    t->set_size_bytes(256 * (first_units + i));
+  }
+  graph.add_inputs("t0");
+  for (int i = 0; i < ops; ++i) {
+    v1::Op* op = graph.add_ops();
+    op->set_name(absl::StrCat("op", i));
+    op->set_type("Relu");
+    op->add_inputs(absl::StrCat("t", i));
+    op->add_outputs(absl::StrCat("t", i + 1));
+  }
+  graph.add_outputs(absl::StrCat("t", ops));
+  return graph;
+}
+
+TEST(NasServiceTest, PartCacheEvictionsAreCountedUnderTheEvictedEntrysNamespace) {
+  // The smallest cache the flag allows: 1 MiB of part cache, a few thousand
+  // entries of a short part. No whole answer of these models fits the
+  // whole-answer caches (a quarter of a quarter MiB), so only parts count.
+  Server server({"--local-workers=0", "--cache-mb=1"});
+  ASSERT_TRUE(server.started());
+  int64_t next_chain = 1;
+  auto compile = [&](const std::string& cache_namespace) {
+    v1::CompileRequest request;
+    *request.mutable_graph() = DistinctChain(16000, 100000 * next_chain++);
+    request.mutable_options()->set_cache_namespace(cache_namespace);
+    v1::CompileResponse response;
+    const grpc::Status status = server.Compile(request, response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(response.stats().cache_hits(), 0);
+    return response.stats().parts();
+  };
+  auto part_evictions = [&](absl::string_view label) {
+    return MetricValue(server.Metrics(), "ordo_namespace_cache_events_total",
+                       absl::StrCat("event=\"part_eviction\",namespace=\"", label, "\""));
+  };
+  // Team A fills most of the cache: nothing is evicted yet.
+  int parts = 0;
+  for (int i = 0; i < 4; ++i) parts += compile("team-a");
+  EXPECT_GT(parts, 4 * 400);
+  EXPECT_EQ(part_evictions("team-a"), 0) << server.Metrics();
+  // The shared namespace's parts push out the least recently used entries:
+  // team A's, counted under team A's label, none under the shared one's.
+  for (int i = 0; i < 20 && part_evictions("team-a") == 0; ++i) compile("");
+  EXPECT_GT(part_evictions("team-a"), 0) << server.Metrics();
+  EXPECT_EQ(part_evictions("(shared)"), 0);
+}
+
 // `ordo-server FLAGS` that must refuse to start: its exit code and stderr.
 std::pair<int, std::string> StartRefused(const std::string& flags) {
   const std::string command = absl::StrCat("/usr/bin/timeout 30 ", ORDO_SERVER_BINARY,
