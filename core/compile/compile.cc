@@ -252,7 +252,7 @@ absl::Status ChooseLayout(const Graph& graph, const MemoryModel& model,
 
 // Orders that compete with the chosen schedule for the banks, besides the
 // baseline orders: greedy and hmcos, whose orders gave the fastest placement
-// on several shared models (docs/pools.md, "Across schedules").
+// on several shared models (docs/pools-log.md, "Across schedules").
 //
 // hmcos's search is worth a fraction of the compile, not its whole budget:
 // uncut it expands 233,564-310,863 states on randwire1-3 (~1 us each, a
