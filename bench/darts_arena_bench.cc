@@ -1,5 +1,5 @@
 // ordo-darts-arena-bench: the arena stage of a cold DARTS candidate, where
-// the service's cold tail was (docs/nas.md). For each candidate of the
+// the service's cold tail was (docs/nas-log.md). For each candidate of the
 // realistic stream (bench/darts_candidates.h): its `best` schedule, then the
 // `best` arena planner under the compile path's limits (ArenaOptions), and
 // the exact search at the lower bound alone (nodes to a placement or a

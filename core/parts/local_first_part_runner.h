@@ -27,7 +27,7 @@ SchedulerRegistry AttemptSchedulers();
 // Why: a part whose search takes a few milliseconds (a DARTS candidate's
 // cell stack, about 150 ops, 1-5 ms) costs more in the worker round trip
 // (serialize the part, RPC, parse, check the answer: about 3 ms per cold
-// candidate on 2 cores, docs/nas.md) than in the search itself.
+// candidate on 2 cores, docs/nas-log.md) than in the search itself.
 //
 // 1. Tasks of more than `max_ops` ops go to `remote` at once, on a thread
 //    of their own, so big parts start without waiting for the attempts.
