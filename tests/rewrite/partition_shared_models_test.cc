@@ -40,7 +40,9 @@ TEST_P(PartitionSharedModelsTest, LowersThePeakWithinDelta) {
   RewriteOptions options;
   options.mode = RewriteMode::kAll;
   options.schedule_time_limit = absl::Seconds(2);
-  options.time_limit = absl::Seconds(20);
+  // The assertions need one kept rewrite: a 1 s limit passes at load 3,
+  // so 6 s leaves room for sanitizers (mobilenet_v2 ran to the old 20 s).
+  options.time_limit = absl::Seconds(6);
   ORDO_ASSERT_OK_AND_ASSIGN(RewriteResult result, RewriteForMemory(model, options));
 
   EXPECT_LT(result.schedule.peak_bytes, result.original_peak_bytes);
