@@ -25,6 +25,30 @@ absl::string_view TensorKindName(TensorKind kind) {
   return "unknown";
 }
 
+Graph::Graph(const Graph& other)
+    : name_(other.name_),
+      ops_(other.ops_),
+      tensors_(other.tensors_),
+      inputs_(other.inputs_),
+      outputs_(other.outputs_) {
+  IndexNames();
+}
+
+Graph& Graph::operator=(const Graph& other) {
+  if (this != &other) *this = Graph(other);
+  return *this;
+}
+
+// Names are unique in a built Graph, so every insert succeeds.
+void Graph::IndexNames() {
+  op_index_.clear();
+  tensor_index_.clear();
+  op_index_.reserve(ops_.size());
+  tensor_index_.reserve(tensors_.size());
+  for (OpId id = 0; id < num_ops(); ++id) op_index_.emplace(ops_[id].name, id);
+  for (TensorId id = 0; id < num_tensors(); ++id) tensor_index_.emplace(tensors_[id].name, id);
+}
+
 std::optional<OpId> Graph::FindOp(absl::string_view name) const {
   auto it = op_index_.find(name);
   if (it == op_index_.end()) return std::nullopt;
@@ -186,6 +210,7 @@ absl::StatusOr<Graph> GraphBuilder::Build() && {
 // Graph instead of being copied (a third of a large import's graph build).
 absl::Status GraphBuilder::ResolveTensors(Graph& graph) {
   graph.tensors_.reserve(pending_tensors_.size());
+  graph.tensor_index_.reserve(pending_tensors_.size());
   for (PendingTensor& pending : pending_tensors_) {
     if (pending.name.empty()) {
       return absl::InvalidArgumentError("a tensor has an empty name");
@@ -206,24 +231,25 @@ absl::Status GraphBuilder::ResolveTensors(Graph& graph) {
     tensor.dims = std::move(pending.dims);
     tensor.kind = pending.kind;
     TensorId id = static_cast<TensorId>(graph.tensors_.size());
-    if (!graph.tensor_index_.emplace(tensor.name, id).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("tensor \"", tensor.name, "\" is declared twice"));
+    // Reserved above: the name the key views stays where it is.
+    const std::string& name = graph.tensors_.emplace_back(std::move(tensor)).name;
+    if (!graph.tensor_index_.emplace(name, id).second) {
+      return absl::InvalidArgumentError(absl::StrCat("tensor \"", name, "\" is declared twice"));
     }
-    graph.tensors_.push_back(std::move(tensor));
   }
   return absl::OkStatus();
 }
 
 absl::Status GraphBuilder::ResolveOps(Graph& graph) {
   graph.ops_.reserve(pending_ops_.size());
+  graph.op_index_.reserve(pending_ops_.size());
   for (PendingOp& pending : pending_ops_) {
     OpId id = static_cast<OpId>(graph.ops_.size());
     if (pending.name.empty()) {
       return absl::InvalidArgumentError(
           absl::StrCat("op ", id, " (", pending.type, ") has an empty name"));
     }
-    if (!graph.op_index_.emplace(pending.name, id).second) {
+    if (graph.op_index_.contains(pending.name)) {
       return absl::InvalidArgumentError(
           absl::StrCat("op \"", pending.name, "\": name is used twice"));
     }
@@ -232,9 +258,14 @@ absl::Status GraphBuilder::ResolveOps(Graph& graph) {
           absl::StrCat("op \"", pending.name, "\" has no outputs"));
     }
     if (!pending.by_id) ORDO_RETURN_IF_ERROR(ResolveNames(graph, pending));
-    Op op{std::move(pending.name), std::move(pending.type), std::move(pending.domain), {}, {},
-          std::move(pending.attributes), pending.source_index};
-    ORDO_RETURN_IF_ERROR(ConnectOp(graph, std::move(op), pending.input_ids, pending.output_ids));
+    // The pending id lists become the op's own (checked as they are linked).
+    Op op{std::move(pending.name),       std::move(pending.type),
+          std::move(pending.domain),     std::move(pending.input_ids),
+          std::move(pending.output_ids), std::move(pending.attributes),
+          pending.source_index};
+    ORDO_RETURN_IF_ERROR(ConnectOp(graph, std::move(op)));
+    // Reserved above: the name the key views stays where it is.
+    graph.op_index_.emplace(graph.ops_.back().name, id);
   }
   return absl::OkStatus();
 }
@@ -259,20 +290,18 @@ absl::Status GraphBuilder::ResolveNames(const Graph& graph, PendingOp& pending) 
   return absl::OkStatus();
 }
 
-// Links `op` (the next op id) to its tensors and appends it.
-absl::Status GraphBuilder::ConnectOp(Graph& graph, Op op, absl::Span<const TensorId> inputs,
-                                     absl::Span<const TensorId> outputs) {
+// Links `op` (the next op id) to the tensors it names and appends it.
+absl::Status GraphBuilder::ConnectOp(Graph& graph, Op op) {
   const OpId id = graph.num_ops();
-  for (TensorId t : inputs) {
+  for (TensorId t : op.inputs) {
     if (t < 0 || t >= graph.num_tensors()) {
       return absl::InvalidArgumentError(
           absl::StrCat("op \"", op.name, "\" reads tensor id ", t, ", which is not declared"));
     }
-    op.inputs.push_back(t);
     std::vector<OpId>& consumers = graph.tensors_[t].consumers;
     if (consumers.empty() || consumers.back() != id) consumers.push_back(id);
   }
-  for (TensorId t : outputs) {
+  for (TensorId t : op.outputs) {
     if (t < 0 || t >= graph.num_tensors()) {
       return absl::InvalidArgumentError(
           absl::StrCat("op \"", op.name, "\" writes tensor id ", t, ", which is not declared"));
@@ -296,7 +325,6 @@ absl::Status GraphBuilder::ConnectOp(Graph& graph, Op op, absl::Span<const Tenso
                        "\", which is a ", TensorKindName(tensor.kind)));
     }
     tensor.producer = id;
-    op.outputs.push_back(t);
   }
   graph.ops_.push_back(std::move(op));
   return absl::OkStatus();

@@ -79,6 +79,12 @@ struct GraphLimits {
 class Graph {
  public:
   Graph() = default;
+  // The name indexes view the Graph's own names: a copy indexes its copies;
+  // a move keeps them (a moved vector keeps its elements where they are).
+  Graph(const Graph& other);
+  Graph& operator=(const Graph& other);
+  Graph(Graph&&) = default;
+  Graph& operator=(Graph&&) = default;
 
   const std::string& name() const { return name_; }
   int32_t num_ops() const { return static_cast<int32_t>(ops_.size()); }
@@ -106,8 +112,12 @@ class Graph {
   std::vector<Tensor> tensors_;
   std::vector<TensorId> inputs_;
   std::vector<TensorId> outputs_;
-  absl::flat_hash_map<std::string, OpId> op_index_;
-  absl::flat_hash_map<std::string, TensorId> tensor_index_;
+  // Keys view ops_[id].name and tensors_[id].name: no second copy of every
+  // name (a large import's most frequent allocation).
+  absl::flat_hash_map<absl::string_view, OpId> op_index_;
+  absl::flat_hash_map<absl::string_view, TensorId> tensor_index_;
+
+  void IndexNames();
 };
 
 // Builds a Graph and validates it. Declare tensors, then ops by tensor name, in
@@ -173,8 +183,7 @@ class GraphBuilder {
   absl::Status ResolveTensors(Graph& graph);
   absl::Status ResolveOps(Graph& graph);
   static absl::Status ResolveNames(const Graph& graph, PendingOp& pending);
-  static absl::Status ConnectOp(Graph& graph, Op op, absl::Span<const TensorId> inputs,
-                                absl::Span<const TensorId> outputs);
+  static absl::Status ConnectOp(Graph& graph, Op op);
   absl::Status ResolveGraphIo(Graph& graph) const;
   static absl::Status CheckAcyclic(const Graph& graph);
 

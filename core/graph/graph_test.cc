@@ -1,5 +1,8 @@
 #include "core/graph/graph.h"
 
+#include <optional>
+#include <string>
+
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
 #include "gmock/gmock.h"
@@ -34,6 +37,39 @@ TEST(GraphTest, ResolvesProducersConsumersAndKinds) {
   EXPECT_THAT(g.outputs(), ElementsAre(*g.FindTensor("z")));
   EXPECT_THAT(g.Successors(0), ElementsAre(1));
   EXPECT_THAT(g.Predecessors(1), ElementsAre(0));
+}
+
+// The name indexes view the Graph's own names; a copy must find names in
+// its own copies and a move must keep them, short (inline) names included.
+TEST(GraphTest, CopiesAndMovesFindEveryNameAfterTheSourceIsGone) {
+  const std::string long_name = "/cells.0/pre1/f/f.0/Relu_output_0_long_enough";
+  std::optional<Graph> copy;
+  std::optional<Graph> moved;
+  {
+    GraphBuilder builder("g");
+    builder.AddTensorBytes("x", 4, TensorKind::kInput);
+    builder.AddTensorBytes(long_name, 8);
+    builder.AddOp("a", "Relu", {"x"}, {long_name});
+    builder.AddOp(long_name + "_op", "Relu", {long_name}, {"z"});
+    builder.AddTensorBytes("z", 8);
+    builder.AddGraphInput("x");
+    builder.AddGraphOutput("z");
+    ORDO_ASSERT_OK_AND_ASSIGN(Graph built, std::move(builder).Build());
+    copy.emplace(built);
+    Graph assigned;
+    assigned = built;
+    moved.emplace(std::move(built));
+    built = Graph();  // what the moved-from graph held is gone
+    copy = assigned;
+  }
+  for (const Graph* g : {&*copy, &*moved}) {
+    EXPECT_EQ(g->FindTensor("x"), 0);
+    EXPECT_EQ(g->FindTensor(long_name), 1);
+    EXPECT_EQ(g->FindTensor("z"), 2);
+    EXPECT_EQ(g->FindOp("a"), 0);
+    EXPECT_EQ(g->FindOp(long_name + "_op"), 1);
+    EXPECT_EQ(g->FindTensor("missing"), std::nullopt);
+  }
 }
 
 TEST(GraphTest, OpsGivenByTensorIdsBuildTheSameGraphAsByNames) {
@@ -173,6 +209,13 @@ TEST(GraphValidationTest, DuplicateNames) {
     op a Relu x -> y:1
     op a Relu y -> z:1
   )").status(), StatusIs(kInvalid, HasSubstr("op \"a\": name is used twice")));
+  GraphBuilder builder("g");
+  builder.AddTensorBytes("x", 1, TensorKind::kInput);
+  builder.AddTensorBytes("y", 1);
+  builder.AddTensorBytes("y", 2);
+  builder.AddOp("a", "Relu", {"x"}, {"y"});
+  EXPECT_THAT(std::move(builder).Build(),
+              StatusIs(kInvalid, HasSubstr("tensor \"y\" is declared twice")));
 }
 
 TEST(GraphValidationTest, GraphOutputNotDeclared) {
