@@ -3,34 +3,35 @@
 #include <algorithm>
 
 namespace ordo {
-namespace {
 
-void Compress(std::vector<std::vector<int32_t>>& lists, std::vector<int32_t>& begin,
-              std::vector<int32_t>& flat) {
-  begin.assign(1, 0);
-  for (std::vector<int32_t>& list : lists) {
-    std::sort(list.begin(), list.end());
-    list.erase(std::unique(list.begin(), list.end()), list.end());
-    flat.insert(flat.end(), list.begin(), list.end());
-    begin.push_back(static_cast<int32_t>(flat.size()));
-  }
-}
-
-}  // namespace
-
+// Two flat passes, no list per op (this runs once per schedule request
+// and per baseline): each op's distinct producers in a reused scratch list,
+// then successors by counting, filled in ascending op order so that each
+// list comes out ascending and distinct.
 OpDag::OpDag(const MemoryModel& model) {
   const int32_t n = model.num_ops();
-  std::vector<std::vector<int32_t>> succ(n), pred(n);
+  pred_begin_.reserve(n + 1);
+  pred_begin_.push_back(0);
+  std::vector<int32_t> producers;
   for (int32_t op = 0; op < n; ++op) {
+    producers.clear();
     for (int32_t t : model.ops[op].inputs) {
       const int32_t producer = model.tensors[t].producer;
-      if (producer == kNoId) continue;
-      pred[op].push_back(producer);
-      succ[producer].push_back(op);
+      if (producer != kNoId) producers.push_back(producer);
     }
+    std::sort(producers.begin(), producers.end());
+    producers.erase(std::unique(producers.begin(), producers.end()), producers.end());
+    pred_.insert(pred_.end(), producers.begin(), producers.end());
+    pred_begin_.push_back(static_cast<int32_t>(pred_.size()));
   }
-  Compress(succ, succ_begin_, succ_);
-  Compress(pred, pred_begin_, pred_);
+  succ_begin_.assign(n + 1, 0);
+  for (int32_t producer : pred_) ++succ_begin_[producer + 1];
+  for (int32_t op = 0; op < n; ++op) succ_begin_[op + 1] += succ_begin_[op];
+  succ_.resize(pred_.size());
+  std::vector<int32_t> next(succ_begin_.begin(), succ_begin_.end() - 1);
+  for (int32_t op = 0; op < n; ++op) {
+    for (int32_t producer : predecessors(op)) succ_[next[producer]++] = op;
+  }
 }
 
 }  // namespace ordo
