@@ -50,6 +50,19 @@ TEST(SimulatorTest, InplaceOpOverwritesDyingInputOfSameSize) {
   EXPECT_EQ(without.inplace_source[*g.FindTensor("z")], kNoId);
 }
 
+// The lists are searched by bisection: their first and last names, names
+// between, the TFLite spellings, and near misses.
+TEST(SimulatorTest, InplaceOpTypesAreExactlyTheListedNames) {
+  for (absl::string_view type : {"Abs", "Xor", "Relu", "Reshape", "Add", "Where", "ABS", "TANH",
+                                 "RELU6", "SELECT_V2", "ADD_N"}) {
+    EXPECT_TRUE(IsInplaceOpType(type)) << type;
+  }
+  for (absl::string_view type : {"Conv", "relu", "Relu ", "", "A", "Zzz", "MaxPool", "CONV_2D",
+                                 "Concat", "MatMul"}) {
+    EXPECT_FALSE(IsInplaceOpType(type)) << type;
+  }
+}
+
 TEST(SimulatorTest, InplaceNeedsLastUseAndSameSize) {
   // y is read later by c, so r cannot overwrite it at its step; s has a
   // different output size, so it never runs in place.
