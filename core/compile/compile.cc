@@ -723,13 +723,14 @@ absl::StatusOr<EstimateResult> Estimate(const Graph& graph, const CompileOptions
   const SchedulerRegistry registry = BuiltinSchedulers();
   EstimateResult estimate;
   estimate.ops = graph.num_ops();
-  estimate.lower_bound_bytes = MemoryLowerBound(model);
   for (const auto& [name, peak] :
        {std::pair{"model", &estimate.model_order_peak_bytes},
         std::pair{"greedy", &estimate.greedy_peak_bytes}}) {
     ORDO_ASSIGN_OR_RETURN(auto scheduler, registry.Create(name));
     ORDO_ASSIGN_OR_RETURN(ScheduleResult result, scheduler->Schedule(model, ScheduleLimits{}));
     *peak = result.peak_bytes;
+    // Every result carries MemoryLowerBound(model): not computed a third time.
+    estimate.lower_bound_bytes = result.lower_bound_bytes;
   }
   if (cache != nullptr) {
     PartScheduleOptions part_options;

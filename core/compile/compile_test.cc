@@ -33,6 +33,24 @@ TEST(CompileTest, ReportsScheduleBaselinesAndVerifiedProfile) {
   EXPECT_EQ(result.scheduler, "best");
 }
 
+// Estimate's numbers are the simulator's: the bound of the model, the peaks
+// of the model order and of greedy (kTwoBranchesGraph: 101 and 52).
+TEST(CompileTest, EstimateReportsTheBoundAndTheBaselinePeaksOfTheModel) {
+  const Graph g = TestGraph(kTwoBranchesGraph);
+  ORDO_ASSERT_OK_AND_ASSIGN(EstimateResult estimate, Estimate(g, {}, nullptr));
+  EXPECT_EQ(estimate.ops, 5);
+  EXPECT_EQ(estimate.model_order_peak_bytes, 101);
+  EXPECT_EQ(estimate.greedy_peak_bytes, 52);
+  EXPECT_EQ(estimate.lower_bound_bytes, MemoryLowerBound(*BuildMemoryModel(g, {})));
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 50; ++i) {
+    const Graph random = ::ordo::testing::RandomDag(rng, {.num_ops = 2 + i % 30});
+    ORDO_ASSERT_OK_AND_ASSIGN(EstimateResult result, Estimate(random, {}, nullptr));
+    EXPECT_EQ(result.lower_bound_bytes, MemoryLowerBound(*BuildMemoryModel(random, {})));
+    EXPECT_LE(result.lower_bound_bytes, result.greedy_peak_bytes);
+  }
+}
+
 TEST(CompileTest, ArenaIsVerifiedAndTrafficNeverWorseThanModelOrderAtEqualPeak) {
   std::mt19937_64 rng(5);
   RealClock clock;
