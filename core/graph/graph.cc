@@ -85,6 +85,12 @@ std::vector<OpId> Graph::Predecessors(OpId op) const {
 GraphBuilder::GraphBuilder(std::string name, GraphLimits limits)
     : name_(std::move(name)), limits_(limits) {}
 
+void GraphBuilder::Reserve(int64_t ops, int64_t tensors) {
+  pending_ops_.reserve(static_cast<size_t>(std::clamp<int64_t>(ops, 0, limits_.max_ops)));
+  pending_tensors_.reserve(
+      static_cast<size_t>(std::clamp<int64_t>(tensors, 0, limits_.max_tensors)));
+}
+
 TensorId GraphBuilder::AddTensor(std::string name, DataType dtype, std::vector<int64_t> dims,
                                  TensorKind kind) {
   pending_tensors_.push_back({std::move(name), dtype, std::move(dims), -1, kind});

@@ -153,6 +153,10 @@ class GraphBuilder {
   void AddGraphInput(std::string tensor_name);
   void AddGraphOutput(std::string tensor_name);
 
+  // Room for this many ops and tensors, for an importer that knows its
+  // counts: no regrowth of the pending lists (a hint; more may be added).
+  void Reserve(int64_t ops, int64_t tensors);
+
   // Number of ops added so far (lets importers refuse early).
   int64_t num_ops() const { return static_cast<int64_t>(pending_ops_.size()); }
 

@@ -72,6 +72,27 @@ TEST(GraphTest, CopiesAndMovesFindEveryNameAfterTheSourceIsGone) {
   }
 }
 
+// Reserve is only a hint: fewer or more ops than reserved build the same
+// graph, and a count beyond the limits is clamped instead of allocated.
+TEST(GraphTest, ReserveChangesNothingButRoom) {
+  for (int64_t ops : {int64_t{0}, int64_t{1}, int64_t{-5}, int64_t{1} << 40}) {
+    GraphBuilder builder("g", GraphLimits{.max_ops = 10, .max_tensors = 10});
+    builder.Reserve(ops, ops);
+    builder.AddTensorBytes("x", 4, TensorKind::kInput);
+    builder.AddTensorBytes("y", 8);
+    builder.AddTensorBytes("z", 8);
+    builder.AddOp("a", "Relu", {"x"}, {"y"});
+    builder.AddOp("b", "Relu", {"y"}, {"z"});
+    builder.AddGraphInput("x");
+    builder.AddGraphOutput("z");
+    ORDO_ASSERT_OK_AND_ASSIGN(Graph g, std::move(builder).Build());
+    EXPECT_EQ(g.num_ops(), 2);
+    EXPECT_EQ(g.num_tensors(), 3);
+    EXPECT_EQ(g.tensor(*g.FindTensor("y")).producer, *g.FindOp("a"));
+    EXPECT_THAT(g.tensor(*g.FindTensor("y")).consumers, ElementsAre(*g.FindOp("b")));
+  }
+}
+
 TEST(GraphTest, OpsGivenByTensorIdsBuildTheSameGraphAsByNames) {
   GraphBuilder by_id("g");
   const TensorId x = by_id.AddTensorBytes("x", 4, TensorKind::kInput);

@@ -247,7 +247,10 @@ class GraphAssembler {
         folding_(folding),
         builder_(graph.name(), limits),
         tensor_of_(nodes.num_values(), kNoId),
-        read_(nodes.num_values(), false) {}
+        read_(nodes.num_values(), false) {
+    // At most one tensor per value and one op per node.
+    builder_.Reserve(graph.node_size(), nodes.num_values());
+  }
 
   absl::StatusOr<Graph> Assemble() &&;
 
