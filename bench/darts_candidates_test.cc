@@ -25,7 +25,7 @@ TEST(DartsCandidateStreamTest, SameSeedSameStream) {
   }
 }
 
-// Valid graphs of about 200 ops whose cells read two earlier cells, so the
+// Valid graphs of 120 to 320 ops whose cells read two earlier cells, so the
 // cell stack is not cut into one part per cell (the point of this stream);
 // the best scheduler proves each optimal.
 TEST(DartsCandidateStreamTest, CandidatesAreRealisticAndSchedulable) {
