@@ -90,7 +90,7 @@ class ByteBoundedLru {
   // the latter through std::hash, 3x slower on a DARTS candidate's 37 KB
   // request key, which a miss hashes on every lookup and insert (perf:
   // the largest share of what a miss paid the whole-answer caches,
-  // docs/nas.md).
+  // docs/nas-log.md, "The cache per kind of repeat").
   static absl::string_view IndexKey(std::string_view key) { return {key.data(), key.size()}; }
   absl::flat_hash_map<absl::string_view, typename std::list<Entry>::iterator> index_
       ABSL_GUARDED_BY(mu_);
