@@ -134,6 +134,9 @@ struct CallRecord {
   std::vector<PartTiming> part_timings;
   // The response as JSON, only when --dump-response asks for it.
   std::string response_json;
+  // Why --answers_dir did not get this call's answer (OK: it did, or was
+  // not asked).
+  absl::Status write_error;
 };
 
 // Requests to send, by index: one fixed request, or the NAS stream.
@@ -290,9 +293,18 @@ std::vector<PartTiming> PartTimingsOf(const v1::CompileResponse& response,
   return parts;
 }
 
+// `path` holds `text` and a newline; an error names the file.
+absl::Status WriteText(const std::string& path, const std::string& text) {
+  std::ofstream file(path);
+  file << text << "\n";
+  file.close();
+  if (!file) return absl::UnavailableError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
 // `response` without what two runs of one request may differ in (timings,
 // where parts came from), as JSON in `path`.
-void WriteAnswer(v1::CompileResponse response, const std::string& path) {
+absl::Status WriteAnswer(v1::CompileResponse response, const std::string& path) {
   response.clear_stats();
   for (v1::PartStats& part : *response.mutable_parts()) {
     part.clear_time();
@@ -300,8 +312,12 @@ void WriteAnswer(v1::CompileResponse response, const std::string& path) {
     part.clear_states_expanded();
   }
   std::string json;
-  (void)google::protobuf::util::MessageToJsonString(response, &json);
-  std::ofstream(path) << json << "\n";
+  if (const auto converted = google::protobuf::util::MessageToJsonString(response, &json);
+      !converted.ok()) {
+    return absl::InternalError(
+        absl::StrCat("answer for ", path, " as JSON: ", converted.ToString()));
+  }
+  return WriteText(path, json);
 }
 
 CallRecord Call(v1::Compiler::Stub& stub, const Workload& workload, int64_t index,
@@ -334,7 +350,7 @@ CallRecord Call(v1::Compiler::Stub& stub, const Workload& workload, int64_t inde
       record.part_timings = PartTimingsOf(response, workload.seen_ops[i]);
     }
     if (const std::string dir = absl::GetFlag(FLAGS_answers_dir); status.ok() && !dir.empty()) {
-      WriteAnswer(response, absl::StrCat(dir, "/answer", index, ".json"));
+      record.write_error = WriteAnswer(response, absl::StrCat(dir, "/answer", index, ".json"));
     }
     if (status.ok() && !absl::GetFlag(FLAGS_dump_response).empty()) {
       response.clear_reordered_onnx_model();
@@ -495,15 +511,17 @@ absl::StatusOr<Calls> SendCalls(v1::Compiler::Stub& stub, const Workload& worklo
   return calls;
 }
 
-// --dump_response: the last response that was kept.
-void DumpLastResponse(const std::vector<CallRecord>& records) {
-  const std::string path = absl::GetFlag(FLAGS_dump_response);
-  if (path.empty()) return;
-  for (auto r = records.rbegin(); r != records.rend(); ++r) {
-    if (r->response_json.empty()) continue;
-    std::ofstream(path) << r->response_json << "\n";
-    break;
+// --answers_dir and --dump_response: the files the calls were to write.
+absl::Status CheckWrittenAnswers(const std::vector<CallRecord>& records) {
+  for (const CallRecord& r : records) {
+    if (!r.write_error.ok()) return r.write_error;
   }
+  const std::string path = absl::GetFlag(FLAGS_dump_response);
+  if (path.empty()) return absl::OkStatus();
+  for (auto r = records.rbegin(); r != records.rend(); ++r) {
+    if (!r->response_json.empty()) return WriteText(path, r->response_json);
+  }
+  return absl::OkStatus();
 }
 
 // What a run's calls add up to.
@@ -598,6 +616,8 @@ void PrintCeilings(const Tally& tally) {
       "  window ceiling  scheduling of cells seen in an earlier candidate %.1f%% of the latency "
       "of the others; a perfect cross-request cell cache: at most %.2fx this run\n",
       100 * ceiling.free_schedule_share, ceiling.window_speedup);
+  // No exponent was fitted (too few timed parts): there is no such line.
+  if (tally.exponent <= 0) return;
   std::printf(
       "  window ceiling, time ~ ops^%.2f (fitted below)  %.1f%% of the latency of the others; "
       "at most %.2fx this run\n",
@@ -654,15 +674,16 @@ void PrintTally(const Tally& t, const std::string& label, const std::string& met
 }
 
 nlohmann::ordered_json CeilingJson(const Tally& t) {
-  nlohmann::ordered_json out = {
-      {"repeated_candidates", t.ceiling.repeats},
-      {"schedule_share", t.ceiling.schedule_share},
-      {"speedup", t.ceiling.speedup},
-      {"free_schedule_share", t.ceiling.free_schedule_share},
-      {"window_speedup", t.ceiling.window_speedup},
-      {"ops_exponent", t.exponent},
-      {"fitted_free_schedule_share", t.fitted_ceiling.free_schedule_share},
-      {"fitted_window_speedup", t.fitted_ceiling.window_speedup}};
+  nlohmann::ordered_json out = {{"repeated_candidates", t.ceiling.repeats},
+                                {"schedule_share", t.ceiling.schedule_share},
+                                {"speedup", t.ceiling.speedup},
+                                {"free_schedule_share", t.ceiling.free_schedule_share},
+                                {"window_speedup", t.ceiling.window_speedup},
+                                {"ops_exponent", t.exponent}};
+  if (t.exponent > 0) {
+    out["fitted_free_schedule_share"] = t.fitted_ceiling.free_schedule_share;
+    out["fitted_window_speedup"] = t.fitted_ceiling.window_speedup;
+  }
   return out;
 }
 
@@ -738,16 +759,17 @@ int Run() {
   }
   absl::StatusOr<Calls> calls = SendCalls(*stub, *workload, mode, concurrency, max_requests);
   if (!calls.ok()) return Fail(calls.status());
-  DumpLastResponse(calls->records);
+  const absl::Status answers_written = CheckWrittenAnswers(calls->records);
 
   const Tally tally = TallyOf(*calls, *workload, concurrency);
   const std::string label = absl::GetFlag(FLAGS_label).empty() ? absl::StrCat(method, "/", mode)
                                                                : absl::GetFlag(FLAGS_label);
   PrintTally(tally, label, method, mode, concurrency, target->address, *workload);
+  if (!answers_written.ok()) return Fail(answers_written);
   if (const std::string path = absl::GetFlag(FLAGS_json); !path.empty()) {
-    std::ofstream file(path);
-    file << TallyJson(tally, label, method, mode, concurrency, *target, *workload).dump(2) << "\n";
-    if (!file) return Fail(absl::UnavailableError(absl::StrCat("cannot write ", path)));
+    const absl::Status written = WriteText(
+        path, TallyJson(tally, label, method, mode, concurrency, *target, *workload).dump(2));
+    if (!written.ok()) return Fail(written);
   }
   // Idle connections hold the server's graceful shutdown: close ours first.
   stub.reset();
