@@ -19,7 +19,7 @@ namespace ordo::server {
 // Called with the key of each entry a ByteBoundedLru evicts to make room
 // (for metrics), under the cache's lock: it must not call back into the
 // cache.
-using CacheEvictionListener = std::function<void(std::string_view key)>;
+using CacheEvictionListener = std::function<void(absl::string_view key)>;
 
 // A map from string keys to values that keeps the most recently used
 // entries within a byte budget (each entry's size given by the caller, its

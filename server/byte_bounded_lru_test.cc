@@ -1,9 +1,9 @@
 #include "server/byte_bounded_lru.h"
 
 #include <string>
-#include <string_view>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
 
 namespace ordo::server {
@@ -35,14 +35,14 @@ TEST(ByteBoundedLruTest, KeepsTheFirstValueAndRefusesOversizedOrEmptyKeys) {
 
 TEST(ByteBoundedLruTest, TellsTheListenerEachEvictedKey) {
   std::vector<std::string> evicted;
-  ByteBoundedLru<std::string> lru(60, [&](std::string_view key) { evicted.emplace_back(key); });
+  ByteBoundedLru<std::string> lru(60, [&](absl::string_view key) { evicted.emplace_back(key); });
   for (char c : std::string("abcde")) lru.Insert(std::string(1, c), std::string(1, c), 14);
   EXPECT_EQ(evicted, std::vector<std::string>{"a"});  // 4 x 15 bytes fit in 60, not a fifth
 }
 
 TEST(ByteBoundedLruTest, EraseFreesTheEntryAndItsBytesWithoutTellingTheListener) {
   std::vector<std::string> evicted;
-  ByteBoundedLru<std::string> lru(60, [&](std::string_view key) { evicted.emplace_back(key); });
+  ByteBoundedLru<std::string> lru(60, [&](absl::string_view key) { evicted.emplace_back(key); });
   for (char c : std::string("abcd")) lru.Insert(std::string(1, c), std::string(1, c), 14);
   lru.Erase("b");
   lru.Erase("absent");
