@@ -65,7 +65,7 @@ struct StreamCandidate {
 
 // The three kinds of repeat of issue 19, in this order of precedence: a
 // segment of a repeated candidate; else one equal to an earlier segment of
-// the same candidate (caught inside one request, cache or not); else one
+// the same candidate (caught inside one request if at all); else one
 // held by an earlier candidate (only a cache across requests catches it);
 // else new.
 enum class RepeatKind { kRepeatedCandidate, kWithinCandidate, kAcrossCandidates, kNew };

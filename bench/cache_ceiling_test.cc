@@ -75,7 +75,8 @@ TEST(CacheCeilingTest, OpsExponentFitsAPowerLaw) {
     cubic.push_back({ops, absl::Nanoseconds(int64_t{ops} * ops * ops)});
   }
   EXPECT_NEAR(OpsExponent(cubic), 3, 1e-9);
-  const std::vector<SizedTime> one_size = {{10, absl::Microseconds(1)}, {10, absl::Microseconds(2)}};
+  const std::vector<SizedTime> one_size = {{10, absl::Microseconds(1)},
+                                           {10, absl::Microseconds(2)}};
   EXPECT_EQ(OpsExponent(one_size), 0);
   EXPECT_EQ(OpsExponent({}), 0);
 }

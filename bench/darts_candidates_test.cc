@@ -25,7 +25,7 @@ TEST(DartsCandidateStreamTest, SameSeedSameStream) {
   }
 }
 
-// Valid graphs of about 200 ops whose cells read two earlier cells, so the
+// Valid graphs of 120 to 320 ops whose cells read two earlier cells, so the
 // cell stack is not cut into one part per cell (the point of this stream);
 // the best scheduler proves each optimal.
 TEST(DartsCandidateStreamTest, CandidatesAreRealisticAndSchedulable) {
@@ -78,13 +78,56 @@ TEST(DartsCandidateStreamTest, StreamHasRepeatsAndMostlyNewCandidates) {
   EXPECT_LT(repeats, n / 2);
 }
 
+// A tensor as its type and dims: what its size, hence the schedule's
+// memory, depends on.
+std::string TensorShape(const v1::Tensor& tensor) {
+  std::string shape = v1::DataType_Name(tensor.dtype());
+  for (const int64_t d : tensor.dims()) shape += " " + std::to_string(d);
+  return shape;
+}
+
+// `segment`'s ops, each as its type, attributes (in name order), inputs
+// (written inside the segment: by offset; else "in" and its shape) and
+// outputs' shapes: everything but names, which differ between candidates.
+std::vector<std::string> SubgraphOf(const v1::Graph& graph,
+                                    const DartsCandidateStream::Segment& segment) {
+  std::map<std::string, const v1::Tensor*> tensors;
+  for (const v1::Tensor& tensor : graph.tensors()) tensors[tensor.name()] = &tensor;
+  const auto shape_of = [&](const std::string& name) {
+    const auto it = tensors.find(name);
+    return it == tensors.end() ? std::string("(no tensor)") : TensorShape(*it->second);
+  };
+  std::map<std::string, int32_t> offset_of_output;
+  std::vector<std::string> ops;
+  for (int32_t k = 0; k < segment.ops; ++k) {
+    const v1::Op& op = graph.ops(segment.first_op + k);
+    std::string line = op.type();
+    const std::map<std::string, v1::AttributeValue> attributes(op.attributes().begin(),
+                                                               op.attributes().end());
+    for (const auto& [name, value] : attributes) {
+      line += " " + name + "=" + value.ShortDebugString();
+    }
+    for (const std::string& input : op.inputs()) {
+      const auto it = offset_of_output.find(input);
+      line += it == offset_of_output.end() ? " in(" + shape_of(input) + ")"
+                                           : " " + std::to_string(it->second);
+    }
+    for (const std::string& output : op.outputs()) {
+      offset_of_output[output] = k;
+      line += " -> " + shape_of(output);
+    }
+    ops.push_back(line);
+  }
+  return ops;
+}
+
 // Segments cover every op in order, and segments with equal keys are the
-// same subgraph (op types, and inputs from inside the segment at the same
-// offsets), in one candidate or across candidates: what lets the stream's
-// repeats be counted per cell.
+// same subgraph (op types, attributes, tensor shapes, and inputs from
+// inside the segment at the same offsets), in one candidate or across
+// candidates: what lets the stream's repeats be counted per cell.
 TEST(DartsCandidateStreamTest, SegmentsCoverTheOpsAndEqualKeysAreEqualSubgraphs) {
   DartsCandidateStream stream({.rename = true, .seed = 2});
-  std::map<std::string, std::vector<std::string>> shape_of_key;
+  std::map<std::string, std::vector<std::string>> subgraph_of_key;
   int keys_met_again = 0;
   for (int i = 0; i < 40; ++i) {
     const v1::Graph graph = stream.Next();
@@ -93,24 +136,11 @@ TEST(DartsCandidateStreamTest, SegmentsCoverTheOpsAndEqualKeysAreEqualSubgraphs)
       ASSERT_EQ(segment.first_op, next_op) << segment.key;
       ASSERT_GT(segment.ops, 0) << segment.key;
       next_op += segment.ops;
-      // Each op as its type and its inputs written inside the segment, by
-      // offset: names differ between candidates, structure must not.
-      std::map<std::string, int32_t> offset_of_output;
-      std::vector<std::string> shape;
-      for (int32_t k = 0; k < segment.ops; ++k) {
-        const v1::Op& op = graph.ops(segment.first_op + k);
-        std::string line = op.type();
-        for (const std::string& input : op.inputs()) {
-          const auto it = offset_of_output.find(input);
-          line += it == offset_of_output.end() ? " in" : " " + std::to_string(it->second);
-        }
-        for (const std::string& output : op.outputs()) offset_of_output[output] = k;
-        shape.push_back(line);
-      }
-      const auto [it, inserted] = shape_of_key.emplace(segment.key, shape);
+      const std::vector<std::string> subgraph = SubgraphOf(graph, segment);
+      const auto [it, inserted] = subgraph_of_key.emplace(segment.key, subgraph);
       if (!inserted) {
         ++keys_met_again;
-        EXPECT_EQ(it->second, shape) << segment.key;
+        EXPECT_EQ(it->second, subgraph) << segment.key;
       }
     }
     EXPECT_EQ(next_op, graph.ops_size());

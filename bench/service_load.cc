@@ -134,6 +134,9 @@ struct CallRecord {
   std::vector<PartTiming> part_timings;
   // The response as JSON, only when --dump-response asks for it.
   std::string response_json;
+  // Why --answers_dir did not get this call's answer (OK: it did, or was
+  // not asked).
+  absl::Status write_error;
 };
 
 // Requests to send, by index: one fixed request, or the NAS stream.
@@ -156,9 +159,9 @@ struct Workload {
 };
 
 // The names of the ops of `graph` in the segments `seen` marks.
-absl::flat_hash_set<std::string> SeenOpNames(const v1::Graph& graph,
-                                             absl::Span<const DartsCandidateStream::Segment> segments,
-                                             const std::vector<bool>& seen) {
+absl::flat_hash_set<std::string> SeenOpNames(
+    const v1::Graph& graph, absl::Span<const DartsCandidateStream::Segment> segments,
+    const std::vector<bool>& seen) {
   absl::flat_hash_set<std::string> names;
   for (size_t s = 0; s < seen.size() && s < segments.size(); ++s) {
     if (!seen[s]) continue;
@@ -290,9 +293,18 @@ std::vector<PartTiming> PartTimingsOf(const v1::CompileResponse& response,
   return parts;
 }
 
+// `path` holds `text` and a newline; an error names the file.
+absl::Status WriteText(const std::string& path, const std::string& text) {
+  std::ofstream file(path);
+  file << text << "\n";
+  file.close();
+  if (!file) return absl::UnavailableError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
 // `response` without what two runs of one request may differ in (timings,
 // where parts came from), as JSON in `path`.
-void WriteAnswer(v1::CompileResponse response, const std::string& path) {
+absl::Status WriteAnswer(v1::CompileResponse response, const std::string& path) {
   response.clear_stats();
   for (v1::PartStats& part : *response.mutable_parts()) {
     part.clear_time();
@@ -300,8 +312,12 @@ void WriteAnswer(v1::CompileResponse response, const std::string& path) {
     part.clear_states_expanded();
   }
   std::string json;
-  (void)google::protobuf::util::MessageToJsonString(response, &json);
-  std::ofstream(path) << json << "\n";
+  if (const auto converted = google::protobuf::util::MessageToJsonString(response, &json);
+      !converted.ok()) {
+    return absl::InternalError(
+        absl::StrCat("answer for ", path, " as JSON: ", converted.ToString()));
+  }
+  return WriteText(path, json);
 }
 
 CallRecord Call(v1::Compiler::Stub& stub, const Workload& workload, int64_t index,
@@ -334,7 +350,7 @@ CallRecord Call(v1::Compiler::Stub& stub, const Workload& workload, int64_t inde
       record.part_timings = PartTimingsOf(response, workload.seen_ops[i]);
     }
     if (const std::string dir = absl::GetFlag(FLAGS_answers_dir); status.ok() && !dir.empty()) {
-      WriteAnswer(response, absl::StrCat(dir, "/answer", index, ".json"));
+      record.write_error = WriteAnswer(response, absl::StrCat(dir, "/answer", index, ".json"));
     }
     if (status.ok() && !absl::GetFlag(FLAGS_dump_response).empty()) {
       response.clear_reordered_onnx_model();
@@ -385,93 +401,96 @@ nlohmann::ordered_json RepeatKindsJson(const RepeatKinds& kinds) {
   return out;
 }
 
-int Run() {
-  const std::string mode = absl::GetFlag(FLAGS_mode);
-  const std::string method = absl::GetFlag(FLAGS_method);
-  const int concurrency = std::max(1, absl::GetFlag(FLAGS_concurrency));
-  const int64_t max_requests = std::max<int64_t>(1, absl::GetFlag(FLAGS_requests));
-  const absl::Duration duration = absl::Seconds(absl::GetFlag(FLAGS_duration));
-  const absl::Duration deadline = absl::Seconds(absl::GetFlag(FLAGS_deadline));
+// A failure of the run as ordo-load's exit code, after its message: 2 for
+// bad flags (INVALID_ARGUMENT), 1 for anything else.
+int Fail(const absl::Status& status) {
+  std::fprintf(stderr, "ordo-load: %s\n", std::string(status.message()).c_str());
+  return absl::IsInvalidArgument(status) ? 2 : 1;
+}
 
-  absl::StatusOr<Workload> workload = BuildWorkload(mode, method, max_requests);
-  if (!workload.ok()) {
-    std::fprintf(stderr, "ordo-load: %s\n", workload.status().ToString().c_str());
-    return 2;
-  }
-  if (const std::string dir = absl::GetFlag(FLAGS_write_graphs); !dir.empty()) {
-    for (size_t i = 0; i < workload->compiles.size(); ++i) {
-      const std::string path = absl::StrCat(dir, "/candidate", i, ".pb");
-      if (!(std::ofstream(path, std::ios::binary) << workload->compiles[i].graph().SerializeAsString())) {
-        std::fprintf(stderr, "ordo-load: cannot write %s\n", path.c_str());
-        return 2;
-      }
+// --write_graphs: every candidate's graph as an ordo.v1.Graph file.
+absl::Status WriteGraphs(const Workload& workload, const std::string& dir) {
+  for (size_t i = 0; i < workload.compiles.size(); ++i) {
+    const std::string path = absl::StrCat(dir, "/candidate", i, ".pb");
+    if (!(std::ofstream(path, std::ios::binary)
+          << workload.compiles[i].graph().SerializeAsString())) {
+      return absl::InvalidArgumentError(absl::StrCat("cannot write ", path));
     }
   }
+  return absl::OkStatus();
+}
 
+// The server the calls go to: --server, or one started here (--spawn).
+struct Target {
   std::unique_ptr<ChildProcess> spawned;
-  std::string address = absl::GetFlag(FLAGS_server);
-  std::vector<std::string> server_argv;
+  std::vector<std::string> server_argv;  // of the spawned server
+  std::string address;
+};
+
+absl::StatusOr<Target> StartTarget(const std::string& mode, int concurrency) {
+  Target target;
+  target.address = absl::GetFlag(FLAGS_server);
   if (absl::GetFlag(FLAGS_spawn)) {
-    server_argv = {absl::GetFlag(FLAGS_server_binary), "--listen=127.0.0.1:0", "--metrics-port=0",
-                   "--log-level=warning",
-                   // Calls beyond the limit would fail RESOURCE_EXHAUSTED.
-                   absl::StrCat("--max-concurrent=", std::max(8, concurrency))};
+    std::vector<std::string>& argv = target.server_argv;
+    argv = {absl::GetFlag(FLAGS_server_binary), "--listen=127.0.0.1:0", "--metrics-port=0",
+            "--log-level=warning",
+            // Calls beyond the limit would fail RESOURCE_EXHAUSTED.
+            absl::StrCat("--max-concurrent=", std::max(8, concurrency))};
     if (absl::GetFlag(FLAGS_local_workers) >= 0) {
-      server_argv.push_back(absl::StrCat("--local-workers=", absl::GetFlag(FLAGS_local_workers)));
+      argv.push_back(absl::StrCat("--local-workers=", absl::GetFlag(FLAGS_local_workers)));
     }
-    if (mode == "cold") server_argv.push_back("--cache-mb=0");
+    if (mode == "cold") argv.push_back("--cache-mb=0");
     for (absl::string_view flag :
          absl::StrSplit(absl::GetFlag(FLAGS_server_flags), ' ', absl::SkipWhitespace())) {
-      server_argv.emplace_back(flag);
+      argv.emplace_back(flag);
     }
     absl::StatusOr<std::unique_ptr<ChildProcess>> started =
-        ChildProcess::StartListening(server_argv, ChildProcess::Options{});
-    if (!started.ok()) {
-      std::fprintf(stderr, "ordo-load: %s\n", started.status().ToString().c_str());
-      return 1;
-    }
-    spawned = *std::move(started);
-    address = spawned->address();
+        ChildProcess::StartListening(argv, ChildProcess::Options{});
+    if (!started.ok()) return absl::UnavailableError(started.status().ToString());
+    target.spawned = *std::move(started);
+    target.address = target.spawned->address();
   }
-  if (address.empty()) {
-    std::fprintf(stderr, "ordo-load: give --server=HOST:PORT or --spawn\n");
-    return 2;
+  if (target.address.empty()) {
+    return absl::InvalidArgumentError("give --server=HOST:PORT or --spawn");
   }
-  if (!absl::StartsWith(address, "127.") && !absl::StartsWith(address, "localhost:") &&
-      !absl::StartsWith(address, "[::1]:")) {
-    std::fprintf(stderr, "ordo-load: loopback servers only (got %s)\n", address.c_str());
-    return 2;
+  if (!absl::StartsWith(target.address, "127.") &&
+      !absl::StartsWith(target.address, "localhost:") &&
+      !absl::StartsWith(target.address, "[::1]:")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("loopback servers only (got ", target.address, ")"));
   }
+  return target;
+}
 
-  grpc::ChannelArguments channel_args;
-  channel_args.SetMaxReceiveMessageSize(256 << 20);
-  channel_args.SetMaxSendMessageSize(256 << 20);
-  std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), channel_args);
-  std::unique_ptr<v1::Compiler::Stub> stub = v1::Compiler::NewStub(channel);
-  if (!channel->WaitForConnected(absl::ToChronoTime(absl::Now() + absl::Seconds(10)))) {
-    std::fprintf(stderr, "ordo-load: cannot connect to %s\n", address.c_str());
-    return 1;
-  }
+// What the timed calls returned, in no particular order.
+struct Calls {
+  std::vector<CallRecord> records;
+  absl::Duration elapsed;
+};
 
+// The untimed warm-up calls, then the timed ones from `concurrency`
+// threads until --requests were started or --duration passed.
+absl::StatusOr<Calls> SendCalls(v1::Compiler::Stub& stub, const Workload& workload,
+                                const std::string& mode, int concurrency, int64_t max_requests) {
+  const absl::Duration duration = absl::Seconds(absl::GetFlag(FLAGS_duration));
+  const absl::Duration deadline = absl::Seconds(absl::GetFlag(FLAGS_deadline));
   int warmup = absl::GetFlag(FLAGS_warmup);
   if (warmup < 0) warmup = mode == "cached" ? 1 : 0;
   for (int i = 0; i < warmup; ++i) {
     // In nas mode the warm-up sends the first candidates, and the timed
     // stream starts after them.
-    const CallRecord r = Call(*stub, *workload, std::min<int64_t>(i, max_requests - 1), deadline);
+    const CallRecord r = Call(stub, workload, std::min<int64_t>(i, max_requests - 1), deadline);
     if (r.code != grpc::StatusCode::OK) {
-      std::fprintf(stderr, "ordo-load: warm-up call failed: %s\n",
-                   rpc::GrpcCodeName(r.code).c_str());
-      return 1;
+      return absl::UnavailableError(
+          absl::StrCat("warm-up call failed: ", rpc::GrpcCodeName(r.code)));
     }
   }
-  const int64_t first_index = workload->fixed ? 0 : std::min<int64_t>(warmup, max_requests);
+  const int64_t first_index = workload.fixed ? 0 : std::min<int64_t>(warmup, max_requests);
 
   std::atomic<int64_t> next{first_index};
   absl::Mutex mu;
-  std::vector<CallRecord> records;
-  records.reserve(static_cast<size_t>(max_requests));
+  Calls calls;
+  calls.records.reserve(static_cast<size_t>(max_requests));
   const absl::Time start = absl::Now();
   const absl::Time stop = start + duration;
   std::vector<std::thread> threads;
@@ -481,193 +500,282 @@ int Run() {
       while (absl::Now() < stop) {
         const int64_t index = next.fetch_add(1);
         if (index >= max_requests) break;
-        mine.push_back(Call(*stub, *workload, index, deadline));
+        mine.push_back(Call(stub, workload, index, deadline));
       }
       absl::MutexLock lock(&mu);
-      records.insert(records.end(), mine.begin(), mine.end());
+      calls.records.insert(calls.records.end(), mine.begin(), mine.end());
     });
   }
   for (std::thread& thread : threads) thread.join();
-  const absl::Duration elapsed = absl::Now() - start;
+  calls.elapsed = absl::Now() - start;
+  return calls;
+}
 
-  if (const std::string path = absl::GetFlag(FLAGS_dump_response); !path.empty()) {
-    for (auto r = records.rbegin(); r != records.rend(); ++r) {
-      if (r->response_json.empty()) continue;
-      std::ofstream(path) << r->response_json << "\n";
-      break;
-    }
+// --answers_dir and --dump_response: the files the calls were to write.
+absl::Status CheckWrittenAnswers(const std::vector<CallRecord>& records) {
+  for (const CallRecord& r : records) {
+    if (!r.write_error.ok()) return r.write_error;
   }
+  const std::string path = absl::GetFlag(FLAGS_dump_response);
+  if (path.empty()) return absl::OkStatus();
+  for (auto r = records.rbegin(); r != records.rend(); ++r) {
+    if (!r->response_json.empty()) return WriteText(path, r->response_json);
+  }
+  return absl::OkStatus();
+}
 
-  std::vector<absl::Duration> ok_latencies;
-  // Split by whether the server answered from its response cache.
-  std::vector<absl::Duration> whole_hit_latencies, computed_latencies;
-  std::vector<absl::Duration> server_times;
-  std::vector<absl::Duration> error_latencies;
+// What a run's calls add up to.
+struct Tally {
+  int64_t calls = 0;
+  double seconds = 0;
+  double requests_per_second = 0;
+  LatencySummary latency, server, failed, whole_hit, computed;
   std::map<std::string, int64_t> codes;
   int64_t parts = 0, hits = 0, misses = 0, whole_hits = 0, shared = 0;
+  double hit_rate = 0;
+  // darts at concurrency 1: the ceilings, with scheduling time
+  // proportional to ops and growing as `exponent` fitted to the largest
+  // parts (0: nothing to fit, and no fitted ceiling).
+  CacheCeiling ceiling, fitted_ceiling;
+  double exponent = 0;
+  std::vector<OpsBin> bins;
+};
+
+// The window ceilings of `served` (darts, concurrency 1).
+void AddCeilings(const std::vector<const CallRecord*>& served, const Workload& workload,
+                 const std::vector<SizedTime>& largest_parts, Tally& tally) {
+  tally.exponent = OpsExponent(largest_parts);
+  const auto served_with = [&](double time_exponent) {
+    std::vector<ServedCall> calls;
+    for (const CallRecord* r : served) {
+      calls.push_back({r->latency, r->server_schedule_time,
+                       workload.repeats_earlier[static_cast<size_t>(r->index)],
+                       FreeScheduleShare(r->part_timings, time_exponent)});
+    }
+    return calls;
+  };
+  tally.ceiling = CacheCeilingOf(served_with(1));
+  if (tally.exponent > 0) tally.fitted_ceiling = CacheCeilingOf(served_with(tally.exponent));
+}
+
+Tally TallyOf(const Calls& calls, const Workload& workload, int concurrency) {
+  Tally tally;
+  std::vector<absl::Duration> ok_latencies, server_times, error_latencies;
+  // Split by whether the server answered from its response cache.
+  std::vector<absl::Duration> whole_hit_latencies, computed_latencies;
   std::vector<const CallRecord*> served_records;  // darts: OK calls
-  std::vector<SizedTime> largest_parts;  // of computed first sends
-  for (const CallRecord& r : records) {
-    ++codes[rpc::GrpcCodeName(r.code)];
+  std::vector<SizedTime> largest_parts;           // of computed first sends
+  for (const CallRecord& r : calls.records) {
+    ++tally.codes[rpc::GrpcCodeName(r.code)];
     if (r.code != grpc::StatusCode::OK) {
       error_latencies.push_back(r.latency);
       continue;
     }
     ok_latencies.push_back(r.latency);
     server_times.push_back(r.server_time);
-    parts += r.parts;
-    hits += r.cache_hits;
-    misses += r.cache_misses;
-    whole_hits += r.response_cached;
+    tally.parts += r.parts;
+    tally.hits += r.cache_hits;
+    tally.misses += r.cache_misses;
+    tally.whole_hits += r.response_cached;
     (r.response_cached ? whole_hit_latencies : computed_latencies).push_back(r.latency);
-    shared += r.single_flight_shared;
-    if (!workload->repeats_earlier.empty()) served_records.push_back(&r);
+    tally.shared += r.single_flight_shared;
+    if (!workload.repeats_earlier.empty()) served_records.push_back(&r);
     const auto largest = std::max_element(
         r.part_timings.begin(), r.part_timings.end(),
         [](const PartTiming& a, const PartTiming& b) { return a.ops < b.ops; });
-    if (largest != r.part_timings.end() && !r.response_cached && largest->time > absl::ZeroDuration()) {
+    if (largest != r.part_timings.end() && !r.response_cached &&
+        largest->time > absl::ZeroDuration()) {
       largest_parts.push_back({largest->ops, largest->time});
     }
   }
-  // The window ceiling with scheduling time proportional to ops, and
-  // growing with them as this run's largest parts did.
-  const double exponent = OpsExponent(largest_parts);
-  const auto served_with = [&](double time_exponent) {
-    std::vector<ServedCall> served;
-    for (const CallRecord* r : served_records) {
-      served.push_back({r->latency, r->server_schedule_time,
-                        workload->repeats_earlier[static_cast<size_t>(r->index)],
-                        FreeScheduleShare(r->part_timings, time_exponent)});
-    }
-    return served;
-  };
   // Only at concurrency 1 is the stream's time the sum of its latencies.
-  const CacheCeiling ceiling = concurrency == 1 ? CacheCeilingOf(served_with(1)) : CacheCeiling{};
-  const CacheCeiling fitted_ceiling =
-      concurrency == 1 && exponent > 0 ? CacheCeilingOf(served_with(exponent)) : CacheCeiling{};
-  const LatencySummary latency = Summarize(ok_latencies);
-  const LatencySummary server = Summarize(server_times);
-  const LatencySummary failed = Summarize(error_latencies);
-  const LatencySummary whole_hit = Summarize(whole_hit_latencies);
-  const LatencySummary computed = Summarize(computed_latencies);
-  const double rps = static_cast<double>(records.size()) / absl::ToDoubleSeconds(elapsed);
-  const double hit_rate = hits + misses > 0 ? static_cast<double>(hits) / (hits + misses) : 0;
+  if (concurrency == 1) AddCeilings(served_records, workload, largest_parts, tally);
+  tally.bins = ScheduleTimeByOps(largest_parts);
+  tally.calls = static_cast<int64_t>(calls.records.size());
+  tally.seconds = absl::ToDoubleSeconds(calls.elapsed);
+  tally.requests_per_second = static_cast<double>(tally.calls) / tally.seconds;
+  tally.latency = Summarize(ok_latencies);
+  tally.server = Summarize(server_times);
+  tally.failed = Summarize(error_latencies);
+  tally.whole_hit = Summarize(whole_hit_latencies);
+  tally.computed = Summarize(computed_latencies);
+  const int64_t lookups = tally.hits + tally.misses;
+  tally.hit_rate = lookups > 0 ? static_cast<double>(tally.hits) / lookups : 0;
+  return tally;
+}
 
-  const std::string label = absl::GetFlag(FLAGS_label).empty() ? absl::StrCat(method, "/", mode)
-                                                               : absl::GetFlag(FLAGS_label);
-  std::printf("%s: %zu calls in %.2f s, concurrency %d, server %s\n", label.c_str(), records.size(),
-              absl::ToDoubleSeconds(elapsed), concurrency, address.c_str());
-  std::printf("  requests/s %.1f\n", rps);
-  std::printf("  latency ms  mean %.3f  p50 %.3f  p90 %.3f  p99 %.3f  max %.3f\n", Ms(latency.mean),
-              Ms(latency.p50), Ms(latency.p90), Ms(latency.p99), Ms(latency.max));
-  if (method == "compile") {
-    std::printf("  server-side ms (stats.time)  mean %.3f  p50 %.3f  p99 %.3f\n", Ms(server.mean),
-                Ms(server.p50), Ms(server.p99));
-  }
-  std::printf("  parts %lld  cache hits %lld  misses %lld  part hit rate %.1f%%\n",
-              static_cast<long long>(parts), static_cast<long long>(hits),
-              static_cast<long long>(misses), 100 * hit_rate);
-  if (method == "compile") {
-    std::printf("  whole-request hits %lld  single-flight shares %lld\n",
-                static_cast<long long>(whole_hits), static_cast<long long>(shared));
-    std::printf("  latency ms  whole-request hits p50 %.3f p99 %.3f; others p50 %.3f p99 %.3f\n",
-                Ms(whole_hit.p50), Ms(whole_hit.p99), Ms(computed.p50), Ms(computed.p99));
-  }
-  if (ceiling.calls > 0) {
-    std::printf(
-        "  cache ceiling  repeated candidates %lld of %lld; scheduling %.1f%% of the latency of "
-        "the others; a perfect cache: at most %.2fx this run\n",
-        static_cast<long long>(ceiling.repeats), static_cast<long long>(ceiling.calls),
-        100 * ceiling.schedule_share, ceiling.speedup);
-    std::printf(
-        "  window ceiling  scheduling of cells seen in an earlier candidate %.1f%% of the latency "
-        "of the others; a perfect cross-request cell cache: at most %.2fx this run\n",
-        100 * ceiling.free_schedule_share, ceiling.window_speedup);
-    std::printf(
-        "  window ceiling, time ~ ops^%.2f (fitted below)  %.1f%% of the latency of the others; "
-        "at most %.2fx this run\n",
-        exponent, 100 * fitted_ceiling.free_schedule_share, fitted_ceiling.window_speedup);
-  }
-  if (!workload->segments.empty()) PrintRepeatKinds(workload->repeat_kinds);
-  const std::vector<OpsBin> bins = ScheduleTimeByOps(largest_parts);
+void PrintCeilings(const Tally& tally) {
+  const CacheCeiling& ceiling = tally.ceiling;
+  if (ceiling.calls == 0) return;
+  std::printf(
+      "  cache ceiling  repeated candidates %lld of %lld; scheduling %.1f%% of the latency of "
+      "the others; a perfect cache: at most %.2fx this run\n",
+      static_cast<long long>(ceiling.repeats), static_cast<long long>(ceiling.calls),
+      100 * ceiling.schedule_share, ceiling.speedup);
+  std::printf(
+      "  window ceiling  scheduling of cells seen in an earlier candidate %.1f%% of the latency "
+      "of the others; a perfect cross-request cell cache: at most %.2fx this run\n",
+      100 * ceiling.free_schedule_share, ceiling.window_speedup);
+  // No exponent was fitted (too few timed parts): there is no such line.
+  if (tally.exponent <= 0) return;
+  std::printf(
+      "  window ceiling, time ~ ops^%.2f (fitted below)  %.1f%% of the latency of the others; "
+      "at most %.2fx this run\n",
+      tally.exponent, 100 * tally.fitted_ceiling.free_schedule_share,
+      tally.fitted_ceiling.window_speedup);
+}
+
+void PrintBins(const std::vector<OpsBin>& bins) {
   for (const OpsBin& bin : bins) {
     std::printf("  largest part %d-%d ops  %lld candidates  median %.3f ms, %.2f us per op\n",
                 bin.min_ops, bin.max_ops, static_cast<long long>(bin.count), bin.median_ms,
                 bin.median_us_per_op);
   }
-  if (mode == "cold" && hits > 0) {
+}
+
+void PrintTally(const Tally& t, const std::string& label, const std::string& method,
+                const std::string& mode, int concurrency, const std::string& address,
+                const Workload& workload) {
+  std::printf("%s: %lld calls in %.2f s, concurrency %d, server %s\n", label.c_str(),
+              static_cast<long long>(t.calls), t.seconds, concurrency, address.c_str());
+  std::printf("  requests/s %.1f\n", t.requests_per_second);
+  std::printf("  latency ms  mean %.3f  p50 %.3f  p90 %.3f  p99 %.3f  max %.3f\n",
+              Ms(t.latency.mean), Ms(t.latency.p50), Ms(t.latency.p90), Ms(t.latency.p99),
+              Ms(t.latency.max));
+  if (method == "compile") {
+    std::printf("  server-side ms (stats.time)  mean %.3f  p50 %.3f  p99 %.3f\n", Ms(t.server.mean),
+                Ms(t.server.p50), Ms(t.server.p99));
+  }
+  std::printf("  parts %lld  cache hits %lld  misses %lld  part hit rate %.1f%%\n",
+              static_cast<long long>(t.parts), static_cast<long long>(t.hits),
+              static_cast<long long>(t.misses), 100 * t.hit_rate);
+  if (method == "compile") {
+    std::printf("  whole-request hits %lld  single-flight shares %lld\n",
+                static_cast<long long>(t.whole_hits), static_cast<long long>(t.shared));
+    std::printf("  latency ms  whole-request hits p50 %.3f p99 %.3f; others p50 %.3f p99 %.3f\n",
+                Ms(t.whole_hit.p50), Ms(t.whole_hit.p99), Ms(t.computed.p50), Ms(t.computed.p99));
+  }
+  PrintCeilings(t);
+  if (!workload.segments.empty()) PrintRepeatKinds(workload.repeat_kinds);
+  PrintBins(t.bins);
+  if (mode == "cold" && t.hits > 0) {
     std::fprintf(stderr,
                  "ordo-load: warning: the cold run saw %lld cache hits; start the server "
                  "with --cache-mb=0\n",
-                 static_cast<long long>(hits));
+                 static_cast<long long>(t.hits));
   }
   std::string code_line;
-  for (const auto& [code, count] : codes) absl::StrAppend(&code_line, " ", code, "=", count);
+  for (const auto& [code, count] : t.codes) absl::StrAppend(&code_line, " ", code, "=", count);
   std::printf("  status%s\n", code_line.c_str());
-  if (failed.count > 0) {
-    std::printf("  failed calls' latency ms  p50 %.3f  p99 %.3f  max %.3f\n", Ms(failed.p50),
-                Ms(failed.p99), Ms(failed.max));
+  if (t.failed.count > 0) {
+    std::printf("  failed calls' latency ms  p50 %.3f  p99 %.3f  max %.3f\n", Ms(t.failed.p50),
+                Ms(t.failed.p99), Ms(t.failed.max));
   }
+}
 
+nlohmann::ordered_json CeilingJson(const Tally& t) {
+  nlohmann::ordered_json out = {{"repeated_candidates", t.ceiling.repeats},
+                                {"schedule_share", t.ceiling.schedule_share},
+                                {"speedup", t.ceiling.speedup},
+                                {"free_schedule_share", t.ceiling.free_schedule_share},
+                                {"window_speedup", t.ceiling.window_speedup},
+                                {"ops_exponent", t.exponent}};
+  if (t.exponent > 0) {
+    out["fitted_free_schedule_share"] = t.fitted_ceiling.free_schedule_share;
+    out["fitted_window_speedup"] = t.fitted_ceiling.window_speedup;
+  }
+  return out;
+}
+
+nlohmann::ordered_json TallyJson(const Tally& t, const std::string& label,
+                                 const std::string& method, const std::string& mode,
+                                 int concurrency, const Target& target, const Workload& workload) {
+  nlohmann::ordered_json out;
+  out["label"] = label;
+  out["method"] = method;
+  out["mode"] = mode;
+  out["model"] = absl::GetFlag(FLAGS_model);
+  out["server"] = target.spawned ? nlohmann::ordered_json(target.server_argv)
+                                 : nlohmann::ordered_json(target.address);
+  out["concurrency"] = concurrency;
+  out["calls"] = t.calls;
+  out["seconds"] = t.seconds;
+  out["requests_per_second"] = t.requests_per_second;
+  out["latency_ms"] = {{"mean", Ms(t.latency.mean)},
+                       {"p50", Ms(t.latency.p50)},
+                       {"p90", Ms(t.latency.p90)},
+                       {"p99", Ms(t.latency.p99)},
+                       {"max", Ms(t.latency.max)}};
+  out["server_time_ms"] = {
+      {"mean", Ms(t.server.mean)}, {"p50", Ms(t.server.p50)}, {"p99", Ms(t.server.p99)}};
+  out["error_latency_ms"] = {
+      {"p50", Ms(t.failed.p50)}, {"p99", Ms(t.failed.p99)}, {"max", Ms(t.failed.max)}};
+  out["parts"] = t.parts;
+  out["cache_hits"] = t.hits;
+  out["cache_misses"] = t.misses;
+  out["part_hit_rate"] = t.hit_rate;
+  out["whole_request_hits"] = t.whole_hits;
+  out["single_flight_shares"] = t.shared;
+  out["latency_ms_whole_request_hits"] = {{"p50", Ms(t.whole_hit.p50)},
+                                          {"p99", Ms(t.whole_hit.p99)}};
+  out["latency_ms_others"] = {{"p50", Ms(t.computed.p50)}, {"p99", Ms(t.computed.p99)}};
+  if (t.ceiling.calls > 0) out["cache_ceiling"] = CeilingJson(t);
+  if (!workload.segments.empty()) out["repeat_kinds"] = RepeatKindsJson(workload.repeat_kinds);
+  for (const OpsBin& bin : t.bins) {
+    out["largest_part_time_by_ops"].push_back({{"min_ops", bin.min_ops},
+                                               {"max_ops", bin.max_ops},
+                                               {"candidates", bin.count},
+                                               {"median_ms", bin.median_ms},
+                                               {"median_us_per_op", bin.median_us_per_op}});
+  }
+  out["status"] = t.codes;
+  return out;
+}
+
+int Run() {
+  const std::string mode = absl::GetFlag(FLAGS_mode);
+  const std::string method = absl::GetFlag(FLAGS_method);
+  const int concurrency = std::max(1, absl::GetFlag(FLAGS_concurrency));
+  const int64_t max_requests = std::max<int64_t>(1, absl::GetFlag(FLAGS_requests));
+
+  absl::StatusOr<Workload> workload = BuildWorkload(mode, method, max_requests);
+  if (!workload.ok()) return Fail(absl::InvalidArgumentError(workload.status().ToString()));
+  if (const std::string dir = absl::GetFlag(FLAGS_write_graphs); !dir.empty()) {
+    if (const absl::Status written = WriteGraphs(*workload, dir); !written.ok()) {
+      return Fail(written);
+    }
+  }
+  absl::StatusOr<Target> target = StartTarget(mode, concurrency);
+  if (!target.ok()) return Fail(target.status());
+
+  grpc::ChannelArguments channel_args;
+  channel_args.SetMaxReceiveMessageSize(256 << 20);
+  channel_args.SetMaxSendMessageSize(256 << 20);
+  std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateCustomChannel(target->address, grpc::InsecureChannelCredentials(), channel_args);
+  std::unique_ptr<v1::Compiler::Stub> stub = v1::Compiler::NewStub(channel);
+  if (!channel->WaitForConnected(absl::ToChronoTime(absl::Now() + absl::Seconds(10)))) {
+    return Fail(absl::UnavailableError(absl::StrCat("cannot connect to ", target->address)));
+  }
+  absl::StatusOr<Calls> calls = SendCalls(*stub, *workload, mode, concurrency, max_requests);
+  if (!calls.ok()) return Fail(calls.status());
+  const absl::Status answers_written = CheckWrittenAnswers(calls->records);
+
+  const Tally tally = TallyOf(*calls, *workload, concurrency);
+  const std::string label = absl::GetFlag(FLAGS_label).empty() ? absl::StrCat(method, "/", mode)
+                                                               : absl::GetFlag(FLAGS_label);
+  PrintTally(tally, label, method, mode, concurrency, target->address, *workload);
+  if (!answers_written.ok()) return Fail(answers_written);
   if (const std::string path = absl::GetFlag(FLAGS_json); !path.empty()) {
-    nlohmann::ordered_json out;
-    out["label"] = label;
-    out["method"] = method;
-    out["mode"] = mode;
-    out["model"] = absl::GetFlag(FLAGS_model);
-    out["server"] = spawned ? nlohmann::ordered_json(server_argv) : nlohmann::ordered_json(address);
-    out["concurrency"] = concurrency;
-    out["calls"] = records.size();
-    out["seconds"] = absl::ToDoubleSeconds(elapsed);
-    out["requests_per_second"] = rps;
-    out["latency_ms"] = {{"mean", Ms(latency.mean)},
-                         {"p50", Ms(latency.p50)},
-                         {"p90", Ms(latency.p90)},
-                         {"p99", Ms(latency.p99)},
-                         {"max", Ms(latency.max)}};
-    out["server_time_ms"] = {
-        {"mean", Ms(server.mean)}, {"p50", Ms(server.p50)}, {"p99", Ms(server.p99)}};
-    out["error_latency_ms"] = {
-        {"p50", Ms(failed.p50)}, {"p99", Ms(failed.p99)}, {"max", Ms(failed.max)}};
-    out["parts"] = parts;
-    out["cache_hits"] = hits;
-    out["cache_misses"] = misses;
-    out["part_hit_rate"] = hit_rate;
-    out["whole_request_hits"] = whole_hits;
-    out["single_flight_shares"] = shared;
-    out["latency_ms_whole_request_hits"] = {{"p50", Ms(whole_hit.p50)}, {"p99", Ms(whole_hit.p99)}};
-    out["latency_ms_others"] = {{"p50", Ms(computed.p50)}, {"p99", Ms(computed.p99)}};
-    if (ceiling.calls > 0) {
-      out["cache_ceiling"] = {{"repeated_candidates", ceiling.repeats},
-                              {"schedule_share", ceiling.schedule_share},
-                              {"speedup", ceiling.speedup},
-                              {"free_schedule_share", ceiling.free_schedule_share},
-                              {"window_speedup", ceiling.window_speedup},
-                              {"ops_exponent", exponent},
-                              {"fitted_free_schedule_share", fitted_ceiling.free_schedule_share},
-                              {"fitted_window_speedup", fitted_ceiling.window_speedup}};
-    }
-    if (!workload->segments.empty()) out["repeat_kinds"] = RepeatKindsJson(workload->repeat_kinds);
-    for (const OpsBin& bin : bins) {
-      out["largest_part_time_by_ops"].push_back({{"min_ops", bin.min_ops},
-                                                 {"max_ops", bin.max_ops},
-                                                 {"candidates", bin.count},
-                                                 {"median_ms", bin.median_ms},
-                                                 {"median_us_per_op", bin.median_us_per_op}});
-    }
-    out["status"] = codes;
-    std::ofstream file(path);
-    file << out.dump(2) << "\n";
-    if (!file) {
-      std::fprintf(stderr, "ordo-load: cannot write %s\n", path.c_str());
-      return 1;
-    }
+    const absl::Status written = WriteText(
+        path, TallyJson(tally, label, method, mode, concurrency, *target, *workload).dump(2));
+    if (!written.ok()) return Fail(written);
   }
   // Idle connections hold the server's graceful shutdown: close ours first.
   stub.reset();
   channel.reset();
-  spawned.reset();
-  return codes.size() == 1 && codes.count("OK") ? 0 : 1;
+  target->spawned.reset();
+  return tally.codes.size() == 1 && tally.codes.count("OK") ? 0 : 1;
 }
 
 }  // namespace

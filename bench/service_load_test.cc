@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -77,6 +78,13 @@ TEST(ServiceLoadTest, DartsStreamReportsWhatAPerfectCacheCouldDo) {
   EXPECT_LT(ceiling["schedule_share"].get<double>(), 1);
   EXPECT_GT(ceiling["speedup"].get<double>(), 1);
   // The window ceiling frees less: only cells an earlier candidate held.
+  // Some are held (the population mutates one or two edges), so some
+  // scheduling is freed: a share of 0 would mean no op name of a computed
+  // answer matched the ops seen before, and the window ceiling would be 1
+  // for that reason alone.
+  EXPECT_GT(ceiling["free_schedule_share"].get<double>(), 0);
+  EXPECT_LE(ceiling["free_schedule_share"].get<double>(),
+            ceiling["schedule_share"].get<double>());
   EXPECT_GE(ceiling["window_speedup"].get<double>(), 1);
   EXPECT_LE(ceiling["window_speedup"].get<double>(), ceiling["speedup"].get<double>());
   // Every cell of the stream is counted once, under one kind; repeated
@@ -92,6 +100,37 @@ TEST(ServiceLoadTest, DartsStreamReportsWhatAPerfectCacheCouldDo) {
   // A population of 4 mutating one or two edges: most cells recur.
   EXPECT_GT(kinds["cells"]["across_candidates"].get<int>(), 0);
   EXPECT_FALSE(out["largest_part_time_by_ops"].empty());
+}
+
+// One candidate has no sizes to fit an exponent to: no fitted ceiling is
+// reported, rather than one computed with time ~ ops^0.
+TEST(ServiceLoadTest, NoFittedCeilingWithoutAnExponent) {
+  const nlohmann::json out =
+      RunLoad("--mode=darts --requests=1 --duration=60 --server_flags=--cache-mb=0");
+  ASSERT_TRUE(out.is_object());
+  const nlohmann::json& ceiling = out["cache_ceiling"];
+  ASSERT_TRUE(ceiling.is_object());
+  EXPECT_EQ(ceiling["ops_exponent"].get<double>(), 0);
+  EXPECT_FALSE(ceiling.contains("fitted_window_speedup"));
+  EXPECT_TRUE(ceiling.contains("window_speedup"));
+}
+
+// --answers_dir is for diffing two servers' answers: a missing answer
+// file fails the run, naming it, rather than leaving a diff that passes.
+TEST(ServiceLoadTest, AnAnswerItCannotWriteFailsTheRun) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "no_such_dir";
+  const std::filesystem::path err = std::filesystem::path(::testing::TempDir()) / "ordo_load.err";
+  std::filesystem::remove_all(dir);
+  const std::string command =
+      absl::StrCat(ORDO_LOAD_BINARY, " --spawn --local-workers=0 --mode=darts --requests=2",
+                   " --answers_dir=", dir.string(), " >/dev/null 2>", err.string());
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status)) << command;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << command;
+  std::ifstream in(err);
+  const std::string message((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(message.find(absl::StrCat("cannot write ", dir.string(), "/answer")), std::string::npos)
+      << message;
 }
 
 TEST(ServiceLoadTest, StopsAtDuration) {

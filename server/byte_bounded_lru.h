@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -17,9 +18,10 @@
 namespace ordo::server {
 
 // Called with the key of each entry a ByteBoundedLru evicts to make room
-// (for metrics), under the cache's lock: it must not call back into the
-// cache.
-using CacheEvictionListener = std::function<void(std::string_view key)>;
+// (for metrics), on the inserting thread after the cache's lock is
+// released: it may be slow (the server's takes a metrics mutex) or use the
+// cache without holding up other callers.
+using CacheEvictionListener = std::function<void(absl::string_view key)>;
 
 // A map from string keys to values that keeps the most recently used
 // entries within a byte budget (each entry's size given by the caller, its
@@ -62,18 +64,22 @@ class ByteBoundedLru {
   void Insert(std::string key, Value value, int64_t value_bytes) {
     const int64_t size = static_cast<int64_t>(key.size()) + value_bytes;
     if (key.empty() || size > max_bytes_ / 4) return;
-    absl::MutexLock lock(&mu_);
-    if (index_.contains(IndexKey(key))) return;
-    lru_.push_front({std::move(key), std::move(value), size});
-    index_.emplace(IndexKey(lru_.front().key), lru_.begin());
-    bytes_ += size;
-    while (bytes_ > max_bytes_ && !lru_.empty()) {
-      Entry& last = lru_.back();
-      if (on_evict_) on_evict_(last.key);
-      bytes_ -= last.bytes;
-      index_.erase(IndexKey(last.key));
-      lru_.pop_back();
+    std::vector<std::string> evicted;  // keys moved out, not copied
+    {
+      absl::MutexLock lock(&mu_);
+      if (index_.contains(IndexKey(key))) return;
+      lru_.push_front({std::move(key), std::move(value), size});
+      index_.emplace(IndexKey(lru_.front().key), lru_.begin());
+      bytes_ += size;
+      while (bytes_ > max_bytes_ && !lru_.empty()) {
+        Entry& last = lru_.back();
+        bytes_ -= last.bytes;
+        index_.erase(IndexKey(last.key));  // before the key it views moves
+        if (on_evict_) evicted.push_back(std::move(last.key));
+        lru_.pop_back();
+      }
     }
+    for (const std::string& evicted_key : evicted) on_evict_(evicted_key);
   }
 
  private:
@@ -90,7 +96,7 @@ class ByteBoundedLru {
   // the latter through std::hash, 3x slower on a DARTS candidate's 37 KB
   // request key, which a miss hashes on every lookup and insert (perf:
   // the largest share of what a miss paid the whole-answer caches,
-  // docs/nas.md).
+  // docs/nas-log.md, "The cache per kind of repeat").
   static absl::string_view IndexKey(std::string_view key) { return {key.data(), key.size()}; }
   absl::flat_hash_map<absl::string_view, typename std::list<Entry>::iterator> index_
       ABSL_GUARDED_BY(mu_);

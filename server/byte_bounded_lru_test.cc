@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
 
 namespace ordo::server {
@@ -35,14 +36,29 @@ TEST(ByteBoundedLruTest, KeepsTheFirstValueAndRefusesOversizedOrEmptyKeys) {
 
 TEST(ByteBoundedLruTest, TellsTheListenerEachEvictedKey) {
   std::vector<std::string> evicted;
-  ByteBoundedLru<std::string> lru(60, [&](std::string_view key) { evicted.emplace_back(key); });
+  ByteBoundedLru<std::string> lru(60, [&](absl::string_view key) { evicted.emplace_back(key); });
   for (char c : std::string("abcde")) lru.Insert(std::string(1, c), std::string(1, c), 14);
   EXPECT_EQ(evicted, std::vector<std::string>{"a"});  // 4 x 15 bytes fit in 60, not a fifth
 }
 
+// The listener runs after the lock is released: it may use the cache
+// (absl::Mutex is not reentrant, so under the lock this would deadlock).
+TEST(ByteBoundedLruTest, TheListenerMayCallBackIntoTheCache) {
+  std::vector<bool> evicted_still_there;
+  ByteBoundedLru<std::string>* lru_ptr = nullptr;
+  ByteBoundedLru<std::string> lru(60, [&](absl::string_view key) {
+    evicted_still_there.push_back(
+        lru_ptr->Lookup(std::string_view(key.data(), key.size())).has_value());
+  });
+  lru_ptr = &lru;
+  for (char c : std::string("abcde")) lru.Insert(std::string(1, c), std::string(1, c), 14);
+  EXPECT_EQ(evicted_still_there, std::vector<bool>{false});
+  EXPECT_EQ(lru.Lookup("e"), "e");
+}
+
 TEST(ByteBoundedLruTest, EraseFreesTheEntryAndItsBytesWithoutTellingTheListener) {
   std::vector<std::string> evicted;
-  ByteBoundedLru<std::string> lru(60, [&](std::string_view key) { evicted.emplace_back(key); });
+  ByteBoundedLru<std::string> lru(60, [&](absl::string_view key) { evicted.emplace_back(key); });
   for (char c : std::string("abcd")) lru.Insert(std::string(1, c), std::string(1, c), 14);
   lru.Erase("b");
   lru.Erase("absent");

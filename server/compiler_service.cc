@@ -178,9 +178,9 @@ absl::Status CompilerService::RunCompile(
     known_key = &made_key;
     if (AnswerFromResponseCache(made_key, start, response, on_progress)) return absl::OkStatus();
   }
-  // A known key was looked up by the fast path just before; an answer
-  // stored since is found inside the flight, so a miss hashes and probes
-  // its tens of kilobytes of key once less.
+  // A known key was looked up by the fast path earlier, on the reactor
+  // thread; the flight's own lookup finds anything stored since, so a miss
+  // hashes and probes its tens of kilobytes of key once less.
   return CompileOrShare(call, request, *known_key, start, response, on_progress);
 }
 

@@ -291,6 +291,20 @@ double NamespaceEvents(const rpc::ServiceMetrics& metrics, const std::string& ca
   return 0;
 }
 
+// The value of ordo_compile_answers_total{source}, 0 when the series does
+// not exist.
+double CompileAnswers(const rpc::ServiceMetrics& metrics, const std::string& source) {
+  for (const prometheus::MetricFamily& family : metrics.registry()->Collect()) {
+    if (family.name != "ordo_compile_answers_total") continue;
+    for (const prometheus::ClientMetric& metric : family.metric) {
+      for (const prometheus::ClientMetric::Label& label : metric.label) {
+        if (label.name == "source" && label.value == source) return metric.counter.value;
+      }
+    }
+  }
+  return 0;
+}
+
 // The `namespace` label values of ordo_namespace_cache_events_total.
 std::set<std::string> NamespaceLabels(const rpc::ServiceMetrics& metrics) {
   std::set<std::string> labels;
@@ -411,6 +425,31 @@ TEST_F(CompilerServiceTest, ASecondIdenticalRequestIsAnsweredFromTheResponseCach
   v1::CompileResponse third;
   ORDO_ASSERT_OK(Compile(other, third));
   EXPECT_FALSE(third.stats().response_cached());
+}
+
+// RunCompile with the key the handler's fast path made and missed on the
+// reactor thread skips its own lookup; an identical compile that stored its
+// answer in between is still found, by the flight's lookup in the response
+// cache (without it the name-free cache would answer, a whole import and
+// canonical form later), and nothing is computed again.
+TEST_F(CompilerServiceTest, AKnownKeyMissedEarlierStillFindsAnAnswerStoredSince) {
+  const v1::CompileRequest request = GraphRequest(BranchesGraph());
+  // The handler's WholeAnswerKey for a call in the shared namespace.
+  const std::string known_key =
+      NamespacedScheduleCache::NamespacePrefix("") + CompileRequestKey(request);
+  v1::CompileResponse first;
+  ORDO_ASSERT_OK(Compile(request, first));
+  ASSERT_FALSE(first.stats().response_cached());
+  ASSERT_EQ(NamespaceEvents(metrics_, "(shared)", "miss"), 1);
+  v1::CompileResponse second;
+  ORDO_ASSERT_OK(service().RunCompile(Call(), request, second, {}, &known_key));
+  EXPECT_TRUE(second.stats().response_cached());
+  EXPECT_FALSE(second.stats().name_free_cached());
+  EXPECT_EQ(second.peak_bytes(), first.peak_bytes());
+  EXPECT_EQ(CompileAnswers(metrics_, "response_cache"), 1);
+  EXPECT_EQ(CompileAnswers(metrics_, "name_free_cache"), 0);
+  EXPECT_EQ(CompileAnswers(metrics_, "computed"), 1);
+  EXPECT_EQ(NamespaceEvents(metrics_, "(shared)", "miss"), 1);
 }
 
 TEST_F(CompilerServiceTest, ProgressEventsFollowTheStagesAndEndFinished) {

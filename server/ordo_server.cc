@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <string_view>
+#include <functional>
+#include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "core/cache/lru_schedule_cache.h"
 #include "core/parts/local_first_part_runner.h"
 #include "grpcpp/ext/channelz_service_plugin.h"
@@ -74,6 +77,16 @@ absl::Status CheckInServerPartOptions(const OrdoServer::Options& options) {
   return absl::OkStatus();
 }
 
+// An eviction listener for the part cache and both whole-answer caches:
+// counts each evicted key as `event` under its namespace (the key's
+// prefix). `metrics` must outlive the caches.
+std::function<void(absl::string_view key)> CountEvictionsAs(rpc::ServiceMetrics* metrics,
+                                                            std::string event) {
+  return [metrics, event = std::move(event)](absl::string_view key) {
+    metrics->AddNamespaceCacheEvents(NamespacedScheduleCache::NamespaceOfKey(key), event);
+  };
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(const Options& options) {
@@ -108,12 +121,10 @@ absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(const Options& opt
     server->cache_ = std::make_unique<RedisScheduleCache>(redis);
   } else {
     // Part-cache evictions per namespace, as the whole-answer caches' below.
-    // Redis evicts by itself and is not counted (docs/nas.md).
+    // Redis evicts by itself and is not counted (docs/nas.md, "Cache
+    // namespaces").
     server->cache_ = std::make_unique<LruScheduleCache>(
-        options.cache_bytes, [metrics = &server->metrics_](absl::string_view key) {
-          metrics->AddNamespaceCacheEvents(NamespacedScheduleCache::NamespaceOfKey(key),
-                                           "part_eviction");
-        });
+        options.cache_bytes, CountEvictionsAs(&server->metrics_, "part_eviction"));
   }
 
   int worker_slots = 0;
@@ -186,12 +197,7 @@ absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(const Options& opt
   deps.runner = server->runner_.get();
   deps.cache = server->cache_.get();
   // Evictions from both whole-answer caches, per namespace (a key's prefix).
-  const CacheEvictionListener count_eviction = [metrics = &server->metrics_](
-                                                   std::string_view key) {
-    metrics->AddNamespaceCacheEvents(
-        NamespacedScheduleCache::NamespaceOfKey(absl::string_view(key.data(), key.size())),
-        "eviction");
-  };
+  const CacheEvictionListener count_eviction = CountEvictionsAs(&server->metrics_, "eviction");
   // A quarter of the cache budget, at most 64 MiB; --cache-mb=0 turns both
   // off: no caches at all, so a call spends nothing on keys, copies and
   // canonical forms that a cache of size zero would only throw away.

@@ -27,27 +27,37 @@ absl::StatusOr<std::optional<CachedSchedule>> LruScheduleCache::Lookup(absl::str
 
 absl::Status LruScheduleCache::Insert(absl::string_view key, const CachedSchedule& entry) {
   const int64_t charge = Charge(key, entry);
-  absl::MutexLock lock(&mu_);
-  if (auto it = index_.find(key); it != index_.end()) {
-    charge_bytes_ -= it->second->charge;
-    entries_.erase(it->second);
-    index_.erase(it);
+  std::vector<std::string> evicted;
+  {
+    absl::MutexLock lock(&mu_);
+    if (auto it = index_.find(key); it != index_.end()) {
+      charge_bytes_ -= it->second->charge;
+      entries_.erase(it->second);
+      index_.erase(it);
+    }
+    if (charge > capacity_bytes_) return absl::OkStatus();
+    entries_.push_front(Entry{std::string(key), entry, charge});
+    index_[entries_.front().key] = entries_.begin();
+    charge_bytes_ += charge;
+    evicted = EvictLocked();
   }
-  if (charge > capacity_bytes_) return absl::OkStatus();
-  entries_.push_front(Entry{std::string(key), entry, charge});
-  index_[entries_.front().key] = entries_.begin();
-  charge_bytes_ += charge;
-  EvictLocked();
+  // Outside the lock: the server's listener takes the metrics' mutex and
+  // may create a counter, which no other caller should wait behind.
+  if (on_evict_) {
+    for (const std::string& evicted_key : evicted) on_evict_(evicted_key);
+  }
   return absl::OkStatus();
 }
 
-void LruScheduleCache::EvictLocked() {
+std::vector<std::string> LruScheduleCache::EvictLocked() {
+  std::vector<std::string> evicted;
   while (charge_bytes_ > capacity_bytes_ && !entries_.empty()) {
-    if (on_evict_) on_evict_(entries_.back().key);
     charge_bytes_ -= entries_.back().charge;
     index_.erase(entries_.back().key);
+    if (on_evict_) evicted.push_back(std::move(entries_.back().key));
     entries_.pop_back();
   }
+  return evicted;
 }
 
 int64_t LruScheduleCache::size() const {

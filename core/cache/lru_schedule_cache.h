@@ -5,6 +5,7 @@
 #include <functional>
 #include <list>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -21,8 +22,10 @@ namespace ordo {
 class LruScheduleCache final : public ScheduleCache {
  public:
   // Called with the key of each entry evicted to make room (not of one
-  // replaced under its own key, nor of one too big to store), under the
-  // cache's lock: it must not call back into the cache. For metrics (the
+  // replaced under its own key, nor of one too big to store), after the
+  // cache's lock is released, on the inserting thread: it may be slow
+  // (the server's takes a metrics mutex) or call back into the cache
+  // without holding up or deadlocking other callers. For metrics (the
   // server counts evictions by the key's namespace).
   using EvictionListener = std::function<void(absl::string_view key)>;
 
@@ -43,7 +46,9 @@ class LruScheduleCache final : public ScheduleCache {
     CachedSchedule schedule;
     int64_t charge = 0;
   };
-  void EvictLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops least recently used entries until the charge fits; returns
+  // their keys (moved out, not copied) for the listener.
+  std::vector<std::string> EvictLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const int64_t capacity_bytes_;
   const EvictionListener on_evict_;

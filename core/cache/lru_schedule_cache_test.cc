@@ -70,5 +70,22 @@ TEST(LruScheduleCacheTest, TellsTheListenerWhichKeysItEvicts) {
   EXPECT_EQ(evicted, std::vector<std::string>{"a"});
 }
 
+// The listener runs after the cache's lock is released, so it may use the
+// cache (with the lock held this would deadlock: absl::Mutex is not
+// reentrant).
+TEST(LruScheduleCacheTest, TheListenerMayCallBackIntoTheCache) {
+  std::vector<int64_t> sizes_seen;
+  std::vector<bool> evicted_still_there;
+  LruScheduleCache* cache_ptr = nullptr;
+  LruScheduleCache cache(2 * 171, [&](absl::string_view key) {
+    sizes_seen.push_back(cache_ptr->size());
+    evicted_still_there.push_back(PeakOf(*cache_ptr, key).has_value());
+  });
+  cache_ptr = &cache;
+  for (const char* key : {"a", "b", "c"}) ASSERT_TRUE(cache.Insert(key, Entry(10, 1)).ok());
+  EXPECT_EQ(sizes_seen, std::vector<int64_t>{2});
+  EXPECT_EQ(evicted_still_there, std::vector<bool>{false});
+}
+
 }  // namespace
 }  // namespace ordo
