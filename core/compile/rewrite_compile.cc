@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "core/compile/compile_request.h"
 #include "core/onnx/onnx_import.h"
+#include "core/pools/memory_pools.h"
 #include "core/util/status_macros.h"
 
 namespace ordo {
@@ -100,6 +101,18 @@ RewriteSummary SummaryOf(RewriteMode mode, const RewriteResult& result) {
   summary.schedules_run = result.schedules_run;
   summary.time_limit_hit = result.time_limit_hit;
   return summary;
+}
+
+// Appends to the summary's note (one line of several remarks).
+void AddNote(RewriteSummary& summary, absl::string_view note) {
+  summary.note = summary.note.empty() ? std::string(note) : absl::StrCat(summary.note, "; ", note);
+}
+
+// The model as it is was refused for a tensor larger than every pool, and
+// rewriting did not cure it: the refusal stands, with what rewriting did.
+absl::Status StillRefused(const absl::Status& refusal, absl::string_view why) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(refusal.message(), "; --rewrite auto could not make it fit: ", why));
 }
 
 // Fit-mode verdict on the schedule actually returned (not the search's).
@@ -235,9 +248,20 @@ absl::StatusOr<RewriteCompileResult> CompileWithRewrite(const CompileRequest& re
   const absl::Time start = clock.Now();
   RewriteMode mode = requested;
   std::optional<RewriteCompileResult> plain;
+  // Set when the model as it is has a tensor larger than every pool: only a
+  // rewrite that splits it can fit, so the refusal stands only if none does.
+  absl::Status refusal;
   if (fallback) {
-    ORDO_ASSIGN_OR_RETURN(plain, CompileAsIs(graph, options, rewrite, services, clock, 3));
-    if (Fits(options, plain->compile)) return *std::move(plain);
+    absl::StatusOr<RewriteCompileResult> as_is =
+        CompileAsIs(graph, options, rewrite, services, clock, 3);
+    if (as_is.ok()) {
+      if (Fits(options, as_is->compile)) return *std::move(as_is);
+      plain = *std::move(as_is);
+    } else if (IsTensorLargerThanEveryPool(as_is.status())) {
+      refusal = as_is.status();
+    } else {
+      return as_is.status();
+    }
     mode = RewriteMode::kAll;
   }
 
@@ -261,12 +285,20 @@ absl::StatusOr<RewriteCompileResult> CompileWithRewrite(const CompileRequest& re
     plain->rewrite = std::move(summary);
     return *std::move(plain);
   }
+  if (!searched_or.ok() && !refusal.ok()) {
+    return StillRefused(refusal, absl::StrCat("rewriting failed: ", searched_or.status().message()));
+  }
   ORDO_ASSIGN_OR_RETURN(RewriteResult searched, std::move(searched_or));
   RewriteSummary summary = SummaryOf(mode, searched);
   if (rewrite.pareto) summary.pareto = searched.pareto;
   if (plain) {
     summary.fit_fallback = true;
     summary.fallback_from_peak_bytes = plain->compile.peak_bytes;
+  }
+  if (!refusal.ok()) {
+    summary.fit_fallback = true;
+    summary.fallback_from_peak_bytes = searched.original_peak_bytes;
+    AddNote(summary, absl::StrCat("the model as it is does not fit: ", refusal.message()));
   }
 
   std::optional<RewriteCompileResult> result;
@@ -275,12 +307,16 @@ absl::StatusOr<RewriteCompileResult> CompileWithRewrite(const CompileRequest& re
       return absl::InternalError(absl::StrCat("rewriting broke the model: ", same.message()));
     }
     RewriteCompileResult rewritten;
-    ORDO_ASSIGN_OR_RETURN(
-        rewritten.compile,
-        // Without a plain compile, time is kept for the input's compile
-        // should the rewritten model's not beat the input's search peak.
-        CompileStage(searched.graph, options, rewrite, services, clock, plain ? 1 : 2));
-    if (!plain && rewritten.compile.peak_bytes > summary.original_peak_bytes) {
+    // Without a plain compile, time is kept for the input's compile should
+    // the rewritten model's not beat the input's search peak.
+    absl::StatusOr<CompileResult> compiled =
+        CompileStage(searched.graph, options, rewrite, services, clock, plain ? 1 : 2);
+    if (!compiled.ok() && !refusal.ok() && IsTensorLargerThanEveryPool(compiled.status())) {
+      return StillRefused(refusal, absl::StrCat("after ", summary.rewrites.size(),
+                                                " rewrite(s), ", compiled.status().message()));
+    }
+    ORDO_ASSIGN_OR_RETURN(rewritten.compile, std::move(compiled));
+    if (!plain && refusal.ok() && rewritten.compile.peak_bytes > summary.original_peak_bytes) {
       // Above the input's search peak: compile the input too, with the time
       // kept for it, and keep whichever verified schedule is lower (never a
       // known peak for an unknown one).
@@ -309,6 +345,8 @@ absl::StatusOr<RewriteCompileResult> CompileWithRewrite(const CompileRequest& re
     // Nothing kept: the input model's compile is the answer.
     if (plain) {
       result = std::move(plain);
+    } else if (!refusal.ok()) {
+      return StillRefused(refusal, "no rewrite was found that splits it");
     } else {
       ORDO_ASSIGN_OR_RETURN(result, CompileAsIs(graph, options, rewrite, services, clock, 1));
     }

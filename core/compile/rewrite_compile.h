@@ -123,6 +123,10 @@ struct RewriteCompileResult {
 // 1. mode kNone without fallback: Compile(graph) and nothing else.
 // 2. fallback: Compile(graph); done when it fits the device (FitsDevice:
 //    the memory limit, the pools) or there is neither, else mode kAll.
+//    Should Compile refuse a tensor larger than every pool
+//    (IsTensorLargerThanEveryPool), the refusal waits: rewriting may split
+//    the tensor, and it is returned (with what rewriting did) only when no
+//    rewritten model loses it.
 // 3. RewriteForMemory(onnx_model) with the compile's memory rules and
 //    scheduler, the latency budget and, when the compile has a memory
 //    limit or pools, fit mode: with pools a candidate fits when

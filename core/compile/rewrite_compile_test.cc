@@ -9,6 +9,7 @@
 #include "core/compile/compile_request.h"
 #include "core/memory/simulator.h"
 #include "core/onnx/onnx_import.h"
+#include "core/pools/memory_pools.h"
 #include "core/rewrite/onnx_test_model.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
@@ -282,6 +283,63 @@ TEST(CompileWithRewriteTest, AutoWithPoolsThatNothingFitsNamesTheOverflowingPool
   EXPECT_THAT(result.compile.placement->overflow, HasSubstr("\"fast\""));
   EXPECT_THAT(result.compile.placement->no_order_fits, Not(IsEmpty()));
   EXPECT_EQ(FitsDevice(banks, result.compile), std::optional<bool>(false));
+}
+
+// The concat "cat" (128 KiB) is larger than either 64 KiB bank: the model
+// as it is has no placement at all (a bad spec without rewriting), but the
+// identity rewrite never forms the concat, and what is left fits the banks.
+TEST(CompileWithRewriteTest, AutoSplitsATensorLargerThanEveryPool) {
+  Fixture f;
+  const CompileOptions banks = TwoBanks(64 << 10, 64 << 10);
+  const absl::Status refused = Compile(f.graph, banks, f.clock).status();
+  ASSERT_THAT(refused, StatusIs(absl::StatusCode::kInvalidArgument,
+                                HasSubstr("tensor \"cat\" (131072 bytes) is larger than every")));
+  ASSERT_TRUE(IsTensorLargerThanEveryPool(refused));
+
+  RewriteCompileOptions rewrite;
+  ORDO_ASSERT_OK(SetRewriteMode("auto", rewrite));
+  rewrite.time_limit = absl::Seconds(5);
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteCompileResult result,
+                            CompileWithRewrite(RequestOf(f.bytes, banks, rewrite), f.bytes, f.graph,
+                                               CompileServices(), f.clock));
+  ASSERT_TRUE(result.rewrite.has_value());
+  const RewriteSummary& summary = *result.rewrite;
+  EXPECT_TRUE(summary.fit_fallback);
+  EXPECT_TRUE(summary.fits);
+  EXPECT_THAT(summary.rewrites, Not(IsEmpty()));
+  EXPECT_EQ(summary.fallback_from_peak_bytes, 4 * 32768 + 131072);
+  EXPECT_THAT(summary.note, HasSubstr("the model as it is does not fit: tensor \"cat\""));
+  EXPECT_FALSE(result.graph.FindTensor("cat").has_value());
+  ASSERT_TRUE(result.compile.placement.has_value());
+  EXPECT_TRUE(result.compile.placement->fits());
+  EXPECT_EQ(FitsDevice(banks, result.compile), std::optional<bool>(true));
+  ExpectConsistent(f.graph, result, summary.fallback_from_peak_bytes);
+
+  // Without "auto" the refusal is the answer, as before.
+  EXPECT_THAT(CompileWithRewrite(RequestOf(f.bytes, banks, RewriteCompileOptions()), f.bytes,
+                                 f.graph, CompileServices(), f.clock),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("larger than every")));
+}
+
+TEST(CompileWithRewriteTest, AutoKeepsTheRefusalWhenNoRewriteSplitsTheTensor) {
+  // No rewrite site (no Conv, no Concat); x and a are 16 KiB, each banks 8 KiB.
+  OnnxTestModel m;
+  m.Input("x", {1, 4096});
+  m.Node("Relu", {"x"}, {"a"});
+  m.Node("Add", {"x", "a"}, {"y"});
+  m.Output("y");
+  const std::string bytes = m.Bytes();
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(bytes));
+  RealClock clock;
+  RewriteCompileOptions rewrite;
+  ORDO_ASSERT_OK(SetRewriteMode("auto", rewrite));
+  rewrite.time_limit = absl::Seconds(2);
+  EXPECT_THAT(
+      CompileWithRewrite(RequestOf(bytes, TwoBanks(8 << 10, 8 << 10), rewrite), bytes, graph,
+                         CompileServices(), clock),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               ::testing::AllOf(HasSubstr("(16384 bytes) is larger than every memory pool"),
+                                HasSubstr("--rewrite auto could not make it fit"))));
 }
 
 TEST(CompileWithRewriteTest, AutoKeepsThePlainCompileWhenRewritingFails) {

@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/memory/simulator.h"
@@ -14,6 +15,17 @@
 #include "core/util/status_macros.h"
 
 namespace ordo {
+namespace {
+
+// Payload type URL marking IsTensorLargerThanEveryPool's refusal.
+constexpr absl::string_view kLargerThanEveryPoolPayload = "ordo/tensor-larger-than-every-pool";
+
+}  // namespace
+
+bool IsTensorLargerThanEveryPool(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kInvalidArgument &&
+         status.GetPayload(kLargerThanEveryPoolPayload).has_value();
+}
 
 absl::Status ValidatePoolOptions(const PoolOptions& options) {
   if (options.pools.size() > kMaxMemoryPools) {
@@ -116,11 +128,13 @@ absl::StatusOr<PoolProblem> BuildPoolProblem(const Graph& graph, const MemoryMod
       any = any || allowed[p];
     }
     if (!any) {
-      return absl::InvalidArgumentError(absl::StrCat(
+      absl::Status status = absl::InvalidArgumentError(absl::StrCat(
           "tensor \"", graph.tensor(block.tensors[0]).name, "\" (", block.size,
           " bytes) is larger than every memory pool it may use",
           pinned_to != kNoId ? absl::StrCat(" (pinned to \"", problem.pools[pinned_to].name, "\")")
                              : ""));
+      if (pinned_to == kNoId) status.SetPayload(kLargerThanEveryPoolPayload, absl::Cord());
+      return status;
     }
     problem.seconds.push_back(std::move(seconds));
     problem.allowed.push_back(std::move(allowed));

@@ -83,6 +83,11 @@ absl::StatusOr<PoolProblem> BuildPoolProblem(const Graph& graph, const MemoryMod
                                              const SimulationResult& simulation,
                                              int64_t alignment, const PoolOptions& options);
 
+// True for BuildPoolProblem's INVALID_ARGUMENT of a tensor (not pinned)
+// larger than every pool: a bad spec for the model as it is, but one that
+// fit-mode rewriting may cure by splitting the tensor.
+bool IsTensorLargerThanEveryPool(const absl::Status& status);
+
 // A placement: for every block a pool and an offset in it.
 struct PoolAssignment {
   std::vector<int32_t> pool;

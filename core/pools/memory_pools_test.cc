@@ -89,13 +89,24 @@ TEST(MemoryPoolsTest, ProblemRejectsUnknownPinnedTensorsAndTensorsThatFitNowhere
   EXPECT_THAT(BuildPoolProblem(f.graph, f.model, f.simulation, 64, options),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"nope\"")));
   PoolOptions small = TwoPools(64, 64);
-  EXPECT_THAT(BuildPoolProblem(f.graph, f.model, f.simulation, 64, small),
+  const absl::Status too_large =
+      BuildPoolProblem(f.graph, f.model, f.simulation, 64, small).status();
+  EXPECT_THAT(too_large,
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("tensor \"y\" (128 bytes) is larger than every memory pool")));
+  // Marked for fit-mode rewriting, which may split the tensor.
+  EXPECT_TRUE(IsTensorLargerThanEveryPool(too_large));
   PoolOptions pinned = TwoPools(64, 1024);
   pinned.pinned["y"] = "fast";
-  EXPECT_THAT(BuildPoolProblem(f.graph, f.model, f.simulation, 64, pinned),
+  const absl::Status pinned_too_large =
+      BuildPoolProblem(f.graph, f.model, f.simulation, 64, pinned).status();
+  EXPECT_THAT(pinned_too_large,
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("pinned to \"fast\"")));
+  // A pin is the user's own restriction: no rewrite lifts it.
+  EXPECT_FALSE(IsTensorLargerThanEveryPool(pinned_too_large));
+  // The same words without the mark are some other refusal.
+  EXPECT_FALSE(IsTensorLargerThanEveryPool(absl::InvalidArgumentError(too_large.message())));
+  EXPECT_FALSE(IsTensorLargerThanEveryPool(absl::OkStatus()));
 }
 
 TEST(MemoryPoolsTest, PinningRestrictsTheBlock) {

@@ -375,6 +375,22 @@ TEST(OrdoCliTest, RewriteAutoMakesTheModelFitThePools) {
   ExpectConsistentRewrite(report, out);
   std::filesystem::remove(out);
 
+  // Banks smaller than the concat itself: a bad spec as the model is (exit
+  // 2 naming the tensor), a fit once "auto" has rewritten the concat away.
+  const std::string halves = " --pool fast:64KiB:4GB/s --pool slow:64KiB:100MB/s";
+  ProcessResult refused = RunOrdo(absl::StrCat("compile ", model, halves));
+  EXPECT_EQ(refused.exit_code, 2) << refused.out;
+  EXPECT_THAT(refused.out, HasSubstr("tensor \"cat\" (131072 bytes) is larger than every"));
+  ProcessResult split = RunOrdo(
+      absl::StrCat("compile ", model, " --json --rewrite auto --time-limit 5s", halves,
+                   " --rewritten-model ", out));
+  ASSERT_EQ(split.exit_code, 0) << split.out;
+  const v1::CompileResponse split_report = ParseCompileJson(split.out);
+  EXPECT_TRUE(split_report.fits());
+  EXPECT_THAT(split_report.rewrite().note(), HasSubstr("tensor \"cat\""));
+  ExpectConsistentRewrite(split_report, out);
+  std::filesystem::remove(out);
+
   std::filesystem::remove(model);
 
   // No rewrite site: x and relu(x), 16 KiB each, are live together at the

@@ -56,11 +56,13 @@ v1::CompileRequest RewriteRequest(const std::string& onnx, const std::string& mo
 
 // The client's checks: the rewritten model imports, reads and writes what
 // the original does, and the schedule re-simulates to the reported peak.
-void ExpectVerifiedRewrite(const std::string& onnx, const v1::CompileResponse& response) {
+// `options` are the request's as the client reads them (its pools, say).
+void ExpectVerifiedRewrite(const std::string& onnx, const v1::CompileResponse& response,
+                           const CompileOptions& options = CompileOptions()) {
   absl::StatusOr<Graph> original = ImportOnnx(onnx);
   ASSERT_TRUE(original.ok()) << original.status();
   absl::StatusOr<RewriteCompileResult> result =
-      rpc::RewriteCompileResultFromProto(*original, CompileOptions(), GraphLimits(), response);
+      rpc::RewriteCompileResultFromProto(*original, options, GraphLimits(), response);
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_TRUE(result->rewrite.has_value());
   EXPECT_EQ(result->compile.peak_bytes, response.peak_bytes());
@@ -191,6 +193,42 @@ TEST(RewriteServiceTest, BadRewriteFieldsAreInvalidArgumentNamingTheField) {
     EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << c.field;
     EXPECT_THAT(status.error_message(), HasSubstr(c.field));
   }
+  EXPECT_EQ(server.Health(""), 1);
+}
+
+// The concat "cat" (128 KiB) is larger than both 64 KiB banks: refused as
+// a bad spec without rewriting; with "auto" the server rewrites it away and
+// places the rest, and the client's checks hold; the server keeps serving.
+TEST(RewriteServiceTest, AutoSplitsATensorLargerThanEveryPool) {
+  Server server({"--local-workers=1"});
+  ASSERT_TRUE(server.started());
+  const std::string onnx = ConcatConvModel();
+  v1::CompileRequest request = RewriteRequest(onnx, "none");
+  for (const char* name : {"fast", "slow"}) {
+    v1::MemoryPoolSpec* pool = request.mutable_device()->add_pools();
+    pool->set_name(name);
+    pool->set_capacity_bytes(64 << 10);
+  }
+  v1::CompileResponse refused;
+  grpc::Status status = server.Compile(request, refused);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("tensor \"cat\" (131072 bytes) is larger"));
+
+  request.mutable_options()->set_rewrite("auto");
+  request.mutable_options()->mutable_time_limit()->set_seconds(5);
+  v1::CompileResponse response;
+  status = server.Compile(request, response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_TRUE(response.fits());
+  EXPECT_TRUE(response.rewrite().fit_fallback());
+  EXPECT_GT(response.rewrites_size(), 0);
+  EXPECT_THAT(response.rewrite().note(), HasSubstr("the model as it is does not fit"));
+  for (const v1::PoolUsageReport& pool : response.placement().pools()) {
+    EXPECT_LE(pool.used_bytes(), pool.capacity_bytes()) << pool.name();
+  }
+  absl::StatusOr<CompileRequest> asked = rpc::CompileRequestFromProto(request);
+  ASSERT_TRUE(asked.ok()) << asked.status();
+  ExpectVerifiedRewrite(onnx, response, asked->options);
   EXPECT_EQ(server.Health(""), 1);
 }
 
