@@ -10,12 +10,20 @@
 //
 //   ordo-pool-bench [DIR] [--only=SUBSTRING] [--device=NAME]
 //                   [--schedule_time_limit_s=2] [--schedulers=best,model,...]
+//                   [--rewrite=auto]
 //
 // With --schedulers, each model is compiled once per named scheduler and a
 // table per preset says what the best of those schedules gives: the
 // schedule whose placement is fastest (a pools-aware choice among them),
 // the lowest bound / internal_first over them, and whether any of them fits
 // with ordo but with neither baseline (docs/pools.md, the targets).
+//
+// With --rewrite=auto, each model is also compiled as `ordo compile
+// --rewrite auto` does (CompileWithRewrite: rewritten in fit mode with the
+// pools as the constraint when it does not fit as it is), and a table per
+// preset says what fits with rewriting that fits with neither baseline on
+// the model as given, and whether the baselines fit the rewritten schedule
+// too (then the rewriting, not the placement, made the difference).
 
 #include <algorithm>
 #include <cstdio>
@@ -25,9 +33,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "bench/model_folder.h"
 #include "core/compile/compile.h"
+#include "core/compile/compile_request.h"
 #include "core/onnx/onnx_import.h"
 #include "core/memory/simulator.h"
 #include "core/pools/device_presets.h"
@@ -44,6 +54,8 @@ struct Options {
   double schedule_time_limit_s = 2;
   // Comma-separated scheduler names: the across-schedules tables.
   std::string schedulers;
+  // "auto": the rewriting tables (CompileWithRewrite); empty: none.
+  std::string rewrite;
 };
 
 bool ParseArgs(int argc, char** argv, Options& options) {
@@ -51,7 +63,8 @@ bool ParseArgs(int argc, char** argv, Options& options) {
       argc, argv, options.dir,
       {bench::StringFlag("only", options.only), bench::StringFlag("device", options.device),
        bench::DoubleFlag("schedule_time_limit_s", options.schedule_time_limit_s),
-       bench::StringFlag("schedulers", options.schedulers)});
+       bench::StringFlag("schedulers", options.schedulers),
+       bench::StringFlag("rewrite", options.rewrite)});
 }
 
 struct Cell {
@@ -74,6 +87,17 @@ struct Cell {
   // The place stage on the chosen schedule, on every schedule it placed,
   // the whole compile with pools (import excluded), and without pools.
   double place_s = 0, place_stage_s = 0, compile_s = 0, compile_without_pools_s = 0;
+  // --rewrite=auto: the compile with rewriting in front.
+  struct Rewritten {
+    bool ran = false;  // a rewrite search ran (the model did not fit as given)
+    std::string error;
+    bool fits = false;
+    int32_t rewrites = 0;
+    int64_t peak = 0;
+    double latency_overhead = 0;
+    bool internal_fits = false, usmp_fits = false;
+    double seconds = 0, time_s = 0;
+  } rewritten;
 };
 
 CompileOptions BaseOptions(const Options& options) {
@@ -147,6 +171,97 @@ Cell RunOne(const std::string& name, const Graph& graph, const DevicePreset& pre
 
 std::string Ms(bool fits, double seconds) {
   return fits ? absl::StrFormat("%.3f", 1e3 * seconds) : "-";
+}
+
+// What --rewrite auto makes of the model on the preset, into cell.rewritten.
+void RunRewrite(const std::string& bytes, const Graph& graph, const DevicePreset& preset,
+                const Options& options, Cell& cell) {
+  const RealClock clock;
+  CompileRequest request;
+  request.options = BaseOptions(options);
+  request.options.pools.pools = preset.pools;
+  if (absl::Status status = SetRewriteMode(options.rewrite, request.rewrite); !status.ok()) {
+    cell.rewritten.error = std::string(status.message());
+    return;
+  }
+  const absl::Time start = clock.Now();
+  absl::StatusOr<RewriteCompileResult> result =
+      CompileWithRewrite(request, bytes, graph, CompileServices{}, clock);
+  cell.rewritten.time_s = absl::ToDoubleSeconds(clock.Now() - start);
+  if (!result.ok()) {
+    cell.rewritten.ran = true;
+    cell.rewritten.error = std::string(result.status().message());
+    return;
+  }
+  Cell::Rewritten& out = cell.rewritten;
+  out.ran = result->rewrite.has_value();
+  out.rewrites = out.ran ? static_cast<int32_t>(result->rewrite->rewrites.size()) : 0;
+  out.latency_overhead = out.ran ? result->rewrite->latency_overhead : 0;
+  out.peak = result->compile.peak_bytes;
+  if (!result->compile.placement) return;
+  const PoolReport& report = *result->compile.placement;
+  out.fits = report.fits();
+  out.seconds = report.placement.evaluation.modelled_seconds;
+  for (const PoolBaseline& baseline : report.baselines) {
+    if (baseline.name == "internal_first") out.internal_fits = baseline.fits;
+    if (baseline.name == "usmp_greedy") out.usmp_fits = baseline.fits;
+  }
+}
+
+// A table cell's worth of a refusal: what rewriting did, if it ran, else
+// the refusal's own reason.
+std::string ShortError(const std::string& message) {
+  for (absl::string_view lead : {"could not make it fit: ", "a tensor is larger than every bank"}) {
+    const size_t at = absl::string_view(message).find(lead);
+    if (at == std::string::npos) continue;
+    if (lead.back() != ' ') return "a tensor over every bank";
+    return message.substr(at + lead.size(), 110);
+  }
+  return message.substr(0, 60);
+}
+
+// One row per model that did not fit as given (the others need no
+// rewriting): what --rewrite auto made of it.
+void PrintRewrite(const DevicePreset& preset, const std::vector<Cell>& cells) {
+  std::printf("\n### %s, with --rewrite %s\n\n", preset.description.c_str(), "auto");
+  std::printf(
+      "| model | as given: ordo / internal_first / usmp_greedy | with rewriting: ordo fits |"
+      " rewrites | latency | peak as given -> rewritten (int8) |"
+      " rewritten schedule: internal_first / usmp_greedy | ordo ms | time s |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  auto yn = [](bool b) { return b ? "yes" : "no"; };
+  std::vector<std::string> only_ordo, only_ordo_placement;
+  int ran = 0;
+  for (const Cell& cell : cells) {
+    const Cell::Rewritten& r = cell.rewritten;
+    if (!r.ran) continue;
+    ++ran;
+    const std::string as_given =
+        cell.error.empty() ? absl::StrCat(yn(cell.fits), " / ", yn(cell.internal_fits), " / ",
+                                          yn(cell.usmp_fits))
+                           : absl::StrCat("no / no / no (", ShortError(cell.error), ")");
+    if (!r.error.empty()) {
+      std::printf("| %s | %s | no: %s | | | | | | %.1f |\n", cell.model.c_str(),
+                  as_given.c_str(), ShortError(r.error).c_str(), r.time_s);
+      continue;
+    }
+    if (r.fits && !cell.internal_fits && !cell.usmp_fits && !cell.fits) {
+      only_ordo.push_back(cell.model);
+      if (!r.internal_fits && !r.usmp_fits) only_ordo_placement.push_back(cell.model);
+    }
+    std::printf("| %s | %s | %s | %d | %+.1f%% | %s -> %lld | %s / %s | %s | %.1f |\n",
+                cell.model.c_str(), as_given.c_str(), yn(r.fits), r.rewrites,
+                100 * r.latency_overhead,
+                cell.error.empty() ? absl::StrCat(cell.peak).c_str() : "-",
+                static_cast<long long>(r.peak), yn(r.internal_fits), yn(r.usmp_fits),
+                Ms(r.fits, r.seconds).c_str(), r.time_s);
+  }
+  std::printf(
+      "\n%s with --rewrite auto: %d models did not fit as given; %zu fit with ordo's rewriting "
+      "and placement and with neither baseline on the model as given (%s); of them, %zu with "
+      "neither baseline on the rewritten schedule either (%s)\n",
+      preset.name.c_str(), ran, only_ordo.size(), absl::StrJoin(only_ordo, ", ").c_str(),
+      only_ordo_placement.size(), absl::StrJoin(only_ordo_placement, ", ").c_str());
 }
 
 // The NAS cells of the target (amoeba, darts, nasnet, pnas).
@@ -333,7 +448,8 @@ int main(int argc, char** argv) {
   if (!ParseArgs(argc, argv, options)) {
     std::fprintf(stderr,
                  "usage: ordo-pool-bench [DIR] [--only=SUBSTRING] [--device=NAME] "
-                 "[--schedule_time_limit_s=2] [--schedulers=best,model,...]\n");
+                 "[--schedule_time_limit_s=2] [--schedulers=best,model,...] "
+                 "[--rewrite=auto]\n");
     return 2;
   }
   if (!std::filesystem::is_directory(options.dir)) {
@@ -389,12 +505,14 @@ int main(int argc, char** argv) {
       }
       cells[p].push_back(
           RunOne(name, *graph, presets[p], options, without, plain.ok() ? &*plain : nullptr));
+      if (!options.rewrite.empty()) RunRewrite(*bytes, *graph, presets[p], options, cells[p].back());
       std::fprintf(stderr, "%s on %s done\n", name.c_str(), presets[p].name.c_str());
     }
   }
   for (size_t p = 0; p < presets.size(); ++p) {
     if (schedulers.empty()) {
       PrintPreset(presets[p], cells[p]);
+      if (!options.rewrite.empty()) PrintRewrite(presets[p], cells[p]);
     } else {
       PrintAcrossSchedules(presets[p], across[p]);
     }
