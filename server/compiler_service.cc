@@ -526,14 +526,14 @@ void CompilerService::RecordEstimateAnswer(absl::string_view source,
 void CompilerService::FillInfo(v1::GetInfoResponse& response) const {
   response.set_version(std::string(kVersion));
   response.set_algorithm_version(std::string(kPartAlgorithmVersion));
-  const SchedulerRegistry schedulers = BuiltinSchedulers();
+  const SchedulerRegistry& schedulers = BuiltinSchedulers();
   for (const SchedulerInfo& info : schedulers.schedulers()) {
     v1::AlgorithmInfo* out = response.add_schedulers();
     out->set_name(info.name);
     out->set_description(info.description);
     out->set_exact(info.exact);
   }
-  const ArenaPlannerRegistry planners = BuiltinArenaPlanners();
+  const ArenaPlannerRegistry& planners = BuiltinArenaPlanners();
   for (const ArenaPlannerInfo& info : planners.planners()) {
     v1::AlgorithmInfo* out = response.add_arena_planners();
     out->set_name(info.name);

@@ -643,7 +643,7 @@ int RunInspect(const std::vector<std::string>& argv, std::ostream& out, std::ost
 }
 
 int RunSchedulers(std::ostream& out) {
-  const SchedulerRegistry registry = BuiltinSchedulers();
+  const SchedulerRegistry& registry = BuiltinSchedulers();
   for (const SchedulerInfo& info : registry.schedulers()) {
     out << info.name << "\t" << (info.exact ? "exact" : "heuristic") << "\t"
         << info.description << "\n";

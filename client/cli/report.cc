@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -28,8 +29,11 @@ std::string Row(absl::string_view label, absl::string_view value) {
 std::string RewriteText(const RewriteSummary& summary) {
   std::string out;
   if (summary.fit_fallback) {
-    out += Row("rewrite", absl::StrCat("peak ", FormatBytes(summary.fallback_from_peak_bytes),
-                                       " did not fit: rewrote with --rewrite all (fit mode)"));
+    const std::string why =
+        absl::StrContains(summary.note, kNoPlacementAsGivenNote)
+            ? "a tensor is larger than every pool (see the note)"
+            : absl::StrCat("peak ", FormatBytes(summary.fallback_from_peak_bytes), " did not fit");
+    out += Row("rewrite", absl::StrCat(why, ": rewrote with --rewrite all (fit mode)"));
   }
   out += Row(summary.fit_fallback ? "" : "rewrite",
              absl::StrFormat("%s: %d rewrite(s) kept, peak %s before rewriting; "

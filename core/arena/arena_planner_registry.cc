@@ -27,7 +27,9 @@ std::string ArenaPlannerRegistry::NamesJoined() const {
   });
 }
 
-ArenaPlannerRegistry BuiltinArenaPlanners() {
+namespace {
+
+ArenaPlannerRegistry MakeBuiltinArenaPlanners() {
   ArenaPlannerRegistry registry;
   registry.Register({"best",
                      "portfolio of the greedy planners, then an exact search "
@@ -42,6 +44,15 @@ ArenaPlannerRegistry BuiltinArenaPlanners() {
   registry.Register({"greedy-by-breadth", "Pisarchyk & Lee 2020: widest steps first, best fit",
                      [] { return std::make_unique<GreedyByBreadthPlanner>(); }});
   return registry;
+}
+
+}  // namespace
+
+const ArenaPlannerRegistry& BuiltinArenaPlanners() {
+  // Built once: PlanArena looks a planner up on every call.
+  static const ArenaPlannerRegistry* const registry =
+      new ArenaPlannerRegistry(MakeBuiltinArenaPlanners());
+  return *registry;
 }
 
 absl::StatusOr<ArenaPlan> PlanArena(const MemoryModel& model, const SimulationResult& simulation,

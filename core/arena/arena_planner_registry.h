@@ -25,7 +25,8 @@ struct ArenaPlannerInfo {
 };
 
 // Arena planners by name: the one source for CLI flags, GetInfo and lookups.
-// A value, not a singleton: build it with BuiltinArenaPlanners().
+// BuiltinArenaPlanners() is built once per process and never changes; a
+// caller that needs another set copies it and registers.
 class ArenaPlannerRegistry {
  public:
   void Register(ArenaPlannerInfo info);
@@ -41,7 +42,7 @@ class ArenaPlannerRegistry {
 
 // Every arena planner ordo ships, in the order reports list them: "best"
 // (the default), "tflite", "tflm", "greedy-by-size", "greedy-by-breadth".
-ArenaPlannerRegistry BuiltinArenaPlanners();
+const ArenaPlannerRegistry& BuiltinArenaPlanners();
 
 // The default planner name.
 inline constexpr absl::string_view kDefaultArenaPlanner = "best";

@@ -627,7 +627,7 @@ absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& 
                                       const CompileServices& services, const Clock& clock) {
   const absl::Time start = clock.Now();
   ORDO_RETURN_IF_ERROR(CheckOptions(options));
-  SchedulerRegistry registry = BuiltinSchedulers();
+  const SchedulerRegistry& registry = BuiltinSchedulers();
   ORDO_ASSIGN_OR_RETURN(std::unique_ptr<Scheduler> scheduler,
                         registry.Create(options.scheduler));
   // Refuse a bad planner name before spending the scheduling time.
@@ -720,7 +720,7 @@ absl::StatusOr<EstimateResult> Estimate(const Graph& graph, const CompileOptions
                                         ScheduleCache* cache) {
   ORDO_RETURN_IF_ERROR(CheckOptions(options));
   ORDO_ASSIGN_OR_RETURN(MemoryModel model, BuildMemoryModel(graph, options.memory));
-  const SchedulerRegistry registry = BuiltinSchedulers();
+  const SchedulerRegistry& registry = BuiltinSchedulers();
   EstimateResult estimate;
   estimate.ops = graph.num_ops();
   for (const auto& [name, peak] :

@@ -112,7 +112,7 @@ void AddNote(RewriteSummary& summary, absl::string_view note) {
 // rewriting did not cure it: the refusal stands, with what rewriting did.
 absl::Status StillRefused(const absl::Status& refusal, absl::string_view why) {
   return absl::InvalidArgumentError(
-      absl::StrCat(refusal.message(), "; --rewrite auto could not make it fit: ", why));
+      absl::StrCat(refusal.message(), "; rewrite \"auto\" could not make it fit: ", why));
 }
 
 // Fit-mode verdict on the schedule actually returned (not the search's).
@@ -298,7 +298,7 @@ absl::StatusOr<RewriteCompileResult> CompileWithRewrite(const CompileRequest& re
   if (!refusal.ok()) {
     summary.fit_fallback = true;
     summary.fallback_from_peak_bytes = searched.original_peak_bytes;
-    AddNote(summary, absl::StrCat("the model as it is does not fit: ", refusal.message()));
+    AddNote(summary, absl::StrCat(kNoPlacementAsGivenNote, refusal.message()));
   }
 
   std::optional<RewriteCompileResult> result;
@@ -310,7 +310,8 @@ absl::StatusOr<RewriteCompileResult> CompileWithRewrite(const CompileRequest& re
     // Without a plain compile, time is kept for the input's compile should
     // the rewritten model's not beat the input's search peak.
     absl::StatusOr<CompileResult> compiled =
-        CompileStage(searched.graph, options, rewrite, services, clock, plain ? 1 : 2);
+        CompileStage(searched.graph, options, rewrite, services, clock,
+                     plain || !refusal.ok() ? 1 : 2);
     if (!compiled.ok() && !refusal.ok() && IsTensorLargerThanEveryPool(compiled.status())) {
       return StillRefused(refusal, absl::StrCat("after ", summary.rewrites.size(),
                                                 " rewrite(s), ", compiled.status().message()));
@@ -346,7 +347,10 @@ absl::StatusOr<RewriteCompileResult> CompileWithRewrite(const CompileRequest& re
     if (plain) {
       result = std::move(plain);
     } else if (!refusal.ok()) {
-      return StillRefused(refusal, "no rewrite was found that splits it");
+      return StillRefused(refusal, summary.time_limit_hit
+                                       ? "the rewrite search hit its time limit before it found "
+                                         "a rewritten model that fits; a longer time limit may"
+                                       : "no rewritten model the search found fits");
     } else {
       ORDO_ASSIGN_OR_RETURN(result, CompileAsIs(graph, options, rewrite, services, clock, 1));
     }

@@ -67,11 +67,17 @@ inline constexpr int32_t kMaxRewriteBeamWidth = 16;
 absl::Status CheckRewriteCompileOptions(const RewriteCompileOptions& options);
 
 // What rewriting did, for reports and the API.
+// Opens RewriteSummary::note's remark when "auto" rewrote a model that has
+// no placement as given (a tensor larger than every memory pool).
+inline constexpr absl::string_view kNoPlacementAsGivenNote = "the model as it is does not fit: ";
+
 struct RewriteSummary {
   // The mode that ran ("identity", "partition" or "all").
   std::string mode;
   // Ran because the plain schedule (peak `fallback_from_peak_bytes`) did not
-  // fit the memory limit ("auto").
+  // fit the memory limit or the pools ("auto"). When the model as given has
+  // no placement at all (a tensor larger than every pool; `note` starts with
+  // kNoPlacementAsGivenNote), it is the search's peak of the input.
   bool fit_fallback = false;
   int64_t fallback_from_peak_bytes = 0;
   // The rewrites kept, in the order applied; empty when none lowered the
@@ -123,10 +129,11 @@ struct RewriteCompileResult {
 // 1. mode kNone without fallback: Compile(graph) and nothing else.
 // 2. fallback: Compile(graph); done when it fits the device (FitsDevice:
 //    the memory limit, the pools) or there is neither, else mode kAll.
-//    Should Compile refuse a tensor larger than every pool
-//    (IsTensorLargerThanEveryPool), the refusal waits: rewriting may split
-//    the tensor, and it is returned (with what rewriting did) only when no
-//    rewritten model loses it.
+//    Should Compile refuse an intermediate tensor larger than every pool
+//    (IsTensorLargerThanEveryPool, after the schedule stage), the refusal
+//    waits: rewriting may never form the tensor. It is returned, with what
+//    rewriting did, when the rewritten model the search keeps still has a
+//    tensor over every pool (that one or a new one) or none was kept.
 // 3. RewriteForMemory(onnx_model) with the compile's memory rules and
 //    scheduler, the latency budget and, when the compile has a memory
 //    limit or pools, fit mode: with pools a candidate fits when

@@ -322,11 +322,14 @@ TEST(CompileWithRewriteTest, AutoSplitsATensorLargerThanEveryPool) {
 }
 
 TEST(CompileWithRewriteTest, AutoKeepsTheRefusalWhenNoRewriteSplitsTheTensor) {
-  // No rewrite site (no Conv, no Concat); x and a are 16 KiB, each banks 8 KiB.
+  // x (4 KiB) fits a bank; its four-fold concat and the softmax over it
+  // (16 KiB each) fit none, and nothing rewrites a softmax over the concat.
   OnnxTestModel m;
-  m.Input("x", {1, 4096});
-  m.Node("Relu", {"x"}, {"a"});
-  m.Node("Add", {"x", "a"}, {"y"});
+  m.Input("x", {1, 1024});
+  SetIntAttribute(m.Node("Concat", {"x", "x", "x", "x"}, {"c"}), "axis", 1);
+  SetIntAttribute(m.Node("Softmax", {"c"}, {"s"}), "axis", 1);
+  onnx::NodeProto& reduce = m.Node("ReduceMax", {"s"}, {"y"});
+  SetIntsAttribute(reduce, "axes", {1});
   m.Output("y");
   const std::string bytes = m.Bytes();
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(bytes));
@@ -334,12 +337,42 @@ TEST(CompileWithRewriteTest, AutoKeepsTheRefusalWhenNoRewriteSplitsTheTensor) {
   RewriteCompileOptions rewrite;
   ORDO_ASSERT_OK(SetRewriteMode("auto", rewrite));
   rewrite.time_limit = absl::Seconds(2);
+  const CompileOptions banks = TwoBanks(8 << 10, 8 << 10);
+  const absl::Status refused = Compile(graph, banks, clock).status();
+  ASSERT_TRUE(IsTensorLargerThanEveryPool(refused)) << refused;
   EXPECT_THAT(
-      CompileWithRewrite(RequestOf(bytes, TwoBanks(8 << 10, 8 << 10), rewrite), bytes, graph,
-                         CompileServices(), clock),
+      CompileWithRewrite(RequestOf(bytes, banks, rewrite), bytes, graph, CompileServices(), clock),
       StatusIs(absl::StatusCode::kInvalidArgument,
                ::testing::AllOf(HasSubstr("(16384 bytes) is larger than every memory pool"),
-                                HasSubstr("--rewrite auto could not make it fit"))));
+                                HasSubstr("rewrite \"auto\" could not make it fit: no rewritten "
+                                          "model the search found fits"))));
+}
+
+// A graph input or output keeps its size through every rewrite, and a pin
+// is the user's rule: "auto" does not search, the refusal is the answer.
+TEST(CompileWithRewriteTest, AutoDoesNotSearchForAnInputOrPinnedTensorOverEveryPool) {
+  Fixture f;
+  RewriteCompileOptions rewrite;
+  ORDO_ASSERT_OK(SetRewriteMode("auto", rewrite));
+  rewrite.time_limit = absl::Seconds(2);
+  // x is 8 KiB; "cat" (128 KiB) is over both banks too, but x decides.
+  const CompileOptions small = TwoBanks(4 << 10, 4 << 10);
+  const absl::Status input = Compile(f.graph, small, f.clock).status();
+  EXPECT_THAT(input, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("tensor \"x\"")));
+  EXPECT_FALSE(IsTensorLargerThanEveryPool(input));
+  EXPECT_THAT(CompileWithRewrite(RequestOf(f.bytes, small, rewrite), f.bytes, f.graph,
+                                 CompileServices(), f.clock),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       ::testing::AllOf(HasSubstr("tensor \"x\""),
+                                        Not(HasSubstr("could not make it fit")))));
+
+  CompileOptions pinned = TwoBanks(64 << 10, 256 << 10);
+  pinned.pools.pinned["cat"] = "fast";
+  EXPECT_THAT(CompileWithRewrite(RequestOf(f.bytes, pinned, rewrite), f.bytes, f.graph,
+                                 CompileServices(), f.clock),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       ::testing::AllOf(HasSubstr("pinned to \"fast\""),
+                                        Not(HasSubstr("could not make it fit")))));
 }
 
 TEST(CompileWithRewriteTest, AutoKeepsThePlainCompileWhenRewritingFails) {

@@ -20,6 +20,16 @@ namespace {
 // Payload type URL marking IsTensorLargerThanEveryPool's refusal.
 constexpr absl::string_view kLargerThanEveryPoolPayload = "ordo/tensor-larger-than-every-pool";
 
+// A graph input or output keeps its shape through every rewrite
+// (CheckSameInterface), so no rewrite shrinks a block holding one.
+bool HoldsGraphInputOrOutput(const Graph& graph, const ArenaBlock& block) {
+  for (int32_t t : block.tensors) {
+    const Tensor& tensor = graph.tensor(t);
+    if (tensor.kind == TensorKind::kInput || tensor.is_graph_output) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool IsTensorLargerThanEveryPool(const absl::Status& status) {
@@ -105,6 +115,9 @@ absl::StatusOr<PoolProblem> BuildPoolProblem(const Graph& graph, const MemoryMod
                         PinnedPoolOfTensor(graph, simulation, options));
   problem.pools = options.pools;
   const int32_t num_pools = problem.num_pools();
+  // The first block larger than every pool it may use, and the first of
+  // those no rewrite can shrink: that one is the refusal to report.
+  absl::Status too_large, not_curable;
   for (const ArenaBlock& block : problem.arena.blocks) {
     std::vector<double> seconds(num_pools, 0.0);
     std::vector<bool> allowed(num_pools, true);
@@ -133,11 +146,17 @@ absl::StatusOr<PoolProblem> BuildPoolProblem(const Graph& graph, const MemoryMod
           " bytes) is larger than every memory pool it may use",
           pinned_to != kNoId ? absl::StrCat(" (pinned to \"", problem.pools[pinned_to].name, "\")")
                              : ""));
-      if (pinned_to == kNoId) status.SetPayload(kLargerThanEveryPoolPayload, absl::Cord());
-      return status;
+      const bool curable = pinned_to == kNoId && !HoldsGraphInputOrOutput(graph, block);
+      if (too_large.ok()) too_large = status;
+      if (!curable && not_curable.ok()) not_curable = status;
     }
     problem.seconds.push_back(std::move(seconds));
     problem.allowed.push_back(std::move(allowed));
+  }
+  if (!not_curable.ok()) return not_curable;
+  if (!too_large.ok()) {
+    too_large.SetPayload(kLargerThanEveryPoolPayload, absl::Cord());
+    return too_large;
   }
   return problem;
 }

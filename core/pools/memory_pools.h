@@ -83,9 +83,11 @@ absl::StatusOr<PoolProblem> BuildPoolProblem(const Graph& graph, const MemoryMod
                                              const SimulationResult& simulation,
                                              int64_t alignment, const PoolOptions& options);
 
-// True for BuildPoolProblem's INVALID_ARGUMENT of a tensor (not pinned)
-// larger than every pool: a bad spec for the model as it is, but one that
-// fit-mode rewriting may cure by splitting the tensor.
+// True for BuildPoolProblem's INVALID_ARGUMENT of tensors larger than every
+// pool when each of them is an intermediate tensor and not pinned: a bad
+// spec for the model as it is, but one that fit-mode rewriting may cure by
+// never forming them. Not for a pinned tensor (the pin is the user's rule)
+// or a graph input or output (every rewrite keeps them).
 bool IsTensorLargerThanEveryPool(const absl::Status& status);
 
 // A placement: for every block a pool and an offset in it.

@@ -52,9 +52,7 @@ std::unique_ptr<Scheduler> MakeGreedy() {
   return std::make_unique<OrderFunctionScheduler>("greedy", GreedyOrder);
 }
 
-}  // namespace
-
-SchedulerRegistry PartSchedulers() {
+SchedulerRegistry MakePartSchedulers() {
   SchedulerRegistry registry;
   registry.Register({"model", "the order of the model file", false,
                      [] { return MakeOrderScheduler("model", ModelOrder); }});
@@ -78,6 +76,14 @@ SchedulerRegistry PartSchedulers() {
                      "on one part: the best cheap order, then dp (with hierarchical's help)",
                      true, [] { return std::make_unique<BestPartScheduler>(); }});
   return registry;
+}
+
+}  // namespace
+
+const SchedulerRegistry& PartSchedulers() {
+  // Built once: a registry per part task was a dozen allocations each time.
+  static const SchedulerRegistry* const registry = new SchedulerRegistry(MakePartSchedulers());
+  return *registry;
 }
 
 }  // namespace ordo

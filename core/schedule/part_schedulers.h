@@ -21,9 +21,9 @@ struct SchedulerInfo {
 };
 
 // Schedulers by name: the one source for CLI flags, GetInfo and lookups.
-// A value, not a singleton: build it with BuiltinSchedulers()
-// (scheduler_registry.h: what users name) or PartSchedulers() (what runs
-// on one part).
+// BuiltinSchedulers() (scheduler_registry.h: what users name) and
+// PartSchedulers() (what runs on one part) are built once per process and
+// never change; a caller that needs another set copies one and registers.
 class SchedulerRegistry {
  public:
   // Adds `info`, or replaces the scheduler of the same name in place.
@@ -42,7 +42,7 @@ class SchedulerRegistry {
 // (core/parts: ThreadPartRunner, workers), in the order reports list them:
 // as BuiltinSchedulers(), except that `best` is BestPartScheduler, which
 // does not split the model again.
-SchedulerRegistry PartSchedulers();
+const SchedulerRegistry& PartSchedulers();
 
 }  // namespace ordo
 

@@ -11,7 +11,7 @@ namespace ordo {
 // (DivideAndConquerScheduler over core/parts ScheduleByParts), so this
 // sits above core/parts and the other schedulers below it (targets
 // ordo_schedule above ordo_schedulers).
-SchedulerRegistry BuiltinSchedulers();
+const SchedulerRegistry& BuiltinSchedulers();
 
 }  // namespace ordo
 

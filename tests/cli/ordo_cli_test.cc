@@ -391,6 +391,23 @@ TEST(OrdoCliTest, RewriteAutoMakesTheModelFitThePools) {
   ExpectConsistentRewrite(split_report, out);
   std::filesystem::remove(out);
 
+  // A softmax over a concat, both over every bank: no rewrite removes them,
+  // so the refusal stands (exit 2) and says what rewriting did.
+  ordo::OnnxTestModel soft;
+  soft.Input("x", {1, 1024});
+  ordo::SetIntAttribute(soft.Node("Concat", {"x", "x", "x", "x"}, {"c"}), "axis", 1);
+  ordo::SetIntAttribute(soft.Node("Softmax", {"c"}, {"s"}), "axis", 1);
+  ordo::SetIntsAttribute(soft.Node("ReduceMax", {"s"}, {"y"}), "axes", {1});
+  soft.Output("y");
+  const std::string softmax = WriteTemp("concat_softmax.onnx", soft.Bytes());
+  ProcessResult stands = RunOrdo(absl::StrCat("compile ", softmax,
+                                              " --rewrite auto --time-limit 2s --pool a:8KiB "
+                                              "--pool b:8KiB"));
+  EXPECT_EQ(stands.exit_code, 2) << stands.out;
+  EXPECT_THAT(stands.out, HasSubstr("is larger than every memory pool"));
+  EXPECT_THAT(stands.out, HasSubstr("could not make it fit"));
+  std::filesystem::remove(softmax);
+
   std::filesystem::remove(model);
 
   // No rewrite site: x and relu(x), 16 KiB each, are live together at the
