@@ -243,7 +243,15 @@ absl::StatusOr<RewriteCompileResult> CompileWithRewrite(const CompileRequest& re
   const bool fallback = rewrite.fit_fallback && requested == RewriteMode::kNone &&
                         !onnx_model.empty() && FitMode(options);
   if (requested == RewriteMode::kNone && !fallback) {
-    return CompileAsIs(graph, options, rewrite, services, clock, 1);
+    absl::StatusOr<RewriteCompileResult> as_is =
+        CompileAsIs(graph, options, rewrite, services, clock, 1);
+    if (!as_is.ok() && IsTensorLargerThanEveryPool(as_is.status()) && !onnx_model.empty()) {
+      // The user can fix this one: say how.
+      return absl::InvalidArgumentError(absl::StrCat(
+          as_is.status().message(), "; rewriting may never form it: set ", request.names.rewrite,
+          " to \"auto\""));
+    }
+    return as_is;
   }
   const absl::Time start = clock.Now();
   RewriteMode mode = requested;

@@ -315,10 +315,18 @@ TEST(CompileWithRewriteTest, AutoSplitsATensorLargerThanEveryPool) {
   EXPECT_EQ(FitsDevice(banks, result.compile), std::optional<bool>(true));
   ExpectConsistent(f.graph, result, summary.fallback_from_peak_bytes);
 
-  // Without "auto" the refusal is the answer, as before.
+  // Without "auto" the refusal is the answer, with the way out; a native
+  // graph cannot be rewritten, so it gets no such hint.
   EXPECT_THAT(CompileWithRewrite(RequestOf(f.bytes, banks, RewriteCompileOptions()), f.bytes,
                                  f.graph, CompileServices(), f.clock),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("larger than every")));
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       ::testing::AllOf(HasSubstr("larger than every"),
+                                        HasSubstr("set options.rewrite to \"auto\""))));
+  EXPECT_THAT(CompileWithRewrite(RequestOf("", banks, RewriteCompileOptions()), "", f.graph,
+                                 CompileServices(), f.clock),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       ::testing::AllOf(HasSubstr("larger than every"),
+                                        Not(HasSubstr("options.rewrite")))));
 }
 
 TEST(CompileWithRewriteTest, AutoKeepsTheRefusalWhenNoRewriteSplitsTheTensor) {

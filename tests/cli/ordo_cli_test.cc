@@ -381,6 +381,7 @@ TEST(OrdoCliTest, RewriteAutoMakesTheModelFitThePools) {
   ProcessResult refused = RunOrdo(absl::StrCat("compile ", model, halves));
   EXPECT_EQ(refused.exit_code, 2) << refused.out;
   EXPECT_THAT(refused.out, HasSubstr("tensor \"cat\" (131072 bytes) is larger than every"));
+  EXPECT_THAT(refused.out, HasSubstr("set --rewrite to \"auto\""));
   ProcessResult split = RunOrdo(
       absl::StrCat("compile ", model, " --json --rewrite auto --time-limit 5s", halves,
                    " --rewritten-model ", out));

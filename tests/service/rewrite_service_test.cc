@@ -213,6 +213,7 @@ TEST(RewriteServiceTest, AutoSplitsATensorLargerThanEveryPool) {
   grpc::Status status = server.Compile(request, refused);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(), HasSubstr("tensor \"cat\" (131072 bytes) is larger"));
+  EXPECT_THAT(status.error_message(), HasSubstr("set options.rewrite to \"auto\""));
 
   request.mutable_options()->set_rewrite("auto");
   request.mutable_options()->mutable_time_limit()->set_seconds(5);
