@@ -237,6 +237,33 @@ OnnxTestModel SiluStem(bool gate_first, bool with_data) {
   return m;
 }
 
+OnnxTestModel SqueezeExcitationBlock(bool scale_first, bool with_data) {
+  std::mt19937 rng(23);
+  std::mt19937* data = with_data ? &rng : nullptr;
+  OnnxTestModel m;
+  m.Input("x", {1, 8, 8, 8});
+  m.Weight("wd", {8, 1, 3, 3}, data);
+  onnx::NodeProto& dw = m.Node("Conv", {"x", "wd"}, {"d"});
+  SetIntAttribute(dw, "group", 8);
+  SetIntsAttribute(dw, "pads", {1, 1, 1, 1});
+  m.Node("Sigmoid", {"d"}, {"ds"});
+  m.Node("Mul", {"d", "ds"}, {"h"});
+  m.Node("GlobalAveragePool", {"h"}, {"g"});
+  m.Weight("w1", {2, 8, 1, 1}, data);
+  m.Node("Conv", {"g", "w1"}, {"f1"});
+  m.Node("Relu", {"f1"}, {"f1r"});
+  m.Weight("w2", {8, 2, 1, 1}, data);
+  m.Node("Conv", {"f1r", "w2"}, {"f2"});
+  m.Node("Sigmoid", {"f2"}, {"sc"});
+  m.Node("Mul", scale_first ? std::vector<std::string>{"sc", "h"} : std::vector<std::string>{"h", "sc"},
+         {"m"});
+  m.Weight("wp", {4, 8, 1, 1}, data);
+  m.Node("Conv", {"m", "wp"}, {"p"});
+  m.Node("Relu", {"p"}, {"y"});
+  m.Output("y");
+  return m;
+}
+
 OnnxTestModel InvertedResidualBlock(const InvertedResidualSpec& spec) {
   const int64_t n = spec.expanded;
   OnnxTestModel m;

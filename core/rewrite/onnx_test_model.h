@@ -83,6 +83,14 @@ onnx::ModelProto WithSiluForRelu(const onnx::ModelProto& model, const std::strin
 // x) when `gate_first`. Weights carry random data when `with_data`.
 OnnxTestModel SiluStem(bool gate_first, bool with_data);
 
+// EfficientNet's squeeze-and-excitation on x [1, 8, 8, 8]: depthwise 3x3
+// ("d", pads 1) -> SiLU (Sigmoid "ds", Mul "h") -> GlobalAveragePool "g" ->
+// 1x1 Conv 8 -> 2 "f1" -> Relu "f1r" -> 1x1 Conv 2 -> 8 "f2" -> Sigmoid
+// "sc" [1, 8, 1, 1] -> Mul(h, sc) "m" (Mul(sc, h) when `scale_first`) ->
+// 1x1 Conv 8 -> 4 "p" -> Relu "y". Weights carry random data when
+// `with_data`.
+OnnxTestModel SqueezeExcitationBlock(bool scale_first, bool with_data);
+
 // Serializes `model` and imports it with ImportOnnx: the Graph the pipeline
 // would see, or the importer's error.
 absl::StatusOr<Graph> Import(const onnx::ModelProto& model);

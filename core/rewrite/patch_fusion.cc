@@ -33,6 +33,9 @@ struct Layer {
   // A composite's own intermediates (the outputs of every op but the last),
   // each of `out`'s dims and read by the composite only.
   std::vector<TensorId> internals;
+  // Activations broadcast along H and W that every pixel reads whole (an
+  // SE block's scale in Mul(h, scale)): held whole during the stage's step.
+  std::vector<TensorId> sides;
 
   OpId writer() const { return ops.back(); }
 };
@@ -64,21 +67,53 @@ bool IsPerElement(const Op& op) {
   }
 }
 
+// For a per-element op of two activations, one of its output's dims (the
+// chain's) and one broadcast along H and W (N x C x 1 x 1, N or C possibly
+// 1: an SE block's Mul(h, scale), either order): the two, else nullopt.
+std::optional<std::pair<TensorId, TensorId>> BroadcastSplit(const Graph& graph, const Op& op) {
+  if (ClassifyOp(op) != OpKind::kBinaryElementwise || op.inputs.size() != 2 ||
+      op.outputs.size() != 1) {
+    return std::nullopt;
+  }
+  const std::vector<int64_t>& out = graph.tensor(op.outputs[0]).dims;
+  if (out.size() != 4 || out[2] * out[3] == 1) return std::nullopt;
+  for (int32_t data : {0, 1}) {
+    const Tensor& chain = graph.tensor(op.inputs[data]);
+    const Tensor& side = graph.tensor(op.inputs[1 - data]);
+    const std::vector<int64_t>& d = side.dims;
+    if (chain.dims == out && side.kind != TensorKind::kWeight && d.size() == 4 &&
+        (d[0] == out[0] || d[0] == 1) && (d[1] == out[1] || d[1] == 1) && d[2] == 1 &&
+        d[3] == 1) {
+      return std::make_pair(op.inputs[data], op.inputs[1 - data]);
+    }
+  }
+  return std::nullopt;
+}
+
 // The op as a one-op layer of a chain (one activation input, the other
-// operands weights), or nullopt when it cannot be one.
+// operands weights or broadcast sides, see BroadcastSplit), or nullopt when
+// it cannot be one.
 std::optional<Layer> AnalyzeOneOpLayer(const Graph& graph, OpId id) {
   const Op& op = graph.op(id);
   if (op.outputs.size() != 1 || op.inputs.empty()) return std::nullopt;
-  for (size_t p = 1; p < op.inputs.size(); ++p) {
-    if (graph.tensor(op.inputs[p]).kind != TensorKind::kWeight) return std::nullopt;
+  TensorId data = op.inputs[0];
+  std::vector<TensorId> sides;
+  if (std::optional<std::pair<TensorId, TensorId>> split = BroadcastSplit(graph, op)) {
+    data = split->first;
+    sides = {split->second};
+  } else {
+    for (size_t p = 1; p < op.inputs.size(); ++p) {
+      if (graph.tensor(op.inputs[p]).kind != TensorKind::kWeight) return std::nullopt;
+    }
   }
-  const Tensor& in = graph.tensor(op.inputs[0]);
+  const Tensor& in = graph.tensor(data);
   const Tensor& out = graph.tensor(op.outputs[0]);
   if (in.kind == TensorKind::kWeight || in.dims.size() != 4 || out.dims.size() != 4 ||
       in.dtype != out.dtype || in.dims[0] != out.dims[0]) {
     return std::nullopt;
   }
-  Layer layer{{id}, op.inputs[0], op.outputs[0], IdentityWindow(), OpMacs(graph, op)};
+  Layer layer{{id}, data, op.outputs[0], IdentityWindow(), OpMacs(graph, op)};
+  layer.sides = std::move(sides);
   layer.channel_wise = true;
   const OpKind kind = ClassifyOp(op);
   if (kind == OpKind::kConv) {
@@ -115,7 +150,7 @@ std::string DifferentRootsReason(const Graph& graph, const Layer& partial, Tenso
       const OpId producer = graph.tensor(t).producer;
       if (producer == kNoId || !IsPerElement(graph.op(producer))) break;
       std::optional<Layer> side = AnalyzeOneOpLayer(graph, producer);
-      if (!side) break;
+      if (!side || !side->sides.empty()) break;
       way.push_back(t);
       t = side->in;
       if (t == to) {
@@ -177,7 +212,7 @@ absl::StatusOr<Layer> AnalyzeComposite(const Graph& graph, OpId id) {
         break;
       }
       std::optional<Layer> side = AnalyzeOneOpLayer(graph, tensor.producer);
-      if (!side || !IsPerElement(graph.op(tensor.producer))) break;
+      if (!side || !side->sides.empty() || !IsPerElement(graph.op(tensor.producer))) break;
       if (layer.ops.size() + 1 >= kMaxCompositeOps) {
         return absl::InvalidArgumentError(
             absl::StrCat("a per-element composite has at most ", kMaxCompositeOps, " ops"));
@@ -521,14 +556,24 @@ std::vector<Piece> PiecesOf(const Graph& graph, const MemoryModel& memory,
     // Unfused, a layer costs its step (in place where the spec allows).
     pieces.push_back({first, first, false, StageRun{}, LayerStepBytes(memory, chain[first]), 0});
     const int64_t in_bytes = memory.constant_bytes + memory.tensors[chain[first].in].bytes;
+    // The stage's node reads every side operand of its layers whole.
+    std::vector<TensorId> sides = chain[first].sides;
+    int64_t side_bytes = 0;
+    for (TensorId t : sides) side_bytes += memory.tensors[t].bytes;
     for (int32_t last = first + 1; last < std::min(n, first + kMaxStageLayers); ++last) {
+      for (TensorId t : chain[last].sides) {
+        if (std::find(sides.begin(), sides.end(), t) != sides.end()) continue;
+        sides.push_back(t);
+        side_bytes += memory.tensors[t].bytes;
+      }
       const std::vector<Layer> stage(chain.begin() + first, chain.begin() + last + 1);
       const int64_t rows = graph.tensor(chain[last].out).dims[2];
       for (const StageRun& run : RunsOf(stage)) {
         if (run.band_rows > 1 && run.band_rows >= rows) continue;  // one band: no rows to share
         const StageCost cost = Cost(graph, memory, stage, run);
         pieces.push_back({first, last, true, run,
-                          in_bytes + memory.tensors[chain[last].out].bytes + cost.workspace_bytes,
+                          in_bytes + side_bytes + memory.tensors[chain[last].out].bytes +
+                              cost.workspace_bytes,
                           cost.extra_macs});
       }
     }
@@ -710,7 +755,8 @@ absl::StatusOr<std::vector<FusionPlan>> FusionFront(const Graph& graph, const Me
 
 std::optional<Window> ChainLayerWindow(const Graph& graph, OpId id) {
   std::optional<Layer> layer = AnalyzeOneOpLayer(graph, id);
-  if (!layer) return std::nullopt;
+  // A side operand is not read through the window.
+  if (!layer || !layer->sides.empty()) return std::nullopt;
   return layer->window;
 }
 

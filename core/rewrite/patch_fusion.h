@@ -71,6 +71,15 @@ namespace ordo {
 // at a time: one row (line buffers), one column of the rows a band computes
 // (pixel), one pixel (recomputed); all of them at once, a conservative
 // count (patch_fusion.cc, InternalElements).
+//
+// Broadcast sides. A per-element op of two activations, one of its output's
+// dims and one broadcast along H and W (N x C x 1 x 1), is a one-op layer
+// whose chain input is the first and whose side is the second: an SE
+// block's Mul(h, scale). Every pixel reads the side whole, so the stage's
+// node reads it whole too, and the stage's step counts it beside the
+// stage's input and output (no ring). It never comes from inside the stage:
+// a tensor it depends on would have a reader outside, so it would be no
+// intermediate.
 
 // In the model a fused stage is one node of domain kFusionDomain whose
 // outputs are the stage's output and its workspace (a 1-D tensor of
@@ -132,7 +141,8 @@ std::vector<StageRun> StageRuns(const Graph& graph, absl::Span<const OpId> ops);
 // layers, each layer named by the op writing its output: ops with one
 // activation input and one output, NCHW, that are a sliding window (Conv,
 // MaxPool, AveragePool) or per-element along H and W (the Relu family, Clip,
-// BatchNormalization, element-wise ops whose other operands are weights),
+// BatchNormalization, element-wise ops whose other operands are weights or
+// broadcast sides),
 // and per-element composites (see above; the ops inside one are not layers
 // of their own here); consecutive when every tensor between two of them is
 // read only by (the ops of) the next and is not a graph output.
@@ -162,8 +172,9 @@ struct FusedStage {
 };
 
 // A set of fused stages and what they do to the chains, as the chains see
-// it: chain_peak_bytes is the largest step footprint (input + output +
-// workspace of a stage, OpStepBytes of an unfused layer) of the chains, the peak when the chains are the
+// it: chain_peak_bytes is the largest step footprint (input + side
+// operands + output + workspace of a stage, the largest OpStepBytes of an
+// unfused layer's ops) of the chains, the peak when the chains are the
 // whole graph; the schedule of the rewritten graph decides otherwise.
 struct FusionPlan {
   std::vector<FusedStage> stages;

@@ -911,5 +911,55 @@ TEST(PatchFusionTest, RefusesCompositesReadOutsideOrOfTwoTensors) {
   EXPECT_THAT(Names(shared, chains[0]), ElementsAre("ca_op", "d_op", "y_op"));
 }
 
+
+// An SE block's Mul(h, scale), scale [1, 8, 1, 1] from the block's own
+// squeeze, in either order: a layer whose chain input is h and whose side is
+// the scale; fused with the projection after it, the fused node reads the
+// scale whole and its step is h + scale + output + workspace.
+TEST(PatchFusionTest, SqueezeExcitationScaleIsALayerWithABroadcastSide) {
+  for (bool scale_first : {false, true}) {
+    const std::string what = scale_first ? "Mul(scale, h)" : "Mul(h, scale)";
+    const onnx::ModelProto model = SqueezeExcitationBlock(scale_first, false).model();
+    ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
+    ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
+    std::vector<std::vector<std::string>> chains;
+    for (const std::vector<OpId>& chain : FindFusibleChains(graph)) chains.push_back(Names(graph, chain));
+    // h is read by the squeeze too: the chain through the SiLU stops there.
+    EXPECT_THAT(chains, ElementsAre(ElementsAre("d_op", "h_op"),
+                                    ElementsAre("f1_op", "f1r_op", "f2_op", "sc_op"),
+                                    ElementsAre("m_op", "p_op", "y_op")))
+        << what;
+    const std::vector<OpId> stage = {*graph.FindOp("m_op"), *graph.FindOp("p_op"),
+                                     *graph.FindOp("y_op")};
+    // Line buffers: one row of m (8 x 8) for p, one of p (4 x 8) for y.
+    ORDO_ASSERT_OK_AND_ASSIGN(StageCost cost,
+                              CostOfStage(graph, memory, stage, StageRun{StageCaching::kLineBuffer}));
+    EXPECT_EQ(cost.workspace_elements, 8 * 8 + 4 * 8) << what;
+    ORDO_ASSERT_OK_AND_ASSIGN(onnx::ModelProto fused,
+                              ApplyPatchFusion(model, graph, memory, {{{stage, StageRun{}}}, 0, 0}));
+    ORDO_ASSERT_OK_AND_ASSIGN(Graph fused_graph, Import(fused));
+    ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel fused_memory, BuildMemoryModel(fused_graph, MemoryOptions{}));
+    std::vector<OpId> order(fused_graph.num_ops());
+    for (OpId i = 0; i < fused_graph.num_ops(); ++i) order[i] = i;
+    ORDO_ASSERT_OK_AND_ASSIGN(SimulationResult simulated, Simulate(fused_memory, order));
+    const OpId node = *fused_graph.FindOp("m_op_fused");
+    ASSERT_THAT(fused_graph.op(node).inputs, ::testing::Contains(*fused_graph.FindTensor("sc")))
+        << what;
+    auto bytes = [&](const char* name) { return memory.tensors[*graph.FindTensor(name)].bytes; };
+    EXPECT_EQ(simulated.step_bytes[node],
+              bytes("h") + bytes("sc") + bytes("y") + cost.workspace_bytes)
+        << what;
+  }
+}
+
+// The side of a layer may not be read through its window: region fusion,
+// which streams rows through ChainLayerWindow, does not get one for it.
+TEST(PatchFusionTest, ChainLayerWindowLeavesBroadcastSidesAndCompositesOut) {
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(SqueezeExcitationBlock(false, false).model()));
+  EXPECT_FALSE(ChainLayerWindow(graph, *graph.FindOp("m_op")).has_value());
+  EXPECT_FALSE(ChainLayerWindow(graph, *graph.FindOp("h_op")).has_value());
+  EXPECT_TRUE(ChainLayerWindow(graph, *graph.FindOp("p_op")).has_value());
+}
+
 }  // namespace
 }  // namespace ordo

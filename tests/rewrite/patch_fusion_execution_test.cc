@@ -1,7 +1,7 @@
 // Proof by execution of patch-wise fusion (core/rewrite/patch_fusion.h):
 // - every plan of the fusion front of random window chains (with Relu, and
-//   with SiLU composites for Relu), of an EfficientNet-like SiLU stem and of
-//   an inverted residual block gives a model that passes ONNX's checker,
+//   with SiLU composites for Relu), of an EfficientNet-like SiLU stem, of a
+//   squeeze-and-excitation block and of an inverted residual block gives a model that passes ONNX's checker,
 //   imports, and computes what the original computes on the reference
 //   executor (fused nodes call their local functions);
 // - the chains run one output row at a time (spatial tiling into one-row
@@ -98,6 +98,15 @@ TEST(PatchFusionExecutionTest, FusedSiluStemComputesWhatTheOriginalComputes) {
   for (bool gate_first : {false, true}) {
     FuseEveryPlanAndCompare(SiluStem(gate_first, /*with_data=*/true).model(),
                             gate_first ? "Mul(Sigmoid(x), x) stem" : "Mul(x, Sigmoid(x)) stem");
+  }
+}
+
+// An SE block: the fused node of Mul(h, scale) and what follows reads the
+// scale whole, as the original Mul broadcasts it.
+TEST(PatchFusionExecutionTest, FusedSqueezeExcitationComputesWhatTheOriginalComputes) {
+  for (bool scale_first : {false, true}) {
+    FuseEveryPlanAndCompare(SqueezeExcitationBlock(scale_first, /*with_data=*/true).model(),
+                            scale_first ? "Mul(scale, h) SE block" : "Mul(h, scale) SE block");
   }
 }
 
