@@ -667,32 +667,49 @@ TEST(PatchFusionTest, LongChainsGiveABoundedFrontFromTheLowestPeak) {
   EXPECT_FALSE(reachable[ops.size()]);
 }
 
+// Every plan of the front gives a model whose one order (a chain's)
+// simulates to the plan's chain peak, with the plan's MACs, and whose fused
+// nodes replace every op of their layers: of a random chain, and of random
+// chains with SiLU for Relu (a SiLU's gate is fused away with its Mul).
 TEST(PatchFusionTest, FusedModelPassesImportAndSimulatesToThePlannedPeak) {
-  const onnx::ModelProto model = RandomWindowChain(7, 6, 16, false).model();
-  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
-  for (bool io_outside : {false, true}) {
-    MemoryOptions options;
-    options.io_outside_arena = io_outside;
-    ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, options));
-    ORDO_ASSERT_OK_AND_ASSIGN(std::vector<FusionPlan> front, FusionFront(graph, memory));
-    ASSERT_GE(front.size(), 2);
-    for (const FusionPlan& plan : front) {
-      ORDO_ASSERT_OK_AND_ASSIGN(onnx::ModelProto fused, ApplyPatchFusion(model, graph, memory, plan));
-      ORDO_ASSERT_OK_AND_ASSIGN(Graph fused_graph, Import(fused));
-      ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel fused_memory, BuildMemoryModel(fused_graph, options));
-      // A chain has one order: the model's.
-      std::vector<OpId> order(fused_graph.num_ops());
-      for (OpId i = 0; i < fused_graph.num_ops(); ++i) order[i] = i;
-      ORDO_ASSERT_OK_AND_ASSIGN(SimulationResult simulated, Simulate(fused_memory, order));
-      EXPECT_EQ(simulated.peak_bytes, plan.chain_peak_bytes);
-      EXPECT_EQ(CostOf(fused_graph).macs, CostOf(graph).macs + plan.extra_macs);
-      EXPECT_EQ(fused_graph.num_ops(), graph.num_ops() - [&] {
+  std::vector<onnx::ModelProto> models = {RandomWindowChain(7, 6, 16, false).model()};
+  for (uint32_t seed : {7u, 8u, 9u, 10u}) {
+    models.push_back(
+        WithSiluForRelu(RandomWindowChain(seed, 6, 16, false).model(), "Sigmoid", seed % 2 == 0));
+  }
+  int32_t fused_gates = 0;
+  for (const onnx::ModelProto& model : models) {
+    ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
+    for (bool io_outside : {false, true}) {
+      MemoryOptions options;
+      options.io_outside_arena = io_outside;
+      ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, options));
+      ORDO_ASSERT_OK_AND_ASSIGN(std::vector<FusionPlan> front, FusionFront(graph, memory));
+      ASSERT_GE(front.size(), 1);
+      for (const FusionPlan& plan : front) {
+        ORDO_ASSERT_OK_AND_ASSIGN(onnx::ModelProto fused, ApplyPatchFusion(model, graph, memory, plan));
+        ORDO_ASSERT_OK_AND_ASSIGN(Graph fused_graph, Import(fused));
+        ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel fused_memory, BuildMemoryModel(fused_graph, options));
+        // A chain has one order: the model's.
+        std::vector<OpId> order(fused_graph.num_ops());
+        for (OpId i = 0; i < fused_graph.num_ops(); ++i) order[i] = i;
+        ORDO_ASSERT_OK_AND_ASSIGN(SimulationResult simulated, Simulate(fused_memory, order));
+        EXPECT_EQ(simulated.peak_bytes, plan.chain_peak_bytes);
+        EXPECT_EQ(CostOf(fused_graph).macs, CostOf(graph).macs + plan.extra_macs);
         int32_t fused_away = 0;
-        for (const FusedStage& stage : plan.stages) fused_away += stage.ops.size() - 1;
-        return fused_away;
-      }());
+        for (const FusedStage& stage : plan.stages) {
+          for (OpId op : stage.ops) {
+            const bool gated = GateOf(graph, op) != kNoId;
+            fused_away += gated ? 2 : 1;
+            fused_gates += gated ? 1 : 0;
+          }
+          --fused_away;  // the fused node
+        }
+        EXPECT_EQ(fused_graph.num_ops(), graph.num_ops() - fused_away);
+      }
     }
   }
+  EXPECT_GE(fused_gates, 1);
 }
 
 TEST(PatchFusionTest, FusedNodeRecordsTheRunAndSimulatesToItsStep) {
@@ -808,60 +825,28 @@ TEST(PatchFusionTest, SiluStemIsOneStageInEitherOperandOrder) {
   }
 }
 
-// Every plan of the front of SiLU chains gives a model whose one order (a
-// chain's) simulates to the plan's chain peak, with the plan's MACs, and
-// whose fused nodes replace every op of their layers, gates included.
-TEST(PatchFusionTest, FusedSiluModelsSimulateToThePlannedPeak) {
-  int32_t fused_gates = 0;
-  for (uint32_t seed : {7u, 8u, 9u, 10u}) {
-    const onnx::ModelProto model =
-        WithSiluForRelu(RandomWindowChain(seed, 6, 16, false).model(), "Sigmoid", seed % 2 == 0);
-    ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
-    for (bool io_outside : {false, true}) {
-      MemoryOptions options;
-      options.io_outside_arena = io_outside;
-      ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, options));
-      ORDO_ASSERT_OK_AND_ASSIGN(std::vector<FusionPlan> front, FusionFront(graph, memory));
-      ASSERT_GE(front.size(), 1);
-      for (const FusionPlan& plan : front) {
-        ORDO_ASSERT_OK_AND_ASSIGN(onnx::ModelProto fused,
-                                  ApplyPatchFusion(model, graph, memory, plan));
-        ORDO_ASSERT_OK_AND_ASSIGN(Graph fused_graph, Import(fused));
-        ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel fused_memory, BuildMemoryModel(fused_graph, options));
-        std::vector<OpId> order(fused_graph.num_ops());
-        for (OpId i = 0; i < fused_graph.num_ops(); ++i) order[i] = i;
-        ORDO_ASSERT_OK_AND_ASSIGN(SimulationResult simulated, Simulate(fused_memory, order));
-        EXPECT_EQ(simulated.peak_bytes, plan.chain_peak_bytes) << "seed " << seed;
-        EXPECT_EQ(CostOf(fused_graph).macs, CostOf(graph).macs + plan.extra_macs);
-        int32_t fused_away = 0;
-        for (const FusedStage& stage : plan.stages) {
-          for (OpId op : stage.ops) {
-            const bool gated = GateOf(graph, op) != kNoId;
-            fused_away += gated ? 2 : 1;
-            fused_gates += gated ? 1 : 0;
-          }
-          --fused_away;  // the fused node
-        }
-        EXPECT_EQ(fused_graph.num_ops(), graph.num_ops() - fused_away) << "seed " << seed;
-      }
-    }
-  }
-  EXPECT_GE(fused_gates, 1);
+// x [1, 3, 8, 8] -> 1x1 Conv "c" (4 channels) -> Mul(c, Sigmoid(`gated`))
+// ("cs", "ca") -> depthwise 3x3 "d", an output: a SiLU when `gated` is
+// "c"; "z" is a second input [1, 4, 8, 8].
+OnnxTestModel GatedConv(const std::string& gated) {
+  OnnxTestModel m;
+  m.Input("x", {1, 3, 8, 8});
+  if (gated == "z") m.Input("z", {1, 4, 8, 8});
+  m.Weight("wc", {4, 3, 1, 1}, nullptr);
+  m.Node("Conv", {"x", "wc"}, {"c"});
+  m.Node("Sigmoid", {gated}, {"cs"});
+  m.Node("Mul", {"c", "cs"}, {"ca"});
+  m.Weight("wd", {4, 1, 3, 3}, nullptr);
+  SetIntAttribute(m.Node("Conv", {"ca", "wd"}, {"d"}), "group", 4);
+  m.Output("d");
+  return m;
 }
 
 TEST(PatchFusionTest, RefusesCompositesReadOutsideOrOfTwoTensors) {
-  // x -> c -> SiLU (cs, ca) -> depthwise d, where the Sigmoid's output is
-  // also read by a Relu "r" (a graph output): the SiLU is no layer.
-  OnnxTestModel leaked;
-  leaked.Input("x", {1, 3, 8, 8});
-  leaked.Weight("wc", {4, 3, 1, 1}, nullptr);
-  leaked.Node("Conv", {"x", "wc"}, {"c"});
-  leaked.Node("Sigmoid", {"c"}, {"cs"});
-  leaked.Node("Mul", {"cs", "c"}, {"ca"});
+  // The SiLU's Sigmoid output is also read by a Relu "r" (a graph output):
+  // the SiLU is no layer.
+  OnnxTestModel leaked = GatedConv("c");
   leaked.Node("Relu", {"cs"}, {"r"});
-  leaked.Weight("wd", {4, 1, 3, 3}, nullptr);
-  SetIntAttribute(leaked.Node("Conv", {"ca", "wd"}, {"d"}), "group", 4);
-  leaked.Output("d");
   leaked.Output("r");
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(leaked.model()));
   ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
@@ -873,17 +858,7 @@ TEST(PatchFusionTest, RefusesCompositesReadOutsideOrOfTwoTensors) {
   EXPECT_THAT(FindFusibleChains(graph), ::testing::IsEmpty());
 
   // The Mul gates c by the Sigmoid of another tensor z.
-  OnnxTestModel gated_by_other;
-  gated_by_other.Input("x", {1, 3, 8, 8});
-  gated_by_other.Input("z", {1, 4, 8, 8});
-  gated_by_other.Weight("wc", {4, 3, 1, 1}, nullptr);
-  gated_by_other.Node("Conv", {"x", "wc"}, {"c"});
-  gated_by_other.Node("Sigmoid", {"z"}, {"zs"});
-  gated_by_other.Node("Mul", {"c", "zs"}, {"ca"});
-  gated_by_other.Weight("wd", {4, 1, 3, 3}, nullptr);
-  SetIntAttribute(gated_by_other.Node("Conv", {"ca", "wd"}, {"d"}), "group", 4);
-  gated_by_other.Output("d");
-  ORDO_ASSERT_OK_AND_ASSIGN(Graph other, Import(gated_by_other.model()));
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph other, Import(GatedConv("z").model()));
   ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel other_memory, BuildMemoryModel(other, MemoryOptions{}));
   EXPECT_THAT(CostOfStage(other, other_memory,
                           std::vector<OpId>{*other.FindOp("c_op"), *other.FindOp("ca_op")},
@@ -910,7 +885,6 @@ TEST(PatchFusionTest, RefusesCompositesReadOutsideOrOfTwoTensors) {
   ASSERT_EQ(chains.size(), 1);
   EXPECT_THAT(Names(shared, chains[0]), ElementsAre("ca_op", "d_op", "y_op"));
 }
-
 
 // An SE block's Mul(h, scale), scale [1, 8, 1, 1] from the block's own
 // squeeze, in either order: a layer whose chain input is h and whose side is
