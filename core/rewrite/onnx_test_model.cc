@@ -255,7 +255,8 @@ OnnxTestModel SqueezeExcitationBlock(bool scale_first, bool with_data) {
   m.Weight("w2", {8, 2, 1, 1}, data);
   m.Node("Conv", {"f1r", "w2"}, {"f2"});
   m.Node("Sigmoid", {"f2"}, {"sc"});
-  m.Node("Mul", scale_first ? std::vector<std::string>{"sc", "h"} : std::vector<std::string>{"h", "sc"},
+  m.Node("Mul",
+         scale_first ? std::vector<std::string>{"sc", "h"} : std::vector<std::string>{"h", "sc"},
          {"m"});
   m.Weight("wp", {4, 8, 1, 1}, data);
   m.Node("Conv", {"m", "wp"}, {"p"});

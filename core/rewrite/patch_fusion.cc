@@ -27,7 +27,7 @@ struct Layer {
   TensorId in = kNoId;
   TensorId out = kNoId;
   Window window;
-  int64_t macs = 0;             // of every op
+  int64_t macs = 0;           // of every op
   bool pointwise = false;     // a 1x1 window: output pixel (y, x) reads input pixel (y, x) only
   bool channel_wise = false;  // each output channel reads one input channel
   // A composite's own intermediates (the outputs of every op but the last),

@@ -45,7 +45,8 @@ OpId GateOf(const Graph& graph, OpId id) {
   if (op.type != "Mul") return kNoId;
   for (TensorId t : op.inputs) {
     const OpId p = graph.tensor(t).producer;
-    if (p != kNoId && (graph.op(p).type == "Sigmoid" || graph.op(p).type == "HardSigmoid")) return p;
+    if (p == kNoId) continue;
+    if (graph.op(p).type == "Sigmoid" || graph.op(p).type == "HardSigmoid") return p;
   }
   return kNoId;
 }
