@@ -826,6 +826,44 @@ TEST(PatchFusionTest, SiluStemIsOneStageInEitherOperandOrder) {
   }
 }
 
+// Mish, x * Tanh(Softplus(x)): a composite whose gate is a path of two ops,
+// both intermediates held (one row each with line buffers) and both in the
+// fused body.
+TEST(PatchFusionTest, MishIsACompositeOfThreeOps) {
+  OnnxTestModel m;
+  m.Input("x", {1, 3, 8, 8});
+  m.Weight("wc", {4, 3, 1, 1}, nullptr);
+  m.Node("Conv", {"x", "wc"}, {"c"});
+  m.Node("Softplus", {"c"}, {"sp"});
+  m.Node("Tanh", {"sp"}, {"t"});
+  m.Node("Mul", {"c", "t"}, {"mish"});
+  m.Weight("wd", {4, 1, 3, 3}, nullptr);
+  onnx::NodeProto& dw = m.Node("Conv", {"mish", "wd"}, {"d"});
+  SetIntAttribute(dw, "group", 4);
+  SetIntsAttribute(dw, "pads", {1, 1, 1, 1});
+  m.Output("d");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(m.model()));
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
+  const std::vector<std::vector<OpId>> chains = FindFusibleChains(graph);
+  ASSERT_EQ(chains.size(), 1);
+  EXPECT_THAT(Names(graph, chains[0]), ElementsAre("c_op", "mish_op", "d_op"));
+  EXPECT_EQ(DescribeStage(graph, {chains[0], StageRun{}}),
+            "c_op..d_op (3 layers, 5 ops) fused, line_buffer");
+  // Rings of 1 row (c, for the Mish) and 3 rows (the Mish's output, for the
+  // 3x3 depthwise), and one row of each of sp and t; rows of 8 x 4.
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      StageCost line, CostOfStage(graph, memory, chains[0], StageRun{StageCaching::kLineBuffer}));
+  EXPECT_EQ(line.workspace_elements, (1 + 3 + 2) * 8 * 4);
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      onnx::ModelProto fused,
+      ApplyPatchFusion(m.model(), graph, memory, {{{chains[0], StageRun{}}}, 0, 0}));
+  ASSERT_EQ(fused.functions_size(), 1);
+  std::vector<std::string> body;
+  for (const onnx::NodeProto& node : fused.functions(0).node()) body.push_back(node.op_type());
+  EXPECT_THAT(body, ElementsAre("Conv", "Softplus", "Tanh", "Mul", "Conv", "Constant",
+                                "ConstantOfShape"));
+}
+
 // x [1, 3, 8, 8] -> 1x1 Conv "c" (4 channels) -> Mul(c, Sigmoid(`gated`))
 // ("cs", "ca") -> depthwise 3x3 "d", an output: a SiLU when `gated` is
 // "c"; "z" is a second input [1, 4, 8, 8].
