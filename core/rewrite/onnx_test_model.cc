@@ -185,6 +185,86 @@ OnnxTestModel RandomWindowChain(uint32_t seed, int32_t layers, int64_t size, boo
   return m;
 }
 
+onnx::ModelProto WithSiluForRelu(const onnx::ModelProto& model, const std::string& gate,
+                                 bool gate_first) {
+  onnx::ModelProto out = model;
+  onnx::GraphProto* g = out.mutable_graph();
+  g->clear_node();
+  bool swap = gate_first;
+  for (const onnx::NodeProto& node : model.graph().node()) {
+    if (node.op_type() != "Relu") {
+      *g->add_node() = node;
+      continue;
+    }
+    const std::string& in = node.input(0);
+    const std::string s = node.output(0) + "_gate";
+    onnx::NodeProto* sigmoid = g->add_node();
+    sigmoid->set_op_type(gate);
+    sigmoid->set_name(node.name() + "_gate");
+    sigmoid->add_input(in);
+    sigmoid->add_output(s);
+    onnx::NodeProto* mul = g->add_node();
+    mul->set_op_type("Mul");
+    mul->set_name(node.name());
+    mul->add_input(swap ? s : in);
+    mul->add_input(swap ? in : s);
+    mul->add_output(node.output(0));
+    swap = !swap;
+  }
+  return out;
+}
+
+OnnxTestModel SiluStem(bool gate_first, bool with_data) {
+  std::mt19937 rng(17);
+  std::mt19937* data = with_data ? &rng : nullptr;
+  auto silu = [&](OnnxTestModel& m, const std::string& x, const std::string& s,
+                  const std::string& y) {
+    m.Node("Sigmoid", {x}, {s});
+    m.Node("Mul", gate_first ? std::vector<std::string>{s, x} : std::vector<std::string>{x, s},
+           {y});
+  };
+  OnnxTestModel m;
+  m.Input("x", {1, 3, 16, 16});
+  m.Weight("wc", {8, 3, 3, 3}, data);
+  SetIntsAttribute(m.Node("Conv", {"x", "wc"}, {"c"}), "pads", {1, 1, 1, 1});
+  silu(m, "c", "cs", "ca");
+  m.Weight("wd", {8, 1, 3, 3}, data);
+  onnx::NodeProto& dw = m.Node("Conv", {"ca", "wd"}, {"d"});
+  SetIntAttribute(dw, "group", 8);
+  SetIntsAttribute(dw, "pads", {1, 1, 1, 1});
+  silu(m, "d", "ds", "y");
+  m.Output("y");
+  return m;
+}
+
+OnnxTestModel SqueezeExcitationBlock(bool scale_first, bool with_data) {
+  std::mt19937 rng(23);
+  std::mt19937* data = with_data ? &rng : nullptr;
+  OnnxTestModel m;
+  m.Input("x", {1, 8, 8, 8});
+  m.Weight("wd", {8, 1, 3, 3}, data);
+  onnx::NodeProto& dw = m.Node("Conv", {"x", "wd"}, {"d"});
+  SetIntAttribute(dw, "group", 8);
+  SetIntsAttribute(dw, "pads", {1, 1, 1, 1});
+  m.Node("Sigmoid", {"d"}, {"ds"});
+  m.Node("Mul", {"d", "ds"}, {"h"});
+  m.Node("GlobalAveragePool", {"h"}, {"g"});
+  m.Weight("w1", {2, 8, 1, 1}, data);
+  m.Node("Conv", {"g", "w1"}, {"f1"});
+  m.Node("Relu", {"f1"}, {"f1r"});
+  m.Weight("w2", {8, 2, 1, 1}, data);
+  m.Node("Conv", {"f1r", "w2"}, {"f2"});
+  m.Node("Sigmoid", {"f2"}, {"sc"});
+  m.Node("Mul",
+         scale_first ? std::vector<std::string>{"sc", "h"} : std::vector<std::string>{"h", "sc"},
+         {"m"});
+  m.Weight("wp", {4, 8, 1, 1}, data);
+  m.Node("Conv", {"m", "wp"}, {"p"});
+  m.Node("Relu", {"p"}, {"y"});
+  m.Output("y");
+  return m;
+}
+
 OnnxTestModel InvertedResidualBlock(const InvertedResidualSpec& spec) {
   const int64_t n = spec.expanded;
   OnnxTestModel m;

@@ -70,6 +70,27 @@ OnnxTestModel InvertedResidualBlock(const InvertedResidualSpec& spec);
 // `seed`.
 OnnxTestModel RandomWindowChain(uint32_t seed, int32_t layers, int64_t size, bool with_data);
 
+// `model` with every Relu node replaced by SiLU: s = `gate`(in) (Sigmoid or
+// HardSigmoid, node "<name>_gate"), then out = Mul(in, s), or Mul(s, in) on
+// every other Relu (the first one too when `gate_first`), node "<name>".
+// Everything else is unchanged.
+onnx::ModelProto WithSiluForRelu(const onnx::ModelProto& model, const std::string& gate,
+                                 bool gate_first);
+
+// EfficientNet's stem on x [1, 3, 16, 16]: Conv 3x3 (3 -> 8, pads 1, "c")
+// -> SiLU (Sigmoid "cs", Mul "ca") -> depthwise 3x3 (pads 1, "d") -> SiLU
+// (Sigmoid "ds", Mul "y"); each Mul reads (x, Sigmoid(x)), or (Sigmoid(x),
+// x) when `gate_first`. Weights carry random data when `with_data`.
+OnnxTestModel SiluStem(bool gate_first, bool with_data);
+
+// EfficientNet's squeeze-and-excitation on x [1, 8, 8, 8]: depthwise 3x3
+// ("d", pads 1) -> SiLU (Sigmoid "ds", Mul "h") -> GlobalAveragePool "g" ->
+// 1x1 Conv 8 -> 2 "f1" -> Relu "f1r" -> 1x1 Conv 2 -> 8 "f2" -> Sigmoid
+// "sc" [1, 8, 1, 1] -> Mul(h, sc) "m" (Mul(sc, h) when `scale_first`) ->
+// 1x1 Conv 8 -> 4 "p" -> Relu "y". Weights carry random data when
+// `with_data`.
+OnnxTestModel SqueezeExcitationBlock(bool scale_first, bool with_data);
+
 // Serializes `model` and imports it with ImportOnnx: the Graph the pipeline
 // would see, or the importer's error.
 absl::StatusOr<Graph> Import(const onnx::ModelProto& model);

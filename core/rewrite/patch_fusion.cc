@@ -18,16 +18,26 @@
 namespace ordo {
 namespace {
 
-// One fusible op: its data input and output, and how its output rows and
-// columns read its input's (an identity window for per-element ops).
+// One layer of a chain: a fusible op, or a per-element composite (see
+// AnalyzeComposite), with its data input and output, and how its output
+// rows and columns read its input's (an identity window for per-element
+// layers).
 struct Layer {
-  OpId op = kNoId;
+  std::vector<OpId> ops;  // in model order; the last writes `out` and names the layer
   TensorId in = kNoId;
   TensorId out = kNoId;
   Window window;
-  int64_t macs = 0;
+  int64_t macs = 0;           // of every op
   bool pointwise = false;     // a 1x1 window: output pixel (y, x) reads input pixel (y, x) only
   bool channel_wise = false;  // each output channel reads one input channel
+  // A composite's own intermediates (the outputs of every op but the last),
+  // each of `out`'s dims and read by the composite only.
+  std::vector<TensorId> internals;
+  // Activations broadcast along H and W that every pixel reads whole (an
+  // SE block's scale in Mul(h, scale)): held whole during the stage's step.
+  std::vector<TensorId> sides;
+
+  OpId writer() const { return ops.back(); }
 };
 
 bool IsPointwise(const Window& w) {
@@ -57,20 +67,53 @@ bool IsPerElement(const Op& op) {
   }
 }
 
-// The op as a layer of a chain, or nullopt when it cannot be one.
-std::optional<Layer> AnalyzeLayer(const Graph& graph, OpId id) {
+// For a per-element op of two activations, one of its output's dims (the
+// chain's) and one broadcast along H and W (N x C x 1 x 1, N or C possibly
+// 1: an SE block's Mul(h, scale), either order): the two, else nullopt.
+std::optional<std::pair<TensorId, TensorId>> BroadcastSplit(const Graph& graph, const Op& op) {
+  if (ClassifyOp(op) != OpKind::kBinaryElementwise || op.inputs.size() != 2 ||
+      op.outputs.size() != 1) {
+    return std::nullopt;
+  }
+  const std::vector<int64_t>& out = graph.tensor(op.outputs[0]).dims;
+  if (out.size() != 4 || out[2] * out[3] == 1) return std::nullopt;
+  for (int32_t data : {0, 1}) {
+    const Tensor& chain = graph.tensor(op.inputs[data]);
+    const Tensor& side = graph.tensor(op.inputs[1 - data]);
+    const std::vector<int64_t>& d = side.dims;
+    if (chain.dims == out && side.kind != TensorKind::kWeight && d.size() == 4 &&
+        (d[0] == out[0] || d[0] == 1) && (d[1] == out[1] || d[1] == 1) && d[2] == 1 &&
+        d[3] == 1) {
+      return std::make_pair(op.inputs[data], op.inputs[1 - data]);
+    }
+  }
+  return std::nullopt;
+}
+
+// The op as a one-op layer of a chain (one activation input, the other
+// operands weights or broadcast sides, see BroadcastSplit), or nullopt when
+// it cannot be one.
+std::optional<Layer> AnalyzeOneOpLayer(const Graph& graph, OpId id) {
   const Op& op = graph.op(id);
   if (op.outputs.size() != 1 || op.inputs.empty()) return std::nullopt;
-  for (size_t p = 1; p < op.inputs.size(); ++p) {
-    if (graph.tensor(op.inputs[p]).kind != TensorKind::kWeight) return std::nullopt;
+  TensorId data = op.inputs[0];
+  std::vector<TensorId> sides;
+  if (std::optional<std::pair<TensorId, TensorId>> split = BroadcastSplit(graph, op)) {
+    data = split->first;
+    sides = {split->second};
+  } else {
+    for (size_t p = 1; p < op.inputs.size(); ++p) {
+      if (graph.tensor(op.inputs[p]).kind != TensorKind::kWeight) return std::nullopt;
+    }
   }
-  const Tensor& in = graph.tensor(op.inputs[0]);
+  const Tensor& in = graph.tensor(data);
   const Tensor& out = graph.tensor(op.outputs[0]);
   if (in.kind == TensorKind::kWeight || in.dims.size() != 4 || out.dims.size() != 4 ||
       in.dtype != out.dtype || in.dims[0] != out.dims[0]) {
     return std::nullopt;
   }
-  Layer layer{id, op.inputs[0], op.outputs[0], IdentityWindow(), OpMacs(graph, op)};
+  Layer layer{{id}, data, op.outputs[0], IdentityWindow(), OpMacs(graph, op)};
+  layer.sides = std::move(sides);
   layer.channel_wise = true;
   const OpKind kind = ClassifyOp(op);
   if (kind == OpKind::kConv) {
@@ -92,7 +135,128 @@ std::optional<Layer> AnalyzeLayer(const Graph& graph, OpId id) {
   return layer;
 }
 
-// The layers of `ops`, checked to be one piece of a chain.
+// The most ops of a composite: AnalyzeLayer stays O(1) per op.
+constexpr size_t kMaxCompositeOps = 8;
+
+// Why the paths of a composite (`partial`: its ops so far, and the x one
+// path found) do not meet at `root`, another path's end: when one end leads
+// back to the other through one-op per-element ops, the first tensor on the
+// way that a path had to stop at (a reader outside the composite, or a graph
+// output); else the two ends.
+std::string DifferentRootsReason(const Graph& graph, const Layer& partial, TensorId root) {
+  for (auto [from, to] : {std::pair{root, partial.in}, std::pair{partial.in, root}}) {
+    std::vector<TensorId> way;
+    for (TensorId t = from; t != to && way.size() < kMaxCompositeOps;) {
+      const OpId producer = graph.tensor(t).producer;
+      if (producer == kNoId || !IsPerElement(graph.op(producer))) break;
+      std::optional<Layer> side = AnalyzeOneOpLayer(graph, producer);
+      if (!side || !side->sides.empty()) break;
+      way.push_back(t);
+      t = side->in;
+      if (t == to) {
+        way.push_back(to);
+        break;
+      }
+    }
+    if (way.empty() || way.back() != to) continue;
+    for (TensorId on : way) {
+      const Tensor& t = graph.tensor(on);
+      if (on == to) break;
+      if (t.is_graph_output) {
+        return absl::StrCat("tensor \"", t.name, "\" of its composite is a graph output");
+      }
+      for (OpId reader : t.consumers) {
+        if (std::find(partial.ops.begin(), partial.ops.end(), reader) == partial.ops.end()) {
+          return absl::StrCat("tensor \"", t.name, "\" of its composite is read outside it, by \"",
+                              graph.op(reader).name, "\"");
+        }
+      }
+    }
+  }
+  return absl::StrCat("its operands come from different tensors \"", graph.tensor(partial.in).name,
+                      "\" and \"", graph.tensor(root).name, "\"");
+}
+
+// The per-element composite written by op `id` (SiLU's x * Sigmoid(x),
+// x * HardSigmoid(x), Mish's x * Tanh(Softplus(x))), or why `id` writes
+// none: `id` is per-element with two or more distinct activation operands
+// of its output's dims, and each operand is x or the end of a path of one-op
+// per-element layers from x whose every tensor is read by the next op of the
+// path only (and is not a graph output). x is where the paths meet, so it is
+// read by two or more ops of the composite; whether only by them is for the
+// chain to check (StageLayers, FindFusibleChains). The paths are disjoint
+// (each tensor on them has one reader), so an op is in one composite at
+// most. One distinct operand (x * x) is a composite of one op.
+absl::StatusOr<Layer> AnalyzeComposite(const Graph& graph, OpId id) {
+  const Op& op = graph.op(id);
+  if (op.outputs.size() != 1 || !IsPerElement(op) ||
+      graph.tensor(op.outputs[0]).dims.size() != 4) {
+    return absl::InvalidArgumentError(
+        "it is neither a window layer, a per-element op of one activation, nor a per-element "
+        "composite");
+  }
+  std::vector<TensorId> operands;
+  for (TensorId t : op.inputs) {
+    if (graph.tensor(t).kind == TensorKind::kWeight) continue;
+    if (std::find(operands.begin(), operands.end(), t) == operands.end()) operands.push_back(t);
+  }
+  if (operands.empty()) return absl::InvalidArgumentError("it reads no activation");
+  const Tensor& out = graph.tensor(op.outputs[0]);
+  Layer layer{{}, kNoId, op.outputs[0], IdentityWindow(), 0, true, true};
+  for (TensorId t : operands) {
+    // Back from the operand while its tensor has one reader and a one-op
+    // per-element producer; with one operand, the operand is x.
+    while (operands.size() > 1) {
+      const Tensor& tensor = graph.tensor(t);
+      if (tensor.is_graph_output || tensor.consumers.size() != 1 || tensor.producer == kNoId) {
+        break;
+      }
+      std::optional<Layer> side = AnalyzeOneOpLayer(graph, tensor.producer);
+      if (!side || !side->sides.empty() || !IsPerElement(graph.op(tensor.producer))) break;
+      if (layer.ops.size() + 1 >= kMaxCompositeOps) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("a per-element composite has at most ", kMaxCompositeOps, " ops"));
+      }
+      layer.ops.push_back(tensor.producer);
+      layer.internals.push_back(t);
+      t = side->in;
+    }
+    const Tensor& x = graph.tensor(t);
+    if (x.kind == TensorKind::kWeight || x.dims != out.dims || x.dtype != out.dtype) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "its operand \"", x.name, "\" is not an activation of its output's dims and type"));
+    }
+    if (layer.in != kNoId && layer.in != t) {
+      layer.ops.push_back(id);
+      return absl::InvalidArgumentError(DifferentRootsReason(graph, layer, t));
+    }
+    layer.in = t;
+  }
+  layer.ops.push_back(id);
+  // OpId order is model order (graph.h), which runs every path before `id`.
+  std::sort(layer.ops.begin(), layer.ops.end());
+  for (OpId member : layer.ops) layer.macs += OpMacs(graph, graph.op(member));
+  return layer;
+}
+
+// The op as a layer of a chain (a one-op layer, else the composite it
+// writes), or why it cannot be one.
+absl::StatusOr<Layer> AnalyzeLayer(const Graph& graph, OpId id) {
+  if (std::optional<Layer> layer = AnalyzeOneOpLayer(graph, id)) return *std::move(layer);
+  return AnalyzeComposite(graph, id);
+}
+
+// Whether every reader of `t` is one of `ops` (and it is not a graph
+// output): the tensor can stay inside a stage whose next layer is `ops`.
+bool ReadOnlyBy(const Tensor& t, absl::Span<const OpId> ops) {
+  if (t.is_graph_output) return false;
+  return std::all_of(t.consumers.begin(), t.consumers.end(), [&](OpId reader) {
+    return std::find(ops.begin(), ops.end(), reader) != ops.end();
+  });
+}
+
+// The layers of `ops` (each layer named by the op writing its output), checked
+// to be one piece of a chain.
 absl::StatusOr<std::vector<Layer>> StageLayers(const Graph& graph, absl::Span<const OpId> ops) {
   if (ops.size() < 2) return absl::InvalidArgumentError("a fused stage needs at least two ops");
   std::vector<Layer> layers;
@@ -101,21 +265,22 @@ absl::StatusOr<std::vector<Layer>> StageLayers(const Graph& graph, absl::Span<co
     if (id < 0 || id >= graph.num_ops()) {
       return absl::InvalidArgumentError(absl::StrCat("op id ", id, " is not in the graph"));
     }
-    std::optional<Layer> layer = AnalyzeLayer(graph, id);
-    if (!layer) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("op \"", graph.op(id).name, "\" cannot be part of a fused stage"));
+    absl::StatusOr<Layer> layer = AnalyzeLayer(graph, id);
+    if (!layer.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("op \"", graph.op(id).name,
+                                                     "\" cannot be part of a fused stage: ",
+                                                     layer.status().message()));
     }
     if (!layers.empty()) {
       const Tensor& between = graph.tensor(layers.back().out);
-      if (layer->in != layers.back().out || between.is_graph_output ||
-          between.consumers.size() != 1) {
+      if (layer->in != layers.back().out || !ReadOnlyBy(between, layer->ops)) {
         return absl::InvalidArgumentError(absl::StrCat(
             "op \"", graph.op(id).name, "\" does not follow \"",
-            graph.op(layers.back().op).name, "\" alone: its input must be read by it only"));
+            graph.op(layers.back().writer()).name, "\" alone: tensor \"", between.name,
+            "\" must be read by it only", layer->ops.size() > 1 ? " (and its composite)" : ""));
       }
     }
-    layers.push_back(*layer);
+    layers.push_back(*std::move(layer));
   }
   return layers;
 }
@@ -188,6 +353,21 @@ int64_t RingExtent(const Graph& graph, const Layer& layer, int32_t axis) {
   return most;
 }
 
+// The workspace elements of a composite layer's own intermediates (its
+// Sigmoid's output in SiLU) when the layer computes `rows` x `columns`
+// pixels of its output at a time: a row with line buffers, one column of the
+// rows a band computes with pixels, one pixel when recomputed. Each
+// composite op reads the same element of x, so x needs no ring beyond a
+// one-op per-element layer's; a runtime may run the ops element by element
+// and hold a scalar, but one that runs its body op by op over that unit
+// holds every intermediate over the unit. We count the latter, and every
+// intermediate at once, though an op-by-op runtime holds at most two: never
+// below what either runtime needs. 0 for a one-op layer.
+int64_t InternalElements(const Graph& graph, const Layer& layer, int64_t rows, int64_t columns) {
+  const std::vector<int64_t>& dims = graph.tensor(layer.out).dims;
+  return static_cast<int64_t>(layer.internals.size()) * dims[0] * dims[1] * rows * columns;
+}
+
 // What a kPixel run holds and computes, from one walk over its bands.
 struct PixelWalk {
   int64_t workspace_elements = 0;
@@ -231,6 +411,7 @@ PixelWalk WalkPixelRun(const Graph& graph, const std::vector<Layer>& layers, con
   // that band b reads.
   std::vector<std::vector<std::pair<int64_t, int64_t>>> reads;
   int64_t cached_done = 0;  // rows of the cached intermediate computed so far
+  std::vector<int64_t> most_rows(n, 0);  // per layer, the most rows a band computes
   for (int64_t position = 0; position < size; position += band) {
     std::vector<std::pair<int64_t, int64_t>> read(n - 1);
     std::pair<int64_t, int64_t> range{position, std::min(size, position + band)};
@@ -251,6 +432,7 @@ PixelWalk WalkPixelRun(const Graph& graph, const std::vector<Layer>& layers, con
         walk.macs += pixel_macs * row_taps * column_taps;
       } else {
         walk.macs += pixel_macs * Extent(range) * Extent(columns[l]);
+        most_rows[l] = std::max(most_rows[l], Extent(range));
       }
       reader_rows = range;
       range = layers[l].window.InputRange(0, range.first, range.second,
@@ -259,6 +441,9 @@ PixelWalk WalkPixelRun(const Graph& graph, const std::vector<Layer>& layers, con
     reads.push_back(std::move(read));
   }
   const size_t bands = reads.size();
+  for (int32_t l = 0; l < n; ++l) {
+    walk.workspace_elements += InternalElements(graph, layers[l], l == recomputed ? 1 : most_rows[l], 1);
+  }
   for (int32_t l = 0; l + 1 < n; ++l) {
     const std::vector<int64_t>& dims = graph.tensor(layers[l].out).dims;
     if (l == recomputed) {
@@ -305,9 +490,12 @@ StageCost Cost(const Graph& graph, const MemoryModel& memory, const std::vector<
   int64_t own_macs = 0;
   for (const Layer& layer : layers) own_macs += layer.macs;
   if (run.caching == StageCaching::kLineBuffer) {
-    for (int32_t l = 0; l + 1 < n; ++l) {
+    for (int32_t l = 0; l < n; ++l) {
       const std::vector<int64_t>& dims = graph.tensor(layers[l].out).dims;
-      cost.workspace_elements += dims[0] * dims[1] * RingExtent(graph, layers[l + 1], 0) * dims[3];
+      cost.workspace_elements += InternalElements(graph, layers[l], 1, dims[3]);
+      if (l + 1 < n) {
+        cost.workspace_elements += dims[0] * dims[1] * RingExtent(graph, layers[l + 1], 0) * dims[3];
+      }
     }
     cost.macs = own_macs;
   } else {
@@ -337,6 +525,14 @@ struct Piece {
   int64_t extra_macs = 0;
 };
 
+// The largest step of `layer` unfused: its ops run one by one (in place
+// where the spec allows), so each step holds that op's operands and output.
+int64_t LayerStepBytes(const MemoryModel& memory, const Layer& layer) {
+  int64_t most = 0;
+  for (OpId op : layer.ops) most = std::max(most, OpStepBytes(memory, op));
+  return most;
+}
+
 // StageRuns(layers.size()) and, for stages of at most kMaxMixedStageLayers,
 // pixel runs in bands of 1-4 rows recomputing each pointwise layer but the
 // last (what its reader's taps cost is decided by WalkPixelRun).
@@ -358,16 +554,26 @@ std::vector<Piece> PiecesOf(const Graph& graph, const MemoryModel& memory,
   std::vector<Piece> pieces;
   for (int32_t first = 0; first < n; ++first) {
     // Unfused, a layer costs its step (in place where the spec allows).
-    pieces.push_back({first, first, false, StageRun{}, OpStepBytes(memory, chain[first].op), 0});
+    pieces.push_back({first, first, false, StageRun{}, LayerStepBytes(memory, chain[first]), 0});
     const int64_t in_bytes = memory.constant_bytes + memory.tensors[chain[first].in].bytes;
+    // The stage's node reads every side operand of its layers whole.
+    std::vector<TensorId> sides = chain[first].sides;
+    int64_t side_bytes = 0;
+    for (TensorId t : sides) side_bytes += memory.tensors[t].bytes;
     for (int32_t last = first + 1; last < std::min(n, first + kMaxStageLayers); ++last) {
+      for (TensorId t : chain[last].sides) {
+        if (std::find(sides.begin(), sides.end(), t) != sides.end()) continue;
+        sides.push_back(t);
+        side_bytes += memory.tensors[t].bytes;
+      }
       const std::vector<Layer> stage(chain.begin() + first, chain.begin() + last + 1);
       const int64_t rows = graph.tensor(chain[last].out).dims[2];
       for (const StageRun& run : RunsOf(stage)) {
         if (run.band_rows > 1 && run.band_rows >= rows) continue;  // one band: no rows to share
         const StageCost cost = Cost(graph, memory, stage, run);
         pieces.push_back({first, last, true, run,
-                          in_bytes + memory.tensors[chain[last].out].bytes + cost.workspace_bytes,
+                          in_bytes + side_bytes + memory.tensors[chain[last].out].bytes +
+                              cost.workspace_bytes,
                           cost.extra_macs});
       }
     }
@@ -464,18 +670,31 @@ std::vector<StageRun> StageRuns(const Graph& graph, absl::Span<const OpId> ops) 
 std::vector<std::vector<OpId>> FindFusibleChains(const Graph& graph) {
   const int32_t n = graph.num_ops();
   std::vector<std::optional<Layer>> layers(n);
-  for (OpId id = 0; id < n; ++id) layers[id] = AnalyzeLayer(graph, id);
+  for (OpId id = 0; id < n; ++id) {
+    if (absl::StatusOr<Layer> layer = AnalyzeLayer(graph, id); layer.ok()) {
+      layers[id] = *std::move(layer);
+    }
+  }
+  // An op inside a composite (SiLU's Sigmoid) is a layer of its own too; it
+  // is left to its composite, so that no op is in two chains.
+  for (OpId id = 0; id < n; ++id) {
+    if (!layers[id]) continue;
+    for (OpId member : layers[id]->ops) {
+      if (member != id) layers[member].reset();
+    }
+  }
+  // A layer follows the layer writing its input when only its ops read that
+  // input. At most one layer does: x's readers are all in it, and a
+  // composite's x has two or more readers, all in that composite.
   std::vector<OpId> next(n, kNoId);
   std::vector<bool> has_previous(n, false);
   for (OpId id = 0; id < n; ++id) {
     if (!layers[id]) continue;
-    const Tensor& out = graph.tensor(layers[id]->out);
-    if (out.is_graph_output || out.consumers.size() != 1) continue;
-    const OpId reader = out.consumers[0];
-    if (layers[reader] && layers[reader]->in == layers[id]->out) {
-      next[id] = reader;
-      has_previous[reader] = true;
-    }
+    const Tensor& in = graph.tensor(layers[id]->in);
+    const OpId previous = in.producer;
+    if (previous == kNoId || !layers[previous] || !ReadOnlyBy(in, layers[id]->ops)) continue;
+    next[previous] = id;
+    has_previous[id] = true;
   }
   std::vector<std::vector<OpId>> chains;
   for (OpId id = 0; id < n; ++id) {
@@ -521,7 +740,7 @@ absl::StatusOr<std::vector<FusionPlan>> FusionFront(const Graph& graph, const Me
         plan.chain_peak_bytes = std::max(plan.chain_peak_bytes, piece->bytes);
         if (!piece->fused) continue;
         FusedStage stage{{}, piece->run};
-        for (int32_t l = piece->first; l <= piece->last; ++l) stage.ops.push_back(chains[c][l].op);
+        for (int32_t l = piece->first; l <= piece->last; ++l) stage.ops.push_back(chains[c][l].writer());
         plan.stages.push_back(std::move(stage));
       }
     }
@@ -535,15 +754,24 @@ absl::StatusOr<std::vector<FusionPlan>> FusionFront(const Graph& graph, const Me
 }
 
 std::optional<Window> ChainLayerWindow(const Graph& graph, OpId id) {
-  std::optional<Layer> layer = AnalyzeLayer(graph, id);
-  if (!layer) return std::nullopt;
+  std::optional<Layer> layer = AnalyzeOneOpLayer(graph, id);
+  // A side operand is not read through the window.
+  if (!layer || !layer->sides.empty()) return std::nullopt;
   return layer->window;
 }
 
 std::string DescribeStage(const Graph& graph, const FusedStage& stage) {
   if (stage.ops.empty()) return "empty stage";
+  // Composites count every op (a SiLU is two).
+  size_t ops = stage.ops.size();
+  if (absl::StatusOr<std::vector<Layer>> layers = StageLayers(graph, stage.ops); layers.ok()) {
+    ops = 0;
+    for (const Layer& layer : *layers) ops += layer.ops.size();
+  }
+  const std::string layers =
+      ops == stage.ops.size() ? "" : absl::StrCat(stage.ops.size(), " layers, ");
   return absl::StrCat(graph.op(stage.ops.front()).name, "..", graph.op(stage.ops.back()).name, " (",
-                      stage.ops.size(), " ops) fused, ", StageRunName(stage.run));
+                      layers, ops, " ops) fused, ", StageRunName(stage.run));
 }
 
 namespace {
@@ -767,13 +995,18 @@ absl::StatusOr<onnx::ModelProto> ApplyPatchFusion(const onnx::ModelProto& model,
     ORDO_RETURN_IF_ERROR(CheckRun(stage.run, layers));
     FusedNodeSpec spec;
     for (const Layer& layer : layers) {
-      ORDO_ASSIGN_OR_RETURN(int32_t index, NodeOf(g, graph.op(layer.op)));
-      if (g.node(index).output_size() != 1) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("op \"", graph.op(layer.op).name, "\": its node has other outputs"));
+      for (OpId op : layer.ops) {
+        ORDO_ASSIGN_OR_RETURN(int32_t index, NodeOf(g, graph.op(op)));
+        if (g.node(index).output_size() != 1) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("op \"", graph.op(op).name, "\": its node has other outputs"));
+        }
+        spec.nodes.push_back(index);
       }
-      spec.nodes.push_back(index);
     }
+    // The body in model order: a composite's ops come before the layer
+    // reading it, but its paths may interleave with nothing else.
+    std::sort(spec.nodes.begin(), spec.nodes.end());
     const StageCost cost = Cost(graph, memory, layers, stage.run);
     spec.inputs = {graph.tensor(layers.front().in).name};
     spec.outputs = {graph.tensor(layers.back().out).name};

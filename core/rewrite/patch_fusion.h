@@ -56,6 +56,31 @@ namespace ordo {
 //   rows of a narrow intermediate (typically after a stride) for the
 //   recomputation of every layer before it.
 
+// Per-element composites. A layer is one op (its one activation input is
+// the previous layer's output, its other operands weights) or a per-element
+// composite: a few ops that together map x to y element by element, each
+// reading x, the composite's own intermediates or weights, the
+// intermediates read only inside the composite and not graph outputs. SiLU
+// (Swish, EfficientNet's activation) is one: s = Sigmoid(x); y = Mul(x, s),
+// in either operand order; so are x * HardSigmoid(x) and Mish's
+// x * Tanh(Softplus(x)). A composite has an identity window and the MACs of
+// its ops; a layer, composite or not, is named by the op writing its
+// output (the Mul), which is what chains and stages list. In a stage a
+// composite needs no ring for x beyond a one-op per-element layer's, but its
+// intermediates (the Sigmoid's output) are held over what the layer computes
+// at a time: one row (line buffers), one column of the rows a band computes
+// (pixel), one pixel (recomputed); all of them at once, a conservative
+// count (patch_fusion.cc, InternalElements).
+//
+// Broadcast sides. A per-element op of two activations, one of its output's
+// dims and one broadcast along H and W (N x C x 1 x 1), is a one-op layer
+// whose chain input is the first and whose side is the second: an SE
+// block's Mul(h, scale). Every pixel reads the side whole, so the stage's
+// node reads it whole too, and the stage's step counts it beside the
+// stage's input and output (no ring). It never comes from inside the stage:
+// a tensor it depends on would have a reader outside, so it would be no
+// intermediate.
+
 // In the model a fused stage is one node of domain kFusionDomain whose
 // outputs are the stage's output and its workspace (a 1-D tensor of
 // workspace elements of the stage's activation type, read by nobody): by
@@ -113,15 +138,20 @@ std::vector<StageRun> StageRuns(int32_t layers);
 std::vector<StageRun> StageRuns(const Graph& graph, absl::Span<const OpId> ops);
 
 // Maximal chains of fusible layers, in model order, each of at least two
-// ops: ops with one activation input and one output, NCHW, that are a
-// sliding window (Conv, MaxPool, AveragePool) or per-element along H and W
-// (the Relu family, Clip, BatchNormalization, element-wise ops whose other
-// operands are weights); consecutive when every tensor between two of them
-// is read only by the next and is not a graph output. O(ops + edges).
+// layers, each layer named by the op writing its output: ops with one
+// activation input and one output, NCHW, that are a sliding window (Conv,
+// MaxPool, AveragePool) or per-element along H and W (the Relu family, Clip,
+// BatchNormalization, element-wise ops whose other operands are weights or
+// broadcast sides),
+// and per-element composites (see above; the ops inside one are not layers
+// of their own here); consecutive when every tensor between two of them is
+// read only by (the ops of) the next and is not a graph output.
+// O(ops + edges).
 std::vector<std::vector<OpId>> FindFusibleChains(const Graph& graph);
 
 // What running `ops` (a contiguous piece of one chain of FindFusibleChains,
-// at least two ops) as one stage costs.
+// at least two layers, each named by the op writing its output) as one
+// stage costs.
 struct StageCost {
   int64_t workspace_elements = 0;
   int64_t workspace_bytes = 0;  // under the memory model's element sizes
@@ -137,13 +167,14 @@ absl::StatusOr<StageCost> CostOfStage(const Graph& graph, const MemoryModel& mem
                                       absl::Span<const OpId> ops, const StageRun& run);
 
 struct FusedStage {
-  std::vector<OpId> ops;  // contiguous in one chain, at least two
+  std::vector<OpId> ops;  // layers contiguous in one chain (the ops writing them), at least two
   StageRun run;
 };
 
 // A set of fused stages and what they do to the chains, as the chains see
-// it: chain_peak_bytes is the largest step footprint (input + output +
-// workspace of a stage, OpStepBytes of an unfused layer) of the chains, the peak when the chains are the
+// it: chain_peak_bytes is the largest step footprint (input + side
+// operands + output + workspace of a stage, the largest OpStepBytes of an
+// unfused layer's ops) of the chains, the peak when the chains are the
 // whole graph; the schedule of the rewritten graph decides otherwise.
 struct FusionPlan {
   std::vector<FusedStage> stages;
@@ -168,8 +199,10 @@ absl::StatusOr<std::vector<FusionPlan>> FusionFront(const Graph& graph, const Me
 // named after the stage's first layer, and a local function per stage; the
 // model's IR version is raised to 8 (local functions) when lower. `graph`
 // is ImportOnnx(model) (ops found by source index, else name) and `memory`
-// its memory model. INVALID_ARGUMENT when a stage is not fusible, a layer
-// does not match its node, or a layer's node has other outputs.
+// its memory model. The function's body holds every op of every layer,
+// composites' included, in model order. INVALID_ARGUMENT when a stage is
+// not fusible, an op does not match its node, or an op's node has other
+// outputs.
 absl::StatusOr<onnx::ModelProto> ApplyPatchFusion(const onnx::ModelProto& model,
                                                   const Graph& graph, const MemoryModel& memory,
                                                   const FusionPlan& plan);
@@ -198,8 +231,9 @@ absl::StatusOr<onnx::ModelProto> ApplyFusedNodes(const onnx::ModelProto& model,
                                                  absl::Span<const FusedNodeSpec> specs);
 
 // The window through which one output row or column of op `id` reads its
-// one activation input, when `id` can be a layer of a chain (see
-// FindFusibleChains; an identity window for per-element ops).
+// one activation input, when `id` can be a one-op layer of a chain (see
+// FindFusibleChains; an identity window for per-element ops; nullopt for
+// a composite's writer, which reads two activations).
 std::optional<Window> ChainLayerWindow(const Graph& graph, OpId id);
 
 // "conv_3..conv_9 (7 ops) fused, pixel" for reports.

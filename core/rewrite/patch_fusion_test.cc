@@ -37,6 +37,39 @@ std::vector<std::string> Names(const Graph& graph, const std::vector<OpId>& ops)
   return names;
 }
 
+// The gate of a SiLU-like layer of WithSiluForRelu / SiluStem (the Sigmoid
+// or HardSigmoid whose output the Mul `id` reads), or kNoId for any other
+// layer: read from the graph, not from patch_fusion.cc's composite rules.
+OpId GateOf(const Graph& graph, OpId id) {
+  const Op& op = graph.op(id);
+  if (op.type != "Mul") return kNoId;
+  for (TensorId t : op.inputs) {
+    const OpId p = graph.tensor(t).producer;
+    if (p == kNoId) continue;
+    if (graph.op(p).type == "Sigmoid" || graph.op(p).type == "HardSigmoid") return p;
+  }
+  return kNoId;
+}
+
+// MACs of the layer written by `id`: its op's, and its gate's.
+int64_t LayerMacs(const Graph& graph, OpId id) {
+  const OpId gate = GateOf(graph, id);
+  return OpMacs(graph, graph.op(id)) + (gate == kNoId ? 0 : OpMacs(graph, graph.op(gate)));
+}
+
+// The activation the layer written by `id` reads: its op's first input, or
+// its gate's.
+TensorId LayerInput(const Graph& graph, OpId id) {
+  const OpId gate = GateOf(graph, id);
+  return graph.op(gate == kNoId ? id : gate).inputs[0];
+}
+
+// The largest step of the layer written by `id` run unfused, op by op.
+int64_t LayerStep(const Graph& graph, const MemoryModel& memory, OpId id) {
+  const OpId gate = GateOf(graph, id);
+  return std::max(OpStepBytes(memory, id), gate == kNoId ? 0 : OpStepBytes(memory, gate));
+}
+
 TEST(PatchFusionTest, ChainsStopWhereATensorIsSharedOrTheOpIsNotALayer) {
   // x -> e -> er -> d -> dr -> p -> Add(p, x): x is read twice, so the chain
   // starts at e; the Add reads two activations, so it is not a layer.
@@ -188,17 +221,22 @@ int64_t SharedRows(const std::set<int64_t>& a, const std::set<int64_t>& b) {
   return shared;
 }
 
-// RandomWindowChain(seed, layers, size), imported, its memory model and its
-// one chain.
+// RandomWindowChain(seed, layers, size), its Relus SiLUs when `silu`,
+// imported, its memory model and its one chain.
 struct ImportedChain {
   Graph graph;
   MemoryModel memory;
   std::vector<OpId> ops;
 };
 
-absl::StatusOr<ImportedChain> ImportChain(uint32_t seed, int32_t layers, int64_t size) {
+absl::StatusOr<ImportedChain> ImportChain(uint32_t seed, int32_t layers, int64_t size,
+                                          bool silu = false) {
   ImportedChain chain;
-  ORDO_ASSIGN_OR_RETURN(chain.graph, Import(RandomWindowChain(seed, layers, size, false).model()));
+  onnx::ModelProto model = RandomWindowChain(seed, layers, size, false).model();
+  // SiLU for every Relu, the gate (Sigmoid or HardSigmoid) and the operand
+  // order varying with the seed.
+  if (silu) model = WithSiluForRelu(model, seed % 3 == 0 ? "HardSigmoid" : "Sigmoid", seed % 2 == 0);
+  ORDO_ASSIGN_OR_RETURN(chain.graph, Import(model));
   ORDO_ASSIGN_OR_RETURN(chain.memory, BuildMemoryModel(chain.graph, MemoryOptions{}));
   std::vector<std::vector<OpId>> chains = FindFusibleChains(chain.graph);
   if (chains.size() != 1) return absl::InternalError(absl::StrCat(chains.size(), " chains"));
@@ -213,12 +251,16 @@ TEST(PatchFusionTest, CachedLayerRunsAgreeWithARowSetWalk) {
   // output reads x MACs per element; workspace per intermediate = its worst
   // band: rows read x its reader's column ring, except the cached one, whose
   // rows that the previous or next band also reads are held at full width.
+  // With SiLU for Relu, a SiLU layer adds its gate's MACs, and the gate's
+  // output over one column of the rows it computes at the worst band.
   const int32_t trials = Trials(60);
   int32_t cheaper = 0;
-  for (int32_t trial = 0; trial < trials; ++trial) {
+  int32_t composites = 0;
+  for (int32_t trial = 0; trial < 2 * trials; ++trial) {
+    const bool silu = trial >= trials;
     const int32_t layers = 2 + trial % 5;
     ORDO_ASSERT_OK_AND_ASSIGN(const ImportedChain chain,
-                              ImportChain(400 + trial, layers, 9 + trial % 8));
+                              ImportChain(400 + trial % trials, layers, 9 + trial % 8, silu));
     const Graph& graph = chain.graph;
     const MemoryModel& memory = chain.memory;
     const std::vector<OpId>& ops = chain.ops;
@@ -232,6 +274,7 @@ TEST(PatchFusionTest, CachedLayerRunsAgreeWithARowSetWalk) {
       for (int32_t cached = -1; cached + 1 < n; ++cached) {  // -1: plain pixel
         const StageRun run{StageCaching::kPixel, band, cached};
         std::vector<std::vector<std::set<int64_t>>> reads;  // [band][intermediate]
+        std::vector<int64_t> computed(n, 0);  // per layer, the most rows a band computes
         std::set<int64_t> done;
         int64_t macs = 0;
         for (int64_t y = 0; y < out.dims[2]; y += band) {
@@ -251,8 +294,9 @@ TEST(PatchFusionTest, CachedLayerRunsAgreeWithARowSetWalk) {
             }
             const Op& op = graph.op(ops[l]);
             const Tensor& t = graph.tensor(op.outputs[0]);
-            macs += OpMacs(graph, op) / (t.dims[2] * t.dims[3]) * static_cast<int64_t>(rows.size()) *
-                    columns[l];
+            macs += LayerMacs(graph, ops[l]) / (t.dims[2] * t.dims[3]) *
+                    static_cast<int64_t>(rows.size()) * columns[l];
+            computed[l] = std::max<int64_t>(computed[l], rows.size());
             rows = TapRows(graph, ops[l], rows);
           }
           reads.push_back(std::move(read));
@@ -275,6 +319,11 @@ TEST(PatchFusionTest, CachedLayerRunsAgreeWithARowSetWalk) {
           }
           workspace += graph.tensor(graph.op(ops[l]).outputs[0]).dims[1] * most;
         }
+        for (int32_t l = 0; l < n; ++l) {
+          if (GateOf(graph, ops[l]) == kNoId) continue;
+          workspace += graph.tensor(graph.op(ops[l]).outputs[0]).dims[1] * computed[l];
+          ++composites;
+        }
         const std::string what = absl::StrCat("trial ", trial, ", ", StageRunName(run));
         ORDO_ASSERT_OK_AND_ASSIGN(StageCost cost, CostOfStage(graph, memory, ops, run));
         EXPECT_EQ(cost.macs, macs) << what;
@@ -287,6 +336,7 @@ TEST(PatchFusionTest, CachedLayerRunsAgreeWithARowSetWalk) {
     }
   }
   EXPECT_GE(cheaper, 1);  // and somewhere it recomputes less
+  EXPECT_GE(composites, 20);  // SiLU layers were met
 }
 
 // Whether each output channel of `op` reads one input channel only.
@@ -303,13 +353,17 @@ TEST(PatchFusionTest, RecomputedLayerRunsAgreeWithATapWalk) {
   // band computes (enumerated tap by tap); of u only one element (its reader
   // reads one channel per output channel) or one pixel is held, and u's
   // input holds the columns one output column of u+1 reads.
+  // With SiLU for Relu, a SiLU layer adds its gate's MACs, and its gate's
+  // output over one column of the rows it computes (one pixel when it is u).
   const int32_t trials = Trials(60);
   int32_t runs = 0;
   int32_t smaller = 0;
-  for (int32_t trial = 0; trial < trials; ++trial) {
+  int32_t recomputed_composites = 0;
+  for (int32_t trial = 0; trial < 2 * trials; ++trial) {
+    const bool silu = trial >= trials;
     const int32_t layers = 2 + trial % 5;
     ORDO_ASSERT_OK_AND_ASSIGN(const ImportedChain chain,
-                              ImportChain(700 + trial, layers, 9 + trial % 8));
+                              ImportChain(700 + trial % trials, layers, 9 + trial % 8, silu));
     const Graph& graph = chain.graph;
     const MemoryModel& memory = chain.memory;
     const std::vector<OpId>& ops = chain.ops;
@@ -329,6 +383,7 @@ TEST(PatchFusionTest, RecomputedLayerRunsAgreeWithATapWalk) {
       for (int32_t band : {1, 2, 3, 4}) {
         const StageRun run{StageCaching::kPixel, band, -1, u};
         std::vector<int64_t> most(n, 0);  // worst band's rows read, per intermediate
+        std::vector<int64_t> computed(n, 0);  // per layer, the most rows a band computes
         int64_t macs = 0;
         for (int64_t y = 0; y < out.dims[2]; y += band) {
           std::set<int64_t> rows;
@@ -338,7 +393,8 @@ TEST(PatchFusionTest, RecomputedLayerRunsAgreeWithATapWalk) {
             if (l < n - 1) most[l] = std::max<int64_t>(most[l], rows.size());
             const Op& op = graph.op(ops[l]);
             const Tensor& o = graph.tensor(op.outputs[0]);
-            const int64_t pixel_macs = OpMacs(graph, op) / (o.dims[2] * o.dims[3]);
+            const int64_t pixel_macs = LayerMacs(graph, ops[l]) / (o.dims[2] * o.dims[3]);
+            computed[l] = std::max<int64_t>(computed[l], l == u ? 1 : rows.size());
             if (l == u) {
               int64_t taps = 0;
               for (int64_t ry : reader_rows) {
@@ -374,6 +430,11 @@ TEST(PatchFusionTest, RecomputedLayerRunsAgreeWithATapWalk) {
             workspace += channels * most[l] * Ring(graph, ops[l], ops[l + 1], 1);
           }
         }
+        for (int32_t l = 0; l < n; ++l) {
+          if (GateOf(graph, ops[l]) == kNoId) continue;
+          workspace += graph.tensor(graph.op(ops[l]).outputs[0]).dims[1] * computed[l];
+          recomputed_composites += l == u ? 1 : 0;
+        }
         const std::string what = absl::StrCat("trial ", trial, ", ", StageRunName(run));
         ORDO_ASSERT_OK_AND_ASSIGN(StageCost cost, CostOfStage(graph, memory, ops, run));
         EXPECT_EQ(cost.macs, macs) << what;
@@ -387,6 +448,7 @@ TEST(PatchFusionTest, RecomputedLayerRunsAgreeWithATapWalk) {
   }
   EXPECT_GE(runs, 40);
   EXPECT_GE(smaller, 1);  // somewhere recomputing holds less
+  EXPECT_GE(recomputed_composites, 4);  // SiLU layers were recomputed per tap
 }
 
 // The first stage of MCUNetV2-VWW (msf_mcunetv2_vww_r80, layers 0-5: conv
@@ -506,12 +568,12 @@ std::set<std::pair<int64_t, int64_t>> AllPlans(const Graph& graph, const MemoryM
       plans.insert({peak, extra});
       return;
     }
-    const TensorId in = graph.op(ops[first]).inputs[0];
+    const TensorId in = LayerInput(graph, ops[first]);
     for (int32_t last = first; last < n; ++last) {
       const TensorId out = graph.op(ops[last]).outputs[0];
       const int64_t io = memory.tensors[in].bytes + memory.tensors[out].bytes;
       if (last == first) {
-        self(self, last + 1, std::max(peak, OpStepBytes(memory, ops[first])), extra);
+        self(self, last + 1, std::max(peak, LayerStep(graph, memory, ops[first])), extra);
         continue;
       }
       const std::vector<OpId> stage(ops.begin() + first, ops.begin() + last + 1);
@@ -528,10 +590,13 @@ std::set<std::pair<int64_t, int64_t>> AllPlans(const Graph& graph, const MemoryM
 }
 
 TEST(PatchFusionTest, FrontIsTheNonDominatedSetOfEveryCut) {
+  // The same chains with SiLU for Relu, too: a SiLU layer unfused costs its
+  // larger step (the Mul's), fused its gate's output in the workspace.
   const int32_t trials = Trials(40);
   int32_t recomputing_plans = 0;  // fronts that recompute a layer somewhere
-  for (int32_t trial = 0; trial < trials; ++trial) {
-    const onnx::ModelProto model = RandomWindowChain(500 + trial, 2 + trial % 6, 12, false).model();
+  for (int32_t trial = 0; trial < 2 * trials; ++trial) {
+    onnx::ModelProto model = RandomWindowChain(500 + trial % trials, 2 + trial % 6, 12, false).model();
+    if (trial >= trials) model = WithSiluForRelu(model, "Sigmoid", trial % 2 == 0);
     ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
     MemoryOptions options;
     options.io_outside_arena = trial % 2 == 1;
@@ -603,32 +668,49 @@ TEST(PatchFusionTest, LongChainsGiveABoundedFrontFromTheLowestPeak) {
   EXPECT_FALSE(reachable[ops.size()]);
 }
 
+// Every plan of the front gives a model whose one order (a chain's)
+// simulates to the plan's chain peak, with the plan's MACs, and whose fused
+// nodes replace every op of their layers: of a random chain, and of random
+// chains with SiLU for Relu (a SiLU's gate is fused away with its Mul).
 TEST(PatchFusionTest, FusedModelPassesImportAndSimulatesToThePlannedPeak) {
-  const onnx::ModelProto model = RandomWindowChain(7, 6, 16, false).model();
-  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
-  for (bool io_outside : {false, true}) {
-    MemoryOptions options;
-    options.io_outside_arena = io_outside;
-    ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, options));
-    ORDO_ASSERT_OK_AND_ASSIGN(std::vector<FusionPlan> front, FusionFront(graph, memory));
-    ASSERT_GE(front.size(), 2);
-    for (const FusionPlan& plan : front) {
-      ORDO_ASSERT_OK_AND_ASSIGN(onnx::ModelProto fused, ApplyPatchFusion(model, graph, memory, plan));
-      ORDO_ASSERT_OK_AND_ASSIGN(Graph fused_graph, Import(fused));
-      ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel fused_memory, BuildMemoryModel(fused_graph, options));
-      // A chain has one order: the model's.
-      std::vector<OpId> order(fused_graph.num_ops());
-      for (OpId i = 0; i < fused_graph.num_ops(); ++i) order[i] = i;
-      ORDO_ASSERT_OK_AND_ASSIGN(SimulationResult simulated, Simulate(fused_memory, order));
-      EXPECT_EQ(simulated.peak_bytes, plan.chain_peak_bytes);
-      EXPECT_EQ(CostOf(fused_graph).macs, CostOf(graph).macs + plan.extra_macs);
-      EXPECT_EQ(fused_graph.num_ops(), graph.num_ops() - [&] {
+  std::vector<onnx::ModelProto> models = {RandomWindowChain(7, 6, 16, false).model()};
+  for (uint32_t seed : {7u, 8u, 9u, 10u}) {
+    models.push_back(
+        WithSiluForRelu(RandomWindowChain(seed, 6, 16, false).model(), "Sigmoid", seed % 2 == 0));
+  }
+  int32_t fused_gates = 0;
+  for (const onnx::ModelProto& model : models) {
+    ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
+    for (bool io_outside : {false, true}) {
+      MemoryOptions options;
+      options.io_outside_arena = io_outside;
+      ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, options));
+      ORDO_ASSERT_OK_AND_ASSIGN(std::vector<FusionPlan> front, FusionFront(graph, memory));
+      ASSERT_GE(front.size(), 1);
+      for (const FusionPlan& plan : front) {
+        ORDO_ASSERT_OK_AND_ASSIGN(onnx::ModelProto fused, ApplyPatchFusion(model, graph, memory, plan));
+        ORDO_ASSERT_OK_AND_ASSIGN(Graph fused_graph, Import(fused));
+        ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel fused_memory, BuildMemoryModel(fused_graph, options));
+        // A chain has one order: the model's.
+        std::vector<OpId> order(fused_graph.num_ops());
+        for (OpId i = 0; i < fused_graph.num_ops(); ++i) order[i] = i;
+        ORDO_ASSERT_OK_AND_ASSIGN(SimulationResult simulated, Simulate(fused_memory, order));
+        EXPECT_EQ(simulated.peak_bytes, plan.chain_peak_bytes);
+        EXPECT_EQ(CostOf(fused_graph).macs, CostOf(graph).macs + plan.extra_macs);
         int32_t fused_away = 0;
-        for (const FusedStage& stage : plan.stages) fused_away += stage.ops.size() - 1;
-        return fused_away;
-      }());
+        for (const FusedStage& stage : plan.stages) {
+          for (OpId op : stage.ops) {
+            const bool gated = GateOf(graph, op) != kNoId;
+            fused_away += gated ? 2 : 1;
+            fused_gates += gated ? 1 : 0;
+          }
+          --fused_away;  // the fused node
+        }
+        EXPECT_EQ(fused_graph.num_ops(), graph.num_ops() - fused_away);
+      }
     }
   }
+  EXPECT_GE(fused_gates, 1);
 }
 
 TEST(PatchFusionTest, FusedNodeRecordsTheRunAndSimulatesToItsStep) {
@@ -683,6 +765,213 @@ TEST(PatchFusionTest, RefusesStagesThatAreNotOnePieceOfAChain) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("d_op")));
   EXPECT_THAT(CostOfStage(graph, memory, std::vector<OpId>{p, add}, StageRun{StageCaching::kPixel, 1}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("y_op")));
+}
+
+
+// EfficientNet's stem, Conv -> SiLU -> depthwise Conv -> SiLU, is one chain
+// of four layers (each SiLU named by its Mul), whichever operand of the Mul
+// is the Sigmoid's output; fused whole, the function's body keeps all six
+// ops, and the fused step simulates to input + output + workspace.
+TEST(PatchFusionTest, SiluStemIsOneStageInEitherOperandOrder) {
+  for (bool gate_first : {false, true}) {
+    const std::string what = gate_first ? "Mul(Sigmoid(x), x)" : "Mul(x, Sigmoid(x))";
+    const onnx::ModelProto model = SiluStem(gate_first, false).model();
+    ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
+    ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
+    const std::vector<std::vector<OpId>> chains = FindFusibleChains(graph);
+    ASSERT_EQ(chains.size(), 1) << what;
+    const std::vector<OpId>& ops = chains[0];
+    EXPECT_THAT(Names(graph, ops), ElementsAre("c_op", "ca_op", "d_op", "y_op")) << what;
+    EXPECT_EQ(DescribeStage(graph, {ops, StageRun{}}),
+              "c_op..y_op (4 layers, 6 ops) fused, line_buffer");
+
+    // Line buffers, per 8-channel 16-wide row: c's ring for its SiLU (1
+    // row), the SiLU's for the 3x3 depthwise (3 rows), d's for its SiLU (1
+    // row), and one row of each Sigmoid's output: 1 + 3 + 1 + 2 rows. A Relu
+    // for each SiLU would hold the first three only.
+    ORDO_ASSERT_OK_AND_ASSIGN(StageCost line,
+                              CostOfStage(graph, memory, ops, StageRun{StageCaching::kLineBuffer}));
+    EXPECT_EQ(line.workspace_elements, (1 + 3 + 1 + 2) * 8 * 16) << what;
+    EXPECT_EQ(line.macs, CostOf(graph).macs) << what;  // every op's, the Sigmoids' included
+    EXPECT_EQ(line.extra_macs, 0) << what;
+    // Pixels, one output row at a time (the middle rows are the worst): c
+    // and its SiLU compute 3 rows, a 1-column ring each, the depthwise reads
+    // 3 rows x 3 columns, d and its SiLU compute 1 row; the Sigmoids' outputs
+    // hold one column of the rows their layer computes (3, then 1).
+    ORDO_ASSERT_OK_AND_ASSIGN(StageCost pixel,
+                              CostOfStage(graph, memory, ops, StageRun{StageCaching::kPixel, 1}));
+    EXPECT_EQ(pixel.workspace_elements, 8 * (3 * 1 + 3 * 3 + 1 * 1) + 8 * (3 + 1)) << what;
+
+    for (const StageRun& run : StageRuns(graph, ops)) {
+      ORDO_ASSERT_OK_AND_ASSIGN(StageCost cost, CostOfStage(graph, memory, ops, run));
+      const FusionPlan plan{{{ops, run}}, 0, cost.extra_macs};
+      ORDO_ASSERT_OK_AND_ASSIGN(onnx::ModelProto fused, ApplyPatchFusion(model, graph, memory, plan));
+      ASSERT_EQ(fused.graph().node_size(), 1) << what;
+      ASSERT_EQ(fused.functions_size(), 1) << what;
+      std::vector<std::string> body;
+      for (const onnx::NodeProto& node : fused.functions(0).node()) body.push_back(node.op_type());
+      EXPECT_THAT(body, ElementsAre("Conv", "Sigmoid", "Mul", "Conv", "Sigmoid", "Mul", "Constant",
+                                    "ConstantOfShape"))
+          << what;
+      ORDO_ASSERT_OK_AND_ASSIGN(Graph fused_graph, Import(fused));
+      ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel fused_memory,
+                                BuildMemoryModel(fused_graph, MemoryOptions{}));
+      ORDO_ASSERT_OK_AND_ASSIGN(SimulationResult simulated, Simulate(fused_memory, {0}));
+      EXPECT_EQ(simulated.peak_bytes, memory.tensors[*graph.FindTensor("x")].bytes +
+                                          memory.tensors[*graph.FindTensor("y")].bytes +
+                                          cost.workspace_bytes)
+          << what << ", " << StageRunName(run);
+      EXPECT_EQ(CostOf(fused_graph).macs, CostOf(graph).macs + cost.extra_macs) << what;
+    }
+  }
+}
+
+// Mish, x * Tanh(Softplus(x)): a composite whose gate is a path of two ops,
+// both intermediates held (one row each with line buffers) and both in the
+// fused body.
+TEST(PatchFusionTest, MishIsACompositeOfThreeOps) {
+  OnnxTestModel m;
+  m.Input("x", {1, 3, 8, 8});
+  m.Weight("wc", {4, 3, 1, 1}, nullptr);
+  m.Node("Conv", {"x", "wc"}, {"c"});
+  m.Node("Softplus", {"c"}, {"sp"});
+  m.Node("Tanh", {"sp"}, {"t"});
+  m.Node("Mul", {"c", "t"}, {"mish"});
+  m.Weight("wd", {4, 1, 3, 3}, nullptr);
+  onnx::NodeProto& dw = m.Node("Conv", {"mish", "wd"}, {"d"});
+  SetIntAttribute(dw, "group", 4);
+  SetIntsAttribute(dw, "pads", {1, 1, 1, 1});
+  m.Output("d");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(m.model()));
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
+  const std::vector<std::vector<OpId>> chains = FindFusibleChains(graph);
+  ASSERT_EQ(chains.size(), 1);
+  EXPECT_THAT(Names(graph, chains[0]), ElementsAre("c_op", "mish_op", "d_op"));
+  EXPECT_EQ(DescribeStage(graph, {chains[0], StageRun{}}),
+            "c_op..d_op (3 layers, 5 ops) fused, line_buffer");
+  // Rings of 1 row (c, for the Mish) and 3 rows (the Mish's output, for the
+  // 3x3 depthwise), and one row of each of sp and t; rows of 8 x 4.
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      StageCost line, CostOfStage(graph, memory, chains[0], StageRun{StageCaching::kLineBuffer}));
+  EXPECT_EQ(line.workspace_elements, (1 + 3 + 2) * 8 * 4);
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      onnx::ModelProto fused,
+      ApplyPatchFusion(m.model(), graph, memory, {{{chains[0], StageRun{}}}, 0, 0}));
+  ASSERT_EQ(fused.functions_size(), 1);
+  std::vector<std::string> body;
+  for (const onnx::NodeProto& node : fused.functions(0).node()) body.push_back(node.op_type());
+  EXPECT_THAT(body, ElementsAre("Conv", "Softplus", "Tanh", "Mul", "Conv", "Constant",
+                                "ConstantOfShape"));
+}
+
+// x [1, 3, 8, 8] -> 1x1 Conv "c" (4 channels) -> Mul(c, Sigmoid(`gated`))
+// ("cs", "ca") -> depthwise 3x3 "d", an output: a SiLU when `gated` is
+// "c"; "z" is a second input [1, 4, 8, 8].
+OnnxTestModel GatedConv(const std::string& gated) {
+  OnnxTestModel m;
+  m.Input("x", {1, 3, 8, 8});
+  if (gated == "z") m.Input("z", {1, 4, 8, 8});
+  m.Weight("wc", {4, 3, 1, 1}, nullptr);
+  m.Node("Conv", {"x", "wc"}, {"c"});
+  m.Node("Sigmoid", {gated}, {"cs"});
+  m.Node("Mul", {"c", "cs"}, {"ca"});
+  m.Weight("wd", {4, 1, 3, 3}, nullptr);
+  SetIntAttribute(m.Node("Conv", {"ca", "wd"}, {"d"}), "group", 4);
+  m.Output("d");
+  return m;
+}
+
+TEST(PatchFusionTest, RefusesCompositesReadOutsideOrOfTwoTensors) {
+  // The SiLU's Sigmoid output is also read by a Relu "r" (a graph output):
+  // the SiLU is no layer.
+  OnnxTestModel leaked = GatedConv("c");
+  leaked.Node("Relu", {"cs"}, {"r"});
+  leaked.Output("r");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(leaked.model()));
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
+  const OpId c = *graph.FindOp("c_op"), ca = *graph.FindOp("ca_op"), d = *graph.FindOp("d_op");
+  EXPECT_THAT(CostOfStage(graph, memory, std::vector<OpId>{c, ca, d}, StageRun{}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("op \"ca_op\" cannot be part of a fused stage: tensor \"cs\" of "
+                                 "its composite is read outside it, by \"r_op\"")));
+  EXPECT_THAT(FindFusibleChains(graph), ::testing::IsEmpty());
+
+  // The Mul gates c by the Sigmoid of another tensor z.
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph other, Import(GatedConv("z").model()));
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel other_memory, BuildMemoryModel(other, MemoryOptions{}));
+  EXPECT_THAT(CostOfStage(other, other_memory,
+                          std::vector<OpId>{*other.FindOp("c_op"), *other.FindOp("ca_op")},
+                          StageRun{}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("op \"ca_op\" cannot be part of a fused stage: its operands come "
+                                 "from different tensors \"c\" and \"z\"")));
+  EXPECT_THAT(FindFusibleChains(other), ::testing::IsEmpty());
+
+  // The SiLU's x (the stem's c) also read outside the SiLU: the SiLU is a
+  // layer, but it does not follow c alone.
+  OnnxTestModel x_read = SiluStem(false, false);
+  x_read.Node("Relu", {"c"}, {"cr"});
+  x_read.Output("cr");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph shared, Import(x_read.model()));
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel shared_memory, BuildMemoryModel(shared, MemoryOptions{}));
+  EXPECT_THAT(CostOfStage(shared, shared_memory,
+                          std::vector<OpId>{*shared.FindOp("c_op"), *shared.FindOp("ca_op")},
+                          StageRun{}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("op \"ca_op\" does not follow \"c_op\" alone: tensor \"c\" must "
+                                 "be read by it only (and its composite)")));
+  const std::vector<std::vector<OpId>> chains = FindFusibleChains(shared);
+  ASSERT_EQ(chains.size(), 1);
+  EXPECT_THAT(Names(shared, chains[0]), ElementsAre("ca_op", "d_op", "y_op"));
+}
+
+// An SE block's Mul(h, scale), scale [1, 8, 1, 1] from the block's own
+// squeeze, in either order: a layer whose chain input is h and whose side is
+// the scale; fused with the projection after it, the fused node reads the
+// scale whole and its step is h + scale + output + workspace.
+TEST(PatchFusionTest, SqueezeExcitationScaleIsALayerWithABroadcastSide) {
+  for (bool scale_first : {false, true}) {
+    const std::string what = scale_first ? "Mul(scale, h)" : "Mul(h, scale)";
+    const onnx::ModelProto model = SqueezeExcitationBlock(scale_first, false).model();
+    ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
+    ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
+    std::vector<std::vector<std::string>> chains;
+    for (const std::vector<OpId>& chain : FindFusibleChains(graph)) chains.push_back(Names(graph, chain));
+    // h is read by the squeeze too: the chain through the SiLU stops there.
+    EXPECT_THAT(chains, ElementsAre(ElementsAre("d_op", "h_op"),
+                                    ElementsAre("f1_op", "f1r_op", "f2_op", "sc_op"),
+                                    ElementsAre("m_op", "p_op", "y_op")))
+        << what;
+    const std::vector<OpId> stage = {*graph.FindOp("m_op"), *graph.FindOp("p_op"),
+                                     *graph.FindOp("y_op")};
+    // Line buffers: one row of m (8 x 8) for p, one of p (4 x 8) for y.
+    ORDO_ASSERT_OK_AND_ASSIGN(StageCost cost,
+                              CostOfStage(graph, memory, stage, StageRun{StageCaching::kLineBuffer}));
+    EXPECT_EQ(cost.workspace_elements, 8 * 8 + 4 * 8) << what;
+    ORDO_ASSERT_OK_AND_ASSIGN(onnx::ModelProto fused,
+                              ApplyPatchFusion(model, graph, memory, {{{stage, StageRun{}}}, 0, 0}));
+    ORDO_ASSERT_OK_AND_ASSIGN(Graph fused_graph, Import(fused));
+    ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel fused_memory, BuildMemoryModel(fused_graph, MemoryOptions{}));
+    std::vector<OpId> order(fused_graph.num_ops());
+    for (OpId i = 0; i < fused_graph.num_ops(); ++i) order[i] = i;
+    ORDO_ASSERT_OK_AND_ASSIGN(SimulationResult simulated, Simulate(fused_memory, order));
+    const OpId node = *fused_graph.FindOp("m_op_fused");
+    ASSERT_THAT(fused_graph.op(node).inputs, ::testing::Contains(*fused_graph.FindTensor("sc")))
+        << what;
+    auto bytes = [&](const char* name) { return memory.tensors[*graph.FindTensor(name)].bytes; };
+    EXPECT_EQ(simulated.step_bytes[node],
+              bytes("h") + bytes("sc") + bytes("y") + cost.workspace_bytes)
+        << what;
+  }
+}
+
+// The side of a layer may not be read through its window: region fusion,
+// which streams rows through ChainLayerWindow, does not get one for it.
+TEST(PatchFusionTest, ChainLayerWindowLeavesBroadcastSidesAndCompositesOut) {
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(SqueezeExcitationBlock(false, false).model()));
+  EXPECT_FALSE(ChainLayerWindow(graph, *graph.FindOp("m_op")).has_value());
+  EXPECT_FALSE(ChainLayerWindow(graph, *graph.FindOp("h_op")).has_value());
+  EXPECT_TRUE(ChainLayerWindow(graph, *graph.FindOp("p_op")).has_value());
 }
 
 }  // namespace

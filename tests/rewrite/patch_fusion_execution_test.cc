@@ -1,6 +1,7 @@
 // Proof by execution of patch-wise fusion (core/rewrite/patch_fusion.h):
-// - every plan of the fusion front of random window chains and of an
-//   inverted residual block gives a model that passes ONNX's checker,
+// - every plan of the fusion front of random window chains (with Relu, and
+//   with SiLU composites for Relu), of an EfficientNet-like SiLU stem, of a
+//   squeeze-and-excitation block and of an inverted residual block gives a model that passes ONNX's checker,
 //   imports, and computes what the original computes on the reference
 //   executor (fused nodes call their local functions);
 // - the chains run one output row at a time (spatial tiling into one-row
@@ -70,6 +71,42 @@ TEST(PatchFusionExecutionTest, FusedRandomChainsComputeWhatTheOriginalsCompute) 
     const onnx::ModelProto model =
         RandomWindowChain(900 + trial, 2 + trial % 5, 8 + trial % 6, /*with_data=*/true).model();
     FuseEveryPlanAndCompare(model, absl::StrCat("chain ", trial));
+  }
+}
+
+// SiLU (x * Sigmoid(x)) and x * HardSigmoid(x) layers, composites of two
+// ops: the fused node's function body keeps both, so the fused model
+// computes what the original computes.
+TEST(PatchFusionExecutionTest, FusedSiluChainsComputeWhatTheOriginalsCompute) {
+  const int32_t trials = ::ordo::testing::Trials(20);
+  int32_t gated_chains = 0;
+  for (int32_t trial = 0; trial < trials; ++trial) {
+    const onnx::ModelProto model = WithSiluForRelu(
+        RandomWindowChain(900 + trial, 2 + trial % 5, 8 + trial % 6, /*with_data=*/true).model(),
+        trial % 3 == 0 ? "HardSigmoid" : "Sigmoid", trial % 2 == 0);
+    ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
+    for (const std::vector<OpId>& chain : FindFusibleChains(graph)) {
+      gated_chains += std::any_of(chain.begin(), chain.end(),
+                                  [&](OpId op) { return graph.op(op).type == "Mul"; });
+    }
+    FuseEveryPlanAndCompare(model, absl::StrCat("SiLU chain ", trial));
+  }
+  EXPECT_GE(gated_chains, 3);
+}
+
+TEST(PatchFusionExecutionTest, FusedSiluStemComputesWhatTheOriginalComputes) {
+  for (bool gate_first : {false, true}) {
+    FuseEveryPlanAndCompare(SiluStem(gate_first, /*with_data=*/true).model(),
+                            gate_first ? "Mul(Sigmoid(x), x) stem" : "Mul(x, Sigmoid(x)) stem");
+  }
+}
+
+// An SE block: the fused node of Mul(h, scale) and what follows reads the
+// scale whole, as the original Mul broadcasts it.
+TEST(PatchFusionExecutionTest, FusedSqueezeExcitationComputesWhatTheOriginalComputes) {
+  for (bool scale_first : {false, true}) {
+    FuseEveryPlanAndCompare(SqueezeExcitationBlock(scale_first, /*with_data=*/true).model(),
+                            scale_first ? "Mul(scale, h) SE block" : "Mul(h, scale) SE block");
   }
 }
 
