@@ -1004,9 +1004,9 @@ absl::StatusOr<onnx::ModelProto> ApplyPatchFusion(const onnx::ModelProto& model,
         spec.nodes.push_back(index);
       }
     }
-    // The body in model order: a composite's ops come before the layer
-    // reading it, but its paths may interleave with nothing else.
-    std::sort(spec.nodes.begin(), spec.nodes.end());
+    // The body layer by layer, each composite's ops in op-id order: an order
+    // that runs. (Not the file's order: the importer accepts files whose
+    // nodes are not in run order and orders the ops itself.)
     const StageCost cost = Cost(graph, memory, layers, stage.run);
     spec.inputs = {graph.tensor(layers.front().in).name};
     spec.outputs = {graph.tensor(layers.back().out).name};

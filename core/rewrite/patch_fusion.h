@@ -200,7 +200,8 @@ absl::StatusOr<std::vector<FusionPlan>> FusionFront(const Graph& graph, const Me
 // model's IR version is raised to 8 (local functions) when lower. `graph`
 // is ImportOnnx(model) (ops found by source index, else name) and `memory`
 // its memory model. The function's body holds every op of every layer,
-// composites' included, in model order. INVALID_ARGUMENT when a stage is
+// composites' included, in an order that runs (layer by layer, each
+// composite's ops in op-id order). INVALID_ARGUMENT when a stage is
 // not fusible, an op does not match its node, or an op's node has other
 // outputs.
 absl::StatusOr<onnx::ModelProto> ApplyPatchFusion(const onnx::ModelProto& model,

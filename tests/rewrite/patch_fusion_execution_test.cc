@@ -17,11 +17,13 @@
 #include <map>
 #include <random>
 #include <string>
+#include <numeric>
 #include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/memory/memory_model.h"
+#include "core/onnx/onnx_import.h"
 #include "core/rewrite/cost_model.h"
 #include "core/rewrite/onnx_test_model.h"
 #include "core/rewrite/patch_fusion.h"
@@ -38,8 +40,27 @@ namespace {
 
 constexpr OutputTolerance kTolerance{.relative = 1e-5, .min_scale = 1e-30};
 
-// Every plan of the front, fused and run against the original.
-void FuseEveryPlanAndCompare(const onnx::ModelProto& model, const std::string& what) {
+// `model` with its top-level nodes in the importer's op order, which runs:
+// the reference executor runs a graph in file order (function bodies are
+// left as they are, so they are still checked as emitted).
+onnx::ModelProto InRunOrder(const onnx::ModelProto& model) {
+  const std::string bytes = model.SerializeAsString();
+  absl::StatusOr<Graph> graph = ImportOnnx(bytes);
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  if (!graph.ok()) return model;
+  std::vector<OpId> order(graph->num_ops());
+  std::iota(order.begin(), order.end(), 0);
+  absl::StatusOr<std::string> sorted = ReorderOnnxNodes(bytes, *graph, order);
+  EXPECT_TRUE(sorted.ok()) << sorted.status();
+  onnx::ModelProto out;
+  if (!sorted.ok() || !out.ParseFromString(*sorted)) return model;
+  return out;
+}
+
+// Every plan of the front, fused and run against the original (with
+// `run_order`, both with their top-level nodes put in run order first).
+void FuseEveryPlanAndCompare(const onnx::ModelProto& model, const std::string& what,
+                             bool run_order = false) {
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
   ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
   ORDO_ASSERT_OK_AND_ASSIGN(std::vector<FusionPlan> plans, FusionFront(graph, memory));
@@ -59,7 +80,11 @@ void FuseEveryPlanAndCompare(const onnx::ModelProto& model, const std::string& w
     ASSERT_THAT(CheckOnnx(fused), ::ordo::testing::IsOk()) << case_name;
     ORDO_ASSERT_OK_AND_ASSIGN(Graph fused_graph, Import(fused));
     EXPECT_EQ(CostOf(fused_graph).macs, CostOf(graph).macs + plan.extra_macs) << case_name;
-    ExpectSameOutputs(model, fused, /*seed=*/11, case_name, kTolerance);
+    if (run_order) {
+      ExpectSameOutputs(InRunOrder(model), InRunOrder(fused), /*seed=*/11, case_name, kTolerance);
+    } else {
+      ExpectSameOutputs(model, fused, /*seed=*/11, case_name, kTolerance);
+    }
     fused_plans += plan.stages.empty() ? 0 : 1;
   }
   EXPECT_GE(fused_plans, 1) << what;
@@ -99,6 +124,32 @@ TEST(PatchFusionExecutionTest, FusedSiluStemComputesWhatTheOriginalComputes) {
     FuseEveryPlanAndCompare(SiluStem(gate_first, /*with_data=*/true).model(),
                             gate_first ? "Mul(Sigmoid(x), x) stem" : "Mul(x, Sigmoid(x)) stem");
   }
+}
+
+// A file whose nodes are not in run order (each Mul listed before the
+// Sigmoid it reads; the importer orders the ops itself): every fused body
+// must still be in an order that runs, and compute what the original does.
+TEST(PatchFusionExecutionTest, FusedBodiesRunWhenTheFileIsNotInRunOrder) {
+  onnx::ModelProto model = SiluStem(/*gate_first=*/false, /*with_data=*/true).model();
+  onnx::GraphProto& graph = *model.mutable_graph();
+  for (const char* name : {"c", "cs", "ca", "d", "ds"}) {
+    onnx::ValueInfoProto& value = *graph.add_value_info();
+    value.set_name(name);
+    onnx::TypeProto_Tensor& type = *value.mutable_type()->mutable_tensor_type();
+    type.set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t dim : {1, 8, 16, 16}) type.mutable_shape()->add_dim()->set_dim_value(dim);
+  }
+  int32_t swapped = 0;
+  for (int32_t i = 0; i + 1 < graph.node_size(); ++i) {
+    if (graph.node(i).op_type() == "Sigmoid" && graph.node(i + 1).op_type() == "Mul") {
+      graph.mutable_node()->SwapElements(i, i + 1);
+      ++swapped;
+      ++i;
+    }
+  }
+  ASSERT_EQ(swapped, 2);
+  FuseEveryPlanAndCompare(model, "stem with each Mul before its Sigmoid in the file",
+                          /*run_order=*/true);
 }
 
 // An SE block: the fused node of Mul(h, scale) and what follows reads the
