@@ -82,8 +82,7 @@ std::optional<std::pair<TensorId, TensorId>> BroadcastSplit(const Graph& graph, 
     const Tensor& side = graph.tensor(op.inputs[1 - data]);
     const std::vector<int64_t>& d = side.dims;
     if (chain.dims == out && side.kind != TensorKind::kWeight && d.size() == 4 &&
-        (d[0] == out[0] || d[0] == 1) && (d[1] == out[1] || d[1] == 1) && d[2] == 1 &&
-        d[3] == 1) {
+        (d[0] == out[0] || d[0] == 1) && (d[1] == out[1] || d[1] == 1) && d[2] == 1 && d[3] == 1) {
       return std::make_pair(op.inputs[data], op.inputs[1 - data]);
     }
   }
@@ -189,8 +188,7 @@ std::string DifferentRootsReason(const Graph& graph, const Layer& partial, Tenso
 // most. One distinct operand (x * x) is a composite of one op.
 absl::StatusOr<Layer> AnalyzeComposite(const Graph& graph, OpId id) {
   const Op& op = graph.op(id);
-  if (op.outputs.size() != 1 || !IsPerElement(op) ||
-      graph.tensor(op.outputs[0]).dims.size() != 4) {
+  if (op.outputs.size() != 1 || !IsPerElement(op) || graph.tensor(op.outputs[0]).dims.size() != 4) {
     return absl::InvalidArgumentError(
         "it is neither a window layer, a per-element op of one activation, nor a per-element "
         "composite");
@@ -267,9 +265,9 @@ absl::StatusOr<std::vector<Layer>> StageLayers(const Graph& graph, absl::Span<co
     }
     absl::StatusOr<Layer> layer = AnalyzeLayer(graph, id);
     if (!layer.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("op \"", graph.op(id).name,
-                                                     "\" cannot be part of a fused stage: ",
-                                                     layer.status().message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("op \"", graph.op(id).name,
+                       "\" cannot be part of a fused stage: ", layer.status().message()));
     }
     if (!layers.empty()) {
       const Tensor& between = graph.tensor(layers.back().out);
@@ -283,6 +281,15 @@ absl::StatusOr<std::vector<Layer>> StageLayers(const Graph& graph, absl::Span<co
     layers.push_back(*std::move(layer));
   }
   return layers;
+}
+
+// Whether layer u (not the last) may be recomputed per tap of its reader:
+// pointwise, and neither it nor its reader a composite. A recomputed layer's
+// output is counted as one value per tap (WalkPixelRun), which holds when
+// each is computed and consumed at once; a composite run op by op would
+// produce a whole pixel of u, or read u's value twice (Sigmoid, then Mul).
+bool Recomputable(const std::vector<Layer>& layers, int32_t u) {
+  return layers[u].pointwise && layers[u].internals.empty() && layers[u + 1].internals.empty();
 }
 
 // OK when `run` can run a stage of `layers`.
@@ -299,11 +306,11 @@ absl::Status CheckRun(const StageRun& run, const std::vector<Layer>& layers) {
   }
   if (run.recomputed_layer == -1) return absl::OkStatus();
   if (run.caching != StageCaching::kPixel || run.cached_layer != -1 || run.recomputed_layer < 0 ||
-      run.recomputed_layer >= n - 1 || !layers[run.recomputed_layer].pointwise) {
+      run.recomputed_layer >= n - 1 || !Recomputable(layers, run.recomputed_layer)) {
     return absl::InvalidArgumentError(
         absl::StrCat("recomputed_layer ", run.recomputed_layer,
-                     " is not a pointwise layer before the last of a ", n,
-                     "-layer pixel stage without a cached layer"));
+                     " is not a pointwise one-op layer before the last of a ", n,
+                     "-layer pixel stage without a cached layer, read by a one-op layer"));
   }
   return absl::OkStatus();
 }
@@ -356,7 +363,8 @@ int64_t RingExtent(const Graph& graph, const Layer& layer, int32_t axis) {
 // The workspace elements of a composite layer's own intermediates (its
 // Sigmoid's output in SiLU) when the layer computes `rows` x `columns`
 // pixels of its output at a time: a row with line buffers, one column of the
-// rows a band computes with pixels, one pixel when recomputed. Each
+// rows a band computes with pixels (a composite is never recomputed, nor
+// read by a recomputed layer: Recomputable). Each
 // composite op reads the same element of x, so x needs no ring beyond a
 // one-op per-element layer's; a runtime may run the ops element by element
 // and hold a scalar, but one that runs its body op by op over that unit
@@ -442,7 +450,8 @@ PixelWalk WalkPixelRun(const Graph& graph, const std::vector<Layer>& layers, con
   }
   const size_t bands = reads.size();
   for (int32_t l = 0; l < n; ++l) {
-    walk.workspace_elements += InternalElements(graph, layers[l], l == recomputed ? 1 : most_rows[l], 1);
+    walk.workspace_elements +=
+        InternalElements(graph, layers[l], l == recomputed ? 1 : most_rows[l], 1);
   }
   for (int32_t l = 0; l + 1 < n; ++l) {
     const std::vector<int64_t>& dims = graph.tensor(layers[l].out).dims;
@@ -494,7 +503,8 @@ StageCost Cost(const Graph& graph, const MemoryModel& memory, const std::vector<
       const std::vector<int64_t>& dims = graph.tensor(layers[l].out).dims;
       cost.workspace_elements += InternalElements(graph, layers[l], 1, dims[3]);
       if (l + 1 < n) {
-        cost.workspace_elements += dims[0] * dims[1] * RingExtent(graph, layers[l + 1], 0) * dims[3];
+        cost.workspace_elements +=
+            dims[0] * dims[1] * RingExtent(graph, layers[l + 1], 0) * dims[3];
       }
     }
     cost.macs = own_macs;
@@ -534,7 +544,7 @@ int64_t LayerStepBytes(const MemoryModel& memory, const Layer& layer) {
 }
 
 // StageRuns(layers.size()) and, for stages of at most kMaxMixedStageLayers,
-// pixel runs in bands of 1-4 rows recomputing each pointwise layer but the
+// pixel runs in bands of 1-4 rows recomputing each Recomputable layer but the
 // last (what its reader's taps cost is decided by WalkPixelRun).
 std::vector<StageRun> RunsOf(const std::vector<Layer>& layers) {
   const int32_t n = static_cast<int32_t>(layers.size());
@@ -542,7 +552,7 @@ std::vector<StageRun> RunsOf(const std::vector<Layer>& layers) {
   if (n > kMaxMixedStageLayers) return runs;
   for (int32_t band : {1, 2, 3, 4}) {
     for (int32_t u = 0; u + 1 < n; ++u) {
-      if (layers[u].pointwise) runs.push_back({StageCaching::kPixel, band, -1, u});
+      if (Recomputable(layers, u)) runs.push_back({StageCaching::kPixel, band, -1, u});
     }
   }
   return runs;
@@ -571,10 +581,10 @@ std::vector<Piece> PiecesOf(const Graph& graph, const MemoryModel& memory,
       for (const StageRun& run : RunsOf(stage)) {
         if (run.band_rows > 1 && run.band_rows >= rows) continue;  // one band: no rows to share
         const StageCost cost = Cost(graph, memory, stage, run);
-        pieces.push_back({first, last, true, run,
-                          in_bytes + side_bytes + memory.tensors[chain[last].out].bytes +
-                              cost.workspace_bytes,
-                          cost.extra_macs});
+        pieces.push_back(
+            {first, last, true, run,
+             in_bytes + side_bytes + memory.tensors[chain[last].out].bytes + cost.workspace_bytes,
+             cost.extra_macs});
       }
     }
   }
@@ -740,7 +750,8 @@ absl::StatusOr<std::vector<FusionPlan>> FusionFront(const Graph& graph, const Me
         plan.chain_peak_bytes = std::max(plan.chain_peak_bytes, piece->bytes);
         if (!piece->fused) continue;
         FusedStage stage{{}, piece->run};
-        for (int32_t l = piece->first; l <= piece->last; ++l) stage.ops.push_back(chains[c][l].writer());
+        for (int32_t l = piece->first; l <= piece->last; ++l)
+          stage.ops.push_back(chains[c][l].writer());
         plan.stages.push_back(std::move(stage));
       }
     }

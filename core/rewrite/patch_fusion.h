@@ -111,7 +111,8 @@ struct StageRun {
   int32_t cached_layer = -1;
   // kPixel only, and not with a cached layer: the stage's pointwise layer
   // (0-based, not the last) whose output is recomputed at every tap of its
-  // reader instead of held; -1 for none.
+  // reader instead of held; -1 for none. Neither it nor its reader may be a
+  // per-element composite.
   int32_t recomputed_layer = -1;
 };
 
@@ -133,7 +134,8 @@ std::vector<StageRun> StageRuns(int32_t layers);
 // The runs the fusion front considers for the stage `ops` (a piece of a
 // chain, see CostOfStage): StageRuns(ops.size()) and, up to
 // kMaxMixedStageLayers layers, pixel in bands of 1-4 rows with each
-// pointwise layer but the last recomputed. Empty when `ops` is not such a
+// pointwise one-op layer but the last recomputed (when its reader is not a
+// composite either). Empty when `ops` is not such a
 // piece.
 std::vector<StageRun> StageRuns(const Graph& graph, absl::Span<const OpId> ops);
 

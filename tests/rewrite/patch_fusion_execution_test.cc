@@ -1,9 +1,9 @@
 // Proof by execution of patch-wise fusion (core/rewrite/patch_fusion.h):
 // - every plan of the fusion front of random window chains (with Relu, and
 //   with SiLU composites for Relu), of an EfficientNet-like SiLU stem, of a
-//   squeeze-and-excitation block and of an inverted residual block gives a model that passes ONNX's checker,
-//   imports, and computes what the original computes on the reference
-//   executor (fused nodes call their local functions);
+//   squeeze-and-excitation block and of an inverted residual block gives a model that passes ONNX's
+//   checker, imports, and computes what the original computes on the reference executor (fused
+//   nodes call their local functions);
 // - the chains run one output row at a time (spatial tiling into one-row
 //   tiles with recomputed halos, what a kPixel stage computes per output
 //   row) compute what the original computes, and add exactly the MACs a
@@ -15,9 +15,9 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <random>
 #include <string>
-#include <numeric>
 #include <tuple>
 #include <vector>
 
