@@ -161,6 +161,35 @@ TEST(PatchFusionExecutionTest, FusedSqueezeExcitationComputesWhatTheOriginalComp
   }
 }
 
+// A broadcast side in the middle of a stage, and a composite whose ops are
+// not next to each other in the file: s = Sigmoid(GlobalAveragePool(x)) is
+// computed from the stage's input before the stage; t = Conv 1x1(x) ->
+// SiLU (its Sigmoid listed before an unrelated node, its Mul after) ->
+// Mul(., s) -> Conv 3x3 -> y. The fused node reads x and s and must run
+// after s's producer; its body must run too.
+TEST(PatchFusionExecutionTest, ASideInMidStageAndASplitCompositeComputeWhatTheOriginalComputes) {
+  std::mt19937 rng(31);
+  OnnxTestModel m;
+  m.Input("x", {1, 8, 8, 8});
+  m.Node("GlobalAveragePool", {"x"}, {"g"});
+  m.Weight("wt", {8, 8, 1, 1}, &rng);
+  m.Node("Conv", {"x", "wt"}, {"t"});
+  m.Node("Sigmoid", {"t"}, {"ts"});
+  m.Node("Sigmoid", {"g"}, {"s"});  // unrelated to the composite, between its ops
+  m.Node("Mul", {"t", "ts"}, {"ta"});
+  m.Node("Mul", {"ta", "s"}, {"m"});
+  m.Weight("wy", {4, 8, 3, 3}, &rng);
+  SetIntsAttribute(m.Node("Conv", {"m", "wy"}, {"y"}), "pads", {1, 1, 1, 1});
+  m.Output("y");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(m.model()));
+  bool whole = false;
+  for (const std::vector<OpId>& chain : FindFusibleChains(graph)) {
+    whole = whole || chain.size() == 4;  // t, its SiLU, the scaling Mul, y
+  }
+  EXPECT_TRUE(whole) << "the chain runs through the composite and the side";
+  FuseEveryPlanAndCompare(m.model(), "mid-stage side, split composite");
+}
+
 // `model` with random float data in every float initializer.
 onnx::ModelProto WithRandomWeights(onnx::ModelProto model, uint32_t seed) {
   std::mt19937 rng(seed);
