@@ -357,7 +357,8 @@ absl::StatusOr<RewriteCompileResult> CompileWithRewrite(const CompileRequest& re
     } else if (!refusal.ok()) {
       return StillRefused(refusal, summary.time_limit_hit
                                        ? "the rewrite search hit its time limit before it found "
-                                         "a rewritten model that fits; a longer time limit may"
+                                         "a rewritten model that fits; a longer time limit may "
+                                         "find one"
                                        : "no rewritten model the search found fits");
     } else {
       ORDO_ASSIGN_OR_RETURN(result, CompileAsIs(graph, options, rewrite, services, clock, 1));
