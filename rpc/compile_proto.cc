@@ -419,6 +419,7 @@ RewriteSummary RewriteSummaryFromProto(const v1::CompileResponse& response) {
   RewriteSummary summary;
   summary.mode = in.mode();
   summary.fit_fallback = in.fit_fallback();
+  summary.tensor_larger_than_every_pool = in.tensor_larger_than_every_pool();
   summary.fallback_from_peak_bytes = in.fallback_from_peak_bytes();
   for (const v1::AppliedRewrite& applied : response.rewrites()) {
     summary.rewrites.push_back(AppliedRewriteFromProto(applied));
@@ -499,6 +500,7 @@ void RewriteSummaryToProto(const RewriteSummary& summary, v1::CompileResponse& r
   v1::RewriteSummary& out = *response.mutable_rewrite();
   out.set_mode(summary.mode);
   out.set_fit_fallback(summary.fit_fallback);
+  out.set_tensor_larger_than_every_pool(summary.tensor_larger_than_every_pool);
   out.set_fallback_from_peak_bytes(summary.fallback_from_peak_bytes);
   out.set_original_peak_bytes(summary.original_peak_bytes);
   out.set_original_macs(summary.original_macs);

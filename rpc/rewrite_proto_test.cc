@@ -106,6 +106,7 @@ TEST(RewriteProtoTest, SummaryAndRewrittenModelRoundTrip) {
   RewriteSummary summary;
   summary.mode = "all";
   summary.fit_fallback = true;
+  summary.tensor_larger_than_every_pool = true;
   summary.fallback_from_peak_bytes = 128;
   AppliedRewrite applied;
   applied.kind = "spatial";
@@ -142,6 +143,7 @@ TEST(RewriteProtoTest, SummaryAndRewrittenModelRoundTrip) {
   const RewriteSummary& s = *back.rewrite;
   EXPECT_EQ(s.mode, "all");
   EXPECT_TRUE(s.fit_fallback);
+  EXPECT_TRUE(s.tensor_larger_than_every_pool);
   EXPECT_EQ(s.fallback_from_peak_bytes, 128);
   ASSERT_EQ(s.rewrites.size(), 1u);
   EXPECT_EQ(s.rewrites[0].description, "r tiled 2x1 (H x W)");

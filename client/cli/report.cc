@@ -30,7 +30,7 @@ std::string RewriteText(const RewriteSummary& summary) {
   std::string out;
   if (summary.fit_fallback) {
     const std::string why =
-        absl::StrContains(summary.note, kNoPlacementAsGivenNote)
+        summary.tensor_larger_than_every_pool
             ? "a tensor is larger than every pool (see the note)"
             : absl::StrCat("peak ", FormatBytes(summary.fallback_from_peak_bytes), " did not fit");
     out += Row("rewrite", absl::StrCat(why, ": rewrote with --rewrite all (fit mode)"));

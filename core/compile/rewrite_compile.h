@@ -67,18 +67,15 @@ inline constexpr int32_t kMaxRewriteBeamWidth = 16;
 absl::Status CheckRewriteCompileOptions(const RewriteCompileOptions& options);
 
 // What rewriting did, for reports and the API.
-// Opens RewriteSummary::note's remark when "auto" rewrote a model that has
-// no placement as given (a tensor larger than every memory pool).
-inline constexpr absl::string_view kNoPlacementAsGivenNote = "the model as it is does not fit: ";
-
 struct RewriteSummary {
   // The mode that ran ("identity", "partition" or "all").
   std::string mode;
   // Ran because the plain schedule (peak `fallback_from_peak_bytes`) did not
   // fit the memory limit or the pools ("auto"). When the model as given has
-  // no placement at all (a tensor larger than every pool; `note` starts with
-  // kNoPlacementAsGivenNote), it is the search's peak of the input.
+  // no placement at all (`tensor_larger_than_every_pool`; `note` names the
+  // tensor), it is the search's peak of the input.
   bool fit_fallback = false;
+  bool tensor_larger_than_every_pool = false;
   int64_t fallback_from_peak_bytes = 0;
   // The rewrites kept, in the order applied; empty when none lowered the
   // peak (then the input model was compiled).
@@ -147,6 +144,9 @@ struct RewriteCompileResult {
 //    vary), the rewrites are dropped and the input compiled instead: the
 //    peak never rises, unless the rewritten model fits the device and the
 //    input does not.
+// Explicit modes with pools: a refusal for a tensor larger than every pool
+// (of the rewritten model, or of the input when no rewrite was kept) ends
+// with what the search did, as "auto"'s does.
 //
 // `graph` is `model_bytes` imported (with request.input_shapes applied);
 // `model_bytes` is read for rewriting when request.format is ONNX.

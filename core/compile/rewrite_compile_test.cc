@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/compile/compile_request.h"
 #include "core/memory/simulator.h"
 #include "core/onnx/onnx_import.h"
@@ -272,6 +273,8 @@ TEST(CompileWithRewriteTest, AutoWithPoolsThatNothingFitsNamesTheOverflowingPool
       CompileWithRewrite(RequestOf(bytes, banks, rewrite), bytes, graph, CompileServices(), clock));
   ASSERT_TRUE(result.rewrite.has_value());
   EXPECT_TRUE(result.rewrite->fit_fallback);
+  // Every tensor fits some bank: the model as given has a placement.
+  EXPECT_FALSE(result.rewrite->tensor_larger_than_every_pool);
   EXPECT_TRUE(result.rewrite->fit_mode);
   EXPECT_FALSE(result.rewrite->fits);
   EXPECT_THAT(result.rewrite->rewrites, IsEmpty());
@@ -305,6 +308,7 @@ TEST(CompileWithRewriteTest, AutoSplitsATensorLargerThanEveryPool) {
   ASSERT_TRUE(result.rewrite.has_value());
   const RewriteSummary& summary = *result.rewrite;
   EXPECT_TRUE(summary.fit_fallback);
+  EXPECT_TRUE(summary.tensor_larger_than_every_pool);
   EXPECT_TRUE(summary.fits);
   EXPECT_THAT(summary.rewrites, Not(IsEmpty()));
   EXPECT_EQ(summary.fallback_from_peak_bytes, 4 * 32768 + 131072);
@@ -354,6 +358,20 @@ TEST(CompileWithRewriteTest, AutoKeepsTheRefusalWhenNoRewriteSplitsTheTensor) {
                ::testing::AllOf(HasSubstr("(16384 bytes) is larger than every memory pool"),
                                 HasSubstr("rewrite \"auto\" could not make it fit: no rewritten "
                                           "model the search found fits"))));
+  // An explicit mode searches without compiling the input first; its
+  // refusal says what that search did too.
+  for (const char* mode : {"identity", "partition", "all"}) {
+    RewriteCompileOptions explicit_mode;
+    ORDO_ASSERT_OK(SetRewriteMode(mode, explicit_mode));
+    explicit_mode.time_limit = absl::Seconds(2);
+    EXPECT_THAT(CompileWithRewrite(RequestOf(bytes, banks, explicit_mode), bytes, graph,
+                                   CompileServices(), clock),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         ::testing::AllOf(HasSubstr("is larger than every memory pool"),
+                                          HasSubstr(absl::StrCat("rewrite \"", mode,
+                                                                 "\" could not make it fit: ")))))
+        << mode;
+  }
 }
 
 // A graph input or output keeps its size through every rewrite, and a pin
