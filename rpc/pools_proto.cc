@@ -64,6 +64,11 @@ absl::StatusOr<PoolOptions> PoolOptionsFromProto(const v1::DeviceSpec& device) {
     return absl::InvalidArgumentError(
         "device.pinned_tensors: needs memory pools (device.pools or device.preset)");
   }
+  options.one_arena = device.one_arena();
+  if (options.one_arena && !options.enabled()) {
+    return absl::InvalidArgumentError(
+        "device.one_arena: needs memory pools (device.pools or device.preset)");
+  }
   if (absl::Status status = ValidatePoolOptions(options); !status.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("device.pools: ", status.message()));
   }
@@ -75,6 +80,7 @@ void PoolOptionsToProto(const PoolOptions& options, v1::DeviceSpec& device) {
   for (const MemoryPool& pool : options.pools) PoolToProto(pool, *device.add_pools());
   device.mutable_pinned_tensors()->clear();
   device.mutable_pinned_tensors()->insert(options.pinned.begin(), options.pinned.end());
+  device.set_one_arena(options.one_arena);
 }
 
 void DevicePresetsToProto(v1::GetInfoResponse& response) {

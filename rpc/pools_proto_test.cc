@@ -37,6 +37,19 @@ TEST(PoolsProtoTest, OptionsRoundTripAndZeroBandwidthsMeanTheDefaults) {
   EXPECT_EQ(back.pools[1].name, "slow");
   EXPECT_EQ(back.pools[1].write_bytes_per_second, 5e7);
   EXPECT_EQ(back.pinned.at("y"), "slow");
+  EXPECT_FALSE(back.one_arena);
+  PoolOptions one_arena = WithPools().pools;
+  one_arena.one_arena = true;
+  v1::DeviceSpec tflm;
+  PoolOptionsToProto(one_arena, tflm);
+  EXPECT_TRUE(tflm.one_arena());
+  ORDO_ASSERT_OK_AND_ASSIGN(PoolOptions tflm_back, PoolOptionsFromProto(tflm));
+  EXPECT_TRUE(tflm_back.one_arena);
+  v1::DeviceSpec no_pools;
+  no_pools.set_one_arena(true);
+  EXPECT_THAT(PoolOptionsFromProto(no_pools),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("device.one_arena: needs memory pools")));
   device.mutable_pools(1)->set_read_bytes_per_second(0);
   device.mutable_pools(1)->set_write_bytes_per_second(0);
   ORDO_ASSERT_OK_AND_ASSIGN(back, PoolOptionsFromProto(device));

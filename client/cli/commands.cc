@@ -50,7 +50,7 @@ constexpr char kUsage[] =
     "               [--macs-per-second 1e9] [--op-overhead-seconds 2e-5]\n"
     "               [--input-shape NAME=1x3x224x224]... [--batch N]\n"
     "               [--device NAME | --pool NAME:CAPACITY[:READ_BW[:WRITE_BW]][:off-chip] ...]\n"
-    "               [--pin TENSOR:POOL ...]\n"
+    "               [--pin TENSOR:POOL ...] [--one-arena]\n"
     "  ordo estimate MODEL [--memory-limit BYTES] [--server HOST:PORT] [--json] ...\n"
     "  ordo inspect MODEL [--json] [--input-shape NAME=DIMS]... [--batch N]\n"
     "  ordo health --server HOST:PORT [--service NAME]\n"
@@ -75,6 +75,8 @@ constexpr char kUsage[] =
     "  Tensors are placed across the pools for the least modelled memory time;\n"
     "  --pin keeps a tensor in one pool. --device NAME uses a preset's pools.\n"
     "  Tensors placed in off-chip pools are the off-chip traffic (not --on-chip).\n"
+    "--one-arena (with pools): the runtime plans one arena (TFLite Micro); it\n"
+    "  goes whole into the fastest pool that holds it. Implied by --emit-tflite.\n"
     "--no-fusion: rewrite without patch-wise fusion of layer chains (fused\n"
     "  stages are ai.ordo nodes; without it the model keeps standard ops).\n"
     "--beam-width N: states the partition search keeps per round (default 1,\n"
@@ -130,7 +132,8 @@ const ArgSpec& CompileSpec() {
        "emit-onnx", "emit-tflite", "max-ops", "arena", "on-chip", "out-dir", "server", "rewrite",
        "max-latency-overhead", "beam-width", "rewritten-model", "macs-per-second", "op-overhead-seconds", "tls-ca", "tls-cert", "tls-key",
        "auth-token-file", "input-shape", "batch", "pool", "device", "pin"},
-      {"no-inplace", "count-weights", "io-outside-arena", "pareto", "no-fusion", "json"}};
+      {"no-inplace", "count-weights", "io-outside-arena", "pareto", "no-fusion", "json",
+       "one-arena"}};
   return kSpec;
 }
 
@@ -195,6 +198,12 @@ absl::StatusOr<CompileOptions> CompileOptionsFromArgs(const Args& args) {
   ORDO_ASSIGN_OR_RETURN(options.pools,
                         PoolOptionsFromFlags(device ? &*device : nullptr, args.Values("pool"),
                                              args.Values("pin")));
+  if (args.Has("one-arena")) {
+    if (!options.pools.enabled()) {
+      return absl::InvalidArgumentError("--one-arena needs memory pools (--pool or --device)");
+    }
+    options.pools.one_arena = true;
+  }
   // Whenever there is off-chip traffic to report, so is what stays on chip.
   options.record_residency =
       options.on_chip_bytes > 0 ||

@@ -120,6 +120,17 @@ struct Layout {
   bool Unbeatable() const { return arena.gap_bytes == 0 && !traffic; }
 };
 
+// Placement runs once per candidate schedule; it must stay a small part of
+// the compile.
+ArenaLimits PlacementLimits(const CompileOptions& options, absl::Time deadline,
+                            const Clock& clock) {
+  ArenaLimits limits;
+  limits.clock = &clock;
+  limits.deadline = clock.Now() + std::min(ArenaOptionsFor(options, deadline, clock, "").time_limit,
+                                           absl::Milliseconds(200));
+  return limits;
+}
+
 // A layout's placement in the pools (when the device has them) and its
 // off-chip traffic, without its one-arena plan (PlanLayoutArena), which only
 // a layout that may still win needs. `scored`: the schedule's pool problem
@@ -134,14 +145,8 @@ absl::StatusOr<Layout> PlaceLayout(const Graph& graph, const MemoryModel& model,
                                    const ScoredPoolProblem* scored = nullptr,
                                    double give_up_above = std::numeric_limits<double>::infinity()) {
   Layout layout{std::move(order), std::move(algorithm), std::move(simulation), {}, {}};
-  if (options.pools.enabled()) {
-    ArenaLimits limits;
-    limits.clock = &clock;
-    // Placement runs once per candidate schedule; it must stay a small part
-    // of the compile.
-    limits.deadline =
-        clock.Now() + std::min(ArenaOptionsFor(options, deadline, clock, "").time_limit,
-                               absl::Milliseconds(200));
+  if (options.pools.enabled() && !options.pools.one_arena) {
+    const ArenaLimits limits = PlacementLimits(options, deadline, clock);
     std::optional<ScoredPoolProblem> built;
     if (scored == nullptr) {
       ORDO_ASSIGN_OR_RETURN(built, ScorePoolProblem(graph, model, layout.simulation,
@@ -162,16 +167,25 @@ absl::StatusOr<Layout> PlaceLayout(const Graph& graph, const MemoryModel& model,
 }
 
 // The layout's one-arena plan, and with pools the single_pool baseline from
-// it.
-absl::Status PlanLayoutArena(const MemoryModel& model, const CompileOptions& options,
-                             absl::Time deadline, const Clock& clock, Layout& layout) {
+// it; for a runtime with one arena (PoolOptions::one_arena), the placement
+// of that plan in one pool, which only then can be made.
+absl::Status PlanLayoutArena(const Graph& graph, const MemoryModel& model,
+                             const CompileOptions& options, absl::Time deadline,
+                             const Clock& clock, Layout& layout) {
   const absl::Time arena_start = clock.Now();
   ORDO_ASSIGN_OR_RETURN(
       layout.arena, PlanArena(model, layout.simulation,
                               ArenaOptionsFor(options, deadline, clock, options.arena_planner),
                               clock));
   layout.arena_time = clock.Now() - arena_start;
-  if (layout.pools) {
+  if (options.pools.one_arena) {
+    ORDO_ASSIGN_OR_RETURN(layout.pools,
+                          PlaceOneArenaInPools(graph, model, layout.simulation, options.alignment,
+                                               options.pools, layout.arena,
+                                               PlacementLimits(options, deadline, clock)));
+    layout.traffic = PlacementTraffic(model, layout.simulation, options.pools, *layout.pools,
+                                      options.record_residency);
+  } else if (layout.pools) {
     AddSinglePoolBaseline(options.pools.pools, layout.arena.arena_bytes, *layout.pools);
   }
   return absl::OkStatus();
@@ -187,7 +201,7 @@ absl::StatusOr<Layout> Evaluate(const Graph& graph, const MemoryModel& model,
                         PlaceLayout(graph, model, options, deadline, clock, std::move(order),
                                     std::move(algorithm), std::move(simulation), every_order_peak,
                                     scored));
-  ORDO_RETURN_IF_ERROR(PlanLayoutArena(model, options, deadline, clock, layout));
+  ORDO_RETURN_IF_ERROR(PlanLayoutArena(graph, model, options, deadline, clock, layout));
   return layout;
 }
 
@@ -482,7 +496,7 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
   std::optional<Layout> best;
   auto keep_better = [&](Layout layout, bool replace_ties) -> absl::Status {
     if (best && best->RankBeforeArena() < layout.RankBeforeArena()) return absl::OkStatus();
-    ORDO_RETURN_IF_ERROR(PlanLayoutArena(model, options, deadline, clock, layout));
+    ORDO_RETURN_IF_ERROR(PlanLayoutArena(graph, model, options, deadline, clock, layout));
     const bool better = !best || (replace_ties ? !(best->Rank() < layout.Rank())
                                                : layout.Rank() < best->Rank());
     if (better) best = std::move(layout);
@@ -664,7 +678,9 @@ absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& 
   result.parts = std::move(scheduled.parts);
 
   if (plan_arena) {
-    if (options.pools.enabled()) {
+    // One arena in one pool: the least-peak schedules compete by the one
+    // arena, as without pools, and the winner's goes into a pool.
+    if (options.pools.enabled() && !options.pools.one_arena) {
       ORDO_RETURN_IF_ERROR(
           ChoosePoolLayout(graph, model, options, registry, limits, clock, baselines, result));
     } else {
@@ -700,11 +716,17 @@ absl::StatusOr<bool> OrderFitsDevice(const Graph& graph, const CompileOptions& o
   int64_t capacity = 0;
   for (const MemoryPool& pool : options.pools.pools) capacity += pool.capacity_bytes;
   if (peak > capacity) return false;
-  // Fitting is the placement's alone: no one-arena plan.
+  // Fitting is the placement's alone: no one-arena plan, unless the
+  // placement is that plan's.
+  std::vector<int32_t> candidate(order.begin(), order.end());
+  const absl::Time deadline = clock.Now() + budget;
   ORDO_ASSIGN_OR_RETURN(Layout layout,
-                        PlaceLayout(graph, model, options, clock.Now() + budget, clock,
-                                    std::vector<int32_t>(order.begin(), order.end()), "candidate",
-                                    std::move(simulation), {}));
+                        options.pools.one_arena
+                            ? Evaluate(graph, model, options, deadline, clock,
+                                       std::move(candidate), "candidate", std::move(simulation), {})
+                            : PlaceLayout(graph, model, options, deadline, clock,
+                                          std::move(candidate), "candidate", std::move(simulation),
+                                          {}));
   return layout.FitsPools();
 }
 

@@ -74,6 +74,42 @@ TEST(CompilePoolsTest, TightFastPoolSendsSomeTensorsToTheSlowOne) {
             result.placement->lower_bound_seconds);
 }
 
+// A runtime with one arena (TFLite Micro): the compile's one-arena layout,
+// the same as without pools, goes whole into the fast pool when it holds it,
+// else into the slow one, never split as above.
+TEST(CompilePoolsTest, OneArenaPutsTheWholeArenaInOnePool) {
+  const Graph g = TestGraph(kTwoBranchesGraph);
+  RealClock clock;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult flat, Compile(g, CompileOptions(), clock));
+  for (const auto& [fast_bytes, pool] : {std::pair<int64_t, int32_t>{192, 0}, {64, 1}}) {
+    CompileOptions options = WithPools(fast_bytes, 1024);
+    options.pools.one_arena = true;
+    ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(g, options, clock));
+    ASSERT_TRUE(result.placement.has_value());
+    EXPECT_TRUE(result.placement->fits());
+    EXPECT_EQ(result.schedule, flat.schedule);
+    ASSERT_EQ(result.arena.tensors.size(), flat.arena.tensors.size());
+    for (size_t i = 0; i < flat.arena.tensors.size(); ++i) {
+      EXPECT_EQ(result.arena.tensors[i].pool, pool) << "fast pool of " << fast_bytes;
+      EXPECT_EQ(result.arena.tensors[i].offset, flat.arena.tensors[i].offset);
+    }
+    EXPECT_EQ(result.arena.arena_bytes, flat.arena.arena_bytes);
+    EXPECT_EQ(FitsDevice(options, result), std::optional<bool>(true));
+    // Fit-mode rewriting asks the same question of a candidate order.
+    ORDO_ASSERT_OK_AND_ASSIGN(bool fits,
+                              OrderFitsDevice(g, options, result.schedule, absl::Seconds(1), clock));
+    EXPECT_TRUE(fits);
+  }
+  CompileOptions tiny = WithPools(64, 128);
+  tiny.pools.one_arena = true;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult overflowing, Compile(g, tiny, clock));
+  EXPECT_FALSE(overflowing.placement->fits());
+  EXPECT_THAT(overflowing.placement->overflow, HasSubstr("fits no single pool"));
+  ORDO_ASSERT_OK_AND_ASSIGN(bool fits,
+                            OrderFitsDevice(g, tiny, overflowing.schedule, absl::Seconds(1), clock));
+  EXPECT_FALSE(fits);
+}
+
 TEST(CompilePoolsTest, WhenNothingFitsTheReportNamesTheOverflowingPool) {
   const Graph g = TestGraph(kTwoBranchesGraph);
   RealClock clock;

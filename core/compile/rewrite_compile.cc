@@ -435,6 +435,14 @@ absl::StatusOr<RewriteCompileResult> CompileWithRewrite(const CompileRequest& re
                                                         const CompileServices& services,
                                                         const Clock& clock) {
   ORDO_RETURN_IF_ERROR(request.Validate());
+  if (request.reordered_tflite && request.options.pools.enabled() &&
+      !request.options.pools.one_arena) {
+    // TensorFlow Lite Micro plans one arena, and the file's offline plan is
+    // its layout: with pools, that arena goes whole into one of them.
+    CompileRequest tflm = request;
+    tflm.options.pools.one_arena = true;
+    return CompileWithRewrite(tflm, model_bytes, graph, services, clock);
+  }
   const RewriteMode requested = RewriteModeToRun(request.rewrite);
   // Validate() let only ONNX through to rewriting; "auto" of any other
   // format compiles it as it is.

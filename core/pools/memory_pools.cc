@@ -71,6 +71,10 @@ absl::Status ValidatePoolOptions(const PoolOptions& options) {
                                                      pool, "\""));
     }
   }
+  if (options.one_arena && options.pools.empty()) {
+    return absl::InvalidArgumentError(
+        "one arena needs memory pools: without them the arena is one already");
+  }
   return absl::OkStatus();
 }
 

@@ -37,6 +37,10 @@ struct PoolOptions {
   std::vector<MemoryPool> pools;
   // Tensor name -> the one pool it must live in (e.g. a DMA-written input).
   std::map<std::string, std::string> pinned;
+  // The runtime plans one arena (TensorFlow Lite Micro): every activation
+  // lives in the same pool, at its offset in the schedule's one-arena plan
+  // (PlaceOneArenaInPools). Needs pools.
+  bool one_arena = false;
 
   bool enabled() const { return !pools.empty(); }
 };
@@ -51,7 +55,7 @@ inline constexpr double kMaxPoolBytesPerSecond = 1e15;
 // INVALID_ARGUMENT naming the pool: more than kMaxMemoryPools pools, empty
 // or duplicate names, a capacity that is not positive, a bandwidth outside
 // [kMinPoolBytesPerSecond, kMaxPoolBytesPerSecond] (or not a number), a
-// pinned pool that does not exist.
+// pinned pool that does not exist; pins or one_arena without pools.
 absl::Status ValidatePoolOptions(const PoolOptions& options);
 
 // The spec's modelled memory time of one tensor of `aligned_bytes` placed in

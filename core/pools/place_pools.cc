@@ -1,7 +1,11 @@
 #include "core/pools/place_pools.h"
 
 #include <algorithm>
+#include <limits>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -28,6 +32,24 @@ PoolBaseline BaselineOf(const PoolPlacement& placement) {
   baseline.modelled_seconds = placement.evaluation.modelled_seconds;
   baseline.overflow_bytes = placement.evaluation.overflow_bytes;
   return baseline;
+}
+
+// The baselines are greedy starts of the placer: the same placements.
+void AddGreedyBaselines(const PoolGreedyStarts& greedy, PoolReport& report) {
+  report.baselines.push_back(BaselineOf(greedy.named("internal_first")));
+  report.baselines.push_back(BaselineOf(greedy.named("usmp_greedy")));
+}
+
+// report.pool_of_tensor and offset_of_tensor from the placement's blocks.
+void RecordTensorPlacement(const PoolProblem& problem, int32_t num_tensors, PoolReport& report) {
+  report.pool_of_tensor.assign(num_tensors, kNoId);
+  report.offset_of_tensor.assign(num_tensors, 0);
+  for (int32_t b = 0; b < problem.num_blocks(); ++b) {
+    for (int32_t t : problem.arena.blocks[b].tensors) {
+      report.pool_of_tensor[t] = report.placement.assignment.pool[b];
+      report.offset_of_tensor[t] = report.placement.assignment.offset[b];
+    }
+  }
 }
 
 }  // namespace
@@ -75,17 +97,8 @@ absl::StatusOr<PoolReport> PlaceScoredInPools(const Graph& graph, const MemoryMo
     if (why.empty()) why = ScheduleInfeasibility(graph, problem);
     if (!why.empty()) absl::StrAppend(&report.overflow, "; ", why);
   }
-  // The baselines are greedy starts of the placer: the same placements.
-  report.baselines.push_back(BaselineOf(scored.greedy.named("internal_first")));
-  report.baselines.push_back(BaselineOf(scored.greedy.named("usmp_greedy")));
-  report.pool_of_tensor.assign(model.num_tensors(), kNoId);
-  report.offset_of_tensor.assign(model.num_tensors(), 0);
-  for (int32_t b = 0; b < problem.num_blocks(); ++b) {
-    for (int32_t t : problem.arena.blocks[b].tensors) {
-      report.pool_of_tensor[t] = report.placement.assignment.pool[b];
-      report.offset_of_tensor[t] = report.placement.assignment.offset[b];
-    }
-  }
+  AddGreedyBaselines(scored.greedy, report);
+  RecordTensorPlacement(problem, model.num_tensors(), report);
   report.time = limits.Now() - start;
   return report;
 }
@@ -108,6 +121,92 @@ absl::StatusOr<PoolReport> PlaceInPools(const Graph& graph, const MemoryModel& m
                         ScorePoolProblem(graph, model, simulation, alignment, options));
   ORDO_ASSIGN_OR_RETURN(PoolReport report, PlaceScoredInPools(graph, model, scored, limits));
   AddSinglePoolBaseline(scored.problem.pools, single_arena_bytes, report);
+  report.time = limits.Now() - start;
+  return report;
+}
+
+namespace {
+
+// Why no pool may hold every block, one reason per pool: the first block
+// each pool is not allowed.
+std::string NoPoolHoldsEveryBlock(const Graph& graph, const PoolProblem& problem) {
+  std::vector<std::string> reasons;
+  for (int32_t p = 0; p < problem.num_pools(); ++p) {
+    for (int32_t b = 0; b < problem.num_blocks(); ++b) {
+      if (problem.allowed[b][p]) continue;
+      const ArenaBlock& block = problem.arena.blocks[b];
+      const bool too_large = block.size > problem.pools[p].capacity_bytes;
+      reasons.push_back(absl::StrCat("pool \"", problem.pools[p].name, "\": tensor \"",
+                                     graph.tensor(block.tensors.front()).name, "\" ",
+                                     too_large ? "is larger than it" : "is pinned elsewhere"));
+      break;
+    }
+  }
+  return absl::StrCat("one arena: no memory pool may hold every activation tensor (",
+                      absl::StrJoin(reasons, "; "), ")");
+}
+
+// The modelled time of every block in pool `p`, or nullopt when a block may
+// not live there. The same in any layout: the spec's time has no offsets.
+std::optional<double> OneArenaSeconds(const PoolProblem& problem, int32_t p) {
+  double seconds = 0;
+  for (int32_t b = 0; b < problem.num_blocks(); ++b) {
+    if (!problem.allowed[b][p]) return std::nullopt;
+    seconds += problem.seconds[b][p];
+  }
+  return seconds;
+}
+
+}  // namespace
+
+absl::StatusOr<PoolReport> PlaceOneArenaInPools(const Graph& graph, const MemoryModel& model,
+                                                const SimulationResult& simulation,
+                                                int64_t alignment, const PoolOptions& options,
+                                                const ArenaPlan& arena,
+                                                const ArenaLimits& limits) {
+  const absl::Time start = limits.Now();
+  ORDO_ASSIGN_OR_RETURN(ScoredPoolProblem scored,
+                        ScorePoolProblem(graph, model, simulation, alignment, options));
+  const PoolProblem& problem = scored.problem;
+  std::vector<int64_t> offset_of_tensor(model.num_tensors(), 0);
+  for (const TensorPlacement& tensor : arena.tensors) offset_of_tensor[tensor.tensor] = tensor.offset;
+  PoolAssignment assignment;
+  for (const ArenaBlock& block : problem.arena.blocks) {
+    assignment.offset.push_back(offset_of_tensor[block.tensors.front()]);
+  }
+  PoolReport report;
+  std::optional<PoolPlacement> best;
+  // Least time of an allowed pool that holds the aligned peak, and of any
+  // allowed pool (the bound when none holds it).
+  double holds_peak = std::numeric_limits<double>::infinity();
+  double any = holds_peak;
+  for (int32_t p = 0; p < problem.num_pools(); ++p) {
+    const std::optional<double> seconds = OneArenaSeconds(problem, p);
+    if (!seconds) continue;
+    any = std::min(any, *seconds);
+    if (arena.lower_bound_bytes <= problem.pools[p].capacity_bytes) {
+      holds_peak = std::min(holds_peak, *seconds);
+    }
+    assignment.pool.assign(problem.num_blocks(), p);
+    PoolPlacement placement{absl::StrCat("one arena in \"", problem.pools[p].name, "\""),
+                            assignment, EvaluatePoolAssignment(problem, assignment)};
+    if (!best || BetterPlacement(placement, *best)) best = std::move(placement);
+  }
+  if (!best) return absl::InvalidArgumentError(NoPoolHoldsEveryBlock(graph, problem));
+  report.placement = *std::move(best);
+  if (report.placement.fits()) {
+    ORDO_RETURN_IF_ERROR(CheckPoolAssignment(problem, report.placement.assignment));
+    report.lower_bound_seconds =
+        std::min(holds_peak, report.placement.evaluation.modelled_seconds);
+  } else {
+    report.lower_bound_seconds = any;
+    report.overflow = absl::StrCat(DescribeOverflow(report.placement.evaluation),
+                                   "; one arena: the schedule's arena (", arena.arena_bytes,
+                                   " bytes) fits no single pool it may use");
+  }
+  AddGreedyBaselines(scored.greedy, report);
+  AddSinglePoolBaseline(problem.pools, arena.arena_bytes, report);
+  RecordTensorPlacement(problem, model.num_tensors(), report);
   report.time = limits.Now() - start;
   return report;
 }

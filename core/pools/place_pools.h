@@ -104,6 +104,23 @@ absl::StatusOr<PoolReport> PlaceInPools(const Graph& graph, const MemoryModel& m
                                         const PoolOptions& options, int64_t single_arena_bytes,
                                         const ArenaLimits& limits);
 
+// The place stage for a runtime that plans one arena (PoolOptions::
+// one_arena; TensorFlow Lite Micro): `arena`, the schedule's one-arena plan,
+// goes whole into one pool, every tensor at its offset in the plan. The pool
+// is the one of least modelled time among those every block may use (pins,
+// sizes) that hold the arena; when none holds it, the one that overflows
+// least. The lower bound is the least time of a pool that holds the
+// schedule's aligned peak (no one-arena layout needs less), so the gap is
+// what the arena's fragmentation costs. Baselines as PlaceInPools (their
+// placements span pools: a runtime with an arena per pool could use them).
+// INVALID_ARGUMENT as BuildPoolProblem, and naming a tensor that keeps each
+// pool out (pinned elsewhere, or larger than it) when no pool may hold them
+// all. O(blocks x pools) besides the baselines.
+absl::StatusOr<PoolReport> PlaceOneArenaInPools(const Graph& graph, const MemoryModel& model,
+                                                const SimulationResult& simulation,
+                                                int64_t alignment, const PoolOptions& options,
+                                                const ArenaPlan& arena, const ArenaLimits& limits);
+
 // `plan` (the schedule's one-arena plan) rewritten to the pools: every tensor
 // gets its pool and its offset in that pool; arena_bytes becomes the summed
 // used bytes of the pools. Tensors of one in-place chain share pool and

@@ -238,6 +238,12 @@ absl::StatusOr<std::vector<int32_t>> OfflinePlan(const Model& model, const Graph
   std::vector<const TensorPlacement*> placement(graph.num_tensors(), nullptr);
   for (const TensorPlacement& p : arena.tensors) {
     if (p.tensor >= 0 && p.tensor < graph.num_tensors()) placement[p.tensor] = &p;
+    // Offsets in two pools may coincide: as one arena they would overlap.
+    if (p.pool != arena.tensors.front().pool) {
+      return absl::InvalidArgumentError(
+          "the placement spans several memory pools, but TFLite Micro plans one arena: "
+          "compile with one arena (--one-arena, device.one_arena)");
+    }
   }
   int64_t total = 0;
   for (uint32_t s = 0; s < model.subgraphs()->size(); ++s) {

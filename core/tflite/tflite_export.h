@@ -29,9 +29,10 @@ struct TfliteExportOptions {
 // tensor in subgraph order; -1 = TFLM plans it at run time (weights,
 // variables, tensors of other subgraphs, tensors ordo did not place).
 // `graph` must be ImportTflite(model_bytes) and `arena` a verified plan of it.
-// INVALID_ARGUMENT when the arena's alignment is not a multiple of 16, an
-// offset does not fit int32, or a block is smaller than its tensor in the
-// file (an activation element-size override was in force).
+// INVALID_ARGUMENT when the arena's alignment is not a multiple of 16, its
+// tensors lie in more than one memory pool (TensorPlacement::pool; TFLM has
+// one arena), an offset does not fit int32, or a block is smaller than its
+// tensor in the file (an activation element-size override was in force).
 absl::StatusOr<std::vector<int32_t>> TfliteOfflinePlan(absl::string_view model_bytes,
                                                        const Graph& graph,
                                                        const ArenaPlan& arena,

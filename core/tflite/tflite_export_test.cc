@@ -175,6 +175,27 @@ TEST(TfliteExportTest, RefusesBadSchedulesAndAlignments) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("imported from it")));
 }
 
+// TFLM has one arena: a placement across memory pools (offsets per pool,
+// which may coincide) is refused, the same arena in one pool is written.
+TEST(TfliteExportTest, APlacementAcrossPoolsIsRefusedAndOnePoolIsWritten) {
+  const std::string original = Branches().Build();
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportTflite(original));
+  CompileResult result = CompileOf(graph);
+  ArenaPlan one_pool = result.arena;
+  for (TensorPlacement& tensor : one_pool.tensors) tensor.pool = 1;
+  ORDO_ASSERT_OK_AND_ASSIGN(std::vector<int32_t> plan,
+                            TfliteOfflinePlan(original, graph, one_pool));
+  ORDO_ASSERT_OK_AND_ASSIGN(std::vector<int32_t> flat,
+                            TfliteOfflinePlan(original, graph, result.arena));
+  EXPECT_EQ(plan, flat);
+  ArenaPlan two_pools = one_pool;
+  two_pools.tensors.back().pool = 0;
+  EXPECT_THAT(ReorderTfliteModel(original, graph, result.schedule, two_pools),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       ::testing::AllOf(HasSubstr("several memory pools"),
+                                        HasSubstr("--one-arena"))));
+}
+
 // The same network as ONNX and as .tflite: x feeds two Relu chains joined
 // by a Concat. Both importers must give the same peaks.
 TEST(TfliteExportTest, OnnxAndTfliteOfTheSameNetworkHaveTheSamePeak) {

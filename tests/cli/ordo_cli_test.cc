@@ -567,6 +567,7 @@ TEST(OrdoCliPoolsTest, BadPoolSpecsExitTwoNamingThePoolOrTensor) {
       {"--pool a:64 --pool b:64", "larger than every memory pool"},
       {"--device stm32h743 --pool a:1KiB", "not both"},
       {"--device esp32s3 --on-chip 64KiB", "mark the external pools off-chip"},
+      {"--one-arena", "--one-arena needs memory pools"},
   };
   for (const auto& [flags, message] : cases) {
     ProcessResult run = RunOrdo(absl::StrCat("compile ", model, " ", flags));

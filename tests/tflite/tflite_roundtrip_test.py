@@ -50,6 +50,25 @@ def check_io_outside_plan(ordo, path, tmp, inputs, expected, quantized):
         "Arm NN outputs differ with --io-outside-arena"
 
 
+def check_pools_plan(ordo, path, tmp, inputs, expected, quantized):
+    """Memory pools: TFLM plans one arena, so --emit-tflite puts the whole
+    arena into one bank (the fastest that holds it: the small fast one does
+    not), every tensor at its offset in the one-arena plan, and the plan is
+    still valid as one arena."""
+    emitted = os.path.join(tmp, "pools_" + os.path.basename(path))
+    report = compile_model(ordo, path, emitted,
+                           ["--pool", "tcm:2KiB:4GB/s", "--pool", "sram:4MiB:1GB/s",
+                            "--pool", "psram:8MiB:0.2GB/s"])
+    placement = report["placement"]
+    assert placement["fits"] and placement["algorithm"] == 'one arena in "sram"', placement
+    pools = {t.get("pool") for t in report["arena"]["tensors"]}
+    assert pools == {"sram"}, f"tensors in pools {pools}"
+    with open(emitted, "rb") as f:
+        tflite_plan_check.check_plan(f.read(), int(report["arena"]["arena_bytes"]))
+    assert same_outputs(expected, armnn_run.Network(emitted).run(inputs), quantized), \
+        "Arm NN outputs differ with memory pools"
+
+
 def same_outputs(a, b, quantized):
     if quantized:
         return all(np.array_equal(x, y) for x, y in zip(a, b))
@@ -94,6 +113,10 @@ def main():
                     check_io_outside_plan(ordo, path, tmp, inputs, expected, "int8" in name)
                 except AssertionError as error:
                     failures.append(f"{name}: --io-outside-arena: {error}")
+                try:
+                    check_pools_plan(ordo, path, tmp, inputs, expected, "int8" in name)
+                except AssertionError as error:
+                    failures.append(f"{name}: memory pools: {error}")
     if table:
         print("| model | TFLM greedy arena, file order (B) | TFLM greedy, ordo's order (B) "
               "| ordo arena = offline plan (B) | saving vs file order |")
