@@ -340,7 +340,8 @@ class OrdoClient:
         without patch-wise fusion of layer chains (docs/rewriting.md).
         `return_reordered_tflite` (TFLite input) returns the model in
         schedule order with ordo's arena as TFLite Micro's offline plan in
-        `reordered_tflite_model`. Returns the CompileResponse.
+        `reordered_tflite_model` (with pools, TFLM's one arena goes whole
+        into one pool: DeviceSpec.one_arena). Returns the CompileResponse.
         """
         request = self._build(pb.CompileRequest, model, device, scheduler, time_limit_s,
                                 arena_planner, inplace, count_weights, return_reordered_onnx,

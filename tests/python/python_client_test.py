@@ -266,6 +266,21 @@ class PythonClientTest(unittest.TestCase):
         planners = [b.planner for b in response.arena_baselines]
         self.assertIn("tflm", planners)
 
+    def test_compile_tflite_with_pools_puts_the_whole_arena_in_one_pool(self):
+        # TFLite Micro plans one arena: its offline plan cannot span banks.
+        # A small fast bank that holds single tensors but not the arena is
+        # left out; the plan is still one valid arena.
+        pools = [{"name": "tcm", "capacity_bytes": 2048, "read_bytes_per_second": 4e9},
+                 {"name": "sram", "capacity_bytes": 4 << 20, "read_bytes_per_second": 1e9}]
+        with tempfile.TemporaryDirectory() as tmp:
+            path = make_tflite_models.write_all(tmp, ["nas_cell_3"])[1]  # int8
+            response = self.client.compile(path, device={"alignment_bytes": 16, "pools": pools},
+                                           return_reordered_tflite=True)
+        self.assertTrue(response.placement.fits)
+        self.assertEqual(response.placement.algorithm, 'one arena in "sram"')
+        self.assertEqual({t.pool for t in response.arena.tensors}, {"sram"})
+        tflite_plan_check.check_plan(response.reordered_tflite_model, response.arena.arena_bytes)
+
     def test_bad_tflite_names_the_table_and_index(self):
         with self.assertRaises(OrdoError) as raised:
             self.client.compile(b"\x10\x00\x00\x00TFL3" + bytes(8))
