@@ -35,6 +35,11 @@ RewriteMode RewriteModeToRun(const RewriteCompileOptions& rewrite) {
              : rewrite.mode;
 }
 
+bool NeedsOneArena(const CompileRequest& request) {
+  return request.reordered_tflite && request.options.pools.enabled() &&
+         !request.options.pools.one_arena;
+}
+
 absl::Status CheckInputShapesApply(ModelFormat format, const InputShapes& shapes,
                                    const CompileRequestNames& names) {
   if (shapes.empty() || format == ModelFormat::kOnnx) return absl::OkStatus();

@@ -59,6 +59,15 @@ struct CompileRequest {
 // front asked for alone needs a search and means kAll.
 RewriteMode RewriteModeToRun(const RewriteCompileOptions& rewrite);
 
+// TensorFlow Lite Micro plans one arena, and a reordered TFLite model's
+// offline plan is that arena's layout: with memory pools, such a request
+// places the arena whole in one pool (PoolOptions::one_arena). True when
+// `request` asks for a reordered TFLite model with pools and does not say
+// one_arena yet. CompileWithRewrite applies it; a client that sends the
+// options elsewhere without asking for the file back (the CLI's remote
+// mode) sets one_arena first.
+bool NeedsOneArena(const CompileRequest& request);
+
 // OK when `shapes` is empty or `format` is ONNX (the only format with
 // symbolic dims); else INVALID_ARGUMENT naming names.input_shapes. Part of
 // Validate(), and alone for the requests that only import (estimate,

@@ -435,10 +435,7 @@ absl::StatusOr<RewriteCompileResult> CompileWithRewrite(const CompileRequest& re
                                                         const CompileServices& services,
                                                         const Clock& clock) {
   ORDO_RETURN_IF_ERROR(request.Validate());
-  if (request.reordered_tflite && request.options.pools.enabled() &&
-      !request.options.pools.one_arena) {
-    // TensorFlow Lite Micro plans one arena, and the file's offline plan is
-    // its layout: with pools, that arena goes whole into one of them.
+  if (NeedsOneArena(request)) {
     CompileRequest tflm = request;
     tflm.options.pools.one_arena = true;
     return CompileWithRewrite(tflm, model_bytes, graph, services, clock);

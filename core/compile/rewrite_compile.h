@@ -144,9 +144,9 @@ struct RewriteCompileResult {
 //    vary), the rewrites are dropped and the input compiled instead: the
 //    peak never rises, unless the rewritten model fits the device and the
 //    input does not.
-// A reordered TFLite model with pools (request.reordered_tflite) sets
-// pools.one_arena: TensorFlow Lite Micro plans one arena, whose layout is
-// the file's offline plan.
+// A reordered TFLite model with pools sets pools.one_arena (NeedsOneArena):
+// TensorFlow Lite Micro plans one arena, whose layout is the file's
+// offline plan.
 // Explicit modes with pools: a refusal for a tensor larger than every pool
 // (of the rewritten model, or of the input when no rewrite was kept) ends
 // with what the search did, as "auto"'s does.

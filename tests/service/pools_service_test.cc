@@ -4,10 +4,13 @@
 // bad spec while the server keeps serving; `ordo compile --server` with
 // pools answers like local mode.
 
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "core/tflite/tflite_test_model.h"
 #include "tests/cli/compile_json.h"
 #include "tests/cli/run_ordo.h"
 #include "tests/service/service_harness.h"
@@ -18,6 +21,7 @@ namespace {
 using namespace ::ordo::testing_service;  // NOLINT: the harness is the test's vocabulary
 using ::ordo::testing::ProcessResult;
 using ::ordo::testing::RunOrdo;
+using ::ordo::testing::TfliteTestModel;
 using ::testing::HasSubstr;
 
 const std::string kModel = std::string(ORDO_EXAMPLE_MODELS_DIR) + "/small_resnet.onnx";
@@ -218,6 +222,56 @@ TEST(PoolsServiceTest, CliServerModeWithADeviceAnswersLikeLocalMode) {
                                            " --server ", server.address()));
   EXPECT_EQ(bad.exit_code, 2) << bad.out;
   EXPECT_THAT(bad.out, HasSubstr("larger than every memory pool"));
+}
+
+std::string ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+// TFLite Micro plans one arena: `--emit-tflite` with pools places it whole
+// in one pool, in remote mode too (the CLI writes the file from the
+// server's answer, so the server must place one arena without being asked
+// for the file). Before, the file's plan overlapped tensors of two banks.
+TEST(PoolsServiceTest, EmitTfliteWithPoolsPutsTheArenaInOnePoolLocallyAndServed) {
+  Server server({"--local-workers=1"});
+  ASSERT_TRUE(server.started());
+  using ::ordo::testing::kTfliteConcat;
+  using ::ordo::testing::kTfliteConv2d;
+  using ::ordo::testing::kTfliteInt8;
+  TfliteTestModel m;
+  const int32_t x = m.Tensor({"x", {1, 256}});
+  const int32_t w = m.Tensor({"w", {16}, kTfliteInt8, /*weight=*/true});
+  const int32_t a = m.Tensor({"a", {1, 1024}});
+  const int32_t b = m.Tensor({"b", {1, 1024}});
+  const int32_t y = m.Tensor({"y", {1, 2048}});
+  m.Operator({kTfliteConv2d, {x, w}, {a}});
+  m.Operator({kTfliteConv2d, {x, w}, {b}});
+  m.Operator({kTfliteConcat, {a, b}, {y}});
+  m.Inputs({x});
+  m.Outputs({y});
+  const std::string dir = ::testing::TempDir();
+  const std::string model = dir + "/pools_one_arena.tflite";
+  std::ofstream(model, std::ios::binary) << m.Build();
+  // "fast" holds x, a or b alone but not the arena.
+  const std::string flags = absl::StrCat("compile ", model,
+                                         " --alignment 16 --pool fast:1KiB:8GB/s"
+                                         " --pool slow:64KiB:1GB/s --json --emit-tflite ");
+  ProcessResult local = RunOrdo(flags + dir + "/local.tflite");
+  ProcessResult served =
+      RunOrdo(absl::StrCat(flags, dir, "/served.tflite --server ", server.address()));
+  for (const ProcessResult* run : {&local, &served}) {
+    ASSERT_EQ(run->exit_code, 0) << run->out;
+    const v1::CompileResponse response = ParseCompileJson(run->out);
+    EXPECT_TRUE(response.fits());
+    EXPECT_EQ(response.placement().algorithm(), "one arena in \"slow\"");
+    for (const v1::TensorPlacement& tensor : response.arena().tensors()) {
+      EXPECT_EQ(tensor.pool(), "slow") << tensor.tensor();
+    }
+  }
+  EXPECT_EQ(ReadBytes(dir + "/local.tflite"), ReadBytes(dir + "/served.tflite"));
 }
 
 }  // namespace
