@@ -142,8 +142,10 @@ std::string NoPoolHoldsEveryBlock(const Graph& graph, const PoolProblem& problem
       break;
     }
   }
-  return absl::StrCat("one arena: no memory pool may hold every activation tensor (",
-                      absl::StrJoin(reasons, "; "), ")");
+  return absl::StrCat(
+      "one arena (the runtime plans one, as TFLite Micro does): no memory pool may hold every "
+      "activation tensor (",
+      absl::StrJoin(reasons, "; "), ")");
 }
 
 // The modelled time of every block in pool `p`, or nullopt when a block may
