@@ -386,6 +386,7 @@ absl::StatusOr<CompileRequest> CompilerService::ValidCompileRequest(
                         StateBudget(request.options().max_state_bytes(), limits_));
   compile.rewrite.limits.max_ops = limits_.max_ops;
   ORDO_RETURN_IF_ERROR(compile.Validate());
+  ImplyOneArena(compile);
   return compile;
 }
 

@@ -525,9 +525,9 @@ int RunCompile(const std::vector<std::string>& argv, std::ostream& out, std::ost
   request.names = CliNames(model->path);
   if (!emit) request.names.reordered_onnx = "--rewritten-model";
   if (absl::Status valid = request.Validate(); !valid.ok()) return Fail(valid, err);
-  // The file is written here, also in remote mode: the server must place
-  // the one arena TFLite Micro plans without being asked for the file.
-  request.options.pools.one_arena |= NeedsOneArena(request);
+  // Before the request goes anywhere: in remote mode the file is written
+  // here, so the server must place one arena without being asked for it.
+  ImplyOneArena(request);
   if (absl::Status imported = ImportReadModel(*model); !imported.ok()) return Fail(imported, err);
   const std::optional<std::string> server = args->Value("server");
   absl::StatusOr<rpc::ClientSecurity> security = SecurityFromArgs(*args);

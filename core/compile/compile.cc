@@ -686,6 +686,11 @@ absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& 
     } else {
       ORDO_RETURN_IF_ERROR(
           ChooseLayout(graph, model, options, limits.deadline, clock, baselines, result));
+      if (options.pools.one_arena) {
+        ORDO_RETURN_IF_ERROR(AddPoolBaselines(graph, model, result.simulation, options.alignment,
+                                              options.pools, result.arena.arena_bytes,
+                                              *result.placement));
+      }
     }
     ORDO_RETURN_IF_ERROR(CompareArenas(model, options, limits.deadline, clock,
                                        baselines.front().order, result));
@@ -712,9 +717,13 @@ absl::StatusOr<bool> OrderFitsDevice(const Graph& graph, const CompileOptions& o
   const int64_t peak = simulation.peak_bytes;
   if (options.memory_limit_bytes > 0 && peak > options.memory_limit_bytes) return false;
   if (!options.pools.enabled()) return options.memory_limit_bytes > 0;
-  // The tensors live at the peak step are disjoint in any valid placement.
+  // The tensors live at the peak step are disjoint in any valid placement;
+  // one arena holds them all in one pool.
   int64_t capacity = 0;
-  for (const MemoryPool& pool : options.pools.pools) capacity += pool.capacity_bytes;
+  for (const MemoryPool& pool : options.pools.pools) {
+    capacity = options.pools.one_arena ? std::max(capacity, pool.capacity_bytes)
+                                       : capacity + pool.capacity_bytes;
+  }
   if (peak > capacity) return false;
   // Fitting is the placement's alone: no one-arena plan, unless the
   // placement is that plan's.

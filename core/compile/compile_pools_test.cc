@@ -94,6 +94,8 @@ TEST(CompilePoolsTest, OneArenaPutsTheWholeArenaInOnePool) {
       EXPECT_EQ(result.arena.tensors[i].offset, flat.arena.tensors[i].offset);
     }
     EXPECT_EQ(result.arena.arena_bytes, flat.arena.arena_bytes);
+    ASSERT_EQ(result.placement->baselines.size(), 3u);
+    EXPECT_EQ(result.placement->baselines[2].single_pool_bytes, flat.arena.arena_bytes);
     EXPECT_EQ(FitsDevice(options, result), std::optional<bool>(true));
     // Fit-mode rewriting asks the same question of a candidate order.
     ORDO_ASSERT_OK_AND_ASSIGN(bool fits,

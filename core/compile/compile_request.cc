@@ -35,9 +35,10 @@ RewriteMode RewriteModeToRun(const RewriteCompileOptions& rewrite) {
              : rewrite.mode;
 }
 
-bool NeedsOneArena(const CompileRequest& request) {
-  return request.reordered_tflite && request.options.pools.enabled() &&
-         !request.options.pools.one_arena;
+void ImplyOneArena(CompileRequest& request) {
+  if (request.reordered_tflite && request.options.pools.enabled()) {
+    request.options.pools.one_arena = true;
+  }
 }
 
 absl::Status CheckInputShapesApply(ModelFormat format, const InputShapes& shapes,

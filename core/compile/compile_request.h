@@ -60,13 +60,12 @@ struct CompileRequest {
 RewriteMode RewriteModeToRun(const RewriteCompileOptions& rewrite);
 
 // TensorFlow Lite Micro plans one arena, and a reordered TFLite model's
-// offline plan is that arena's layout: with memory pools, such a request
-// places the arena whole in one pool (PoolOptions::one_arena). True when
-// `request` asks for a reordered TFLite model with pools and does not say
-// one_arena yet. CompileWithRewrite applies it; a client that sends the
-// options elsewhere without asking for the file back (the CLI's remote
-// mode) sets one_arena first.
-bool NeedsOneArena(const CompileRequest& request);
+// offline plan is that arena's layout: with memory pools, a request for
+// one places the arena whole in one pool. Sets options.pools.one_arena
+// then. The CLI and the server apply it to every request they build, so
+// the options in force (and echoed in the response) say so; the TFLite
+// writer refuses an arena that spans pools should a caller not.
+void ImplyOneArena(CompileRequest& request);
 
 // OK when `shapes` is empty or `format` is ONNX (the only format with
 // symbolic dims); else INVALID_ARGUMENT naming names.input_shapes. Part of

@@ -21,7 +21,8 @@ constexpr absl::string_view kNoPlacementAsGivenNote = "the model as it is does n
 // Longest a single candidate's schedule may take inside the search.
 constexpr absl::Duration kMaxCandidateScheduleTime = absl::Seconds(5);
 // A candidate's placement in fit mode with memory pools gets at most this
-// (the place stage's own cap per schedule); no one-arena plan is made.
+// (the place stage's own cap per schedule); no one-arena plan is made,
+// unless the placement is that plan's (PoolOptions::one_arena).
 constexpr absl::Duration kCandidatePlacementTime = absl::Milliseconds(200);
 
 // Fit mode: the device's memory limit or its memory pools constrain the
@@ -133,6 +134,214 @@ absl::StatusOr<RewriteCompileResult> CompileAsIs(const Graph& graph, const Compi
   return result;
 }
 
+// How a request's refusal for a tensor larger than every pool ends once
+// rewriting ran: what it did, in the mode the user asked for.
+absl::Status StillRefused(const absl::Status& refusal, absl::string_view mode_name,
+                          absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(refusal.message(), "; rewrite \"", mode_name,
+                                                 "\" could not make it fit: ", why));
+}
+
+// Steps 2-4 of one CompileWithRewrite call (see the header), past its
+// checks: each member function is one of them. Holds references to the
+// call's arguments, which outlive it; Run once per object.
+class RewriteCompile {
+ public:
+  RewriteCompile(const CompileRequest& request, absl::string_view onnx_model, const Graph& graph,
+                 const CompileServices& services, const Clock& clock)
+      : options_(request.options),
+        rewrite_(request.rewrite),
+        onnx_model_(onnx_model),
+        graph_(graph),
+        services_(services),
+        clock_(clock),
+        start_(clock.Now()) {}
+
+  absl::StatusOr<RewriteCompileResult> Run(RewriteMode mode, bool fallback) {
+    mode_name_ = fallback ? "auto" : std::string(RewriteModeName(mode));
+    if (fallback) {
+      ORDO_ASSIGN_OR_RETURN(const bool fits, CompileAsGiven());
+      if (fits) return *std::move(plain_);
+      mode = RewriteMode::kAll;
+    }
+    onnx::ModelProto model;
+    if (!model.ParseFromArray(onnx_model_.data(), static_cast<int>(onnx_model_.size()))) {
+      return absl::InvalidArgumentError("ONNX model does not parse");
+    }
+    absl::StatusOr<RewriteResult> searched =
+        RewriteForMemory(model, SearchOptions(options_, rewrite_, services_, mode, clock_, 2));
+    if (!searched.ok()) return AnswerWithoutSearch(mode, searched.status());
+    RewriteSummary summary = Summarize(mode, *searched);
+    ORDO_ASSIGN_OR_RETURN(std::optional<RewriteCompileResult> result,
+                          CompileRewritten(*searched, summary));
+    if (!result) {
+      ORDO_ASSIGN_OR_RETURN(result, InputAsAnswer(summary));
+    }
+    return Finish(*std::move(result), std::move(summary));
+  }
+
+ private:
+  absl::StatusOr<RewriteCompileResult> CompileInput(int stages_left) const {
+    return CompileAsIs(graph_, options_, rewrite_, services_, clock_, stages_left);
+  }
+
+  // "auto"'s first step: true when the input fits the device (its compile
+  // is then plain_, the answer). A compile that does not fit is kept in
+  // plain_ as the answer should rewriting do no better; a refusal for a
+  // tensor larger than every pool waits in refusal_, since rewriting may
+  // never form that tensor.
+  absl::StatusOr<bool> CompileAsGiven() {
+    absl::StatusOr<RewriteCompileResult> as_is = CompileInput(3);
+    if (as_is.ok()) {
+      plain_ = *std::move(as_is);
+      return Fits(options_, plain_->compile);
+    }
+    if (!IsTensorLargerThanEveryPool(as_is.status())) return as_is.status();
+    refusal_ = as_is.status();
+    return false;
+  }
+
+  // The search failed: "auto" already has an answer when the input
+  // compiled, and a failed rewrite does not fail it.
+  absl::StatusOr<RewriteCompileResult> AnswerWithoutSearch(RewriteMode mode,
+                                                           const absl::Status& failed) {
+    if (!refusal_.ok()) {
+      return StillRefused(refusal_, mode_name_,
+                          absl::StrCat("rewriting failed: ", failed.message()));
+    }
+    if (!plain_) return failed;
+    RewriteSummary summary;
+    summary.mode = std::string(RewriteModeName(mode));
+    summary.fit_fallback = true;
+    summary.fallback_from_peak_bytes = plain_->compile.peak_bytes;
+    summary.original_peak_bytes = plain_->compile.peak_bytes;
+    summary.note =
+        absl::StrCat("rewriting failed, the model is compiled as it is: ", failed.message());
+    return Finish(*std::move(plain_), std::move(summary));
+  }
+
+  RewriteSummary Summarize(RewriteMode mode, const RewriteResult& searched) const {
+    RewriteSummary summary = SummaryOf(mode, searched);
+    if (rewrite_.pareto) summary.pareto = searched.pareto;
+    if (plain_) {
+      summary.fit_fallback = true;
+      summary.fallback_from_peak_bytes = plain_->compile.peak_bytes;
+    }
+    if (!refusal_.ok()) {
+      summary.fit_fallback = true;
+      summary.tensor_larger_than_every_pool = true;
+      summary.fallback_from_peak_bytes = searched.original_peak_bytes;
+      AddNote(summary, absl::StrCat(kNoPlacementAsGivenNote, refusal_.message()));
+    }
+    return summary;
+  }
+
+  // Step 4: the rewritten model compiled, or nothing when no rewrite was
+  // kept (then summary.rewrites is emptied).
+  absl::StatusOr<std::optional<RewriteCompileResult>> CompileRewritten(RewriteResult& searched,
+                                                                       RewriteSummary& summary) {
+    if (summary.rewrites.empty()) return std::nullopt;
+    if (absl::Status same = CheckSameInterface(graph_, searched.graph); !same.ok()) {
+      return absl::InternalError(absl::StrCat("rewriting broke the model: ", same.message()));
+    }
+    // Without an earlier compile of the input, time is kept for one should
+    // the rewritten model's schedule not beat the input's search peak.
+    const bool input_compiled = plain_.has_value() || !refusal_.ok();
+    absl::StatusOr<CompileResult> compiled = CompileStage(searched.graph, options_, rewrite_,
+                                                          services_, clock_, input_compiled ? 1 : 2);
+    if (!compiled.ok() && IsTensorLargerThanEveryPool(compiled.status())) {
+      if (plain_) {
+        // "auto" has the input's compile: a rewrite that forms a tensor
+        // over every pool (a fused stage's workspace) is dropped.
+        AddNote(summary, absl::StrCat("the rewritten model was not kept: ",
+                                      compiled.status().message()));
+        summary.rewrites.clear();
+        return std::nullopt;
+      }
+      const std::string after = absl::StrCat("after ", summary.rewrites.size(), " rewrite(s)");
+      return refusal_.ok() ? StillRefused(compiled.status(), mode_name_, after)
+                           : StillRefused(refusal_, mode_name_,
+                                          absl::StrCat(after, ", ", compiled.status().message()));
+    }
+    RewriteCompileResult rewritten;
+    ORDO_ASSIGN_OR_RETURN(rewritten.compile, std::move(compiled));
+    if (!input_compiled && rewritten.compile.peak_bytes > summary.original_peak_bytes) {
+      // Above the input's search peak: compile the input too, and keep
+      // whichever verified schedule is lower (never a known peak for an
+      // unknown one).
+      absl::StatusOr<RewriteCompileResult> as_is = CompileInput(1);
+      if (as_is.ok()) plain_ = *std::move(as_is);
+    }
+    if (!KeepRewritten(rewritten.compile)) {
+      summary.rewrites.clear();
+      return std::nullopt;
+    }
+    ORDO_ASSIGN_OR_RETURN(summary.rewritten_model,
+                          ReorderOnnxNodes(searched.model.SerializeAsString(), searched.graph,
+                                           rewritten.compile.schedule));
+    rewritten.graph = std::move(searched.graph);
+    return rewritten;
+  }
+
+  // Fitting the device is the question fit mode answers: a rewritten
+  // model that fits where the input does not is kept even if its
+  // schedule's peak came out higher (with pools, the peak is not what
+  // decides); otherwise the peak never rises.
+  bool KeepRewritten(const CompileResult& rewritten) const {
+    const int64_t input_peak = plain_ ? plain_->compile.peak_bytes : rewritten.peak_bytes;
+    const bool fits_only_rewritten = FitMode(options_) && Fits(options_, rewritten) &&
+                                     !(plain_ && Fits(options_, plain_->compile));
+    return rewritten.peak_bytes <= input_peak || fits_only_rewritten;
+  }
+
+  // No rewrite kept: the input model's compile is the answer, or its
+  // refusal for a tensor larger than every pool, with why rewriting did not
+  // help.
+  absl::StatusOr<RewriteCompileResult> InputAsAnswer(RewriteSummary& summary) {
+    const absl::string_view why =
+        summary.time_limit_hit
+            ? "the rewrite search hit its time limit before it found a rewritten model that "
+              "fits; a longer time limit may find one"
+            : "no rewritten model the search found fits";
+    if (!refusal_.ok()) return StillRefused(refusal_, mode_name_, why);
+    std::optional<RewriteCompileResult> input = std::move(plain_);
+    if (!input) {
+      absl::StatusOr<RewriteCompileResult> as_is = CompileInput(1);
+      if (!as_is.ok() && IsTensorLargerThanEveryPool(as_is.status())) {
+        return StillRefused(as_is.status(), mode_name_, why);
+      }
+      ORDO_ASSIGN_OR_RETURN(input, std::move(as_is));
+    }
+    summary.rewritten_macs = summary.original_macs;
+    summary.rewritten_ops = summary.original_ops;
+    summary.latency_overhead = 0;
+    return *std::move(input);
+  }
+
+  absl::StatusOr<RewriteCompileResult> Finish(RewriteCompileResult result,
+                                              RewriteSummary summary) const {
+    JudgeFit(options_, result, summary);
+    summary.time = clock_.Now() - start_;
+    result.rewrite = std::move(summary);
+    return result;
+  }
+
+  const CompileOptions& options_;
+  const RewriteCompileOptions& rewrite_;
+  // As the user asked: "auto", or the mode searched.
+  std::string mode_name_;
+  const absl::string_view onnx_model_;
+  const Graph& graph_;
+  const CompileServices& services_;
+  const Clock& clock_;
+  const absl::Time start_;
+  // The input model compiled ("auto"'s first step, or when the rewritten
+  // model's schedule came out above the input's search peak).
+  std::optional<RewriteCompileResult> plain_;
+  // "auto": the input model has a tensor larger than every pool.
+  absl::Status refusal_;
+};
+
 }  // namespace
 
 absl::Status SetRewriteMode(absl::string_view name, RewriteCompileOptions& options) {
@@ -223,223 +432,12 @@ std::vector<std::string> TensorsLiveAtPeak(const Graph& graph, const SimulationR
   return names;
 }
 
-namespace {
-
-// How a request's refusal for a tensor larger than every pool ends once
-// rewriting ran: what it did, in the mode the user asked for.
-absl::Status StillRefused(const absl::Status& refusal, absl::string_view mode_name,
-                          absl::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat(refusal.message(), "; rewrite \"", mode_name,
-                                                 "\" could not make it fit: ", why));
-}
-
-// Steps 2-4 of one CompileWithRewrite call (see the header), past its
-// checks: each member function is one of them.
-class RewriteCompile {
- public:
-  RewriteCompile(const CompileRequest& request, absl::string_view onnx_model, const Graph& graph,
-                 const CompileServices& services, const Clock& clock)
-      : options_(request.options),
-        rewrite_(request.rewrite),
-        onnx_model_(onnx_model),
-        graph_(graph),
-        services_(services),
-        clock_(clock),
-        start_(clock.Now()) {}
-
-  absl::StatusOr<RewriteCompileResult> Run(RewriteMode mode, bool fallback) {
-    mode_name_ = fallback ? "auto" : std::string(RewriteModeName(mode));
-    if (fallback) {
-      ORDO_ASSIGN_OR_RETURN(const bool fits, CompileAsGiven());
-      if (fits) return *std::move(plain_);
-      mode = RewriteMode::kAll;
-    }
-    absl::StatusOr<RewriteResult> searched = Search(mode);
-    if (!searched.ok()) return AnswerWithoutSearch(mode, searched.status());
-    RewriteSummary summary = Summarize(mode, *searched);
-    ORDO_ASSIGN_OR_RETURN(std::optional<RewriteCompileResult> result,
-                          CompileRewritten(*searched, summary));
-    if (!result) {
-      ORDO_ASSIGN_OR_RETURN(result, InputAsAnswer(summary));
-    }
-    return Finish(*std::move(result), std::move(summary));
-  }
-
- private:
-  absl::StatusOr<RewriteCompileResult> CompileInput(int stages_left) const {
-    return CompileAsIs(graph_, options_, rewrite_, services_, clock_, stages_left);
-  }
-
-  // "auto"'s first step: true when the input fits the device (its compile
-  // is then plain_, the answer). A compile that does not fit is kept in
-  // plain_ as the answer should rewriting do no better; a refusal for a
-  // tensor larger than every pool waits in refusal_, since rewriting may
-  // never form that tensor.
-  absl::StatusOr<bool> CompileAsGiven() {
-    absl::StatusOr<RewriteCompileResult> as_is = CompileInput(3);
-    if (as_is.ok()) {
-      plain_ = *std::move(as_is);
-      return Fits(options_, plain_->compile);
-    }
-    if (!IsTensorLargerThanEveryPool(as_is.status())) return as_is.status();
-    refusal_ = as_is.status();
-    return false;
-  }
-
-  absl::StatusOr<RewriteResult> Search(RewriteMode mode) const {
-    onnx::ModelProto model;
-    if (!model.ParseFromArray(onnx_model_.data(), static_cast<int>(onnx_model_.size()))) {
-      return absl::InvalidArgumentError("ONNX model does not parse");
-    }
-    return RewriteForMemory(model, SearchOptions(options_, rewrite_, services_, mode, clock_, 2));
-  }
-
-  // The search failed: "auto" already has an answer when the input
-  // compiled, and a failed rewrite does not fail it.
-  absl::StatusOr<RewriteCompileResult> AnswerWithoutSearch(RewriteMode mode,
-                                                           const absl::Status& failed) {
-    if (!refusal_.ok()) {
-      return StillRefused(refusal_, mode_name_,
-                          absl::StrCat("rewriting failed: ", failed.message()));
-    }
-    if (!plain_) return failed;
-    RewriteSummary summary;
-    summary.mode = std::string(RewriteModeName(mode));
-    summary.fit_fallback = true;
-    summary.fallback_from_peak_bytes = plain_->compile.peak_bytes;
-    summary.original_peak_bytes = plain_->compile.peak_bytes;
-    summary.note =
-        absl::StrCat("rewriting failed, the model is compiled as it is: ", failed.message());
-    return Finish(*std::move(plain_), std::move(summary));
-  }
-
-  RewriteSummary Summarize(RewriteMode mode, const RewriteResult& searched) const {
-    RewriteSummary summary = SummaryOf(mode, searched);
-    if (rewrite_.pareto) summary.pareto = searched.pareto;
-    if (plain_) {
-      summary.fit_fallback = true;
-      summary.fallback_from_peak_bytes = plain_->compile.peak_bytes;
-    }
-    if (!refusal_.ok()) {
-      summary.fit_fallback = true;
-      summary.tensor_larger_than_every_pool = true;
-      summary.fallback_from_peak_bytes = searched.original_peak_bytes;
-      AddNote(summary, absl::StrCat(kNoPlacementAsGivenNote, refusal_.message()));
-    }
-    return summary;
-  }
-
-  // Step 4: the rewritten model compiled, or nothing when no rewrite was
-  // kept (then summary.rewrites is emptied).
-  absl::StatusOr<std::optional<RewriteCompileResult>> CompileRewritten(RewriteResult& searched,
-                                                                       RewriteSummary& summary) {
-    if (summary.rewrites.empty()) return std::nullopt;
-    if (absl::Status same = CheckSameInterface(graph_, searched.graph); !same.ok()) {
-      return absl::InternalError(absl::StrCat("rewriting broke the model: ", same.message()));
-    }
-    // Without an earlier compile of the input, time is kept for one should
-    // the rewritten model's schedule not beat the input's search peak.
-    const bool input_compiled = plain_.has_value() || !refusal_.ok();
-    absl::StatusOr<CompileResult> compiled = CompileStage(searched.graph, options_, rewrite_,
-                                                          services_, clock_, input_compiled ? 1 : 2);
-    if (!compiled.ok() && IsTensorLargerThanEveryPool(compiled.status())) {
-      const std::string after = absl::StrCat("after ", summary.rewrites.size(), " rewrite(s)");
-      return refusal_.ok() ? StillRefused(compiled.status(), mode_name_, after)
-                           : StillRefused(refusal_, mode_name_,
-                                          absl::StrCat(after, ", ", compiled.status().message()));
-    }
-    RewriteCompileResult rewritten;
-    ORDO_ASSIGN_OR_RETURN(rewritten.compile, std::move(compiled));
-    if (!input_compiled && rewritten.compile.peak_bytes > summary.original_peak_bytes) {
-      // Above the input's search peak: compile the input too, and keep
-      // whichever verified schedule is lower (never a known peak for an
-      // unknown one).
-      absl::StatusOr<RewriteCompileResult> as_is = CompileInput(1);
-      if (as_is.ok()) plain_ = *std::move(as_is);
-    }
-    if (!KeepRewritten(rewritten.compile)) {
-      summary.rewrites.clear();
-      return std::nullopt;
-    }
-    ORDO_ASSIGN_OR_RETURN(summary.rewritten_model,
-                          ReorderOnnxNodes(searched.model.SerializeAsString(), searched.graph,
-                                           rewritten.compile.schedule));
-    rewritten.graph = std::move(searched.graph);
-    return rewritten;
-  }
-
-  // Fitting the device is the question fit mode answers: a rewritten
-  // model that fits where the input does not is kept even if its
-  // schedule's peak came out higher (with pools, the peak is not what
-  // decides); otherwise the peak never rises.
-  bool KeepRewritten(const CompileResult& rewritten) const {
-    const int64_t input_peak = plain_ ? plain_->compile.peak_bytes : rewritten.peak_bytes;
-    const bool fits_only_rewritten = FitMode(options_) && Fits(options_, rewritten) &&
-                                     !(plain_ && Fits(options_, plain_->compile));
-    return rewritten.peak_bytes <= input_peak || fits_only_rewritten;
-  }
-
-  // No rewrite kept: the input model's compile is the answer, or its
-  // refusal for a tensor larger than every pool, with why rewriting did not
-  // help.
-  absl::StatusOr<RewriteCompileResult> InputAsAnswer(RewriteSummary& summary) {
-    const absl::string_view why =
-        summary.time_limit_hit
-            ? "the rewrite search hit its time limit before it found a rewritten model that "
-              "fits; a longer time limit may find one"
-            : "no rewritten model the search found fits";
-    if (!refusal_.ok()) return StillRefused(refusal_, mode_name_, why);
-    std::optional<RewriteCompileResult> input = std::move(plain_);
-    if (!input) {
-      absl::StatusOr<RewriteCompileResult> as_is = CompileInput(1);
-      if (!as_is.ok() && IsTensorLargerThanEveryPool(as_is.status())) {
-        return StillRefused(as_is.status(), mode_name_, why);
-      }
-      ORDO_ASSIGN_OR_RETURN(input, std::move(as_is));
-    }
-    summary.rewritten_macs = summary.original_macs;
-    summary.rewritten_ops = summary.original_ops;
-    summary.latency_overhead = 0;
-    return *std::move(input);
-  }
-
-  absl::StatusOr<RewriteCompileResult> Finish(RewriteCompileResult result,
-                                              RewriteSummary summary) const {
-    JudgeFit(options_, result, summary);
-    summary.time = clock_.Now() - start_;
-    result.rewrite = std::move(summary);
-    return result;
-  }
-
-  const CompileOptions& options_;
-  const RewriteCompileOptions& rewrite_;
-  // As the user asked: "auto", or the mode searched.
-  std::string mode_name_;
-  const absl::string_view onnx_model_;
-  const Graph& graph_;
-  const CompileServices& services_;
-  const Clock& clock_;
-  const absl::Time start_;
-  // The input model compiled ("auto"'s first step, or when the rewritten
-  // model's schedule came out above the input's search peak).
-  std::optional<RewriteCompileResult> plain_;
-  // "auto": the input model has a tensor larger than every pool.
-  absl::Status refusal_;
-};
-
-}  // namespace
-
 absl::StatusOr<RewriteCompileResult> CompileWithRewrite(const CompileRequest& request,
                                                         absl::string_view model_bytes,
                                                         const Graph& graph,
                                                         const CompileServices& services,
                                                         const Clock& clock) {
   ORDO_RETURN_IF_ERROR(request.Validate());
-  if (NeedsOneArena(request)) {
-    CompileRequest tflm = request;
-    tflm.options.pools.one_arena = true;
-    return CompileWithRewrite(tflm, model_bytes, graph, services, clock);
-  }
   const RewriteMode requested = RewriteModeToRun(request.rewrite);
   // Validate() let only ONNX through to rewriting; "auto" of any other
   // format compiles it as it is.

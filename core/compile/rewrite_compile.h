@@ -75,6 +75,8 @@ struct RewriteSummary {
   // no placement at all (`tensor_larger_than_every_pool`; `note` names the
   // tensor), it is the search's peak of the input.
   bool fit_fallback = false;
+  // With fit_fallback: the model as given has an intermediate tensor larger
+  // than every memory pool, so no placement at all; rewriting removed it.
   bool tensor_larger_than_every_pool = false;
   int64_t fallback_from_peak_bytes = 0;
   // The rewrites kept, in the order applied; empty when none lowered the
@@ -143,10 +145,9 @@ struct RewriteCompileResult {
 //    that schedule's peak be above the input's (a heuristic schedule can
 //    vary), the rewrites are dropped and the input compiled instead: the
 //    peak never rises, unless the rewritten model fits the device and the
-//    input does not.
-// A reordered TFLite model with pools sets pools.one_arena (NeedsOneArena):
-// TensorFlow Lite Micro plans one arena, whose layout is the file's
-// offline plan.
+//    input does not. A rewritten model refused for a tensor larger than
+//    every pool (a fused stage's workspace) is dropped the same way when
+//    "auto" compiled the input; the note says why.
 // Explicit modes with pools: a refusal for a tensor larger than every pool
 // (of the rewritten model, or of the input when no rewrite was kept) ends
 // with what the search did, as "auto"'s does.

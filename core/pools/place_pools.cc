@@ -1,6 +1,8 @@
 #include "core/pools/place_pools.h"
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -40,7 +42,7 @@ void AddGreedyBaselines(const PoolGreedyStarts& greedy, PoolReport& report) {
   report.baselines.push_back(BaselineOf(greedy.named("usmp_greedy")));
 }
 
-// report.pool_of_tensor and offset_of_tensor from the placement's blocks.
+// Per tensor, so that reports and the arena plan need no pool problem.
 void RecordTensorPlacement(const PoolProblem& problem, int32_t num_tensors, PoolReport& report) {
   report.pool_of_tensor.assign(num_tensors, kNoId);
   report.offset_of_tensor.assign(num_tensors, 0);
@@ -167,9 +169,8 @@ absl::StatusOr<PoolReport> PlaceOneArenaInPools(const Graph& graph, const Memory
                                                 const ArenaPlan& arena,
                                                 const ArenaLimits& limits) {
   const absl::Time start = limits.Now();
-  ORDO_ASSIGN_OR_RETURN(ScoredPoolProblem scored,
-                        ScorePoolProblem(graph, model, simulation, alignment, options));
-  const PoolProblem& problem = scored.problem;
+  ORDO_ASSIGN_OR_RETURN(const PoolProblem problem,
+                        BuildPoolProblem(graph, model, simulation, alignment, options));
   std::vector<int64_t> offset_of_tensor(model.num_tensors(), 0);
   for (const TensorPlacement& tensor : arena.tensors) offset_of_tensor[tensor.tensor] = tensor.offset;
   PoolAssignment assignment;
@@ -201,16 +202,25 @@ absl::StatusOr<PoolReport> PlaceOneArenaInPools(const Graph& graph, const Memory
     report.lower_bound_seconds =
         std::min(holds_peak, report.placement.evaluation.modelled_seconds);
   } else {
-    report.lower_bound_seconds = any;
+    report.lower_bound_seconds = std::isfinite(holds_peak) ? holds_peak : any;
     report.overflow = absl::StrCat(DescribeOverflow(report.placement.evaluation),
                                    "; one arena: the schedule's arena (", arena.arena_bytes,
                                    " bytes) fits no single pool it may use");
   }
-  AddGreedyBaselines(scored.greedy, report);
-  AddSinglePoolBaseline(problem.pools, arena.arena_bytes, report);
   RecordTensorPlacement(problem, model.num_tensors(), report);
   report.time = limits.Now() - start;
   return report;
+}
+
+absl::Status AddPoolBaselines(const Graph& graph, const MemoryModel& model,
+                              const SimulationResult& simulation, int64_t alignment,
+                              const PoolOptions& options, int64_t single_arena_bytes,
+                              PoolReport& report) {
+  ORDO_ASSIGN_OR_RETURN(const ScoredPoolProblem scored,
+                        ScorePoolProblem(graph, model, simulation, alignment, options));
+  AddGreedyBaselines(scored.greedy, report);
+  AddSinglePoolBaseline(options.pools, single_arena_bytes, report);
+  return absl::OkStatus();
 }
 
 ArenaPlan PoolArenaPlan(const PoolReport& report, ArenaPlan plan) {
@@ -319,6 +329,13 @@ absl::StatusOr<PoolPlacement> RecheckPoolPlacement(const Graph& graph, const Mem
       placement.assignment.pool[b] = pool;
       placement.assignment.offset[b] = offset;
     }
+  }
+  const std::vector<int32_t>& pools = placement.assignment.pool;
+  if (options.one_arena && std::adjacent_find(pools.begin(), pools.end(), std::not_equal_to<>()) !=
+                               pools.end()) {
+    return absl::InvalidArgumentError(
+        "placement: the request asks for one arena (device.one_arena) but the tensors lie in "
+        "several pools; a server that predates DeviceSpec.one_arena?");
   }
   placement.evaluation = EvaluatePoolAssignment(problem, placement.assignment);
   if (placement.fits()) {

@@ -111,15 +111,24 @@ absl::StatusOr<PoolReport> PlaceInPools(const Graph& graph, const MemoryModel& m
 // sizes) that hold the arena; when none holds it, the one that overflows
 // least. The lower bound is the least time of a pool that holds the
 // schedule's aligned peak (no one-arena layout needs less), so the gap is
-// what the arena's fragmentation costs. Baselines as PlaceInPools (their
-// placements span pools: a runtime with an arena per pool could use them).
-// INVALID_ARGUMENT as BuildPoolProblem, and naming a tensor that keeps each
-// pool out (pinned elsewhere, or larger than it) when no pool may hold them
-// all. O(blocks x pools) besides the baselines.
+// what the arena's fragmentation costs. No baselines: the caller adds them
+// (AddPoolBaselines) to the placement it keeps. INVALID_ARGUMENT as
+// BuildPoolProblem, and naming a tensor that keeps each pool out (pinned
+// elsewhere, or larger than it) when no pool may hold them all.
+// O(blocks x pools).
 absl::StatusOr<PoolReport> PlaceOneArenaInPools(const Graph& graph, const MemoryModel& model,
                                                 const SimulationResult& simulation,
                                                 int64_t alignment, const PoolOptions& options,
                                                 const ArenaPlan& arena, const ArenaLimits& limits);
+
+// Appends the baselines PlaceInPools reports (internal_first, usmp_greedy:
+// placements across the pools, which a runtime with an arena per pool
+// could use; single_pool from `single_arena_bytes`) to a placement made
+// without them (PlaceOneArenaInPools). INVALID_ARGUMENT as BuildPoolProblem.
+absl::Status AddPoolBaselines(const Graph& graph, const MemoryModel& model,
+                              const SimulationResult& simulation, int64_t alignment,
+                              const PoolOptions& options, int64_t single_arena_bytes,
+                              PoolReport& report);
 
 // `plan` (the schedule's one-arena plan) rewritten to the pools: every tensor
 // gets its pool and its offset in that pool; arena_bytes becomes the summed
@@ -147,7 +156,8 @@ std::optional<TrafficResult> PlacementTraffic(const MemoryModel& model,
 // evaluation is recomputed by the spec's rules, and a placement that fits is
 // re-checked by CheckPoolAssignment. INVALID_ARGUMENT naming the tensor or
 // rule when a tensor of the schedule has no pool, tensors sharing a block
-// disagree, or the placement breaks a rule.
+// disagree, the placement breaks a rule, or `options.one_arena` asks for
+// one pool and the tensors lie in several.
 absl::StatusOr<PoolPlacement> RecheckPoolPlacement(const Graph& graph, const MemoryModel& model,
                                                    const SimulationResult& simulation,
                                                    int64_t alignment, const PoolOptions& options,

@@ -32,7 +32,7 @@ struct Scheduled {
   ArenaPlan arena;
 };
 
-Scheduled ScheduleInOrder(const Graph& graph) {
+Scheduled ScheduleInOrder(const Graph& graph, const std::string& planner = "best") {
   Scheduled s;
   s.model = *BuildMemoryModel(graph, {});
   std::vector<int32_t> order(s.model.num_ops());
@@ -40,6 +40,7 @@ Scheduled ScheduleInOrder(const Graph& graph) {
   s.simulation = *Simulate(s.model, order);
   ArenaOptions options;
   options.alignment = kAlignment;
+  options.planner = planner;
   RealClock clock;
   s.arena = *PlanArena(s.model, s.simulation, options, clock);
   return s;
@@ -92,8 +93,13 @@ TEST(PlaceOneArenaTest, TheArenaGoesWholeIntoTheFastestPoolThatHoldsIt) {
   EXPECT_EQ(report.placement.evaluation.pools[2].used_bytes, s.arena.arena_bytes);
   // sram is the fastest pool that holds the peak: the bound is its time.
   EXPECT_DOUBLE_EQ(report.lower_bound_seconds, report.placement.evaluation.modelled_seconds);
+  // The baselines come apart, for the placement a caller keeps.
+  EXPECT_TRUE(report.baselines.empty());
+  ORDO_ASSERT_OK(AddPoolBaselines(graph, s.model, s.simulation, kAlignment, options,
+                                  s.arena.arena_bytes, report));
   ASSERT_EQ(report.baselines.size(), 3u);
   EXPECT_EQ(report.baselines[0].name, "internal_first");
+  EXPECT_EQ(report.baselines[1].name, "usmp_greedy");
   EXPECT_EQ(report.baselines[2].name, "single_pool");
 
   // A pin is the user's rule: the arena follows the pinned tensor.
@@ -135,6 +141,65 @@ TEST(PlaceOneArenaTest, PinsToTwoPoolsLeaveNoPoolForTheArena) {
                        ::testing::AllOf(HasSubstr("no memory pool may hold every activation"),
                                         HasSubstr("pool \"a\": tensor \"z\" is pinned elsewhere"),
                                         HasSubstr("pool \"b\": tensor \"y\" is pinned elsewhere"))));
+}
+
+// A pool that holds the schedule's aligned peak but not its arena (the
+// layout is fragmented): the arena goes to the next pool, and the bound is
+// the first pool's time, the gap being what fragmentation costs.
+TEST(PlaceOneArenaTest, TheBoundIsAPoolThatHoldsThePeakWhenTheArenaIsFragmented) {
+  std::mt19937_64 rng(11);
+  for (int attempt = 0; attempt < 2000; ++attempt) {
+    ordo::testing::RandomDagOptions dag;
+    dag.num_ops = 8 + static_cast<int32_t>(rng() % 8);
+    dag.max_bytes = 512;
+    const Graph graph = ordo::testing::RandomDag(rng, dag);
+    // A greedy planner leaves gaps where the exact one would not.
+    const Scheduled s = ScheduleInOrder(graph, "greedy-by-breadth");
+    if (s.arena.arena_bytes == s.arena.lower_bound_bytes) continue;
+    PoolOptions options;
+    options.pools = {{"tight", s.arena.lower_bound_bytes, 8e9, 8e9},
+                     {"roomy", 1 << 20, 1e9, 1e9}};
+    options.one_arena = true;
+    ORDO_ASSERT_OK_AND_ASSIGN(
+        PoolReport report, PlaceOneArenaInPools(graph, s.model, s.simulation, kAlignment,
+                                                options, s.arena, ArenaLimits{}));
+    ASSERT_TRUE(report.fits());
+    EXPECT_EQ(report.placement.algorithm, "one arena in \"roomy\"");
+    EXPECT_DOUBLE_EQ(report.lower_bound_seconds, EverythingIn(s, options.pools[0]));
+    EXPECT_LT(report.lower_bound_seconds, report.placement.evaluation.modelled_seconds);
+    // With no pool that holds the arena, the bound stays the tight pool's.
+    options.pools[1].capacity_bytes = s.arena.lower_bound_bytes;
+    ORDO_ASSERT_OK_AND_ASSIGN(
+        PoolReport neither, PlaceOneArenaInPools(graph, s.model, s.simulation, kAlignment,
+                                                 options, s.arena, ArenaLimits{}));
+    EXPECT_FALSE(neither.fits());
+    EXPECT_DOUBLE_EQ(neither.lower_bound_seconds, EverythingIn(s, options.pools[0]));
+    return;
+  }
+  FAIL() << "no random graph with a fragmented arena";
+}
+
+// A client re-checks a server's placement: one arena asked, one pool given.
+TEST(PlaceOneArenaTest, TheRecheckRefusesPoolsSpannedWhereOneArenaWasAsked) {
+  const Graph graph = ordo::testing::TestGraph(kChain);
+  const Scheduled s = ScheduleInOrder(graph);
+  PoolOptions options;
+  options.pools = {{"tcm", 512, 8e9, 8e9}, {"sram", 4096, 1e9, 1e9}};
+  ORDO_ASSERT_OK_AND_ASSIGN(PoolReport spread,
+                            PlaceInPools(graph, s.model, s.simulation, kAlignment, options,
+                                         s.arena.arena_bytes, ArenaLimits{}));
+  const ArenaPlan spread_plan = PoolArenaPlan(spread, s.arena);
+  ORDO_EXPECT_OK(
+      RecheckPoolPlacement(graph, s.model, s.simulation, kAlignment, options, spread_plan).status());
+  options.one_arena = true;
+  EXPECT_THAT(RecheckPoolPlacement(graph, s.model, s.simulation, kAlignment, options, spread_plan),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("asks for one arena")));
+  ORDO_ASSERT_OK_AND_ASSIGN(PoolReport one,
+                            PlaceOneArenaInPools(graph, s.model, s.simulation, kAlignment, options,
+                                                 s.arena, ArenaLimits{}));
+  ORDO_EXPECT_OK(RecheckPoolPlacement(graph, s.model, s.simulation, kAlignment, options,
+                                      PoolArenaPlan(one, s.arena))
+                     .status());
 }
 
 // Against brute force over the pools on random graphs: the pool of least

@@ -541,6 +541,24 @@ TEST(OrdoCliPoolsTest, JsonReportsThePlacementAndEachTensorsPool) {
   }
 }
 
+// --one-arena without --emit-tflite: any runtime that plans one arena.
+TEST(OrdoCliPoolsTest, OneArenaPutsTheWholeArenaInTheFastestPoolThatHoldsIt) {
+  ProcessResult run = RunOrdo(absl::StrCat(
+      "compile ", Example("small_resnet.onnx"),
+      " --pool fast:64KiB:4GB/s --pool slow:64MiB:0.1GB/s --one-arena --json"));
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const v1::CompileResponse report = ParseCompileJson(run.out);
+  EXPECT_TRUE(report.device().one_arena());
+  EXPECT_TRUE(report.fits());
+  EXPECT_EQ(report.placement().algorithm(), "one arena in \"slow\"");
+  ASSERT_GT(report.arena().tensors_size(), 0);
+  for (const v1::TensorPlacement& tensor : report.arena().tensors()) {
+    EXPECT_EQ(tensor.pool(), "slow") << tensor.tensor();
+  }
+  EXPECT_EQ(report.placement().pools(0).used_bytes(), 0);
+  EXPECT_EQ(report.placement().pools(1).used_bytes(), report.arena().arena_bytes());
+}
+
 TEST(OrdoCliPoolsTest, DevicePresetHumanSummaryHasOneLinePerPool) {
   ProcessResult run = RunOrdo(absl::StrCat("compile ", Example("small_resnet.onnx"),
                                            " --device i.MX-RT1170 --activation-dtype int8"));

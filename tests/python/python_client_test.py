@@ -277,6 +277,7 @@ class PythonClientTest(unittest.TestCase):
             response = self.client.compile(path, device={"alignment_bytes": 16, "pools": pools},
                                            return_reordered_tflite=True)
         self.assertTrue(response.placement.fits)
+        self.assertTrue(response.device.one_arena)  # in force, though not asked
         self.assertEqual(response.placement.algorithm, 'one arena in "sram"')
         self.assertEqual({t.pool for t in response.arena.tensors}, {"sram"})
         tflite_plan_check.check_plan(response.reordered_tflite_model, response.arena.arena_bytes)
