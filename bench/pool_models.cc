@@ -10,7 +10,7 @@
 //
 //   ordo-pool-bench [DIR] [--only=SUBSTRING] [--device=NAME]
 //                   [--schedule_time_limit_s=2] [--schedulers=best,model,...]
-//                   [--rewrite=auto]
+//                   [--rewrite=auto] [--runtime=tflm]
 //
 // With --schedulers, each model is compiled once per named scheduler and a
 // table per preset says what the best of those schedules gives: the
@@ -24,6 +24,11 @@
 // preset says what fits with rewriting that fits with neither baseline on
 // the model as given, and whether the baselines fit the rewritten schedule
 // too (then the rewriting, not the placement, made the difference).
+//
+// With --runtime=tflm, a table per preset compares ordo's placement across
+// the banks with what a runtime of one arena (TFLite Micro) can do on the
+// same chip: the compile's one-arena layout whole in the fastest bank that
+// holds it (PlaceOneArenaInPools, as `ordo compile --one-arena`).
 
 #include <algorithm>
 #include <cstdio>
@@ -41,6 +46,7 @@
 #include "core/onnx/onnx_import.h"
 #include "core/memory/simulator.h"
 #include "core/pools/device_presets.h"
+#include "core/pools/place_pools.h"
 #include "core/pools/pool_placer.h"
 #include "core/util/clock.h"
 
@@ -56,6 +62,8 @@ struct Options {
   std::string schedulers;
   // "auto": the rewriting tables (CompileWithRewrite); empty: none.
   std::string rewrite;
+  // "tflm": the one-arena tables; empty: none.
+  std::string runtime;
 };
 
 bool ParseArgs(int argc, char** argv, Options& options) {
@@ -64,7 +72,8 @@ bool ParseArgs(int argc, char** argv, Options& options) {
       {bench::StringFlag("only", options.only), bench::StringFlag("device", options.device),
        bench::DoubleFlag("schedule_time_limit_s", options.schedule_time_limit_s),
        bench::StringFlag("schedulers", options.schedulers),
-       bench::StringFlag("rewrite", options.rewrite)});
+       bench::StringFlag("rewrite", options.rewrite),
+       bench::StringFlag("runtime", options.runtime)});
 }
 
 struct Cell {
@@ -98,6 +107,15 @@ struct Cell {
     bool internal_fits = false, usmp_fits = false;
     double seconds = 0, time_s = 0;
   } rewritten;
+  // --runtime=tflm: the least-peak schedule's one arena in one bank.
+  struct OneArena {
+    bool ran = false;
+    std::string error;
+    int64_t peak = 0, arena_bytes = 0;
+    bool fits = false;
+    std::string algorithm;  // one arena in "POOL"
+    double seconds = 0;
+  } one_arena;
 };
 
 CompileOptions BaseOptions(const Options& options) {
@@ -211,13 +229,39 @@ void RunRewrite(const std::string& bytes, const Graph& graph, const DevicePreset
 // A table cell's worth of a refusal: what rewriting did, if it ran, else
 // the refusal's own reason.
 std::string ShortError(const std::string& message) {
-  for (absl::string_view lead : {"could not make it fit: ", "a tensor is larger than every bank"}) {
+  for (absl::string_view lead : {"could not make it fit: ", "a tensor is larger than every bank",
+                                 "larger than every memory pool"}) {
     const size_t at = absl::string_view(message).find(lead);
     if (at == std::string::npos) continue;
     if (lead.back() != ' ') return "a tensor over every bank";
     return message.substr(at + lead.size(), 110);
   }
   return message.substr(0, 60);
+}
+
+// The least-peak compile's arena (`plain`, without pools) placed whole in
+// one bank of the preset, into cell.one_arena.
+void RunOneArena(const Graph& graph, const DevicePreset& preset, const Options& options,
+                 const CompileResult& plain, Cell& cell) {
+  Cell::OneArena& out = cell.one_arena;
+  out.ran = true;
+  out.peak = plain.peak_bytes;
+  out.arena_bytes = plain.arena.arena_bytes;
+  CompileOptions compile = BaseOptions(options);
+  compile.pools.pools = preset.pools;
+  compile.pools.one_arena = true;
+  absl::StatusOr<MemoryModel> model = BuildMemoryModel(graph, compile.memory);
+  absl::StatusOr<PoolReport> report =
+      model.ok() ? PlaceOneArenaInPools(graph, *model, plain.simulation, compile.alignment,
+                                        compile.pools, plain.arena, ArenaLimits{})
+                 : absl::StatusOr<PoolReport>(model.status());
+  if (!report.ok()) {
+    out.error = ShortError(std::string(report.status().message()));
+    return;
+  }
+  out.fits = report->fits();
+  out.algorithm = report->placement.algorithm;
+  out.seconds = report->placement.evaluation.modelled_seconds;
 }
 
 // One row per model that did not fit as given (the others need no
@@ -285,6 +329,44 @@ std::string MedianRatio(const std::vector<double>& ratios) {
   if (ratios.empty()) return "- (no model)";
   const double median = Median(ratios);
   return absl::StrFormat("%.3f (%.1f%% lower)", median, 100 * (1 - median));
+}
+
+// Per model: ordo's placement across the banks against the one arena a
+// TFLite Micro build can use (the whole arena in one bank).
+void PrintOneArena(const DevicePreset& preset, const std::vector<Cell>& cells) {
+  std::printf("\n### %s, one arena (TFLite Micro) against ordo across the banks\n\n",
+              preset.description.c_str());
+  std::printf(
+      "| model | least peak (int8) | one arena (B) | one arena: bank | one arena ms |"
+      " ordo across banks ms | one arena / ordo |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  std::vector<std::string> only_across;
+  std::vector<double> ratios;
+  for (const Cell& cell : cells) {
+    const Cell::OneArena& one = cell.one_arena;
+    if (!one.ran) continue;
+    const bool across = cell.error.empty() && cell.fits;
+    if (across && !one.fits) only_across.push_back(cell.model);
+    std::string ratio = "-";
+    if (across && one.fits && cell.seconds > 0) {
+      ratios.push_back(one.seconds / cell.seconds);
+      ratio = absl::StrFormat("%.3f", ratios.back());
+    }
+    const std::string bank =
+        !one.error.empty() ? absl::StrCat("none (", one.error, ")")
+        : one.fits         ? one.algorithm.substr(one.algorithm.find('"'))
+                           : "none holds it";
+    std::printf("| %s | %lld | %lld | %s | %s | %s | %s |\n", cell.model.c_str(),
+                static_cast<long long>(one.peak), static_cast<long long>(one.arena_bytes),
+                bank.c_str(),
+                Ms(one.fits, one.seconds).c_str(), Ms(across, cell.seconds).c_str(),
+                ratio.c_str());
+  }
+  std::printf(
+      "\n%s one arena: %zu models fit across the banks with ordo and in no single bank as one "
+      "arena (%s); median one arena / ordo over %zu models both fit: %s\n",
+      preset.name.c_str(), only_across.size(), absl::StrJoin(only_across, ", ").c_str(),
+      ratios.size(), ratios.empty() ? "-" : absl::StrFormat("%.3f", Median(ratios)).c_str());
 }
 
 void PrintPreset(const DevicePreset& preset, const std::vector<Cell>& cells) {
@@ -506,6 +588,9 @@ int main(int argc, char** argv) {
       cells[p].push_back(
           RunOne(name, *graph, presets[p], options, without, plain.ok() ? &*plain : nullptr));
       if (!options.rewrite.empty()) RunRewrite(*bytes, *graph, presets[p], options, cells[p].back());
+      if (options.runtime == "tflm" && plain.ok()) {
+        RunOneArena(*graph, presets[p], options, *plain, cells[p].back());
+      }
       std::fprintf(stderr, "%s on %s done\n", name.c_str(), presets[p].name.c_str());
     }
   }
@@ -513,6 +598,7 @@ int main(int argc, char** argv) {
     if (schedulers.empty()) {
       PrintPreset(presets[p], cells[p]);
       if (!options.rewrite.empty()) PrintRewrite(presets[p], cells[p]);
+      if (options.runtime == "tflm") PrintOneArena(presets[p], cells[p]);
     } else {
       PrintAcrossSchedules(presets[p], across[p]);
     }
