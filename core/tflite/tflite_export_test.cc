@@ -227,7 +227,8 @@ TEST(TfliteExportTest, OnnxAndTfliteOfTheSameNetworkHaveTheSamePeak) {
     type->mutable_shape()->add_dim()->set_dim_value(1);
     type->mutable_shape()->add_dim()->set_dim_value(n);
   };
-  auto node = [&](const std::string& op, std::vector<std::string> in, const std::string& out) {
+  auto node = [&](const std::string& op, const std::vector<std::string>& in,
+                  const std::string& out) {
     onnx::NodeProto& n = *g.add_node();
     n.set_op_type(op);
     for (const std::string& i : in) n.add_input(i);
