@@ -1,6 +1,7 @@
 #include "core/compile/compile.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <tuple>
@@ -429,6 +430,34 @@ std::vector<PartLiveBound> PartBounds(const Graph& graph, const MemoryModel& mod
 // Not optimal over orders: a schedule none of these schedulers produces may
 // place faster; and the full placer on the winner may do less well than it
 // would have on a runner-up other than the least-peak candidate.
+// TFLite Micro's way, the least-peak order's one arena whole in the fastest
+// pool that holds it, is a placement too, and the placer's greedy offsets
+// can miss it (they fragment where the arena planner does not): it
+// competes, so that ordo's answer is never slower than it. Its arena is
+// planned only when a pool that holds the order's peak could beat `best`.
+absl::StatusOr<std::optional<Layout>> OneArenaIfFaster(const Graph& graph,
+                                                       const MemoryModel& model,
+                                                       const CompileOptions& options,
+                                                       absl::Time deadline, const Clock& clock,
+                                                       const ScoredSchedule& least_peak,
+                                                       const Layout& best) {
+  const PoolProblem& problem = least_peak.pools.problem;
+  const double bound = OneArenaLowerBoundSeconds(problem, problem.arena.lower_bound_bytes);
+  if (!std::isfinite(bound) ||
+      (best.FitsPools() && bound >= best.pools->placement.evaluation.modelled_seconds)) {
+    return std::nullopt;
+  }
+  CompileOptions one_arena = options;
+  one_arena.pools.one_arena = true;
+  Layout layout{least_peak.candidate.order, least_peak.candidate.algorithm,
+                least_peak.simulation, {}, {}};
+  ORDO_RETURN_IF_ERROR(PlanLayoutArena(graph, model, one_arena, deadline, clock, layout));
+  if (!(layout.Rank() < best.Rank())) return std::nullopt;
+  ORDO_RETURN_IF_ERROR(AddPoolBaselines(graph, model, layout.simulation, options.alignment,
+                                        options.pools, layout.arena.arena_bytes, *layout.pools));
+  return layout;
+}
+
 absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
                               const CompileOptions& options, const SchedulerRegistry& registry,
                               const ScheduleLimits& limits, const Clock& clock,
@@ -533,6 +562,9 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
                           place(least_peak, best->pools->placement.evaluation.modelled_seconds));
     ORDO_RETURN_IF_ERROR(keep_better(std::move(layout), /*replace_ties=*/true));
   }
+  ORDO_ASSIGN_OR_RETURN(std::optional<Layout> one_arena,
+                        OneArenaIfFaster(graph, model, options, deadline, clock, least_peak, *best));
+  if (one_arena) best = std::move(one_arena);
   Adopt(model, std::move(*best), clock, start, result);
   return absl::OkStatus();
 }

@@ -163,6 +163,15 @@ std::optional<double> OneArenaSeconds(const PoolProblem& problem, int32_t p) {
 
 }  // namespace
 
+double OneArenaLowerBoundSeconds(const PoolProblem& problem, int64_t peak_bytes) {
+  double least = std::numeric_limits<double>::infinity();
+  for (int32_t p = 0; p < problem.num_pools(); ++p) {
+    const std::optional<double> seconds = OneArenaSeconds(problem, p);
+    if (seconds && peak_bytes <= problem.pools[p].capacity_bytes) least = std::min(least, *seconds);
+  }
+  return least;
+}
+
 absl::StatusOr<PoolReport> PlaceOneArenaInPools(const Graph& graph, const MemoryModel& model,
                                                 const SimulationResult& simulation,
                                                 int64_t alignment, const PoolOptions& options,
@@ -179,17 +188,13 @@ absl::StatusOr<PoolReport> PlaceOneArenaInPools(const Graph& graph, const Memory
   }
   PoolReport report;
   std::optional<PoolPlacement> best;
-  // Least time of an allowed pool that holds the aligned peak, and of any
-  // allowed pool (the bound when none holds it).
-  double holds_peak = std::numeric_limits<double>::infinity();
-  double any = holds_peak;
+  const double holds_peak = OneArenaLowerBoundSeconds(problem, arena.lower_bound_bytes);
+  // The bound when no pool holds the peak: the fastest allowed pool's.
+  double any = std::numeric_limits<double>::infinity();
   for (int32_t p = 0; p < problem.num_pools(); ++p) {
     const std::optional<double> seconds = OneArenaSeconds(problem, p);
     if (!seconds) continue;
     any = std::min(any, *seconds);
-    if (arena.lower_bound_bytes <= problem.pools[p].capacity_bytes) {
-      holds_peak = std::min(holds_peak, *seconds);
-    }
     assignment.pool.assign(problem.num_blocks(), p);
     PoolPlacement placement{absl::StrCat("one arena in \"", problem.pools[p].name, "\""),
                             assignment, EvaluatePoolAssignment(problem, assignment)};

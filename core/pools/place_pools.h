@@ -121,6 +121,12 @@ absl::StatusOr<PoolReport> PlaceOneArenaInPools(const Graph& graph, const Memory
                                                 int64_t alignment, const PoolOptions& options,
                                                 const ArenaPlan& arena, const ArenaLimits& limits);
 
+// The least modelled time of one arena in one pool for a schedule whose
+// aligned peak is `peak_bytes`: every block in a pool that may hold them
+// all and holds the peak (the time has no offsets, so no layout does
+// better); infinity when no pool does. O(blocks x pools).
+double OneArenaLowerBoundSeconds(const PoolProblem& problem, int64_t peak_bytes);
+
 // Appends the baselines PlaceInPools reports (internal_first, usmp_greedy:
 // placements across the pools, which a runtime with an arena per pool
 // could use; single_pool from `single_arena_bytes`) to a placement made
