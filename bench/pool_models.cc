@@ -43,8 +43,8 @@
 #include "bench/model_folder.h"
 #include "core/compile/compile.h"
 #include "core/compile/compile_request.h"
-#include "core/onnx/onnx_import.h"
 #include "core/memory/simulator.h"
+#include "core/onnx/onnx_import.h"
 #include "core/pools/device_presets.h"
 #include "core/pools/place_pools.h"
 #include "core/pools/pool_placer.h"
@@ -113,7 +113,7 @@ struct Cell {
     std::string error;
     int64_t peak = 0, arena_bytes = 0;
     bool fits = false;
-    std::string algorithm;  // one arena in "POOL"
+    std::string pool;  // where the one arena went
     double seconds = 0;
   } one_arena;
 };
@@ -260,7 +260,8 @@ void RunOneArena(const Graph& graph, const DevicePreset& preset, const Options& 
     return;
   }
   out.fits = report->fits();
-  out.algorithm = report->placement.algorithm;
+  const std::vector<int32_t>& pools = report->placement.assignment.pool;
+  if (!pools.empty()) out.pool = preset.pools[pools.front()].name;
   out.seconds = report->placement.evaluation.modelled_seconds;
 }
 
@@ -352,14 +353,12 @@ void PrintOneArena(const DevicePreset& preset, const std::vector<Cell>& cells) {
       ratios.push_back(one.seconds / cell.seconds);
       ratio = absl::StrFormat("%.3f", ratios.back());
     }
-    const std::string bank =
-        !one.error.empty() ? absl::StrCat("none (", one.error, ")")
-        : one.fits         ? one.algorithm.substr(one.algorithm.find('"'))
-                           : "none holds it";
+    const std::string bank = !one.error.empty() ? absl::StrCat("none (", one.error, ")")
+                             : one.fits         ? absl::StrCat("\"", one.pool, "\"")
+                                                : "none holds it";
     std::printf("| %s | %lld | %lld | %s | %s | %s | %s |\n", cell.model.c_str(),
                 static_cast<long long>(one.peak), static_cast<long long>(one.arena_bytes),
-                bank.c_str(),
-                Ms(one.fits, one.seconds).c_str(), Ms(across, cell.seconds).c_str(),
+                bank.c_str(), Ms(one.fits, one.seconds).c_str(), Ms(across, cell.seconds).c_str(),
                 ratio.c_str());
   }
   std::printf(

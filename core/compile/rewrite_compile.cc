@@ -247,14 +247,14 @@ class RewriteCompile {
     // Without an earlier compile of the input, time is kept for one should
     // the rewritten model's schedule not beat the input's search peak.
     const bool input_compiled = plain_.has_value() || !refusal_.ok();
-    absl::StatusOr<CompileResult> compiled = CompileStage(searched.graph, options_, rewrite_,
-                                                          services_, clock_, input_compiled ? 1 : 2);
+    absl::StatusOr<CompileResult> compiled =
+        CompileStage(searched.graph, options_, rewrite_, services_, clock_, input_compiled ? 1 : 2);
     if (!compiled.ok() && IsTensorLargerThanEveryPool(compiled.status())) {
       if (plain_) {
         // "auto" has the input's compile: a rewrite that forms a tensor
         // over every pool (a fused stage's workspace) is dropped.
-        AddNote(summary, absl::StrCat("the rewritten model was not kept: ",
-                                      compiled.status().message()));
+        AddNote(summary,
+                absl::StrCat("the rewritten model was not kept: ", compiled.status().message()));
         summary.rewrites.clear();
         return std::nullopt;
       }

@@ -175,13 +175,13 @@ double OneArenaLowerBoundSeconds(const PoolProblem& problem, int64_t peak_bytes)
 absl::StatusOr<PoolReport> PlaceOneArenaInPools(const Graph& graph, const MemoryModel& model,
                                                 const SimulationResult& simulation,
                                                 int64_t alignment, const PoolOptions& options,
-                                                const ArenaPlan& arena,
-                                                const ArenaLimits& limits) {
+                                                const ArenaPlan& arena, const ArenaLimits& limits) {
   const absl::Time start = limits.Now();
   ORDO_ASSIGN_OR_RETURN(const PoolProblem problem,
                         BuildPoolProblem(graph, model, simulation, alignment, options));
   std::vector<int64_t> offset_of_tensor(model.num_tensors(), 0);
-  for (const TensorPlacement& tensor : arena.tensors) offset_of_tensor[tensor.tensor] = tensor.offset;
+  for (const TensorPlacement& tensor : arena.tensors)
+    offset_of_tensor[tensor.tensor] = tensor.offset;
   PoolAssignment assignment;
   for (const ArenaBlock& block : problem.arena.blocks) {
     assignment.offset.push_back(offset_of_tensor[block.tensors.front()]);
@@ -204,8 +204,7 @@ absl::StatusOr<PoolReport> PlaceOneArenaInPools(const Graph& graph, const Memory
   report.placement = *std::move(best);
   if (report.placement.fits()) {
     ORDO_RETURN_IF_ERROR(CheckPoolAssignment(problem, report.placement.assignment));
-    report.lower_bound_seconds =
-        std::min(holds_peak, report.placement.evaluation.modelled_seconds);
+    report.lower_bound_seconds = std::min(holds_peak, report.placement.evaluation.modelled_seconds);
   } else {
     report.lower_bound_seconds = std::isfinite(holds_peak) ? holds_peak : any;
     report.overflow = absl::StrCat(DescribeOverflow(report.placement.evaluation),
@@ -217,15 +216,10 @@ absl::StatusOr<PoolReport> PlaceOneArenaInPools(const Graph& graph, const Memory
   return report;
 }
 
-absl::Status AddPoolBaselines(const Graph& graph, const MemoryModel& model,
-                              const SimulationResult& simulation, int64_t alignment,
-                              const PoolOptions& options, int64_t single_arena_bytes,
-                              PoolReport& report) {
-  ORDO_ASSIGN_OR_RETURN(const ScoredPoolProblem scored,
-                        ScorePoolProblem(graph, model, simulation, alignment, options));
+void AddPoolBaselines(const ScoredPoolProblem& scored, int64_t single_arena_bytes,
+                      PoolReport& report) {
   AddGreedyBaselines(scored.greedy, report);
-  AddSinglePoolBaseline(options.pools, single_arena_bytes, report);
-  return absl::OkStatus();
+  AddSinglePoolBaseline(scored.problem.pools, single_arena_bytes, report);
 }
 
 ArenaPlan PoolArenaPlan(const PoolReport& report, ArenaPlan plan) {
@@ -336,8 +330,8 @@ absl::StatusOr<PoolPlacement> RecheckPoolPlacement(const Graph& graph, const Mem
     }
   }
   const std::vector<int32_t>& pools = placement.assignment.pool;
-  if (options.one_arena && std::adjacent_find(pools.begin(), pools.end(), std::not_equal_to<>()) !=
-                               pools.end()) {
+  if (options.one_arena &&
+      std::adjacent_find(pools.begin(), pools.end(), std::not_equal_to<>()) != pools.end()) {
     return absl::InvalidArgumentError(
         "placement: the request asks for one arena (device.one_arena) but the tensors lie in "
         "several pools; a server that predates DeviceSpec.one_arena?");

@@ -128,13 +128,12 @@ absl::StatusOr<PoolReport> PlaceOneArenaInPools(const Graph& graph, const Memory
 double OneArenaLowerBoundSeconds(const PoolProblem& problem, int64_t peak_bytes);
 
 // Appends the baselines PlaceInPools reports (internal_first, usmp_greedy:
-// placements across the pools, which a runtime with an arena per pool
-// could use; single_pool from `single_arena_bytes`) to a placement made
-// without them (PlaceOneArenaInPools). INVALID_ARGUMENT as BuildPoolProblem.
-absl::Status AddPoolBaselines(const Graph& graph, const MemoryModel& model,
-                              const SimulationResult& simulation, int64_t alignment,
-                              const PoolOptions& options, int64_t single_arena_bytes,
-                              PoolReport& report);
+// the scored problem's greedy starts, placements across the pools that a
+// runtime with an arena per pool could use; single_pool from
+// `single_arena_bytes`) to a placement made without them
+// (PlaceOneArenaInPools).
+void AddPoolBaselines(const ScoredPoolProblem& scored, int64_t single_arena_bytes,
+                      PoolReport& report);
 
 // `plan` (the schedule's one-arena plan) rewritten to the pools: every tensor
 // gets its pool and its offset in that pool; arena_bytes becomes the summed

@@ -83,9 +83,9 @@ TEST(PlaceOneArenaTest, TheArenaGoesWholeIntoTheFastestPoolThatHoldsIt) {
   // arena; sram does, and is faster than psram.
   options.pools = {{"tcm", 512, 8e9, 8e9}, {"psram", 1 << 20, 1e8, 1e8}, {"sram", 4096, 1e9, 1e9}};
   options.one_arena = true;
-  ORDO_ASSERT_OK_AND_ASSIGN(
-      PoolReport report, PlaceOneArenaInPools(graph, s.model, s.simulation, kAlignment, options,
-                                              s.arena, ArenaLimits{}));
+  ORDO_ASSERT_OK_AND_ASSIGN(PoolReport report,
+                            PlaceOneArenaInPools(graph, s.model, s.simulation, kAlignment, options,
+                                                 s.arena, ArenaLimits{}));
   ASSERT_TRUE(report.fits());
   EXPECT_EQ(report.placement.algorithm, "one arena in \"sram\"");
   ExpectTheArenaIn(s, report, 2);
@@ -95,8 +95,9 @@ TEST(PlaceOneArenaTest, TheArenaGoesWholeIntoTheFastestPoolThatHoldsIt) {
   EXPECT_DOUBLE_EQ(report.lower_bound_seconds, report.placement.evaluation.modelled_seconds);
   // The baselines come apart, for the placement a caller keeps.
   EXPECT_TRUE(report.baselines.empty());
-  ORDO_ASSERT_OK(AddPoolBaselines(graph, s.model, s.simulation, kAlignment, options,
-                                  s.arena.arena_bytes, report));
+  ORDO_ASSERT_OK_AND_ASSIGN(const ScoredPoolProblem scored,
+                            ScorePoolProblem(graph, s.model, s.simulation, kAlignment, options));
+  AddPoolBaselines(scored, s.arena.arena_bytes, report);
   ASSERT_EQ(report.baselines.size(), 3u);
   EXPECT_EQ(report.baselines[0].name, "internal_first");
   EXPECT_EQ(report.baselines[1].name, "usmp_greedy");
@@ -104,9 +105,9 @@ TEST(PlaceOneArenaTest, TheArenaGoesWholeIntoTheFastestPoolThatHoldsIt) {
 
   // A pin is the user's rule: the arena follows the pinned tensor.
   options.pinned["y"] = "psram";
-  ORDO_ASSERT_OK_AND_ASSIGN(
-      PoolReport pinned, PlaceOneArenaInPools(graph, s.model, s.simulation, kAlignment, options,
-                                              s.arena, ArenaLimits{}));
+  ORDO_ASSERT_OK_AND_ASSIGN(PoolReport pinned,
+                            PlaceOneArenaInPools(graph, s.model, s.simulation, kAlignment, options,
+                                                 s.arena, ArenaLimits{}));
   EXPECT_EQ(pinned.placement.algorithm, "one arena in \"psram\"");
   ExpectTheArenaIn(s, pinned, 1);
 }
@@ -119,9 +120,9 @@ TEST(PlaceOneArenaTest, AnArenaNoPoolHoldsOverflowsTheLeastAndSaysWhy) {
   options.pools = {{"a", 768, 8e9, 8e9}, {"b", 960, 1e9, 1e9}};
   options.one_arena = true;
   ASSERT_GT(s.arena.arena_bytes, 960);
-  ORDO_ASSERT_OK_AND_ASSIGN(
-      PoolReport report, PlaceOneArenaInPools(graph, s.model, s.simulation, kAlignment, options,
-                                              s.arena, ArenaLimits{}));
+  ORDO_ASSERT_OK_AND_ASSIGN(PoolReport report,
+                            PlaceOneArenaInPools(graph, s.model, s.simulation, kAlignment, options,
+                                                 s.arena, ArenaLimits{}));
   EXPECT_FALSE(report.fits());
   EXPECT_EQ(report.placement.algorithm, "one arena in \"b\"");
   EXPECT_THAT(report.overflow, HasSubstr("pool \"b\" overflows by"));
@@ -135,12 +136,13 @@ TEST(PlaceOneArenaTest, PinsToTwoPoolsLeaveNoPoolForTheArena) {
   options.pools = {{"a", 4096, 8e9, 8e9}, {"b", 4096, 1e9, 1e9}};
   options.pinned = {{"y", "a"}, {"z", "b"}};
   options.one_arena = true;
-  EXPECT_THAT(PlaceOneArenaInPools(graph, s.model, s.simulation, kAlignment, options, s.arena,
-                                   ArenaLimits{}),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       ::testing::AllOf(HasSubstr("no memory pool may hold every activation"),
-                                        HasSubstr("pool \"a\": tensor \"z\" is pinned elsewhere"),
-                                        HasSubstr("pool \"b\": tensor \"y\" is pinned elsewhere"))));
+  EXPECT_THAT(
+      PlaceOneArenaInPools(graph, s.model, s.simulation, kAlignment, options, s.arena,
+                           ArenaLimits{}),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               ::testing::AllOf(HasSubstr("no memory pool may hold every activation"),
+                                HasSubstr("pool \"a\": tensor \"z\" is pinned elsewhere"),
+                                HasSubstr("pool \"b\": tensor \"y\" is pinned elsewhere"))));
 }
 
 // A pool that holds the schedule's aligned peak but not its arena (the
@@ -157,12 +159,11 @@ TEST(PlaceOneArenaTest, TheBoundIsAPoolThatHoldsThePeakWhenTheArenaIsFragmented)
     const Scheduled s = ScheduleInOrder(graph, "greedy-by-breadth");
     if (s.arena.arena_bytes == s.arena.lower_bound_bytes) continue;
     PoolOptions options;
-    options.pools = {{"tight", s.arena.lower_bound_bytes, 8e9, 8e9},
-                     {"roomy", 1 << 20, 1e9, 1e9}};
+    options.pools = {{"tight", s.arena.lower_bound_bytes, 8e9, 8e9}, {"roomy", 1 << 20, 1e9, 1e9}};
     options.one_arena = true;
     ORDO_ASSERT_OK_AND_ASSIGN(
-        PoolReport report, PlaceOneArenaInPools(graph, s.model, s.simulation, kAlignment,
-                                                options, s.arena, ArenaLimits{}));
+        PoolReport report, PlaceOneArenaInPools(graph, s.model, s.simulation, kAlignment, options,
+                                                s.arena, ArenaLimits{}));
     ASSERT_TRUE(report.fits());
     EXPECT_EQ(report.placement.algorithm, "one arena in \"roomy\"");
     EXPECT_DOUBLE_EQ(report.lower_bound_seconds, EverythingIn(s, options.pools[0]));
@@ -170,8 +171,8 @@ TEST(PlaceOneArenaTest, TheBoundIsAPoolThatHoldsThePeakWhenTheArenaIsFragmented)
     // With no pool that holds the arena, the bound stays the tight pool's.
     options.pools[1].capacity_bytes = s.arena.lower_bound_bytes;
     ORDO_ASSERT_OK_AND_ASSIGN(
-        PoolReport neither, PlaceOneArenaInPools(graph, s.model, s.simulation, kAlignment,
-                                                 options, s.arena, ArenaLimits{}));
+        PoolReport neither, PlaceOneArenaInPools(graph, s.model, s.simulation, kAlignment, options,
+                                                 s.arena, ArenaLimits{}));
     EXPECT_FALSE(neither.fits());
     EXPECT_DOUBLE_EQ(neither.lower_bound_seconds, EverythingIn(s, options.pools[0]));
     return;
@@ -190,7 +191,8 @@ TEST(PlaceOneArenaTest, TheRecheckRefusesPoolsSpannedWhereOneArenaWasAsked) {
                                          s.arena.arena_bytes, ArenaLimits{}));
   const ArenaPlan spread_plan = PoolArenaPlan(spread, s.arena);
   ORDO_EXPECT_OK(
-      RecheckPoolPlacement(graph, s.model, s.simulation, kAlignment, options, spread_plan).status());
+      RecheckPoolPlacement(graph, s.model, s.simulation, kAlignment, options, spread_plan)
+          .status());
   options.one_arena = true;
   EXPECT_THAT(RecheckPoolPlacement(graph, s.model, s.simulation, kAlignment, options, spread_plan),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("asks for one arena")));

@@ -190,10 +190,10 @@ TEST(TfliteExportTest, APlacementAcrossPoolsIsRefusedAndOnePoolIsWritten) {
   EXPECT_EQ(plan, flat);
   ArenaPlan two_pools = one_pool;
   two_pools.tensors.back().pool = 0;
-  EXPECT_THAT(ReorderTfliteModel(original, graph, result.schedule, two_pools),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       ::testing::AllOf(HasSubstr("several memory pools"),
-                                        HasSubstr("--one-arena"))));
+  EXPECT_THAT(
+      ReorderTfliteModel(original, graph, result.schedule, two_pools),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               ::testing::AllOf(HasSubstr("several memory pools"), HasSubstr("--one-arena"))));
 }
 
 // The same network as ONNX and as .tflite: x feeds two Relu chains joined
