@@ -444,8 +444,9 @@ absl::StatusOr<std::optional<Layout>> OneArenaIfFaster(const Graph& graph, const
   CompileOptions one_arena = options;
   one_arena.pools.one_arena = true;
   // Least aligned peak first (the schedule stage's own on ties): its arena
-  // is the likeliest to fit a fast pool, and of two one arenas of equal
-  // time the smaller wins (Layout::Rank), so equal bounds are not skipped.
+  // is the likeliest to fit a fast pool, and a later order must be faster
+  // by more than rounding to be planned, so a model that fits the fastest
+  // pool whole plans no arena here.
   std::vector<const ScoredSchedule*> by_peak;
   for (const ScoredSchedule& entry : scored) by_peak.push_back(&entry);
   std::stable_sort(by_peak.begin(), by_peak.end(), [](const auto* a, const auto* b) {
@@ -461,7 +462,7 @@ absl::StatusOr<std::optional<Layout>> OneArenaIfFaster(const Graph& graph, const
     const double bound = OneArenaLowerBoundSeconds(problem, problem.arena.lower_bound_bytes);
     if (!std::isfinite(bound) ||
         (incumbent.FitsPools() &&
-         bound > incumbent.pools->placement.evaluation.modelled_seconds)) {
+         bound >= incumbent.pools->placement.evaluation.modelled_seconds * (1 - 1e-12))) {
       continue;
     }
     Layout layout{entry.candidate.order, entry.candidate.algorithm, entry.simulation, {}, {}};
