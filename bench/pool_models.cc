@@ -177,7 +177,7 @@ Cell RunOne(const std::string& name, const Graph& graph, const DevicePreset& pre
     } else if (baseline.name == "usmp_greedy") {
       cell.usmp_fits = baseline.fits;
       cell.usmp_seconds = baseline.modelled_seconds;
-    } else {
+    } else if (baseline.name == "single_pool") {
       cell.single_fits = baseline.fits;
     }
   }

@@ -81,7 +81,10 @@ TEST(PoolsProtoTest, PlacementRoundTripsAndATamperedOneIsRefused) {
             result.placement->placement.evaluation.modelled_seconds);
   EXPECT_EQ(back.placement->placement.assignment.pool,
             result.placement->placement.assignment.pool);
-  EXPECT_EQ(back.placement->baselines.size(), 3u);
+  ASSERT_EQ(back.placement->baselines.size(), 4u);
+  EXPECT_EQ(back.placement->baselines[3].name, "one_arena");
+  EXPECT_EQ(back.placement->baselines[3].single_pool_bytes,
+            result.placement->baselines[3].single_pool_bytes);
 
   // Every tensor at offset 0 of its pool: co-live tensors overlap.
   v1::CompileResponse overlapping = response;

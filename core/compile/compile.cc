@@ -416,6 +416,23 @@ std::vector<PartLiveBound> PartBounds(const Graph& graph, const MemoryModel& mod
   return PartLiveBounds(graph, partition, part_peaks);
 }
 
+// TFLite Micro's way on the layout's own schedule, as a baseline: its one
+// arena (planned already) whole in the fastest pool that holds it. When no
+// pool may hold every tensor (pins), it does not fit, by the whole arena.
+void AddOneArenaBaseline(const Graph& graph, const MemoryModel& model,
+                         const CompileOptions& options, Layout& layout) {
+  PoolBaseline baseline{"one_arena", false, 0, layout.arena.arena_bytes, layout.arena.arena_bytes};
+  absl::StatusOr<PoolReport> one =
+      PlaceOneArenaInPools(graph, model, layout.simulation, options.alignment, options.pools,
+                           layout.arena, ArenaLimits{});
+  if (one.ok()) {
+    baseline.fits = one->fits();
+    baseline.modelled_seconds = one->placement.evaluation.modelled_seconds;
+    baseline.overflow_bytes = one->placement.evaluation.overflow_bytes;
+  }
+  layout.pools->baselines.push_back(baseline);
+}
+
 // Of two one arenas that fit, the faster, and of equal times the smaller.
 // A pool's time is the same for every order in exact arithmetic, but the
 // blocks it is summed over differ (in-place chains), so times within a few
@@ -538,6 +555,7 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
                           Evaluate(graph, model, options, deadline, clock, std::move(chosen.order),
                                    std::move(chosen.algorithm), std::move(result.simulation),
                                    every_order_peak));
+    AddOneArenaBaseline(graph, model, options, layout);
     Adopt(model, std::move(layout), clock, start, result);
     return absl::OkStatus();
   }
@@ -623,6 +641,7 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
   ORDO_ASSIGN_OR_RETURN(std::optional<Layout> one_arena,
                         OneArenaIfFaster(graph, model, options, deadline, clock, scored, *best));
   if (one_arena) best = std::move(one_arena);
+  AddOneArenaBaseline(graph, model, options, *best);
   Adopt(model, std::move(*best), clock, start, result);
   return absl::OkStatus();
 }

@@ -57,11 +57,18 @@ TEST(CompilePoolsTest, EveryTensorGetsAPoolAndTheReportComparesBaselines) {
   // 64-byte aligned: the peak step needs 3 blocks (192 bytes), all fit fast.
   for (const TensorPlacement& tensor : result.arena.tensors) EXPECT_EQ(tensor.pool, 0);
   EXPECT_NEAR(report.placement.evaluation.modelled_seconds, report.lower_bound_seconds, 1e-15);
-  ASSERT_EQ(report.baselines.size(), 3u);
+  ASSERT_EQ(report.baselines.size(), 4u);
   EXPECT_EQ(report.baselines[0].name, "internal_first");
   EXPECT_EQ(report.baselines[1].name, "usmp_greedy");
   EXPECT_EQ(report.baselines[2].name, "single_pool");
   EXPECT_TRUE(report.baselines[2].fits);
+  // TFLite Micro's way on the same schedule: the arena whole in "fast".
+  const PoolBaseline& one_arena = report.baselines[3];
+  EXPECT_EQ(one_arena.name, "one_arena");
+  EXPECT_TRUE(one_arena.fits);
+  EXPECT_EQ(one_arena.single_pool_bytes, result.arena.arena_bytes);
+  EXPECT_LE(report.placement.evaluation.modelled_seconds,
+            one_arena.modelled_seconds * (1 + 1e-12));
 }
 
 TEST(CompilePoolsTest, TightFastPoolSendsSomeTensorsToTheSlowOne) {
@@ -143,6 +150,12 @@ TEST(CompilePoolsTest, NeverSlowerThanOneArenaInTheFastestPoolThatHoldsIt) {
     const double seconds = placed.placement->placement.evaluation.modelled_seconds;
     EXPECT_LE(seconds, one.placement.evaluation.modelled_seconds * (1 + 1e-12))
         << "trial " << trial;
+    // The same, on the compile's own schedule: its one_arena baseline.
+    const PoolBaseline& baseline = placed.placement->baselines.back();
+    EXPECT_EQ(baseline.name, "one_arena");
+    if (baseline.fits) {
+      EXPECT_LE(seconds, baseline.modelled_seconds * (1 + 1e-12)) << "trial " << trial;
+    }
     if (absl::StartsWith(placed.placement->placement.algorithm, "one arena")) {
       ++one_arena_won;
       ORDO_ASSERT_OK_AND_ASSIGN(SimulationResult simulation, Simulate(model, placed.schedule));

@@ -22,14 +22,17 @@ namespace ordo {
 
 // Another placement of the same schedule, reported beside ordo's.
 struct PoolBaseline {
-  // "internal_first", "usmp_greedy" or "single_pool".
+  // "internal_first", "usmp_greedy", "single_pool" or "one_arena" (TFLite
+  // Micro's way: the schedule's one arena whole in the fastest pool that
+  // holds it; a compile with pools adds it).
   std::string name;
   bool fits = false;
   // 0 for single_pool, which places nothing (it is a bound).
   double modelled_seconds = 0;
-  // internal_first/usmp_greedy: bytes beyond capacities; single_pool: the
-  // schedule's arena in one pool of the summed capacity.
+  // internal_first/usmp_greedy/one_arena: bytes beyond capacities;
+  // single_pool: the schedule's arena in one pool of the summed capacity.
   int64_t overflow_bytes = 0;
+  // single_pool, one_arena: the schedule's one-arena layout.
   int64_t single_pool_bytes = 0;
 };
 

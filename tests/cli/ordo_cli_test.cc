@@ -522,7 +522,7 @@ TEST(OrdoCliPoolsTest, JsonReportsThePlacementAndEachTensorsPool) {
         << baseline.name();
   }
   EXPECT_THAT(baselines, ::testing::IsSupersetOf({"internal_first", "usmp_greedy",
-                                                  "single_pool"}));
+                                                  "single_pool", "one_arena"}));
   double seconds = 0;
   for (const v1::PoolUsageReport& pool : placement.pools()) {
     EXPECT_LE(pool.used_bytes(), pool.capacity_bytes());

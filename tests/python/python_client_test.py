@@ -177,7 +177,7 @@ class PythonClientTest(unittest.TestCase):
         self.assertGreaterEqual(placement.modelled_time_seconds,
                                 placement.lower_bound_seconds * (1 - 1e-9))
         self.assertEqual({b.name for b in placement.baselines},
-                         {"internal_first", "usmp_greedy", "single_pool"})
+                         {"internal_first", "usmp_greedy", "single_pool", "one_arena"})
         self.assertTrue(all(t.pool in ("fast", "slow") for t in response.arena.tensors))
         by_preset = self.client.compile(path, device={"preset": "esp32s3"}, time_limit_s=5)
         self.assertEqual([p.name for p in by_preset.placement.pools],

@@ -67,7 +67,8 @@ void ExpectConsistentPlacement(const v1::CompileResponse& response) {
           << baseline.name();
     }
   }
-  EXPECT_EQ(baselines, (std::set<std::string>{"internal_first", "usmp_greedy", "single_pool"}));
+  EXPECT_EQ(baselines, (std::set<std::string>{"internal_first", "usmp_greedy", "single_pool",
+                                              "one_arena"}));
   ASSERT_GT(response.arena().tensors_size(), 0);
   for (const v1::TensorPlacement& tensor : response.arena().tensors()) {
     EXPECT_EQ(names.count(tensor.pool()), 1u) << tensor.tensor() << " in " << tensor.pool();
