@@ -465,6 +465,7 @@ absl::StatusOr<std::optional<Layout>> OneArenaIfFaster(const Graph& graph, const
   // by more than rounding to be planned, so a model that fits the fastest
   // pool whole plans no arena here.
   std::vector<const ScoredSchedule*> by_peak;
+  by_peak.reserve(scored.size());
   for (const ScoredSchedule& entry : scored) by_peak.push_back(&entry);
   std::stable_sort(by_peak.begin(), by_peak.end(), [](const auto* a, const auto* b) {
     return std::pair(a->pools.problem.arena.lower_bound_bytes, !a->chosen) <
