@@ -418,9 +418,10 @@ std::vector<PartLiveBound> PartBounds(const Graph& graph, const MemoryModel& mod
 
 // TFLite Micro's way on the layout's own schedule, as a baseline: its one
 // arena (planned already) whole in the fastest pool that holds it. When no
-// pool may hold every tensor (pins), it does not fit, by the whole arena.
-void AddOneArenaBaseline(const Graph& graph, const MemoryModel& model,
-                         const CompileOptions& options, Layout& layout) {
+// pool may hold every tensor (pins: INVALID_ARGUMENT), it does not fit, by
+// the whole arena; any other error is a bug and leaves.
+absl::Status AddOneArenaBaseline(const Graph& graph, const MemoryModel& model,
+                                 const CompileOptions& options, Layout& layout) {
   PoolBaseline baseline{"one_arena", false, 0, layout.arena.arena_bytes, layout.arena.arena_bytes};
   absl::StatusOr<PoolReport> one =
       PlaceOneArenaInPools(graph, model, layout.simulation, options.alignment, options.pools,
@@ -429,8 +430,11 @@ void AddOneArenaBaseline(const Graph& graph, const MemoryModel& model,
     baseline.fits = one->fits();
     baseline.modelled_seconds = one->placement.evaluation.modelled_seconds;
     baseline.overflow_bytes = one->placement.evaluation.overflow_bytes;
+  } else if (!absl::IsInvalidArgument(one.status())) {
+    return one.status();
   }
   layout.pools->baselines.push_back(baseline);
+  return absl::OkStatus();
 }
 
 // Of two one arenas that fit, the faster, and of equal times the smaller.
@@ -556,7 +560,7 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
                           Evaluate(graph, model, options, deadline, clock, std::move(chosen.order),
                                    std::move(chosen.algorithm), std::move(result.simulation),
                                    every_order_peak));
-    AddOneArenaBaseline(graph, model, options, layout);
+    ORDO_RETURN_IF_ERROR(AddOneArenaBaseline(graph, model, options, layout));
     Adopt(model, std::move(layout), clock, start, result);
     return absl::OkStatus();
   }
@@ -642,7 +646,7 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
   ORDO_ASSIGN_OR_RETURN(std::optional<Layout> one_arena,
                         OneArenaIfFaster(graph, model, options, deadline, clock, scored, *best));
   if (one_arena) best = std::move(one_arena);
-  AddOneArenaBaseline(graph, model, options, *best);
+  ORDO_RETURN_IF_ERROR(AddOneArenaBaseline(graph, model, options, *best));
   Adopt(model, std::move(*best), clock, start, result);
   return absl::OkStatus();
 }

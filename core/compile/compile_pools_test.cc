@@ -181,6 +181,29 @@ TEST(CompilePoolsTest, WhenNothingFitsTheReportNamesTheOverflowingPool) {
   EXPECT_FALSE(result.placement->fits());
   EXPECT_THAT(result.placement->overflow, HasSubstr("overflows by 64 bytes"));
   EXPECT_FALSE(result.placement->baselines[2].fits);  // 192 > 128 summed
+  // PoolInfeasibility's path adds the one arena too: it cannot fit either.
+  ASSERT_EQ(result.placement->baselines.size(), 4u);
+  EXPECT_EQ(result.placement->baselines[3].name, "one_arena");
+  EXPECT_FALSE(result.placement->baselines[3].fits);
+}
+
+// Pins to two pools keep every pool out of the one arena: its baseline
+// does not fit, by the whole arena, while ordo's placement does.
+TEST(CompilePoolsTest, PinsToTwoPoolsLeaveTheOneArenaBaselineNoPool) {
+  const Graph g = TestGraph(kTwoBranchesGraph);
+  RealClock clock;
+  CompileOptions options = WithPools(1024, 1024);
+  options.pools.pinned = {{"a", "fast"}, {"b", "slow"}};
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(g, options, clock));
+  ASSERT_TRUE(result.placement.has_value());
+  EXPECT_TRUE(result.placement->fits());
+  const PoolBaseline& one_arena = result.placement->baselines.back();
+  EXPECT_EQ(one_arena.name, "one_arena");
+  EXPECT_FALSE(one_arena.fits);
+  EXPECT_EQ(one_arena.modelled_seconds, 0);
+  // The whole one-arena layout (the placement's arena_bytes sums two pools).
+  EXPECT_EQ(one_arena.overflow_bytes, one_arena.single_pool_bytes);
+  EXPECT_EQ(one_arena.single_pool_bytes, result.placement->baselines[2].single_pool_bytes);
 }
 
 TEST(CompilePoolsTest, BadPoolsAreInvalidArgumentsNamingPoolOrTensor) {

@@ -29,7 +29,8 @@ struct PoolBaseline {
   bool fits = false;
   // 0 for single_pool, which places nothing (it is a bound).
   double modelled_seconds = 0;
-  // internal_first/usmp_greedy/one_arena: bytes beyond capacities;
+  // internal_first/usmp_greedy/one_arena: bytes beyond capacities (for
+  // one_arena when pins keep every pool out: the whole arena, time 0);
   // single_pool: the schedule's arena in one pool of the summed capacity.
   int64_t overflow_bytes = 0;
   // single_pool, one_arena: the schedule's one-arena layout.
