@@ -577,6 +577,7 @@ v1::EstimateResponse EstimateResultToProto(const EstimateResult& estimate) {
       : estimate.fits == EstimateFit::kNo      ? v1::EstimateFit::VERDICT_DOES_NOT_FIT
       : estimate.fits == EstimateFit::kUnknown ? v1::EstimateFit::VERDICT_UNKNOWN
                                                : v1::EstimateFit::VERDICT_UNSPECIFIED);
+  response.mutable_fit()->set_pools_reason(estimate.pools_reason);
   return response;
 }
 
@@ -596,6 +597,7 @@ EstimateResult EstimateResultFromProto(const v1::EstimateResponse& response) {
     case v1::EstimateFit::VERDICT_UNKNOWN: estimate.fits = EstimateFit::kUnknown; break;
     default: estimate.fits = EstimateFit::kNoLimit; break;
   }
+  estimate.pools_reason = response.fit().pools_reason();
   return estimate;
 }
 

@@ -51,7 +51,8 @@ constexpr char kUsage[] =
     "               [--input-shape NAME=1x3x224x224]... [--batch N]\n"
     "               [--device NAME | --pool NAME:CAPACITY[:READ_BW[:WRITE_BW]][:off-chip] ...]\n"
     "               [--pin TENSOR:POOL ...] [--one-arena]\n"
-    "  ordo estimate MODEL [--memory-limit BYTES] [--server HOST:PORT] [--json] ...\n"
+    "  ordo estimate MODEL [--memory-limit BYTES] [--device NAME | --pool ...] [--server HOST:PORT]\n"
+    "               [--json] ...\n"
     "  ordo inspect MODEL [--json] [--input-shape NAME=DIMS]... [--batch N]\n"
     "  ordo health --server HOST:PORT [--service NAME]\n"
     "--server calls also take [--tls-ca CA.pem] [--tls-cert C.pem --tls-key K.pem]\n"
@@ -571,7 +572,8 @@ int RunCompile(const std::vector<std::string>& argv, std::ostream& out, std::ost
 int RunEstimate(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   absl::StatusOr<Args> args = ParseArgs(
       argv, {{"memory-limit", "activation-dtype", "max-ops", "server", "scheduler", "tls-ca",
-              "tls-cert", "tls-key", "auth-token-file", "input-shape", "batch"},
+              "tls-cert", "tls-key", "auth-token-file", "input-shape", "batch", "pool", "device",
+              "pin"},
              {"no-inplace", "count-weights", "io-outside-arena", "json"}});
   if (!args.ok()) return Fail(args.status(), err);
   absl::StatusOr<CompileOptions> options = CompileOptionsFromArgs(*args);

@@ -212,6 +212,7 @@ std::string EstimateText(const std::string& model_path, const EstimateResult& es
     case EstimateFit::kUnknown: out += Row("fits", "unknown"); break;
     case EstimateFit::kNoLimit: break;
   }
+  if (!estimate.pools_reason.empty()) out += Row("pools", estimate.pools_reason);
   return out;
 }
 

@@ -861,6 +861,40 @@ std::optional<bool> FitsDevice(const CompileOptions& options, const CompileResul
   return limit_holds;
 }
 
+namespace {
+
+// Estimate's verdict against the banks, without a search: no order fits
+// when a tensor is larger than every pool it may use or PoolInfeasibility
+// proves it (with the spec's bound); the greedy order fits when the
+// placer's greedy starts place it; else only a compile can tell. Sets
+// estimate.pools_reason. INVALID_ARGUMENT for a bad spec (BuildPoolProblem).
+absl::StatusOr<EstimateFit> EstimatePoolsFit(const Graph& graph, const MemoryModel& model,
+                                             const CompileOptions& options,
+                                             const std::vector<int32_t>& greedy_order,
+                                             EstimateResult& estimate) {
+  ORDO_ASSIGN_OR_RETURN(SimulationResult simulation, Simulate(model, greedy_order));
+  absl::StatusOr<PoolProblem> problem =
+      BuildPoolProblem(graph, model, simulation, options.alignment, options.pools);
+  if (!problem.ok()) {
+    if (!IsTensorLargerThanEveryPool(problem.status())) return problem.status();
+    estimate.pools_reason = std::string(problem.status().message());
+    return EstimateFit::kNo;
+  }
+  const EveryOrderPeakBound bound{estimate.lower_bound_bytes, "the spec's lower bound", {}};
+  estimate.pools_reason = PoolInfeasibility(graph, model, *problem, bound);
+  if (!estimate.pools_reason.empty()) return EstimateFit::kNo;
+  const PoolPlacement placement = PlacePoolsGreedy(*problem);
+  if (placement.fits()) {
+    estimate.pools_reason = absl::StrCat("the greedy order, placed by ", placement.algorithm,
+                                         ", fits the pools");
+    return EstimateFit::kYes;
+  }
+  estimate.pools_reason = "the greedy order's greedy placements overflow; a compile may fit";
+  return EstimateFit::kUnknown;
+}
+
+}  // namespace
+
 absl::StatusOr<EstimateResult> Estimate(const Graph& graph, const CompileOptions& options,
                                         ScheduleCache* cache) {
   ORDO_RETURN_IF_ERROR(CheckOptions(options));
@@ -868,6 +902,7 @@ absl::StatusOr<EstimateResult> Estimate(const Graph& graph, const CompileOptions
   const SchedulerRegistry& registry = BuiltinSchedulers();
   EstimateResult estimate;
   estimate.ops = graph.num_ops();
+  std::vector<int32_t> greedy_order;
   for (const auto& [name, peak] :
        {std::pair{"model", &estimate.model_order_peak_bytes},
         std::pair{"greedy", &estimate.greedy_peak_bytes}}) {
@@ -876,6 +911,7 @@ absl::StatusOr<EstimateResult> Estimate(const Graph& graph, const CompileOptions
     *peak = result.peak_bytes;
     // Every result carries MemoryLowerBound(model): not computed a third time.
     estimate.lower_bound_bytes = result.lower_bound_bytes;
+    greedy_order = std::move(result.order);
   }
   if (cache != nullptr) {
     PartScheduleOptions part_options;
@@ -894,6 +930,20 @@ absl::StatusOr<EstimateResult> Estimate(const Graph& graph, const CompileOptions
     estimate.fits = EstimateFit::kNo;
   } else {
     estimate.fits = EstimateFit::kUnknown;
+  }
+  if (options.pools.enabled()) {
+    ORDO_ASSIGN_OR_RETURN(const EstimateFit banks,
+                          EstimatePoolsFit(graph, model, options, greedy_order, estimate));
+    // Both must fit, by one order (the banks' yes is the greedy order's);
+    // either proof that none does decides.
+    const bool greedy_within_limit = options.memory_limit_bytes == 0 ||
+                                     estimate.greedy_peak_bytes <= options.memory_limit_bytes;
+    if (estimate.fits == EstimateFit::kNoLimit || banks == EstimateFit::kNo ||
+        (estimate.fits == EstimateFit::kYes && banks == EstimateFit::kUnknown)) {
+      estimate.fits = banks;
+    } else if (estimate.fits == EstimateFit::kYes && !greedy_within_limit) {
+      estimate.fits = EstimateFit::kUnknown;
+    }
   }
   return estimate;
 }

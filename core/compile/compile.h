@@ -167,11 +167,14 @@ absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& 
 absl::StatusOr<CompileResult> Compile(const Graph& graph, const CompileOptions& options,
                                       const Clock& clock);
 
-// Whether an Estimate's model fits options.memory_limit_bytes.
+// Whether an Estimate's model fits options.memory_limit_bytes and, with
+// memory pools, the banks (both when both are given).
 enum class EstimateFit : int8_t {
-  kNoLimit,  // no memory limit was given
-  kYes,      // a known order (greedy, or the cached schedule) fits
-  kNo,       // the spec's lower bound is over the limit: no order fits
+  kNoLimit,  // neither a memory limit nor pools were given
+  kYes,      // a known order (greedy, or the cached schedule) fits; with
+             // pools, the greedy order's greedy placement fits the banks
+  kNo,       // no order fits: the spec's lower bound is over the limit, or
+             // PoolInfeasibility's proof, or a tensor larger than every pool
   kUnknown,  // only a compile can tell
 };
 
@@ -188,6 +191,9 @@ struct EstimateResult {
   CachedPeak cached;
   int64_t memory_limit_bytes = 0;
   EstimateFit fits = EstimateFit::kNoLimit;
+  // With pools: why the banks' verdict is what it is (the proof that no
+  // order fits, or what was placed); empty without pools.
+  std::string pools_reason;
 };
 absl::StatusOr<EstimateResult> Estimate(const Graph& graph, const CompileOptions& options,
                                         ScheduleCache* cache);

@@ -173,6 +173,74 @@ TEST(CompilePoolsTest, NeverSlowerThanOneArenaInTheFastestPoolThatHoldsIt) {
   std::printf("one arena won %d of %d trials\n", one_arena_won, trials);
 }
 
+// Estimate answers for the banks too, without a search: yes when the
+// greedy order's greedy placement fits, no with the proof, and never yes
+// where the compile does not fit (nor no where it does).
+TEST(CompilePoolsTest, EstimateGivesTheBanksVerdictWithItsReason) {
+  const Graph g = TestGraph(kTwoBranchesGraph);
+  RealClock clock;
+  ORDO_ASSERT_OK_AND_ASSIGN(EstimateResult roomy, Estimate(g, WithPools(192, 1024), nullptr));
+  EXPECT_EQ(roomy.fits, EstimateFit::kYes);
+  EXPECT_THAT(roomy.pools_reason, HasSubstr("fits the pools"));
+  // Proved without a search or not, as the spec's bound allows: here the
+  // compile's least peak proves it, the spec's bound does not.
+  ORDO_ASSERT_OK_AND_ASSIGN(EstimateResult tight, Estimate(g, WithPools(64, 64), nullptr));
+  EXPECT_EQ(tight.fits, EstimateFit::kUnknown);
+  EXPECT_THAT(tight.pools_reason, HasSubstr("a compile may fit"));
+  // An op whose three 64-byte tensors have no split over two 64-byte banks.
+  const Graph join = TestGraph(R"(
+    input x 8
+    op a1 Relu x -> a:50
+    op b1 Relu x -> b:50
+    op j Conv a b -> y:50
+    output y
+  )");
+  ORDO_ASSERT_OK_AND_ASSIGN(EstimateResult no, Estimate(join, WithPools(64, 64), nullptr));
+  EXPECT_EQ(no.fits, EstimateFit::kNo);
+  EXPECT_THAT(no.pools_reason, HasSubstr("no order of this model fits"));
+  // An intermediate tensor over every bank: no (a compile refuses it).
+  const Graph big = TestGraph(R"(
+    input x 8
+    op a Relu x -> h:256
+    op b Relu h -> y:8
+    output y
+  )");
+  ORDO_ASSERT_OK_AND_ASSIGN(EstimateResult over, Estimate(big, WithPools(64, 64), nullptr));
+  EXPECT_EQ(over.fits, EstimateFit::kNo);
+  EXPECT_THAT(over.pools_reason, HasSubstr("larger than every memory pool"));
+  // A memory limit as well: both must hold.
+  CompileOptions limited = WithPools(192, 1024);
+  limited.memory_limit_bytes = 1;
+  ORDO_ASSERT_OK_AND_ASSIGN(EstimateResult both, Estimate(g, limited, nullptr));
+  EXPECT_EQ(both.fits, EstimateFit::kNo);
+  // Without pools nothing about them is said.
+  ORDO_ASSERT_OK_AND_ASSIGN(EstimateResult none, Estimate(g, CompileOptions(), nullptr));
+  EXPECT_EQ(none.fits, EstimateFit::kNoLimit);
+  EXPECT_TRUE(none.pools_reason.empty());
+
+  std::mt19937_64 rng(31);
+  for (int trial = 0; trial < ordo::testing::Trials(40); ++trial) {
+    ordo::testing::RandomDagOptions dag;
+    dag.num_ops = 5 + static_cast<int32_t>(rng() % 10);
+    dag.max_bytes = 512;
+    const Graph random = ordo::testing::RandomDag(rng, dag);
+    CompileOptions options;
+    options.pools.pools = {{"fast", 64 * (1 + static_cast<int64_t>(rng() % 16)), 8e9, 8e9},
+                           {"slow", 64 * (1 + static_cast<int64_t>(rng() % 16)), 1e8, 1e8}};
+    absl::StatusOr<EstimateResult> estimate = Estimate(random, options, nullptr);
+    absl::StatusOr<CompileResult> compiled = Compile(random, options, clock);
+    if (!compiled.ok()) {
+      // The compile refuses a tensor over every bank; the estimate says no,
+      // or refuses a graph input or output the same way.
+      if (estimate.ok()) EXPECT_EQ(estimate->fits, EstimateFit::kNo) << compiled.status();
+      continue;
+    }
+    ORDO_ASSERT_OK(estimate.status());
+    if (estimate->fits == EstimateFit::kYes) EXPECT_TRUE(compiled->placement->fits()) << trial;
+    if (estimate->fits == EstimateFit::kNo) EXPECT_FALSE(compiled->placement->fits()) << trial;
+  }
+}
+
 TEST(CompilePoolsTest, WhenNothingFitsTheReportNamesTheOverflowingPool) {
   const Graph g = TestGraph(kTwoBranchesGraph);
   RealClock clock;

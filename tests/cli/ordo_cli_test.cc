@@ -559,6 +559,20 @@ TEST(OrdoCliPoolsTest, OneArenaPutsTheWholeArenaInTheFastestPoolThatHoldsIt) {
   EXPECT_EQ(report.placement().pools(1).used_bytes(), report.arena().arena_bytes());
 }
 
+// `ordo estimate` with banks: a verdict without a search, and why.
+TEST(OrdoCliPoolsTest, EstimateSaysWhetherTheBanksFitAndWhy) {
+  const std::string model = Example("small_resnet.onnx");
+  ProcessResult json =
+      RunOrdo(absl::StrCat("estimate ", model, " --device stm32h743 --activation-dtype int8 --json"));
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  const v1::EstimateResponse response = ordo::ParseEstimateJson(json.out);
+  EXPECT_EQ(response.fit().verdict(), v1::EstimateFit::VERDICT_FITS);
+  EXPECT_THAT(response.fit().pools_reason(), HasSubstr("fits the pools"));
+  ProcessResult text = RunOrdo(absl::StrCat("estimate ", model, " --pool a:64 --pool b:64"));
+  EXPECT_EQ(text.exit_code, 2) << text.out;  // the graph input fits no bank: a bad spec
+  EXPECT_THAT(text.out, HasSubstr("larger than every memory pool"));
+}
+
 TEST(OrdoCliPoolsTest, DevicePresetHumanSummaryHasOneLinePerPool) {
   ProcessResult run = RunOrdo(absl::StrCat("compile ", Example("small_resnet.onnx"),
                                            " --device i.MX-RT1170 --activation-dtype int8"));
