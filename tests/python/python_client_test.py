@@ -253,6 +253,13 @@ class PythonClientTest(unittest.TestCase):
         self.assertEqual(response.model_order_peak_bytes, 393216)
         self.assertLessEqual(response.lower_bound_bytes, 360448)
 
+    def test_estimate_gives_a_verdict_against_a_chips_banks(self):
+        path = os.path.join(EXAMPLES, "small_resnet.onnx")
+        response = self.client.estimate(path, device={"preset": "stm32h743",
+                                                      "activation_dtype": "DATA_TYPE_INT8"})
+        self.assertEqual(type(response.fit).Verdict.Name(response.fit.verdict), "VERDICT_FITS")
+        self.assertIn("fits the pools", response.fit.pools_reason)
+
     def test_compile_tflite_returns_it_reordered_with_the_offline_plan(self):
         with tempfile.TemporaryDirectory() as tmp:
             path = make_tflite_models.write_all(tmp, ["nas_cell_3"])[1]  # int8
