@@ -883,6 +883,22 @@ absl::StatusOr<EstimateFit> EstimatePoolsFit(const Graph& graph, const MemoryMod
   const EveryOrderPeakBound bound{estimate.lower_bound_bytes, "the spec's lower bound", {}};
   estimate.pools_reason = PoolInfeasibility(graph, model, *problem, bound);
   if (!estimate.pools_reason.empty()) return EstimateFit::kNo;
+  if (options.pools.one_arena) {
+    // One arena holds every order's peak in one pool; its layout needs an
+    // arena plan, which only a compile makes.
+    int64_t largest = 0;
+    for (const MemoryPool& pool : options.pools.pools) {
+      largest = std::max(largest, pool.capacity_bytes);
+    }
+    if (estimate.lower_bound_bytes > largest) {
+      estimate.pools_reason = absl::StrCat("one arena: every order's peak is at least ",
+                                           estimate.lower_bound_bytes,
+                                           " bytes, more than the largest pool's ", largest);
+      return EstimateFit::kNo;
+    }
+    estimate.pools_reason = "one arena: only a compile plans its layout";
+    return EstimateFit::kUnknown;
+  }
   const PoolPlacement placement = PlacePoolsGreedy(*problem);
   if (placement.fits()) {
     estimate.pools_reason = absl::StrCat("the greedy order, placed by ", placement.algorithm,
@@ -911,7 +927,7 @@ absl::StatusOr<EstimateResult> Estimate(const Graph& graph, const CompileOptions
     *peak = result.peak_bytes;
     // Every result carries MemoryLowerBound(model): not computed a third time.
     estimate.lower_bound_bytes = result.lower_bound_bytes;
-    greedy_order = std::move(result.order);
+    if (peak == &estimate.greedy_peak_bytes) greedy_order = std::move(result.order);
   }
   if (cache != nullptr) {
     PartScheduleOptions part_options;

@@ -208,11 +208,33 @@ TEST(CompilePoolsTest, EstimateGivesTheBanksVerdictWithItsReason) {
   ORDO_ASSERT_OK_AND_ASSIGN(EstimateResult over, Estimate(big, WithPools(64, 64), nullptr));
   EXPECT_EQ(over.fits, EstimateFit::kNo);
   EXPECT_THAT(over.pools_reason, HasSubstr("larger than every memory pool"));
-  // A memory limit as well: both must hold.
-  CompileOptions limited = WithPools(192, 1024);
-  limited.memory_limit_bytes = 1;
+  // A memory limit as well: both must hold. The greedy order fits a
+  // generous limit, but the banks are unknown, so the verdict is too.
+  CompileOptions limited = WithPools(64, 64);
+  limited.memory_limit_bytes = 1 << 20;
   ORDO_ASSERT_OK_AND_ASSIGN(EstimateResult both, Estimate(g, limited, nullptr));
-  EXPECT_EQ(both.fits, EstimateFit::kNo);
+  EXPECT_EQ(both.fits, EstimateFit::kUnknown);
+  limited.memory_limit_bytes = 1;  // below the spec's bound: no
+  ORDO_ASSERT_OK_AND_ASSIGN(EstimateResult neither, Estimate(g, limited, nullptr));
+  EXPECT_EQ(neither.fits, EstimateFit::kNo);
+  // One arena: never the multi-pool yes; no when no pool holds the bound.
+  CompileOptions one_arena = WithPools(192, 1024);
+  one_arena.pools.one_arena = true;
+  ORDO_ASSERT_OK_AND_ASSIGN(EstimateResult one, Estimate(g, one_arena, nullptr));
+  EXPECT_EQ(one.fits, EstimateFit::kUnknown);
+  // a and b (50 bytes each) live together: they fit the banks split, and
+  // no bank whole.
+  const Graph chain = TestGraph(R"(
+    input x 8
+    op p Conv x -> a:50
+    op q Conv a -> b:50
+    op r Conv b -> y:8
+    output y
+  )");
+  one_arena.pools.pools = {{"fast", 64, 8e9, 8e9}, {"slow", 64, 1e8, 1e8}};
+  ORDO_ASSERT_OK_AND_ASSIGN(EstimateResult split_only, Estimate(chain, one_arena, nullptr));
+  EXPECT_EQ(split_only.fits, EstimateFit::kNo);
+  EXPECT_THAT(split_only.pools_reason, HasSubstr("more than the largest pool's 64"));
   // Without pools nothing about them is said.
   ORDO_ASSERT_OK_AND_ASSIGN(EstimateResult none, Estimate(g, CompileOptions(), nullptr));
   EXPECT_EQ(none.fits, EstimateFit::kNoLimit);
