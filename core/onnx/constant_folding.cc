@@ -33,25 +33,28 @@ void DropValueInfoOfInitializers(onnx::GraphProto& graph) {
 
 using onnx::NodeProto;
 
-bool IsShapeOf(const NodeProto& node) {
-  return (node.domain().empty() || node.domain() == "ai.onnx") &&
-         (node.op_type() == "Shape" || node.op_type() == "Size") && node.input_size() == 1;
+bool IsShapeOf(const ModelView& view, int32_t index) {
+  const NodeView& node = view.nodes[index];
+  return (node.domain.empty() || node.domain == "ai.onnx") &&
+         (node.op_type == "Shape" || node.op_type == "Size") && view.inputs_of(index).size() == 1;
 }
 
-// One FoldConstants call. Owns the working copy of the model whose folded
-// nodes are replaced by initializers; `model_` and `nodes_` must outlive it.
-// The copy is made lazily, on the first inference or replacement: a model
-// whose every value already has a static shape and nothing to fold (an
-// exported NAS candidate) is read in place, and copying and destroying a
-// 782-node ModelProto was a third of its import.
+// One FoldConstants call. Owns the parsed model and its working copy whose
+// folded nodes are replaced by initializers; `view_`, `bytes_` and `nodes_`
+// must outlive it. Both are made lazily: the model on the first evaluation,
+// inference or replacement, the copy on the first inference or replacement.
+// A model whose every value already has a static shape and nothing to fold
+// (an exported NAS candidate) is read from the view alone: building a
+// 782-node ModelProto was half of its import, copying it another third.
 class ConstantFolder {
  public:
-  ConstantFolder(const onnx::ModelProto& model, const NodeGraph& nodes);
+  ConstantFolder(const ModelView& view, absl::string_view bytes, const NodeGraph& nodes);
 
-  FoldingResult Run() &&;
+  absl::StatusOr<FoldingResult> Run() &&;
 
  private:
-  const onnx::GraphProto& graph() const;
+  const onnx::ModelProto& Model();
+  const onnx::GraphProto& graph();
   onnx::ModelProto& Working();
   bool NeedsInference() const;
   void InferShapes();
@@ -62,9 +65,11 @@ class ConstantFolder {
   bool HasAllValues(int32_t index) const;
   bool ReplaceEvaluatedNodes();
 
-  const onnx::ModelProto& model_;
+  const ModelView& view_;
+  const absl::string_view bytes_;
   const NodeGraph& nodes_;
   google::protobuf::Arena arena_;
+  onnx::ModelProto* model_ = nullptr;    // on arena_; null until Model()
   onnx::ModelProto* working_ = nullptr;  // on arena_; null until Working()
   TensorTypes types_;  // by value id
   absl::flat_hash_map<int32_t, ConstantTensor> values_;  // by value id
@@ -72,32 +77,54 @@ class ConstantFolder {
   std::vector<bool> folded_;
   std::vector<bool> replaced_;
   std::string inference_error_;
+  absl::Status parse_status_;
 };
 
-ConstantFolder::ConstantFolder(const onnx::ModelProto& model, const NodeGraph& nodes)
-    : model_(model),
+ConstantFolder::ConstantFolder(const ModelView& view, absl::string_view bytes,
+                               const NodeGraph& nodes)
+    : view_(view),
+      bytes_(bytes),
       nodes_(nodes),
-      folded_(model.graph().node_size(), false),
-      replaced_(model.graph().node_size(), false) {
-  // ConstantFromProto reads only small tensors, so bulk weight data left in
-  // `model` changes nothing here.
-  for (const onnx::TensorProto& initializer : model_.graph().initializer()) {
+      folded_(view.nodes.size(), false),
+      replaced_(view.nodes.size(), false) {
+  types_ = CollectTensorTypes(view_, nodes_);
+}
+
+// The message, with the initializers' values: a value's type is its
+// initializer's dims and type either way, so reading them late changes no
+// type. ScanModel accepted the bytes; protobuf may still refuse damage
+// inside a field the scan skips: then Run fails with parse_status_, and the
+// empty model left here has nothing to evaluate or infer meanwhile.
+const onnx::ModelProto& ConstantFolder::Model() {
+  if (model_ != nullptr) return *model_;
+  model_ = google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena_);
+  if (!model_->ParseFromArray(bytes_.data(), static_cast<int>(bytes_.size())) ||
+      model_->graph().node_size() != view_.num_nodes()) {
+    model_->Clear();
+    parse_status_ = absl::InvalidArgumentError(
+        "not a valid ONNX model: the bytes do not parse as onnx.ModelProto");
+    return *model_;
+  }
+  DropBulkInitializerData(*model_->mutable_graph());
+  // ConstantFromProto reads only small tensors.
+  for (const onnx::TensorProto& initializer : model_->graph().initializer()) {
     const int32_t id = nodes_.FindValue(initializer.name());
     if (id == kNoValue) continue;
     std::optional<ConstantTensor> value = ConstantFromProto(initializer);
     if (value) values_.insert_or_assign(id, std::move(*value));
   }
-  types_ = CollectTensorTypes(model_.graph(), nodes_);
+  return *model_;
 }
 
-const onnx::GraphProto& ConstantFolder::graph() const {
-  return working_ != nullptr ? working_->graph() : model_.graph();
+const onnx::GraphProto& ConstantFolder::graph() {
+  return working_ != nullptr ? working_->graph() : Model().graph();
 }
 
 onnx::ModelProto& ConstantFolder::Working() {
   if (working_ != nullptr) return *working_;
+  const onnx::ModelProto& model = Model();
   working_ = google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena_);
-  *working_ = model_;
+  *working_ = model;
   // Below IR version 4 inference only types initializers that are also graph
   // inputs; the initializers added here are not, so the copy says 4.
   if (working_->ir_version() < 4) working_->set_ir_version(4);
@@ -107,7 +134,7 @@ onnx::ModelProto& ConstantFolder::Working() {
   return *working_;
 }
 
-FoldingResult ConstantFolder::Run() && {
+absl::StatusOr<FoldingResult> ConstantFolder::Run() && {
   if (NeedsInference()) InferShapes();
   bool rounds_exhausted = true;
   for (int round = 0; round < kMaxFoldingRounds; ++round) {
@@ -128,12 +155,14 @@ FoldingResult ConstantFolder::Run() && {
     type.dims = value.dims;
     type.symbols.clear();
   }
-  return {std::move(folded_), std::move(types_), std::move(inference_error_), rounds_exhausted};
+  if (!parse_status_.ok()) return parse_status_;
+  return FoldingResult{std::move(folded_), std::move(types_), std::move(inference_error_),
+                       rounds_exhausted};
 }
 
 // Over the nodes still in graph(): those not replaced by initializers.
 bool ConstantFolder::NeedsInference() const {
-  for (int32_t i = 0; i < model_.graph().node_size(); ++i) {
+  for (int32_t i = 0; i < view_.num_nodes(); ++i) {
     if (replaced_[i]) continue;
     for (int32_t output : nodes_.outputs(i)) {
       if (output == kNoValue || values_.contains(output)) continue;
@@ -159,7 +188,7 @@ std::optional<std::vector<int64_t>> ConstantFolder::StaticDims(int32_t value) co
 
 bool ConstantFolder::IsCompileTime(int32_t index) const {
   const absl::Span<const int32_t> inputs = nodes_.inputs(index);
-  if (IsShapeOf(model_.graph().node(index)) && StaticDims(inputs[0])) return true;
+  if (IsShapeOf(view_, index) && StaticDims(inputs[0])) return true;
   for (int32_t input : inputs) {
     if (input != kNoValue && !compile_time_[input]) return false;
   }
@@ -182,12 +211,14 @@ void ConstantFolder::Propagate() {
 }
 
 void ConstantFolder::Evaluate(int32_t index) {
-  const NodeProto& node = model_.graph().node(index);
+  const onnx::GraphProto& model_graph = Model().graph();
+  if (!parse_status_.ok()) return;
+  const NodeProto& node = model_graph.node(index);
   std::optional<std::vector<ConstantTensor>> outputs;
   const absl::Span<const int32_t> input_ids = nodes_.inputs(index);
   const absl::Span<const int32_t> output_ids = nodes_.outputs(index);
   std::optional<std::vector<int64_t>> dims =
-      IsShapeOf(node) ? StaticDims(input_ids[0]) : std::nullopt;
+      IsShapeOf(view_, index) ? StaticDims(input_ids[0]) : std::nullopt;
   if (dims) {
     std::optional<ConstantTensor> shape = EvaluateShapeOf(node, *dims);
     if (shape) outputs.emplace().push_back(std::move(*shape));
@@ -214,9 +245,8 @@ bool ConstantFolder::HasAllValues(int32_t index) const {
 }
 
 bool ConstantFolder::ReplaceEvaluatedNodes() {
-  const onnx::GraphProto& original = model_.graph();
   bool replaced_any = false;
-  for (int32_t i = 0; i < original.node_size(); ++i) {
+  for (int32_t i = 0; i < view_.num_nodes(); ++i) {
     if (!folded_[i] || replaced_[i] || !HasAllValues(i)) continue;
     replaced_[i] = true;
     replaced_any = true;
@@ -228,6 +258,7 @@ bool ConstantFolder::ReplaceEvaluatedNodes() {
     }
   }
   if (!replaced_any) return false;
+  const onnx::GraphProto& original = Model().graph();
   onnx::GraphProto& working = *Working().mutable_graph();
   working.clear_node();
   for (int32_t i = 0; i < original.node_size(); ++i) {
@@ -239,8 +270,9 @@ bool ConstantFolder::ReplaceEvaluatedNodes() {
 
 }  // namespace
 
-FoldingResult FoldConstants(const onnx::ModelProto& model, const NodeGraph& nodes) {
-  return ConstantFolder(model, nodes).Run();
+absl::StatusOr<FoldingResult> FoldConstants(const ModelView& view, absl::string_view model_bytes,
+                            const NodeGraph& nodes) {
+  return ConstantFolder(view, model_bytes, nodes).Run();
 }
 
 }  // namespace ordo::onnx_import

@@ -4,6 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/onnx/model_view.h"
 #include "core/onnx/node_graph.h"
 #include "core/onnx/tensor_shapes.h"
 #include "onnx/onnx_pb.h"
@@ -35,7 +38,7 @@ struct FoldingResult {
 // weights (or that has no inputs) is evaluated at compile time ... Shape and
 // Size of a tensor whose dims are static are compile-time constants too"),
 // with just enough evaluation to make the shapes those constants determine
-// static. Works on a copy of `model`; a round is:
+// static. Works on a copy of the model; a round is:
 //   1. If some node output has no static shape, run ONNX shape inference.
 //   2. Walk the nodes in `nodes.order`, marking compile-time nodes and
 //      evaluating them with the constant evaluator where their input values
@@ -47,9 +50,15 @@ struct FoldingResult {
 // Rounds repeat until step 3 replaces nothing (or kMaxFoldingRounds).
 // Compile-time nodes whose values are unknown (no weight data, unsupported
 // op) still fold; their outputs keep the shapes inference gives them.
+// The ModelProto is parsed from `model_bytes` (which `view` and `nodes` were
+// built from) only when a round evaluates, infers or replaces something; a
+// model with every shape static and nothing to fold is read from `view`
+// alone. INVALID_ARGUMENT "not a valid ONNX model" when that parse fails
+// (damage inside a field the view's scan skips).
 // Cost: O(rounds x (nodes + inference)); values are capped at
 // kMaxConstantElements elements. Never throws and never reads external data.
-FoldingResult FoldConstants(const onnx::ModelProto& model, const NodeGraph& nodes);
+absl::StatusOr<FoldingResult> FoldConstants(const ModelView& view, absl::string_view model_bytes,
+                                            const NodeGraph& nodes);
 
 }  // namespace ordo::onnx_import
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/onnx/tensor_type.h"
 #include "core/util/status_macros.h"
 
 namespace ordo {
@@ -19,12 +20,6 @@ using onnx::TensorShapeProto;
 constexpr absl::string_view kApiNames = "API and Python client: input_shapes / batch";
 
 bool HasValue(const TensorShapeProto::Dimension& dim) { return dim.has_dim_value(); }
-
-std::string DescribeDim(const TensorShapeProto::Dimension& dim) {
-  if (dim.has_dim_value()) return absl::StrCat(dim.dim_value());
-  if (!dim.dim_param().empty()) return absl::StrCat("\"", dim.dim_param(), "\" (symbolic)");
-  return "unknown";
-}
 
 std::string InputShapeFlag(const std::string& name, const std::vector<int64_t>& dims) {
   return absl::StrCat("--input-shape ", name, "=", FormatDims(dims));
@@ -168,18 +163,18 @@ absl::StatusOr<std::string> WithInputShapes(absl::string_view model_bytes,
   return bytes;
 }
 
-absl::Status CheckStaticInputs(const onnx::GraphProto& graph,
+absl::Status CheckStaticInputs(const onnx_import::ModelView& graph,
                                const onnx_import::NodeGraph& nodes) {
   std::string first;                 // the first offending dim, as the importer says it
   std::vector<std::string> listed;   // every symbolic dim
   std::vector<std::string> fixes;    // one --input-shape per input with one
   bool only_leading = true;          // --batch 1 fixes everything
-  for (const onnx::ValueInfoProto& input : graph.input()) {
-    const std::string& name = input.name();
+  for (const onnx_import::ValueInfoView& input : graph.inputs) {
+    const absl::string_view name = input.name;
     const int32_t id = nodes.FindValue(name);
     if (id == onnx_import::kNoValue || !nodes.is_graph_input[id]) continue;
-    const onnx::TypeProto::Tensor& tensor = input.type().tensor_type();
-    if (!tensor.has_shape()) {
+    const onnx_import::TensorType& type = input.type;
+    if (!type.has_shape) {
       if (first.empty()) first = absl::StrCat("graph input \"", name, "\": shape is unknown");
       listed.push_back(absl::StrCat("\"", name, "\" (no shape)"));
       fixes.push_back(absl::StrCat("--input-shape ", name, "=<dims>"));
@@ -188,28 +183,29 @@ absl::Status CheckStaticInputs(const onnx::GraphProto& graph,
     }
     std::vector<std::string> fix;
     bool symbolic = false;
-    for (int d = 0; d < tensor.shape().dim_size(); ++d) {
-      const TensorShapeProto::Dimension& dim = tensor.shape().dim(d);
-      if (HasValue(dim) && dim.dim_value() > 0) {
-        fix.push_back(absl::StrCat(dim.dim_value()));
+    for (size_t d = 0; d < type.dims.size(); ++d) {
+      const int64_t value = type.dims[d];
+      if (value != onnx_import::kUnknownDim && value > 0) {
+        fix.push_back(absl::StrCat(value));
         continue;
       }
-      if (HasValue(dim)) continue;  // zero or negative: the importer's rule to report
+      if (value != onnx_import::kUnknownDim) continue;  // zero or negative: the importer's rule
       symbolic = true;
+      const absl::string_view param =
+          d < type.symbols.size() ? absl::string_view(type.symbols[d]) : absl::string_view();
       if (first.empty()) {
-        first = absl::StrCat("graph input \"", name, "\": dim ", d, " is ", DescribeDim(dim),
+        first = absl::StrCat("graph input \"", name, "\": dim ", d, " is ",
+                             param.empty() ? "unknown" : absl::StrCat("\"", param, "\" (symbolic)"),
                              "; dims must be static and positive");
       }
       listed.push_back(absl::StrCat("\"", name, "\" dim ", d,
-                                    dim.dim_param().empty()
-                                        ? std::string()
-                                        : absl::StrCat(" (\"", dim.dim_param(), "\")")));
+                                    param.empty() ? std::string()
+                                                  : absl::StrCat(" (\"", param, "\")")));
       if (d == 0) {
         fix.push_back("1");
       } else {
         only_leading = false;
-        fix.push_back(absl::StrCat(
-            "<", dim.dim_param().empty() ? absl::StrCat("dim", d) : dim.dim_param(), ">"));
+        fix.push_back(absl::StrCat("<", param.empty() ? absl::StrCat("dim", d) : param, ">"));
       }
     }
     if (symbolic) fixes.push_back(absl::StrCat("--input-shape ", name, "=", absl::StrJoin(fix, "x")));

@@ -56,7 +56,7 @@ absl::StatusOr<std::string> WithInputShapes(absl::string_view model_bytes,
 // that would fix it (`--batch 1`, or `--input-shape x=1x3x224x224`; a
 // non-leading symbolic dim appears as `<name>` to be replaced by the size to
 // compile for). O(inputs).
-absl::Status CheckStaticInputs(const onnx::GraphProto& graph,
+absl::Status CheckStaticInputs(const onnx_import::ModelView& graph,
                                const onnx_import::NodeGraph& nodes);
 
 // "1x3x224x224" (also "1,3,224,224") as dims; INVALID_ARGUMENT naming

@@ -12,8 +12,6 @@
 namespace ordo::onnx_import {
 namespace {
 
-using onnx::GraphProto;
-using onnx::NodeProto;
 
 // Gives `name` the next id if it has none. "" has no id.
 int32_t Intern(absl::string_view name, NodeGraph& nodes) {
@@ -25,39 +23,41 @@ int32_t Intern(absl::string_view name, NodeGraph& nodes) {
 
 // The one pass over the file's names: every value gets its id and every node
 // its input and output ids.
-void NumberValues(const GraphProto& graph, NodeGraph& nodes) {
-  int64_t edges = 0;
-  for (const NodeProto& node : graph.node()) edges += node.input_size() + node.output_size();
-  nodes.value_ids.reserve(graph.input_size() + graph.initializer_size() + graph.node_size() * 2);
-  nodes.edges.reserve(edges);
-  nodes.edge_begin.reserve(2 * graph.node_size() + 1);
-  for (const onnx::ValueInfoProto& input : graph.input()) Intern(input.name(), nodes);
-  for (const onnx::TensorProto& initializer : graph.initializer()) {
-    Intern(initializer.name(), nodes);
+void NumberValues(const ModelView& graph, NodeGraph& nodes) {
+  nodes.value_ids.reserve(graph.inputs.size() + graph.initializers.size() +
+                          graph.nodes.size() * 2);
+  nodes.edges.reserve(graph.value_refs.size());
+  nodes.edge_begin.reserve(2 * graph.nodes.size() + 1);
+  nodes.input_ids.reserve(graph.inputs.size());
+  for (const ValueInfoView& input : graph.inputs) nodes.input_ids.push_back(Intern(input.name, nodes));
+  nodes.initializer_ids.reserve(graph.initializers.size());
+  for (const InitializerView& initializer : graph.initializers) {
+    nodes.initializer_ids.push_back(Intern(initializer.name, nodes));
   }
-  for (const NodeProto& node : graph.node()) {
+  for (int32_t i = 0; i < graph.num_nodes(); ++i) {
     nodes.edge_begin.push_back(static_cast<int32_t>(nodes.edges.size()));
-    for (const std::string& input : node.input()) nodes.edges.push_back(Intern(input, nodes));
+    for (absl::string_view input : graph.inputs_of(i)) nodes.edges.push_back(Intern(input, nodes));
     nodes.edge_begin.push_back(static_cast<int32_t>(nodes.edges.size()));
-    for (const std::string& output : node.output()) nodes.edges.push_back(Intern(output, nodes));
+    for (absl::string_view output : graph.outputs_of(i)) {
+      nodes.edges.push_back(Intern(output, nodes));
+    }
   }
   nodes.edge_begin.push_back(static_cast<int32_t>(nodes.edges.size()));
-  for (const onnx::ValueInfoProto& output : graph.output()) Intern(output.name(), nodes);
+  for (const ValueInfoView& output : graph.outputs) Intern(output.name, nodes);
 
   nodes.producer.assign(nodes.num_values(), kNoValue);
   nodes.is_initializer.assign(nodes.num_values(), false);
   nodes.is_graph_input.assign(nodes.num_values(), false);
-  for (const onnx::TensorProto& initializer : graph.initializer()) {
-    if (!initializer.name().empty()) nodes.is_initializer[nodes.FindValue(initializer.name())] = true;
+  for (int32_t id : nodes.initializer_ids) {
+    if (id != kNoValue) nodes.is_initializer[id] = true;
   }
-  for (const onnx::ValueInfoProto& input : graph.input()) {
-    const int32_t id = nodes.FindValue(input.name());
+  for (int32_t id : nodes.input_ids) {
     if (id != kNoValue && !nodes.is_initializer[id]) nodes.is_graph_input[id] = true;
   }
 }
 
-absl::Status RecordProducers(const GraphProto& graph, NodeGraph& nodes) {
-  for (int32_t i = 0; i < graph.node_size(); ++i) {
+absl::Status RecordProducers(const ModelView& graph, NodeGraph& nodes) {
+  for (int32_t i = 0; i < graph.num_nodes(); ++i) {
     for (int32_t output : nodes.outputs(i)) {
       if (output == kNoValue) continue;
       const std::string& op = nodes.names[i];
@@ -81,8 +81,8 @@ absl::Status RecordProducers(const GraphProto& graph, NodeGraph& nodes) {
   return absl::OkStatus();
 }
 
-absl::Status CheckInputsDefined(const GraphProto& graph, const NodeGraph& nodes) {
-  for (int32_t i = 0; i < graph.node_size(); ++i) {
+absl::Status CheckInputsDefined(const ModelView& graph, const NodeGraph& nodes) {
+  for (int32_t i = 0; i < graph.num_nodes(); ++i) {
     for (int32_t input : nodes.inputs(i)) {
       if (input == kNoValue || nodes.producer[input] != kNoValue || nodes.is_initializer[input] ||
           nodes.is_graph_input[input]) {
@@ -167,28 +167,28 @@ int32_t NodeGraph::FindValue(absl::string_view name) const {
   return it == value_ids.end() ? kNoValue : it->second;
 }
 
-std::vector<std::string> UniqueNodeNames(const GraphProto& graph) {
+std::vector<std::string> UniqueNodeNames(const ModelView& graph) {
   absl::flat_hash_set<absl::string_view> given;  // views of names in `graph`
-  given.reserve(graph.node_size());
+  given.reserve(graph.nodes.size());
   bool all_named = true;
-  for (const NodeProto& node : graph.node()) {
-    all_named = all_named && !node.name().empty();
-    if (!node.name().empty()) given.insert(node.name());
+  for (const NodeView& node : graph.nodes) {
+    all_named = all_named && !node.name.empty();
+    if (!node.name.empty()) given.insert(node.name);
   }
   std::vector<std::string> names;
-  names.reserve(graph.node_size());
+  names.reserve(graph.nodes.size());
   // The common case (every exporter's): each node has its own distinct name.
-  if (all_named && static_cast<int32_t>(given.size()) == graph.node_size()) {
-    for (const NodeProto& node : graph.node()) names.push_back(node.name());
+  if (all_named && static_cast<int32_t>(given.size()) == graph.num_nodes()) {
+    for (const NodeView& node : graph.nodes) names.emplace_back(node.name);
     return names;
   }
   absl::flat_hash_set<std::string> assigned;
   // Next suffix to try per base name, so n copies of one name cost O(n), not
   // O(n^2).
   absl::flat_hash_map<std::string, int> next_suffix;
-  for (int32_t i = 0; i < graph.node_size(); ++i) {
-    const std::string& own = graph.node(i).name();
-    std::string base = own.empty() ? absl::StrCat("n", i) : own;
+  for (int32_t i = 0; i < graph.num_nodes(); ++i) {
+    const absl::string_view own = graph.nodes[i].name;
+    std::string base = own.empty() ? absl::StrCat("n", i) : std::string(own);
     // A generated name must not take a name some node was given in the file.
     const bool free = !assigned.contains(base) && (!own.empty() || !given.contains(base));
     std::string name = base;
@@ -205,14 +205,14 @@ std::vector<std::string> UniqueNodeNames(const GraphProto& graph) {
   return names;
 }
 
-absl::StatusOr<NodeGraph> AnalyzeNodeGraph(const GraphProto& graph,
+absl::StatusOr<NodeGraph> AnalyzeNodeGraph(const ModelView& graph,
                                            std::vector<std::string> names) {
   NodeGraph nodes;
   nodes.names = std::move(names);
   NumberValues(graph, nodes);
   ORDO_RETURN_IF_ERROR(RecordProducers(graph, nodes));
   ORDO_RETURN_IF_ERROR(CheckInputsDefined(graph, nodes));
-  ORDO_RETURN_IF_ERROR(TopologicalOrder(graph.node_size(), nodes));
+  ORDO_RETURN_IF_ERROR(TopologicalOrder(graph.num_nodes(), nodes));
   return nodes;
 }
 

@@ -9,7 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "onnx/onnx_pb.h"
+#include "core/onnx/model_view.h"
 
 namespace ordo::onnx_import {
 
@@ -21,7 +21,7 @@ inline constexpr int32_t kNoValue = -1;
 // unnamed node is "n<index in the file>"; a later duplicate of a name, or a
 // generated name that some node already has, gets the first free "_1", "_2",
 // ... suffix. Names only depend on the file, never on folding. O(nodes).
-std::vector<std::string> UniqueNodeNames(const onnx::GraphProto& graph);
+std::vector<std::string> UniqueNodeNames(const ModelView& graph);
 
 // The dataflow between the nodes of an ONNX graph with a dense id per value
 // (tensor name), checked for the structural errors that would make folding
@@ -30,7 +30,7 @@ std::vector<std::string> UniqueNodeNames(const onnx::GraphProto& graph);
 //
 // Ids are numbered in first-seen order: graph inputs, initializers, node
 // outputs and inputs in file order, graph outputs. The value names are views
-// of the GraphProto's own strings, so the GraphProto must outlive this.
+// of the model's bytes (ModelView's strings), which must outlive this.
 struct NodeGraph {
   // UniqueNodeNames(graph).
   std::vector<std::string> names;
@@ -42,6 +42,10 @@ struct NodeGraph {
   std::vector<int32_t> producer;     // node index, or kNoValue
   std::vector<bool> is_initializer;  // graph.initializer
   std::vector<bool> is_graph_input;  // graph.input entries that are not initializers
+  // The ids of ModelView::inputs and ::initializers, by their index there
+  // (kNoValue for an empty name).
+  std::vector<int32_t> input_ids;
+  std::vector<int32_t> initializer_ids;
   // Every node, dependencies first; ties go to the earlier node in the file,
   // so a sorted file keeps its order.
   std::vector<int32_t> order;
@@ -74,7 +78,7 @@ struct NodeGraph {
 // recursion). INVALID_ARGUMENT naming the node and tensor when a tensor has
 // two producers, a node writes an initializer or graph input, a node reads a
 // tensor nothing defines, or the nodes form a cycle.
-absl::StatusOr<NodeGraph> AnalyzeNodeGraph(const onnx::GraphProto& graph,
+absl::StatusOr<NodeGraph> AnalyzeNodeGraph(const ModelView& graph,
                                            std::vector<std::string> names);
 
 }  // namespace ordo::onnx_import

@@ -13,13 +13,12 @@
 #include "core/onnx/constant_folding.h"
 #include "core/onnx/constant_tensor.h"
 #include "core/onnx/input_shapes.h"
+#include "core/onnx/model_view.h"
 #include "core/onnx/node_graph.h"
 #include "core/onnx/node_reordering.h"
 #include "core/onnx/tensor_shapes.h"
 #include "core/util/checked_math.h"
 #include "core/util/status_macros.h"
-#include "core/util/wire_field_count.h"
-#include "google/protobuf/arena.h"
 #include "onnx/onnx_pb.h"
 
 namespace ordo {
@@ -29,43 +28,31 @@ using onnx::AttributeProto;
 using onnx::GraphProto;
 using onnx::NodeProto;
 using onnx::TensorProto;
+using onnx_import::AttributeView;
 using onnx_import::FoldingResult;
+using onnx_import::ModelView;
+using onnx_import::NodeView;
+using onnx_import::ValueInfoView;
 using onnx_import::NodeGraph;
 using onnx_import::TensorType;
 
-absl::Status ParseModel(absl::string_view bytes, onnx::ModelProto& model) {
-  if (bytes.size() > static_cast<size_t>(INT_MAX)) {
-    return absl::InvalidArgumentError("not a valid ONNX model: larger than protobuf's 2 GiB limit");
-  }
-  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return absl::InvalidArgumentError(
-        "not a valid ONNX model: the bytes do not parse as onnx.ModelProto");
-  }
-  if (!model.has_graph()) {
-    return absl::InvalidArgumentError("not a valid ONNX model: it has no graph");
-  }
-  return absl::OkStatus();
-}
-
-absl::Status RejectControlFlow(const GraphProto& graph, const std::vector<std::string>& names) {
-  for (int32_t i = 0; i < graph.node_size(); ++i) {
-    const NodeProto& node = graph.node(i);
-    bool has_subgraph =
-        node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan";
-    for (const AttributeProto& attribute : node.attribute()) {
-      has_subgraph = has_subgraph || attribute.type() == AttributeProto::GRAPH ||
-                     attribute.type() == AttributeProto::GRAPHS || attribute.has_g() ||
-                     attribute.graphs_size() > 0;
+absl::Status RejectControlFlow(const ModelView& graph, const std::vector<std::string>& names) {
+  for (int32_t i = 0; i < graph.num_nodes(); ++i) {
+    const absl::string_view op_type = graph.nodes[i].op_type;
+    bool has_subgraph = op_type == "If" || op_type == "Loop" || op_type == "Scan";
+    for (const AttributeView& attribute : graph.attributes_of(i)) {
+      has_subgraph = has_subgraph || attribute.type == AttributeProto::GRAPH ||
+                     attribute.type == AttributeProto::GRAPHS || attribute.has_graph;
     }
     if (has_subgraph) {
       return absl::InvalidArgumentError(absl::StrCat("control-flow op \"", names[i], "\" (",
-                                                     node.op_type(), ") is not supported yet"));
+                                                     op_type, ") is not supported yet"));
     }
   }
   return absl::OkStatus();
 }
 
-bool IsConvOrPool(const std::string& op_type) {
+bool IsConvOrPool(absl::string_view op_type) {
   static constexpr absl::string_view kTypes[] = {"Conv",        "ConvTranspose", "ConvInteger",
                                                  "QLinearConv", "MaxPool",       "AveragePool",
                                                  "LpPool",      "MaxUnpool",     "MaxRoiPool"};
@@ -78,16 +65,16 @@ bool IsConvOrPool(const std::string& op_type) {
 // ONNX 1.12's conv/pool shape inference divides by strides without checking
 // them (a zero stride is SIGFPE, found by fuzzing), so window attributes are
 // checked before inference can see them.
-absl::Status CheckWindowAttributes(const GraphProto& graph, const std::vector<std::string>& names) {
-  for (int32_t i = 0; i < graph.node_size(); ++i) {
-    const NodeProto& node = graph.node(i);
-    if (!IsConvOrPool(node.op_type())) continue;
-    for (const AttributeProto& attribute : node.attribute()) {
-      const std::string& name = attribute.name();
+absl::Status CheckWindowAttributes(const ModelView& graph, const std::vector<std::string>& names) {
+  for (int32_t i = 0; i < graph.num_nodes(); ++i) {
+    const absl::string_view op_type = graph.nodes[i].op_type;
+    if (!IsConvOrPool(op_type)) continue;
+    for (const AttributeView& attribute : graph.attributes_of(i)) {
+      const absl::string_view name = attribute.name;
       if (name != "strides" && name != "dilations" && name != "kernel_shape") continue;
-      for (int64_t value : attribute.ints()) {
+      for (int64_t value : graph.ints_of(attribute)) {
         if (value > 0) continue;
-        return absl::InvalidArgumentError(absl::StrCat("op \"", names[i], "\" (", node.op_type(),
+        return absl::InvalidArgumentError(absl::StrCat("op \"", names[i], "\" (", op_type,
                                                        "): attribute \"", name,
                                                        "\" must be positive, got ", value));
       }
@@ -137,27 +124,33 @@ std::string ElemTypeName(int32_t elem_type) {
                       TensorProto::DataType_Name(static_cast<TensorProto::DataType>(elem_type)));
 }
 
-std::vector<Attribute> ConvertAttributes(const NodeProto& node) {
+std::vector<Attribute> ConvertAttributes(const ModelView& graph, int32_t node) {
+  const absl::Span<const AttributeView> all = graph.attributes_of(node);
   std::vector<Attribute> attributes;
   // One allocation per op instead of one per doubling (a Conv has five).
-  attributes.reserve(node.attribute_size());
-  for (const AttributeProto& a : node.attribute()) {
-    switch (a.type()) {
+  attributes.reserve(all.size());
+  for (const AttributeView& a : all) {
+    const std::string name(a.name);
+    switch (a.type) {
       case AttributeProto::INT:
-        attributes.push_back({a.name(), a.i()});
+        attributes.push_back({name, a.i});
         break;
       case AttributeProto::FLOAT:
-        attributes.push_back({a.name(), static_cast<double>(a.f())});
+        attributes.push_back({name, static_cast<double>(a.f)});
         break;
       case AttributeProto::STRING:
-        attributes.push_back({a.name(), a.s()});
+        attributes.push_back({name, std::string(a.s)});
         break;
-      case AttributeProto::INTS:
-        attributes.push_back({a.name(), std::vector<int64_t>(a.ints().begin(), a.ints().end())});
+      case AttributeProto::INTS: {
+        const absl::Span<const int64_t> ints = graph.ints_of(a);
+        attributes.push_back({name, std::vector<int64_t>(ints.begin(), ints.end())});
         break;
-      case AttributeProto::FLOATS:
-        attributes.push_back({a.name(), std::vector<double>(a.floats().begin(), a.floats().end())});
+      }
+      case AttributeProto::FLOATS: {
+        const absl::Span<const float> floats = graph.floats_of(a);
+        attributes.push_back({name, std::vector<double>(floats.begin(), floats.end())});
         break;
+      }
       default:
         break;  // tensors, strings lists, types: nothing the memory model reads
     }
@@ -210,7 +203,7 @@ absl::StatusOr<DataType> StaticShape(absl::FunctionRef<std::string()> what, cons
 // Ops whose output size depends on the values of an activation, and the
 // inputs whose values set an op's output shape: when such an output has no
 // static shape, the message says why no static plan can size it.
-bool HasDataDependentOutputSize(const std::string& op_type) {
+bool HasDataDependentOutputSize(absl::string_view op_type) {
   static constexpr absl::string_view kTypes[] = {"NonZero", "Unique", "NonMaxSuppression",
                                                  "Compress", "StringSplit"};
   for (absl::string_view type : kTypes) {
@@ -221,7 +214,7 @@ bool HasDataDependentOutputSize(const std::string& op_type) {
 
 // Indices of the inputs of `op_type` whose values (not shapes) set the
 // output shape.
-std::vector<int> ShapeSettingInputs(const std::string& op_type) {
+std::vector<int> ShapeSettingInputs(absl::string_view op_type) {
   if (op_type == "Reshape" || op_type == "Expand" || op_type == "Tile" || op_type == "TopK" ||
       op_type == "OneHot" || op_type == "Upsample" || op_type == "Split") {
     return {1};
@@ -240,16 +233,16 @@ std::vector<int> ShapeSettingInputs(const std::string& op_type) {
 // outlive it; the node names of `nodes` are moved into the graph.
 class GraphAssembler {
  public:
-  GraphAssembler(const GraphProto& graph, NodeGraph& nodes, FoldingResult& folding,
+  GraphAssembler(const ModelView& graph, NodeGraph& nodes, FoldingResult& folding,
                  const GraphLimits& limits)
       : graph_(graph),
         nodes_(nodes),
         folding_(folding),
-        builder_(graph.name(), limits),
+        builder_(std::string(graph.graph_name), limits),
         tensor_of_(nodes.num_values(), kNoId),
         read_(nodes.num_values(), false) {
     // At most one tensor per value and one op per node.
-    builder_.Reserve(graph.node_size(), nodes.num_values());
+    builder_.Reserve(graph.num_nodes(), nodes.num_values());
   }
 
   absl::StatusOr<Graph> Assemble() &&;
@@ -266,7 +259,7 @@ class GraphAssembler {
   absl::Status DeclareWeight(int32_t value);
   absl::Status ExplainUnknownShape(const absl::Status& status, int32_t index) const;
 
-  const GraphProto& graph_;
+  const ModelView& graph_;
   NodeGraph& nodes_;
   FoldingResult& folding_;
   GraphBuilder builder_;
@@ -275,13 +268,13 @@ class GraphAssembler {
 };
 
 absl::StatusOr<Graph> GraphAssembler::Assemble() && {
-  for (int32_t i = 0; i < graph_.node_size(); ++i) {
+  for (int32_t i = 0; i < graph_.num_nodes(); ++i) {
     for (int32_t input : nodes_.inputs(i)) {
       if (input != onnx_import::kNoValue) read_[input] = true;
     }
   }
-  for (const onnx::ValueInfoProto& output : graph_.output()) {
-    const int32_t id = nodes_.FindValue(output.name());
+  for (const ValueInfoView& output : graph_.outputs) {
+    const int32_t id = nodes_.FindValue(output.name);
     if (id != onnx_import::kNoValue) read_[id] = true;
   }
   ORDO_RETURN_IF_ERROR(DeclareInputs());
@@ -291,18 +284,18 @@ absl::StatusOr<Graph> GraphAssembler::Assemble() && {
   for (int32_t i : nodes_.order) {
     if (!folding_.folded[i]) ORDO_RETURN_IF_ERROR(DeclareOp(i));
   }
-  for (const onnx::ValueInfoProto& output : graph_.output()) {
+  for (const ValueInfoView& output : graph_.outputs) {
     // Declared so that the builder can say a folded output is a weight.
-    const int32_t id = nodes_.FindValue(output.name());
+    const int32_t id = nodes_.FindValue(output.name);
     if (id != onnx_import::kNoValue && IsWeight(id)) ORDO_RETURN_IF_ERROR(DeclareWeight(id));
-    builder_.AddGraphOutput(output.name());
+    builder_.AddGraphOutput(std::string(output.name));
   }
   return std::move(builder_).Build();
 }
 
 absl::Status GraphAssembler::DeclareInputs() {
-  for (const onnx::ValueInfoProto& input : graph_.input()) {
-    const std::string& name = input.name();
+  for (const ValueInfoView& input : graph_.inputs) {
+    const std::string name(input.name);
     const int32_t id = nodes_.FindValue(name);
     if (id == onnx_import::kNoValue || !nodes_.is_graph_input[id] || tensor_of_[id] != kNoId) {
       continue;
@@ -317,7 +310,7 @@ absl::Status GraphAssembler::DeclareInputs() {
 }
 
 absl::Status GraphAssembler::DeclareOp(int32_t index) {
-  const NodeProto& node = graph_.node(index);
+  const NodeView& node = graph_.nodes[index];
   const absl::Span<const int32_t> output_ids = nodes_.outputs(index);
   std::vector<TensorId> outputs;
   outputs.reserve(output_ids.size());
@@ -326,7 +319,7 @@ absl::Status GraphAssembler::DeclareOp(int32_t index) {
     if (output == onnx_import::kNoValue) continue;
     // At inference Dropout is the identity: a mask nobody reads is never
     // computed, and the op is then a single-output in-place view.
-    if (node.op_type() == "Dropout" && i > 0 && !read_[output]) continue;
+    if (node.op_type == "Dropout" && i > 0 && !read_[output]) continue;
     absl::StatusOr<DataType> dtype = StaticShape(
         [&] {
           return absl::StrCat("tensor \"", nodes_.value_names[output], "\" (output of op \"",
@@ -352,8 +345,9 @@ absl::Status GraphAssembler::DeclareOp(int32_t index) {
     }
     inputs.push_back(tensor_of_[input]);
   }
-  builder_.AddOpWithTensorIds(std::move(nodes_.names[index]), node.op_type(), std::move(inputs),
-                              std::move(outputs), ConvertAttributes(node), index, node.domain());
+  builder_.AddOpWithTensorIds(std::move(nodes_.names[index]), std::string(node.op_type),
+                              std::move(inputs), std::move(outputs),
+                              ConvertAttributes(graph_, index), index, std::string(node.domain));
   return absl::OkStatus();
 }
 
@@ -362,11 +356,11 @@ absl::Status GraphAssembler::DeclareOp(int32_t index) {
 // message says which, since no input shape the user gives can fix it.
 absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status,
                                                  int32_t index) const {
-  const NodeProto& node = graph_.node(index);
+  const absl::string_view op_type = graph_.nodes[index].op_type;
   const std::string& op = nodes_.names[index];
-  if (HasDataDependentOutputSize(node.op_type())) {
+  if (HasDataDependentOutputSize(op_type)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        status.message(), ". Op \"", op, "\" (", node.op_type(),
+        status.message(), ". Op \"", op, "\" (", op_type,
         ") has an output whose size depends on the values of its inputs, known only at run "
         "time, so no static memory plan can size it"));
   }
@@ -378,14 +372,14 @@ absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status,
         "property of the model; please report it with the model)"));
   }
   const absl::Span<const int32_t> inputs = nodes_.inputs(index);
-  for (int k : ShapeSettingInputs(node.op_type())) {
+  for (int k : ShapeSettingInputs(op_type)) {
     if (k >= static_cast<int>(inputs.size()) || inputs[k] == onnx_import::kNoValue ||
         IsWeight(inputs[k])) {
       continue;
     }
     return absl::InvalidArgumentError(absl::StrCat(
-        status.message(), ". Input ", k, " (\"", node.input(k), "\") of op \"", op,
-        "\" (", node.op_type(), ") sets this shape and is computed from activation values at "
+        status.message(), ". Input ", k, " (\"", graph_.inputs_of(index)[k], "\") of op \"", op,
+        "\" (", op_type, ") sets this shape and is computed from activation values at "
         "run time, so it cannot be folded to a constant (a data-dependent shape)"));
   }
   return status;
@@ -419,65 +413,20 @@ absl::Status GraphAssembler::DeclareWeight(int32_t value) {
   return absl::OkStatus();
 }
 
-// A thread's first arena block for ImportOnnx, reused from import to import:
-// sized for the largest model the thread imported, up to kMaxBytes (a
-// larger model's arena takes further blocks from the heap, as every block
-// did before). At most kMaxBytes per thread that imports: about 20 MiB for
-// a server's queue threads. A lease taken while another is held on the
-// thread (nothing does that today) gets no block.
-class ReusedArenaBlock {
- public:
-  static constexpr size_t kMinBytes = size_t{64} << 10;
-  static constexpr size_t kMaxBytes = size_t{2} << 20;
-  // A parsed model takes about 7 arena bytes per byte of the file
-  // (nasnet_cifar: 254 KB parse to 1.78 MB; resnet50, darts_cifar and
-  // pnas_cifar alike).
-  static constexpr size_t kArenaPerModelByte = 8;
-
-  class Lease {
-   public:
-    // About the protobuf arena a model of `model_bytes` needs.
-    explicit Lease(size_t model_bytes) : block_(ThisThread()) {
-      if (block_.leased_) return;
-      block_.leased_ = true;
-      held_ = true;
-      const size_t want = std::max(
-          block_.size_, std::clamp(kArenaPerModelByte * model_bytes, kMinBytes, kMaxBytes));
-      if (want > block_.size_) {
-        block_.data_ = std::make_unique<char[]>(want);
-        block_.size_ = want;
-      }
-    }
-    ~Lease() {
-      if (held_) block_.leased_ = false;
-    }
-    Lease(const Lease&) = delete;
-    Lease& operator=(const Lease&) = delete;
-
-    google::protobuf::ArenaOptions options() const {
-      google::protobuf::ArenaOptions options;
-      if (held_) {
-        options.initial_block = block_.data_.get();
-        options.initial_block_size = block_.size_;
-      }
-      return options;
-    }
-
-   private:
-    ReusedArenaBlock& block_;
-    bool held_ = false;
-  };
-
- private:
-  static ReusedArenaBlock& ThisThread() {
-    thread_local ReusedArenaBlock block;
-    return block;
+// The message itself, for writing a reordered copy.
+absl::Status ParseModel(absl::string_view bytes, onnx::ModelProto& model) {
+  if (bytes.size() > static_cast<size_t>(INT_MAX)) {
+    return absl::InvalidArgumentError("not a valid ONNX model: larger than protobuf's 2 GiB limit");
   }
-
-  std::unique_ptr<char[]> data_;
-  size_t size_ = 0;
-  bool leased_ = false;
-};
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::InvalidArgumentError(
+        "not a valid ONNX model: the bytes do not parse as onnx.ModelProto");
+  }
+  if (!model.has_graph()) {
+    return absl::InvalidArgumentError("not a valid ONNX model: it has no graph");
+  }
+  return absl::OkStatus();
+}
 
 // Which node each op came from, checking that `graph` was imported from this
 // model.
@@ -521,35 +470,17 @@ absl::Status CheckSchedule(const Graph& graph, absl::Span<const OpId> schedule) 
 }  // namespace
 
 absl::StatusOr<Graph> ImportOnnx(absl::string_view model_bytes, const GraphLimits& limits) {
-  // ModelProto.graph (7) -> GraphProto.node (1), counted on the wire: a
-  // model over the limit is refused before protobuf builds a message per
-  // node. Bytes that do not scan are left to ParseModel to report.
-  if (std::optional<int64_t> nodes = CountNestedWireField(model_bytes, 7, 1);
-      nodes.has_value() && *nodes > limits.max_ops) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("model has ", *nodes, " nodes; the limit is ", limits.max_ops, " ops"));
-  }
-  // On an arena: a model is thousands of small strings and messages, and
-  // allocating and freeing them one by one was a third of the import. Its
-  // first block is this thread's, kept from the last import: the pages are
-  // resident already, where fresh blocks cost a malloc and page faults each.
-  ReusedArenaBlock::Lease block(model_bytes.size());
-  google::protobuf::Arena arena(block.options());
-  onnx::ModelProto& model = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
-  ORDO_RETURN_IF_ERROR(ParseModel(model_bytes, model));
-  // Folding may copy the model; weights' values are never needed.
-  onnx_import::DropBulkInitializerData(*model.mutable_graph());
-  const GraphProto& graph = model.graph();
-  if (graph.node_size() > limits.max_ops) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "model has ", graph.node_size(), " nodes; the limit is ", limits.max_ops, " ops"));
-  }
+  // Read from the wire as views: the generated ModelProto is built only if
+  // constant folding needs it (see FoldConstants).
+  ORDO_ASSIGN_OR_RETURN(const ModelView graph,
+                        onnx_import::ScanModel(model_bytes, limits.max_ops));
   std::vector<std::string> names = onnx_import::UniqueNodeNames(graph);
   ORDO_RETURN_IF_ERROR(RejectControlFlow(graph, names));
   ORDO_RETURN_IF_ERROR(CheckWindowAttributes(graph, names));
   ORDO_ASSIGN_OR_RETURN(NodeGraph nodes, onnx_import::AnalyzeNodeGraph(graph, std::move(names)));
   ORDO_RETURN_IF_ERROR(CheckStaticInputs(graph, nodes));
-  FoldingResult folding = onnx_import::FoldConstants(model, nodes);
+  ORDO_ASSIGN_OR_RETURN(FoldingResult folding,
+                        onnx_import::FoldConstants(graph, model_bytes, nodes));
   return GraphAssembler(graph, nodes, folding, limits).Assemble();
 }
 
@@ -559,9 +490,12 @@ absl::StatusOr<std::string> ReorderOnnxNodes(absl::string_view model_bytes, cons
   ORDO_RETURN_IF_ERROR(ParseModel(model_bytes, model));
   ORDO_RETURN_IF_ERROR(CheckSchedule(graph, schedule));
   ORDO_ASSIGN_OR_RETURN(std::vector<int32_t> node_of_op, NodesOfOps(model.graph(), graph));
-  ORDO_ASSIGN_OR_RETURN(
-      NodeGraph nodes,
-      onnx_import::AnalyzeNodeGraph(model.graph(), onnx_import::UniqueNodeNames(model.graph())));
+  ORDO_ASSIGN_OR_RETURN(const ModelView view, onnx_import::ScanModel(model_bytes));
+  if (view.num_nodes() != model.graph().node_size()) {
+    return absl::InternalError("the model's scan and its parse disagree on its nodes");
+  }
+  ORDO_ASSIGN_OR_RETURN(NodeGraph nodes,
+                        onnx_import::AnalyzeNodeGraph(view, onnx_import::UniqueNodeNames(view)));
   std::vector<int32_t> scheduled;
   scheduled.reserve(schedule.size());
   for (OpId op : schedule) scheduled.push_back(node_of_op[op]);

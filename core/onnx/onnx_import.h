@@ -12,8 +12,11 @@ namespace ordo {
 
 // Reads an ONNX model (serialized onnx::ModelProto) into a Graph.
 //
-// 1. Parses the bytes; rejects control flow (If/Loop/Scan, graph attributes)
-//    and conv/pool window attributes that are not positive (ONNX's own shape
+// 1. Reads the bytes as a ModelView (core/onnx/model_view.h: the wire format
+//    read in place, without building the generated ModelProto, which only
+//    constant folding builds, and only when it has something to fold or
+//    infer); rejects control flow (If/Loop/Scan, graph attributes) and
+//    conv/pool window attributes that are not positive (ONNX's own shape
 //    inference would divide by zero on them).
 // 2. Checks the node-level structure: one producer per tensor, every input
 //    defined, no cycle.

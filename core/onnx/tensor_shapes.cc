@@ -42,8 +42,8 @@ int Completeness(const TensorType& type) {
   return (type.elem_type != 0) + type.has_shape + type.IsStatic();
 }
 
-void Merge(TensorType type, TensorType& into) {
-  if (Completeness(type) > Completeness(into)) into = std::move(type);
+void Merge(const TensorType& type, TensorType& into) {
+  if (Completeness(type) > Completeness(into)) into = type;
 }
 
 void MergeInfos(const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& infos,
@@ -52,6 +52,23 @@ void MergeInfos(const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& 
     const int32_t id = nodes.FindValue(info.name());
     if (id != kNoValue) Merge(FromTypeProto(info.type()), types[id]);
   }
+}
+
+void MergeInfos(const std::vector<ValueInfoView>& infos, const NodeGraph& nodes,
+                TensorTypes& types) {
+  for (const ValueInfoView& info : infos) {
+    const int32_t id = nodes.FindValue(info.name);
+    if (id != kNoValue) Merge(info.type, types[id]);
+  }
+}
+
+// An initializer's dims and type are authoritative.
+template <typename Dims>
+void SetInitializerType(int32_t data_type, const Dims& dims, TensorType& type) {
+  type.elem_type = data_type;
+  type.has_shape = true;
+  type.dims.assign(dims.begin(), dims.end());
+  type.symbols.clear();
 }
 
 // ONNX's Einsum inference (before 1.14) gives the rank only; this one also
@@ -121,12 +138,20 @@ TensorTypes CollectTensorTypes(const onnx::GraphProto& graph, const NodeGraph& n
   MergeInfos(graph.value_info(), nodes, types);
   for (const onnx::TensorProto& initializer : graph.initializer()) {
     const int32_t id = nodes.FindValue(initializer.name());
-    if (id == kNoValue) continue;
-    TensorType& type = types[id];
-    type.elem_type = initializer.data_type();
-    type.has_shape = true;
-    type.dims.assign(initializer.dims().begin(), initializer.dims().end());
-    type.symbols.clear();
+    if (id != kNoValue) SetInitializerType(initializer.data_type(), initializer.dims(), types[id]);
+  }
+  return types;
+}
+
+TensorTypes CollectTensorTypes(const ModelView& graph, const NodeGraph& nodes) {
+  TensorTypes types(nodes.num_values());
+  MergeInfos(graph.inputs, nodes, types);
+  MergeInfos(graph.outputs, nodes, types);
+  MergeInfos(graph.value_info, nodes, types);
+  for (size_t i = 0; i < graph.initializers.size(); ++i) {
+    const int32_t id = nodes.initializer_ids[i];
+    const InitializerView& initializer = graph.initializers[i];
+    if (id != kNoValue) SetInitializerType(initializer.data_type, initializer.dims, types[id]);
   }
   return types;
 }

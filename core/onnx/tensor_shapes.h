@@ -6,27 +6,12 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/onnx/model_view.h"
 #include "core/onnx/node_graph.h"
+#include "core/onnx/tensor_type.h"
 #include "onnx/onnx_pb.h"
 
 namespace ordo::onnx_import {
-
-// A dim without a value (symbolic or missing) in TensorType::dims.
-inline constexpr int64_t kUnknownDim = -1;
-
-// What an ONNX graph records about one tensor: its element type and its shape,
-// which may be absent (unknown rank) or partial. A plain value.
-struct TensorType {
-  int32_t elem_type = 0;  // onnx::TensorProto::DataType; 0 when unknown
-  bool has_shape = false;
-  std::vector<int64_t> dims;  // kUnknownDim where a dim has no value
-  // For messages: empty when no dim has a dim_param; otherwise the dim_param
-  // of each dim without a value ("N"), "" for the others.
-  std::vector<std::string> symbols;
-
-  // Rank known and every dim has a value (>= 0).
-  bool IsStatic() const;
-};
 
 // By NodeGraph value id; a value nothing describes has elem_type 0 and no
 // shape.
@@ -39,6 +24,10 @@ using TensorTypes = std::vector<TensorType>;
 // ignored. `graph` is the graph `nodes` was built from or a working copy of
 // it. O(entries), one hash lookup per entry.
 TensorTypes CollectTensorTypes(const onnx::GraphProto& graph, const NodeGraph& nodes);
+// The same from the view `nodes` was built from (AnalyzeNodeGraph(graph));
+// the GraphProto form reads constant folding's working copy after shape
+// inference.
+TensorTypes CollectTensorTypes(const ModelView& graph, const NodeGraph& nodes);
 
 // Runs ONNX's C++ shape inference on `model` in place, without data
 // propagation and without strict mode, so an op it cannot infer (for example
