@@ -50,7 +50,9 @@ ABSL_FLAG(absl::Duration, redis_timeout, absl::Milliseconds(250),
           "connect and command timeout of Redis calls; a slower Redis is a cache miss");
 ABSL_FLAG(int, max_state_mb, 1024,
           "memory one compile's schedule search may use; requests may ask for less");
-ABSL_FLAG(int, cache_mb, 256, "budget of the in-memory cache");
+ABSL_FLAG(int, cache_mb, 256,
+          "budget of the in-memory caches (parts and whole answers); 0: no cache unless --redis "
+          "gives the part cache");
 ABSL_FLAG(std::string, cache_namespace, "",
           "cache namespace of calls without ordo-cache-namespace metadata: their entries "
           "(parts, responses) are kept apart from other namespaces' in the same cache or Redis");

@@ -254,12 +254,18 @@ TEST(CompilePoolsTest, EstimateGivesTheBanksVerdictWithItsReason) {
     if (!compiled.ok()) {
       // The compile refuses a tensor over every bank; the estimate says no,
       // or refuses a graph input or output the same way.
-      if (estimate.ok()) EXPECT_EQ(estimate->fits, EstimateFit::kNo) << compiled.status();
+      if (estimate.ok()) {
+        EXPECT_EQ(estimate->fits, EstimateFit::kNo) << compiled.status();
+      }
       continue;
     }
     ORDO_ASSERT_OK(estimate.status());
-    if (estimate->fits == EstimateFit::kYes) EXPECT_TRUE(compiled->placement->fits()) << trial;
-    if (estimate->fits == EstimateFit::kNo) EXPECT_FALSE(compiled->placement->fits()) << trial;
+    if (estimate->fits == EstimateFit::kYes) {
+      EXPECT_TRUE(compiled->placement->fits()) << trial;
+    }
+    if (estimate->fits == EstimateFit::kNo) {
+      EXPECT_FALSE(compiled->placement->fits()) << trial;
+    }
   }
 }
 

@@ -206,6 +206,22 @@ TEST(ClientsTest, ModelsSharingCellsHitTheCacheForThem) {
   EXPECT_GE(b.stats().cache_misses(), 1);
 }
 
+// --cache-mb=0 without Redis: no cache of any kind, so the same cells are
+// scheduled again, to the same answer.
+TEST(ClientsTest, CacheMbZeroMeansNoCacheAtAll) {
+  Server server({"--local-workers=1", "--cache-mb=0"});
+  ASSERT_TRUE(server.started());
+  EXPECT_EQ(server.Info().cache(), "none");
+  v1::CompileRequest request;
+  *request.mutable_graph() = CellChain({7, 8, 9}, 1, "m1_");
+  v1::CompileResponse a, b;
+  ASSERT_TRUE(server.Compile(request, a).ok());
+  ASSERT_TRUE(server.Compile(request, b).ok());
+  ExpectValidSchedule(b);
+  EXPECT_EQ(b.stats().cache_hits(), 0);
+  EXPECT_EQ(b.peak_bytes(), a.peak_bytes());
+}
+
 TEST(ClientsTest, ATinyDeadlineOnAHardModelStillAnswersInTime) {
   Server server({"--local-workers=1"});
   ASSERT_TRUE(server.started());
