@@ -48,7 +48,8 @@ bool IsShapeOf(const ModelView& view, int32_t index) {
 // 782-node ModelProto was half of its import, copying it another third.
 class ConstantFolder {
  public:
-  ConstantFolder(const ModelView& view, absl::string_view bytes, const NodeGraph& nodes);
+  ConstantFolder(const ModelView& view, absl::string_view bytes, const NodeGraph& nodes,
+                 TensorTypes types);
 
   absl::StatusOr<FoldingResult> Run() &&;
 
@@ -81,14 +82,13 @@ class ConstantFolder {
 };
 
 ConstantFolder::ConstantFolder(const ModelView& view, absl::string_view bytes,
-                               const NodeGraph& nodes)
+                               const NodeGraph& nodes, TensorTypes types)
     : view_(view),
       bytes_(bytes),
       nodes_(nodes),
+      types_(std::move(types)),
       folded_(view.nodes.size(), false),
-      replaced_(view.nodes.size(), false) {
-  types_ = CollectTensorTypes(view_, nodes_);
-}
+      replaced_(view.nodes.size(), false) {}
 
 // The message, with the initializers' values: a value's type is its
 // initializer's dims and type either way, so reading them late changes no
@@ -271,8 +271,8 @@ bool ConstantFolder::ReplaceEvaluatedNodes() {
 }  // namespace
 
 absl::StatusOr<FoldingResult> FoldConstants(const ModelView& view, absl::string_view model_bytes,
-                            const NodeGraph& nodes) {
-  return ConstantFolder(view, model_bytes, nodes).Run();
+                                            const NodeGraph& nodes, TensorTypes types) {
+  return ConstantFolder(view, model_bytes, nodes, std::move(types)).Run();
 }
 
 }  // namespace ordo::onnx_import

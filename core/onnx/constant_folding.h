@@ -50,15 +50,16 @@ struct FoldingResult {
 // Rounds repeat until step 3 replaces nothing (or kMaxFoldingRounds).
 // Compile-time nodes whose values are unknown (no weight data, unsupported
 // op) still fold; their outputs keep the shapes inference gives them.
-// The ModelProto is parsed from `model_bytes` (which `view` and `nodes` were
-// built from) only when a round evaluates, infers or replaces something; a
+// `types` is TakeTensorTypes(view, nodes), before folding. The ModelProto is
+// parsed from `model_bytes` (which `view` and `nodes` were built from) only
+// when a round evaluates, infers or replaces something; a
 // model with every shape static and nothing to fold is read from `view`
 // alone. INVALID_ARGUMENT "not a valid ONNX model" when that parse fails
 // (damage inside a field the view's scan skips).
 // Cost: O(rounds x (nodes + inference)); values are capped at
 // kMaxConstantElements elements. Never throws and never reads external data.
 absl::StatusOr<FoldingResult> FoldConstants(const ModelView& view, absl::string_view model_bytes,
-                                            const NodeGraph& nodes);
+                                            const NodeGraph& nodes, TensorTypes types);
 
 }  // namespace ordo::onnx_import
 

@@ -32,6 +32,7 @@ using onnx_import::AttributeView;
 using onnx_import::FoldingResult;
 using onnx_import::ModelView;
 using onnx_import::NodeView;
+using onnx_import::TensorTypes;
 using onnx_import::ValueInfoView;
 using onnx_import::NodeGraph;
 using onnx_import::TensorType;
@@ -130,25 +131,25 @@ std::vector<Attribute> ConvertAttributes(const ModelView& graph, int32_t node) {
   // One allocation per op instead of one per doubling (a Conv has five).
   attributes.reserve(all.size());
   for (const AttributeView& a : all) {
-    const std::string name(a.name);
+    std::string name(a.name);
     switch (a.type) {
       case AttributeProto::INT:
-        attributes.push_back({name, a.i});
+        attributes.push_back({std::move(name), a.i});
         break;
       case AttributeProto::FLOAT:
-        attributes.push_back({name, static_cast<double>(a.f)});
+        attributes.push_back({std::move(name), static_cast<double>(a.f)});
         break;
       case AttributeProto::STRING:
-        attributes.push_back({name, std::string(a.s)});
+        attributes.push_back({std::move(name), std::string(a.s)});
         break;
       case AttributeProto::INTS: {
         const absl::Span<const int64_t> ints = graph.ints_of(a);
-        attributes.push_back({name, std::vector<int64_t>(ints.begin(), ints.end())});
+        attributes.push_back({std::move(name), std::vector<int64_t>(ints.begin(), ints.end())});
         break;
       }
       case AttributeProto::FLOATS: {
         const absl::Span<const float> floats = graph.floats_of(a);
-        attributes.push_back({name, std::vector<double>(floats.begin(), floats.end())});
+        attributes.push_back({std::move(name), std::vector<double>(floats.begin(), floats.end())});
         break;
       }
       default:
@@ -472,15 +473,15 @@ absl::Status CheckSchedule(const Graph& graph, absl::Span<const OpId> schedule) 
 absl::StatusOr<Graph> ImportOnnx(absl::string_view model_bytes, const GraphLimits& limits) {
   // Read from the wire as views: the generated ModelProto is built only if
   // constant folding needs it (see FoldConstants).
-  ORDO_ASSIGN_OR_RETURN(const ModelView graph,
-                        onnx_import::ScanModel(model_bytes, limits.max_ops));
+  ORDO_ASSIGN_OR_RETURN(ModelView graph, onnx_import::ScanModel(model_bytes, limits.max_ops));
   std::vector<std::string> names = onnx_import::UniqueNodeNames(graph);
   ORDO_RETURN_IF_ERROR(RejectControlFlow(graph, names));
   ORDO_RETURN_IF_ERROR(CheckWindowAttributes(graph, names));
   ORDO_ASSIGN_OR_RETURN(NodeGraph nodes, onnx_import::AnalyzeNodeGraph(graph, std::move(names)));
   ORDO_RETURN_IF_ERROR(CheckStaticInputs(graph, nodes));
+  TensorTypes types = onnx_import::TakeTensorTypes(graph, nodes);
   ORDO_ASSIGN_OR_RETURN(FoldingResult folding,
-                        onnx_import::FoldConstants(graph, model_bytes, nodes));
+                        onnx_import::FoldConstants(graph, model_bytes, nodes, std::move(types)));
   return GraphAssembler(graph, nodes, folding, limits).Assemble();
 }
 

@@ -42,8 +42,8 @@ int Completeness(const TensorType& type) {
   return (type.elem_type != 0) + type.has_shape + type.IsStatic();
 }
 
-void Merge(const TensorType& type, TensorType& into) {
-  if (Completeness(type) > Completeness(into)) into = type;
+void Merge(TensorType type, TensorType& into) {
+  if (Completeness(type) > Completeness(into)) into = std::move(type);
 }
 
 void MergeInfos(const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& infos,
@@ -54,20 +54,18 @@ void MergeInfos(const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& 
   }
 }
 
-void MergeInfos(const std::vector<ValueInfoView>& infos, const NodeGraph& nodes,
-                TensorTypes& types) {
-  for (const ValueInfoView& info : infos) {
+void MergeInfos(std::vector<ValueInfoView>& infos, const NodeGraph& nodes, TensorTypes& types) {
+  for (ValueInfoView& info : infos) {
     const int32_t id = nodes.FindValue(info.name);
-    if (id != kNoValue) Merge(info.type, types[id]);
+    if (id != kNoValue) Merge(std::move(info.type), types[id]);
   }
 }
 
 // An initializer's dims and type are authoritative.
-template <typename Dims>
-void SetInitializerType(int32_t data_type, const Dims& dims, TensorType& type) {
+void SetInitializerType(int32_t data_type, std::vector<int64_t> dims, TensorType& type) {
   type.elem_type = data_type;
   type.has_shape = true;
-  type.dims.assign(dims.begin(), dims.end());
+  type.dims = std::move(dims);
   type.symbols.clear();
 }
 
@@ -138,20 +136,25 @@ TensorTypes CollectTensorTypes(const onnx::GraphProto& graph, const NodeGraph& n
   MergeInfos(graph.value_info(), nodes, types);
   for (const onnx::TensorProto& initializer : graph.initializer()) {
     const int32_t id = nodes.FindValue(initializer.name());
-    if (id != kNoValue) SetInitializerType(initializer.data_type(), initializer.dims(), types[id]);
+    if (id == kNoValue) continue;
+    SetInitializerType(initializer.data_type(),
+                       std::vector<int64_t>(initializer.dims().begin(), initializer.dims().end()),
+                       types[id]);
   }
   return types;
 }
 
-TensorTypes CollectTensorTypes(const ModelView& graph, const NodeGraph& nodes) {
+TensorTypes TakeTensorTypes(ModelView& graph, const NodeGraph& nodes) {
   TensorTypes types(nodes.num_values());
   MergeInfos(graph.inputs, nodes, types);
   MergeInfos(graph.outputs, nodes, types);
   MergeInfos(graph.value_info, nodes, types);
   for (size_t i = 0; i < graph.initializers.size(); ++i) {
     const int32_t id = nodes.initializer_ids[i];
-    const InitializerView& initializer = graph.initializers[i];
-    if (id != kNoValue) SetInitializerType(initializer.data_type, initializer.dims, types[id]);
+    InitializerView& initializer = graph.initializers[i];
+    if (id != kNoValue) {
+      SetInitializerType(initializer.data_type, std::move(initializer.dims), types[id]);
+    }
   }
   return types;
 }
