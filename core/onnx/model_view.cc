@@ -409,6 +409,14 @@ absl::StatusOr<ModelView> ScanModel(absl::string_view model_bytes, int64_t max_n
         "not a valid ONNX model: the bytes do not parse as onnx.ModelProto");
   }
   if (!has_graph) return absl::InvalidArgumentError("not a valid ONNX model: it has no graph");
+  // The ranges are int32: a file under 2 GiB has fewer names and
+  // attributes than that, but packed ints take a byte each.
+  constexpr size_t kMaxRange = std::numeric_limits<int32_t>::max();
+  if (view.value_refs.size() > kMaxRange || view.attributes.size() > kMaxRange ||
+      view.ints.size() > kMaxRange || view.floats.size() > kMaxRange) {
+    return absl::ResourceExhaustedError(
+        "the model's attributes hold more than 2^31 values; ordo reads at most that many");
+  }
   return view;
 }
 

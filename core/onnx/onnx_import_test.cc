@@ -397,6 +397,37 @@ TEST(OnnxImportErrorTest, GarbageBytes) {
               StatusIs(kInvalid, HasSubstr("not a valid ONNX model")));
 }
 
+// An attribute "value" whose tensor (field 5, t) holds an 11-byte varint:
+// protobuf refuses the model, the import's wire scan skips the tensor
+// without looking inside (core/onnx/model_view.h).
+void AddAttributeWithBrokenTensor(onnx::NodeProto& node) {
+  const std::string broken_tensor = "\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01";
+  const std::string attribute = std::string("\x0a\x05value", 7) + "\x2a" +
+                                static_cast<char>(broken_tensor.size()) + broken_tensor;
+  node.GetReflection()->MutableUnknownFields(&node)->AddLengthDelimited(5, attribute);
+}
+
+// Nothing to fold: the import reads the view only and never sees the damage.
+TEST(OnnxImportErrorTest, DamageInsideASkippedFieldIsNotReadWhenNothingFolds) {
+  TestModel m;
+  m.Input("x", {1, 4}).Output("y", {1, 4});
+  AddAttributeWithBrokenTensor(m.Node("Relu", {"x"}, {"y"}, "relu"));
+  onnx::ModelProto parsed;
+  ASSERT_FALSE(parsed.ParseFromString(m.Bytes())) << "test bug: protobuf parses the bytes";
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  EXPECT_THAT(OpNames(graph), ElementsAre("relu"));
+}
+
+// Folding needs the parsed model, and then protobuf's refusal is the answer.
+TEST(OnnxImportErrorTest, DamageInsideASkippedFieldIsRefusedWhenFoldingParses) {
+  TestModel m;
+  m.Input("x", {1, 4}).Output("y", {1, 4});
+  m.Weight("w", {4}, {1, 2, 3, 4});
+  m.Node("Neg", {"w"}, {"neg_w"}, "neg");
+  AddAttributeWithBrokenTensor(m.Node("Add", {"x", "neg_w"}, {"y"}, "add"));
+  EXPECT_THAT(ImportOnnx(m.Bytes()), StatusIs(kInvalid, HasSubstr("not a valid ONNX model")));
+}
+
 TEST(OnnxImportErrorTest, EmptyBytes) {
   EXPECT_THAT(ImportOnnx(""),
               StatusIs(kInvalid, HasSubstr("not a valid ONNX model: it has no graph")));
