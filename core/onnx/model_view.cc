@@ -409,6 +409,11 @@ absl::StatusOr<ModelView> ScanModel(absl::string_view model_bytes, int64_t max_n
         "not a valid ONNX model: the bytes do not parse as onnx.ModelProto");
   }
   if (!has_graph) return absl::InvalidArgumentError("not a valid ONNX model: it has no graph");
+  // The count above gives up on groups (which the scan reads).
+  if (static_cast<int64_t>(view.nodes.size()) > max_nodes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("model has ", view.nodes.size(), " nodes; the limit is ", max_nodes, " ops"));
+  }
   // The ranges are int32: a file under 2 GiB has fewer names and
   // attributes than that, but packed ints take a byte each.
   constexpr size_t kMaxRange = std::numeric_limits<int32_t>::max();

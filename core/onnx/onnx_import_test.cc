@@ -575,6 +575,13 @@ TEST(OnnxImportErrorTest, TooManyNodes) {
   limits.max_ops = 2;
   EXPECT_THAT(ImportOnnx(m.Bytes(), limits),
               StatusIs(kExhausted, HasSubstr("model has 3 nodes; the limit is 2")));
+  // An unknown group field (start tag 99<<3|3, end tag 99<<3|4), valid
+  // protobuf, makes the quick node count give up; the limit still holds.
+  const std::string with_group = m.Bytes() + "\x9b\x06\x9c\x06";
+  onnx::ModelProto parsed;
+  ASSERT_TRUE(parsed.ParseFromString(with_group)) << "test bug: protobuf refuses the group";
+  EXPECT_THAT(ImportOnnx(with_group, limits),
+              StatusIs(kExhausted, HasSubstr("model has 3 nodes; the limit is 2")));
 }
 
 TEST(OnnxImportErrorTest, EverythingFolds) {
