@@ -112,7 +112,10 @@ struct ModelView {
 // are not a protobuf message (a truncated field, a malformed varint, an
 // unmatched group, wire type 6 or 7, field number 0), are over protobuf's
 // 2 GiB limit, or have no graph; RESOURCE_EXHAUSTED when the graph has more
-// than `max_nodes` nodes (counted before anything is built). O(bytes).
+// than `max_nodes` nodes (counted before anything is built, and again after
+// for files the quick count cannot read) or its attributes hold more than
+// 2^31 values (the view's ranges are int32): the two places where the scan
+// refuses what protobuf parses. O(bytes).
 absl::StatusOr<ModelView> ScanModel(
     absl::string_view model_bytes,
     int64_t max_nodes = std::numeric_limits<int64_t>::max());

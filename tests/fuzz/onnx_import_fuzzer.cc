@@ -1,10 +1,17 @@
 // libFuzzer target: ImportOnnx on arbitrary bytes (truncated, garbage or
 // mutated onnx.ModelProto), then the cheap compile stages on what imports.
+// Every input is also checked against ScanModel's contract with protobuf's
+// parse (model_view_reference.h): the mutations that reach the importer are
+// the ones that exercise the scan's wire-format edge cases, and a separate
+// target would cost CI a second run over the same inputs.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/onnx/model_view_reference.h"
 #include "core/onnx/onnx_import.h"
 #include "tests/fuzz/fuzz_graph_checks.h"
 
@@ -14,8 +21,13 @@ extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  absl::StatusOr<ordo::Graph> graph = ordo::ImportOnnx(
-      absl::string_view(reinterpret_cast<const char*>(data), size), ordo::fuzz::FuzzGraphLimits());
+  const absl::string_view bytes(reinterpret_cast<const char*>(data), size);
+  absl::StatusOr<ordo::Graph> graph = ordo::ImportOnnx(bytes, ordo::fuzz::FuzzGraphLimits());
   if (graph.ok()) ordo::fuzz::CheckImportedGraph(*graph);
+  const std::string violation = ordo::onnx_import::ScanContractViolation(bytes);
+  if (!violation.empty()) {
+    std::fprintf(stderr, "ScanModel contract violated: %s\n", violation.c_str());
+    __builtin_trap();
+  }
   return 0;
 }
