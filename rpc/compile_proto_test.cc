@@ -43,7 +43,9 @@ TEST(CompileResponseOfTest, SaysWhetherItFitsAndHowFarFromTheBound) {
                      static_cast<double>(result.peak_bytes - result.lower_bound_bytes) /
                          static_cast<double>(result.lower_bound_bytes));
     EXPECT_EQ(response.has_fits(), limit > 0) << limit;
-    if (limit > 0) EXPECT_EQ(response.fits(), result.peak_bytes <= limit) << limit;
+    if (limit > 0) {
+      EXPECT_EQ(response.fits(), result.peak_bytes <= limit) << limit;
+    }
     EXPECT_FALSE(response.has_rewrite());
     EXPECT_TRUE(response.model_path().empty());  // the CLI's to set
   }

@@ -303,6 +303,7 @@ absl::Status CompilerService::CompileRequestNow(
                         ModelBytes(request, compile, shaped_model));
   ORDO_ASSIGN_OR_RETURN(const Graph graph,
                         ImportRequestModel(request, compile.format, model_bytes, limits_));
+  if (compile.reordered_onnx) ORDO_RETURN_IF_ERROR(CheckOnnxParses(model_bytes));
   CanonicalGraph canonical;
   std::string name_free_key;
   if (deps_.name_free_results != nullptr) {

@@ -71,13 +71,15 @@ class OrdoServer {
     // workers. At most limits.max_deadline (Start: INVALID_ARGUMENT).
     absl::Duration in_server_part_budget = absl::Milliseconds(10);
     int in_server_part_max_ops = 1000;
-    // "redis://host:port[/db]"; empty = in-memory LRU cache.
+    // "redis://host:port[/db]" for the part cache; empty = the in-memory LRU
+    // cache of cache_bytes (none when cache_bytes is 0).
     std::string redis_url;
     absl::Duration redis_ttl = absl::Hours(24 * 7);
     // Connect and command timeout of each Redis call: a slow or stalled
     // Redis costs a lookup at most this, then counts as a miss.
     absl::Duration redis_timeout = absl::Milliseconds(250);
-    // Budget of the in-memory cache.
+    // Budget of the in-memory caches (parts, unless Redis holds them, and
+    // whole answers); 0: no in-memory cache at all.
     int64_t cache_bytes = int64_t{256} << 20;
     // Namespace of the cache entries of calls that name none (their
     // `ordo-cache-namespace` metadata); empty: the shared one.

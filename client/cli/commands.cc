@@ -530,6 +530,11 @@ int RunCompile(const std::vector<std::string>& argv, std::ostream& out, std::ost
   // here, so the server must place one arena without being asked for it.
   ImplyOneArena(request);
   if (absl::Status imported = ImportReadModel(*model); !imported.ok()) return Fail(imported, err);
+  if (request.reordered_onnx) {
+    if (absl::Status parses = CheckOnnxParses(model->bytes); !parses.ok()) {
+      return Fail(parses, err);
+    }
+  }
   const std::optional<std::string> server = args->Value("server");
   absl::StatusOr<rpc::ClientSecurity> security = SecurityFromArgs(*args);
   if (!security.ok()) return Fail(security.status(), err);

@@ -184,7 +184,7 @@ std::string CompileReportText(const std::string& model_path, const Graph& graph,
   if (result.part_stats) {
     const PartScheduleStats& stats = *result.part_stats;
     out += Row("service", absl::StrCat(stats.parts, " parts: ", stats.cache_hits, " cached, ",
-                                       stats.cache_misses, " scheduled (",
+                                       stats.parts - stats.cache_hits, " scheduled (",
                                        stats.in_process_tasks, " in process, on ",
                                        stats.runners_used, " worker(s))"));
   }

@@ -52,10 +52,10 @@ struct FoldingResult {
 // op) still fold; their outputs keep the shapes inference gives them.
 // `types` is TakeTensorTypes(view, nodes), before folding. The ModelProto is
 // parsed from `model_bytes` (which `view` and `nodes` were built from) only
-// when a round evaluates, infers or replaces something; a
-// model with every shape static and nothing to fold is read from `view`
-// alone. INVALID_ARGUMENT "not a valid ONNX model" when that parse fails
-// (damage inside a field the view's scan skips).
+// when a round evaluates, infers or replaces something; a model with every
+// shape static and nothing to fold is read from `view` alone.
+// INVALID_ARGUMENT "not a valid ONNX model" when that parse fails (damage
+// inside a field the view's scan skips).
 // Cost: O(rounds x (nodes + inference)); values are capped at
 // kMaxConstantElements elements. Never throws and never reads external data.
 absl::StatusOr<FoldingResult> FoldConstants(const ModelView& view, absl::string_view model_bytes,

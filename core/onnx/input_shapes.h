@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/onnx/model_view.h"
 #include "core/onnx/node_graph.h"
 #include "onnx/onnx_pb.h"
 

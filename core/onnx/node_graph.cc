@@ -12,7 +12,6 @@
 namespace ordo::onnx_import {
 namespace {
 
-
 // Gives `name` the next id if it has none. "" has no id.
 int32_t Intern(absl::string_view name, NodeGraph& nodes) {
   if (name.empty()) return kNoValue;

@@ -1,8 +1,6 @@
 #include "core/onnx/onnx_import.h"
 
-#include <algorithm>
 #include <climits>
-#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -31,11 +29,11 @@ using onnx::TensorProto;
 using onnx_import::AttributeView;
 using onnx_import::FoldingResult;
 using onnx_import::ModelView;
+using onnx_import::NodeGraph;
 using onnx_import::NodeView;
+using onnx_import::TensorType;
 using onnx_import::TensorTypes;
 using onnx_import::ValueInfoView;
-using onnx_import::NodeGraph;
-using onnx_import::TensorType;
 
 absl::Status RejectControlFlow(const ModelView& graph, const std::vector<std::string>& names) {
   for (int32_t i = 0; i < graph.num_nodes(); ++i) {
@@ -483,6 +481,11 @@ absl::StatusOr<Graph> ImportOnnx(absl::string_view model_bytes, const GraphLimit
   ORDO_ASSIGN_OR_RETURN(FoldingResult folding,
                         onnx_import::FoldConstants(graph, model_bytes, nodes, std::move(types)));
   return GraphAssembler(graph, nodes, folding, limits).Assemble();
+}
+
+absl::Status CheckOnnxParses(absl::string_view model_bytes) {
+  onnx::ModelProto model;
+  return ParseModel(model_bytes, model);
 }
 
 absl::StatusOr<std::string> ReorderOnnxNodes(absl::string_view model_bytes, const Graph& graph,

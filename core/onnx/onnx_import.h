@@ -44,9 +44,17 @@ namespace ordo {
 // external data is never read. Errors are INVALID_ARGUMENT naming the node or
 // tensor and the rule broken (e.g. `tensor "t" (output of op "foo"): dim 0 is
 // "N" (symbolic); dims must be static and positive`); RESOURCE_EXHAUSTED when
-// the node count is over limits.max_ops (checked before anything is built).
+// the node count is over limits.max_ops (checked before anything is built)
+// or the attributes hold more than 2^31 values.
 // Never throws; exceptions from libonnx are caught.
 absl::StatusOr<Graph> ImportOnnx(absl::string_view model_bytes, const GraphLimits& limits = {});
+
+// OK when protobuf's own parse accepts the bytes, as ReorderOnnxNodes needs;
+// else INVALID_ARGUMENT "not a valid ONNX model: ...". ImportOnnx may accept
+// bytes whose only damage is inside a field it skips (core/onnx/model_view.h),
+// so a request whose answer includes the reordered model checks this
+// before its search, not after.
+absl::Status CheckOnnxParses(absl::string_view model_bytes);
 
 // The original model with its nodes reordered so that runtimes executing
 // nodes in file order run the graph's ops in `schedule` order. Compile-time

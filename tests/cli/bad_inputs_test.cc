@@ -22,6 +22,7 @@ using ::ordo::hostile_inputs::BadDir;
 using ::ordo::hostile_inputs::ManifestEntry;
 using ::ordo::hostile_inputs::ReadManifest;
 using ::ordo::hostile_inputs::ReluChainOnnx;
+using ::ordo::hostile_inputs::TypedReluChainWithBrokenOpsetImport;
 using ::ordo::hostile_inputs::UndefinedInputOnnx;
 using ::ordo::hostile_inputs::WriteTempFile;
 using ::ordo::testing::ProcessResult;
@@ -91,6 +92,21 @@ TEST(BadInputsTest, HugeNameInAnErrorIsCut) {
   EXPECT_THAT(run.out, HasSubstr("reads tensor \"\\n\\n\\n"));
   EXPECT_LT(run.out.size(), 8192u);
   ExpectPrintable(run.out, "huge name");
+  std::filesystem::remove(path);
+}
+
+// Bytes protobuf refuses only inside a field the importer skips: the
+// compile runs, and a request for the reordered model (written from
+// protobuf's parse) is refused, by CheckOnnxParses before the search.
+TEST(BadInputsTest, AModelThatCannotBeWrittenBackIsRefusedWhenItsReorderIsAsked) {
+  const std::string path =
+      WriteTempFile("broken_opset.onnx", TypedReluChainWithBrokenOpsetImport());
+  const std::string out = path + ".out.onnx";
+  EXPECT_EQ(RunOrdo(absl::StrCat("compile ", path)).exit_code, 0);
+  ProcessResult emit = RunOrdo(absl::StrCat("compile ", path, " --emit-onnx ", out));
+  EXPECT_EQ(emit.exit_code, 2) << emit.out;
+  EXPECT_THAT(emit.out, HasSubstr("not a valid ONNX model"));
+  EXPECT_FALSE(std::filesystem::exists(out));
   std::filesystem::remove(path);
 }
 

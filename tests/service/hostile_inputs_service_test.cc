@@ -311,5 +311,21 @@ TEST(HostileInputsServiceTest, BigInputsAreRefusedOrAnsweredAndMemoryStaysBounde
   EXPECT_LT(rss_second, int64_t{kAddressSanitizer ? 2048 : 1536} << 20);
 }
 
+// Bytes protobuf refuses only inside a field the importer skips: compiled
+// as asked, and refused with INVALID_ARGUMENT before the search when the
+// reordered model is asked for (it is written from protobuf's parse).
+TEST(HostileInputsServiceTest, AModelThatCannotBeWrittenBackIsRefusedWhenItsReorderIsAsked) {
+  Server server({"--local-workers=0"});
+  ASSERT_TRUE(server.started());
+  const std::string bytes = hostile_inputs::TypedReluChainWithBrokenOpsetImport();
+  v1::CompileResponse response;
+  EXPECT_TRUE(server.Compile(OnnxBytesRequest(bytes, absl::Seconds(5)), response).ok());
+  v1::CompileRequest reorder = OnnxBytesRequest(bytes, absl::Seconds(5));
+  reorder.mutable_options()->set_return_reordered_onnx(true);
+  const grpc::Status refused = server.Compile(reorder, response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(refused.error_message(), HasSubstr("not a valid ONNX model"));
+}
+
 }  // namespace
 }  // namespace ordo
