@@ -1,6 +1,9 @@
 // onnx_import_bench: Google Benchmark of the ONNX import hot path (parse,
 // constant folding, graph build) on the shared NAS models, the per-candidate
-// cost that Estimate and a cold Compile pay before any scheduling.
+// cost that Estimate and a cold Compile pay before any scheduling; and on
+// real PyTorch exports of tests/data/exports, whose shape computations take
+// the folding path (the ModelProto parsed, shape inference run), static and
+// with a dynamic batch fixed as --batch 1 does.
 // Skips with a message when ../shared/models is absent.
 //   build/bench/onnx_import_bench [--benchmark_filter=nasnet]
 
@@ -12,24 +15,25 @@
 #include "core/cache/lru_schedule_cache.h"
 #include "core/compile/compile.h"
 #include "core/memory/memory_model.h"
+#include "core/onnx/input_shapes.h"
 #include "core/onnx/onnx_import.h"
 
 namespace ordo {
 namespace {
 
-std::string ReadModel(const std::string& name) {
-  std::ifstream in(std::string(ORDO_SHARED_MODELS_DIR) + "/" + name, std::ios::binary);
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
   std::stringstream bytes;
   bytes << in.rdbuf();
   return bytes.str();
 }
 
-void BM_ImportOnnx(benchmark::State& state, const std::string& name) {
-  const std::string bytes = ReadModel(name);
-  if (bytes.empty()) {
-    state.SkipWithError(("model " + name + " not found under " ORDO_SHARED_MODELS_DIR).c_str());
-    return;
-  }
+std::string ReadModel(const std::string& name) {
+  return ReadFile(std::string(ORDO_SHARED_MODELS_DIR) + "/" + name);
+}
+
+// ImportOnnx of `bytes` per iteration; the op count as a counter.
+void ImportLoop(benchmark::State& state, const std::string& bytes) {
   int64_t ops = 0;
   for (auto _ : state) {
     absl::StatusOr<Graph> graph = ImportOnnx(bytes, GraphLimits{});
@@ -42,6 +46,37 @@ void BM_ImportOnnx(benchmark::State& state, const std::string& name) {
   }
   state.counters["ops"] = static_cast<double>(ops);
 }
+
+void BM_ImportOnnx(benchmark::State& state, const std::string& name) {
+  const std::string bytes = ReadModel(name);
+  if (bytes.empty()) {
+    state.SkipWithError(("model " + name + " not found under " ORDO_SHARED_MODELS_DIR).c_str());
+    return;
+  }
+  ImportLoop(state, bytes);
+}
+
+// A dynamic export is imported as the service imports it after --batch 1:
+// WithInputShapes (outside the timed loop) first.
+void BM_ImportExport(benchmark::State& state, const std::string& name, bool dynamic) {
+  std::string bytes = ReadFile(std::string(ORDO_EXPORTS_DIR) + "/" + name);
+  if (bytes.empty()) {
+    state.SkipWithError(("model " + name + " not found under " ORDO_EXPORTS_DIR).c_str());
+    return;
+  }
+  if (dynamic) {
+    InputShapes batch;
+    batch.batch = 1;
+    absl::StatusOr<std::string> shaped = WithInputShapes(bytes, batch);
+    if (!shaped.ok()) {
+      state.SkipWithError(std::string(shaped.status().message()).c_str());
+      return;
+    }
+    bytes = *std::move(shaped);
+  }
+  ImportLoop(state, bytes);
+}
+
 
 // The stages of Estimate after import (memory model, model and greedy
 // orders, bound, part-cache lookup with an empty cache), then the whole of
@@ -73,6 +108,15 @@ BENCHMARK_CAPTURE(BM_Estimate, with_import_nasnet_cifar, "nasnet_cifar.onnx", tr
 BENCHMARK_CAPTURE(BM_ImportOnnx, nasnet_cifar, "nasnet_cifar.onnx")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_ImportOnnx, darts_cifar, "darts_cifar.onnx")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_ImportOnnx, resnet50, "resnet50.onnx")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_ImportExport, resnet18_op17_static, "resnet18_op17_static.onnx", false)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_ImportExport, resnet18_op17_dynamic, "resnet18_op17_dynamic.onnx", true)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_ImportExport, swin_t_op17_static, "swin_t_op17_static.onnx", false)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_ImportExport, mobilenet_v3_small_op17_dynamic,
+                  "mobilenet_v3_small_op17_dynamic.onnx", true)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace ordo
