@@ -408,7 +408,16 @@ absl::StatusOr<ModelView> ScanModel(absl::string_view model_bytes, int64_t max_n
     return absl::InvalidArgumentError(
         "not a valid ONNX model: the bytes do not parse as onnx.ModelProto");
   }
-  if (!has_graph) return absl::InvalidArgumentError("not a valid ONNX model: it has no graph");
+  if (!has_graph) {
+    // Bytes of another message (a TensorProto, say) often scan as a model
+    // without a graph; protobuf's parse, on this error path only, tells
+    // which of the two the user has.
+    onnx::ModelProto model;
+    return absl::InvalidArgumentError(
+        model.ParseFromArray(model_bytes.data(), static_cast<int>(model_bytes.size()))
+            ? "not a valid ONNX model: it has no graph"
+            : "not a valid ONNX model: the bytes do not parse as onnx.ModelProto");
+  }
   // The count above gives up on groups (which the scan reads).
   if (static_cast<int64_t>(view.nodes.size()) > max_nodes) {
     return absl::ResourceExhaustedError(
