@@ -211,7 +211,7 @@ std::string ScanContractViolation(absl::string_view bytes) {
   if (!view.ok()) {
     return absl::StrCat("protobuf parses the bytes but ScanModel says ", view.status().ToString());
   }
-  const std::string difference = FirstDifference(model, *view);
+  std::string difference = FirstDifference(model, *view);
   if (difference.empty()) return difference;
   return absl::StrCat("ScanModel reads other values than protobuf: ", difference);
 }

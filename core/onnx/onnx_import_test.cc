@@ -26,7 +26,6 @@ using ::ordo::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
-using ::testing::Optional;
 
 constexpr auto kInvalid = absl::StatusCode::kInvalidArgument;
 constexpr auto kExhausted = absl::StatusCode::kResourceExhausted;
@@ -76,8 +75,8 @@ class TestModel {
     }
     return *this;
   }
-  onnx::NodeProto& Node(const std::string& op, std::vector<std::string> inputs,
-                        std::vector<std::string> outputs, const std::string& name = "",
+  onnx::NodeProto& Node(const std::string& op, const std::vector<std::string>& inputs,
+                        const std::vector<std::string>& outputs, const std::string& name = "",
                         const std::string& domain = "") {
     onnx::NodeProto& node = *model_.mutable_graph()->add_node();
     node.set_op_type(op);
@@ -404,7 +403,7 @@ void AddAttributeWithBrokenTensor(onnx::NodeProto& node) {
   const std::string broken_tensor = "\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01";
   const std::string attribute = std::string("\x0a\x05value", 7) + "\x2a" +
                                 static_cast<char>(broken_tensor.size()) + broken_tensor;
-  node.GetReflection()->MutableUnknownFields(&node)->AddLengthDelimited(5, attribute);
+  onnx::NodeProto::GetReflection()->MutableUnknownFields(&node)->AddLengthDelimited(5, attribute);
 }
 
 // Nothing to fold: the import reads the view only and never sees the damage.
@@ -673,6 +672,7 @@ absl::StatusOr<Graph> ReorderAndReimport(const std::string& bytes, const Graph& 
 
 std::vector<std::string> NamesInOrder(const Graph& graph, const std::vector<OpId>& schedule) {
   std::vector<std::string> names;
+  names.reserve(schedule.size());
   for (OpId op : schedule) names.push_back(graph.op(op).name);
   return names;
 }
