@@ -9,122 +9,18 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/util/wire_field_count.h"
+#include "core/util/wire_reader.h"
 #include "onnx/onnx_pb.h"
 
 namespace ordo::onnx_import {
 namespace {
 
-using wire_internal::ReadVarint;
-
-enum WireType : uint32_t {
-  kVarint = 0,
-  kFixed64 = 1,
-  kLengthDelimited = 2,
-  kStartGroup = 3,
-  kEndGroup = 4,
-  kFixed32 = 5
-};
-
-// One field of a message on the wire: `value` for varint and fixed types,
-// `payload` for length-delimited ones.
-struct Field {
-  uint64_t number = 0;
-  uint32_t wire_type = 0;
-  uint64_t value = 0;
-  absl::string_view payload;
-};
-
-// protobuf's default recursion limit: a group nested deeper does not parse.
-constexpr int kMaxGroupDepth = 100;
-
-// protobuf's varint, with the one-byte case (tags, small ints, short
-// lengths: most of an ONNX file) first.
-inline bool ReadVarintFast(absl::string_view bytes, size_t& pos, uint64_t& value) {
-  if (pos < bytes.size() && static_cast<uint8_t>(bytes[pos]) < 0x80) {
-    value = static_cast<uint8_t>(bytes[pos++]);
-    return true;
-  }
-  return ReadVarint(bytes, pos, value);
-}
-
-// protobuf reads a tag of up to 5 bytes as 32 bits, dropping the rest of
-// a 5-byte one, and refuses a longer one.
-inline bool ReadTag(absl::string_view bytes, size_t& pos, uint64_t& tag) {
-  const size_t at = pos;
-  if (!ReadVarintFast(bytes, pos, tag) || pos - at > 5) return false;
-  tag = static_cast<uint32_t>(tag);
-  return true;
-}
-
-bool SkipGroup(absl::string_view bytes, size_t& pos, uint64_t number, int depth);
-
-// Reads the field at `pos` into `field`; groups are skipped whole and read as
-// a field of wire type kStartGroup. False when the bytes do not parse.
-inline bool ReadField(absl::string_view bytes, size_t& pos, Field& field, int depth = 0) {
-  uint64_t tag;
-  if (!ReadTag(bytes, pos, tag) || (tag >> 3) == 0) return false;
-  field.number = tag >> 3;
-  field.wire_type = static_cast<uint32_t>(tag & 7);
-  switch (field.wire_type) {
-    case kVarint:
-      return ReadVarintFast(bytes, pos, field.value);
-    case kFixed64:
-      if (8 > bytes.size() - pos) return false;
-      std::memcpy(&field.value, bytes.data() + pos, 8);  // little-endian hosts only
-      pos += 8;
-      return true;
-    case kFixed32: {
-      uint32_t value;
-      if (4 > bytes.size() - pos) return false;
-      std::memcpy(&value, bytes.data() + pos, 4);
-      pos += 4;
-      field.value = value;
-      return true;
-    }
-    case kLengthDelimited: {
-      uint64_t length;
-      if (!ReadVarintFast(bytes, pos, length) || length > bytes.size() - pos) return false;
-      field.payload = bytes.substr(pos, length);
-      pos += length;
-      return true;
-    }
-    case kStartGroup:
-      return SkipGroup(bytes, pos, field.number, depth);
-    default:
-      return false;  // an end-group tag with no group open, or wire type 6 or 7
-  }
-}
-
-// Past the end-group tag of group `number`, whose start tag was just read.
-bool SkipGroup(absl::string_view bytes, size_t& pos, uint64_t number, int depth) {
-  if (depth >= kMaxGroupDepth) return false;
-  Field inner;
-  while (pos < bytes.size()) {
-    const size_t at = pos;
-    uint64_t tag;
-    if (!ReadTag(bytes, pos, tag)) return false;
-    if ((tag & 7) == kEndGroup) return (tag >> 3) == number;
-    pos = at;
-    if (!ReadField(bytes, pos, inner, depth + 1)) return false;
-  }
-  return false;  // no end-group tag
-}
-
-// Calls visit(field) for every field of the message in `bytes`; false when
-// the bytes do not parse or visit returns false.
-template <typename Visit>
-bool ForEachField(absl::string_view bytes, Visit visit) {
-  size_t pos = 0;
-  Field field;
-  while (pos < bytes.size()) {
-    if (!ReadField(bytes, pos, field) || !visit(field)) return false;
-  }
-  return true;
-}
-
-bool Is(const Field& field, uint64_t number, uint32_t wire_type) {
-  return field.number == number && field.wire_type == wire_type;
-}
+using wire::Field;
+using wire::ForEachField;
+using wire::Is;
+using wire::kFixed32;
+using wire::kLengthDelimited;
+using wire::kVarint;
 
 int32_t AsInt32(uint64_t value) { return static_cast<int32_t>(static_cast<uint32_t>(value)); }
 
@@ -137,7 +33,7 @@ bool AppendInt64s(const Field& field, std::vector<int64_t>& out) {
   size_t pos = 0;
   while (pos < field.payload.size()) {
     uint64_t value;
-    if (!ReadVarintFast(field.payload, pos, value)) return false;
+    if (!wire::ReadVarint(field.payload, pos, value)) return false;
     out.push_back(static_cast<int64_t>(value));
   }
   return true;
@@ -384,7 +280,8 @@ absl::StatusOr<ModelView> ScanModel(absl::string_view model_bytes, int64_t max_n
   }
   // ModelProto.graph (7) -> GraphProto.node (1), counted first: a model over
   // the limit is refused before a view per node is built, and the others'
-  // arrays are allocated once. Bytes that do not count fail the scan below.
+  // arrays are allocated once. The count reads these fields as the scan
+  // does (wire_reader.h): bytes it cannot read fail the scan below.
   const std::optional<int64_t> node_count = CountNestedWireField(model_bytes, 7, 1);
   if (node_count.has_value() && *node_count > max_nodes) {
     return absl::ResourceExhaustedError(
@@ -417,11 +314,6 @@ absl::StatusOr<ModelView> ScanModel(absl::string_view model_bytes, int64_t max_n
         model.ParseFromArray(model_bytes.data(), static_cast<int>(model_bytes.size()))
             ? "not a valid ONNX model: it has no graph"
             : "not a valid ONNX model: the bytes do not parse as onnx.ModelProto");
-  }
-  // The count above gives up on groups (which the scan reads).
-  if (static_cast<int64_t>(view.nodes.size()) > max_nodes) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("model has ", view.nodes.size(), " nodes; the limit is ", max_nodes, " ops"));
   }
   // The ranges are int32: a file under 2 GiB has fewer names and
   // attributes than that, but packed ints take a byte each.

@@ -23,12 +23,12 @@ namespace ordo::onnx_import {
 // the constant evaluator do need the message; constant folding parses it
 // only when it runs them (see constant_folding.h).
 //
-// The scan follows protobuf's parse rules for the fields it reads: the last
-// occurrence of a singular scalar or string wins, occurrences of a singular
-// message merge (repeated fields append), repeated scalars are accepted
-// packed and unpacked, a field with an unexpected wire type is an unknown
-// field, a member of a oneof clears the others, and a tag is at most 5 bytes
-// read as 32 bits. Fields it does not read are skipped by wire type without
+// The scan (core/util/wire_reader.h) follows protobuf's parse rules for the
+// fields it reads: the last occurrence of a singular scalar or string wins,
+// occurrences of a singular message merge (repeated fields append),
+// repeated scalars are accepted packed and unpacked, a field with an
+// unexpected wire type is an unknown field, a member of a oneof clears the
+// others, and a tag is at most 5 bytes read as 32 bits. Fields it does not read are skipped by wire type without
 // looking inside them, so bytes whose only damage is inside such a field (an
 // attribute's tensor, a function) scan where protobuf's full parse would
 // refuse them; so do lengths padded past 5 bytes and groups nested over
@@ -112,8 +112,8 @@ struct ModelView {
 // are not a protobuf message (a truncated field, a malformed varint, an
 // unmatched group, wire type 6 or 7, field number 0), are over protobuf's
 // 2 GiB limit, or have no graph; RESOURCE_EXHAUSTED when the graph has more
-// than `max_nodes` nodes (counted before anything is built, and again after
-// for files the quick count cannot read) or its attributes hold more than
+// than `max_nodes` nodes (counted before anything is built) or its
+// attributes hold more than
 // 2^31 values (the view's ranges are int32): the two places where the scan
 // refuses what protobuf parses. O(bytes).
 absl::StatusOr<ModelView> ScanModel(

@@ -25,6 +25,7 @@
 #include "core/onnx/tensor_type.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/trials.h"
+#include "core/util/wire_reader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "onnx/onnx_pb.h"
@@ -105,14 +106,12 @@ Outcome CheckConsistent(absl::string_view bytes) {
 // Wire bytes written field by field: what generated code never emits
 // (repeated singular fields, interleaving, wrong wire types, groups, damage).
 
-enum WireType : uint32_t {
-  kVarint = 0,
-  kFixed64 = 1,
-  kLengthDelimited = 2,
-  kStartGroup = 3,
-  kEndGroup = 4,
-  kFixed32 = 5
-};
+using wire::kEndGroup;
+using wire::kFixed32;
+using wire::kFixed64;
+using wire::kLengthDelimited;
+using wire::kStartGroup;
+using wire::kVarint;
 
 class Wire {
  public:

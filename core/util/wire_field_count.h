@@ -3,82 +3,29 @@
 
 // Counts occurrences of a field in serialized protobuf bytes without
 // parsing them into messages, so that an importer can refuse a model with a
-// million ops (RESOURCE_EXHAUSTED) in milliseconds, before protobuf has
-// allocated a message per op (about 3 s and 440 MB for a million ONNX
-// nodes on the build machine).
+// million ops (RESOURCE_EXHAUSTED) in milliseconds, before it has built
+// anything per op (a protobuf message per ONNX node took about 3 s and
+// 440 MB for a million nodes on the build machine).
 //
-// A scan of the wire format (tag varint; skip varint, fixed64,
-// length-delimited, fixed32 payloads), O(bytes of the scanned messages),
-// no allocation, no recursion. It does not validate: bytes that do not scan
-// give nullopt, and the caller's full parse then reports them properly.
-// Groups (wire types 3/4, deprecated) are not supported (nullopt).
+// Read with wire_reader.h, by protobuf's rules, O(bytes of the scanned
+// messages), no allocation. It does not validate what it skips: bytes that
+// do not read give nullopt, and the caller's full parse then reports them.
 
-#include <cstddef>
 #include <cstdint>
 #include <optional>
 
 #include "absl/strings/string_view.h"
+#include "core/util/wire_reader.h"
 
 namespace ordo {
-namespace wire_internal {
-
-inline bool ReadVarint(absl::string_view bytes, size_t& pos, uint64_t& value) {
-  value = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    if (pos >= bytes.size()) return false;
-    const uint8_t b = static_cast<uint8_t>(bytes[pos++]);
-    value |= static_cast<uint64_t>(b & 0x7f) << shift;
-    if ((b & 0x80) == 0) return true;
-  }
-  return false;
-}
-
-// Calls visit(field_number, payload) for each length-delimited field of the
-// message in `bytes`; false when the bytes do not scan.
-template <typename Visit>
-bool ScanFields(absl::string_view bytes, Visit visit) {
-  size_t pos = 0;
-  while (pos < bytes.size()) {
-    uint64_t tag;
-    if (!ReadVarint(bytes, pos, tag)) return false;
-    const uint64_t field = tag >> 3;
-    uint64_t skip = 0;
-    switch (tag & 7) {
-      case 0: {
-        uint64_t ignored;
-        if (!ReadVarint(bytes, pos, ignored)) return false;
-        break;
-      }
-      case 1:
-        skip = 8;
-        break;
-      case 2: {
-        uint64_t length;
-        if (!ReadVarint(bytes, pos, length) || length > bytes.size() - pos) return false;
-        visit(field, bytes.substr(pos, length));
-        skip = length;
-        break;
-      }
-      case 5:
-        skip = 4;
-        break;
-      default:
-        return false;
-    }
-    if (skip > bytes.size() - pos) return false;
-    pos += skip;
-  }
-  return true;
-}
-
-}  // namespace wire_internal
 
 // How many times length-delimited field `field` occurs at the top level of
 // the message in `bytes` (a repeated message or string field's length).
 inline std::optional<int64_t> CountWireField(absl::string_view bytes, uint64_t field) {
   int64_t count = 0;
-  if (!wire_internal::ScanFields(bytes, [&](uint64_t f, absl::string_view) {
-        if (f == field) ++count;
+  if (!wire::ForEachField(bytes, [&](const wire::Field& f) {
+        count += wire::Is(f, field, wire::kLengthDelimited);
+        return true;
       })) {
     return std::nullopt;
   }
@@ -92,18 +39,12 @@ inline std::optional<int64_t> CountWireField(absl::string_view bytes, uint64_t f
 inline std::optional<int64_t> CountNestedWireField(absl::string_view bytes, uint64_t outer,
                                                    uint64_t inner) {
   int64_t count = 0;
-  bool inner_ok = true;
-  if (!wire_internal::ScanFields(bytes,
-                                 [&](uint64_t f, absl::string_view payload) {
-                                   if (f != outer || !inner_ok) return;
-                                   std::optional<int64_t> n = CountWireField(payload, inner);
-                                   if (n) {
-                                     count += *n;
-                                   } else {
-                                     inner_ok = false;
-                                   }
-                                 }) ||
-      !inner_ok) {
+  if (!wire::ForEachField(bytes, [&](const wire::Field& f) {
+        if (!wire::Is(f, outer, wire::kLengthDelimited)) return true;
+        const std::optional<int64_t> n = CountWireField(f.payload, inner);
+        if (n) count += *n;
+        return n.has_value();
+      })) {
     return std::nullopt;
   }
   return count;

@@ -40,10 +40,18 @@ TEST(WireFieldCountTest, CountsInsideEveryOccurrenceOfTheOuterField) {
   EXPECT_EQ(CountNestedWireField(model, 7, 1), 3);
 }
 
+// Groups are read as protobuf reads them: skipped whole, inner fields
+// uncounted.
+TEST(WireFieldCountTest, GroupsAreSkippedWhole) {
+  // group 1 { field 3 "a" }, field 3 "b".
+  EXPECT_EQ(CountWireField(Bytes("0b1a01610c1a0162"), 3), 1);
+  EXPECT_EQ(CountWireField(Bytes("0b1a0161141a0162"), 3), std::nullopt);  // ends group 2
+}
+
 TEST(WireFieldCountTest, BytesThatDoNotScanGiveNullopt) {
   EXPECT_EQ(CountWireField(Bytes("1a056162"), 3), std::nullopt);  // length past the end
   EXPECT_EQ(CountWireField(Bytes("08ff"), 3), std::nullopt);      // unterminated varint
-  EXPECT_EQ(CountWireField(Bytes("0b"), 3), std::nullopt);        // group
+  EXPECT_EQ(CountWireField(Bytes("0b"), 3), std::nullopt);        // group never ended
   EXPECT_EQ(CountWireField(Bytes("1101"), 3), std::nullopt);      // short fixed64
   EXPECT_EQ(CountNestedWireField(Bytes("3a020a05"), 7, 1), std::nullopt);
   EXPECT_EQ(CountWireField(std::string(11, '\xff'), 3), std::nullopt);  // varint > 64 bits
