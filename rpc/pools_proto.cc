@@ -69,6 +69,23 @@ absl::StatusOr<PoolOptions> PoolOptionsFromProto(const v1::DeviceSpec& device) {
     return absl::InvalidArgumentError(
         "device.one_arena: needs memory pools (device.pools or device.preset)");
   }
+  switch (device.placement_effort()) {
+    case v1::PLACEMENT_EFFORT_UNSPECIFIED:
+    case v1::PLACEMENT_EFFORT_FAST:
+      options.effort = PlacementEffort::kFast;
+      break;
+    case v1::PLACEMENT_EFFORT_THOROUGH:
+      options.effort = PlacementEffort::kThorough;
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "device.placement_effort: unknown value ", device.placement_effort(),
+          "; use PLACEMENT_EFFORT_FAST or PLACEMENT_EFFORT_THOROUGH"));
+  }
+  if (device.placement_effort() != v1::PLACEMENT_EFFORT_UNSPECIFIED && !options.enabled()) {
+    return absl::InvalidArgumentError(
+        "device.placement_effort: needs memory pools (device.pools or device.preset)");
+  }
   if (absl::Status status = ValidatePoolOptions(options); !status.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("device.pools: ", status.message()));
   }
@@ -81,6 +98,11 @@ void PoolOptionsToProto(const PoolOptions& options, v1::DeviceSpec& device) {
   device.mutable_pinned_tensors()->clear();
   device.mutable_pinned_tensors()->insert(options.pinned.begin(), options.pinned.end());
   device.set_one_arena(options.one_arena);
+  if (options.enabled()) {
+    device.set_placement_effort(options.effort == PlacementEffort::kThorough
+                                    ? v1::PLACEMENT_EFFORT_THOROUGH
+                                    : v1::PLACEMENT_EFFORT_FAST);
+  }
 }
 
 void DevicePresetsToProto(v1::GetInfoResponse& response) {

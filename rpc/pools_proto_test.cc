@@ -50,6 +50,29 @@ TEST(PoolsProtoTest, OptionsRoundTripAndZeroBandwidthsMeanTheDefaults) {
   EXPECT_THAT(PoolOptionsFromProto(no_pools),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("device.one_arena: needs memory pools")));
+  // The effort: fast by default and when unspecified, thorough when asked;
+  // an unknown value or an effort without pools names the field.
+  EXPECT_EQ(back.effort, PlacementEffort::kFast);
+  EXPECT_EQ(device.placement_effort(), v1::PLACEMENT_EFFORT_FAST);
+  v1::DeviceSpec effort = device;
+  effort.set_placement_effort(v1::PLACEMENT_EFFORT_UNSPECIFIED);
+  ORDO_ASSERT_OK_AND_ASSIGN(PoolOptions unspecified, PoolOptionsFromProto(effort));
+  EXPECT_EQ(unspecified.effort, PlacementEffort::kFast);
+  PoolOptions thorough = WithPools().pools;
+  thorough.effort = PlacementEffort::kThorough;
+  PoolOptionsToProto(thorough, effort);
+  EXPECT_EQ(effort.placement_effort(), v1::PLACEMENT_EFFORT_THOROUGH);
+  ORDO_ASSERT_OK_AND_ASSIGN(PoolOptions thorough_back, PoolOptionsFromProto(effort));
+  EXPECT_EQ(thorough_back.effort, PlacementEffort::kThorough);
+  effort.set_placement_effort(static_cast<v1::PlacementEffort>(7));
+  EXPECT_THAT(PoolOptionsFromProto(effort),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("device.placement_effort: unknown value 7")));
+  v1::DeviceSpec effort_without_pools;
+  effort_without_pools.set_placement_effort(v1::PLACEMENT_EFFORT_THOROUGH);
+  EXPECT_THAT(PoolOptionsFromProto(effort_without_pools),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("device.placement_effort: needs memory pools")));
   device.mutable_pools(1)->set_read_bytes_per_second(0);
   device.mutable_pools(1)->set_write_bytes_per_second(0);
   ORDO_ASSERT_OK_AND_ASSIGN(back, PoolOptionsFromProto(device));

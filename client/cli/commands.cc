@@ -50,7 +50,7 @@ constexpr char kUsage[] =
     "               [--macs-per-second 1e9] [--op-overhead-seconds 2e-5]\n"
     "               [--input-shape NAME=1x3x224x224]... [--batch N]\n"
     "               [--device NAME | --pool NAME:CAPACITY[:READ_BW[:WRITE_BW]][:off-chip] ...]\n"
-    "               [--pin TENSOR:POOL ...] [--one-arena]\n"
+    "               [--pin TENSOR:POOL ...] [--one-arena] [--placement-effort fast|thorough]\n"
     "  ordo estimate MODEL [--memory-limit BYTES] [--device NAME | --pool ...] [--server HOST:PORT]\n"
     "               [--json] ...\n"
     "  ordo inspect MODEL [--json] [--input-shape NAME=DIMS]... [--batch N]\n"
@@ -78,6 +78,9 @@ constexpr char kUsage[] =
     "  Tensors placed in off-chip pools are the off-chip traffic (not --on-chip).\n"
     "--one-arena (with pools): the runtime plans one arena (TFLite Micro); it\n"
     "  goes whole into the fastest pool that holds it. Implied by --emit-tflite.\n"
+    "--placement-effort (with pools): fast (default; the schedule's own order,\n"
+    "  four greedy placements, a fraction of a millisecond; thorough when it does\n"
+    "  not fit) or thorough (six candidate orders and the full placer).\n"
     "--no-fusion: rewrite without patch-wise fusion of layer chains (fused\n"
     "  stages are ai.ordo nodes; without it the model keeps standard ops).\n"
     "--beam-width N: states the partition search keeps per round (default 1,\n"
@@ -132,7 +135,7 @@ const ArgSpec& CompileSpec() {
       {"scheduler", "memory-limit", "time-limit", "alignment", "activation-dtype",
        "emit-onnx", "emit-tflite", "max-ops", "arena", "on-chip", "out-dir", "server", "rewrite",
        "max-latency-overhead", "beam-width", "rewritten-model", "macs-per-second", "op-overhead-seconds", "tls-ca", "tls-cert", "tls-key",
-       "auth-token-file", "input-shape", "batch", "pool", "device", "pin"},
+       "auth-token-file", "input-shape", "batch", "pool", "device", "pin", "placement-effort"},
       {"no-inplace", "count-weights", "io-outside-arena", "pareto", "no-fusion", "json",
        "one-arena"}};
   return kSpec;
@@ -204,6 +207,18 @@ absl::StatusOr<CompileOptions> CompileOptionsFromArgs(const Args& args) {
       return absl::InvalidArgumentError("--one-arena needs memory pools (--pool or --device)");
     }
     options.pools.one_arena = true;
+  }
+  if (auto effort = args.Value("placement-effort")) {
+    if (!options.pools.enabled()) {
+      return absl::InvalidArgumentError(
+          "--placement-effort needs memory pools (--pool or --device)");
+    }
+    if (*effort == "thorough") {
+      options.pools.effort = PlacementEffort::kThorough;
+    } else if (*effort != "fast") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--placement-effort: unknown effort \"", *effort, "\"; use fast or thorough"));
+    }
   }
   // Whenever there is off-chip traffic to report, so is what stays on chip.
   options.record_residency =

@@ -169,13 +169,15 @@ absl::StatusOr<Layout> PlaceLayout(const Graph& graph, const MemoryModel& model,
 
 // The layout's one-arena plan placed whole in one pool (PoolOptions::
 // one_arena), and the placement's off-chip traffic.
+// `problem`: the layout's pool problem when the caller has it (nullptr:
+// built here).
 absl::Status PlaceOneArena(const Graph& graph, const MemoryModel& model,
                            const CompileOptions& options, absl::Time deadline, const Clock& clock,
-                           Layout& layout) {
+                           Layout& layout, const PoolProblem* problem = nullptr) {
   ORDO_ASSIGN_OR_RETURN(
       layout.pools,
       PlaceOneArenaInPools(graph, model, layout.simulation, options.alignment, options.pools,
-                           layout.arena, PlacementLimits(options, deadline, clock)));
+                           layout.arena, PlacementLimits(options, deadline, clock), problem));
   layout.traffic = PlacementTraffic(model, layout.simulation, options.pools, *layout.pools,
                                     options.record_residency);
   return absl::OkStatus();
@@ -315,8 +317,10 @@ struct ScoredSchedule {
 
 // `candidate` scored with the placer's greedy starts: verified by the
 // simulator and its pool problem built, unless the caller already has both.
+// `effort`: ScoreBuiltPoolProblem's (competitors are scored thoroughly).
 absl::StatusOr<ScoredSchedule> ScoreSchedule(const Graph& graph, const MemoryModel& model,
                                              const CompileOptions& options, Candidate candidate,
+                                             PlacementEffort effort,
                                              std::optional<SimulationResult> simulation = {},
                                              std::optional<PoolProblem> problem = {}) {
   ScoredSchedule entry;
@@ -325,14 +329,11 @@ absl::StatusOr<ScoredSchedule> ScoreSchedule(const Graph& graph, const MemoryMod
   } else {
     ORDO_ASSIGN_OR_RETURN(entry.simulation, Verify(model, candidate));
   }
-  if (problem) {
-    entry.pools.problem = std::move(*problem);
-  } else {
-    ORDO_ASSIGN_OR_RETURN(entry.pools.problem,
-                          BuildPoolProblem(graph, model, entry.simulation, options.alignment,
-                                           options.pools));
+  if (!problem) {
+    ORDO_ASSIGN_OR_RETURN(problem, BuildPoolProblem(graph, model, entry.simulation,
+                                                    options.alignment, options.pools));
   }
-  entry.pools.greedy = PlacePoolsGreedyStarts(entry.pools.problem);
+  entry.pools = ScoreBuiltPoolProblem(*std::move(problem), effort);
   entry.candidate = std::move(candidate);
   return entry;
 }
@@ -344,18 +345,19 @@ bool BetterScore(const ScoredSchedule& a, const ScoredSchedule& b) {
          std::tuple_cat(PlacementRank(b.greedy()), std::tuple(b.candidate.peak_bytes));
 }
 
-// The candidate schedules with pools: the chosen one first, then the
-// baseline orders and the orders of kPoolCandidateSchedulers, each once,
-// none over the memory limit.
-absl::StatusOr<std::vector<Candidate>> PoolCandidates(
+// The schedules that compete with the chosen one for the banks: the
+// baseline orders and the greedy and hmcos orders, each once and none the
+// chosen order, none over the memory limit.
+absl::StatusOr<std::vector<Candidate>> PoolCompetitors(
     const SchedulerRegistry& registry, const MemoryModel& model, const CompileOptions& options,
-    const ScheduleLimits& limits, Candidate chosen,
+    const ScheduleLimits& limits, const Candidate& chosen,
     const std::vector<Candidate>& baselines) {
-  std::vector<Candidate> candidates = {std::move(chosen)};
+  std::vector<Candidate> candidates;
   auto add = [&](Candidate candidate) {
     if (options.memory_limit_bytes > 0 && candidate.peak_bytes > options.memory_limit_bytes) {
       return;
     }
+    if (candidate.order == chosen.order) return;
     for (const Candidate& known : candidates) {
       if (known.order == candidate.order) return;
     }
@@ -419,13 +421,15 @@ std::vector<PartLiveBound> PartBounds(const Graph& graph, const MemoryModel& mod
 // TFLite Micro's way on the layout's own schedule, as a baseline: its one
 // arena (planned already) whole in the fastest pool that holds it. When no
 // pool may hold every tensor (pins: INVALID_ARGUMENT), it does not fit, by
-// the whole arena; any other error is a bug and leaves.
+// the whole arena; any other error is a bug and leaves. `problem`: the
+// layout's pool problem when the caller has it (nullptr: built here).
 absl::Status AddOneArenaBaseline(const Graph& graph, const MemoryModel& model,
-                                 const CompileOptions& options, Layout& layout) {
+                                 const CompileOptions& options, Layout& layout,
+                                 const PoolProblem* problem = nullptr) {
   PoolBaseline baseline{"one_arena", false, 0, layout.arena.arena_bytes, layout.arena.arena_bytes};
   absl::StatusOr<PoolReport> one =
       PlaceOneArenaInPools(graph, model, layout.simulation, options.alignment, options.pools,
-                           layout.arena, ArenaLimits{});
+                           layout.arena, ArenaLimits{}, problem);
   if (one.ok()) {
     baseline.fits = one->fits();
     baseline.modelled_seconds = one->placement.evaluation.modelled_seconds;
@@ -490,7 +494,8 @@ absl::StatusOr<std::optional<Layout>> OneArenaIfFaster(const Graph& graph, const
     Layout layout{entry.candidate.order, entry.candidate.algorithm, entry.simulation, {}, {}};
     if (entry.candidate.order == best.order && !best.arena.tensors.empty()) {
       layout.arena = best.arena;
-      ORDO_RETURN_IF_ERROR(PlaceOneArena(graph, model, one_arena, deadline, clock, layout));
+      ORDO_RETURN_IF_ERROR(
+          PlaceOneArena(graph, model, one_arena, deadline, clock, layout, &problem));
     } else {
       ORDO_RETURN_IF_ERROR(PlanLayoutArena(graph, model, one_arena, deadline, clock, layout));
     }
@@ -512,10 +517,38 @@ absl::StatusOr<std::optional<Layout>> OneArenaIfFaster(const Graph& graph, const
   return winner;
 }
 
+// The fast effort (PlacementEffort::kFast) when the chosen schedule's fast
+// placement fits (ScoreBuiltPoolProblem): that placement, unless the
+// schedule's one arena whole in one pool is faster (OneArenaIfFaster), so it
+// is never slower than either baseline nor than TFLite Micro's way on this
+// order. No other order competes.
+absl::Status AdoptFastPlacement(const Graph& graph, const MemoryModel& model,
+                                const CompileOptions& options, absl::Time deadline,
+                                const Clock& clock, ScoredSchedule chosen, absl::Time start,
+                                CompileResult& result) {
+  std::vector<ScoredSchedule> scored;
+  scored.push_back(std::move(chosen));
+  const ScoredSchedule& entry = scored.front();
+  ORDO_ASSIGN_OR_RETURN(Layout layout,
+                        PlaceLayout(graph, model, options, deadline, clock, entry.candidate.order,
+                                    entry.candidate.algorithm, entry.simulation, {},
+                                    &entry.pools));
+  ORDO_RETURN_IF_ERROR(PlanLayoutArena(graph, model, options, deadline, clock, layout));
+  ORDO_ASSIGN_OR_RETURN(std::optional<Layout> one_arena,
+                        OneArenaIfFaster(graph, model, options, deadline, clock, scored, layout));
+  if (one_arena) layout = *std::move(one_arena);
+  ORDO_RETURN_IF_ERROR(AddOneArenaBaseline(graph, model, options, layout, &entry.pools.problem));
+  Adopt(model, std::move(layout), clock, start, result);
+  return absl::OkStatus();
+}
+
 // With pools the schedule is chosen for the banks (spec: Memory pools; the
 // issue's "joint with scheduling"): the order of least peak is not always
 // the one that places fastest, nor the only one that fits. Steps:
-//  1. Candidates (PoolCandidates), each verified by the simulator.
+//  0. With the fast effort (the default), the chosen schedule alone when its
+//     fast placement fits (AdoptFastPlacement); the steps below run only
+//     with kThorough or when it does not fit.
+//  1. Candidates (PoolCompetitors), each verified by the simulator.
 //  2. Each is scored by PlacePoolsGreedy on its own pool problem (tens of
 //     greedy passes in all, against the full placer's relaxation and
 //     search), unless PoolInfeasibility proves on the chosen schedule that
@@ -544,6 +577,22 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
                               const std::vector<Candidate>& baselines, CompileResult& result) {
   const absl::Time start = clock.Now();
   const absl::Time deadline = limits.deadline;
+  ORDO_ASSIGN_OR_RETURN(PoolProblem chosen_problem,
+                        BuildPoolProblem(graph, model, result.simulation, options.alignment,
+                                         options.pools));
+  // The schedule stage's order, verified already, scored by the effort's
+  // rule: a fitting fast placement ends the stage (step 0).
+  ORDO_ASSIGN_OR_RETURN(
+      ScoredSchedule chosen_entry,
+      ScoreSchedule(graph, model, options,
+                    Candidate{result.schedule, std::move(result.algorithm), result.peak_bytes},
+                    options.pools.effort, std::move(result.simulation),
+                    std::move(chosen_problem)));
+  chosen_entry.chosen = true;
+  if (chosen_entry.pools.fast) {
+    return AdoptFastPlacement(graph, model, options, deadline, clock, std::move(chosen_entry),
+                              start, result);
+  }
   // The schedule stage's bound holds for every order (ScheduleResult), so
   // the granularity proof of PoolInfeasibility may use it.
   const EveryOrderPeakBound every_order_peak{
@@ -551,33 +600,26 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
       result.status == ScheduleStatus::kOptimal ? "the proved least peak"
                                                 : "the proved lower bound on the peak",
       PartBounds(graph, model, result.parts)};
-  Candidate chosen{result.schedule, std::move(result.algorithm), result.peak_bytes};
-  ORDO_ASSIGN_OR_RETURN(PoolProblem chosen_problem,
-                        BuildPoolProblem(graph, model, result.simulation, options.alignment,
-                                         options.pools));
-  if (!PoolInfeasibility(graph, model, chosen_problem, every_order_peak).empty()) {
-    ORDO_ASSIGN_OR_RETURN(Layout layout,
-                          Evaluate(graph, model, options, deadline, clock, std::move(chosen.order),
-                                   std::move(chosen.algorithm), std::move(result.simulation),
-                                   every_order_peak));
+  if (!PoolInfeasibility(graph, model, chosen_entry.pools.problem, every_order_peak).empty()) {
+    ORDO_ASSIGN_OR_RETURN(
+        Layout layout,
+        Evaluate(graph, model, options, deadline, clock, std::move(chosen_entry.candidate.order),
+                 std::move(chosen_entry.candidate.algorithm), std::move(chosen_entry.simulation),
+                 every_order_peak));
     ORDO_RETURN_IF_ERROR(AddOneArenaBaseline(graph, model, options, layout));
     Adopt(model, std::move(layout), clock, start, result);
     return absl::OkStatus();
   }
   ORDO_ASSIGN_OR_RETURN(std::vector<Candidate> candidates,
-                        PoolCandidates(registry, model, options, limits, std::move(chosen),
-                                       baselines));
+                        PoolCompetitors(registry, model, options, limits,
+                                        chosen_entry.candidate, baselines));
   std::vector<ScoredSchedule> scored;
-  scored.reserve(candidates.size() + 1);  // and a repaired order
-  // The chosen schedule (first) was verified and its problem built above.
-  ORDO_ASSIGN_OR_RETURN(ScoredSchedule chosen_entry,
-                        ScoreSchedule(graph, model, options, std::move(candidates.front()),
-                                      std::move(result.simulation), std::move(chosen_problem)));
-  chosen_entry.chosen = true;
+  scored.reserve(candidates.size() + 2);  // the chosen one and a repaired order
   scored.push_back(std::move(chosen_entry));
-  for (size_t i = 1; i < candidates.size(); ++i) {
+  for (Candidate& candidate : candidates) {
     ORDO_ASSIGN_OR_RETURN(ScoredSchedule entry,
-                          ScoreSchedule(graph, model, options, std::move(candidates[i])));
+                          ScoreSchedule(graph, model, options, std::move(candidate),
+                                        PlacementEffort::kThorough));
     scored.push_back(std::move(entry));
   }
   std::stable_sort(scored.begin(), scored.end(), BetterScore);
@@ -622,7 +664,8 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
     std::optional<Candidate> repaired = RepairedPoolCandidate(graph, model, options, scored);
     if (repaired) {
       ORDO_ASSIGN_OR_RETURN(ScoredSchedule repaired_entry,
-                            ScoreSchedule(graph, model, options, std::move(*repaired)));
+                            ScoreSchedule(graph, model, options, std::move(*repaired),
+                                          PlacementEffort::kThorough));
       ScoredSchedule& entry = scored.emplace_back(std::move(repaired_entry));
       ORDO_ASSIGN_OR_RETURN(Layout layout,
                             place(entry, std::numeric_limits<double>::infinity()));

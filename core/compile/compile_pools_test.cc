@@ -410,6 +410,7 @@ TEST(CompilePoolsTest, ASchedulePastTheLeastPeakWinsWhenItPlacesFaster) {
   RealClock clock;
   CompileOptions options = WithPools(61, 4096);
   options.alignment = 1;
+  options.pools.effort = PlacementEffort::kThorough;  // orders compete
   ORDO_ASSERT_OK_AND_ASSIGN(CompileResult plain, Compile(g, {}, clock));
   ASSERT_EQ(plain.peak_bytes, 81);
   ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(g, options, clock));
@@ -457,6 +458,7 @@ TEST(CompilePoolsTest, GivingUpOnTheLeastPeakOrderKeepsTheWinner) {
     ORDO_ASSERT_OK_AND_ASSIGN(CompileResult plain, Compile(g, {}, clock));
     CompileOptions options = WithPools(plain.peak_bytes * 2 / 3, 1 << 16);
     options.alignment = 1;
+    options.pools.effort = PlacementEffort::kThorough;  // orders compete
     ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(g, options, clock));
     ASSERT_TRUE(result.placement.has_value());
     if (!result.placement->fits() || result.schedule == plain.schedule) continue;
@@ -505,6 +507,7 @@ TEST(CompilePoolsTest, TheLeastPeakOrderStaysUnlessItsFullPlacementIsBeaten) {
   RealClock clock;
   CompileOptions options = WithPools(96, 4096);
   options.alignment = 1;
+  options.pools.effort = PlacementEffort::kThorough;  // orders compete
   ORDO_ASSERT_OK_AND_ASSIGN(CompileResult plain, Compile(g, {}, clock));
   ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(g, options, clock));
   ASSERT_TRUE(result.placement.has_value());
@@ -552,6 +555,7 @@ TEST(CompilePoolsTest, PerPartFiguresOfAReplacedOrderAreDropped) {
   services.runner = &runner;
   CompileOptions options = WithPools(61, 4096);
   options.alignment = 1;
+  options.pools.effort = PlacementEffort::kThorough;  // orders compete
   ORDO_ASSERT_OK_AND_ASSIGN(CompileResult plain, Compile(g, {}, services, clock));
   ASSERT_FALSE(plain.parts.empty());
   ASSERT_EQ(plain.part_cached.size(), plain.parts.size());
@@ -575,10 +579,98 @@ TEST(CompilePoolsTest, AFasterOrderOverTheMemoryLimitIsNotChosen) {
   RealClock clock;
   CompileOptions options = WithPools(61, 4096);
   options.alignment = 1;
+  options.pools.effort = PlacementEffort::kThorough;  // orders compete
   options.memory_limit_bytes = 81;
   ORDO_ASSERT_OK_AND_ASSIGN(CompileResult result, Compile(g, options, clock));
   EXPECT_EQ(result.peak_bytes, 81);
   EXPECT_EQ(FitsDevice(options, result), std::optional<bool>(true));
+}
+
+// The fast effort (the default) places the schedule stage's own order and
+// nothing else, on problems of more than kThoroughUpToBlocks blocks: a
+// random 150-op graph on a fast bank of a quarter of its peak and a large
+// slow one. Smaller problems get the thorough search whatever the effort
+// (kHotTensorGraph, where it finds an order that places faster). Every
+// placement is valid and never slower than a baseline.
+void ExpectValidAndNoSlowerThanABaseline(const CompileResult& result) {
+  const PoolReport& report = *result.placement;
+  ASSERT_TRUE(report.fits());
+  for (const PoolBaseline& baseline : report.baselines) {
+    if (baseline.fits && baseline.modelled_seconds > 0) {
+      EXPECT_LE(report.placement.evaluation.modelled_seconds,
+                baseline.modelled_seconds * (1 + 1e-12))
+          << baseline.name;
+    }
+  }
+  EXPECT_LE(report.lower_bound_seconds, report.placement.evaluation.modelled_seconds);
+}
+
+TEST(CompilePoolsTest, TheFastEffortPlacesTheScheduleStagesOwnOrder) {
+  std::mt19937_64 rng(61);
+  testing::RandomDagOptions dag;
+  dag.num_ops = 150;
+  dag.min_bytes = 16;
+  dag.max_bytes = 256;
+  const Graph graph = testing::RandomDag(rng, dag);
+  RealClock clock;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult plain, Compile(graph, {}, clock));
+  CompileOptions options = WithPools(plain.peak_bytes / 4, plain.peak_bytes * 4);
+  ASSERT_EQ(options.pools.effort, PlacementEffort::kFast);
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult fast, Compile(graph, options, clock));
+  options.pools.effort = PlacementEffort::kThorough;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult thorough, Compile(graph, options, clock));
+  // Large enough for the fast effort, whose placement fits here.
+  PoolProblem problem = *BuildPoolProblem(graph, *BuildMemoryModel(graph, {}), fast.simulation,
+                                          options.alignment, options.pools);
+  ASSERT_GT(problem.num_blocks(), kThoroughUpToBlocks);
+  ASSERT_TRUE(ScoreBuiltPoolProblem(std::move(problem), PlacementEffort::kFast).fast);
+  EXPECT_EQ(fast.schedule, plain.schedule);
+  EXPECT_EQ(fast.algorithm, plain.algorithm);
+  ExpectValidAndNoSlowerThanABaseline(fast);
+  ExpectValidAndNoSlowerThanABaseline(thorough);
+}
+
+TEST(CompilePoolsTest, SmallProblemsArePlacedThoroughlyWhateverTheEffort) {
+  const Graph g = TestGraph(kHotTensorGraph);
+  RealClock clock;
+  CompileOptions options = WithPools(61, 4096);
+  options.alignment = 1;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult fast, Compile(g, options, clock));
+  options.pools.effort = PlacementEffort::kThorough;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult thorough, Compile(g, options, clock));
+  EXPECT_EQ(fast.schedule, thorough.schedule);
+  EXPECT_EQ(fast.algorithm, thorough.algorithm);
+  EXPECT_THAT(fast.algorithm, HasSubstr("places faster in the pools"));
+  EXPECT_EQ(fast.placement->placement.evaluation.modelled_seconds,
+            thorough.placement->placement.evaluation.modelled_seconds);
+  ExpectValidAndNoSlowerThanABaseline(fast);
+}
+
+// When the fast placement does not fit, the thorough search runs: the same
+// answer as asking for it (AnOrderRepairedForTheBanksFitsWhereNoCandidateDoes's
+// graph, where only a repaired order fits).
+TEST(CompilePoolsTest, AFastPlacementThatDoesNotFitRunsTheThoroughSearch) {
+  std::mt19937_64 rng(177);
+  testing::RandomDagOptions dag;
+  dag.num_ops = 8;
+  dag.min_bytes = 16;
+  dag.max_bytes = 160;
+  dag.inplace_chance = 0;
+  const Graph graph = testing::RandomDag(rng, dag);
+  CompileOptions options;
+  options.scheduler = "greedy";
+  options.alignment = 16;
+  options.pools.pools = {{"big", 320, 2e9, 2e9}, {"small", 192, 1e9, 1e9}};
+  RealClock clock;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult fast, Compile(graph, options, clock));
+  options.pools.effort = PlacementEffort::kThorough;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult thorough, Compile(graph, options, clock));
+  ASSERT_TRUE(fast.placement->fits());
+  EXPECT_THAT(fast.algorithm, HasSubstr("split repair"));
+  EXPECT_EQ(fast.schedule, thorough.schedule);
+  EXPECT_EQ(fast.algorithm, thorough.algorithm);
+  EXPECT_EQ(fast.placement->placement.evaluation.modelled_seconds,
+            thorough.placement->placement.evaluation.modelled_seconds);
 }
 
 // The schedule chosen for the banks does not depend on the clock: the
@@ -594,6 +686,7 @@ TEST(CompilePoolsTest, TheSameModelGetsTheSameScheduleAndPlacementOnAnyClock) {
   options.scheduler = "greedy";  // the schedule stage itself reads no clock
   options.memory.activation_element_bytes = 1;
   options.pools.pools = FindDevicePreset("stm32h743")->pools;
+  options.pools.effort = PlacementEffort::kThorough;  // the competing searches
   RealClock real;
   testing::TickingClock loaded(absl::Milliseconds(1));
   std::vector<CompileResult> results;

@@ -4,6 +4,7 @@
 #define ORDO_CORE_POOLS_LOWEST_GAP_H_
 
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -22,8 +23,12 @@ using Extents = std::vector<std::pair<int64_t, int64_t>>;
 // of a greedy pass); a chain of adjacent blocks stored in descending offset
 // order moves c by one block a round, so after a few rounds it sorts a copy
 // and finishes in one scan: O(k r) for r <= kLowestGapRounds, at worst
-// O(k log k) more.
-int64_t LowestGap(const Extents& taken, int64_t size);
+// O(k log k) more. With `limit` (a pool's capacity), a first fit that only
+// asks whether the block fits below it: once no gap can end at or below
+// `limit`, returns an offset past `limit - size` at once (not the lowest gap
+// then).
+int64_t LowestGap(const Extents& taken, int64_t size,
+                  int64_t limit = std::numeric_limits<int64_t>::max());
 
 }  // namespace ordo
 

@@ -214,13 +214,19 @@ absl::Status CheckPoolAssignment(const PoolProblem& problem, const PoolAssignmen
     }
     if (block.size > 0) blocks_of_pool[p].push_back(b);
   }
-  for (const std::vector<int32_t>& blocks : blocks_of_pool) {
+  // Per pool by first step: a later block is co-live with an earlier one
+  // iff it starts before that one ends, so only co-live pairs are compared.
+  for (std::vector<int32_t>& blocks : blocks_of_pool) {
+    std::stable_sort(blocks.begin(), blocks.end(), [&](int32_t x, int32_t y) {
+      return problem.arena.blocks[x].first < problem.arena.blocks[y].first;
+    });
     for (size_t i = 0; i < blocks.size(); ++i) {
-      for (size_t j = i + 1; j < blocks.size(); ++j) {
-        const ArenaBlock& a = problem.arena.blocks[blocks[i]];
+      const ArenaBlock& a = problem.arena.blocks[blocks[i]];
+      for (size_t j = i + 1; j < blocks.size() && problem.arena.blocks[blocks[j]].first <= a.last;
+           ++j) {
         const ArenaBlock& b = problem.arena.blocks[blocks[j]];
         const int64_t oa = assignment.offset[blocks[i]], ob = assignment.offset[blocks[j]];
-        if (BlocksOverlapInTime(a, b) && oa < ob + b.size && ob < oa + a.size) {
+        if (oa < ob + b.size && ob < oa + a.size) {
           return absl::InternalError(absl::StrCat("pool placement: tensors ", a.tensors[0],
                                                   " and ", b.tensors[0], " overlap"));
         }
@@ -266,32 +272,55 @@ double PoolPeakStepBoundSeconds(const PoolProblem& problem) {
   }
   const int32_t f = DominantPool(problem.pools);
   if (f == kNoId) return base;
+  // Per block, once: outside F for free (it may not use F), or its extra
+  // time per byte outside F (none when F is its only pool).
+  constexpr double kNoAlternative = std::numeric_limits<double>::infinity();
+  std::vector<double> penalty(num_blocks, kNoAlternative);
+  for (int32_t b = 0; b < num_blocks; ++b) {
+    if (!problem.allowed[b][f]) continue;
+    double alternative = kNoAlternative;
+    for (int32_t p = 0; p < problem.num_pools(); ++p) {
+      if (p != f && problem.allowed[b][p]) alternative = std::min(alternative, problem.seconds[b][p]);
+    }
+    if (alternative != kNoAlternative) {
+      penalty[b] = (alternative - problem.seconds[b][f]) / problem.arena.blocks[b].size;
+    }
+  }
+  // Bytes live at each step (index s + 1 for step s, from -1), then the
+  // blocks live at a step over F's capacity by one sweep in first-step order.
   const int32_t num_steps = problem.arena.num_steps;
-  std::vector<std::vector<int32_t>> live(num_steps + 1);
+  std::vector<int64_t> live_bytes(num_steps + 2, 0);
+  std::vector<int32_t> by_first;
   for (int32_t b = 0; b < num_blocks; ++b) {
     const ArenaBlock& block = problem.arena.blocks[b];
     if (block.size == 0) continue;
-    for (int32_t s = block.first; s <= block.last; ++s) live[s + 1].push_back(b);
+    live_bytes[block.first + 1] += block.size;
+    live_bytes[block.last + 2] -= block.size;
+    by_first.push_back(b);
   }
+  std::stable_sort(by_first.begin(), by_first.end(), [&](int32_t a, int32_t b) {
+    return problem.arena.blocks[a].first < problem.arena.blocks[b].first;
+  });
   double best_raise = 0;
-  for (const std::vector<int32_t>& blocks : live) {
-    int64_t bytes = 0;
-    for (int32_t b : blocks) bytes += problem.arena.blocks[b].size;
+  int64_t bytes = 0;
+  size_t next = 0;
+  std::vector<int32_t> active;
+  std::vector<std::pair<double, int64_t>> penalties;  // per byte, bytes
+  for (int32_t s = -1; s < num_steps; ++s) {
+    bytes += live_bytes[s + 1];
+    for (; next < by_first.size() && problem.arena.blocks[by_first[next]].first <= s; ++next) {
+      active.push_back(by_first[next]);
+    }
     int64_t to_move = bytes - problem.pools[f].capacity_bytes;
     if (to_move <= 0) continue;
-    std::vector<std::pair<double, int64_t>> penalties;  // per byte, bytes
-    for (int32_t b : blocks) {
+    std::erase_if(active, [&](int32_t b) { return problem.arena.blocks[b].last < s; });
+    penalties.clear();
+    for (int32_t b : active) {
       const int64_t size = problem.arena.blocks[b].size;
       if (!problem.allowed[b][f]) {
         to_move -= size;
-        continue;
-      }
-      double alternative = std::numeric_limits<double>::infinity();
-      for (int32_t p = 0; p < problem.num_pools(); ++p) {
-        if (p != f && problem.allowed[b][p]) alternative = std::min(alternative, problem.seconds[b][p]);
-      }
-      if (alternative != std::numeric_limits<double>::infinity()) {
-        penalties.push_back({(alternative - problem.seconds[b][f]) / size, size});
+      } else if (penalty[b] != kNoAlternative) {
+        penalties.push_back({penalty[b], size});
       }
     }
     std::sort(penalties.begin(), penalties.end());

@@ -31,6 +31,15 @@ struct MemoryPool {
   bool off_chip = false;
 };
 
+// How hard the place stage works for the banks (docs/pools.md, "Placement
+// effort"). kFast: the schedule stage's own order, four greedy starts and
+// one pass of moves to cheaper banks, a few tenths of a millisecond on the
+// NAS models; it becomes kThorough when that placement does not fit, since
+// whether the model fits is the question that matters most. kThorough: six
+// candidate schedules, eight greedy starts each, the full placer
+// (relaxation, compaction, promotion, swaps), several milliseconds.
+enum class PlacementEffort { kFast, kThorough };
+
 // The banks of a device and the per-tensor restrictions. Empty pools: the
 // device has one flat arena (the behaviour without pools).
 struct PoolOptions {
@@ -41,6 +50,7 @@ struct PoolOptions {
   // lives in the same pool, at its offset in the schedule's one-arena plan
   // (PlaceOneArenaInPools). Needs pools.
   bool one_arena = false;
+  PlacementEffort effort = PlacementEffort::kFast;
 
   bool enabled() const { return !pools.empty(); }
 };

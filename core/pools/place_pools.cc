@@ -61,8 +61,18 @@ absl::StatusOr<ScoredPoolProblem> ScorePoolProblem(const Graph& graph, const Mem
                                                    int64_t alignment, const PoolOptions& options) {
   ORDO_ASSIGN_OR_RETURN(PoolProblem problem,
                         BuildPoolProblem(graph, model, simulation, alignment, options));
+  return ScoreBuiltPoolProblem(std::move(problem), options.effort);
+}
+
+ScoredPoolProblem ScoreBuiltPoolProblem(PoolProblem problem, PlacementEffort effort) {
+  if (effort == PlacementEffort::kFast && problem.num_blocks() > kThoroughUpToBlocks) {
+    FastPoolPlacement fast = PlacePoolsFast(problem);
+    if (fast.result.placement.fits()) {
+      return {std::move(problem), std::move(fast.starts), std::move(fast.result)};
+    }
+  }
   PoolGreedyStarts greedy = PlacePoolsGreedyStarts(problem);
-  return ScoredPoolProblem{std::move(problem), std::move(greedy)};
+  return {std::move(problem), std::move(greedy), std::nullopt};
 }
 
 absl::StatusOr<PoolReport> PlaceScoredInPools(const Graph& graph, const MemoryModel& model,
@@ -73,10 +83,15 @@ absl::StatusOr<PoolReport> PlaceScoredInPools(const Graph& graph, const MemoryMo
   const absl::Time start = limits.Now();
   const PoolProblem& problem = scored.problem;
   PoolReport report;
-  // A proof that no order fits (cheap: a few tensors per op) leaves
-  // nothing to search for: the greedy starts give the overflow to report.
-  report.no_order_fits = PoolInfeasibility(graph, model, problem, every_order_peak);
-  if (report.no_order_fits.empty()) {
+  // A fitting fast placement is the answer (it needs no proof that nothing
+  // fits). Else a proof that no order fits (cheap: a few tensors per op)
+  // leaves nothing to search for: the greedy starts give the overflow to
+  // report.
+  if (!scored.fast) report.no_order_fits = PoolInfeasibility(graph, model, problem, every_order_peak);
+  if (scored.fast) {
+    report.placement = scored.fast->placement;
+    report.lower_bound_seconds = scored.fast->lower_bound_seconds;
+  } else if (report.no_order_fits.empty()) {
     // The placer proves the lower bound on the way (its relaxation).
     HeuristicPoolResult placed =
         PlacePoolsHeuristic(problem, limits, &scored.greedy, give_up_above);
@@ -175,10 +190,15 @@ double OneArenaLowerBoundSeconds(const PoolProblem& problem, int64_t peak_bytes)
 absl::StatusOr<PoolReport> PlaceOneArenaInPools(const Graph& graph, const MemoryModel& model,
                                                 const SimulationResult& simulation,
                                                 int64_t alignment, const PoolOptions& options,
-                                                const ArenaPlan& arena, const ArenaLimits& limits) {
+                                                const ArenaPlan& arena, const ArenaLimits& limits,
+                                                const PoolProblem* given) {
   const absl::Time start = limits.Now();
-  ORDO_ASSIGN_OR_RETURN(const PoolProblem problem,
-                        BuildPoolProblem(graph, model, simulation, alignment, options));
+  std::optional<PoolProblem> built;
+  if (given == nullptr) {
+    ORDO_ASSIGN_OR_RETURN(built, BuildPoolProblem(graph, model, simulation, alignment, options));
+    given = &*built;
+  }
+  const PoolProblem& problem = *given;
   std::vector<int64_t> offset_of_tensor(model.num_tensors(), 0);
   for (const TensorPlacement& tensor : arena.tensors)
     offset_of_tensor[tensor.tensor] = tensor.offset;

@@ -70,15 +70,33 @@ struct PoolReport {
 struct ScoredPoolProblem {
   PoolProblem problem;
   PoolGreedyStarts greedy;
+  // The fast effort's placement (PlacePoolsFast) when it fits: then `greedy`
+  // holds the fast starts and PlaceScoredInPools reports this placement
+  // instead of running the full placer. Empty otherwise (thorough starts).
+  std::optional<HeuristicPoolResult> fast;
 };
 
-// BuildPoolProblem and PlacePoolsGreedyStarts. INVALID_ARGUMENT as
-// BuildPoolProblem.
+// Problems of at most this many blocks are placed thoroughly whatever the
+// effort: there the full search costs microseconds, and the fast placement
+// is far from the optimum (pool_placer_test: worst gap 116% against 19.9%
+// on random graphs of up to ~40 tensors).
+inline constexpr int32_t kThoroughUpToBlocks = 64;
+
+// The placer's scoring of a built problem, by the one rule of the effort:
+// with PlacementEffort::kFast on more than kThoroughUpToBlocks blocks,
+// PlacePoolsFast, kept when its placement fits; otherwise (kThorough, a
+// small problem, or a fast placement that does not fit, since whether the
+// model fits matters most) the thorough greedy starts.
+ScoredPoolProblem ScoreBuiltPoolProblem(PoolProblem problem, PlacementEffort effort);
+
+// BuildPoolProblem and ScoreBuiltPoolProblem with options.effort.
+// INVALID_ARGUMENT as BuildPoolProblem.
 absl::StatusOr<ScoredPoolProblem> ScorePoolProblem(const Graph& graph, const MemoryModel& model,
                                                    const SimulationResult& simulation,
                                                    int64_t alignment, const PoolOptions& options);
 
-// PlaceInPools (below) on a problem already scored, without the single_pool
+// PlaceInPools (below) on a problem already scored (the fast placement when
+// `scored.fast` holds one, else the full placer), without the single_pool
 // baseline, which needs the schedule's one-arena layout: the caller adds it
 // (AddSinglePoolBaseline) once it has that layout, i.e. only for a
 // placement it keeps. `time` covers the placement, not the scoring.
@@ -119,11 +137,13 @@ absl::StatusOr<PoolReport> PlaceInPools(const Graph& graph, const MemoryModel& m
 // (AddPoolBaselines) to the placement it keeps. INVALID_ARGUMENT as
 // BuildPoolProblem, and naming a tensor that keeps each pool out (pinned
 // elsewhere, or larger than it) when no pool may hold them all.
-// O(blocks x pools).
+// `problem`: the schedule's pool problem when the caller built it already
+// (nullptr: built here). O(blocks x pools).
 absl::StatusOr<PoolReport> PlaceOneArenaInPools(const Graph& graph, const MemoryModel& model,
                                                 const SimulationResult& simulation,
                                                 int64_t alignment, const PoolOptions& options,
-                                                const ArenaPlan& arena, const ArenaLimits& limits);
+                                                const ArenaPlan& arena, const ArenaLimits& limits,
+                                                const PoolProblem* problem = nullptr);
 
 // The least modelled time of one arena in one pool for a schedule whose
 // aligned peak is `peak_bytes`: every block in a pool that may hold them

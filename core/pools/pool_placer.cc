@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/types/span.h"
 #include "core/arena/arena_search.h"
 #include "core/arena/best_arena_planner.h"
 #include "core/pools/lowest_gap.h"
@@ -31,7 +32,7 @@ bool Overlaps(const std::pair<int64_t, int64_t>& extent, int64_t start, int64_t 
 
 }  // namespace
 
-int64_t LowestGap(const Extents& taken, int64_t size) {
+int64_t LowestGap(const Extents& taken, int64_t size, int64_t limit) {
   int64_t candidate = 0;
   for (int round = 0; round < kLowestGapRounds; ++round) {
     bool moved = false;
@@ -41,7 +42,7 @@ int64_t LowestGap(const Extents& taken, int64_t size) {
         moved = true;
       }
     }
-    if (!moved) return candidate;
+    if (!moved || candidate > limit - size) return candidate;
   }
   // Everything below `candidate` is still taken; by offset, one scan ends it.
   Extents sorted = taken;
@@ -59,31 +60,54 @@ constexpr int32_t kUnplaced = -1;
 
 // For every block, the blocks of non-zero size live at some step it is live
 // (itself excluded): the only blocks a first fit must step over. Computed
-// once per placer call, O(B log B + pairs); NAS cells' blocks are co-live
-// with a few dozen others out of hundreds.
-using CoLiveBlocks = std::vector<std::vector<int32_t>>;
-
-CoLiveBlocks CoLive(const PoolProblem& problem) {
-  const std::vector<ArenaBlock>& blocks = problem.arena.blocks;
-  std::vector<int32_t> by_first;
-  for (int32_t b = 0; b < problem.num_blocks(); ++b) {
-    if (blocks[b].size > 0) by_first.push_back(b);
-  }
-  std::stable_sort(by_first.begin(), by_first.end(),
-                   [&](int32_t a, int32_t b) { return blocks[a].first < blocks[b].first; });
-  CoLiveBlocks co_live(problem.num_blocks());
-  // Sorted by first step, a later block overlaps an earlier one iff it
-  // starts before the earlier one ends.
-  for (size_t i = 0; i < by_first.size(); ++i) {
-    const int32_t a = by_first[i];
-    for (size_t j = i + 1; j < by_first.size() && blocks[by_first[j]].first <= blocks[a].last;
-         ++j) {
-      co_live[a].push_back(by_first[j]);
-      co_live[by_first[j]].push_back(a);
+// once per placer call, O(B log B + pairs), in one flat array (the first
+// fits read it for every block of every pass); NAS cells' blocks are
+// co-live with a few dozen others out of hundreds.
+class CoLiveBlocks {
+ public:
+  explicit CoLiveBlocks(const PoolProblem& problem) {
+    const std::vector<ArenaBlock>& blocks = problem.arena.blocks;
+    std::vector<int32_t> by_first;
+    for (int32_t b = 0; b < problem.num_blocks(); ++b) {
+      if (blocks[b].size > 0) by_first.push_back(b);
     }
+    std::stable_sort(by_first.begin(), by_first.end(),
+                     [&](int32_t a, int32_t b) { return blocks[a].first < blocks[b].first; });
+    // Sorted by first step, a later block overlaps an earlier one iff it
+    // starts before the earlier one ends. Counted, then filled.
+    auto for_each_pair = [&](auto&& visit) {
+      for (size_t i = 0; i < by_first.size(); ++i) {
+        const int32_t a = by_first[i];
+        for (size_t j = i + 1; j < by_first.size() && blocks[by_first[j]].first <= blocks[a].last;
+             ++j) {
+          visit(a, by_first[j]);
+        }
+      }
+    };
+    start_.assign(problem.num_blocks() + 1, 0);
+    for_each_pair([&](int32_t a, int32_t b) { ++start_[a + 1], ++start_[b + 1]; });
+    for (size_t b = 1; b < start_.size(); ++b) start_[b] += start_[b - 1];
+    others_.resize(start_.back());
+    std::vector<int32_t> next(start_.begin(), start_.end() - 1);
+    for_each_pair([&](int32_t a, int32_t b) {
+      others_[next[a]++] = {b, blocks[b].size};
+      others_[next[b]++] = {a, blocks[a].size};
+    });
   }
-  return co_live;
-}
+
+  // A co-live block and its size, side by side for the first fit's scan.
+  struct Other {
+    int32_t block;
+    int64_t size;
+  };
+  absl::Span<const Other> operator[](int32_t b) const {
+    return absl::MakeConstSpan(others_).subspan(start_[b], start_[b + 1] - start_[b]);
+  }
+
+ private:
+  std::vector<int32_t> start_;  // block b's are others_[start_[b], start_[b + 1])
+  std::vector<Other> others_;
+};
 
 // Blocks placed so far, with first-fit queries over each block's co-live
 // blocks (LowestGap over k of them, not O(blocks in the pool)). With
@@ -98,20 +122,20 @@ class PoolFiller {
       : problem_(problem),
         co_live_(co_live),
         lists_(lists),
-        by_offset_(problem.num_pools()),
-        taken_(problem.num_pools()) {
+        by_offset_(problem.num_pools()) {
     assignment_.pool.assign(problem.num_blocks(), kUnplaced);
     assignment_.offset.assign(problem.num_blocks(), 0);
   }
 
-  int64_t FirstFit(int32_t b, int32_t p) const {
-    Extents& taken = taken_[p];
-    taken.clear();
-    for (int32_t other : co_live_[b]) {
-      if (assignment_.pool[other] != p) continue;
-      taken.push_back({assignment_.offset[other], problem_.arena.blocks[other].size});
+  // LowestGap of block b among its co-live blocks in pool p, with `limit`.
+  int64_t FirstFit(int32_t b, int32_t p,
+                   int64_t limit = std::numeric_limits<int64_t>::max()) const {
+    taken_.clear();
+    for (const CoLiveBlocks::Other& other : co_live_[b]) {
+      if (assignment_.pool[other.block] != p) continue;
+      taken_.push_back({assignment_.offset[other.block], other.size});
     }
-    return LowestGap(taken, problem_.arena.blocks[b].size);
+    return LowestGap(taken_, problem_.arena.blocks[b].size, limit);
   }
   bool FitsAt(int32_t b, int32_t p, int64_t offset) const {
     return offset + problem_.arena.blocks[b].size <= problem_.pools[p].capacity_bytes;
@@ -138,23 +162,22 @@ class PoolFiller {
     assignment_.pool[b] = kUnplaced;
   }
   // First preferred pool with room; else the allowed pool it overflows least.
-  // One pass over the co-live blocks serves every pool it tries.
+  // Most blocks fit the first pool they try, so each pool's co-live extents
+  // are gathered only when it is tried.
   void PlaceFirstFit(int32_t b, const std::vector<int32_t>& preference) {
-    for (Extents& taken : taken_) taken.clear();
-    for (int32_t other : co_live_[b]) {
-      const int32_t p = assignment_.pool[other];
-      if (p != kUnplaced) {
-        taken_[p].push_back({assignment_.offset[other], problem_.arena.blocks[other].size});
-      }
+    const int64_t size = problem_.arena.blocks[b].size;
+    for (int32_t p : preference) {
+      if (!problem_.allowed[b][p]) continue;
+      const int64_t offset = FirstFit(b, p, problem_.pools[p].capacity_bytes);
+      if (FitsAt(b, p, offset)) return Place(b, p, offset);
     }
+    // No room anywhere (rare): the exact lowest gaps, for the least overflow.
     int32_t least_pool = kNoId;
     int64_t least_offset = 0, least_overflow = std::numeric_limits<int64_t>::max();
     for (int32_t p : preference) {
       if (!problem_.allowed[b][p]) continue;
-      const int64_t offset = LowestGap(taken_[p], problem_.arena.blocks[b].size);
-      if (FitsAt(b, p, offset)) return Place(b, p, offset);
-      const int64_t overflow =
-          offset + problem_.arena.blocks[b].size - problem_.pools[p].capacity_bytes;
+      const int64_t offset = FirstFit(b, p);
+      const int64_t overflow = offset + size - problem_.pools[p].capacity_bytes;
       if (overflow < least_overflow) {
         least_pool = p, least_offset = offset, least_overflow = overflow;
       }
@@ -177,8 +200,8 @@ class PoolFiller {
   const Lists lists_;
   PoolAssignment assignment_;
   std::vector<std::vector<int32_t>> by_offset_;
-  // Per pool, the first fit's working lists, kept to spare allocations.
-  mutable std::vector<Extents> taken_;
+  // The first fit's working list, kept to spare allocations.
+  mutable Extents taken_;
 };
 
 PoolPlacement Finish(const PoolProblem& problem, std::string algorithm, PoolAssignment assignment) {
@@ -235,9 +258,8 @@ double Saving(const PoolProblem& problem, const std::vector<int32_t>& pools, int
   return problem.seconds[b][pools.back()] - problem.seconds[b][pools.front()];
 }
 
-// A block's pools in the order it tries them.
-using PoolPreference = std::function<const std::vector<int32_t>&(int32_t)>;
-
+// `preference(b)`: block b's pools in the order it tries them.
+template <typename PoolPreference>
 PoolAssignment Greedy(const PoolProblem& problem, const CoLiveBlocks& co_live,
                       const std::vector<int32_t>& order, const PoolPreference& preference) {
   PoolFiller filler(problem, co_live, PoolFiller::Lists::kNone);
@@ -645,17 +667,18 @@ PoolPlacement UsmpGreedy(const PoolProblem& problem, const CoLiveBlocks& co_live
 }  // namespace
 
 PoolPlacement PlaceInternalFirst(const PoolProblem& problem) {
-  return InternalFirst(problem, CoLive(problem));
+  return InternalFirst(problem, CoLiveBlocks(problem));
 }
 
 PoolPlacement PlaceUsmpGreedy(const PoolProblem& problem) {
-  return UsmpGreedy(problem, CoLive(problem));
+  return UsmpGreedy(problem, CoLiveBlocks(problem));
 }
 
 namespace {
 
 PoolGreedyStarts GreedyStarts(const PoolProblem& problem, const CoLiveBlocks& co_live,
-                              const std::vector<std::vector<int32_t>>& cost_orders) {
+                              const std::vector<std::vector<int32_t>>& cost_orders,
+                              PlacementEffort effort) {
   auto cost_order = [&](int32_t b) -> const std::vector<int32_t>& { return cost_orders[b]; };
   auto sorted_by = [&](auto key) {
     std::vector<double> keys(problem.num_blocks());
@@ -666,6 +689,26 @@ PoolGreedyStarts GreedyStarts(const PoolProblem& problem, const CoLiveBlocks& co
     return Saving(problem, cost_orders[b], b) / std::max<int64_t>(1, problem.arena.blocks[b].size);
   };
   auto size = [&](int32_t b) { return static_cast<double>(problem.arena.blocks[b].size); };
+  PoolGreedyStarts result;
+  result.effort = effort;
+  std::vector<PoolPlacement>& starts = result.starts;
+  // The fast effort keeps the starts that won on the shared models when a
+  // placement fits (docs/pools.md, "Placement effort"): by time saved and
+  // by size, and the two baselines, which are reported anyway.
+  if (effort == PlacementEffort::kThorough) {
+    result.density_order = sorted_by(per_byte);
+    starts.push_back(
+        Finish(problem, "density", Greedy(problem, co_live, result.density_order, cost_order)));
+  }
+  starts.push_back(Finish(
+      problem, "saving",
+      Greedy(problem, co_live,
+             sorted_by([&](int32_t b) { return Saving(problem, cost_orders[b], b); }),
+             cost_order)));
+  starts.push_back(Finish(problem, "size", Greedy(problem, co_live, sorted_by(size), cost_order)));
+  starts.push_back(InternalFirst(problem, co_live));
+  starts.push_back(UsmpGreedy(problem, co_live));
+  if (effort == PlacementEffort::kFast) return result;
   auto lifetime = [&](int32_t b) {
     const ArenaBlock& block = problem.arena.blocks[b];
     return static_cast<double>(block.last - block.first) * 1e12 + static_cast<double>(block.size);
@@ -685,26 +728,17 @@ PoolGreedyStarts GreedyStarts(const PoolProblem& problem, const CoLiveBlocks& co
     const ArenaBlock &x = problem.arena.blocks[a], &y = problem.arena.blocks[b];
     return x.first != y.first ? x.first < y.first : x.size > y.size;
   });
-  std::vector<int32_t> density_order = sorted_by(per_byte);
-  return {{
-      Finish(problem, "density", Greedy(problem, co_live, density_order, cost_order)),
-      Finish(problem, "saving",
-             Greedy(problem, co_live,
-                    sorted_by([&](int32_t b) { return Saving(problem, cost_orders[b], b); }),
-                    cost_order)),
-      Finish(problem, "size", Greedy(problem, co_live, sorted_by(size), cost_order)),
-      InternalFirst(problem, co_live),
-      UsmpGreedy(problem, co_live),
-      // For fitting, not speed: bin packing's "largest first into the
-      // largest bank", by size and by lifetime.
-      Finish(problem, "fit-by-size", Greedy(problem, co_live, sorted_by(size), by_capacity)),
-      Finish(problem, "fit-by-lifetime",
-             Greedy(problem, co_live, sorted_by(lifetime), by_capacity)),
+  // For fitting, not speed: bin packing's "largest first into the largest
+  // bank", by size and by lifetime.
+  starts.push_back(
+      Finish(problem, "fit-by-size", Greedy(problem, co_live, sorted_by(size), by_capacity)));
+  starts.push_back(Finish(problem, "fit-by-lifetime",
+                          Greedy(problem, co_live, sorted_by(lifetime), by_capacity)));
+  starts.push_back(
       Finish(problem, "fit-in-order",
              Greedy(problem, co_live, by_start,
-                    [&](int32_t) -> const std::vector<int32_t>& { return smallest_pools; })),
-          },
-          density_order};
+                    [&](int32_t) -> const std::vector<int32_t>& { return smallest_pools; })));
+  return result;
 }
 
 }  // namespace
@@ -721,8 +755,23 @@ const PoolPlacement& PoolGreedyStarts::named(const std::string& algorithm) const
   return *it;
 }
 
-PoolGreedyStarts PlacePoolsGreedyStarts(const PoolProblem& problem) {
-  return GreedyStarts(problem, CoLive(problem), CostOrders(problem));
+PoolGreedyStarts PlacePoolsGreedyStarts(const PoolProblem& problem, PlacementEffort effort) {
+  return GreedyStarts(problem, CoLiveBlocks(problem), CostOrders(problem), effort);
+}
+
+FastPoolPlacement PlacePoolsFast(const PoolProblem& problem) {
+  const CoLiveBlocks co_live(problem);
+  const std::vector<std::vector<int32_t>> cost_orders = CostOrders(problem);
+  FastPoolPlacement fast;
+  fast.starts = GreedyStarts(problem, co_live, cost_orders, PlacementEffort::kFast);
+  const PoolPlacement& best = fast.starts.best();
+  PoolFiller filler(problem, co_live, PoolFiller::Lists::kNone);
+  filler.Rebuild(best.assignment);
+  MoveToCheaperPools(problem, cost_orders, filler);
+  PoolPlacement moved = Finish(problem, best.algorithm, filler.assignment());
+  fast.result.placement = BetterPlacement(moved, best) ? std::move(moved) : best;
+  fast.result.lower_bound_seconds = PoolPeakStepBoundSeconds(problem);
+  return fast;
 }
 
 PoolPlacement PlacePoolsGreedy(const PoolProblem& problem) {
@@ -732,9 +781,13 @@ PoolPlacement PlacePoolsGreedy(const PoolProblem& problem) {
 HeuristicPoolResult PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits& limits,
                                         const PoolGreedyStarts* given, double give_up_above) {
   const std::vector<std::vector<int32_t>> cost_orders = CostOrders(problem);
-  const CoLiveBlocks co_live = CoLive(problem);
+  const CoLiveBlocks co_live(problem);
   std::optional<PoolGreedyStarts> computed;
-  if (given == nullptr) given = &computed.emplace(GreedyStarts(problem, co_live, cost_orders));
+  if (given != nullptr) ORDO_CHECK(given->effort == PlacementEffort::kThorough);
+  if (given == nullptr) {
+    given = &computed.emplace(
+        GreedyStarts(problem, co_live, cost_orders, PlacementEffort::kThorough));
+  }
   std::vector<PoolPlacement> starts = given->starts;
   const std::vector<int32_t>& density_order = given->density_order;
   double upper_bound = 0;

@@ -52,16 +52,20 @@ PoolPlacement PlaceUsmpGreedy(const PoolProblem& problem);
 // the density order its promotion reruns. What the place stage scores
 // candidate schedules by; PlacePoolsHeuristic on the same problem starts
 // from them instead of computing them again. O(passes x (B k r + B P)).
+// With PlacementEffort::kFast only the starts by time saved and by size and
+// both baselines, and no density order (what PlacePoolsFast needs).
 struct PoolGreedyStarts {
   std::vector<PoolPlacement> starts;
   std::vector<int32_t> density_order;
+  PlacementEffort effort = PlacementEffort::kThorough;
 
   // The first of the best starts by BetterPlacement.
   const PoolPlacement& best() const;
   // The start named `algorithm` (a baseline's name); a bug if none is.
   const PoolPlacement& named(const std::string& algorithm) const;
 };
-PoolGreedyStarts PlacePoolsGreedyStarts(const PoolProblem& problem);
+PoolGreedyStarts PlacePoolsGreedyStarts(const PoolProblem& problem,
+                                        PlacementEffort effort = PlacementEffort::kThorough);
 
 // The best of the greedy starts, without the relaxation and the improvement.
 // For a model PoolInfeasibility proved impossible, where only the least
@@ -114,8 +118,8 @@ struct HeuristicPoolResult {
   // not improved (no valid placement is as fast as `give_up_above`).
   bool given_up = false;
 };
-// `given`: PlacePoolsGreedyStarts(problem) when the caller has it already
-// (nullptr: computed here); the result is the same either way.
+// `given`: PlacePoolsGreedyStarts(problem) (thorough) when the caller has it
+// already (nullptr: computed here); the result is the same either way.
 // `give_up_above`: a time the caller only cares to beat or tie (another
 // placement's). The bound is checked at every relaxation step; once it
 // proves every valid placement slower, the search stops (given_up): the
@@ -125,6 +129,17 @@ HeuristicPoolResult PlacePoolsHeuristic(
     const PoolProblem& problem, const ArenaLimits& limits,
     const PoolGreedyStarts* given = nullptr,
     double give_up_above = std::numeric_limits<double>::infinity());
+
+// The fast effort's placer (PlacementEffort::kFast): its greedy starts (by
+// time saved, by size, and both baselines), then on the best one pass of
+// moves to cheaper pools where first fit finds room, kept when better (it
+// never adds overflow). The bound is PoolPeakStepBoundSeconds, without the
+// relaxation. O(4 x (B k r + B P)) for k co-live blocks.
+struct FastPoolPlacement {
+  PoolGreedyStarts starts;
+  HeuristicPoolResult result;
+};
+FastPoolPlacement PlacePoolsFast(const PoolProblem& problem);
 
 // The exact reference for small problems: depth-first branch and bound over
 // each block's pool (largest block first, cheapest pool first), pruned by the

@@ -132,8 +132,8 @@ TEST(PoolPlacerTest, HotSmallTensorGoesToTheFastPoolAndTheBigOneStreams) {
 
 TEST(PoolPlacerTest, HeuristicIsNeverBelowTheExactOptimumNorAboveTheBaselines) {
   std::mt19937_64 rng(17);
-  int exact_runs = 0, optimal_hits = 0;
-  double worst_gap = 0;
+  int exact_runs = 0, optimal_hits = 0, fast_fits = 0, fast_optimal_hits = 0;
+  double worst_gap = 0, worst_fast_gap = 0;
   for (int iteration = 0; iteration < ::ordo::testing::Trials(60); ++iteration) {
     testing::RandomDagOptions dag;
     dag.num_ops = 4 + iteration % 18;  // up to ~40 tensors with inputs and outputs
@@ -174,6 +174,27 @@ TEST(PoolPlacerTest, HeuristicIsNeverBelowTheExactOptimumNorAboveTheBaselines) {
                     baseline.evaluation.modelled_seconds, 1e-12);
       }
     }
+    // The fast effort's placement: checked independently, fits whenever a
+    // baseline does (both are among its starts), never slower than either,
+    // never below a bound; its gap to the optimum is counted below.
+    const FastPoolPlacement fast = PlacePoolsFast(*problem);
+    const PoolPlacement& quick = fast.result.placement;
+    EXPECT_DOUBLE_EQ(fast.result.lower_bound_seconds, PoolPeakStepBoundSeconds(*problem));
+    for (const char* name : {"internal_first", "usmp_greedy"}) {
+      const PoolPlacement& baseline = fast.starts.named(name);
+      if (!baseline.fits()) continue;
+      ASSERT_TRUE(quick.fits()) << name << " fits, the fast placement does not";
+      EXPECT_LE(quick.evaluation.modelled_seconds,
+                baseline.evaluation.modelled_seconds * (1 + 1e-12))
+          << name;
+    }
+    double quick_seconds = 0;
+    if (quick.fits()) {
+      quick_seconds = CheckIndependently(model, simulation, *problem, quick.assignment, pinned);
+      EXPECT_NEAR(quick_seconds, quick.evaluation.modelled_seconds,
+                  1e-12 + quick_seconds * 1e-9);
+      EXPECT_GE(quick_seconds, lower * (1 - 1e-9));
+    }
     // A proof that this order has no placement never meets a placement.
     const std::string no_placement = ScheduleInfeasibility(graph, *problem);
     if (heuristic.fits()) EXPECT_EQ(no_placement, "");
@@ -197,10 +218,19 @@ TEST(PoolPlacerTest, HeuristicIsNeverBelowTheExactOptimumNorAboveTheBaselines) {
     const double gap = seconds / optimum - 1;
     worst_gap = std::max(worst_gap, gap);
     if (gap < 1e-9) ++optimal_hits;
+    if (quick.fits()) {
+      EXPECT_GE(quick_seconds, optimum * (1 - 1e-9)) << "fast placement below the optimum: a bug";
+      const double quick_gap = quick_seconds / optimum - 1;
+      worst_fast_gap = std::max(worst_fast_gap, quick_gap);
+      if (quick_gap < 1e-9) ++fast_optimal_hits;
+      ++fast_fits;
+    }
   }
   EXPECT_GT(exact_runs, 0);
   std::printf("heuristic optimal on %d of %d exactly solved graphs; worst gap %.1f%%\n",
               optimal_hits, exact_runs, 100 * worst_gap);
+  std::printf("fast placement: fits on %d of them, optimal on %d; worst gap %.1f%%\n", fast_fits,
+              fast_optimal_hits, 100 * worst_fast_gap);
 }
 
 // The whole placement: both assignments and what a baseline reports of it
@@ -259,8 +289,18 @@ TEST(LowestGapTest, IsTheLowestOffsetOverlappingNothing) {
         std::shuffle(taken.begin(), taken.end(), rng);
     }
     const int64_t size = uniform(0, 10);
-    ASSERT_EQ(LowestGap(taken, size), LowestGapByDefinition(taken, size))
+    const int64_t lowest = LowestGapByDefinition(taken, size);
+    ASSERT_EQ(LowestGap(taken, size), lowest)
         << "trial " << trial << ", size " << size << ", " << taken.size() << " extents";
+    // With a limit (a pool's capacity): the lowest gap when the block fits
+    // below it, else any offset that says it does not.
+    const int64_t limit = uniform(0, 128);
+    const int64_t limited = LowestGap(taken, size, limit);
+    if (lowest + size <= limit) {
+      ASSERT_EQ(limited, lowest) << "trial " << trial << ", limit " << limit;
+    } else {
+      ASSERT_GT(limited + size, limit) << "trial " << trial << ", limit " << limit;
+    }
   }
 }
 

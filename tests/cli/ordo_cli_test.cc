@@ -600,6 +600,8 @@ TEST(OrdoCliPoolsTest, BadPoolSpecsExitTwoNamingThePoolOrTensor) {
       {"--device stm32h743 --pool a:1KiB", "not both"},
       {"--device esp32s3 --on-chip 64KiB", "mark the external pools off-chip"},
       {"--one-arena", "--one-arena needs memory pools"},
+      {"--placement-effort thorough", "--placement-effort needs memory pools"},
+      {"--device stm32h743 --placement-effort best", "unknown effort \"best\""},
   };
   for (const auto& [flags, message] : cases) {
     ProcessResult run = RunOrdo(absl::StrCat("compile ", model, " ", flags));

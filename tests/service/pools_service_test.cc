@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/tflite/tflite_test_model.h"
@@ -179,6 +180,8 @@ TEST(PoolsServiceTest, BadSpecsAreInvalidArgumentNamingPoolOrTensor) {
          d.mutable_pools(1)->set_capacity_bytes(64);
        },
        "larger than every memory pool"},
+      {[](v1::DeviceSpec& d) { d.set_placement_effort(static_cast<v1::PlacementEffort>(9)); },
+       "device.placement_effort: unknown value 9"},
   };
   for (const Case& c : cases) {
     v1::CompileRequest request = TwoPoolRequest();
@@ -193,11 +196,9 @@ TEST(PoolsServiceTest, BadSpecsAreInvalidArgumentNamingPoolOrTensor) {
   EXPECT_TRUE(server.Compile(TwoPoolRequest(), response).ok());
 }
 
-TEST(PoolsServiceTest, CliServerModeWithADeviceAnswersLikeLocalMode) {
-  Server server({"--local-workers=1"});
-  ASSERT_TRUE(server.started());
-  const std::string flags =
-      absl::StrCat("compile ", kModel, " --device stm32h743 --activation-dtype int8 --json");
+// `ordo compile` with `flags`, locally and through `server`: the same
+// schedule and placement (all but the search's time).
+void ExpectServedLikeLocal(Server& server, const std::string& flags) {
   ProcessResult local = RunOrdo(flags);
   ProcessResult served = RunOrdo(absl::StrCat(flags, " --server ", server.address()));
   ASSERT_EQ(local.exit_code, 0) << local.out;
@@ -218,6 +219,31 @@ TEST(PoolsServiceTest, CliServerModeWithADeviceAnswersLikeLocalMode) {
   for (int i = 0; i < a.arena().tensors_size(); ++i) {
     EXPECT_EQ(a.arena().tensors(i).pool(), b.arena().tensors(i).pool()) << i;
     EXPECT_EQ(a.arena().tensors(i).offset_bytes(), b.arena().tensors(i).offset_bytes()) << i;
+  }
+}
+
+// Each effort travels to the server (DeviceSpec.placement_effort): the
+// example model, and a shared NAS model large enough for the fast effort
+// (more than kThoroughUpToBlocks blocks) placed both ways.
+TEST(PoolsServiceTest, CliServerModeWithADeviceAnswersLikeLocalMode) {
+  Server server({"--local-workers=1"});
+  ASSERT_TRUE(server.started());
+  std::vector<std::string> runs = {
+      absl::StrCat("compile ", kModel, " --device stm32h743 --activation-dtype int8 --json")};
+  const std::string nas = std::string(ORDO_SHARED_MODELS_DIR) + "/darts_imagenet.onnx";
+  if (std::ifstream(nas).good()) {
+    for (const char* effort : {"fast", "thorough"}) {
+      runs.push_back(absl::StrCat("compile ", nas,
+                                  " --device imxrt1170 --activation-dtype int8 --json"
+                                  " --placement-effort ",
+                                  effort));
+    }
+  } else {
+    std::printf("../shared/models absent: the NAS model's efforts are not compared\n");
+  }
+  for (const std::string& flags : runs) {
+    SCOPED_TRACE(flags);
+    ExpectServedLikeLocal(server, flags);
   }
   ProcessResult bad = RunOrdo(absl::StrCat("compile ", kModel, " --pool a:64 --pool b:64",
                                            " --server ", server.address()));

@@ -1,0 +1,208 @@
+// pool_placer_bench: Google Benchmark of the place stage's hot paths on the
+// shared NAS models on the i.MX RT1170 preset, int8 activations: the pool
+// problem, the placer's greedy starts (how a candidate schedule is scored),
+// the full placer, the competing schedulers, and the whole compile with and
+// without pools (what issue 17's "placement adds at most 10%" divides).
+// Skips with a message when ../shared/models is absent.
+//   build/bench/pool_placer_bench [--benchmark_filter=darts_cifar]
+
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "benchmark/benchmark.h"
+#include "core/compile/compile.h"
+#include "core/memory/simulator.h"
+#include "core/onnx/onnx_import.h"
+#include "core/pools/device_presets.h"
+#include "core/pools/pool_placer.h"
+#include "core/schedule/scheduler_registry.h"
+#include "core/util/check.h"
+#include "core/util/clock.h"
+
+namespace ordo {
+namespace {
+
+struct Instance {
+  std::string error;
+  Graph graph;
+  MemoryModel model;
+  CompileOptions options;
+  SimulationResult simulation;  // of the compile's schedule without pools
+  PoolProblem problem;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+// Imported, compiled without pools once, its pool problem built; cached per
+// model for every benchmark of it.
+const Instance& Load(const std::string& name) {
+  static auto* instances = new std::map<std::string, std::unique_ptr<Instance>>;
+  std::unique_ptr<Instance>& slot = (*instances)[name];
+  if (slot) return *slot;
+  slot = std::make_unique<Instance>();
+  Instance& instance = *slot;
+  const std::string path = std::string(ORDO_SHARED_MODELS_DIR) + "/" + name + ".onnx";
+  const std::string bytes = ReadFile(path);
+  if (bytes.empty()) {
+    instance.error = "model " + path + " not found (../shared/models absent?)";
+    return instance;
+  }
+  absl::StatusOr<Graph> graph = ImportOnnx(bytes, GraphLimits{});
+  ORDO_CHECK(graph.ok());
+  instance.graph = *std::move(graph);
+  instance.options.memory.activation_element_bytes = 1;
+  instance.options.time_limit = absl::Seconds(2);
+  absl::StatusOr<MemoryModel> model = BuildMemoryModel(instance.graph, instance.options.memory);
+  ORDO_CHECK(model.ok());
+  instance.model = *std::move(model);
+  const RealClock clock;
+  absl::StatusOr<CompileResult> plain = Compile(instance.graph, instance.options, clock);
+  ORDO_CHECK(plain.ok());
+  instance.simulation = plain->simulation;
+  absl::StatusOr<DevicePreset> preset = FindDevicePreset("imxrt1170");
+  ORDO_CHECK(preset.ok());
+  instance.options.pools.pools = preset->pools;
+  absl::StatusOr<PoolProblem> problem =
+      BuildPoolProblem(instance.graph, instance.model, instance.simulation,
+                       instance.options.alignment, instance.options.pools);
+  ORDO_CHECK(problem.ok());
+  instance.problem = *std::move(problem);
+  return instance;
+}
+
+#define ORDO_LOAD_OR_SKIP(state, name)             \
+  const Instance& instance = Load(name);           \
+  if (!instance.error.empty()) {                   \
+    (state).SkipWithError(instance.error.c_str()); \
+    return;                                        \
+  }
+
+void BM_BuildPoolProblem(benchmark::State& state, const std::string& name) {
+  ORDO_LOAD_OR_SKIP(state, name);
+  for (auto _ : state) {
+    absl::StatusOr<PoolProblem> problem =
+        BuildPoolProblem(instance.graph, instance.model, instance.simulation,
+                         instance.options.alignment, instance.options.pools);
+    benchmark::DoNotOptimize(problem);
+  }
+  state.counters["blocks"] = static_cast<double>(instance.problem.num_blocks());
+  // The first fit steps over a block's co-live blocks: their mean count.
+  const std::vector<ArenaBlock>& blocks = instance.problem.arena.blocks;
+  int64_t pairs = 0;
+  for (const ArenaBlock& a : blocks) {
+    for (const ArenaBlock& b : blocks) {
+      pairs += &a != &b && a.size > 0 && b.size > 0 && a.first <= b.last && b.first <= a.last;
+    }
+  }
+  state.counters["co_live"] = static_cast<double>(pairs) / std::max<size_t>(1, blocks.size());
+}
+
+void BM_GreedyStarts(benchmark::State& state, const std::string& name) {
+  ORDO_LOAD_OR_SKIP(state, name);
+  double seconds = 0;
+  for (auto _ : state) {
+    PoolGreedyStarts starts = PlacePoolsGreedyStarts(instance.problem);
+    seconds = starts.best().evaluation.modelled_seconds;
+    benchmark::DoNotOptimize(starts);
+  }
+  state.counters["modelled_ms"] = 1e3 * seconds;
+}
+
+// The fast effort's placement: its four starts and one pass of moves.
+void BM_FastPlacer(benchmark::State& state, const std::string& name) {
+  ORDO_LOAD_OR_SKIP(state, name);
+  double seconds = 0;
+  for (auto _ : state) {
+    FastPoolPlacement placed = PlacePoolsFast(instance.problem);
+    seconds = placed.result.placement.evaluation.modelled_seconds;
+    benchmark::DoNotOptimize(placed);
+  }
+  state.counters["modelled_ms"] = 1e3 * seconds;
+}
+
+void BM_FullPlacer(benchmark::State& state, const std::string& name) {
+  ORDO_LOAD_OR_SKIP(state, name);
+  double seconds = 0;
+  for (auto _ : state) {
+    HeuristicPoolResult placed = PlacePoolsHeuristic(instance.problem, ArenaLimits{});
+    seconds = placed.placement.evaluation.modelled_seconds;
+    benchmark::DoNotOptimize(placed);
+  }
+  state.counters["modelled_ms"] = 1e3 * seconds;
+}
+
+void BM_Scheduler(benchmark::State& state, const std::string& name, const std::string& scheduler) {
+  ORDO_LOAD_OR_SKIP(state, name);
+  absl::StatusOr<std::unique_ptr<Scheduler>> created = BuiltinSchedulers().Create(scheduler);
+  ORDO_CHECK(created.ok());
+  for (auto _ : state) {
+    ScheduleLimits limits;
+    absl::StatusOr<ScheduleResult> result = (*created)->Schedule(instance.model, limits);
+    benchmark::DoNotOptimize(result);
+  }
+}
+
+// The whole compile (import excluded), with the preset's pools or without.
+void BM_Compile(benchmark::State& state, const std::string& name, bool pools) {
+  ORDO_LOAD_OR_SKIP(state, name);
+  CompileOptions options = instance.options;
+  if (!pools) options.pools = {};
+  const RealClock clock;
+  double place_stage_s = 0;
+  for (auto _ : state) {
+    absl::StatusOr<CompileResult> result = Compile(instance.graph, options, clock);
+    ORDO_CHECK(result.ok());
+    if (result->placement) place_stage_s += absl::ToDoubleSeconds(result->placement->stage_time);
+    benchmark::DoNotOptimize(result);
+  }
+  if (pools) {
+    state.counters["place_stage_ms"] =
+        benchmark::Counter(1e3 * place_stage_s, benchmark::Counter::kAvgIterations);
+  }
+}
+
+void RegisterAll() {
+  for (const char* name : {"amoeba_cifar", "darts_cifar", "darts_imagenet", "nasnet_cifar",
+                           "pnas_cifar", "amoeba_imagenet", "nasnet_imagenet"}) {
+    const std::string model = name;
+    benchmark::RegisterBenchmark(("BM_BuildPoolProblem/" + model).c_str(), BM_BuildPoolProblem,
+                                 model)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("BM_GreedyStarts/" + model).c_str(), BM_GreedyStarts, model)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("BM_FastPlacer/" + model).c_str(), BM_FastPlacer, model)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("BM_FullPlacer/" + model).c_str(), BM_FullPlacer, model)
+        ->Unit(benchmark::kMillisecond);
+    for (const char* scheduler : {"greedy", "hmcos"}) {
+      benchmark::RegisterBenchmark(("BM_Scheduler/" + model + "/" + scheduler).c_str(),
+                                   BM_Scheduler, model, std::string(scheduler))
+          ->Unit(benchmark::kMillisecond);
+    }
+    for (bool pools : {false, true}) {
+      benchmark::RegisterBenchmark(
+          ("BM_Compile/" + model + (pools ? "/pools" : "/none")).c_str(), BM_Compile, model,
+          pools)
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ordo
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  ordo::RegisterAll();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
