@@ -11,7 +11,10 @@
 //
 //   ordo-pool-bench [DIR] [--only=SUBSTRING] [--device=NAME]
 //                   [--schedule_time_limit_s=2] [--schedulers=best,model,...]
-//                   [--rewrite=auto] [--runtime=tflm]
+//                   [--rewrite=auto] [--runtime=tflm] [--effort=fast|thorough]
+//
+// --effort: the place stage's PlacementEffort (default fast, as `ordo
+// compile`); the tables say which.
 //
 // With --schedulers, each model is compiled once per named scheduler and a
 // table per preset says what the best of those schedules gives: the
@@ -65,6 +68,8 @@ struct Options {
   std::string rewrite;
   // "tflm": the one-arena tables; empty: none.
   std::string runtime;
+  // "fast" or "thorough": PoolOptions::effort.
+  std::string effort = "fast";
 };
 
 bool ParseArgs(int argc, char** argv, Options& options) {
@@ -74,7 +79,8 @@ bool ParseArgs(int argc, char** argv, Options& options) {
        bench::DoubleFlag("schedule_time_limit_s", options.schedule_time_limit_s),
        bench::StringFlag("schedulers", options.schedulers),
        bench::StringFlag("rewrite", options.rewrite),
-       bench::StringFlag("runtime", options.runtime)});
+       bench::StringFlag("runtime", options.runtime),
+       bench::StringFlag("effort", options.effort)});
 }
 
 struct Cell {
@@ -123,6 +129,8 @@ CompileOptions BaseOptions(const Options& options) {
   CompileOptions compile;
   compile.memory.activation_element_bytes = 1;  // int8 deployment
   compile.time_limit = absl::Seconds(options.schedule_time_limit_s);
+  compile.pools.effort =
+      options.effort == "thorough" ? PlacementEffort::kThorough : PlacementEffort::kFast;
   return compile;
 }
 
@@ -372,8 +380,9 @@ void PrintOneArena(const DevicePreset& preset, const std::vector<Cell>& cells) {
       ratios.size(), ratios.empty() ? "-" : absl::StrFormat("%.3f", Median(ratios)).c_str());
 }
 
-void PrintPreset(const DevicePreset& preset, const std::vector<Cell>& cells) {
-  std::printf("\n### %s\n\n", preset.description.c_str());
+void PrintPreset(const DevicePreset& preset, const Options& options, const std::vector<Cell>& cells) {
+  std::printf("\n### %s (placement effort %s)\n\n", preset.description.c_str(),
+              options.effort.c_str());
   std::printf(
       "| model | peak (int8) | fits: ordo / internal_first / usmp_greedy / single_pool |"
       " ordo ms | internal_first ms | usmp_greedy ms | ordo / internal_first |"
@@ -538,7 +547,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: ordo-pool-bench [DIR] [--only=SUBSTRING] [--device=NAME] "
                  "[--schedule_time_limit_s=2] [--schedulers=best,model,...] "
-                 "[--rewrite=auto]\n");
+                 "[--rewrite=auto] [--runtime=tflm] [--effort=fast|thorough]\n");
+    return 2;
+  }
+  if (options.effort != "fast" && options.effort != "thorough") {
+    std::fprintf(stderr, "ordo-pool-bench: --effort: unknown effort \"%s\"; use fast or thorough\n",
+                 options.effort.c_str());
     return 2;
   }
   if (!std::filesystem::is_directory(options.dir)) {
@@ -603,7 +617,7 @@ int main(int argc, char** argv) {
   }
   for (size_t p = 0; p < presets.size(); ++p) {
     if (schedulers.empty()) {
-      PrintPreset(presets[p], cells[p]);
+      PrintPreset(presets[p], options, cells[p]);
       if (!options.rewrite.empty()) PrintRewrite(presets[p], cells[p]);
       if (options.runtime == "tflm") PrintOneArena(presets[p], cells[p]);
     } else {

@@ -493,7 +493,9 @@ absl::StatusOr<std::optional<Layout>> OneArenaIfFaster(const Graph& graph, const
     }
     Layout layout{entry.candidate.order, entry.candidate.algorithm, entry.simulation, {}, {}};
     if (entry.candidate.order == best.order && !best.arena.tensors.empty()) {
+      // Planned once, for this order, as a compile without pools does.
       layout.arena = best.arena;
+      layout.arena_time = best.arena_time;
       ORDO_RETURN_IF_ERROR(
           PlaceOneArena(graph, model, one_arena, deadline, clock, layout, &problem));
     } else {
@@ -605,11 +607,14 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
         Layout layout,
         Evaluate(graph, model, options, deadline, clock, std::move(chosen_entry.candidate.order),
                  std::move(chosen_entry.candidate.algorithm), std::move(chosen_entry.simulation),
-                 every_order_peak));
-    ORDO_RETURN_IF_ERROR(AddOneArenaBaseline(graph, model, options, layout));
+                 every_order_peak, &chosen_entry.pools));
+    ORDO_RETURN_IF_ERROR(
+        AddOneArenaBaseline(graph, model, options, layout, &chosen_entry.pools.problem));
     Adopt(model, std::move(layout), clock, start, result);
     return absl::OkStatus();
   }
+  // It competes with thoroughly scored orders from here on.
+  MakeStartsThorough(chosen_entry.pools);
   ORDO_ASSIGN_OR_RETURN(std::vector<Candidate> candidates,
                         PoolCompetitors(registry, model, options, limits,
                                         chosen_entry.candidate, baselines));

@@ -67,12 +67,18 @@ absl::StatusOr<ScoredPoolProblem> ScorePoolProblem(const Graph& graph, const Mem
 ScoredPoolProblem ScoreBuiltPoolProblem(PoolProblem problem, PlacementEffort effort) {
   if (effort == PlacementEffort::kFast && problem.num_blocks() > kThoroughUpToBlocks) {
     FastPoolPlacement fast = PlacePoolsFast(problem);
-    if (fast.result.placement.fits()) {
-      return {std::move(problem), std::move(fast.starts), std::move(fast.result)};
-    }
+    std::optional<HeuristicPoolResult> placed;
+    if (fast.result.placement.fits()) placed = std::move(fast.result);
+    return {std::move(problem), std::move(fast.starts), std::move(placed)};
   }
   PoolGreedyStarts greedy = PlacePoolsGreedyStarts(problem);
   return {std::move(problem), std::move(greedy), std::nullopt};
+}
+
+void MakeStartsThorough(ScoredPoolProblem& scored) {
+  if (scored.greedy.effort == PlacementEffort::kThorough) return;
+  scored.greedy = PlacePoolsGreedyStarts(scored.problem);
+  scored.fast.reset();
 }
 
 absl::StatusOr<PoolReport> PlaceScoredInPools(const Graph& graph, const MemoryModel& model,
@@ -92,9 +98,15 @@ absl::StatusOr<PoolReport> PlaceScoredInPools(const Graph& graph, const MemoryMo
     report.placement = scored.fast->placement;
     report.lower_bound_seconds = scored.fast->lower_bound_seconds;
   } else if (report.no_order_fits.empty()) {
-    // The placer proves the lower bound on the way (its relaxation).
-    HeuristicPoolResult placed =
-        PlacePoolsHeuristic(problem, limits, &scored.greedy, give_up_above);
+    // The full placer starts from the thorough starts (a fast placement
+    // that does not fit left only the fast ones). It proves the lower bound
+    // on the way (its relaxation).
+    std::optional<PoolGreedyStarts> thorough;
+    const PoolGreedyStarts* starts = &scored.greedy;
+    if (starts->effort != PlacementEffort::kThorough) {
+      starts = &thorough.emplace(PlacePoolsGreedyStarts(problem));
+    }
+    HeuristicPoolResult placed = PlacePoolsHeuristic(problem, limits, starts, give_up_above);
     report.placement = std::move(placed.placement);
     report.lower_bound_seconds = placed.lower_bound_seconds;
   } else {

@@ -69,10 +69,10 @@ struct PoolReport {
 // (PlaceInPools) starts from, so neither is computed twice.
 struct ScoredPoolProblem {
   PoolProblem problem;
+  // Thorough starts, or with the fast effort its starts (greedy.effort).
   PoolGreedyStarts greedy;
-  // The fast effort's placement (PlacePoolsFast) when it fits: then `greedy`
-  // holds the fast starts and PlaceScoredInPools reports this placement
-  // instead of running the full placer. Empty otherwise (thorough starts).
+  // The fast effort's placement (PlacePoolsFast) when it fits:
+  // PlaceScoredInPools reports it instead of running the full placer.
   std::optional<HeuristicPoolResult> fast;
 };
 
@@ -84,10 +84,15 @@ inline constexpr int32_t kThoroughUpToBlocks = 64;
 
 // The placer's scoring of a built problem, by the one rule of the effort:
 // with PlacementEffort::kFast on more than kThoroughUpToBlocks blocks,
-// PlacePoolsFast, kept when its placement fits; otherwise (kThorough, a
-// small problem, or a fast placement that does not fit, since whether the
-// model fits matters most) the thorough greedy starts.
+// PlacePoolsFast (its placement kept in `fast` when it fits; when it does
+// not, only its starts, and the full placer runs on thorough starts unless
+// a proof says nothing fits: PlaceScoredInPools); otherwise (kThorough, or
+// a small problem) the thorough greedy starts.
 ScoredPoolProblem ScoreBuiltPoolProblem(PoolProblem problem, PlacementEffort effort);
+
+// Replaces fast starts with the thorough ones (and drops a fast placement),
+// e.g. before a scored schedule competes with thoroughly scored ones.
+void MakeStartsThorough(ScoredPoolProblem& scored);
 
 // BuildPoolProblem and ScoreBuiltPoolProblem with options.effort.
 // INVALID_ARGUMENT as BuildPoolProblem.
