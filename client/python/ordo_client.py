@@ -323,9 +323,10 @@ class OrdoClient:
         "macs_per_second": 4e8}); memory pools are DeviceSpec fields too:
         {"pools": [{"name": "dtcm", "capacity_bytes": 131072,
         "read_bytes_per_second": 3.2e9}, ...], "pinned_tensors": {"x":
-        "dtcm"}} or {"preset": "stm32h743"} (GetInfo's device_presets), and
-        the response's `placement` says where each tensor lives
-        (docs/pools.md). `time_limit_s` is the search budget (server
+        "dtcm"}} or {"preset": "stm32h743"} (GetInfo's device_presets), with
+        "placement_effort": "PLACEMENT_EFFORT_THOROUGH" for the thorough
+        placement (the default is fast), and the response's `placement` says
+        where each tensor lives (docs/pools.md). `time_limit_s` is the search budget (server
         default 10 s), capped by `timeout_s`. `rewrite` ("none", "identity",
         "partition", "all" or "auto"; ONNX only) rewrites the model first:
         the response then carries `rewritten_onnx_model`, `rewrites` and

@@ -182,6 +182,13 @@ class PythonClientTest(unittest.TestCase):
         by_preset = self.client.compile(path, device={"preset": "esp32s3"}, time_limit_s=5)
         self.assertEqual([p.name for p in by_preset.placement.pools],
                          [p.name for p in presets["esp32s3"].pools])
+        # The placement effort is a DeviceSpec field too, by its enum name.
+        thorough = self.client.compile(
+            path, device={"preset": "esp32s3", "placement_effort": "PLACEMENT_EFFORT_THOROUGH"},
+            time_limit_s=5)
+        self.assertTrue(thorough.placement.fits)
+        self.assertLessEqual(thorough.placement.modelled_time_seconds,
+                             by_preset.placement.modelled_time_seconds * (1 + 1e-9))
         with self.assertRaises(OrdoError) as raised:
             self.client.compile(path, device={**device, "pinned_tensors": {"x": "dram"}})
         self.assertEqual(raised.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
