@@ -142,13 +142,13 @@ absl::StatusOr<PoolReport> PlaceInPools(const Graph& graph, const MemoryModel& m
 // (AddPoolBaselines) to the placement it keeps. INVALID_ARGUMENT as
 // BuildPoolProblem, and naming a tensor that keeps each pool out (pinned
 // elsewhere, or larger than it) when no pool may hold them all.
-// `problem`: the schedule's pool problem when the caller built it already
+// `given`: the schedule's pool problem when the caller built it already
 // (nullptr: built here). O(blocks x pools).
 absl::StatusOr<PoolReport> PlaceOneArenaInPools(const Graph& graph, const MemoryModel& model,
                                                 const SimulationResult& simulation,
                                                 int64_t alignment, const PoolOptions& options,
                                                 const ArenaPlan& arena, const ArenaLimits& limits,
-                                                const PoolProblem* problem = nullptr);
+                                                const PoolProblem* given = nullptr);
 
 // The least modelled time of one arena in one pool for a schedule whose
 // aligned peak is `peak_bytes`: every block in a pool that may hold them

@@ -769,7 +769,11 @@ FastPoolPlacement PlacePoolsFast(const PoolProblem& problem) {
   filler.Rebuild(best.assignment);
   MoveToCheaperPools(problem, cost_orders, filler);
   PoolPlacement moved = Finish(problem, best.algorithm, filler.assignment());
-  fast.result.placement = BetterPlacement(moved, best) ? std::move(moved) : best;
+  if (BetterPlacement(moved, best)) {
+    fast.result.placement = std::move(moved);
+  } else {
+    fast.result.placement = best;
+  }
   fast.result.lower_bound_seconds = PoolPeakStepBoundSeconds(problem);
   return fast;
 }
