@@ -68,7 +68,7 @@ struct Options {
   std::string rewrite;
   // "tflm": the one-arena tables; empty: none.
   std::string runtime;
-  // "fast" or "thorough": PoolOptions::effort.
+  // PoolOptions::effort, spelt "fast" or "thorough".
   std::string effort = "fast";
 };
 
@@ -129,8 +129,7 @@ CompileOptions BaseOptions(const Options& options) {
   CompileOptions compile;
   compile.memory.activation_element_bytes = 1;  // int8 deployment
   compile.time_limit = absl::Seconds(options.schedule_time_limit_s);
-  compile.pools.effort =
-      options.effort == "thorough" ? PlacementEffort::kThorough : PlacementEffort::kFast;
+  compile.pools.effort = ParsePlacementEffort(options.effort).value_or(PlacementEffort::kFast);
   return compile;
 }
 
@@ -380,7 +379,8 @@ void PrintOneArena(const DevicePreset& preset, const std::vector<Cell>& cells) {
       ratios.size(), ratios.empty() ? "-" : absl::StrFormat("%.3f", Median(ratios)).c_str());
 }
 
-void PrintPreset(const DevicePreset& preset, const Options& options, const std::vector<Cell>& cells) {
+void PrintPreset(const DevicePreset& preset, const Options& options,
+                 const std::vector<Cell>& cells) {
   std::printf("\n### %s (placement effort %s)\n\n", preset.description.c_str(),
               options.effort.c_str());
   std::printf(
@@ -550,8 +550,9 @@ int main(int argc, char** argv) {
                  "[--rewrite=auto] [--runtime=tflm] [--effort=fast|thorough]\n");
     return 2;
   }
-  if (options.effort != "fast" && options.effort != "thorough") {
-    std::fprintf(stderr, "ordo-pool-bench: --effort: unknown effort \"%s\"; use fast or thorough\n",
+  if (!ParsePlacementEffort(options.effort)) {
+    std::fprintf(stderr,
+                 "ordo-pool-bench: --effort: unknown effort \"%s\"; use fast or thorough\n",
                  options.effort.c_str());
     return 2;
   }

@@ -98,11 +98,10 @@ void PoolOptionsToProto(const PoolOptions& options, v1::DeviceSpec& device) {
   device.mutable_pinned_tensors()->clear();
   device.mutable_pinned_tensors()->insert(options.pinned.begin(), options.pinned.end());
   device.set_one_arena(options.one_arena);
-  if (options.enabled()) {
-    device.set_placement_effort(options.effort == PlacementEffort::kThorough
-                                    ? v1::PLACEMENT_EFFORT_THOROUGH
-                                    : v1::PLACEMENT_EFFORT_FAST);
-  }
+  device.set_placement_effort(!options.enabled() ? v1::PLACEMENT_EFFORT_UNSPECIFIED
+                              : options.effort == PlacementEffort::kThorough
+                                  ? v1::PLACEMENT_EFFORT_THOROUGH
+                                  : v1::PLACEMENT_EFFORT_FAST);
 }
 
 void DevicePresetsToProto(v1::GetInfoResponse& response) {

@@ -213,12 +213,12 @@ absl::StatusOr<CompileOptions> CompileOptionsFromArgs(const Args& args) {
       return absl::InvalidArgumentError(
           "--placement-effort needs memory pools (--pool or --device)");
     }
-    if (*effort == "thorough") {
-      options.pools.effort = PlacementEffort::kThorough;
-    } else if (*effort != "fast") {
+    const std::optional<PlacementEffort> parsed = ParsePlacementEffort(*effort);
+    if (!parsed) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--placement-effort: unknown effort \"", *effort, "\"; use fast or thorough"));
     }
+    options.pools.effort = *parsed;
   }
   // Whenever there is off-chip traffic to report, so is what stays on chip.
   options.record_residency =

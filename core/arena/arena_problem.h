@@ -1,6 +1,7 @@
 #ifndef ORDO_CORE_ARENA_ARENA_PROBLEM_H_
 #define ORDO_CORE_ARENA_ARENA_PROBLEM_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -45,6 +46,28 @@ inline bool LiveStepsOverlap(int32_t a_first, int32_t a_last, int32_t b_first, i
 
 inline bool BlocksOverlapInTime(const ArenaBlock& a, const ArenaBlock& b) {
   return LiveStepsOverlap(a.first, a.last, b.first, b.last);
+}
+
+// `ids` (indexes into `blocks`) in the order their blocks start (stable).
+inline void SortByFirstStep(const std::vector<ArenaBlock>& blocks, std::vector<int32_t>& ids) {
+  std::stable_sort(ids.begin(), ids.end(),
+                   [&](int32_t a, int32_t b) { return blocks[a].first < blocks[b].first; });
+}
+
+// visit(a, b) once for every pair of `sorted_ids` (SortByFirstStep) whose
+// blocks are live at a common step, a the earlier in `sorted_ids`: sorted by
+// first step, a later block overlaps an earlier one iff it starts before the
+// earlier one ends. O(n + pairs).
+template <typename Visit>
+void ForEachCoLivePair(const std::vector<ArenaBlock>& blocks,
+                       const std::vector<int32_t>& sorted_ids, Visit&& visit) {
+  for (size_t i = 0; i < sorted_ids.size(); ++i) {
+    const int32_t a = sorted_ids[i];
+    for (size_t j = i + 1; j < sorted_ids.size() && blocks[sorted_ids[j]].first <= blocks[a].last;
+         ++j) {
+      visit(a, sorted_ids[j]);
+    }
+  }
 }
 
 // The instance every arena planner solves: blocks with sizes and lifetimes

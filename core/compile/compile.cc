@@ -544,76 +544,13 @@ absl::Status AdoptFastPlacement(const Graph& graph, const MemoryModel& model,
   return absl::OkStatus();
 }
 
-// With pools the schedule is chosen for the banks (spec: Memory pools; the
-// issue's "joint with scheduling"): the order of least peak is not always
-// the one that places fastest, nor the only one that fits. Steps:
-//  0. With the fast effort (the default), the chosen schedule alone when its
-//     fast placement fits (AdoptFastPlacement); the steps below run only
-//     with kThorough or when it does not fit.
-//  1. Candidates (PoolCompetitors), each verified by the simulator.
-//  2. Each is scored by PlacePoolsGreedy on its own pool problem (tens of
-//     greedy passes in all, against the full placer's relaxation and
-//     search), unless PoolInfeasibility proves on the chosen schedule that
-//     no order fits: then only the chosen one is placed.
-//  3. The best score (BetterScore) is placed by the full placer
-//     (PlaceLayout, from its scored problem and greedy starts).
-//     When no candidate's greedy placement fits, the candidates are placed
-//     in score order until one fits (the full placer may fit where its
-//     greedy starts do not), else the least overflowing stays.
-//  4. A fitting winner other than the least-peak candidate (the chosen one
-//     on ties) is kept only when its full placement ranks strictly better
-//     (Layout::Rank) than the least-peak one's, which is placed in full
-//     unless its lower bound (the placer's, on the way) is above the
-//     winner's modelled time.
-//  5. A candidate's one arena whole in one pool (OneArenaIfFaster) replaces
-//     the winner when it is faster: ordo is never slower than TFLite
-//     Micro's way with any of these orders.
-// A placed layout's one-arena plan (the last tie-break of Layout::Rank) is
-// made only when the rest of its rank does not lose already.
-// Not optimal over orders: a schedule none of these schedulers produces may
-// place faster; and the full placer on the winner may do less well than it
-// would have on a runner-up other than the least-peak candidate.
-absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
-                              const CompileOptions& options, const SchedulerRegistry& registry,
-                              const ScheduleLimits& limits, const Clock& clock,
-                              const std::vector<Candidate>& baselines, CompileResult& result) {
-  const absl::Time start = clock.Now();
-  const absl::Time deadline = limits.deadline;
-  ORDO_ASSIGN_OR_RETURN(PoolProblem chosen_problem,
-                        BuildPoolProblem(graph, model, result.simulation, options.alignment,
-                                         options.pools));
-  // The schedule stage's order, verified already, scored by the effort's
-  // rule: a fitting fast placement ends the stage (step 0).
-  ORDO_ASSIGN_OR_RETURN(
-      ScoredSchedule chosen_entry,
-      ScoreSchedule(graph, model, options,
-                    Candidate{result.schedule, std::move(result.algorithm), result.peak_bytes},
-                    options.pools.effort, std::move(result.simulation),
-                    std::move(chosen_problem)));
-  chosen_entry.chosen = true;
-  if (chosen_entry.pools.fast) {
-    return AdoptFastPlacement(graph, model, options, deadline, clock, std::move(chosen_entry),
-                              start, result);
-  }
-  // The schedule stage's bound holds for every order (ScheduleResult), so
-  // the granularity proof of PoolInfeasibility may use it.
-  const EveryOrderPeakBound every_order_peak{
-      result.lower_bound_bytes,
-      result.status == ScheduleStatus::kOptimal ? "the proved least peak"
-                                                : "the proved lower bound on the peak",
-      PartBounds(graph, model, result.parts)};
-  if (!PoolInfeasibility(graph, model, chosen_entry.pools.problem, every_order_peak).empty()) {
-    ORDO_ASSIGN_OR_RETURN(
-        Layout layout,
-        Evaluate(graph, model, options, deadline, clock, std::move(chosen_entry.candidate.order),
-                 std::move(chosen_entry.candidate.algorithm), std::move(chosen_entry.simulation),
-                 every_order_peak, &chosen_entry.pools));
-    ORDO_RETURN_IF_ERROR(
-        AddOneArenaBaseline(graph, model, options, layout, &chosen_entry.pools.problem));
-    Adopt(model, std::move(layout), clock, start, result);
-    return absl::OkStatus();
-  }
-  // It competes with thoroughly scored orders from here on.
+// Steps 1-2 of ChoosePoolLayout: the chosen schedule (thoroughly scored
+// from here on) and its competitors, each verified and scored, best score
+// first.
+absl::StatusOr<std::vector<ScoredSchedule>> ScoreCompetingOrders(
+    const Graph& graph, const MemoryModel& model, const CompileOptions& options,
+    const SchedulerRegistry& registry, const ScheduleLimits& limits,
+    const std::vector<Candidate>& baselines, ScoredSchedule chosen_entry) {
   MakeStartsThorough(chosen_entry.pools);
   ORDO_ASSIGN_OR_RETURN(std::vector<Candidate> candidates,
                         PoolCompetitors(registry, model, options, limits,
@@ -628,6 +565,22 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
     scored.push_back(std::move(entry));
   }
   std::stable_sort(scored.begin(), scored.end(), BetterScore);
+  return scored;
+}
+
+// Steps 1-5 of ChoosePoolLayout (the thorough effort, or a fast placement
+// that does not fit and no proof that nothing does).
+absl::Status ChooseAmongOrders(const Graph& graph, const MemoryModel& model,
+                               const CompileOptions& options, const SchedulerRegistry& registry,
+                               const ScheduleLimits& limits, const Clock& clock,
+                               const std::vector<Candidate>& baselines,
+                               const EveryOrderPeakBound& every_order_peak,
+                               ScoredSchedule chosen_entry, absl::Time start,
+                               CompileResult& result) {
+  const absl::Time deadline = limits.deadline;
+  ORDO_ASSIGN_OR_RETURN(std::vector<ScoredSchedule> scored,
+                        ScoreCompetingOrders(graph, model, options, registry, limits, baselines,
+                                             std::move(chosen_entry)));
   const bool chosen_fits = std::find_if(scored.begin(), scored.end(), [](const auto& entry) {
                              return entry.chosen;
                            })->greedy().fits();
@@ -697,6 +650,79 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
   ORDO_RETURN_IF_ERROR(AddOneArenaBaseline(graph, model, options, *best));
   Adopt(model, std::move(*best), clock, start, result);
   return absl::OkStatus();
+}
+
+// With pools the schedule is chosen for the banks (spec: Memory pools; the
+// issue's "joint with scheduling"): the order of least peak is not always
+// the one that places fastest, nor the only one that fits. Steps:
+//  0. With the fast effort (the default), the chosen schedule alone when its
+//     fast placement fits (AdoptFastPlacement); the steps below run only
+//     with kThorough or when it does not fit.
+//  1. Candidates (PoolCompetitors), each verified by the simulator.
+//  2. Each is scored by PlacePoolsGreedy on its own pool problem (tens of
+//     greedy passes in all, against the full placer's relaxation and
+//     search), unless PoolInfeasibility proves on the chosen schedule that
+//     no order fits: then only the chosen one is placed.
+//  3. The best score (BetterScore) is placed by the full placer
+//     (PlaceLayout, from its scored problem and greedy starts).
+//     When no candidate's greedy placement fits, the candidates are placed
+//     in score order until one fits (the full placer may fit where its
+//     greedy starts do not), else the least overflowing stays.
+//  4. A fitting winner other than the least-peak candidate (the chosen one
+//     on ties) is kept only when its full placement ranks strictly better
+//     (Layout::Rank) than the least-peak one's, which is placed in full
+//     unless its lower bound (the placer's, on the way) is above the
+//     winner's modelled time.
+//  5. A candidate's one arena whole in one pool (OneArenaIfFaster) replaces
+//     the winner when it is faster: ordo is never slower than TFLite
+//     Micro's way with any of these orders.
+// A placed layout's one-arena plan (the last tie-break of Layout::Rank) is
+// made only when the rest of its rank does not lose already.
+// Not optimal over orders: a schedule none of these schedulers produces may
+// place faster; and the full placer on the winner may do less well than it
+// would have on a runner-up other than the least-peak candidate.
+absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
+                              const CompileOptions& options, const SchedulerRegistry& registry,
+                              const ScheduleLimits& limits, const Clock& clock,
+                              const std::vector<Candidate>& baselines, CompileResult& result) {
+  const absl::Time start = clock.Now();
+  const absl::Time deadline = limits.deadline;
+  ORDO_ASSIGN_OR_RETURN(PoolProblem chosen_problem,
+                        BuildPoolProblem(graph, model, result.simulation, options.alignment,
+                                         options.pools));
+  // The schedule stage's order, verified already, scored by the effort's
+  // rule: a fitting fast placement ends the stage (step 0).
+  ORDO_ASSIGN_OR_RETURN(
+      ScoredSchedule chosen_entry,
+      ScoreSchedule(graph, model, options,
+                    Candidate{result.schedule, std::move(result.algorithm), result.peak_bytes},
+                    options.pools.effort, std::move(result.simulation),
+                    std::move(chosen_problem)));
+  chosen_entry.chosen = true;
+  if (chosen_entry.pools.fast) {
+    return AdoptFastPlacement(graph, model, options, deadline, clock, std::move(chosen_entry),
+                              start, result);
+  }
+  // The schedule stage's bound holds for every order (ScheduleResult), so
+  // the granularity proof of PoolInfeasibility may use it.
+  const EveryOrderPeakBound every_order_peak{
+      result.lower_bound_bytes,
+      result.status == ScheduleStatus::kOptimal ? "the proved least peak"
+                                                : "the proved lower bound on the peak",
+      PartBounds(graph, model, result.parts)};
+  if (!PoolInfeasibility(graph, model, chosen_entry.pools.problem, every_order_peak).empty()) {
+    ORDO_ASSIGN_OR_RETURN(
+        Layout layout,
+        Evaluate(graph, model, options, deadline, clock, std::move(chosen_entry.candidate.order),
+                 std::move(chosen_entry.candidate.algorithm), std::move(chosen_entry.simulation),
+                 every_order_peak, &chosen_entry.pools));
+    ORDO_RETURN_IF_ERROR(
+        AddOneArenaBaseline(graph, model, options, layout, &chosen_entry.pools.problem));
+    Adopt(model, std::move(layout), clock, start, result);
+    return absl::OkStatus();
+  }
+  return ChooseAmongOrders(graph, model, options, registry, limits, clock, baselines,
+                           every_order_peak, std::move(chosen_entry), start, result);
 }
 
 // The arena `planner` gives the schedule `simulation` describes: the figure

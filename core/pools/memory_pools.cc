@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -76,6 +77,12 @@ absl::Status ValidatePoolOptions(const PoolOptions& options) {
         "one arena needs memory pools: without them the arena is one already");
   }
   return absl::OkStatus();
+}
+
+std::optional<PlacementEffort> ParsePlacementEffort(absl::string_view name) {
+  if (name == "fast") return PlacementEffort::kFast;
+  if (name == "thorough") return PlacementEffort::kThorough;
+  return std::nullopt;
 }
 
 double TensorMemorySeconds(const MemoryModel& model, int32_t tensor, int64_t aligned_bytes,
@@ -214,23 +221,21 @@ absl::Status CheckPoolAssignment(const PoolProblem& problem, const PoolAssignmen
     }
     if (block.size > 0) blocks_of_pool[p].push_back(b);
   }
-  // Per pool by first step: a later block is co-live with an earlier one
-  // iff it starts before that one ends, so only co-live pairs are compared.
+  // Only blocks live at a common step may not share bytes.
   for (std::vector<int32_t>& blocks : blocks_of_pool) {
-    std::stable_sort(blocks.begin(), blocks.end(), [&](int32_t x, int32_t y) {
-      return problem.arena.blocks[x].first < problem.arena.blocks[y].first;
-    });
-    for (size_t i = 0; i < blocks.size(); ++i) {
-      const ArenaBlock& a = problem.arena.blocks[blocks[i]];
-      for (size_t j = i + 1; j < blocks.size() && problem.arena.blocks[blocks[j]].first <= a.last;
-           ++j) {
-        const ArenaBlock& b = problem.arena.blocks[blocks[j]];
-        const int64_t oa = assignment.offset[blocks[i]], ob = assignment.offset[blocks[j]];
-        if (oa < ob + b.size && ob < oa + a.size) {
-          return absl::InternalError(absl::StrCat("pool placement: tensors ", a.tensors[0],
-                                                  " and ", b.tensors[0], " overlap"));
-        }
+    SortByFirstStep(problem.arena.blocks, blocks);
+    std::optional<std::pair<int32_t, int32_t>> overlap;
+    ForEachCoLivePair(problem.arena.blocks, blocks, [&](int32_t x, int32_t y) {
+      const int64_t ox = assignment.offset[x], oy = assignment.offset[y];
+      if (!overlap && ox < oy + problem.arena.blocks[y].size &&
+          oy < ox + problem.arena.blocks[x].size) {
+        overlap = {x, y};
       }
+    });
+    if (overlap) {
+      return absl::InternalError(absl::StrCat(
+          "pool placement: tensors ", problem.arena.blocks[overlap->first].tensors[0], " and ",
+          problem.arena.blocks[overlap->second].tensors[0], " overlap"));
     }
   }
   return absl::OkStatus();
@@ -277,10 +282,12 @@ double PoolPeakStepBoundSeconds(const PoolProblem& problem) {
   constexpr double kNoAlternative = std::numeric_limits<double>::infinity();
   std::vector<double> penalty(num_blocks, kNoAlternative);
   for (int32_t b = 0; b < num_blocks; ++b) {
-    if (!problem.allowed[b][f]) continue;
+    if (!problem.allowed[b][f] || problem.arena.blocks[b].size == 0) continue;
     double alternative = kNoAlternative;
     for (int32_t p = 0; p < problem.num_pools(); ++p) {
-      if (p != f && problem.allowed[b][p]) alternative = std::min(alternative, problem.seconds[b][p]);
+      if (p != f && problem.allowed[b][p]) {
+        alternative = std::min(alternative, problem.seconds[b][p]);
+      }
     }
     if (alternative != kNoAlternative) {
       penalty[b] = (alternative - problem.seconds[b][f]) / problem.arena.blocks[b].size;

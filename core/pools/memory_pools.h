@@ -3,11 +3,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/arena/arena_problem.h"
 #include "core/graph/graph.h"
 #include "core/memory/memory_model.h"
@@ -34,11 +36,15 @@ struct MemoryPool {
 // How hard the place stage works for the banks (docs/pools.md, "Placement
 // effort"). kFast: the schedule stage's own order, four greedy starts and
 // one pass of moves to cheaper banks, a few tenths of a millisecond on the
-// NAS models; it becomes kThorough when that placement does not fit, since
-// whether the model fits is the question that matters most. kThorough: six
-// candidate schedules, eight greedy starts each, the full placer
+// NAS models; it becomes kThorough when that placement does not fit (since
+// whether the model fits matters most) unless a proof shows that no order
+// fits, and on problems of at most kThoroughUpToBlocks blocks. kThorough:
+// six candidate schedules, eight greedy starts each, the full placer
 // (relaxation, compaction, promotion, swaps), several milliseconds.
 enum class PlacementEffort { kFast, kThorough };
+
+// "fast" or "thorough" (the CLI's and the benchmark's spelling), else nullopt.
+std::optional<PlacementEffort> ParsePlacementEffort(absl::string_view name);
 
 // The banks of a device and the per-tensor restrictions. Empty pools: the
 // device has one flat arena (the behaviour without pools).
@@ -134,14 +140,15 @@ PoolEvaluation EvaluatePoolAssignment(const PoolProblem& problem,
 // Spec "valid placement": every block in one allowed pool at an aligned
 // non-negative offset, co-live blocks of a pool disjoint, every pool within
 // its capacity. INTERNAL naming the first broken rule (a placer bug).
-// O(B^2) worst case.
+// O(B log B + co-live pairs).
 absl::Status CheckPoolAssignment(const PoolProblem& problem, const PoolAssignment& assignment);
 
 // A lower bound on the modelled time of every valid placement, the larger of
 // two capacity arguments: each block in its cheapest allowed pool, raised,
 // when one pool is at least as fast as every other for reads and writes, by
 // the cheapest fractional eviction of the bytes live at one step beyond
-// that pool's capacity (O(S * B log B)); and the Lagrangian relaxation of
+// that pool's capacity (one sweep over the steps, O(S + B log B + the
+// blocks live at the steps over capacity)); and the Lagrangian relaxation of
 // every pool's capacity at every step (PoolRelaxation, 200 subgradient
 // steps of O(B * P + S * P)), which prices all congested steps at once.
 double PoolLowerBoundSeconds(const PoolProblem& problem);

@@ -75,9 +75,23 @@ ScoredPoolProblem ScoreBuiltPoolProblem(PoolProblem problem, PlacementEffort eff
   return {std::move(problem), std::move(greedy), std::nullopt};
 }
 
+namespace {
+
+// `scored`'s starts when they are thorough, else the thorough ones, made
+// into `storage`.
+const PoolGreedyStarts& ThoroughStarts(const ScoredPoolProblem& scored,
+                                       std::optional<PoolGreedyStarts>& storage) {
+  if (scored.greedy.effort == PlacementEffort::kThorough) return scored.greedy;
+  return storage.emplace(PlacePoolsGreedyStarts(scored.problem));
+}
+
+}  // namespace
+
 void MakeStartsThorough(ScoredPoolProblem& scored) {
-  if (scored.greedy.effort == PlacementEffort::kThorough) return;
-  scored.greedy = PlacePoolsGreedyStarts(scored.problem);
+  std::optional<PoolGreedyStarts> storage;
+  ThoroughStarts(scored, storage);
+  if (!storage) return;
+  scored.greedy = *std::move(storage);
   scored.fast.reset();
 }
 
@@ -91,27 +105,23 @@ absl::StatusOr<PoolReport> PlaceScoredInPools(const Graph& graph, const MemoryMo
   PoolReport report;
   // A fitting fast placement is the answer (it needs no proof that nothing
   // fits). Else a proof that no order fits (cheap: a few tensors per op)
-  // leaves nothing to search for: the greedy starts give the overflow to
-  // report.
-  if (!scored.fast) report.no_order_fits = PoolInfeasibility(graph, model, problem, every_order_peak);
+  // leaves nothing to search for: the starts give the overflow to report.
   if (scored.fast) {
     report.placement = scored.fast->placement;
     report.lower_bound_seconds = scored.fast->lower_bound_seconds;
-  } else if (report.no_order_fits.empty()) {
-    // The full placer starts from the thorough starts (a fast placement
-    // that does not fit left only the fast ones). It proves the lower bound
-    // on the way (its relaxation).
-    std::optional<PoolGreedyStarts> thorough;
-    const PoolGreedyStarts* starts = &scored.greedy;
-    if (starts->effort != PlacementEffort::kThorough) {
-      starts = &thorough.emplace(PlacePoolsGreedyStarts(problem));
-    }
-    HeuristicPoolResult placed = PlacePoolsHeuristic(problem, limits, starts, give_up_above);
-    report.placement = std::move(placed.placement);
-    report.lower_bound_seconds = placed.lower_bound_seconds;
   } else {
-    report.placement = scored.greedy.best();
-    report.lower_bound_seconds = PoolPeakStepBoundSeconds(problem);
+    report.no_order_fits = PoolInfeasibility(graph, model, problem, every_order_peak);
+    if (report.no_order_fits.empty()) {
+      // The full placer proves the lower bound on the way (its relaxation).
+      std::optional<PoolGreedyStarts> storage;
+      HeuristicPoolResult placed = PlacePoolsHeuristic(
+          problem, limits, &ThoroughStarts(scored, storage), give_up_above);
+      report.placement = std::move(placed.placement);
+      report.lower_bound_seconds = placed.lower_bound_seconds;
+    } else {
+      report.placement = scored.greedy.best();
+      report.lower_bound_seconds = PoolPeakStepBoundSeconds(problem);
+    }
   }
   if (report.placement.fits()) {
     ORDO_RETURN_IF_ERROR(CheckPoolAssignment(problem, report.placement.assignment));

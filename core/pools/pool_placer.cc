@@ -1,7 +1,6 @@
 #include "core/pools/pool_placer.h"
 
 #include <algorithm>
-#include <functional>
 #include <limits>
 #include <numeric>
 #include <utility>
@@ -71,25 +70,15 @@ class CoLiveBlocks {
     for (int32_t b = 0; b < problem.num_blocks(); ++b) {
       if (blocks[b].size > 0) by_first.push_back(b);
     }
-    std::stable_sort(by_first.begin(), by_first.end(),
-                     [&](int32_t a, int32_t b) { return blocks[a].first < blocks[b].first; });
-    // Sorted by first step, a later block overlaps an earlier one iff it
-    // starts before the earlier one ends. Counted, then filled.
-    auto for_each_pair = [&](auto&& visit) {
-      for (size_t i = 0; i < by_first.size(); ++i) {
-        const int32_t a = by_first[i];
-        for (size_t j = i + 1; j < by_first.size() && blocks[by_first[j]].first <= blocks[a].last;
-             ++j) {
-          visit(a, by_first[j]);
-        }
-      }
-    };
+    SortByFirstStep(blocks, by_first);
+    // Counted, then filled.
     start_.assign(problem.num_blocks() + 1, 0);
-    for_each_pair([&](int32_t a, int32_t b) { ++start_[a + 1], ++start_[b + 1]; });
+    ForEachCoLivePair(blocks, by_first,
+                      [&](int32_t a, int32_t b) { ++start_[a + 1], ++start_[b + 1]; });
     for (size_t b = 1; b < start_.size(); ++b) start_[b] += start_[b - 1];
     others_.resize(start_.back());
     std::vector<int32_t> next(start_.begin(), start_.end() - 1);
-    for_each_pair([&](int32_t a, int32_t b) {
+    ForEachCoLivePair(blocks, by_first, [&](int32_t a, int32_t b) {
       others_[next[a]++] = {b, blocks[b].size};
       others_[next[b]++] = {a, blocks[a].size};
     });
@@ -787,11 +776,11 @@ HeuristicPoolResult PlacePoolsHeuristic(const PoolProblem& problem, const ArenaL
   const std::vector<std::vector<int32_t>> cost_orders = CostOrders(problem);
   const CoLiveBlocks co_live(problem);
   std::optional<PoolGreedyStarts> computed;
-  if (given != nullptr) ORDO_CHECK(given->effort == PlacementEffort::kThorough);
   if (given == nullptr) {
     given = &computed.emplace(
         GreedyStarts(problem, co_live, cost_orders, PlacementEffort::kThorough));
   }
+  ORDO_CHECK(given->effort == PlacementEffort::kThorough);
   std::vector<PoolPlacement> starts = given->starts;
   const std::vector<int32_t>& density_order = given->density_order;
   double upper_bound = 0;
