@@ -305,9 +305,7 @@ double PoolPeakStepBoundSeconds(const PoolProblem& problem) {
     live_bytes[block.last + 2] -= block.size;
     by_first.push_back(b);
   }
-  std::stable_sort(by_first.begin(), by_first.end(), [&](int32_t a, int32_t b) {
-    return problem.arena.blocks[a].first < problem.arena.blocks[b].first;
-  });
+  SortByFirstStep(problem.arena.blocks, by_first);
   double best_raise = 0;
   int64_t bytes = 0;
   size_t next = 0;
