@@ -419,23 +419,29 @@ std::vector<PartLiveBound> PartBounds(const Graph& graph, const MemoryModel& mod
 }
 
 // TFLite Micro's way on the layout's own schedule, as a baseline: its one
-// arena (planned already) whole in the fastest pool that holds it. When no
-// pool may hold every tensor (pins: INVALID_ARGUMENT), it does not fit, by
-// the whole arena; any other error is a bug and leaves. `problem`: the
-// layout's pool problem when the caller has it (nullptr: built here).
+// arena (planned already) whole in the fastest pool that holds it
+// (OneArenaPlacement). When no pool may hold every tensor (pins), it does not
+// fit, by the whole arena. `problem`: the layout's pool problem when the
+// caller has it (nullptr: built here; an error other than INVALID_ARGUMENT
+// is a bug and leaves).
 absl::Status AddOneArenaBaseline(const Graph& graph, const MemoryModel& model,
                                  const CompileOptions& options, Layout& layout,
                                  const PoolProblem* problem = nullptr) {
   PoolBaseline baseline{"one_arena", false, 0, layout.arena.arena_bytes, layout.arena.arena_bytes};
-  absl::StatusOr<PoolReport> one =
-      PlaceOneArenaInPools(graph, model, layout.simulation, options.alignment, options.pools,
-                           layout.arena, ArenaLimits{}, problem);
-  if (one.ok()) {
+  std::optional<PoolProblem> built;
+  if (problem == nullptr) {
+    absl::StatusOr<PoolProblem> made =
+        BuildPoolProblem(graph, model, layout.simulation, options.alignment, options.pools);
+    if (!made.ok() && !absl::IsInvalidArgument(made.status())) return made.status();
+    if (made.ok()) problem = &built.emplace(*std::move(made));
+  }
+  // Figures only: this placement is not returned (OneArenaIfFaster checks
+  // the one it returns).
+  if (const std::optional<PoolPlacement> one =
+          problem ? OneArenaPlacement(*problem, layout.arena) : std::nullopt) {
     baseline.fits = one->fits();
-    baseline.modelled_seconds = one->placement.evaluation.modelled_seconds;
-    baseline.overflow_bytes = one->placement.evaluation.overflow_bytes;
-  } else if (!absl::IsInvalidArgument(one.status())) {
-    return one.status();
+    baseline.modelled_seconds = one->evaluation.modelled_seconds;
+    baseline.overflow_bytes = one->evaluation.overflow_bytes;
   }
   layout.pools->baselines.push_back(baseline);
   return absl::OkStatus();

@@ -209,6 +209,32 @@ double OneArenaLowerBoundSeconds(const PoolProblem& problem, int64_t peak_bytes)
   return least;
 }
 
+std::optional<PoolPlacement> OneArenaPlacement(const PoolProblem& problem, const ArenaPlan& arena) {
+  // A block's offset is its first tensor's in the plan (its tensors share it).
+  int32_t max_tensor = -1;
+  for (const TensorPlacement& tensor : arena.tensors) {
+    max_tensor = std::max(max_tensor, tensor.tensor);
+  }
+  std::vector<int64_t> offset_of_tensor(max_tensor + 1, 0);
+  for (const TensorPlacement& tensor : arena.tensors)
+    offset_of_tensor[tensor.tensor] = tensor.offset;
+  PoolAssignment assignment;
+  assignment.offset.reserve(problem.num_blocks());
+  for (const ArenaBlock& block : problem.arena.blocks) {
+    const int32_t tensor = block.tensors.front();
+    assignment.offset.push_back(tensor <= max_tensor ? offset_of_tensor[tensor] : 0);
+  }
+  std::optional<PoolPlacement> best;
+  for (int32_t p = 0; p < problem.num_pools(); ++p) {
+    if (!OneArenaSeconds(problem, p)) continue;
+    assignment.pool.assign(problem.num_blocks(), p);
+    PoolPlacement placement{absl::StrCat("one arena in \"", problem.pools[p].name, "\""),
+                            assignment, EvaluatePoolAssignment(problem, assignment)};
+    if (!best || BetterPlacement(placement, *best)) best = std::move(placement);
+  }
+  return best;
+}
+
 absl::StatusOr<PoolReport> PlaceOneArenaInPools(const Graph& graph, const MemoryModel& model,
                                                 const SimulationResult& simulation,
                                                 int64_t alignment, const PoolOptions& options,
@@ -221,33 +247,22 @@ absl::StatusOr<PoolReport> PlaceOneArenaInPools(const Graph& graph, const Memory
     given = &*built;
   }
   const PoolProblem& problem = *given;
-  std::vector<int64_t> offset_of_tensor(model.num_tensors(), 0);
-  for (const TensorPlacement& tensor : arena.tensors)
-    offset_of_tensor[tensor.tensor] = tensor.offset;
-  PoolAssignment assignment;
-  for (const ArenaBlock& block : problem.arena.blocks) {
-    assignment.offset.push_back(offset_of_tensor[block.tensors.front()]);
-  }
-  PoolReport report;
-  std::optional<PoolPlacement> best;
-  const double holds_peak = OneArenaLowerBoundSeconds(problem, arena.lower_bound_bytes);
-  // The bound when no pool holds the peak: the fastest allowed pool's.
-  double any = std::numeric_limits<double>::infinity();
-  for (int32_t p = 0; p < problem.num_pools(); ++p) {
-    const std::optional<double> seconds = OneArenaSeconds(problem, p);
-    if (!seconds) continue;
-    any = std::min(any, *seconds);
-    assignment.pool.assign(problem.num_blocks(), p);
-    PoolPlacement placement{absl::StrCat("one arena in \"", problem.pools[p].name, "\""),
-                            assignment, EvaluatePoolAssignment(problem, assignment)};
-    if (!best || BetterPlacement(placement, *best)) best = std::move(placement);
-  }
+  std::optional<PoolPlacement> best = OneArenaPlacement(problem, arena);
   if (!best) return absl::InvalidArgumentError(NoPoolHoldsEveryBlock(graph, problem));
+  PoolReport report;
   report.placement = *std::move(best);
+  const double holds_peak = OneArenaLowerBoundSeconds(problem, arena.lower_bound_bytes);
   if (report.placement.fits()) {
     ORDO_RETURN_IF_ERROR(CheckPoolAssignment(problem, report.placement.assignment));
     report.lower_bound_seconds = std::min(holds_peak, report.placement.evaluation.modelled_seconds);
   } else {
+    // The bound when no pool holds the peak: the fastest allowed pool's.
+    double any = std::numeric_limits<double>::infinity();
+    for (int32_t p = 0; p < problem.num_pools(); ++p) {
+      if (const std::optional<double> seconds = OneArenaSeconds(problem, p)) {
+        any = std::min(any, *seconds);
+      }
+    }
     report.lower_bound_seconds = std::isfinite(holds_peak) ? holds_peak : any;
     report.overflow = absl::StrCat(DescribeOverflow(report.placement.evaluation),
                                    "; one arena: the schedule's arena (", arena.arena_bytes,

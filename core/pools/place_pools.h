@@ -153,6 +153,13 @@ absl::StatusOr<PoolReport> PlaceOneArenaInPools(const Graph& graph, const Memory
                                                 const ArenaPlan& arena, const ArenaLimits& limits,
                                                 const PoolProblem* given = nullptr);
 
+// The placement PlaceOneArenaInPools reports, alone: `arena` whole in the
+// pool its rule picks, evaluated (no check, bound or tensor records: for a
+// baseline's figures; what is returned as an answer goes through
+// PlaceOneArenaInPools). nullopt when no pool may hold every block.
+// O(blocks x pools).
+std::optional<PoolPlacement> OneArenaPlacement(const PoolProblem& problem, const ArenaPlan& arena);
+
 // The least modelled time of one arena in one pool for a schedule whose
 // aligned peak is `peak_bytes`: every block in a pool that may hold them
 // all and holds the peak (the time has no offsets, so no layout does

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -143,6 +144,11 @@ TEST(PlaceOneArenaTest, PinsToTwoPoolsLeaveNoPoolForTheArena) {
                ::testing::AllOf(HasSubstr("no memory pool may hold every activation"),
                                 HasSubstr("pool \"a\": tensor \"z\" is pinned elsewhere"),
                                 HasSubstr("pool \"b\": tensor \"y\" is pinned elsewhere"))));
+  // The baseline's figures (OneArenaPlacement): no pool, so it does not fit.
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      const PoolProblem problem,
+      BuildPoolProblem(graph, s.model, s.simulation, kAlignment, options));
+  EXPECT_FALSE(OneArenaPlacement(problem, s.arena).has_value());
 }
 
 // A pool that holds the schedule's aligned peak but not its arena (the
@@ -245,6 +251,16 @@ TEST(PlaceOneArenaTest, ChoosesTheFastestPoolThatHoldsTheArenaOnRandomGraphs) {
     ExpectTheArenaIn(s, *report, report->placement.assignment.pool.front());
     EXPECT_LE(report->lower_bound_seconds,
               report->placement.evaluation.modelled_seconds * (1 + 1e-12));
+    // A baseline's figures come from the same placement, without the report.
+    ORDO_ASSERT_OK_AND_ASSIGN(
+        const PoolProblem problem,
+        BuildPoolProblem(graph, s.model, s.simulation, kAlignment, options));
+    const std::optional<PoolPlacement> alone = OneArenaPlacement(problem, s.arena);
+    ASSERT_TRUE(alone.has_value()) << "trial " << trial;
+    EXPECT_EQ(alone->algorithm, report->placement.algorithm);
+    EXPECT_EQ(alone->assignment.pool, report->placement.assignment.pool);
+    EXPECT_EQ(alone->assignment.offset, report->placement.assignment.offset);
+    EXPECT_EQ(alone->evaluation.modelled_seconds, report->placement.evaluation.modelled_seconds);
   }
   EXPECT_GT(fitting, trials / 4);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -153,7 +154,7 @@ class PoolFiller {
   // First preferred pool with room; else the allowed pool it overflows least.
   // Most blocks fit the first pool they try, so each pool's co-live extents
   // are gathered only when it is tried.
-  void PlaceFirstFit(int32_t b, const std::vector<int32_t>& preference) {
+  void PlaceFirstFit(int32_t b, absl::Span<const int32_t> preference) {
     const int64_t size = problem_.arena.blocks[b].size;
     for (int32_t p : preference) {
       if (!problem_.allowed[b][p]) continue;
@@ -222,28 +223,50 @@ std::vector<int32_t> AllBlocks(const PoolProblem& problem) {
 std::vector<int32_t> ByKeyDescending(const std::vector<double>& key) {
   std::vector<std::pair<double, int32_t>> keyed(key.size());
   for (size_t b = 0; b < key.size(); ++b) keyed[b] = {key[b], static_cast<int32_t>(b)};
-  std::stable_sort(keyed.begin(), keyed.end(),
-                   [](const auto& x, const auto& y) { return x.first > y.first; });
+  // Ties by block: the order a stable sort keeps, at std::sort's cost.
+  std::sort(keyed.begin(), keyed.end(), [](const auto& x, const auto& y) {
+    return x.first != y.first ? x.first > y.first : x.second < y.second;
+  });
   std::vector<int32_t> order(key.size());
   for (size_t i = 0; i < keyed.size(); ++i) order[i] = keyed[i].second;
   return order;
 }
 
-// This block's allowed pools, cheapest first (ties: the given pool order).
-std::vector<int32_t> CostOrder(const PoolProblem& problem, int32_t b) {
-  std::vector<int32_t> pools;
-  for (int32_t p = 0; p < problem.num_pools(); ++p) {
-    if (problem.allowed[b][p]) pools.push_back(p);
+// Every block's allowed pools, cheapest first (ties: the given pool order),
+// in one flat array: the greedy passes and the improvement steps read them
+// for every block, and a vector per block was a tenth of a fast placement
+// (perf, docs/pools-log.md).
+class PoolCostOrders {
+ public:
+  explicit PoolCostOrders(const PoolProblem& problem) {
+    start_.reserve(problem.num_blocks() + 1);
+    start_.push_back(0);
+    pools_.reserve(static_cast<size_t>(problem.num_blocks()) * problem.num_pools());
+    for (int32_t b = 0; b < problem.num_blocks(); ++b) {
+      const std::vector<double>& seconds = problem.seconds[b];
+      const auto first = static_cast<std::ptrdiff_t>(pools_.size());
+      for (int32_t p = 0; p < problem.num_pools(); ++p) {
+        if (!problem.allowed[b][p]) continue;
+        // Insertion after every pool no dearer: stable, and pools are few.
+        auto at = pools_.end();
+        while (at - pools_.begin() > first && seconds[*(at - 1)] > seconds[p]) --at;
+        pools_.insert(at, p);
+      }
+      start_.push_back(static_cast<int32_t>(pools_.size()));
+    }
   }
-  std::stable_sort(pools.begin(), pools.end(), [&](int32_t x, int32_t y) {
-    return problem.seconds[b][x] < problem.seconds[b][y];
-  });
-  return pools;
-}
+  absl::Span<const int32_t> operator[](int32_t b) const {
+    return absl::MakeConstSpan(pools_).subspan(start_[b], start_[b + 1] - start_[b]);
+  }
+
+ private:
+  std::vector<int32_t> start_;  // block b's are pools_[start_[b], start_[b + 1])
+  std::vector<int32_t> pools_;
+};
 
 // Time the block saves in its cheapest allowed pool over its dearest
-// (`pools`: its CostOrder).
-double Saving(const PoolProblem& problem, const std::vector<int32_t>& pools, int32_t b) {
+// (`pools`: its PoolCostOrders).
+double Saving(const PoolProblem& problem, absl::Span<const int32_t> pools, int32_t b) {
   return problem.seconds[b][pools.back()] - problem.seconds[b][pools.front()];
 }
 
@@ -256,17 +279,9 @@ PoolAssignment Greedy(const PoolProblem& problem, const CoLiveBlocks& co_live,
   return filler.assignment();
 }
 
-// Every block's allowed pools, cheapest first (CostOrder), computed once:
-// the improvement steps ask for them in every pass.
-std::vector<std::vector<int32_t>> CostOrders(const PoolProblem& problem) {
-  std::vector<std::vector<int32_t>> orders(problem.num_blocks());
-  for (int32_t b = 0; b < problem.num_blocks(); ++b) orders[b] = CostOrder(problem, b);
-  return orders;
-}
-
 // Blocks not in their cheapest allowed pool, most time to gain first.
 std::vector<int32_t> BlocksToPromote(const PoolProblem& problem,
-                                     const std::vector<std::vector<int32_t>>& cost_orders,
+                                     const PoolCostOrders& cost_orders,
                                      const PoolAssignment& assignment) {
   std::vector<std::pair<double, int32_t>> candidates;
   for (int32_t b = 0; b < problem.num_blocks(); ++b) {
@@ -284,7 +299,7 @@ std::vector<int32_t> BlocksToPromote(const PoolProblem& problem,
 // Moves blocks to cheaper pools where first fit finds room. Never adds
 // overflow: a block moves only into room within capacity.
 bool MoveToCheaperPools(const PoolProblem& problem,
-                        const std::vector<std::vector<int32_t>>& cost_orders, PoolFiller& filler) {
+                        const PoolCostOrders& cost_orders, PoolFiller& filler) {
   bool moved = false;
   for (int32_t b : BlocksToPromote(problem, cost_orders, filler.assignment())) {
     const int32_t from = filler.assignment().pool[b];
@@ -411,7 +426,7 @@ std::vector<bool> PoolsWorthCompacting(const PoolProblem& problem, const PoolFil
 }
 
 PoolPlacement Improve(const PoolProblem& problem, const CoLiveBlocks& co_live,
-                      const std::vector<std::vector<int32_t>>& cost_orders,
+                      const PoolCostOrders& cost_orders,
                       PoolCompactor& compactor, const PoolPlacement& start,
                       const ArenaLimits& limits) {
   constexpr int kRounds = 3;
@@ -435,7 +450,7 @@ constexpr int32_t kMaxSwapBlocks = 64;
 constexpr int kSwapPasses = 8;
 
 bool SwapIntoCheaperPools(const PoolProblem& problem,
-                          const std::vector<std::vector<int32_t>>& cost_orders,
+                          const PoolCostOrders& cost_orders,
                           PoolFiller& filler) {
   for (int32_t b : BlocksToPromote(problem, cost_orders, filler.assignment())) {
     const int32_t from = filler.assignment().pool[b];
@@ -470,7 +485,7 @@ bool SwapIntoCheaperPools(const PoolProblem& problem,
 }
 
 PoolPlacement SwapPasses(const PoolProblem& problem, const CoLiveBlocks& co_live,
-                         const std::vector<std::vector<int32_t>>& cost_orders,
+                         const PoolCostOrders& cost_orders,
                          PoolPlacement placement) {
   if (problem.num_blocks() > kMaxSwapBlocks || !placement.fits()) return placement;
   PoolFiller filler(problem, co_live);
@@ -504,7 +519,7 @@ PoolPlacement CompactAll(const PoolProblem& problem, const CoLiveBlocks& co_live
 constexpr int kMaxPromotions = 8;
 
 PoolPlacement Promote(const PoolProblem& problem, const CoLiveBlocks& co_live,
-                      const std::vector<std::vector<int32_t>>& cost_orders, PoolPlacement best,
+                      const PoolCostOrders& cost_orders, PoolPlacement best,
                       const std::vector<int32_t>& base_order, const ArenaLimits& limits) {
   std::vector<int32_t> promoted;
   int reruns = 0;
@@ -631,8 +646,9 @@ RelaxationResult RelaxationStarts(const PoolProblem& problem, const CoLiveBlocks
 
 PoolPlacement InternalFirst(const PoolProblem& problem, const CoLiveBlocks& co_live) {
   std::vector<int32_t> order = AllBlocks(problem);
-  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-    return problem.arena.blocks[a].first < problem.arena.blocks[b].first;
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    const int32_t x = problem.arena.blocks[a].first, y = problem.arena.blocks[b].first;
+    return x != y ? x < y : a < b;
   });
   std::vector<int32_t> pools = PoolsBySpeed(problem);
   return Finish(problem, "internal_first",
@@ -642,9 +658,10 @@ PoolPlacement InternalFirst(const PoolProblem& problem, const CoLiveBlocks& co_l
 
 PoolPlacement UsmpGreedy(const PoolProblem& problem, const CoLiveBlocks& co_live) {
   std::vector<int32_t> order = AllBlocks(problem);
-  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    // Largest first, then by first step, then by block (a stable sort's order).
     const ArenaBlock &x = problem.arena.blocks[a], &y = problem.arena.blocks[b];
-    return x.size != y.size ? x.size > y.size : x.first < y.first;
+    return std::tie(y.size, x.first, a) < std::tie(x.size, y.first, b);
   });
   std::vector<int32_t> pools(problem.num_pools());
   std::iota(pools.begin(), pools.end(), 0);
@@ -666,9 +683,9 @@ PoolPlacement PlaceUsmpGreedy(const PoolProblem& problem) {
 namespace {
 
 PoolGreedyStarts GreedyStarts(const PoolProblem& problem, const CoLiveBlocks& co_live,
-                              const std::vector<std::vector<int32_t>>& cost_orders,
+                              const PoolCostOrders& cost_orders,
                               PlacementEffort effort) {
-  auto cost_order = [&](int32_t b) -> const std::vector<int32_t>& { return cost_orders[b]; };
+  auto cost_order = [&](int32_t b) { return cost_orders[b]; };
   auto sorted_by = [&](auto key) {
     std::vector<double> keys(problem.num_blocks());
     for (int32_t b = 0; b < problem.num_blocks(); ++b) keys[b] = key(b);
@@ -745,12 +762,12 @@ const PoolPlacement& PoolGreedyStarts::named(const std::string& algorithm) const
 }
 
 PoolGreedyStarts PlacePoolsGreedyStarts(const PoolProblem& problem, PlacementEffort effort) {
-  return GreedyStarts(problem, CoLiveBlocks(problem), CostOrders(problem), effort);
+  return GreedyStarts(problem, CoLiveBlocks(problem), PoolCostOrders(problem), effort);
 }
 
 FastPoolPlacement PlacePoolsFast(const PoolProblem& problem) {
   const CoLiveBlocks co_live(problem);
-  const std::vector<std::vector<int32_t>> cost_orders = CostOrders(problem);
+  const PoolCostOrders cost_orders(problem);
   FastPoolPlacement fast;
   fast.starts = GreedyStarts(problem, co_live, cost_orders, PlacementEffort::kFast);
   const PoolPlacement& best = fast.starts.best();
@@ -773,7 +790,7 @@ PoolPlacement PlacePoolsGreedy(const PoolProblem& problem) {
 
 HeuristicPoolResult PlacePoolsHeuristic(const PoolProblem& problem, const ArenaLimits& limits,
                                         const PoolGreedyStarts* given, double give_up_above) {
-  const std::vector<std::vector<int32_t>> cost_orders = CostOrders(problem);
+  const PoolCostOrders cost_orders(problem);
   const CoLiveBlocks co_live(problem);
   std::optional<PoolGreedyStarts> computed;
   if (given == nullptr) {
@@ -868,7 +885,7 @@ namespace {
 class ExactPoolSearch {
  public:
   ExactPoolSearch(const PoolProblem& problem, int64_t max_nodes, const ArenaLimits& limits)
-      : problem_(problem), max_nodes_(max_nodes), limits_(limits) {
+      : problem_(problem), cost_orders_(problem), max_nodes_(max_nodes), limits_(limits) {
     order_ = AllBlocks(problem);
     std::stable_sort(order_.begin(), order_.end(), [&](int32_t a, int32_t b) {
       return problem.arena.blocks[a].size > problem.arena.blocks[b].size;
@@ -876,7 +893,7 @@ class ExactPoolSearch {
     remaining_min_.assign(order_.size() + 1, 0.0);
     for (size_t i = order_.size(); i-- > 0;) {
       const int32_t b = order_[i];
-      remaining_min_[i] = remaining_min_[i + 1] + problem.seconds[b][CostOrder(problem, b).front()];
+      remaining_min_[i] = remaining_min_[i + 1] + problem.seconds[b][cost_orders_[b].front()];
     }
     live_.assign(problem.num_pools(), std::vector<int64_t>(problem.arena.num_steps + 1, 0));
     pool_.assign(problem.num_blocks(), kUnplaced);
@@ -915,7 +932,7 @@ class ExactPoolSearch {
     }
     if (index == order_.size()) return Leaf();
     const int32_t b = order_[index];
-    for (int32_t p : CostOrder(problem_, b)) {
+    for (int32_t p : cost_orders_[b]) {
       const double next = seconds + problem_.seconds[b][p];
       if (Pruned(next + remaining_min_[index + 1])) break;  // pools in cost order
       if (!RoomFor(b, p)) continue;
@@ -952,6 +969,7 @@ class ExactPoolSearch {
   }
 
   const PoolProblem& problem_;
+  const PoolCostOrders cost_orders_;
   const int64_t max_nodes_;
   const ArenaLimits& limits_;
   std::vector<int32_t> order_;
