@@ -1,5 +1,6 @@
 // pool_placer_bench: Google Benchmark of the place stage's hot paths on the
-// shared NAS models (and densenet121) on the i.MX RT1170 preset, int8
+// shared NAS models (and densenet121) on the i.MX RT1170 preset (another with
+// ORDO_BENCH_DEVICE=stm32h743, esp32s3, ...), int8
 // activations: the pool problem, the placer's greedy starts (how a candidate
 // schedule is scored; each start's modelled time as a counter),
 // the fast effort's placement, the full placer, the competing schedulers,
@@ -9,6 +10,7 @@
 // Skips with a message when ../shared/models is absent.
 //   build/bench/pool_placer_bench [--benchmark_filter=darts_cifar]
 
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -72,7 +74,9 @@ const Instance& Load(const std::string& name) {
   absl::StatusOr<CompileResult> plain = Compile(instance.graph, instance.options, clock);
   ORDO_CHECK(plain.ok());
   instance.simulation = plain->simulation;
-  absl::StatusOr<DevicePreset> preset = FindDevicePreset("imxrt1170");
+  // The i.MX RT1170 unless ORDO_BENCH_DEVICE names another preset.
+  const char* device = std::getenv("ORDO_BENCH_DEVICE");
+  absl::StatusOr<DevicePreset> preset = FindDevicePreset(device ? device : "imxrt1170");
   ORDO_CHECK(preset.ok());
   instance.options.pools.pools = preset->pools;
   absl::StatusOr<PoolProblem> problem =

@@ -710,13 +710,25 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
                               start, result);
   }
   // The schedule stage's bound holds for every order (ScheduleResult), so
-  // the granularity proof of PoolInfeasibility may use it.
-  const EveryOrderPeakBound every_order_peak{
+  // the granularity proof of PoolInfeasibility may use it; its parts'
+  // bounds (the model partitioned again) only when the whole's do not
+  // prove it, as an op's tensors usually do (e.g. nasnet_imagenet on the
+  // STM32H743, where they were a tenth of the stage).
+  EveryOrderPeakBound every_order_peak{
       result.lower_bound_bytes,
       result.status == ScheduleStatus::kOptimal ? "the proved least peak"
                                                 : "the proved lower bound on the peak",
-      PartBounds(graph, model, result.parts)};
-  if (!PoolInfeasibility(graph, model, chosen_entry.pools.problem, every_order_peak).empty()) {
+      {}};
+  std::string no_order_fits =
+      PoolInfeasibility(graph, model, chosen_entry.pools.problem, every_order_peak);
+  if (no_order_fits.empty()) {
+    every_order_peak.parts = PartBounds(graph, model, result.parts);
+    if (!every_order_peak.parts.empty()) {
+      no_order_fits = PoolInfeasibility(graph, model, chosen_entry.pools.problem, every_order_peak);
+    }
+  }
+  chosen_entry.pools.no_order_fits = no_order_fits;
+  if (!no_order_fits.empty()) {
     ORDO_ASSIGN_OR_RETURN(
         Layout layout,
         Evaluate(graph, model, options, deadline, clock, std::move(chosen_entry.candidate.order),

@@ -672,16 +672,22 @@ TEST(CompilePoolsTest, AFastPlacementThatDoesNotFitRunsTheThoroughSearch) {
     const MemoryModel model = *BuildMemoryModel(graph, {});
     absl::StatusOr<PoolProblem> problem =
         BuildPoolProblem(graph, model, plain.simulation, options.alignment, options.pools);
-    if (!problem.ok() || problem->num_blocks() <= kThoroughUpToBlocks ||
-        ScoreBuiltPoolProblem(*std::move(problem), PlacementEffort::kFast).fast) {
-      continue;
-    }
+    if (!problem.ok() || problem->num_blocks() <= kThoroughUpToBlocks) continue;
+    const ScoredPoolProblem scored =
+        ScoreBuiltPoolProblem(*std::move(problem), PlacementEffort::kFast);
+    if (scored.fast) continue;
+    // The fast scoring keeps its bound for the report, fitting or not.
+    ASSERT_TRUE(scored.peak_step_bound_seconds.has_value());
+    EXPECT_EQ(*scored.peak_step_bound_seconds, PoolPeakStepBoundSeconds(scored.problem));
     ORDO_ASSERT_OK_AND_ASSIGN(CompileResult fast, Compile(graph, options, clock));
     options.pools.effort = PlacementEffort::kThorough;
     ORDO_ASSERT_OK_AND_ASSIGN(CompileResult thorough, Compile(graph, options, clock));
     ASSERT_EQ(fast.placement->fits(), thorough.placement->fits()) << trial;
     if (!fast.placement->no_order_fits.empty()) {
       EXPECT_EQ(fast.placement->no_order_fits, thorough.placement->no_order_fits) << trial;
+      // The fast scoring's bound, reused, is the one computed again.
+      EXPECT_EQ(fast.placement->lower_bound_seconds, thorough.placement->lower_bound_seconds)
+          << trial;
       ++proved;
     } else {
       EXPECT_EQ(fast.schedule, thorough.schedule) << trial;
@@ -698,6 +704,42 @@ TEST(CompilePoolsTest, AFastPlacementThatDoesNotFitRunsTheThoroughSearch) {
   EXPECT_EQ(compared, 12);
   std::printf("fast placement did not fit on %d graphs (%d proved for every order)\n", compared,
               proved);
+}
+
+// x (`bytes`) waits while ops a0..a{ops-1} run a chain of `bytes`-byte
+// tensors y0..; then d reads x and the chain's end and writes v
+// (`v_bytes`), the output.
+Graph ChainWhileXWaits(int ops, int64_t bytes, int64_t v_bytes) {
+  std::string text = absl::StrCat("input x ", bytes, "\nop a0 Conv x -> y0:", bytes, "\n");
+  for (int i = 1; i < ops; ++i) {
+    absl::StrAppend(&text, "op a", i, " Conv y", i - 1, " -> y", i, ":", bytes, "\n");
+  }
+  absl::StrAppend(&text, "op d Conv x y", ops - 1, " -> v:", v_bytes, "\noutput v\n");
+  return TestGraph(text);
+}
+
+// When an op's own tensors prove that no order fits, the fast effort
+// reports what the thorough one does: the proof and the bound (which the
+// fast scoring computed already and the report reuses). 80 ops of 100 B in a
+// chain while x waits for d, more blocks than kThoroughUpToBlocks; d needs
+// x, y79 and v (300 B) at once, and the banks hold 290 B.
+TEST(CompilePoolsTest, WhenAnOpProvesNoOrderFitsBothEffortsReportTheSameProofAndBound) {
+  const Graph graph = ChainWhileXWaits(80, 100, 100);
+  CompileOptions options;
+  options.alignment = 1;
+  options.pools.pools = {{"a", 150, 4e9, 4e9}, {"b", 140, 1e9, 1e9}};
+  RealClock clock;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult fast, Compile(graph, options, clock));
+  options.pools.effort = PlacementEffort::kThorough;
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult thorough, Compile(graph, options, clock));
+  for (const CompileResult* result : {&fast, &thorough}) {
+    ASSERT_TRUE(result->placement.has_value());
+    EXPECT_FALSE(result->placement->fits());
+    EXPECT_THAT(result->placement->no_order_fits, HasSubstr("op \"d\" needs"));
+  }
+  EXPECT_EQ(fast.placement->no_order_fits, thorough.placement->no_order_fits);
+  EXPECT_EQ(fast.placement->lower_bound_seconds, thorough.placement->lower_bound_seconds);
+  EXPECT_GT(fast.placement->lower_bound_seconds, 0);
 }
 
 // The schedule chosen for the banks does not depend on the clock: the
@@ -776,12 +818,7 @@ TEST(CompilePoolsTest, AnOrderRepairedForTheBanksFitsWhereNoCandidateDoes) {
 // model's sizes share no unit (v is 7 B) and 90 B is within the 100 B of
 // banks. The place stage passes the stage's per-part bounds to the proof.
 TEST(CompilePoolsTest, APartsOwnUnitProvesThatNoOrderFits) {
-  std::string text = "input x 30\nop a0 Conv x -> y0:30\n";
-  for (int i = 1; i < 20; ++i) {
-    absl::StrAppend(&text, "op a", i, " Conv y", i - 1, " -> y", i, ":30\n");
-  }
-  absl::StrAppend(&text, "op d Conv x y19 -> v:7\noutput v\n");
-  const Graph graph = TestGraph(text);
+  const Graph graph = ChainWhileXWaits(20, 30, 7);
   CompileOptions options;
   options.alignment = 1;
   options.pools.pools = {{"a", 50, 1e9, 1e9}, {"b", 50, 1e9, 1e9}};

@@ -67,9 +67,10 @@ absl::StatusOr<ScoredPoolProblem> ScorePoolProblem(const Graph& graph, const Mem
 ScoredPoolProblem ScoreBuiltPoolProblem(PoolProblem problem, PlacementEffort effort) {
   if (effort == PlacementEffort::kFast && problem.num_blocks() > kThoroughUpToBlocks) {
     FastPoolPlacement fast = PlacePoolsFast(problem);
+    const double bound = fast.result.lower_bound_seconds;
     std::optional<HeuristicPoolResult> placed;
     if (fast.result.placement.fits()) placed = std::move(fast.result);
-    return {std::move(problem), std::move(fast.starts), std::move(placed)};
+    return {std::move(problem), std::move(fast.starts), std::move(placed), bound};
   }
   PoolGreedyStarts greedy = PlacePoolsGreedyStarts(problem);
   return {std::move(problem), std::move(greedy), std::nullopt};
@@ -110,7 +111,9 @@ absl::StatusOr<PoolReport> PlaceScoredInPools(const Graph& graph, const MemoryMo
     report.placement = scored.fast->placement;
     report.lower_bound_seconds = scored.fast->lower_bound_seconds;
   } else {
-    report.no_order_fits = PoolInfeasibility(graph, model, problem, every_order_peak);
+    report.no_order_fits = scored.no_order_fits
+                               ? *scored.no_order_fits
+                               : PoolInfeasibility(graph, model, problem, every_order_peak);
     if (report.no_order_fits.empty()) {
       // The full placer proves the lower bound on the way (its relaxation).
       std::optional<PoolGreedyStarts> storage;
@@ -120,7 +123,9 @@ absl::StatusOr<PoolReport> PlaceScoredInPools(const Graph& graph, const MemoryMo
       report.lower_bound_seconds = placed.lower_bound_seconds;
     } else {
       report.placement = scored.greedy.best();
-      report.lower_bound_seconds = PoolPeakStepBoundSeconds(problem);
+      report.lower_bound_seconds = scored.peak_step_bound_seconds
+                                       ? *scored.peak_step_bound_seconds
+                                       : PoolPeakStepBoundSeconds(problem);
     }
   }
   if (report.placement.fits()) {
