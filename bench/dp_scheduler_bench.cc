@@ -1,14 +1,20 @@
 // The exact search's hot path: expanding partial schedules of a wide,
 // irregular graph (a RandWire-like random DAG, and a many-branch graph that
-// no search can finish, stopped after a fixed number of clock reads).
+// no search can finish, stopped after a fixed number of clock reads), and
+// the `best` scheduler on the realistic DARTS stream's candidates (the
+// exact search on their cell stacks is most of a cold candidate's
+// scheduling, docs/nas.md).
 #include <random>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "bench/darts_candidates.h"
 #include "benchmark/benchmark.h"
+#include "core/graph/graph_proto.h"
 #include "core/memory/memory_model.h"
 #include "core/schedule/dp_scheduler.h"
 #include "core/schedule/schedule_state_space.h"
+#include "core/schedule/scheduler_registry.h"
 #include "core/schedule/serenity_scheduler.h"
 #include "core/testing/fake_clock.h"
 #include "core/testing/test_graph.h"
@@ -82,6 +88,34 @@ void BM_SerenitySolveRandomDag(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_SerenitySolveRandomDag)->Arg(30)->Unit(benchmark::kMillisecond);
+
+// `best` on the first state.range(0) candidates of the DARTS stream that
+// `ordo-load --mode=darts` sends (seed 1, the defaults), each proved
+// optimal; time per candidate, and the exact search's expansions.
+void BM_BestDartsCandidates(benchmark::State& state) {
+  bench::DartsCandidateStream stream(bench::DartsCandidateStream::Options{});
+  std::vector<MemoryModel> models;
+  for (int64_t i = 0; i < state.range(0); ++i) {
+    absl::StatusOr<Graph> graph = GraphFromProto(stream.Next());
+    if (!graph.ok()) return state.SkipWithError(std::string(graph.status().message()).c_str());
+    models.push_back(*BuildMemoryModel(*graph, {}));
+  }
+  absl::StatusOr<std::unique_ptr<Scheduler>> best = BuiltinSchedulers().Create("best");
+  int64_t expanded = 0;
+  for (auto _ : state) {
+    for (const MemoryModel& model : models) {
+      absl::StatusOr<ScheduleResult> result = (*best)->Schedule(model, {});
+      if (!result.ok() || result->status != ScheduleStatus::kOptimal) {
+        return state.SkipWithError("a candidate was not scheduled to optimality");
+      }
+      expanded += result->stats.states_expanded;
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+  state.counters["states"] =
+      benchmark::Counter(static_cast<double>(expanded), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_BestDartsCandidates)->Arg(40)->Unit(benchmark::kMillisecond);
 
 // One step of the incremental count: ready ops and their footprints.
 void BM_StateSpaceExpand(benchmark::State& state) {

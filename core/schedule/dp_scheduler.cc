@@ -106,6 +106,9 @@ class BestFirstSearch {
   // Scratch, reused by every expansion: no allocation on the hot path.
   std::vector<uint64_t> set_, child_;
   std::vector<int32_t> ready_;
+  // The state whose ready ops ready_ holds (kNoId: none): its children's
+  // lists follow from it (ReadyAfter).
+  int32_t ready_of_ = kNoId;
   std::vector<ScheduleStateSpace::Step> steps_;
 
   std::vector<int32_t> best_order_;
@@ -179,7 +182,12 @@ void BestFirstSearch::Expand(int32_t state, int64_t key, int32_t depth) {
   // Copy: inserting children may move the table's arena.
   std::copy_n(table_.set(state), space_.words(), set_.data());
   const StateRecord record = records_[state];
-  space_.ReadyOps(set_.data(), ready_);
+  if (record.parent != kNoId && record.parent == ready_of_) {
+    space_.ReadyAfter(set_.data(), record.op, ready_);
+  } else {
+    space_.ReadyOps(set_.data(), ready_);
+  }
+  ready_of_ = state;
   steps_.resize(ready_.size());
   for (size_t i = 0; i < ready_.size(); ++i) {
     steps_[i] = space_.Run(set_.data(), record.live, ready_[i]);
@@ -251,8 +259,9 @@ void BestFirstSearch::CompleteGreedily(int32_t state, int32_t depth) {
   int64_t peak = records_[state].peak;
   std::vector<int32_t> suffix;
   std::vector<int32_t> ready;
+  space_.ReadyOps(set.data(), ready);
   for (int32_t d = depth; d < n_ && peak < best_peak_; ++d) {
-    space_.ReadyOps(set.data(), ready);
+    if (!suffix.empty()) space_.ReadyAfter(set.data(), suffix.back(), ready);
     std::tuple<int64_t, int64_t, int64_t, int32_t> best{INT64_MAX, 0, 0, 0};
     ScheduleStateSpace::Step best_step{};
     for (int32_t op : ready) {

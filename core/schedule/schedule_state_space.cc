@@ -55,6 +55,17 @@ ScheduleStateSpace::ScheduleStateSpace(const MemoryModel& model)
     preds_.insert(preds_.end(), preds.begin(), preds.end());
     pred_begin_.push_back(static_cast<int32_t>(preds_.size()));
   }
+  // Consumers from producers: ops ascend, so each list comes out ascending.
+  succ_begin_.assign(num_ops_ + 1, 0);
+  for (int32_t pred : preds_) ++succ_begin_[pred + 1];
+  for (int32_t op = 0; op < num_ops_; ++op) succ_begin_[op + 1] += succ_begin_[op];
+  succs_.resize(preds_.size());
+  std::vector<int32_t> next_succ(succ_begin_.begin(), succ_begin_.end() - 1);
+  for (int32_t op = 0; op < num_ops_; ++op) {
+    for (int32_t i = pred_begin_[op]; i < pred_begin_[op + 1]; ++i) {
+      succs_[next_succ[preds_[i]]++] = op;
+    }
+  }
   word_min_last_pred_.assign(words_, INT32_MAX);
   for (int32_t op = 0; op < num_ops_; ++op) {
     const int32_t last = pred_begin_[op] == pred_begin_[op + 1] ? -1 : preds_[pred_begin_[op]];
@@ -94,6 +105,17 @@ void ScheduleStateSpace::ReadyOps(const uint64_t* set, std::vector<int32_t>& rea
         }
       }
       if (ready_now) ready.push_back(op);
+    }
+  }
+}
+
+void ScheduleStateSpace::ReadyAfter(const uint64_t* set, int32_t op,
+                                    std::vector<int32_t>& ready) const {
+  ready.erase(std::lower_bound(ready.begin(), ready.end(), op));
+  for (int32_t i = succ_begin_[op]; i < succ_begin_[op + 1]; ++i) {
+    const int32_t consumer = succs_[i];
+    if (IsReady(set, consumer)) {
+      ready.insert(std::lower_bound(ready.begin(), ready.end(), consumer), consumer);
     }
   }
 }

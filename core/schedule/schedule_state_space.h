@@ -24,7 +24,8 @@ namespace ordo {
 //
 // Run is O(inputs + outputs + other consumers of u's inputs); ReadyOps is
 // O(ops + their predecessors) in the worst case, usually one check per op
-// of the 64-op words that can hold a ready op (see word_min_last_pred_).
+// of the 64-op words that can hold a ready op (see word_min_last_pred_);
+// ReadyAfter updates a parent's ready list in O(ready + u's consumers).
 // Copies what it needs from the model (no reference kept). Immutable after
 // construction; thread-compatible.
 class ScheduleStateSpace {
@@ -53,6 +54,13 @@ class ScheduleStateSpace {
   bool IsReady(const uint64_t* set, int32_t op) const;
   // The ready ops of `set`, ascending (replaces the contents of `ready`).
   void ReadyOps(const uint64_t* set, std::vector<int32_t>& ready) const;
+  // ReadyOps(set) from ReadyOps(set - op) in `ready` (op in `set`, ready
+  // there): op leaves, and those of its consumers whose producers are now
+  // all in `set` join, ascending as ReadyOps gives them. O(|ready| +
+  // consumers of op and their producers) instead of a scan of the open ops:
+  // the best-first search expands a child of the state it just expanded
+  // most of the time (it dives), so it keeps the last ready list.
+  void ReadyAfter(const uint64_t* set, int32_t op, std::vector<int32_t>& ready) const;
 
   // footprint: at the step that runs the op; live_after: live(set + op).
   using Step = StepBytes;
@@ -84,6 +92,8 @@ class ScheduleStateSpace {
   // Per op, compressed: distinct producers, latest id first (the one most
   // likely still unscheduled, so IsReady usually stops at the first).
   std::vector<int32_t> pred_begin_, preds_;
+  // Per op, compressed: distinct consumers of its outputs, ascending.
+  std::vector<int32_t> succ_begin_, succs_;
   // Per 64-op word of a set, the least "latest producer" of its ops (-1
   // when one has none): a ready op's latest producer is in the set, so a
   // word whose least is above the set's highest op holds no ready op.

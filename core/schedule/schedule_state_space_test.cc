@@ -29,6 +29,34 @@ std::vector<int32_t> RandomOrder(const ScheduleStateSpace& space, std::mt19937_6
   return order;
 }
 
+// ReadyAfter must give ReadyOps's list, in its order, after every step of
+// random orders of random graphs (multi-consumer tensors, ops with several
+// outputs, several graph inputs, more than one 64-op word).
+TEST(ScheduleStateSpaceTest, ReadyAfterIsReadyOpsOfTheGrownSet) {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < ::ordo::testing::Trials(300); ++trial) {
+    testing::RandomDagOptions options;
+    options.num_ops = 1 + static_cast<int32_t>(rng() % 150);
+    options.num_inputs = 1 + static_cast<int32_t>(rng() % 3);
+    options.max_inputs = 1 + static_cast<int32_t>(rng() % 4);
+    options.second_output_chance = 0.3;
+    Graph g = RandomDag(rng, options);
+    MemoryModel model = TestModel(g);
+    ScheduleStateSpace space(model);
+    std::vector<uint64_t> set(space.words(), 0);
+    std::vector<int32_t> updated, scanned;
+    space.ReadyOps(set.data(), updated);
+    for (int32_t step = 0; step < space.num_ops(); ++step) {
+      const int32_t op = updated[rng() % updated.size()];
+      ScheduleStateSpace::Add(set.data(), op);
+      space.ReadyAfter(set.data(), op, updated);
+      space.ReadyOps(set.data(), scanned);
+      ASSERT_EQ(updated, scanned) << "trial " << trial << " step " << step << " op " << op;
+    }
+    EXPECT_TRUE(updated.empty());
+  }
+}
+
 TEST(ScheduleStateSpaceTest, InplaceStepMatchesTheSimulator) {
   Graph g = TestGraph(kInPlaceChainGraph);
   MemoryModel model = TestModel(g);
