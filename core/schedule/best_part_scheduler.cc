@@ -79,11 +79,13 @@ absl::StatusOr<ScheduleResult> LowestPeakOf(const MemoryModel& model,
                                             std::vector<NamedOrder> candidates,
                                             const ScheduleLimits& limits) {
   const absl::Time start = limits.Now();
+  const int64_t lower_bound = MemoryLowerBound(model);
   ScheduleResult best;
   for (size_t i = 0; i < candidates.size(); ++i) {
     ORDO_ASSIGN_OR_RETURN(ScheduleResult result,
                           FinishSchedule(model, std::move(candidates[i].order),
-                                         std::move(candidates[i].algorithm), start, limits));
+                                         std::move(candidates[i].algorithm), start, limits,
+                                         lower_bound));
     if (i == 0 || result.peak_bytes < best.peak_bytes) best = std::move(result);
   }
   best.stats.time = limits.Now() - start;

@@ -318,7 +318,7 @@ absl::StatusOr<ScheduleResult> DpScheduler::Improve(const MemoryModel& model,
   }
   if (*incumbent_peak <= floor) {
     return FinishSchedule(model, std::move(incumbent), std::move(incumbent_algorithm), start,
-                          limits);
+                          limits, floor);
   }
   ScheduleStateSpace space(model);
   BestFirstSearch search(space, options_, limits, floor, std::move(incumbent), *incumbent_peak);
@@ -327,7 +327,7 @@ absl::StatusOr<ScheduleResult> DpScheduler::Improve(const MemoryModel& model,
       ScheduleResult result,
       FinishSchedule(model, search.best_order(),
                      search.improved() ? std::string("dp") : std::move(incumbent_algorithm), start,
-                     limits));
+                     limits, floor));
   // The search counts memory itself; the simulator has the last word, and a
   // disagreement is a bug in the incremental count.
   if (result.peak_bytes != search.best_peak()) {

@@ -44,6 +44,16 @@ absl::StatusOr<ScheduleResult> FinishSchedule(const MemoryModel& model,
                                               std::string algorithm,
                                               absl::Time start,
                                               const ScheduleLimits& limits) {
+  return FinishSchedule(model, std::move(order), std::move(algorithm), start, limits,
+                        MemoryLowerBound(model));
+}
+
+absl::StatusOr<ScheduleResult> FinishSchedule(const MemoryModel& model,
+                                              std::vector<int32_t> order,
+                                              std::string algorithm,
+                                              absl::Time start,
+                                              const ScheduleLimits& limits,
+                                              int64_t lower_bound_bytes) {
   absl::StatusOr<int64_t> peak = SimulatePeak(model, order);
   if (!peak.ok()) {
     return absl::InternalError(absl::StrCat("scheduler ", algorithm,
@@ -53,7 +63,7 @@ absl::StatusOr<ScheduleResult> FinishSchedule(const MemoryModel& model,
   ScheduleResult result;
   result.order = std::move(order);
   result.peak_bytes = *peak;
-  result.lower_bound_bytes = MemoryLowerBound(model);
+  result.lower_bound_bytes = lower_bound_bytes;
   result.status = result.peak_bytes == result.lower_bound_bytes
                       ? ScheduleStatus::kOptimal
                       : ScheduleStatus::kHeuristic;

@@ -109,6 +109,16 @@ absl::StatusOr<ScheduleResult> FinishSchedule(const MemoryModel& model,
                                               std::string algorithm,
                                               absl::Time start,
                                               const ScheduleLimits& limits);
+// The same with `lower_bound_bytes`, MemoryLowerBound(model), computed once
+// by a caller that finishes several orders of one model (it costs about a
+// simulation: on the DARTS stream's candidates the cheap orders' eight
+// recomputations per part were a tenth of scheduling, dp_scheduler_bench).
+absl::StatusOr<ScheduleResult> FinishSchedule(const MemoryModel& model,
+                                              std::vector<int32_t> order,
+                                              std::string algorithm,
+                                              absl::Time start,
+                                              const ScheduleLimits& limits,
+                                              int64_t lower_bound_bytes);
 
 // An order computed elsewhere (a remote worker, a cache entry), checked
 // before anything uses it: `claimed.order` must be an order of every op of
