@@ -67,8 +67,10 @@ ScheduleStateSpace::ScheduleStateSpace(const MemoryModel& model)
     }
   }
   word_min_last_pred_.assign(words_, INT32_MAX);
+  latest_pred_.resize(num_ops_);
   for (int32_t op = 0; op < num_ops_; ++op) {
     const int32_t last = pred_begin_[op] == pred_begin_[op + 1] ? -1 : preds_[pred_begin_[op]];
+    latest_pred_[op] = last;
     word_min_last_pred_[op >> 6] = std::min(word_min_last_pred_[op >> 6], last);
   }
 }
@@ -97,8 +99,11 @@ void ScheduleStateSpace::ReadyOps(const uint64_t* set, std::vector<int32_t>& rea
     while (open != 0) {
       const int32_t op = w * 64 + __builtin_ctzll(open);
       open &= open - 1;
+      // The latest producer first, from a flat array: it settles most ops.
+      const int32_t latest = latest_pred_[op];
+      if (latest >= 0 && !Contains(set, latest)) continue;
       bool ready_now = true;
-      for (int32_t i = pred_begin_[op]; i < pred_begin_[op + 1]; ++i) {
+      for (int32_t i = pred_begin_[op] + 1; i < pred_begin_[op + 1]; ++i) {
         if (!Contains(set, preds_[i])) {
           ready_now = false;
           break;

@@ -99,6 +99,8 @@ class ScheduleStateSpace {
   // word whose least is above the set's highest op holds no ready op.
   // With ops in topological order that skips most words past the frontier.
   std::vector<int32_t> word_min_last_pred_;
+  // Per op, its latest producer (preds_[pred_begin_[op]]), -1 when none.
+  std::vector<int32_t> latest_pred_;
   // Per op, compressed: its InputUses.
   std::vector<int32_t> use_begin_;
   std::vector<InputUse> uses_;
