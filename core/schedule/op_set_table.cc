@@ -8,12 +8,26 @@ namespace ordo {
 namespace {
 
 constexpr int32_t kInitialLog2Capacity = 10;
+// A chunk holds 2^k sets, k the largest with at most this many bytes (at
+// least 64 sets).
+constexpr int64_t kChunkBytes = 32 << 10;
+constexpr int32_t kMinLog2ChunkEntries = 6;
+
+int32_t Log2ChunkEntries(int32_t words) {
+  int32_t log2 = kMinLog2ChunkEntries;
+  while ((int64_t{2} << log2) * words * static_cast<int64_t>(sizeof(uint64_t)) <= kChunkBytes) {
+    ++log2;
+  }
+  return log2;
+}
 
 }  // namespace
 
 OpSetTable::OpSetTable(int32_t words)
     : words_(words),
       log2_capacity_(kInitialLog2Capacity),
+      log2_chunk_entries_(Log2ChunkEntries(words)),
+      chunk_mask_((1 << log2_chunk_entries_) - 1),
       slots_(size_t{1} << kInitialLog2Capacity, 0) {
   ORDO_CHECK(words > 0);
 }
@@ -37,7 +51,13 @@ std::pair<int32_t, bool> OpSetTable::FindOrInsert(const uint64_t* set, uint64_t 
   ORDO_CHECK(size_ < INT32_MAX - 1);
   const int32_t entry = size_++;
   slots_[i] = (uint64_t{tag} << 32) | static_cast<uint32_t>(entry + 1);
-  arena_.insert(arena_.end(), set, set + words_);
+  const size_t chunk = static_cast<size_t>(entry >> log2_chunk_entries_);
+  if (chunk == chunks_.size()) {
+    // Uninitialised: every set is written before it is read.
+    chunks_.push_back(std::make_unique_for_overwrite<uint64_t[]>(
+        static_cast<size_t>(words_) << log2_chunk_entries_));
+  }
+  std::copy_n(set, words_, mutable_set(entry));
   hashes_.push_back(hash);
   if (size_t{static_cast<uint32_t>(size_)} * 2 > slots_.size()) Grow();
   return {entry, true};
@@ -58,13 +78,13 @@ void OpSetTable::Grow() {
 }
 
 int64_t OpSetTable::MemoryBytes() const {
+  const size_t arena = chunks_.size() * (static_cast<size_t>(words_) << log2_chunk_entries_);
   return static_cast<int64_t>(sizeof(uint64_t) *
-                              (arena_.capacity() + hashes_.capacity() + slots_.capacity()));
+                              (arena + hashes_.capacity() + slots_.capacity()));
 }
 
 void OpSetTable::Clear() {
   size_ = 0;
-  arena_.clear();
   hashes_.clear();
   std::fill(slots_.begin(), slots_.end(), 0);
 }
