@@ -85,6 +85,15 @@ class BestFirstSearch {
     std::push_heap(open_.begin(), open_.end(), LeavesLater());
   }
   void Expand(int32_t state, int64_t key, int32_t depth);
+  // Dominance (class comment, step 4). Moving a free op u to the front of
+  // any completion C of S: each step v of C before u gains u's outputs and
+  // loses u's dying inputs, at most live(S+u) - live(S) <= 0 in total, and
+  // v can only gain an in-place discount; u's own step is <= `bound`, a
+  // lower bound on the peak of every schedule through S. So no schedule
+  // through S gets worse and u alone is expanded.
+  bool Dominant(const ScheduleStateSpace::Step& step, int64_t bound, int64_t live) const {
+    return options_.dominance && step.footprint <= bound && step.live_after <= live;
+  }
   void Offer(int32_t parent, int32_t op, ScheduleStateSpace::Step step, int32_t depth);
   void CompleteGreedily(int32_t state, int32_t depth);
   void SetIncumbent(std::vector<int32_t> order, int64_t peak);
@@ -191,15 +200,24 @@ void BestFirstSearch::Expand(int32_t state, int64_t key, int32_t depth) {
   steps_.resize(ready_.size());
   for (size_t i = 0; i < ready_.size(); ++i) {
     steps_[i] = space_.Run(set_.data(), record.live, ready_[i]);
-    // Dominance (class comment, step 4). Moving a free op u to the front of
-    // any completion C of S: each step v of C before u gains u's outputs and
-    // loses u's dying inputs, at most live(S+u) - live(S) <= 0 in total, and
-    // v can only gain an in-place discount; u's own step is <= key(S), a
-    // lower bound on the peak of every schedule through S. So no schedule
-    // through S gets worse and u alone is expanded.
-    if (options_.dominance && steps_[i].footprint <= key && steps_[i].live_after <= record.live) {
+    if (Dominant(steps_[i], key, record.live)) {
       Offer(state, ready_[i], steps_[i], depth);
       return;
+    }
+  }
+  // Every schedule through S runs one of these steps next, so the least of
+  // their footprints is a lower bound on its peak too, often above the key
+  // (on RandWire most states' next steps are): dominance again with it.
+  if (options_.dominance && !steps_.empty()) {
+    int64_t next = steps_[0].footprint;
+    for (const ScheduleStateSpace::Step& step : steps_) next = std::min(next, step.footprint);
+    if (next > key) {
+      for (size_t i = 0; i < ready_.size(); ++i) {
+        if (Dominant(steps_[i], next, record.live)) {
+          Offer(state, ready_[i], steps_[i], depth);
+          return;
+        }
+      }
     }
   }
   for (size_t i = 0; i < ready_.size(); ++i) Offer(state, ready_[i], steps_[i], depth);

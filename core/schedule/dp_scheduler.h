@@ -39,7 +39,9 @@ struct DpOptions {
 //    complete schedule at the current key is found fast).
 // 3. States with key >= the incumbent's peak are dropped: they cannot beat
 //    it. When the open list runs dry the incumbent is proved optimal.
-// 4. Dominance: when a ready op u has footprint <= key(S) and does not
+// 4. Dominance: when a ready op u has footprint <= max(key(S), the least
+//    footprint of S's ready ops' steps) (both lower bounds on the peak of
+//    every schedule through S: one of those steps comes next) and does not
 //    increase live memory, some best completion of S runs u first (moving u
 //    to the front lowers or keeps every step in between), so u is the only
 //    child expanded.
