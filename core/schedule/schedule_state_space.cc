@@ -1,7 +1,6 @@
 #include "core/schedule/schedule_state_space.h"
 
 #include <algorithm>
-#include <functional>
 
 #include "core/memory/live_memory.h"
 #include "core/memory/simulator.h"
@@ -22,21 +21,16 @@ uint64_t SplitMix64(uint64_t x) {
 ScheduleStateSpace::ScheduleStateSpace(const MemoryModel& model)
     : num_ops_(model.num_ops()),
       words_(std::max(1, (model.num_ops() + 63) / 64)),
-      steps_(model) {
+      steps_(model),
+      dag_(model) {
   initial_live_ = InitialLiveBytes(model);
   initial_footprint_ = InitialBytes(model);
   zobrist_.resize(num_ops_);
   pred_begin_.assign(1, 0);
   use_begin_.assign(1, 0);
   min_step_growth_ = num_ops_ > 0 ? INT64_MAX : 0;
-  std::vector<int32_t> preds;
   for (int32_t op = 0; op < num_ops_; ++op) {
-    const MemoryModel::OpInfo& info = model.ops[op];
     zobrist_[op] = SplitMix64(static_cast<uint64_t>(op) + 0x6F72646Full);
-    preds.clear();
-    for (int32_t t : info.inputs) {
-      if (model.tensors[t].producer != kNoId) preds.push_back(model.tensors[t].producer);
-    }
     // The least the step can add: every input it may overwrite read last.
     StepBytes growth = steps_.Start(op, 0);
     for (const StepTable::Release& release : steps_.releases(op)) {
@@ -50,21 +44,9 @@ ScheduleStateSpace::ScheduleStateSpace(const MemoryModel& model)
     }
     use_begin_.push_back(static_cast<int32_t>(uses_.size()));
     min_step_growth_ = std::min(min_step_growth_, growth.footprint);
-    std::sort(preds.begin(), preds.end(), std::greater<int32_t>());
-    preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
-    preds_.insert(preds_.end(), preds.begin(), preds.end());
+    const absl::Span<const int32_t> preds = dag_.predecessors(op);  // ascending
+    preds_.insert(preds_.end(), preds.rbegin(), preds.rend());
     pred_begin_.push_back(static_cast<int32_t>(preds_.size()));
-  }
-  // Consumers from producers: ops ascend, so each list comes out ascending.
-  succ_begin_.assign(num_ops_ + 1, 0);
-  for (int32_t pred : preds_) ++succ_begin_[pred + 1];
-  for (int32_t op = 0; op < num_ops_; ++op) succ_begin_[op + 1] += succ_begin_[op];
-  succs_.resize(preds_.size());
-  std::vector<int32_t> next_succ(succ_begin_.begin(), succ_begin_.end() - 1);
-  for (int32_t op = 0; op < num_ops_; ++op) {
-    for (int32_t i = pred_begin_[op]; i < pred_begin_[op + 1]; ++i) {
-      succs_[next_succ[preds_[i]]++] = op;
-    }
   }
   word_min_last_pred_.assign(words_, INT32_MAX);
   latest_pred_.resize(num_ops_);
@@ -117,8 +99,7 @@ void ScheduleStateSpace::ReadyOps(const uint64_t* set, std::vector<int32_t>& rea
 void ScheduleStateSpace::ReadyAfter(const uint64_t* set, int32_t op,
                                     std::vector<int32_t>& ready) const {
   ready.erase(std::lower_bound(ready.begin(), ready.end(), op));
-  for (int32_t i = succ_begin_[op]; i < succ_begin_[op + 1]; ++i) {
-    const int32_t consumer = succs_[i];
+  for (const int32_t consumer : dag_.successors(op)) {
     if (IsReady(set, consumer)) {
       ready.insert(std::lower_bound(ready.begin(), ready.end(), consumer), consumer);
     }

@@ -6,6 +6,7 @@
 
 #include "core/memory/live_memory.h"
 #include "core/memory/memory_model.h"
+#include "core/schedule/op_dag.h"
 
 namespace ordo {
 
@@ -92,8 +93,8 @@ class ScheduleStateSpace {
   // Per op, compressed: distinct producers, latest id first (the one most
   // likely still unscheduled, so IsReady usually stops at the first).
   std::vector<int32_t> pred_begin_, preds_;
-  // Per op, compressed: distinct consumers of its outputs, ascending.
-  std::vector<int32_t> succ_begin_, succs_;
+  // Producers and consumers of each op (ReadyAfter reads the consumers).
+  OpDag dag_;
   // Per 64-op word of a set, the least "latest producer" of its ops (-1
   // when one has none): a ready op's latest producer is in the set, so a
   // word whose least is above the set's highest op holds no ready op.
