@@ -57,7 +57,7 @@ std::pair<int32_t, bool> OpSetTable::FindOrInsert(const uint64_t* set, uint64_t 
     chunks_.push_back(std::make_unique_for_overwrite<uint64_t[]>(
         static_cast<size_t>(words_) << log2_chunk_entries_));
   }
-  std::copy_n(set, words_, mutable_set(entry));
+  std::copy_n(set, words_, Locate(entry));
   hashes_.push_back(hash);
   if (size_t{static_cast<uint32_t>(size_)} * 2 > slots_.size()) Grow();
   return {entry, true};

@@ -41,10 +41,7 @@ class OpSetTable {
   // Returns {entry, inserted}.
   std::pair<int32_t, bool> FindOrInsert(const uint64_t* set, uint64_t hash);
 
-  const uint64_t* set(int32_t entry) const {
-    return chunks_[entry >> log2_chunk_entries_].get() +
-           static_cast<size_t>(entry & chunk_mask_) * words_;
-  }
+  const uint64_t* set(int32_t entry) const { return Locate(entry); }
   uint64_t hash(int32_t entry) const { return hashes_[entry]; }
 
   // Bytes held by the arena, the hashes and the index (capacity, not size:
@@ -59,7 +56,8 @@ class OpSetTable {
   // The tag's top bits: Zobrist hashes are uniform, so they need no mixing.
   size_t Home(uint32_t tag) const { return tag >> (32 - log2_capacity_); }
   bool Equal(int32_t entry, const uint64_t* set) const;
-  uint64_t* mutable_set(int32_t entry) {
+  // Where entry's set lives (its chunk's storage is never const).
+  uint64_t* Locate(int32_t entry) const {
     return chunks_[entry >> log2_chunk_entries_].get() +
            static_cast<size_t>(entry & chunk_mask_) * words_;
   }
