@@ -1,6 +1,8 @@
 #include "core/arena/arena_problem.h"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/util/checked_math.h"
@@ -139,6 +141,32 @@ absl::StatusOr<ArenaProblem> BuildArenaProblem(const MemoryModel& model,
   }
   problem.lower_bound_bytes = AlignedPeak(problem);
   return problem;
+}
+
+void SortByFirstStep(const std::vector<ArenaBlock>& blocks, std::vector<int32_t>& ids) {
+  constexpr size_t kFewIds = 32;
+  if (ids.size() < kFewIds) {
+    std::stable_sort(ids.begin(), ids.end(),
+                     [&](int32_t a, int32_t b) { return blocks[a].first < blocks[b].first; });
+    return;
+  }
+  int32_t lowest = blocks[ids[0]].first, highest = lowest;
+  for (int32_t id : ids) {
+    lowest = std::min(lowest, blocks[id].first);
+    highest = std::max(highest, blocks[id].first);
+  }
+  const auto span = static_cast<size_t>(static_cast<int64_t>(highest) - lowest) + 1;
+  if (span > 4 * ids.size()) {
+    std::stable_sort(ids.begin(), ids.end(),
+                     [&](int32_t a, int32_t b) { return blocks[a].first < blocks[b].first; });
+    return;
+  }
+  std::vector<int32_t> start(span + 1, 0);
+  for (int32_t id : ids) ++start[blocks[id].first - lowest + 1];
+  for (size_t i = 1; i <= span; ++i) start[i] += start[i - 1];
+  std::vector<int32_t> sorted(ids.size());
+  for (int32_t id : ids) sorted[start[blocks[id].first - lowest]++] = id;
+  ids = std::move(sorted);
 }
 
 int64_t ArenaBytes(const ArenaProblem& problem, const std::vector<int64_t>& offsets) {

@@ -1,6 +1,8 @@
 #include "core/arena/arena_problem.h"
 
+#include <algorithm>
 #include <random>
+#include <vector>
 
 #include "core/memory/simulator.h"
 #include "core/testing/status_matchers.h"
@@ -145,6 +147,29 @@ TEST(BuildArenaProblemTest, LowerBoundIsTheAlignedSimulatedPeak) {
     if (alignment == 1) {
       EXPECT_EQ(problem.lower_bound_bytes, s.simulation.peak_bytes);
     }
+  }
+}
+
+// The counting sort (many ids, steps few against them) and the comparison
+// sort (few ids, or steps spread wide) give a stable sort's order.
+TEST(SortByFirstStepTest, IsTheStableOrderByFirstStep) {
+  std::mt19937 rng(7);
+  for (int iteration = 0; iteration < testing::Trials(200); ++iteration) {
+    const int n = 1 + static_cast<int>(rng() % 300);
+    const int32_t spread = 1 + static_cast<int32_t>(rng() % (iteration % 2 == 0 ? 8 : 5000));
+    std::vector<ArenaBlock> blocks(n);
+    for (ArenaBlock& block : blocks) block.first = static_cast<int32_t>(rng() % spread) - 1;
+    std::vector<int32_t> ids;
+    for (int32_t b = 0; b < n; ++b) {
+      if (rng() % 4 != 0) ids.push_back(b);
+    }
+    std::shuffle(ids.begin(), ids.end(), rng);
+    std::vector<int32_t> expected = ids;
+    std::stable_sort(expected.begin(), expected.end(), [&](int32_t a, int32_t b) {
+      return blocks[a].first < blocks[b].first;
+    });
+    SortByFirstStep(blocks, ids);
+    EXPECT_EQ(ids, expected) << "iteration " << iteration;
   }
 }
 

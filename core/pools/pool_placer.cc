@@ -646,10 +646,7 @@ RelaxationResult RelaxationStarts(const PoolProblem& problem, const CoLiveBlocks
 
 PoolPlacement InternalFirst(const PoolProblem& problem, const CoLiveBlocks& co_live) {
   std::vector<int32_t> order = AllBlocks(problem);
-  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-    const int32_t x = problem.arena.blocks[a].first, y = problem.arena.blocks[b].first;
-    return x != y ? x < y : a < b;
-  });
+  SortByFirstStep(problem.arena.blocks, order);  // stable: ties by block
   std::vector<int32_t> pools = PoolsBySpeed(problem);
   return Finish(problem, "internal_first",
                 Greedy(problem, co_live, order,
@@ -657,12 +654,17 @@ PoolPlacement InternalFirst(const PoolProblem& problem, const CoLiveBlocks& co_l
 }
 
 PoolPlacement UsmpGreedy(const PoolProblem& problem, const CoLiveBlocks& co_live) {
-  std::vector<int32_t> order = AllBlocks(problem);
-  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-    // Largest first, then by first step, then by block (a stable sort's order).
-    const ArenaBlock &x = problem.arena.blocks[a], &y = problem.arena.blocks[b];
-    return std::tie(y.size, x.first, a) < std::tie(x.size, y.first, b);
-  });
+  // Largest first, then by first step, then by block: by first step
+  // (stable), then stably by size, the sizes side by side.
+  std::vector<int32_t> by_first = AllBlocks(problem);
+  SortByFirstStep(problem.arena.blocks, by_first);
+  std::vector<std::pair<int64_t, int32_t>> keyed(by_first.size());
+  for (size_t i = 0; i < by_first.size(); ++i) {
+    keyed[i] = {-problem.arena.blocks[by_first[i]].size, static_cast<int32_t>(i)};
+  }
+  std::sort(keyed.begin(), keyed.end());  // the position as last key: stable
+  std::vector<int32_t> order(keyed.size());
+  for (size_t i = 0; i < keyed.size(); ++i) order[i] = by_first[keyed[i].second];
   std::vector<int32_t> pools(problem.num_pools());
   std::iota(pools.begin(), pools.end(), 0);
   return Finish(problem, "usmp_greedy",
