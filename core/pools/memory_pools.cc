@@ -265,16 +265,21 @@ int32_t DominantPool(const std::vector<MemoryPool>& pools) {
 // every valid placement pays at least the cheapest fractional choice of such
 // bytes. Blocks that may not use F are outside for free. Steps do not add up
 // (the same blocks may serve several), hence the maximum over steps.
+double CheapestPoolsSeconds(const PoolProblem& problem) {
+  double seconds = 0;
+  for (int32_t b = 0; b < problem.num_blocks(); ++b) {
+    double cheapest = std::numeric_limits<double>::infinity();
+    for (int32_t p = 0; p < problem.num_pools(); ++p) {
+      if (problem.allowed[b][p]) cheapest = std::min(cheapest, problem.seconds[b][p]);
+    }
+    seconds += cheapest;
+  }
+  return seconds;
+}
+
 double PoolPeakStepBoundSeconds(const PoolProblem& problem) {
   const int32_t num_blocks = problem.num_blocks();
-  std::vector<double> min_seconds(num_blocks, std::numeric_limits<double>::infinity());
-  double base = 0;
-  for (int32_t b = 0; b < num_blocks; ++b) {
-    for (int32_t p = 0; p < problem.num_pools(); ++p) {
-      if (problem.allowed[b][p]) min_seconds[b] = std::min(min_seconds[b], problem.seconds[b][p]);
-    }
-    base += min_seconds[b];
-  }
+  const double base = CheapestPoolsSeconds(problem);
   const int32_t f = DominantPool(problem.pools);
   if (f == kNoId) return base;
   // Per block, once: outside F for free (it may not use F), or its extra

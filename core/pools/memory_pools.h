@@ -157,6 +157,14 @@ double PoolLowerBoundSeconds(const PoolProblem& problem);
 // cheapest allowed pool, raised by the one-step eviction.
 double PoolPeakStepBoundSeconds(const PoolProblem& problem);
 
+// Every block in its cheapest allowed pool: a lower bound on the modelled
+// time of every assignment of blocks to allowed pools, valid or not (it
+// ignores capacities). The bound reported beside a placement that does not
+// fit, which the capacity arguments above need not be (they bound valid
+// placements only, and where there are none the relaxation grows without
+// limit).
+double CheapestPoolsSeconds(const PoolProblem& problem);
+
 // Subgradient steps of the relaxation bound (PoolLowerBoundSeconds, and the
 // placer's relaxation, which gives the same bound on the way): a few
 // milliseconds on a thousand blocks.

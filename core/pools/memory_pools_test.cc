@@ -198,7 +198,7 @@ PoolProblem RandomProblem(std::mt19937_64& rng, int iteration) {
 }
 
 // Every block in its cheapest allowed pool: the bound before any raise.
-double CheapestPoolsSeconds(const PoolProblem& problem) {
+double CheapestPoolsByDefinition(const PoolProblem& problem) {
   double base = 0;
   for (int32_t b = 0; b < problem.num_blocks(); ++b) {
     double cheapest = std::numeric_limits<double>::infinity();
@@ -214,7 +214,7 @@ double CheapestPoolsSeconds(const PoolProblem& problem) {
 // the sweep: every block in its cheapest pool, raised at the worst step by
 // the cheapest fractional eviction of the bytes beyond the fastest pool.
 double PeakStepBoundByDefinition(const PoolProblem& problem) {
-  const double base = CheapestPoolsSeconds(problem);
+  const double base = CheapestPoolsByDefinition(problem);
   const int32_t fast = 0;  // RandomProblem's first pool is the fastest
   double best_raise = 0;
   for (int32_t step = -1; step < problem.arena.num_steps; ++step) {
@@ -257,7 +257,7 @@ TEST(MemoryPoolsTest, PeakStepBoundIsItsDefinition) {
     const PoolProblem problem = RandomProblem(rng, iteration);
     const double bound = PoolPeakStepBoundSeconds(problem);
     EXPECT_DOUBLE_EQ(bound, PeakStepBoundByDefinition(problem)) << "iteration " << iteration;
-    raised += bound > CheapestPoolsSeconds(problem) * (1 + 1e-9);
+    raised += bound > CheapestPoolsByDefinition(problem) * (1 + 1e-9);
   }
   EXPECT_GT(raised, 0);
 }

@@ -135,6 +135,8 @@ absl::StatusOr<PoolReport> PlaceScoredInPools(const Graph& graph, const MemoryMo
     report.lower_bound_seconds =
         std::min(report.lower_bound_seconds, report.placement.evaluation.modelled_seconds);
   } else {
+    // The capacity arguments bound valid placements, not this one.
+    report.lower_bound_seconds = CheapestPoolsSeconds(problem);
     report.overflow = DescribeOverflow(report.placement.evaluation);
     // Why: no order fits, else (when it can be shown) not this order.
     std::string why = report.no_order_fits;
@@ -261,14 +263,15 @@ absl::StatusOr<PoolReport> PlaceOneArenaInPools(const Graph& graph, const Memory
     ORDO_RETURN_IF_ERROR(CheckPoolAssignment(problem, report.placement.assignment));
     report.lower_bound_seconds = std::min(holds_peak, report.placement.evaluation.modelled_seconds);
   } else {
-    // The bound when no pool holds the peak: the fastest allowed pool's.
+    // The capacity argument bounds valid placements, not this one: the
+    // arena in its cheapest allowed pool, capacities ignored.
     double any = std::numeric_limits<double>::infinity();
     for (int32_t p = 0; p < problem.num_pools(); ++p) {
       if (const std::optional<double> seconds = OneArenaSeconds(problem, p)) {
         any = std::min(any, *seconds);
       }
     }
-    report.lower_bound_seconds = std::isfinite(holds_peak) ? holds_peak : any;
+    report.lower_bound_seconds = any;
     report.overflow = absl::StrCat(DescribeOverflow(report.placement.evaluation),
                                    "; one arena: the schedule's arena (", arena.arena_bytes,
                                    " bytes) fits no single pool it may use");

@@ -186,6 +186,48 @@ TEST(PlaceOneArenaTest, TheBoundIsAPoolThatHoldsThePeakWhenTheArenaIsFragmented)
   FAIL() << "no random graph with a fragmented arena";
 }
 
+// A placement that does not fit is reported with the bound of every
+// assignment, capacities ignored (every tensor in its cheapest pool that
+// can hold it), never above its own time: the capacity arguments bound
+// valid placements only, and the relaxation of an infeasible problem grows
+// without limit. The pools' speeds are in one order for reads and writes,
+// so the cheapest pool of an in-place chain is each of its tensors'.
+TEST(PlaceInPoolsTest, APlacementThatDoesNotFitIsBoundedByTheCheapestPools) {
+  std::mt19937_64 rng(17);
+  int overflowing = 0;
+  for (int trial = 0; trial < ordo::testing::Trials(100); ++trial) {
+    ordo::testing::RandomDagOptions dag;
+    dag.num_ops = 6 + static_cast<int32_t>(rng() % 10);
+    dag.max_bytes = 256;
+    const Graph graph = ordo::testing::RandomDag(rng, dag);
+    const Scheduled s = ScheduleInOrder(graph);
+    PoolOptions options;
+    // Together less than the peak: nothing fits.
+    const int64_t room = std::max<int64_t>(s.arena.lower_bound_bytes / 2, 256);
+    options.pools = {{"fast", room / 2, 8e9, 8e9}, {"slow", room - room / 2, 1e9, 1e9}};
+    absl::StatusOr<PoolReport> report =
+        PlaceInPools(graph, s.model, s.simulation, kAlignment, options, s.arena.arena_bytes,
+                     ArenaLimits{});
+    if (!report.ok()) continue;  // a tensor larger than both pools
+    ASSERT_FALSE(report->fits()) << "trial " << trial;
+    ++overflowing;
+    double cheapest = 0;
+    for (const TensorPlacement& t : s.arena.tensors) {
+      const MemoryPool& pool = t.size <= options.pools[0].capacity_bytes ? options.pools[0]
+                                                                         : options.pools[1];
+      const double writes = s.model.tensors[t.tensor].producer == kNoId ? 0 : 1;
+      cheapest += writes * t.size / pool.write_bytes_per_second +
+                  static_cast<double>(s.model.tensors[t.tensor].consumers.size()) * t.size /
+                      pool.read_bytes_per_second;
+    }
+    EXPECT_NEAR(report->lower_bound_seconds, cheapest, cheapest * 1e-12) << "trial " << trial;
+    EXPECT_LE(report->lower_bound_seconds,
+              report->placement.evaluation.modelled_seconds * (1 + 1e-12))
+        << "trial " << trial;
+  }
+  EXPECT_GT(overflowing, 0);
+}
+
 // A client re-checks a server's placement: one arena asked, one pool given.
 TEST(PlaceOneArenaTest, TheRecheckRefusesPoolsSpannedWhereOneArenaWasAsked) {
   const Graph graph = ordo::testing::TestGraph(kChain);
@@ -245,6 +287,9 @@ TEST(PlaceOneArenaTest, ChoosesTheFastestPoolThatHoldsTheArenaOnRandomGraphs) {
       if (seconds < least) least = seconds, fastest = p;
     }
     EXPECT_EQ(report->fits(), fastest != kNoId) << "trial " << trial;
+    EXPECT_LE(report->lower_bound_seconds,
+              report->placement.evaluation.modelled_seconds * (1 + 1e-12))
+        << "trial " << trial;
     if (fastest == kNoId) continue;
     ++fitting;
     EXPECT_NEAR(report->placement.evaluation.modelled_seconds, least, least * 1e-12);
