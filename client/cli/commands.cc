@@ -277,6 +277,7 @@ CompileRequestNames CliNames(const std::string& path) {
   names.reordered_onnx = "--emit-onnx";
   names.reordered_tflite = "--emit-tflite";
   names.arena_planner = "--arena";
+  names.io_outside_arena = "--io-outside-arena";
   return names;
 }
 

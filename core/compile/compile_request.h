@@ -25,6 +25,7 @@ struct CompileRequestNames {
   std::string reordered_onnx = "options.return_reordered_onnx";
   std::string reordered_tflite = "options.return_reordered_tflite";
   std::string arena_planner = "options.arena_planner";
+  std::string io_outside_arena = "options.io_outside_arena";
 };
 
 // A compile as the CLI and the service both ask for it: the model's

@@ -445,18 +445,28 @@ absl::StatusOr<RewriteCompileResult> CompileWithRewrite(const CompileRequest& re
       request.format == ModelFormat::kOnnx ? model_bytes : absl::string_view();
   const bool fallback = request.rewrite.fit_fallback && requested == RewriteMode::kNone &&
                         !onnx_model.empty() && FitMode(request.options);
-  if (requested != RewriteMode::kNone || fallback) {
-    return RewriteCompile(request, onnx_model, graph, services, clock).Run(requested, fallback);
-  }
-  absl::StatusOr<RewriteCompileResult> as_is =
-      CompileAsIs(graph, request.options, request.rewrite, services, clock, 1);
-  if (!as_is.ok() && IsTensorLargerThanEveryPool(as_is.status()) && !onnx_model.empty()) {
-    // The user can fix this one: say how.
-    return absl::InvalidArgumentError(absl::StrCat(as_is.status().message(),
+  absl::StatusOr<RewriteCompileResult> result =
+      requested != RewriteMode::kNone || fallback
+          ? RewriteCompile(request, onnx_model, graph, services, clock).Run(requested, fallback)
+          : CompileAsIs(graph, request.options, request.rewrite, services, clock, 1);
+  if (result.ok()) return result;
+  // The user can fix these: say how.
+  const absl::Status& status = result.status();
+  if (requested == RewriteMode::kNone && !fallback && IsTensorLargerThanEveryPool(status) &&
+      !onnx_model.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(status.message(),
                                                    "; rewriting may never form it: set ",
                                                    request.names.rewrite, " to \"auto\""));
   }
-  return as_is;
+  if (IsGraphInputOrOutputLargerThanEveryPool(status) &&
+      !request.options.memory.io_outside_arena) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(status.message(),
+                     "; if the device keeps the model's input and output in buffers of their "
+                     "own, outside the pools, set ",
+                     request.names.io_outside_arena));
+  }
+  return result;
 }
 
 }  // namespace ordo

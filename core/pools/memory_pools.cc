@@ -18,8 +18,11 @@
 namespace ordo {
 namespace {
 
-// Payload type URL marking IsTensorLargerThanEveryPool's refusal.
+// Payload type URLs marking IsTensorLargerThanEveryPool's and
+// IsGraphInputOrOutputLargerThanEveryPool's refusals.
 constexpr absl::string_view kLargerThanEveryPoolPayload = "ordo/tensor-larger-than-every-pool";
+constexpr absl::string_view kInterfaceLargerThanEveryPoolPayload =
+    "ordo/graph-input-or-output-larger-than-every-pool";
 
 // A graph input or output keeps its shape through every rewrite
 // (CheckSameInterface), so no rewrite shrinks a block holding one.
@@ -36,6 +39,11 @@ bool HoldsGraphInputOrOutput(const Graph& graph, const ArenaBlock& block) {
 bool IsTensorLargerThanEveryPool(const absl::Status& status) {
   return status.code() == absl::StatusCode::kInvalidArgument &&
          status.GetPayload(kLargerThanEveryPoolPayload).has_value();
+}
+
+bool IsGraphInputOrOutputLargerThanEveryPool(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kInvalidArgument &&
+         status.GetPayload(kInterfaceLargerThanEveryPoolPayload).has_value();
 }
 
 absl::Status ValidatePoolOptions(const PoolOptions& options) {
@@ -157,7 +165,11 @@ absl::StatusOr<PoolProblem> BuildPoolProblem(const Graph& graph, const MemoryMod
           " bytes) is larger than every memory pool it may use",
           pinned_to != kNoId ? absl::StrCat(" (pinned to \"", problem.pools[pinned_to].name, "\")")
                              : ""));
-      const bool curable = pinned_to == kNoId && !HoldsGraphInputOrOutput(graph, block);
+      const bool interface = HoldsGraphInputOrOutput(graph, block);
+      const bool curable = pinned_to == kNoId && !interface;
+      if (pinned_to == kNoId && interface) {
+        status.SetPayload(kInterfaceLargerThanEveryPoolPayload, absl::Cord());
+      }
       if (too_large.ok()) too_large = status;
       if (!curable && not_curable.ok()) not_curable = status;
     }

@@ -110,6 +110,11 @@ absl::StatusOr<PoolProblem> BuildPoolProblem(const Graph& graph, const MemoryMod
 // or a graph input or output (every rewrite keeps them).
 bool IsTensorLargerThanEveryPool(const absl::Status& status);
 
+// True for BuildPoolProblem's INVALID_ARGUMENT of a graph input or output,
+// not pinned, larger than every pool: a device may keep it in a buffer of
+// its own (MemoryOptions::io_outside_arena), which the caller can suggest.
+bool IsGraphInputOrOutputLargerThanEveryPool(const absl::Status& status);
+
 // A placement: for every block a pool and an offset in it.
 struct PoolAssignment {
   std::vector<int32_t> pool;

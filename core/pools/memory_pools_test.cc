@@ -104,6 +104,8 @@ TEST(MemoryPoolsTest, ProblemRejectsUnknownPinnedTensorsAndTensorsThatFitNowhere
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("tensor \"out\" (128 bytes) is larger than every memory pool")));
   EXPECT_FALSE(IsTensorLargerThanEveryPool(too_large));
+  // A device may keep it in a buffer of its own (io_outside_arena).
+  EXPECT_TRUE(IsGraphInputOrOutputLargerThanEveryPool(too_large));
   // Only an intermediate over every pool: marked for fit-mode rewriting,
   // which may never form it.
   const Graph chain = TestGraph(R"(
@@ -119,6 +121,7 @@ TEST(MemoryPoolsTest, ProblemRejectsUnknownPinnedTensorsAndTensorsThatFitNowhere
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("tensor \"y\" (128 bytes) is larger than every memory pool")));
   EXPECT_TRUE(IsTensorLargerThanEveryPool(intermediate));
+  EXPECT_FALSE(IsGraphInputOrOutputLargerThanEveryPool(intermediate));
   PoolOptions pinned = TwoPools(64, 1024);
   pinned.pinned["y"] = "fast";
   const absl::Status pinned_too_large =
@@ -127,6 +130,7 @@ TEST(MemoryPoolsTest, ProblemRejectsUnknownPinnedTensorsAndTensorsThatFitNowhere
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("pinned to \"fast\"")));
   // A pin is the user's own restriction: no rewrite lifts it.
   EXPECT_FALSE(IsTensorLargerThanEveryPool(pinned_too_large));
+  EXPECT_FALSE(IsGraphInputOrOutputLargerThanEveryPool(pinned_too_large));
   // The same words without the mark are some other refusal.
   EXPECT_FALSE(IsTensorLargerThanEveryPool(absl::InvalidArgumentError(intermediate.message())));
   EXPECT_FALSE(IsTensorLargerThanEveryPool(absl::OkStatus()));

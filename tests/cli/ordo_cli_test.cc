@@ -610,4 +610,23 @@ TEST(OrdoCliPoolsTest, BadPoolSpecsExitTwoNamingThePoolOrTensor) {
   }
 }
 
+// A graph input larger than every bank is refused (exit 2), with the fix
+// a device with a camera buffer of its own has: the input outside the pools.
+TEST(OrdoCliPoolsTest, AnInputOverEveryPoolSuggestsKeepingItOutsideThePools) {
+  ordo::OnnxTestModel wide;
+  wide.Input("x", {1, 8192});  // 32 KiB
+  ordo::SetIntsAttribute(wide.Node("ReduceMax", {"x"}, {"y"}), "axes", {1});
+  wide.Output("y");
+  const std::string model = WriteTemp("wide_input.onnx", wide.Bytes());
+  const std::string pools = " --pool a:8KiB --pool b:8KiB";
+  ProcessResult refused = RunOrdo(absl::StrCat("compile ", model, pools));
+  EXPECT_EQ(refused.exit_code, 2) << refused.out;
+  EXPECT_THAT(refused.out, HasSubstr("tensor \"x\" (32768 bytes) is larger than every memory pool"));
+  EXPECT_THAT(refused.out, HasSubstr("set --io-outside-arena"));
+  EXPECT_THAT(refused.out, ::testing::Not(HasSubstr("--rewrite")));
+  ProcessResult outside = RunOrdo(absl::StrCat("compile ", model, pools, " --io-outside-arena"));
+  EXPECT_EQ(outside.exit_code, 0) << outside.out;
+  std::filesystem::remove(model);
+}
+
 }  // namespace
