@@ -165,9 +165,9 @@ absl::StatusOr<PoolProblem> BuildPoolProblem(const Graph& graph, const MemoryMod
           " bytes) is larger than every memory pool it may use",
           pinned_to != kNoId ? absl::StrCat(" (pinned to \"", problem.pools[pinned_to].name, "\")")
                              : ""));
-      const bool interface = HoldsGraphInputOrOutput(graph, block);
-      const bool curable = pinned_to == kNoId && !interface;
-      if (pinned_to == kNoId && interface) {
+      const bool holds_interface = HoldsGraphInputOrOutput(graph, block);
+      const bool curable = pinned_to == kNoId && !holds_interface;
+      if (pinned_to == kNoId && holds_interface) {
         status.SetPayload(kInterfaceLargerThanEveryPoolPayload, absl::Cord());
       }
       if (too_large.ok()) too_large = status;

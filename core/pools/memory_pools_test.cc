@@ -201,24 +201,11 @@ PoolProblem RandomProblem(std::mt19937_64& rng, int iteration) {
   return *BuildPoolProblem(graph, model, simulation, 16, options);
 }
 
-// Every block in its cheapest allowed pool: the bound before any raise.
-double CheapestPoolsByDefinition(const PoolProblem& problem) {
-  double base = 0;
-  for (int32_t b = 0; b < problem.num_blocks(); ++b) {
-    double cheapest = std::numeric_limits<double>::infinity();
-    for (int32_t p = 0; p < problem.num_pools(); ++p) {
-      if (problem.allowed[b][p]) cheapest = std::min(cheapest, problem.seconds[b][p]);
-    }
-    base += cheapest;
-  }
-  return base;
-}
-
 // PoolPeakStepBoundSeconds as the spec's words put it, step by step, without
 // the sweep: every block in its cheapest pool, raised at the worst step by
 // the cheapest fractional eviction of the bytes beyond the fastest pool.
 double PeakStepBoundByDefinition(const PoolProblem& problem) {
-  const double base = CheapestPoolsByDefinition(problem);
+  const double base = CheapestPoolsSeconds(problem);
   const int32_t fast = 0;  // RandomProblem's first pool is the fastest
   double best_raise = 0;
   for (int32_t step = -1; step < problem.arena.num_steps; ++step) {
@@ -261,7 +248,7 @@ TEST(MemoryPoolsTest, PeakStepBoundIsItsDefinition) {
     const PoolProblem problem = RandomProblem(rng, iteration);
     const double bound = PoolPeakStepBoundSeconds(problem);
     EXPECT_DOUBLE_EQ(bound, PeakStepBoundByDefinition(problem)) << "iteration " << iteration;
-    raised += bound > CheapestPoolsByDefinition(problem) * (1 + 1e-9);
+    raised += bound > CheapestPoolsSeconds(problem) * (1 + 1e-9);
   }
   EXPECT_GT(raised, 0);
 }
