@@ -37,4 +37,13 @@ absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
   return static_cast<int64_t>(bytes);
 }
 
+absl::StatusOr<int64_t> ParseByteSizeFlag(absl::string_view flag, absl::string_view text) {
+  absl::StatusOr<int64_t> bytes = ParseByteSize(text);
+  if (!bytes.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": ", bytes.status().message()));
+  }
+  return bytes;
+}
+
 }  // namespace ordo::cli

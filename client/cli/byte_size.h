@@ -13,6 +13,9 @@ namespace ordo::cli {
 // 1024 with or without "i" (memory sizes, as device sheets use them).
 absl::StatusOr<int64_t> ParseByteSize(absl::string_view text);
 
+// ParseByteSize of flag `flag`'s value, its error naming the flag.
+absl::StatusOr<int64_t> ParseByteSizeFlag(absl::string_view flag, absl::string_view text);
+
 }  // namespace ordo::cli
 
 #endif  // ORDO_CLIENT_CLI_BYTE_SIZE_H_

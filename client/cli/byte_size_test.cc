@@ -12,6 +12,7 @@ using ::testing::HasSubstr;
 
 TEST(ByteSizeTest, ParsesUnits) {
   EXPECT_EQ(*ParseByteSize("1048576"), 1048576);
+  EXPECT_EQ(*ParseByteSizeFlag("--on-chip", "1KiB"), 1024);
   EXPECT_EQ(*ParseByteSize("512KiB"), 512 * 1024);
   EXPECT_EQ(*ParseByteSize("2 MiB"), 2 * 1024 * 1024);
   EXPECT_EQ(*ParseByteSize("1.5MB"), 1536 * 1024);
@@ -27,6 +28,10 @@ TEST(ByteSizeTest, RejectsGarbage) {
                                                       HasSubstr("not a byte size")));
   EXPECT_THAT(ParseByteSize("99999999999GiB").status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("out of range")));
+  // A flag's value: the error names the flag.
+  EXPECT_THAT(ParseByteSizeFlag("--memory-limit", "lots").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--memory-limit: not a byte size: \"lots\"")));
 }
 
 }  // namespace

@@ -168,7 +168,7 @@ absl::StatusOr<CompileOptions> CompileOptionsFromArgs(const Args& args) {
   options.memory.count_weights = args.Has("count-weights");
   options.memory.io_outside_arena = args.Has("io-outside-arena");
   if (auto limit = args.Value("memory-limit")) {
-    ORDO_ASSIGN_OR_RETURN(options.memory_limit_bytes, ParseByteSize(*limit));
+    ORDO_ASSIGN_OR_RETURN(options.memory_limit_bytes, ParseByteSizeFlag("--memory-limit", *limit));
     // CompileOptions reads 0 as "no limit"; a user asking for 0 bytes
     // asked for something else.
     if (options.memory_limit_bytes == 0) {
@@ -178,7 +178,7 @@ absl::StatusOr<CompileOptions> CompileOptionsFromArgs(const Args& args) {
   }
   options.arena_planner = args.Value("arena").value_or("best");
   if (auto on_chip = args.Value("on-chip")) {
-    ORDO_ASSIGN_OR_RETURN(options.on_chip_bytes, ParseByteSize(*on_chip));
+    ORDO_ASSIGN_OR_RETURN(options.on_chip_bytes, ParseByteSizeFlag("--on-chip", *on_chip));
   }
   // With pools the residency is set below, when a pool is off the chip.
   if (auto limit = args.Value("time-limit")) {

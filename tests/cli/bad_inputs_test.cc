@@ -121,13 +121,13 @@ TEST(BadInputsTest, HostileFlagsExitTwoNamingTheFlag) {
       {"--time-limit 1e400s", "--time-limit: not a duration"},
       {"--memory-limit 0", "--memory-limit"},
       {"--memory-limit 0B", "--memory-limit"},
-      {"--memory-limit -1", "not a byte size: \"-1\""},
-      {"--memory-limit 99999999999GiB", "byte size out of range"},
+      {"--memory-limit -1", "--memory-limit: not a byte size: \"-1\""},
+      {"--memory-limit 99999999999GiB", "--memory-limit: byte size out of range"},
       {"--alignment 0", "--alignment: not a positive integer"},
       {"--alignment -8", "--alignment: not a positive integer"},
       {"--max-ops 0", "--max-ops: not a positive integer"},
       {"--max-ops -1", "--max-ops: not a positive integer"},
-      {"--on-chip -1", "not a byte size"},
+      {"--on-chip -1", "--on-chip: not a byte size"},
       {"--activation-dtype complex512", "--activation-dtype: unknown dtype"},
   };
   for (const auto& [flags, expected] : cases) {
