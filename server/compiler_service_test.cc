@@ -485,7 +485,11 @@ TEST_F(CompilerServiceTest, BadRequestsAreInvalidArgumentNamingTheField) {
 
   v1::CompileRequest scheduler = GraphRequest(BranchesGraph());
   scheduler.mutable_options()->set_scheduler("no-such-scheduler");
-  cases.push_back({"unknown scheduler", scheduler, "no-such-scheduler"});
+  cases.push_back({"unknown scheduler", scheduler, "options.scheduler: unknown scheduler"});
+
+  v1::CompileRequest planner = GraphRequest(BranchesGraph());
+  planner.mutable_options()->set_arena_planner("no-such-planner");
+  cases.push_back({"unknown arena planner", planner, "options.arena_planner: unknown arena"});
 
   v1::CompileRequest rewrite = GraphRequest(BranchesGraph());
   rewrite.mutable_options()->set_rewrite("identity");

@@ -276,6 +276,7 @@ CompileRequestNames CliNames(const std::string& path) {
   names.input_shapes = "--input-shape/--batch";
   names.reordered_onnx = "--emit-onnx";
   names.reordered_tflite = "--emit-tflite";
+  names.scheduler = "--scheduler";
   names.arena_planner = "--arena";
   names.io_outside_arena = "--io-outside-arena";
   return names;

@@ -1,6 +1,8 @@
 #include "core/compile/compile_request.h"
 
 #include "absl/strings/str_cat.h"
+#include "core/arena/arena_planner_registry.h"
+#include "core/schedule/scheduler_registry.h"
 #include "core/util/status_macros.h"
 
 namespace ordo {
@@ -49,8 +51,24 @@ absl::Status CheckInputShapesApply(ModelFormat format, const InputShapes& shapes
       ModelFormatDescription(format), ", whose shapes are static"));
 }
 
+namespace {
+
+// The registry's refusal of an unknown name, naming the flag or field.
+absl::Status Named(const absl::Status& status, const std::string& name) {
+  if (status.ok()) return status;
+  return absl::InvalidArgumentError(absl::StrCat(name, ": ", status.message()));
+}
+
+}  // namespace
+
 absl::Status CompileRequest::Validate() const {
   ORDO_RETURN_IF_ERROR(CheckRewriteCompileOptions(rewrite));
+  ORDO_RETURN_IF_ERROR(
+      Named(BuiltinSchedulers().Create(options.scheduler).status(), names.scheduler));
+  if (options.arena_planner != kNoArenaPlanner) {
+    ORDO_RETURN_IF_ERROR(Named(BuiltinArenaPlanners().Create(options.arena_planner).status(),
+                               names.arena_planner));
+  }
   const bool onnx = format == ModelFormat::kOnnx;
   // Rewrites edit ONNX nodes; "auto" without an ONNX model compiles as is.
   if (const RewriteMode mode = RewriteModeToRun(rewrite); mode != RewriteMode::kNone && !onnx) {

@@ -24,6 +24,7 @@ struct CompileRequestNames {
   std::string input_shapes = "options.input_shapes / options.batch";
   std::string reordered_onnx = "options.return_reordered_onnx";
   std::string reordered_tflite = "options.return_reordered_tflite";
+  std::string scheduler = "options.scheduler";
   std::string arena_planner = "options.arena_planner";
   std::string io_outside_arena = "options.io_outside_arena";
 };

@@ -129,6 +129,8 @@ TEST(BadInputsTest, HostileFlagsExitTwoNamingTheFlag) {
       {"--max-ops -1", "--max-ops: not a positive integer"},
       {"--on-chip -1", "--on-chip: not a byte size"},
       {"--activation-dtype complex512", "--activation-dtype: unknown dtype"},
+      {"--scheduler fastest", "--scheduler: unknown scheduler \"fastest\""},
+      {"--arena tightest", "--arena: unknown arena planner \"tightest\""},
   };
   for (const auto& [flags, expected] : cases) {
     ProcessResult run = RunOrdo(absl::StrCat("compile ", model, " ", flags));
