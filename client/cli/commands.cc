@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
 #include "client/cli/args.h"
 #include "client/cli/byte_size.h"
@@ -51,8 +52,8 @@ constexpr char kUsage[] =
     "               [--input-shape NAME=1x3x224x224]... [--batch N]\n"
     "               [--device NAME | --pool NAME:CAPACITY[:READ_BW[:WRITE_BW]][:off-chip] ...]\n"
     "               [--pin TENSOR:POOL ...] [--one-arena] [--placement-effort fast|thorough]\n"
-    "  ordo estimate MODEL [--memory-limit BYTES] [--device NAME | --pool ...] [--server HOST:PORT]\n"
-    "               [--json] ...\n"
+    "  ordo estimate MODEL [--memory-limit BYTES] [--device NAME | --pool ...] [--one-arena]\n"
+    "               [--server HOST:PORT] [--json] ...\n"
     "  ordo inspect MODEL [--json] [--input-shape NAME=DIMS]... [--batch N]\n"
     "  ordo health --server HOST:PORT [--service NAME]\n"
     "--server calls also take [--tls-ca CA.pem] [--tls-cert C.pem --tls-key K.pem]\n"
@@ -112,12 +113,30 @@ int Fail(const absl::Status& status, std::ostream& err) {
 
 // A failed call names the server; codes keep their meaning (the server
 // says INVALID_ARGUMENT for a bad model, so exit code 2 as in local mode).
+CompileRequestNames CliNames(const std::string& path);
+
+// A server's refusal names the API's fields (options.rewrite); the user
+// wrote flags (--rewrite): the request's names, field by field.
+std::string InFlagNames(absl::string_view message) {
+  const CompileRequestNames api;
+  const CompileRequestNames cli = CliNames("");
+  std::vector<std::pair<std::string, std::string>> renames;
+  for (std::string CompileRequestNames::*name :
+       {&CompileRequestNames::rewrite, &CompileRequestNames::input_shapes,
+        &CompileRequestNames::reordered_onnx, &CompileRequestNames::reordered_tflite,
+        &CompileRequestNames::scheduler, &CompileRequestNames::arena_planner,
+        &CompileRequestNames::io_outside_arena}) {
+    renames.emplace_back(api.*name, cli.*name);
+  }
+  return absl::StrReplaceAll(message, renames);
+}
+
 absl::Status ServerError(const std::string& server, const absl::Status& status) {
   if (absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status)) {
     return absl::Status(status.code(),
                         absl::StrCat("server ", server, ": ", status.message()));
   }
-  return status;
+  return absl::Status(status.code(), InFlagNames(status.message()));
 }
 
 // How --server is reached: --tls-ca, --tls-cert, --tls-key, --auth-token-file.
@@ -596,7 +615,7 @@ int RunEstimate(const std::vector<std::string>& argv, std::ostream& out, std::os
       argv, {{"memory-limit", "activation-dtype", "max-ops", "server", "scheduler", "tls-ca",
               "tls-cert", "tls-key", "auth-token-file", "input-shape", "batch", "pool", "device",
               "pin"},
-             {"no-inplace", "count-weights", "io-outside-arena", "json"}});
+             {"no-inplace", "count-weights", "io-outside-arena", "json", "one-arena"}});
   if (!args.ok()) return Fail(args.status(), err);
   absl::StatusOr<CompileOptions> options = CompileOptionsFromArgs(*args);
   if (!options.ok()) return Fail(options.status(), err);

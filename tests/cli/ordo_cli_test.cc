@@ -571,6 +571,14 @@ TEST(OrdoCliPoolsTest, EstimateSaysWhetherTheBanksFitAndWhy) {
   ProcessResult text = RunOrdo(absl::StrCat("estimate ", model, " --pool a:64 --pool b:64"));
   EXPECT_EQ(text.exit_code, 2) << text.out;  // the graph input fits no bank: a bad spec
   EXPECT_THAT(text.out, HasSubstr("larger than every memory pool"));
+  // One arena, as the API's DeviceSpec.one_arena: every order's peak is at
+  // least 128 KiB (the spec's bound), so no 96 KiB bank holds an arena.
+  ProcessResult one = RunOrdo(absl::StrCat(
+      "estimate ", model, " --pool a:96KiB --pool b:96KiB --one-arena --json"));
+  ASSERT_EQ(one.exit_code, 0) << one.out;
+  const v1::EstimateResponse one_arena = ordo::ParseEstimateJson(one.out);
+  EXPECT_EQ(one_arena.fit().verdict(), v1::EstimateFit::VERDICT_DOES_NOT_FIT);
+  EXPECT_THAT(one_arena.fit().pools_reason(), HasSubstr("one arena"));
 }
 
 TEST(OrdoCliPoolsTest, DevicePresetHumanSummaryHasOneLinePerPool) {
