@@ -752,7 +752,7 @@ TEST_F(CompilerServiceTest, GetInfoListsTheRegistriesAndLimits) {
   v1::GetInfoResponse info;
   const grpc::Status status = Stub()->GetInfo(&context, v1::GetInfoRequest(), &info);
   ASSERT_TRUE(status.ok()) << status.error_message();
-  const SchedulerRegistry schedulers = BuiltinSchedulers();
+  const SchedulerRegistry& schedulers = BuiltinSchedulers();
   ASSERT_EQ(info.schedulers_size(), static_cast<int>(schedulers.schedulers().size()));
   for (int i = 0; i < info.schedulers_size(); ++i) {
     EXPECT_EQ(info.schedulers(i).name(), schedulers.schedulers()[i].name);
