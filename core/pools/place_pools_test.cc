@@ -47,6 +47,21 @@ Scheduled ScheduleInOrder(const Graph& graph, const std::string& planner = "best
   return s;
 }
 
+// A random graph of `min_ops` to `min_ops + spread - 1` ops, tensors of at
+// most 256 bytes, and its model-order schedule.
+struct RandomCase {
+  Graph graph;
+  Scheduled s;
+};
+RandomCase RandomScheduled(std::mt19937_64& rng, int32_t min_ops, int32_t spread) {
+  ordo::testing::RandomDagOptions dag;
+  dag.num_ops = min_ops + static_cast<int32_t>(rng() % spread);
+  dag.max_bytes = 256;
+  RandomCase random{ordo::testing::RandomDag(rng, dag), {}};
+  random.s = ScheduleInOrder(random.graph);
+  return random;
+}
+
 // The spec's modelled time of every activation tensor in `pool`, from the
 // model's producers and consumers.
 double EverythingIn(const Scheduled& s, const MemoryPool& pool) {
@@ -196,11 +211,9 @@ TEST(PlaceInPoolsTest, APlacementThatDoesNotFitIsBoundedByTheCheapestPools) {
   std::mt19937_64 rng(17);
   int overflowing = 0;
   for (int trial = 0; trial < ordo::testing::Trials(100); ++trial) {
-    ordo::testing::RandomDagOptions dag;
-    dag.num_ops = 6 + static_cast<int32_t>(rng() % 10);
-    dag.max_bytes = 256;
-    const Graph graph = ordo::testing::RandomDag(rng, dag);
-    const Scheduled s = ScheduleInOrder(graph);
+    const RandomCase random = RandomScheduled(rng, 6, 10);
+    const Graph& graph = random.graph;
+    const Scheduled& s = random.s;
     PoolOptions options;
     // Together less than the peak: nothing fits.
     const int64_t room = std::max<int64_t>(s.arena.lower_bound_bytes / 2, 256);
@@ -260,11 +273,9 @@ TEST(PlaceOneArenaTest, ChoosesTheFastestPoolThatHoldsTheArenaOnRandomGraphs) {
   const int trials = ordo::testing::Trials(200);
   int fitting = 0;
   for (int trial = 0; trial < trials; ++trial) {
-    ordo::testing::RandomDagOptions dag;
-    dag.num_ops = 4 + static_cast<int32_t>(rng() % 12);
-    dag.max_bytes = 256;
-    const Graph graph = ordo::testing::RandomDag(rng, dag);
-    const Scheduled s = ScheduleInOrder(graph);
+    const RandomCase random = RandomScheduled(rng, 4, 12);
+    const Graph& graph = random.graph;
+    const Scheduled& s = random.s;
     PoolOptions options;
     options.one_arena = true;
     for (int p = 0; p < 3; ++p) {
