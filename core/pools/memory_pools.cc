@@ -137,9 +137,12 @@ absl::StatusOr<PoolProblem> BuildPoolProblem(const Graph& graph, const MemoryMod
   // The first block larger than every pool it may use, and the first of
   // those no rewrite can shrink: that one is the refusal to report.
   absl::Status too_large, not_curable;
+  problem.seconds.reserve(problem.arena.blocks.size(), num_pools);
+  problem.allowed.reserve(problem.arena.blocks.size(), num_pools);
+  std::vector<double> seconds(num_pools);
+  std::vector<uint8_t> allowed(num_pools);
   for (const ArenaBlock& block : problem.arena.blocks) {
-    std::vector<double> seconds(num_pools, 0.0);
-    std::vector<bool> allowed(num_pools, true);
+    std::fill(seconds.begin(), seconds.end(), 0.0);
     int32_t pinned_to = kNoId;
     for (int32_t t : block.tensors) {
       for (int32_t p = 0; p < num_pools; ++p) {
@@ -173,8 +176,8 @@ absl::StatusOr<PoolProblem> BuildPoolProblem(const Graph& graph, const MemoryMod
       if (too_large.ok()) too_large = status;
       if (!curable && not_curable.ok()) not_curable = status;
     }
-    problem.seconds.push_back(std::move(seconds));
-    problem.allowed.push_back(std::move(allowed));
+    problem.seconds.push_back(absl::MakeConstSpan(seconds));
+    problem.allowed.push_back(absl::MakeConstSpan(allowed));
   }
   if (!not_curable.ok()) return not_curable;
   if (!too_large.ok()) {

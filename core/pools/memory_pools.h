@@ -2,6 +2,7 @@
 #define ORDO_CORE_POOLS_MEMORY_POOLS_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -10,11 +11,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "core/arena/arena_problem.h"
 #include "core/graph/graph.h"
 #include "core/memory/memory_model.h"
 #include "core/memory/simulator.h"
 #include "core/partition/hourglass_partitioner.h"
+#include "core/util/check.h"
 
 namespace ordo {
 
@@ -80,6 +83,30 @@ absl::Status ValidatePoolOptions(const PoolOptions& options);
 double TensorMemorySeconds(const MemoryModel& model, int32_t tensor, int64_t aligned_bytes,
                            const MemoryPool& pool);
 
+// One value per block and pool, each block's row of pools side by side in
+// one array: every placer reads a block's row at each step, and a vector
+// per block was an allocation each when the problem was built (perf,
+// docs/pools-log.md). table[b][p]; rows are added whole, all as wide as the
+// first.
+template <typename T>
+class PerBlockPoolTable {
+ public:
+  absl::Span<const T> operator[](int32_t block) const {
+    return absl::Span<const T>(values_.data() + static_cast<size_t>(block) * width_, width_);
+  }
+  void push_back(absl::Span<const T> row) {
+    if (values_.empty()) width_ = row.size();
+    ORDO_CHECK(row.size() == width_);
+    values_.insert(values_.end(), row.begin(), row.end());
+  }
+  void push_back(std::initializer_list<T> row) { push_back(absl::Span<const T>(row.begin(), row.size())); }
+  void reserve(size_t rows, size_t width) { values_.reserve(rows * width); }
+
+ private:
+  size_t width_ = 0;
+  std::vector<T> values_;
+};
+
 // The instance every pool placer solves: the arena blocks of one schedule
 // (an in-place chain is one block, so it lives in one pool), the pools, the
 // time each block costs in each pool and the pools each block may use.
@@ -87,9 +114,9 @@ struct PoolProblem {
   ArenaProblem arena;
   std::vector<MemoryPool> pools;
   // [block][pool]: summed TensorMemorySeconds of the block's tensors.
-  std::vector<std::vector<double>> seconds;
-  // [block][pool]: the block may live in the pool (pinning, size).
-  std::vector<std::vector<bool>> allowed;
+  PerBlockPoolTable<double> seconds;
+  // [block][pool]: the block may live in the pool (pinning, size); 0 or 1.
+  PerBlockPoolTable<uint8_t> allowed;
 
   int32_t num_blocks() const { return static_cast<int32_t>(arena.blocks.size()); }
   int32_t num_pools() const { return static_cast<int32_t>(pools.size()); }

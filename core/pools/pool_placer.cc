@@ -243,7 +243,7 @@ class PoolCostOrders {
     start_.push_back(0);
     pools_.reserve(static_cast<size_t>(problem.num_blocks()) * problem.num_pools());
     for (int32_t b = 0; b < problem.num_blocks(); ++b) {
-      const std::vector<double>& seconds = problem.seconds[b];
+      const absl::Span<const double> seconds = problem.seconds[b];
       const auto first = static_cast<std::ptrdiff_t>(pools_.size());
       for (int32_t p = 0; p < problem.num_pools(); ++p) {
         if (!problem.allowed[b][p]) continue;
