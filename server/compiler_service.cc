@@ -492,8 +492,9 @@ absl::Status CompilerService::RunEstimate(const rpc::CallInfo& call,
   std::optional<NamespacedScheduleCache> namespaced;
   ScheduleCache* cache = deps_.cache;
   if (cache != nullptr && !cache_namespace.empty()) cache = &namespaced.emplace(*cache, cache_namespace);
-  ORDO_ASSIGN_OR_RETURN(EstimateResult result, ordo::Estimate(graph, estimate.options, cache));
-  response = rpc::EstimateResultToProto(result);
+  absl::StatusOr<EstimateResult> result = ordo::Estimate(graph, estimate.options, cache);
+  if (!result.ok()) return WithTheFix(result.status(), estimate.options, estimate.names);
+  response = rpc::EstimateResultToProto(*result);
   StoreEstimate(known_key, response, parts_generation);
   RecordEstimateAnswer("computed", cache_namespace);
   return absl::OkStatus();

@@ -638,6 +638,20 @@ TEST_F(CompilerServiceTest, EstimateMatchesTheCore) {
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(refused.error_message(),
               AllOf(HasSubstr("options.input_shapes"), HasSubstr("a native ordo.v1.Graph")));
+
+  // Banks smaller than the graph input: refused with the fix, by the
+  // field's name, as Compile refuses it.
+  grpc::ClientContext banks_context;
+  request.mutable_options()->clear_batch();
+  for (const char* name : {"a", "b"}) {
+    v1::MemoryPoolSpec* pool = request.mutable_device()->add_pools();
+    pool->set_name(name);
+    pool->set_capacity_bytes(16);
+  }
+  const grpc::Status over = Stub()->Estimate(&banks_context, request, &response);
+  EXPECT_EQ(over.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(over.error_message(), AllOf(HasSubstr("larger than every memory pool"),
+                                          HasSubstr("set options.io_outside_arena")));
 }
 
 // ordo_estimate_answers_total{source}.

@@ -639,6 +639,7 @@ int RunEstimate(const std::vector<std::string>& argv, std::ostream& out, std::os
     estimate = rpc::EstimateResultFromProto(*response);
   } else {
     estimate = Estimate(model->graph, *options, nullptr);
+    if (!estimate.ok()) estimate = WithTheFix(estimate.status(), *options, CliNames(model->path));
   }
   if (!estimate.ok()) return Fail(estimate.status(), err);
   if (args->Has("json")) {

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/arena/arena_planner_registry.h"
+#include "core/pools/memory_pools.h"
 #include "core/schedule/scheduler_registry.h"
 #include "core/util/status_macros.h"
 
@@ -60,6 +61,18 @@ absl::Status Named(const absl::Status& status, const std::string& name) {
 }
 
 }  // namespace
+
+absl::Status WithTheFix(const absl::Status& status, const CompileOptions& options,
+                        const CompileRequestNames& names) {
+  if (!IsGraphInputOrOutputLargerThanEveryPool(status) || options.memory.io_outside_arena) {
+    return status;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(status.message(),
+                   "; if the device keeps the model's input and output in buffers of their own, "
+                   "outside the pools, set ",
+                   names.io_outside_arena));
+}
 
 absl::Status CompileRequest::Validate() const {
   ORDO_RETURN_IF_ERROR(CheckRewriteCompileOptions(rewrite));

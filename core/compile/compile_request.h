@@ -57,6 +57,14 @@ struct CompileRequest {
   absl::Status Validate() const;
 };
 
+// `status` with the fix its user can apply, in `names`' words: a graph
+// input or output larger than every pool (IsGraphInputOrOutputLargerThan-
+// EveryPool) may live outside the pools (io_outside_arena) on a device
+// that keeps it in a buffer of its own. Any other status is returned as it
+// is. Compile and Estimate, on the CLI and in the service, refuse through it.
+absl::Status WithTheFix(const absl::Status& status, const CompileOptions& options,
+                        const CompileRequestNames& names);
+
 // The rewrite mode a compile runs: `rewrite.mode`, except that a Pareto
 // front asked for alone needs a search and means kAll.
 RewriteMode RewriteModeToRun(const RewriteCompileOptions& rewrite);

@@ -458,15 +458,7 @@ absl::StatusOr<RewriteCompileResult> CompileWithRewrite(const CompileRequest& re
                                                    "; rewriting may never form it: set ",
                                                    request.names.rewrite, " to \"auto\""));
   }
-  if (IsGraphInputOrOutputLargerThanEveryPool(status) &&
-      !request.options.memory.io_outside_arena) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(status.message(),
-                     "; if the device keeps the model's input and output in buffers of their "
-                     "own, outside the pools, set ",
-                     request.names.io_outside_arena));
-  }
-  return result;
+  return WithTheFix(status, request.options, request.names);
 }
 
 }  // namespace ordo

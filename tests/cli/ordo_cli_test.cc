@@ -571,6 +571,7 @@ TEST(OrdoCliPoolsTest, EstimateSaysWhetherTheBanksFitAndWhy) {
   ProcessResult text = RunOrdo(absl::StrCat("estimate ", model, " --pool a:64 --pool b:64"));
   EXPECT_EQ(text.exit_code, 2) << text.out;  // the graph input fits no bank: a bad spec
   EXPECT_THAT(text.out, HasSubstr("larger than every memory pool"));
+  EXPECT_THAT(text.out, HasSubstr("set --io-outside-arena"));  // as compile says
   // One arena, as the API's DeviceSpec.one_arena: every order's peak is at
   // least 128 KiB (the spec's bound), so no 96 KiB bank holds an arena.
   ProcessResult one = RunOrdo(absl::StrCat(
