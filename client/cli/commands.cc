@@ -111,12 +111,11 @@ int Fail(const absl::Status& status, std::ostream& err) {
   return ExitCodeFor(status);
 }
 
-// A failed call names the server; codes keep their meaning (the server
-// says INVALID_ARGUMENT for a bad model, so exit code 2 as in local mode).
 CompileRequestNames CliNames(const std::string& path);
 
 // A server's refusal names the API's fields (options.rewrite); the user
-// wrote flags (--rewrite): the request's names, field by field.
+// wrote flags (--rewrite): the request's names, field by field. (The model's
+// names are left alone: "onnx_model" and its kin are words of the message.)
 std::string InFlagNames(absl::string_view message) {
   const CompileRequestNames api;
   const CompileRequestNames cli = CliNames("");
@@ -131,6 +130,9 @@ std::string InFlagNames(absl::string_view message) {
   return absl::StrReplaceAll(message, renames);
 }
 
+// A failed call names the server; codes keep their meaning (the server
+// says INVALID_ARGUMENT for a bad model, so exit code 2 as in local mode),
+// and its refusals read in the CLI's flags.
 absl::Status ServerError(const std::string& server, const absl::Status& status) {
   if (absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status)) {
     return absl::Status(status.code(),

@@ -144,19 +144,15 @@ absl::StatusOr<ArenaProblem> BuildArenaProblem(const MemoryModel& model,
 }
 
 void SortByFirstStep(const std::vector<ArenaBlock>& blocks, std::vector<int32_t>& ids) {
-  constexpr size_t kFewIds = 32;
-  if (ids.size() < kFewIds) {
-    std::stable_sort(ids.begin(), ids.end(),
-                     [&](int32_t a, int32_t b) { return blocks[a].first < blocks[b].first; });
-    return;
-  }
+  if (ids.empty()) return;
   int32_t lowest = blocks[ids[0]].first, highest = lowest;
   for (int32_t id : ids) {
     lowest = std::min(lowest, blocks[id].first);
     highest = std::max(highest, blocks[id].first);
   }
   const auto span = static_cast<size_t>(static_cast<int64_t>(highest) - lowest) + 1;
-  if (span > 4 * ids.size()) {
+  constexpr size_t kFewIds = 32;
+  if (ids.size() < kFewIds || span > 4 * ids.size()) {
     std::stable_sort(ids.begin(), ids.end(),
                      [&](int32_t a, int32_t b) { return blocks[a].first < blocks[b].first; });
     return;

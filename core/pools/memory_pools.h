@@ -99,7 +99,9 @@ class PerBlockPoolTable {
     ORDO_CHECK(row.size() == width_);
     values_.insert(values_.end(), row.begin(), row.end());
   }
-  void push_back(std::initializer_list<T> row) { push_back(absl::Span<const T>(row.begin(), row.size())); }
+  void push_back(std::initializer_list<T> row) {
+    push_back(absl::Span<const T>(row.begin(), row.size()));
+  }
   void reserve(size_t rows, size_t width) { values_.reserve(rows * width); }
 
  private:

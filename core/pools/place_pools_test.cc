@@ -216,7 +216,8 @@ TEST(PlaceInPoolsTest, APlacementThatDoesNotFitIsBoundedByTheCheapestPools) {
     const Scheduled& s = random.s;
     PoolOptions options;
     // Together less than the peak: nothing fits.
-    const int64_t room = std::max<int64_t>(s.arena.lower_bound_bytes / 2, 256);
+    const int64_t room = s.arena.lower_bound_bytes / 2;
+    if (room < 2 * kAlignment) continue;
     options.pools = {{"fast", room / 2, 8e9, 8e9}, {"slow", room - room / 2, 1e9, 1e9}};
     absl::StatusOr<PoolReport> report =
         PlaceInPools(graph, s.model, s.simulation, kAlignment, options, s.arena.arena_bytes,
