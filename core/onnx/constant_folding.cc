@@ -119,6 +119,7 @@ class ConstantFolder {
   const onnx::ModelProto& Model();
   const onnx::GraphProto& graph();
   onnx::ModelProto& Working();
+  void CopyNodesInOrder();
   bool NeedsInference() const;
   void InferShapes();
   std::optional<std::vector<int64_t>> StaticDims(int32_t value) const;
@@ -198,7 +199,22 @@ onnx::ModelProto& ConstantFolder::Working() {
   // Inference reads data only of small shape-like operands; dropping the
   // bulk of real weights keeps the copies made per round cheap.
   DropBulkInitializerData(*working_->mutable_graph());
+  // ONNX's inference walks the nodes in file order: on a file that is not
+  // topologically sorted it leaves shapes unknown, and libonnx 1.12
+  // crashes on some (bench/onnx-sweep). It sees the order a runtime loads.
+  if (!std::is_sorted(nodes_.order.begin(), nodes_.order.end())) CopyNodesInOrder();
   return *working_;
+}
+
+// The working graph's nodes: the original's not replaced by initializers,
+// dependencies first.
+void ConstantFolder::CopyNodesInOrder() {
+  const onnx::GraphProto& original = Model().graph();
+  onnx::GraphProto& working = *working_->mutable_graph();
+  working.clear_node();
+  for (int32_t i : nodes_.order) {
+    if (!replaced_[i]) *working.add_node() = original.node(i);
+  }
 }
 
 absl::StatusOr<FoldingResult> ConstantFolder::Run() && {
@@ -325,13 +341,8 @@ bool ConstantFolder::ReplaceEvaluatedNodes() {
     }
   }
   if (!replaced_any) return false;
-  const onnx::GraphProto& original = Model().graph();
-  onnx::GraphProto& working = *Working().mutable_graph();
-  working.clear_node();
-  for (int32_t i = 0; i < original.node_size(); ++i) {
-    if (!replaced_[i]) *working.add_node() = original.node(i);
-  }
-  DropValueInfoOfInitializers(working);
+  CopyNodesInOrder();
+  DropValueInfoOfInitializers(*Working().mutable_graph());
   return true;
 }
 
