@@ -123,6 +123,19 @@ TEST(InputShapesTest, ShapesFlowThroughFoldedShapeComputations) {
   EXPECT_THAT(graph.tensor(graph.FindTensor("y").value()).dims, ElementsAre(2, 192));
 }
 
+// bench/onnx-sweep: a dynamic model that also lists its input as a graph
+// output kept the output's symbolic batch, and the first Conv was refused
+// for it although --batch had set the input.
+TEST(InputShapesTest, AnInputListedAsAnOutputTooTakesTheSetDims) {
+  onnx::ModelProto model = DynamicBatchModel();
+  AddValue(*model.mutable_graph()->mutable_output(), "x", {"batch", 3, 8, 8});
+  ORDO_ASSERT_OK_AND_ASSIGN(std::string bytes,
+                            WithInputShapes(model.SerializeAsString(), {.batch = 2}));
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(bytes));
+  EXPECT_THAT(graph.tensor(graph.FindTensor("x").value()).dims, ElementsAre(2, 3, 8, 8));
+  EXPECT_THAT(graph.tensor(graph.FindTensor("y").value()).dims, ElementsAre(2, 192));
+}
+
 TEST(InputShapesTest, UnknownInputIsNamedWithTheInputsThereAre) {
   onnx::ModelProto model = DynamicBatchModel();
   EXPECT_THAT(ApplyInputShapes({.shapes = {{"image", {1, 3, 8, 8}}}}, *model.mutable_graph()),
