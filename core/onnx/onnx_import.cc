@@ -17,6 +17,7 @@
 #include "core/onnx/tensor_shapes.h"
 #include "core/util/checked_math.h"
 #include "core/util/status_macros.h"
+#include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
 
 namespace ordo {
@@ -257,6 +258,7 @@ class GraphAssembler {
   absl::Status DeclareOp(int32_t index);
   absl::Status DeclareWeight(int32_t value);
   absl::Status ExplainUnknownShape(const absl::Status& status, int32_t index) const;
+  absl::Status ExplainUnknownOperator(const absl::Status& status, int32_t index) const;
 
   const ModelView& graph_;
   NodeGraph& nodes_;
@@ -381,7 +383,31 @@ absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status,
         "\" (", op_type, ") sets this shape and is computed from activation values at "
         "run time, so it cannot be folded to a constant (a data-dependent shape)"));
   }
-  return status;
+  return ExplainUnknownOperator(status, index);
+}
+
+// An operator ONNX's schemas do not know (a custom domain, or a standard op
+// newer than the linked library) gets no shape inference at all; the user
+// can give its shapes in value_info, which the importer reads.
+absl::Status GraphAssembler::ExplainUnknownOperator(const absl::Status& status,
+                                                    int32_t index) const {
+  const NodeView& node = graph_.nodes[index];
+  const std::string domain(node.domain);
+  if (onnx::OpSchemaRegistry::Schema(std::string(node.op_type), INT_MAX, domain) != nullptr) {
+    return status;
+  }
+  const auto& versions = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  const auto standard = versions.find(onnx::ONNX_DOMAIN);
+  const std::string known =
+      standard == versions.end()
+          ? std::string()
+          : absl::StrCat(" (standard operators up to opset ", standard->second.second, ")");
+  return absl::InvalidArgumentError(absl::StrCat(
+      status.message(), ". Op \"", nodes_.names[index], "\" (", node.op_type,
+      domain.empty() ? std::string() : absl::StrCat(", domain \"", domain, "\""),
+      ") is not an operator the ONNX library ordo uses knows", known,
+      ", so nothing infers its output shapes: list them in the model's graph.value_info "
+      "(each output's element type and dims), or export without this operator"));
 }
 
 // Only weights that a scheduled op or the graph outputs read are declared:

@@ -497,6 +497,19 @@ TEST(OnnxImportErrorTest, UnknownShapeNamesTheProducer) {
   EXPECT_THAT(ImportOnnx(m.Bytes()),
               StatusIs(kInvalid, HasSubstr("tensor \"t\" (output of op \"foo\"): shape "
                                            "is unknown")));
+  // The fix the message names (bench/onnx-sweep: it named none): the
+  // custom op's output declared in value_info (and its domain imported, as
+  // a valid file does).
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, HasSubstr("Op \"foo\" (Foo, domain \"com.example\") is not "
+                                           "an operator the ONNX library ordo uses knows")));
+  EXPECT_THAT(ImportOnnx(m.Bytes()), StatusIs(kInvalid, HasSubstr("graph.value_info")));
+  m.ValueInfo("t", {1, 4});
+  onnx::OperatorSetIdProto& custom = *m.proto().add_opset_import();
+  custom.set_domain("com.example");
+  custom.set_version(1);
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  EXPECT_THAT(graph.tensor(graph.FindTensor("t").value()).dims, ElementsAre(1, 4));
 }
 
 TEST(OnnxImportErrorTest, ZeroDim) {
