@@ -512,6 +512,28 @@ TEST(OnnxImportErrorTest, UnknownShapeNamesTheProducer) {
   EXPECT_THAT(graph.tensor(graph.FindTensor("t").value()).dims, ElementsAre(1, 4));
 }
 
+// libonnx 1.12's data propagation for Shape crashed on an input nothing
+// could type (bench/onnx-sweep: a custom op upstream of a Shape).
+TEST(OnnxImportErrorTest, ShapeOfAnUntypedValueIsAnErrorNotACrash) {
+  TestModel m;
+  m.Input("x", {1, 4});
+  m.Node("Foo", {"x"}, {"t"}, "foo", "com.example");
+  m.Node("Relu", {"t"}, {"r"}, "relu");
+  m.Node("Shape", {"r"}, {"s"}, "shape");
+  m.Node("Reshape", {"x", "s"}, {"y"}, "reshape");
+  m.proto().mutable_graph()->add_output()->set_name("y");
+  onnx::OperatorSetIdProto& custom = *m.proto().add_opset_import();
+  custom.set_domain("com.example");
+  custom.set_version(1);
+  for (int opset : {13, 15, 17}) {  // Shape-13 and Shape-15 (the one that crashed)
+    m.proto().mutable_opset_import(0)->set_version(opset);
+    EXPECT_THAT(ImportOnnx(m.Bytes()),
+                StatusIs(kInvalid, HasSubstr("Op \"foo\" (Foo, domain \"com.example\") is not "
+                                             "an operator the ONNX library ordo uses knows")))
+        << "opset " << opset;
+  }
+}
+
 TEST(OnnxImportErrorTest, ZeroDim) {
   TestModel m;
   m.Input("x", {0, 4}).Output("y", {0, 4});

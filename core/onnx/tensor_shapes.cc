@@ -92,24 +92,43 @@ void InferEinsum(onnx::InferenceContext& ctx, const onnx::InferenceFunction& ran
   for (int64_t dim : *out) shape->add_dim()->set_dim_value(dim);
 }
 
-// ONNX's schemas, with InferEinsum in place of Einsum's inference. Patched
-// copies are made once per schema version and live for the process.
+// libonnx 1.12's data propagation for Shape reads its input's type without
+// checking that there is one: a Shape of a value nothing could type (the
+// output of a custom op, or of an op whose inference failed) crashed the
+// process (bench/onnx-sweep). Of the ops with data propagation, only Shape
+// did (each tried on an untyped input).
+void PropagateShapeData(onnx::DataPropagationContext& ctx,
+                        const onnx::DataPropagationFunction& unchecked) {
+  if (ctx.getNumInputs() < 1 || ctx.getInputType(0) == nullptr) return;
+  unchecked(ctx);
+}
+
+// ONNX's schemas, with InferEinsum in place of Einsum's inference and a
+// checked Shape data propagation. Patched copies are made once per schema
+// version and live for the process.
 class SchemaRegistry final : public onnx::ISchemaRegistry {
  public:
   const onnx::OpSchema* GetSchema(const std::string& key, const int max_inclusive_version,
                                   const std::string& domain) const override {
     const onnx::OpSchema* schema =
         onnx::OpSchemaRegistry::Schema(key, max_inclusive_version, domain);
-    if (schema == nullptr || key != "Einsum" || !(domain.empty() || domain == "ai.onnx")) {
+    if (schema == nullptr || (key != "Einsum" && key != "Shape") ||
+        !(domain.empty() || domain == "ai.onnx")) {
       return schema;
     }
     std::lock_guard<std::mutex> lock(mutex_);
     std::unique_ptr<onnx::OpSchema>& patched = patched_[schema];
     if (patched == nullptr) {
       patched = std::make_unique<onnx::OpSchema>(*schema);
-      patched->TypeAndShapeInferenceFunction(
-          [rank_only = schema->GetTypeAndShapeInferenceFunction()](
-              onnx::InferenceContext& ctx) { InferEinsum(ctx, rank_only); });
+      if (key == "Einsum") {
+        patched->TypeAndShapeInferenceFunction(
+            [rank_only = schema->GetTypeAndShapeInferenceFunction()](
+                onnx::InferenceContext& ctx) { InferEinsum(ctx, rank_only); });
+      } else if (schema->has_data_propagation_function()) {
+        patched->PartialDataPropagationFunction(
+            [unchecked = schema->GetDataPropagationFunction()](
+                onnx::DataPropagationContext& ctx) { PropagateShapeData(ctx, unchecked); });
+      }
     }
     return patched.get();
   }
