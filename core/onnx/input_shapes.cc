@@ -120,30 +120,6 @@ absl::Status CheckUnusedBatch(const InputShapes& shapes, const onnx::GraphProto&
   return absl::OkStatus();
 }
 
-// A graph input may also be listed as a graph output or in value_info (a
-// model that passes its input through): those entries name the same tensor,
-// so they take the dims just set, or their symbolic dims would undo them.
-void ShareInputDims(const absl::flat_hash_map<std::string, onnx::ValueInfoProto*>& inputs,
-                    onnx::GraphProto& graph) {
-  auto share = [&](onnx::ValueInfoProto& entry) {
-    auto it = inputs.find(entry.name());
-    if (it == inputs.end() || it->second == &entry) return;
-    const onnx::TypeProto::Tensor& set = it->second->type().tensor_type();
-    onnx::TypeProto::Tensor& other = *entry.mutable_type()->mutable_tensor_type();
-    if (!set.has_shape() || !other.has_shape() ||
-        other.shape().dim_size() != set.shape().dim_size()) {
-      return;
-    }
-    for (int d = 0; d < set.shape().dim_size(); ++d) {
-      if (HasValue(set.shape().dim(d)) && !HasValue(other.shape().dim(d))) {
-        other.mutable_shape()->mutable_dim(d)->set_dim_value(set.shape().dim(d).dim_value());
-      }
-    }
-  };
-  for (onnx::ValueInfoProto& output : *graph.mutable_output()) share(output);
-  for (onnx::ValueInfoProto& value : *graph.mutable_value_info()) share(value);
-}
-
 }  // namespace
 
 absl::Status ApplyInputShapes(const InputShapes& shapes, onnx::GraphProto& graph) {
@@ -166,9 +142,8 @@ absl::Status ApplyInputShapes(const InputShapes& shapes, onnx::GraphProto& graph
     ORDO_RETURN_IF_ERROR(ApplyShape(name, dims, *it->second));
   }
   if (shapes.batch > 0 && !ApplyBatch(shapes.batch, shapes.shapes, inputs)) {
-    ORDO_RETURN_IF_ERROR(CheckUnusedBatch(shapes, graph, inputs));
+    return CheckUnusedBatch(shapes, graph, inputs);
   }
-  ShareInputDims(inputs, graph);
   return absl::OkStatus();
 }
 

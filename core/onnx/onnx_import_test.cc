@@ -534,6 +534,22 @@ TEST(OnnxImportErrorTest, ShapeOfAnUntypedValueIsAnErrorNotACrash) {
   }
 }
 
+// bench/onnx-sweep: ONNX's inference took the last declaration of a graph
+// input that is also a graph output, here one without dims, and every
+// shape after it was lost; the most complete declaration now counts.
+TEST(OnnxImportTest, AnInputDeclaredAgainAsAnOutputWithoutDimsKeepsItsDims) {
+  TestModel m;
+  m.Input("x", {1, 4});
+  m.Node("Relu", {"x"}, {"r"}, "relu");
+  m.Node("Relu", {"r"}, {"y"}, "relu2");
+  m.proto().mutable_graph()->add_output()->set_name("y");
+  onnx::ValueInfoProto& again = *m.proto().mutable_graph()->add_output();
+  again.set_name("x");
+  again.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  EXPECT_THAT(graph.tensor(graph.FindTensor("y").value()).dims, ElementsAre(1, 4));
+}
+
 TEST(OnnxImportErrorTest, ZeroDim) {
   TestModel m;
   m.Input("x", {0, 4}).Output("y", {0, 4});

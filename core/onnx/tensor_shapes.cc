@@ -178,6 +178,33 @@ TensorTypes TakeTensorTypes(ModelView& graph, const NodeGraph& nodes) {
   return types;
 }
 
+// ONNX's inference takes a value's last declaration (graph input, then
+// output, then value_info; bench/onnx-sweep: a pass-through output without
+// dims hid its input's), where CollectTensorTypes takes the most complete:
+// every declaration of a value is made its most complete one first.
+void UseTheMostCompleteDeclarations(onnx::GraphProto& graph) {
+  absl::flat_hash_map<std::string, const onnx::ValueInfoProto*> best;
+  auto consider = [&](const onnx::ValueInfoProto& info) {
+    const onnx::ValueInfoProto*& kept = best[info.name()];
+    if (kept == nullptr ||
+        Completeness(FromTypeProto(info.type())) > Completeness(FromTypeProto(kept->type()))) {
+      kept = &info;
+    }
+  };
+  for (const auto& info : graph.input()) consider(info);
+  for (const auto& info : graph.output()) consider(info);
+  for (const auto& info : graph.value_info()) consider(info);
+  std::vector<std::pair<onnx::ValueInfoProto*, onnx::TypeProto>> replaced;
+  auto align = [&](onnx::ValueInfoProto& info) {
+    const onnx::ValueInfoProto* kept = best[info.name()];
+    if (kept != &info) replaced.emplace_back(&info, kept->type());
+  };
+  for (auto& info : *graph.mutable_input()) align(info);
+  for (auto& info : *graph.mutable_output()) align(info);
+  for (auto& info : *graph.mutable_value_info()) align(info);
+  for (auto& [info, type] : replaced) *info->mutable_type() = std::move(type);
+}
+
 absl::Status InferShapesInPlace(onnx::ModelProto& model) {
   // Inference edits the model as it goes; on a throw the half-inferred copy
   // is dropped so callers only ever see a consistent model.
@@ -186,6 +213,7 @@ absl::Status InferShapesInPlace(onnx::ModelProto& model) {
   // Shape -> Gather -> Mul -> Concat -> Reshape chains, so a dynamic-batch
   // export folds in a few rounds instead of one round per chain link.
   onnx::ModelProto copy = model;
+  UseTheMostCompleteDeclarations(*copy.mutable_graph());
   try {
     onnx::shape_inference::InferShapes(copy, registry,
                                        onnx::ShapeInferenceOptions(

@@ -31,9 +31,12 @@ TensorTypes CollectTensorTypes(const onnx::GraphProto& graph, const NodeGraph& n
 // constant folding's working copy after shape inference.
 TensorTypes TakeTensorTypes(ModelView& graph, const NodeGraph& nodes);
 
-// Runs ONNX's C++ shape inference on `model` in place, without data
+// Runs ONNX's C++ shape inference on `model` in place, with data
 // propagation and without strict mode, so an op it cannot infer (for example
 // a Reshape whose shape is not known yet) is left unknown rather than fatal.
+// A value declared more than once (say a graph input that is also an
+// output) is declared everywhere as its most complete declaration first, the
+// rule of CollectTensorTypes.
 // ONNX reports the remaining errors by throwing; they are caught here and
 // returned as INVALID_ARGUMENT with `model` left unchanged. Never reads
 // external data. O(nodes) schema lookups.
