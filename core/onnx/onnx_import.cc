@@ -258,7 +258,10 @@ class GraphAssembler {
   absl::Status DeclareOp(int32_t index);
   absl::Status DeclareWeight(int32_t value);
   absl::Status ExplainUnknownShape(const absl::Status& status, int32_t index) const;
-  absl::Status ExplainUnknownOperator(const absl::Status& status, int32_t index) const;
+  bool IsKnownOperator(int32_t index) const;
+  int32_t UnknownOperatorUpstream(int32_t index) const;
+  absl::Status ExplainUnknownOperator(const absl::Status& status, int32_t index,
+                                      int32_t unknown) const;
 
   const ModelView& graph_;
   NodeGraph& nodes_;
@@ -372,6 +375,9 @@ absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status,
         "shape computations is deeper than the importer follows (an importer limit, not a "
         "property of the model; please report it with the model)"));
   }
+  if (const int32_t unknown = UnknownOperatorUpstream(index); unknown != onnx_import::kNoValue) {
+    return ExplainUnknownOperator(status, index, unknown);
+  }
   const absl::Span<const int32_t> inputs = nodes_.inputs(index);
   for (int k : ShapeSettingInputs(op_type)) {
     if (k >= static_cast<int>(inputs.size()) || inputs[k] == onnx_import::kNoValue ||
@@ -383,31 +389,67 @@ absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status,
         "\" (", op_type, ") sets this shape and is computed from activation values at "
         "run time, so it cannot be folded to a constant (a data-dependent shape)"));
   }
-  return ExplainUnknownOperator(status, index);
+  return status;
+}
+
+bool GraphAssembler::IsKnownOperator(int32_t index) const {
+  const NodeView& node = graph_.nodes[index];
+  return onnx::OpSchemaRegistry::Schema(std::string(node.op_type), INT_MAX,
+                                        std::string(node.domain)) != nullptr;
+}
+
+// Node `index` itself when ONNX does not know it, else the nearest such op
+// upstream through values whose shape is unknown (a custom op inside a shape
+// computation leaves the Reshape after it unknown); or kNoValue.
+int32_t GraphAssembler::UnknownOperatorUpstream(int32_t index) const {
+  std::vector<int32_t> stack = {index};
+  std::vector<bool> seen(graph_.num_nodes(), false);
+  seen[index] = true;
+  while (!stack.empty()) {
+    const int32_t node = stack.back();
+    stack.pop_back();
+    if (!IsKnownOperator(node)) return node;
+    for (int32_t input : nodes_.inputs(node)) {
+      if (input == onnx_import::kNoValue || TypeOf(input).IsStatic()) continue;
+      const int32_t producer = nodes_.producer[input];
+      if (producer == onnx_import::kNoValue || seen[producer]) continue;
+      seen[producer] = true;
+      stack.push_back(producer);
+    }
+  }
+  return onnx_import::kNoValue;
 }
 
 // An operator ONNX's schemas do not know (a custom domain, or a standard op
-// newer than the linked library) gets no shape inference at all; the user
-// can give its shapes in value_info, which the importer reads.
-absl::Status GraphAssembler::ExplainUnknownOperator(const absl::Status& status,
-                                                    int32_t index) const {
-  const NodeView& node = graph_.nodes[index];
+// newer than the linked library) gets no shape inference at all. For its own
+// outputs the user can give the shapes in value_info, which the importer
+// reads; upstream of an unknown shape it feeds a compile-time value (a shape
+// computation), which no declaration supplies.
+absl::Status GraphAssembler::ExplainUnknownOperator(const absl::Status& status, int32_t index,
+                                                    int32_t unknown) const {
+  const NodeView& node = graph_.nodes[unknown];
   const std::string domain(node.domain);
-  if (onnx::OpSchemaRegistry::Schema(std::string(node.op_type), INT_MAX, domain) != nullptr) {
-    return status;
-  }
   const auto& versions = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   const auto standard = versions.find(onnx::ONNX_DOMAIN);
-  const std::string known =
+  const std::string op = absl::StrCat(
+      "\"", nodes_.names[unknown], "\" (", node.op_type,
+      domain.empty() ? std::string() : absl::StrCat(", domain \"", domain, "\""), ")");
+  const std::string unknown_to_onnx = absl::StrCat(
+      "is not an operator the ONNX library ordo uses knows",
       standard == versions.end()
           ? std::string()
-          : absl::StrCat(" (standard operators up to opset ", standard->second.second, ")");
+          : absl::StrCat(" (standard operators up to opset ", standard->second.second, ")"));
+  if (unknown == index) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        status.message(), ". Op ", op, " ", unknown_to_onnx,
+        ", so nothing infers its output shapes: list them in the model's graph.value_info "
+        "(each output's element type and dims), or export without this operator"));
+  }
   return absl::InvalidArgumentError(absl::StrCat(
-      status.message(), ". Op \"", nodes_.names[index], "\" (", node.op_type,
-      domain.empty() ? std::string() : absl::StrCat(", domain \"", domain, "\""),
-      ") is not an operator the ONNX library ordo uses knows", known,
-      ", so nothing infers its output shapes: list them in the model's graph.value_info "
-      "(each output's element type and dims), or export without this operator"));
+      status.message(), ". It depends on a value computed by op ", op, ", which ",
+      unknown_to_onnx,
+      ", so the value can be neither inferred nor computed at compile time: export the "
+      "model without this operator"));
 }
 
 // Only weights that a scheduled op or the graph outputs read are declared:

@@ -550,6 +550,26 @@ TEST(OnnxImportTest, AnInputDeclaredAgainAsAnOutputWithoutDimsKeepsItsDims) {
   EXPECT_THAT(graph.tensor(graph.FindTensor("y").value()).dims, ElementsAre(1, 4));
 }
 
+// A custom op inside a shape computation leaves the Reshape after it
+// unknown; the message names the custom op, not only the Reshape.
+TEST(OnnxImportErrorTest, UnknownShapeNamesTheUnknownOperatorUpstream) {
+  TestModel m;
+  m.Input("x", {1, 4});
+  m.Node("Shape", {"x"}, {"s"}, "shape");
+  m.Node("MyIdentity", {"s"}, {"s2"}, "custom", "com.example");
+  m.Node("Reshape", {"x", "s2"}, {"y"}, "reshape");
+  m.proto().mutable_graph()->add_output()->set_name("y");
+  onnx::OperatorSetIdProto& custom = *m.proto().add_opset_import();
+  custom.set_domain("com.example");
+  custom.set_version(1);
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, HasSubstr("(output of op \"reshape\"): shape is unknown after "
+                                           "shape inference and constant folding. It depends on "
+                                           "a value computed by op \"custom\" (MyIdentity, "
+                                           "domain \"com.example\"), which is not an "
+                                           "operator")));
+}
+
 TEST(OnnxImportErrorTest, ZeroDim) {
   TestModel m;
   m.Input("x", {0, 4}).Output("y", {0, 4});
