@@ -368,7 +368,10 @@ absl::Status GraphBuilder::ResolveGraphIo(Graph& graph) const {
     if (tensor.is_graph_output) continue;
     if (tensor.kind == TensorKind::kWeight) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "graph output \"", name, "\" is a weight (computed at compile time)"));
+          "graph output \"", name,
+          "\" is a weight (computed at compile time, from weights only): it takes no "
+          "activation memory and no op computes it at run time; remove it from the graph "
+          "outputs (the application can keep the constant)"));
     }
     tensor.is_graph_output = true;
     if (tensor.kind == TensorKind::kActivation) tensor.kind = TensorKind::kOutput;

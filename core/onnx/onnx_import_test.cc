@@ -669,6 +669,8 @@ TEST(OnnxImportErrorTest, FoldedGraphOutput) {
   m.Node("Relu", {"x"}, {"r"}, "relu");
   EXPECT_THAT(ImportOnnx(m.Bytes()),
               StatusIs(kInvalid, HasSubstr("graph output \"y\" is a weight")));
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, HasSubstr("remove it from the graph outputs")));
 }
 
 // Flipped and truncated bytes of real models must come back as a status:
