@@ -239,6 +239,11 @@ absl::StatusOr<FoldingResult> ConstantFolder::Run() && {
     type.symbols.clear();
   }
   if (!parse_status_.ok()) return parse_status_;
+  // A node left unknown without an exception was skipped by ONNX's lenient
+  // mode; the strict mode's first error says why, for the message.
+  if (inference_error_.empty() && working_ != nullptr && NeedsInference()) {
+    inference_error_ = std::string(FirstInferenceError(*working_).message());
+  }
   return FoldingResult{std::move(folded_), std::move(types_), std::move(inference_error_),
                        rounds_exhausted};
 }
@@ -257,6 +262,16 @@ bool ConstantFolder::NeedsInference() const {
 }
 
 void ConstantFolder::InferShapes() {
+  onnx::GraphProto& working = *Working().mutable_graph();
+  // From the file's declarations and the folded initializers, not from the
+  // last round's results: ONNX keeps a declaration where its own inference
+  // now fails, so a shape inferred while a dim was still unknown would
+  // outlive the dim becoming known (bench/onnx-sweep: torchvision's ViT at
+  // 97x131 kept the 50-token Add that [1,13,768] + [1,50,768] cannot give,
+  // and compiled to the 224 plan). Each round infers everything anyway.
+  *working.mutable_value_info() = Model().graph().value_info();
+  *working.mutable_output() = Model().graph().output();
+  DropValueInfoOfInitializers(working);
   absl::Status status = InferShapesInPlace(Working());
   inference_error_ = status.ok() ? "" : std::string(status.message());
   types_ = CollectTensorTypes(graph(), nodes_);

@@ -534,6 +534,43 @@ absl::Status CheckSchedule(const Graph& graph, absl::Span<const OpId> schedule) 
   return absl::OkStatus();
 }
 
+std::optional<int64_t> ElementCount(const std::vector<int64_t>& dims) {
+  int64_t count = 1;
+  for (int64_t dim : dims) {
+    std::optional<int64_t> product = CheckedMul(count, dim);
+    if (!product) return std::nullopt;
+    count = *product;
+  }
+  return count;
+}
+
+// ONNX's inference takes a Reshape's output dims from its target shape
+// without checking that the element counts agree (libonnx 1.12, even in
+// strict mode). A traced export bakes sizes derived from its input into
+// such targets (torchvision's ViT: view(n, 768, 49)), so at another input
+// size the model cannot run, and its plan would be silently wrong
+// (bench/onnx-sweep with --input-shape).
+absl::Status CheckReshapeElementCounts(const Graph& graph) {
+  for (const Op& op : graph.ops()) {
+    if (op.type != "Reshape" || !op.domain.empty() || op.inputs.empty() || op.outputs.empty()) {
+      continue;
+    }
+    const Tensor& data = graph.tensor(op.inputs[0]);
+    const Tensor& reshaped = graph.tensor(op.outputs[0]);
+    if (data.dims.empty() && data.kind == TensorKind::kWeight) continue;  // size unknown
+    const std::optional<int64_t> in = ElementCount(data.dims);
+    const std::optional<int64_t> out = ElementCount(reshaped.dims);
+    if (!in || !out || *in == *out) continue;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "op \"", op.name, "\" (Reshape): input \"", data.name, "\" has ", *in, " elements (",
+        FormatDims(data.dims), ") but the target shape ", FormatDims(reshaped.dims), " has ",
+        *out, ", so the model cannot run at these input shapes. The target is a constant of the "
+        "export (a traced export fixes sizes derived from the input size it was exported at): "
+        "compile at that input size, or export the model at the size you want"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<Graph> ImportOnnx(absl::string_view model_bytes, const GraphLimits& limits) {
@@ -548,7 +585,9 @@ absl::StatusOr<Graph> ImportOnnx(absl::string_view model_bytes, const GraphLimit
   TensorTypes types = onnx_import::TakeTensorTypes(graph, nodes);
   ORDO_ASSIGN_OR_RETURN(FoldingResult folding,
                         onnx_import::FoldConstants(graph, model_bytes, nodes, std::move(types)));
-  return GraphAssembler(graph, nodes, folding, limits).Assemble();
+  ORDO_ASSIGN_OR_RETURN(Graph imported, GraphAssembler(graph, nodes, folding, limits).Assemble());
+  ORDO_RETURN_IF_ERROR(CheckReshapeElementCounts(imported));
+  return imported;
 }
 
 absl::Status CheckOnnxParses(absl::string_view model_bytes) {

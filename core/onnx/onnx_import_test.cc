@@ -570,6 +570,32 @@ TEST(OnnxImportErrorTest, UnknownShapeNamesTheUnknownOperatorUpstream) {
                                            "operator")));
 }
 
+// A traced export's Reshape target fixed at the export's input size: at
+// another size the element counts differ, which ONNX's inference accepts
+// (bench/onnx-sweep: torchvision's ViT at 97x131 compiled to the 224 plan).
+TEST(OnnxImportErrorTest, ReshapeToAnotherElementCountIsRefused) {
+  auto model = [](std::initializer_list<int64_t> input) {
+    TestModel m;
+    m.Input("x", input);
+    onnx::TensorProto& target = *m.proto().mutable_graph()->add_initializer();
+    target.set_name("target");
+    target.set_data_type(onnx::TensorProto::INT64);
+    target.add_dims(3);
+    for (int64_t dim : {1, 8, 49}) target.add_int64_data(dim);
+    m.Node("Relu", {"x"}, {"r"}, "relu");
+    m.Node("Reshape", {"r", "target"}, {"y"}, "flatten_patches");
+    m.proto().mutable_graph()->add_output()->set_name("y");
+    return m;
+  };
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph exported_size, ImportOnnx(model({1, 8, 7, 7}).Bytes()));
+  EXPECT_THAT(exported_size.tensor(exported_size.FindTensor("y").value()).dims,
+              ElementsAre(1, 8, 49));
+  EXPECT_THAT(ImportOnnx(model({1, 8, 3, 4}).Bytes()),
+              StatusIs(kInvalid, HasSubstr("op \"flatten_patches\" (Reshape): input \"r\" has 96 "
+                                           "elements (1x8x3x4) but the target shape 1x8x49 has "
+                                           "392, so the model cannot run at these input shapes")));
+}
+
 TEST(OnnxImportErrorTest, ZeroDim) {
   TestModel m;
   m.Input("x", {0, 4}).Output("y", {0, 4});

@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/onnx/einsum_shape.h"
+#include "core/util/status_macros.h"
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
 
@@ -178,6 +179,8 @@ TensorTypes TakeTensorTypes(ModelView& graph, const NodeGraph& nodes) {
   return types;
 }
 
+namespace {
+
 // ONNX's inference takes a value's last declaration (graph input, then
 // output, then value_info; bench/onnx-sweep: a pass-through output without
 // dims hid its input's), where CollectTensorTypes takes the most complete:
@@ -205,28 +208,42 @@ void UseTheMostCompleteDeclarations(onnx::GraphProto& graph) {
   for (auto& [info, type] : replaced) *info->mutable_type() = std::move(type);
 }
 
-absl::Status InferShapesInPlace(onnx::ModelProto& model) {
-  // Inference edits the model as it goes; on a throw the half-inferred copy
-  // is dropped so callers only ever see a consistent model.
+// ONNX's inference on `model` in place; `strict` stops at the first node
+// it cannot infer and says why.
+absl::Status RunInference(onnx::ModelProto& model, bool strict) {
   static SchemaRegistry* const registry = new SchemaRegistry();
   // Data propagation lets one inference pass carry shape values through
   // Shape -> Gather -> Mul -> Concat -> Reshape chains, so a dynamic-batch
   // export folds in a few rounds instead of one round per chain link.
-  onnx::ModelProto copy = model;
-  UseTheMostCompleteDeclarations(*copy.mutable_graph());
+  UseTheMostCompleteDeclarations(*model.mutable_graph());
   try {
-    onnx::shape_inference::InferShapes(copy, registry,
+    onnx::shape_inference::InferShapes(model, registry,
                                        onnx::ShapeInferenceOptions(
                                            /*check_type_val=*/false,
-                                           /*strict_mode_val=*/0,
+                                           /*strict_mode_val=*/strict ? 1 : 0,
                                            /*data_prop_val=*/true));
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("ONNX shape inference failed: ", e.what()));
   } catch (...) {
     return absl::InvalidArgumentError("ONNX shape inference failed");
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status InferShapesInPlace(onnx::ModelProto& model) {
+  // Inference edits the model as it goes; on a throw the half-inferred copy
+  // is dropped so callers only ever see a consistent model.
+  onnx::ModelProto copy = model;
+  ORDO_RETURN_IF_ERROR(RunInference(copy, /*strict=*/false));
   model = std::move(copy);
   return absl::OkStatus();
+}
+
+absl::Status FirstInferenceError(const onnx::ModelProto& model) {
+  onnx::ModelProto copy = model;
+  return RunInference(copy, /*strict=*/true);
 }
 
 }  // namespace ordo::onnx_import

@@ -42,6 +42,11 @@ TensorTypes TakeTensorTypes(ModelView& graph, const NodeGraph& nodes);
 // external data. O(nodes) schema lookups.
 absl::Status InferShapesInPlace(onnx::ModelProto& model);
 
+// Why ONNX's inference cannot infer some node of `model`: its first error in
+// strict mode, or OK. For messages only (InferShapesInPlace skips such nodes
+// silently).
+absl::Status FirstInferenceError(const onnx::ModelProto& model);
+
 }  // namespace ordo::onnx_import
 
 #endif  // ORDO_CORE_ONNX_TENSOR_SHAPES_H_

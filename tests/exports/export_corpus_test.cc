@@ -10,6 +10,7 @@
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -20,6 +21,7 @@
 #include "core/onnx/onnx_import.h"
 #include "core/testing/status_matchers.h"
 #include "core/util/clock.h"
+#include "core/util/status_macros.h"
 #include "gtest/gtest.h"
 #include "onnx/onnx_pb.h"
 
@@ -126,6 +128,53 @@ TEST_P(ExportCorpusTest, NodesOutOfOrderImportAsTheSortedFile) {
     ASSERT_TRUE(same.has_value()) << tensor.name;
     EXPECT_EQ(reversed.tensor(*same).dims, tensor.dims) << tensor.name;
     EXPECT_EQ(reversed.tensor(*same).bytes, tensor.bytes) << tensor.name;
+  }
+}
+
+// The export `stem`_dynamic.onnx with its input's H and W made symbolic,
+// imported at `height` x `width` (bench/onnx-sweep with --input-shape).
+absl::StatusOr<Graph> ImportAtSize(const std::string& stem, int64_t height, int64_t width) {
+  std::optional<std::string> bytes =
+      ReadFile(absl::StrCat(ORDO_EXPORTS_DIR, "/", stem, "_dynamic.onnx"));
+  if (!bytes) return absl::NotFoundError(stem);
+  onnx::ModelProto model;
+  if (!model.ParseFromString(*bytes)) return absl::InternalError(stem);
+  onnx::ValueInfoProto& input = *model.mutable_graph()->mutable_input(0);
+  auto& dims = *input.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim();
+  dims[2].set_dim_param("height");
+  dims[3].set_dim_param("width");
+  ORDO_ASSIGN_OR_RETURN(
+      std::string shaped,
+      WithInputShapes(model.SerializeAsString(),
+                      {.shapes = {{input.name(), {1, 3, height, width}}}}));
+  return ImportOnnx(shaped);
+}
+
+// At a size the model cannot run at, the import refuses it; before, both
+// imported with the shapes of the size they were exported at, a silently
+// wrong plan: ViT's 13 tokens met a 50-token position embedding (a shape
+// the folding's first round inferred outlived the dims becoming known), and
+// MaxViT's window partition reshapes to a target fixed at export. At the
+// export's own size both import as the static export.
+TEST(ExportSizeTest, AnInputSizeTheModelCannotRunAtIsRefused) {
+  const std::pair<const char*, const char*> refusals[] = {
+      {"vit_b_32_op17", "(op_type:Add, node name: /encoder/Add): [ShapeInferenceError] "
+                        "Incompatible dimensions"},
+      {"maxvit_t_op17", "so the model cannot run at these input shapes"}};
+  for (const auto& [stem, why] : refusals) {
+    const std::string file = absl::StrCat(ORDO_EXPORTS_DIR, "/", stem, "_dynamic.onnx");
+    if (!std::filesystem::exists(file)) GTEST_SKIP() << file << " is absent";
+    EXPECT_THAT(ImportAtSize(stem, 97, 131),
+                ::ordo::testing::StatusIs(absl::StatusCode::kInvalidArgument,
+                                          ::testing::HasSubstr(why)))
+        << stem;
+    absl::StatusOr<Graph> exported_size = ImportAtSize(stem, 224, 224);
+    ASSERT_TRUE(exported_size.ok()) << stem << ": " << exported_size.status();
+    ORDO_ASSERT_OK_AND_ASSIGN(
+        Graph static_export,
+        ImportOnnx(ReadFile(absl::StrCat(ORDO_EXPORTS_DIR, "/", stem, "_static.onnx"))
+                       .value_or("")));
+    EXPECT_EQ(exported_size->num_tensors(), static_export.num_tensors()) << stem;
   }
 }
 
