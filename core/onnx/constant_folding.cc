@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "core/onnx/constant_evaluator.h"
 #include "google/protobuf/arena.h"
+#include "onnx/defs/schema.h"
 #include "core/onnx/constant_tensor.h"
 
 namespace ordo::onnx_import {
@@ -120,6 +121,9 @@ class ConstantFolder {
   const onnx::GraphProto& graph();
   onnx::ModelProto& Working();
   void CopyNodesInOrder();
+  bool DeclarationsAreStale() const;
+  void ForgetDeclaredShapes();
+  void StripForgottenShapes(onnx::GraphProto& graph) const;
   bool NeedsInference() const;
   void InferShapes();
   std::optional<std::vector<int64_t>> StaticDims(int32_t value) const;
@@ -145,6 +149,8 @@ class ConstantFolder {
   std::vector<bool> replaced_;
   std::string inference_error_;
   absl::Status parse_status_;
+  // By value id: a declared shape not to be believed (ForgetDeclaredShapes).
+  std::vector<bool> forgotten_;
 };
 
 ConstantFolder::ConstantFolder(const ModelView& view, absl::string_view bytes,
@@ -217,7 +223,119 @@ void ConstantFolder::CopyNodesInOrder() {
   }
 }
 
+onnx::TypeProto TypeProtoOf(const TensorType& type) {
+  onnx::TypeProto proto;
+  onnx::TypeProto::Tensor& tensor = *proto.mutable_tensor_type();
+  tensor.set_elem_type(type.elem_type);
+  if (type.has_shape) {
+    onnx::TensorShapeProto& shape = *tensor.mutable_shape();
+    for (int64_t dim : type.dims) {
+      onnx::TensorShapeProto::Dimension& d = *shape.add_dim();
+      if (dim != kUnknownDim) d.set_dim_value(dim);
+    }
+  }
+  return proto;
+}
+
+// Whether the shapes the file declares for what its first ops write (the
+// ops reading a graph input) disagree with what ONNX infers for those ops
+// from the graph inputs. A model whose input a tool resized without
+// touching value_info (onnx.tools.update_model_dims does that) declares
+// every shape at the old size, and ONNX keeps a declaration its inference
+// contradicts: the plan would be the old size's (bench/onnx-sweep's
+// resized exports). Those ops alone are rebuilt from the view and inferred,
+// so a file whose first ops declare no static shape costs nothing, and
+// nothing is parsed.
+bool ConstantFolder::DeclarationsAreStale() const {
+  std::vector<int32_t> first_ops;
+  for (int32_t i = 0; i < view_.num_nodes(); ++i) {
+    bool reads_input = false, declares = false;
+    for (int32_t input : nodes_.inputs(i)) {
+      reads_input = reads_input || (input != kNoValue && nodes_.is_graph_input[input]);
+    }
+    for (int32_t output : nodes_.outputs(i)) {
+      declares = declares || (output != kNoValue && types_[output].IsStatic());
+    }
+    if (reads_input && declares && IsKnownToOnnx(view_.nodes[i])) first_ops.push_back(i);
+  }
+  if (first_ops.empty()) return false;
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  const auto& versions = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  for (const auto& [domain, range] : versions) {
+    onnx::OperatorSetIdProto& opset = *model.add_opset_import();
+    opset.set_domain(domain);
+    opset.set_version(range.second);
+  }
+  onnx::GraphProto& graph = *model.mutable_graph();
+  absl::flat_hash_set<int32_t> declared;
+  for (int32_t i : first_ops) {
+    onnx::NodeProto& node = *graph.add_node();
+    node.set_op_type(std::string(view_.nodes[i].op_type));
+    node.set_domain(std::string(view_.nodes[i].domain));
+    for (absl::string_view input : view_.inputs_of(i)) node.add_input(std::string(input));
+    for (absl::string_view output : view_.outputs_of(i)) node.add_output(std::string(output));
+    for (const AttributeView& a : view_.attributes_of(i)) {
+      onnx::AttributeProto& attribute = *node.add_attribute();
+      attribute.set_name(std::string(a.name));
+      attribute.set_type(static_cast<onnx::AttributeProto::AttributeType>(a.type));
+      attribute.set_i(a.i);
+      attribute.set_f(a.f);
+      attribute.set_s(std::string(a.s));
+      for (int64_t v : view_.ints_of(a)) attribute.add_ints(v);
+      for (float v : view_.floats_of(a)) attribute.add_floats(v);
+    }
+    for (int32_t input : nodes_.inputs(i)) {
+      if (input == kNoValue || !declared.insert(input).second) continue;
+      onnx::ValueInfoProto& info = *graph.add_input();
+      info.set_name(std::string(nodes_.value_names[input]));
+      *info.mutable_type() = TypeProtoOf(types_[input]);
+    }
+  }
+  if (!InferShapesInPlace(model).ok()) return false;
+  const TensorTypes inferred = CollectTensorTypes(model.graph(), nodes_);
+  for (int32_t i : first_ops) {
+    for (int32_t output : nodes_.outputs(i)) {
+      if (output == kNoValue) continue;
+      const TensorType &said = types_[output], &found = inferred[output];
+      if (said.IsStatic() && found.IsStatic() && said.dims != found.dims) return true;
+    }
+  }
+  return false;
+}
+
+// Every shape declared for a value an op ONNX knows writes is dropped:
+// inference gives it (the op's element type stays; a custom op's outputs
+// keep their declarations, the only source there is).
+void ConstantFolder::ForgetDeclaredShapes() {
+  forgotten_.assign(nodes_.num_values(), false);
+  for (int32_t i = 0; i < view_.num_nodes(); ++i) {
+    if (!IsKnownToOnnx(view_.nodes[i])) continue;
+    for (int32_t output : nodes_.outputs(i)) {
+      if (output == kNoValue) continue;
+      forgotten_[output] = true;
+      TensorType& type = types_[output];
+      type.has_shape = false;
+      type.dims.clear();
+      type.symbols.clear();
+    }
+  }
+}
+
+void ConstantFolder::StripForgottenShapes(onnx::GraphProto& graph) const {
+  if (forgotten_.empty()) return;
+  auto strip = [&](onnx::ValueInfoProto& info) {
+    const int32_t id = nodes_.FindValue(info.name());
+    if (id != kNoValue && forgotten_[id] && info.type().has_tensor_type()) {
+      info.mutable_type()->mutable_tensor_type()->clear_shape();
+    }
+  };
+  for (onnx::ValueInfoProto& info : *graph.mutable_value_info()) strip(info);
+  for (onnx::ValueInfoProto& info : *graph.mutable_output()) strip(info);
+}
+
 absl::StatusOr<FoldingResult> ConstantFolder::Run() && {
+  if (DeclarationsAreStale()) ForgetDeclaredShapes();
   if (NeedsInference()) InferShapes();
   bool rounds_exhausted = true;
   for (int round = 0; round < kMaxFoldingRounds; ++round) {
@@ -272,6 +390,7 @@ void ConstantFolder::InferShapes() {
   *working.mutable_value_info() = Model().graph().value_info();
   *working.mutable_output() = Model().graph().output();
   DropValueInfoOfInitializers(working);
+  StripForgottenShapes(working);
   absl::Status status = InferShapesInPlace(Working());
   inference_error_ = status.ok() ? "" : std::string(status.message());
   types_ = CollectTensorTypes(graph(), nodes_);

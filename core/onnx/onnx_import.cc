@@ -258,7 +258,6 @@ class GraphAssembler {
   absl::Status DeclareOp(int32_t index);
   absl::Status DeclareWeight(int32_t value);
   absl::Status ExplainUnknownShape(const absl::Status& status, int32_t index) const;
-  bool IsKnownOperator(int32_t index) const;
   int32_t UnknownOperatorUpstream(int32_t index) const;
   absl::Status ExplainUnknownOperator(const absl::Status& status, int32_t index,
                                       int32_t unknown) const;
@@ -392,12 +391,6 @@ absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status,
   return status;
 }
 
-bool GraphAssembler::IsKnownOperator(int32_t index) const {
-  const NodeView& node = graph_.nodes[index];
-  return onnx::OpSchemaRegistry::Schema(std::string(node.op_type), INT_MAX,
-                                        std::string(node.domain)) != nullptr;
-}
-
 // Node `index` itself when ONNX does not know it, else the nearest such op
 // upstream through values whose shape is unknown (a custom op inside a shape
 // computation leaves the Reshape after it unknown); or kNoValue.
@@ -408,7 +401,7 @@ int32_t GraphAssembler::UnknownOperatorUpstream(int32_t index) const {
   while (!stack.empty()) {
     const int32_t node = stack.back();
     stack.pop_back();
-    if (!IsKnownOperator(node)) return node;
+    if (!onnx_import::IsKnownToOnnx(graph_.nodes[node])) return node;
     for (int32_t input : nodes_.inputs(node)) {
       if (input == onnx_import::kNoValue || TypeOf(input).IsStatic()) continue;
       const int32_t producer = nodes_.producer[input];

@@ -596,6 +596,38 @@ TEST(OnnxImportErrorTest, ReshapeToAnotherElementCountIsRefused) {
                                            "392, so the model cannot run at these input shapes")));
 }
 
+// A model whose input a tool resized (16x16 to 8x8) without touching
+// value_info declares every shape at the old size; they were the plan's
+// shapes before (bench/onnx-sweep). The shapes now come from the input.
+TEST(OnnxImportTest, ShapesDeclaredForAnotherInputSizeAreInferredAgain) {
+  TestModel m;
+  m.Input("x", {1, 3, 8, 8}).Weight("w", {4, 3, 1, 1});
+  m.Node("Conv", {"x", "w"}, {"y"}, "conv");
+  m.Node("Relu", {"y"}, {"z"}, "relu");
+  m.Output("z", {1, 4, 16, 16}).ValueInfo("y", {1, 4, 16, 16});
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  EXPECT_THAT(graph.tensor(graph.FindTensor("y").value()).dims, ElementsAre(1, 4, 8, 8));
+  EXPECT_THAT(graph.tensor(graph.FindTensor("z").value()).dims, ElementsAre(1, 4, 8, 8));
+}
+
+// Declarations that agree with the input stand, and a custom op's declared
+// output shape (nothing else gives it) stands even when others are redone.
+TEST(OnnxImportTest, DeclarationsOfCustomOpsStandWhenOthersAreInferredAgain) {
+  TestModel m;
+  m.Input("x", {1, 3, 8, 8}).Weight("w", {4, 3, 1, 1});
+  m.Node("Conv", {"x", "w"}, {"y"}, "conv");
+  m.Node("Foo", {"y"}, {"f"}, "foo", "com.example");
+  m.Node("Relu", {"f"}, {"z"}, "relu");
+  m.Output("z", {1, 4, 16, 16}).ValueInfo("y", {1, 4, 16, 16}).ValueInfo("f", {1, 4, 2, 2});
+  onnx::OperatorSetIdProto& custom = *m.proto().add_opset_import();
+  custom.set_domain("com.example");
+  custom.set_version(1);
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  EXPECT_THAT(graph.tensor(graph.FindTensor("y").value()).dims, ElementsAre(1, 4, 8, 8));
+  EXPECT_THAT(graph.tensor(graph.FindTensor("f").value()).dims, ElementsAre(1, 4, 2, 2));
+  EXPECT_THAT(graph.tensor(graph.FindTensor("z").value()).dims, ElementsAre(1, 4, 2, 2));
+}
+
 TEST(OnnxImportErrorTest, ZeroDim) {
   TestModel m;
   m.Input("x", {0, 4}).Output("y", {0, 4});

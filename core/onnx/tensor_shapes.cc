@@ -1,5 +1,6 @@
 #include "core/onnx/tensor_shapes.h"
 
+#include <climits>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -239,6 +240,11 @@ absl::Status InferShapesInPlace(onnx::ModelProto& model) {
   ORDO_RETURN_IF_ERROR(RunInference(copy, /*strict=*/false));
   model = std::move(copy);
   return absl::OkStatus();
+}
+
+bool IsKnownToOnnx(const NodeView& node) {
+  return onnx::OpSchemaRegistry::Schema(std::string(node.op_type), INT_MAX,
+                                        std::string(node.domain)) != nullptr;
 }
 
 absl::Status FirstInferenceError(const onnx::ModelProto& model) {

@@ -42,6 +42,10 @@ TensorTypes TakeTensorTypes(ModelView& graph, const NodeGraph& nodes);
 // external data. O(nodes) schema lookups.
 absl::Status InferShapesInPlace(onnx::ModelProto& model);
 
+// Whether the linked ONNX library has a schema for the node's operator (any
+// opset): without one nothing infers its outputs.
+bool IsKnownToOnnx(const NodeView& node);
+
 // Why ONNX's inference cannot infer some node of `model`: its first error in
 // strict mode, or OK. For messages only (InferShapesInPlace skips such nodes
 // silently).
