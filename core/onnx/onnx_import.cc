@@ -258,6 +258,7 @@ class GraphAssembler {
   absl::Status DeclareOp(int32_t index);
   absl::Status DeclareWeight(int32_t value);
   absl::Status ExplainUnknownShape(const absl::Status& status, int32_t index) const;
+  bool HasEmptyOutput(int32_t index) const;
   int32_t UnknownOperatorUpstream(int32_t index) const;
   absl::Status ExplainUnknownOperator(const absl::Status& status, int32_t index,
                                       int32_t unknown) const;
@@ -361,6 +362,13 @@ absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status,
                                                  int32_t index) const {
   const absl::string_view op_type = graph_.nodes[index].op_type;
   const std::string& op = nodes_.names[index];
+  if (HasEmptyOutput(index)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        status.message(), ". Op \"", op, "\" (", op_type,
+        ") gets an empty output from its inputs: they are smaller than its window or "
+        "stride reach, so the model does not run at this input size (compile at a larger "
+        "one, e.g. the size it was exported at)"));
+  }
   if (HasDataDependentOutputSize(op_type)) {
     return absl::InvalidArgumentError(absl::StrCat(
         status.message(), ". Op \"", op, "\" (", op_type,
@@ -389,6 +397,19 @@ absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status,
         "run time, so it cannot be folded to a constant (a data-dependent shape)"));
   }
   return status;
+}
+
+// An output with a dim of zero or less that inference computed (not an
+// unknown one): the inputs shrank past what the op can take (SSD300's
+// extra layers at 97x131).
+bool GraphAssembler::HasEmptyOutput(int32_t index) const {
+  for (int32_t output : nodes_.outputs(index)) {
+    if (output == onnx_import::kNoValue || !TypeOf(output).has_shape) continue;
+    for (int64_t dim : TypeOf(output).dims) {
+      if (dim != onnx_import::kUnknownDim && dim <= 0) return true;
+    }
+  }
+  return false;
 }
 
 // Node `index` itself when ONNX does not know it, else the nearest such op

@@ -637,6 +637,18 @@ TEST(OnnxImportErrorTest, ZeroDim) {
                                            "tensor)")));
 }
 
+// An input smaller than a layer's window (SSD300's extra layers at 97x131,
+// bench/onnx-sweep): the message says the input size is the cause.
+TEST(OnnxImportErrorTest, AnInputTooSmallForAWindowNamesTheOpAndTheFix) {
+  TestModel m;
+  m.Input("x", {1, 3, 2, 2}).Weight("w", {4, 3, 3, 3});
+  m.Node("Conv", {"x", "w"}, {"y"}, "conv3x3");
+  m.proto().mutable_graph()->add_output()->set_name("y");
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, HasSubstr("Op \"conv3x3\" (Conv) gets an empty output from its "
+                                           "inputs: they are smaller than its window")));
+}
+
 TEST(OnnxImportErrorTest, DimsOverflowInt64) {
   TestModel m;
   m.Input("x", {1, 4}).Output("y", {int64_t{1} << 31, int64_t{1} << 31});
