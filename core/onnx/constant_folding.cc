@@ -213,10 +213,11 @@ onnx::ModelProto& ConstantFolder::Working() {
 }
 
 // The working graph's nodes: the original's not replaced by initializers,
-// dependencies first.
+// dependencies first. (Working() calls this once the copy exists, and then
+// the call below returns it; a replaced node without outputs made no copy.)
 void ConstantFolder::CopyNodesInOrder() {
   const onnx::GraphProto& original = Model().graph();
-  onnx::GraphProto& working = *working_->mutable_graph();
+  onnx::GraphProto& working = *Working().mutable_graph();
   working.clear_node();
   for (int32_t i : nodes_.order) {
     if (!replaced_[i]) *working.add_node() = original.node(i);

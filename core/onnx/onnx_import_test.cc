@@ -649,6 +649,18 @@ TEST(OnnxImportErrorTest, AnInputTooSmallForAWindowNamesTheOpAndTheFix) {
                                            "inputs: they are smaller than its window")));
 }
 
+// scripts/fuzz-all: a compile-time node whose only output is omitted ("")
+// is replaced without making the working copy, which the node list was
+// then written into (a null dereference, UBSan).
+TEST(OnnxImportTest, AFoldedNodeWithoutOutputsImports) {
+  TestModel m;
+  m.Input("x", {1, 4}).Output("y", {1, 4});
+  m.Node("Shape", {"x"}, {""}, "unused_shape");
+  m.Node("Relu", {"x"}, {"y"}, "relu");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  EXPECT_EQ(graph.num_ops(), 1);
+}
+
 TEST(OnnxImportErrorTest, DimsOverflowInt64) {
   TestModel m;
   m.Input("x", {1, 4}).Output("y", {int64_t{1} << 31, int64_t{1} << 31});
