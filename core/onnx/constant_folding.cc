@@ -219,6 +219,8 @@ void ConstantFolder::CopyNodesInOrder() {
   const onnx::GraphProto& original = Model().graph();
   onnx::GraphProto& working = *Working().mutable_graph();
   working.clear_node();
+  // Bytes protobuf refused (Model() left it empty; Run reports it): none.
+  if (original.node_size() != view_.num_nodes()) return;
   for (int32_t i : nodes_.order) {
     if (!replaced_[i]) *working.add_node() = original.node(i);
   }
