@@ -125,6 +125,7 @@ class ConstantFolder {
   void ForgetDeclaredShapes();
   void StripForgottenShapes(onnx::GraphProto& graph) const;
   bool NeedsInference() const;
+  bool HasUnknownActivation() const;
   void InferShapes();
   std::optional<std::vector<int64_t>> StaticDims(int32_t value) const;
   bool IsCompileTime(int32_t index) const;
@@ -205,6 +206,7 @@ onnx::ModelProto& ConstantFolder::Working() {
   // Inference reads data only of small shape-like operands; dropping the
   // bulk of real weights keeps the copies made per round cheap.
   DropBulkInitializerData(*working_->mutable_graph());
+  StripForgottenShapes(*working_->mutable_graph());
   // ONNX's inference walks the nodes in file order: on a file that is not
   // topologically sorted it leaves shapes unknown, and libonnx 1.12
   // crashes on some (bench/onnx-sweep). It sees the order a runtime loads.
@@ -240,18 +242,37 @@ onnx::TypeProto TypeProtoOf(const TensorType& type) {
   return proto;
 }
 
+// The ops whose inference in libonnx 1.12 is exact whatever their
+// attributes, so a disagreement with a declaration means the declaration is
+// stale (pooling with ceil_mode and pads, for one, was fixed only later).
+bool HasExactInference(absl::string_view op_type) {
+  static const absl::flat_hash_set<absl::string_view>* const kOps =
+      new absl::flat_hash_set<absl::string_view>{
+          "Conv", "Gemm", "MatMul", "BatchNormalization", "Relu", "Sigmoid", "Tanh",
+          "LeakyRelu", "HardSigmoid", "HardSwish", "Clip", "Add", "Sub", "Mul", "Div",
+          "Transpose", "Flatten", "Identity"};
+  return kOps->contains(op_type);
+}
+
 // Whether the shapes the file declares for what its first ops write (the
 // ops reading a graph input) disagree with what ONNX infers for those ops
 // from the graph inputs. A model whose input a tool resized without
 // touching value_info (onnx.tools.update_model_dims does that) declares
-// every shape at the old size, and ONNX keeps a declaration its inference
-// contradicts: the plan would be the old size's (bench/onnx-sweep's
-// resized exports). Those ops alone are rebuilt from the view and inferred,
-// so a file whose first ops declare no static shape costs nothing, and
-// nothing is parsed.
+// every shape at the old size; where every value is declared nothing runs
+// inference, so the plan would be the old size's (bench/onnx-sweep's
+// resized exports). Those ops alone are rebuilt from the view and inferred
+// at the file's opsets; a value one of them reads that another op writes is
+// given its element type only, so no stale declaration enters the check.
+// A file whose first ops declare no static shape costs nothing, and nothing
+// is parsed.
 bool ConstantFolder::DeclarationsAreStale() const {
   std::vector<int32_t> first_ops;
+  std::vector<bool> is_first(view_.num_nodes(), false);
   for (int32_t i = 0; i < view_.num_nodes(); ++i) {
+    const NodeView& node = view_.nodes[i];
+    if (!(node.domain.empty() || node.domain == "ai.onnx") || !HasExactInference(node.op_type)) {
+      continue;
+    }
     bool reads_input = false, declares = false;
     for (int32_t input : nodes_.inputs(i)) {
       reads_input = reads_input || (input != kNoValue && nodes_.is_graph_input[input]);
@@ -259,16 +280,18 @@ bool ConstantFolder::DeclarationsAreStale() const {
     for (int32_t output : nodes_.outputs(i)) {
       declares = declares || (output != kNoValue && types_[output].IsStatic());
     }
-    if (reads_input && declares && IsKnownToOnnx(view_.nodes[i])) first_ops.push_back(i);
+    if (reads_input && declares && IsKnownToOnnx(view_, node)) {
+      first_ops.push_back(i);
+      is_first[i] = true;
+    }
   }
   if (first_ops.empty()) return false;
   onnx::ModelProto model;
   model.set_ir_version(8);
-  const auto& versions = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
-  for (const auto& [domain, range] : versions) {
-    onnx::OperatorSetIdProto& opset = *model.add_opset_import();
-    opset.set_domain(domain);
-    opset.set_version(range.second);
+  for (const OpsetView& opset : view_.opsets) {
+    onnx::OperatorSetIdProto& id = *model.add_opset_import();
+    id.set_domain(std::string(opset.domain));
+    id.set_version(opset.version);
   }
   onnx::GraphProto& graph = *model.mutable_graph();
   absl::flat_hash_set<int32_t> declared;
@@ -290,9 +313,16 @@ bool ConstantFolder::DeclarationsAreStale() const {
     }
     for (int32_t input : nodes_.inputs(i)) {
       if (input == kNoValue || !declared.insert(input).second) continue;
+      const int32_t producer = nodes_.producer[input];
+      if (producer != kNoValue && is_first[producer]) continue;  // computed in this model
       onnx::ValueInfoProto& info = *graph.add_input();
       info.set_name(std::string(nodes_.value_names[input]));
-      *info.mutable_type() = TypeProtoOf(types_[input]);
+      TensorType type = types_[input];
+      if (producer != kNoValue) {  // another op's output: its declaration may be stale too
+        type.has_shape = false;
+        type.dims.clear();
+      }
+      *info.mutable_type() = TypeProtoOf(type);
     }
   }
   if (!InferShapesInPlace(model).ok()) return false;
@@ -313,7 +343,7 @@ bool ConstantFolder::DeclarationsAreStale() const {
 void ConstantFolder::ForgetDeclaredShapes() {
   forgotten_.assign(nodes_.num_values(), false);
   for (int32_t i = 0; i < view_.num_nodes(); ++i) {
-    if (!IsKnownToOnnx(view_.nodes[i])) continue;
+    if (!IsKnownToOnnx(view_, view_.nodes[i])) continue;
     for (int32_t output : nodes_.outputs(i)) {
       if (output == kNoValue) continue;
       forgotten_[output] = true;
@@ -362,11 +392,25 @@ absl::StatusOr<FoldingResult> ConstantFolder::Run() && {
   if (!parse_status_.ok()) return parse_status_;
   // A node left unknown without an exception was skipped by ONNX's lenient
   // mode; the strict mode's first error says why, for the message.
-  if (inference_error_.empty() && working_ != nullptr && NeedsInference()) {
+  if (inference_error_.empty() && working_ != nullptr && HasUnknownActivation()) {
     inference_error_ = std::string(FirstInferenceError(*working_).message());
   }
   return FoldingResult{std::move(folded_), std::move(types_), std::move(inference_error_),
                        rounds_exhausted};
+}
+
+// A value a run-time op writes whose shape is still unknown: the import
+// will refuse it (a compile-time value left unknown may be unread).
+bool ConstantFolder::HasUnknownActivation() const {
+  for (int32_t i = 0; i < view_.num_nodes(); ++i) {
+    if (folded_[i]) continue;
+    for (int32_t output : nodes_.outputs(i)) {
+      if (output != kNoValue && !values_.contains(output) && !types_[output].IsStatic()) {
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 // Over the nodes still in graph(): those not replaced by initializers.
@@ -385,11 +429,14 @@ bool ConstantFolder::NeedsInference() const {
 void ConstantFolder::InferShapes() {
   onnx::GraphProto& working = *Working().mutable_graph();
   // From the file's declarations and the folded initializers, not from the
-  // last round's results: ONNX keeps a declaration where its own inference
-  // now fails, so a shape inferred while a dim was still unknown would
-  // outlive the dim becoming known (bench/onnx-sweep: torchvision's ViT at
-  // 97x131 kept the 50-token Add that [1,13,768] + [1,50,768] cannot give,
-  // and compiled to the 224 plan). Each round infers everything anyway.
+  // last round's results: ONNX's lenient mode skips a node whose inference
+  // fails and keeps its declaration, so a shape inferred while a dim was
+  // still unknown would outlive the dim becoming known (bench/onnx-sweep:
+  // torchvision's ViT at 97x131 kept the 50-token Add that [1,13,768] +
+  // [1,50,768] cannot give, and compiled to the 224 plan). Each round infers
+  // everything anyway. (A file whose declaration contradicts what a later
+  // round infers makes ONNX throw, and the import refuses it with ONNX's
+  // reason, where it once kept the earlier round's shapes.)
   *working.mutable_value_info() = Model().graph().value_info();
   *working.mutable_output() = Model().graph().output();
   DropValueInfoOfInitializers(working);

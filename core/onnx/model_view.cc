@@ -272,6 +272,15 @@ bool ScanGraph(absl::string_view bytes, ModelView& view) {
   });
 }
 
+// OperatorSetIdProto: domain (1), version (2).
+bool ScanOpset(absl::string_view bytes, OpsetView& opset) {
+  return ForEachField(bytes, [&](const Field& f) {
+    if (Is(f, 1, kLengthDelimited)) opset.domain = f.payload;
+    if (Is(f, 2, kVarint)) opset.version = static_cast<int64_t>(f.value);
+    return true;
+  });
+}
+
 }  // namespace
 
 absl::StatusOr<ModelView> ScanModel(absl::string_view model_bytes, int64_t max_nodes) {
@@ -296,8 +305,9 @@ absl::StatusOr<ModelView> ScanModel(absl::string_view model_bytes, int64_t max_n
     view.ints.reserve(6 * *node_count);
   }
   bool has_graph = false;
-  // ModelProto.graph (7); its occurrences merge.
+  // ModelProto.graph (7), whose occurrences merge, and opset_import (8).
   if (!ForEachField(model_bytes, [&](const Field& f) {
+        if (Is(f, 8, kLengthDelimited)) return ScanOpset(f.payload, view.opsets.emplace_back());
         if (!Is(f, 7, kLengthDelimited)) return true;
         has_graph = true;
         return ScanGraph(f.payload, view);

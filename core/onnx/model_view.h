@@ -73,8 +73,16 @@ struct InitializerView {
   std::vector<int64_t> dims;
 };
 
+// OperatorSetIdProto: a domain ("" and "ai.onnx" are the standard one) and
+// the operator set version the model uses from it.
+struct OpsetView {
+  absl::string_view domain;
+  int64_t version = 0;
+};
+
 struct ModelView {
   absl::string_view graph_name;
+  std::vector<OpsetView> opsets;  // ModelProto.opset_import
   std::vector<NodeView> nodes;
   std::vector<ValueInfoView> inputs, outputs, value_info;
   std::vector<InitializerView> initializers;

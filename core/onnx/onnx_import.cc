@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -399,10 +400,15 @@ absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status,
   return status;
 }
 
-// An output with a dim of zero or less that inference computed (not an
-// unknown one): the inputs shrank past what the op can take (SSD300's
-// extra layers at 97x131).
+// A windowed op (convolution, pooling) with an output dim of zero or less
+// (not an unknown one): its inputs shrank past what its window and stride
+// take (SSD300's extra layers at 97x131).
 bool GraphAssembler::HasEmptyOutput(int32_t index) const {
+  static const absl::flat_hash_set<absl::string_view>* const kWindowed =
+      new absl::flat_hash_set<absl::string_view>{"Conv", "ConvTranspose", "MaxPool",
+                                                 "AveragePool", "LpPool", "ConvInteger",
+                                                 "QLinearConv"};
+  if (!kWindowed->contains(graph_.nodes[index].op_type)) return false;
   for (int32_t output : nodes_.outputs(index)) {
     if (output == onnx_import::kNoValue || !TypeOf(output).has_shape) continue;
     for (int64_t dim : TypeOf(output).dims) {
@@ -414,7 +420,9 @@ bool GraphAssembler::HasEmptyOutput(int32_t index) const {
 
 // Node `index` itself when ONNX does not know it, else the nearest such op
 // upstream through values whose shape is unknown (a custom op inside a shape
-// computation leaves the Reshape after it unknown); or kNoValue.
+// computation leaves the Reshape after it unknown); or kNoValue. Values
+// already declared (their dims moved into the builder by TakeDims) keep
+// has_shape, so they count as known and the walk stops there.
 int32_t GraphAssembler::UnknownOperatorUpstream(int32_t index) const {
   std::vector<int32_t> stack = {index};
   std::vector<bool> seen(graph_.num_nodes(), false);
@@ -422,7 +430,7 @@ int32_t GraphAssembler::UnknownOperatorUpstream(int32_t index) const {
   while (!stack.empty()) {
     const int32_t node = stack.back();
     stack.pop_back();
-    if (!onnx_import::IsKnownToOnnx(graph_.nodes[node])) return node;
+    if (!onnx_import::IsKnownToOnnx(graph_, graph_.nodes[node])) return node;
     for (int32_t input : nodes_.inputs(node)) {
       if (input == onnx_import::kNoValue || TypeOf(input).IsStatic()) continue;
       const int32_t producer = nodes_.producer[input];
@@ -566,7 +574,9 @@ std::optional<int64_t> ElementCount(const std::vector<int64_t>& dims) {
 // (bench/onnx-sweep with --input-shape).
 absl::Status CheckReshapeElementCounts(const Graph& graph) {
   for (const Op& op : graph.ops()) {
-    if (op.type != "Reshape" || !op.domain.empty() || op.inputs.empty() || op.outputs.empty()) {
+    // Both inputs present, so input 0 is the data (an omitted one is dropped).
+    if (op.type != "Reshape" || !(op.domain.empty() || op.domain == "ai.onnx") ||
+        op.inputs.size() < 2 || op.outputs.empty()) {
       continue;
     }
     const Tensor& data = graph.tensor(op.inputs[0]);

@@ -611,6 +611,39 @@ TEST(OnnxImportTest, ShapesDeclaredForAnotherInputSizeAreInferredAgain) {
   EXPECT_THAT(graph.tensor(graph.FindTensor("z").value()).dims, ElementsAre(1, 4, 8, 8));
 }
 
+// The review of fb3f1a6: one first op reading another's output (x - f(x))
+// put the other's stale declaration into the check, which then failed and
+// called the file fresh.
+TEST(OnnxImportTest, StaleDeclarationsAreFoundThroughChainedFirstOps) {
+  TestModel m;
+  m.Input("x", {1, 3, 8, 8});
+  m.Node("Relu", {"x"}, {"a"}, "relu");
+  m.Node("Sub", {"x", "a"}, {"y"}, "sub");
+  m.Output("y", {1, 3, 16, 16}).ValueInfo("a", {1, 3, 16, 16});
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  EXPECT_THAT(graph.tensor(graph.FindTensor("y").value()).dims, ElementsAre(1, 3, 8, 8));
+}
+
+// A consistent opset-11 file whose ops changed form at opset 13 (Squeeze's
+// axes an attribute, then an input) is not called stale: the check infers
+// at the file's opsets, and only ops whose inference is exact.
+TEST(OnnxImportTest, AConsistentOpset11FileKeepsItsDeclarations) {
+  TestModel m;
+  m.proto().mutable_opset_import(0)->set_version(11);
+  m.Input("x", {1, 1, 8}).Weight("w", {2, 1, 1});
+  m.Node("Conv", {"x", "w"}, {"c"}, "conv");
+  onnx::NodeProto& squeeze = m.Node("Squeeze", {"x"}, {"s"}, "squeeze");
+  onnx::AttributeProto& axes = *squeeze.add_attribute();
+  axes.set_name("axes");
+  axes.set_type(onnx::AttributeProto::INTS);
+  axes.add_ints(1);
+  m.Node("Relu", {"s"}, {"y"}, "relu");
+  m.Output("y", {1, 8}).Output("c", {1, 2, 8}).ValueInfo("s", {1, 8});
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  EXPECT_THAT(graph.tensor(graph.FindTensor("y").value()).dims, ElementsAre(1, 8));
+  EXPECT_THAT(graph.tensor(graph.FindTensor("c").value()).dims, ElementsAre(1, 2, 8));
+}
+
 // Declarations that agree with the input stand, and a custom op's declared
 // output shape (nothing else gives it) stands even when others are redone.
 TEST(OnnxImportTest, DeclarationsOfCustomOpsStandWhenOthersAreInferredAgain) {

@@ -1,5 +1,6 @@
 #include "core/onnx/tensor_shapes.h"
 
+#include <algorithm>
 #include <climits>
 #include <exception>
 #include <memory>
@@ -182,10 +183,11 @@ TensorTypes TakeTensorTypes(ModelView& graph, const NodeGraph& nodes) {
 
 namespace {
 
-// ONNX's inference takes a value's last declaration (graph input, then
-// output, then value_info; bench/onnx-sweep: a pass-through output without
-// dims hid its input's), where CollectTensorTypes takes the most complete:
-// every declaration of a value is made its most complete one first.
+// ONNX's inference takes a value's last declaration (libonnx 1.12 reads
+// value_info, then graph inputs, then graph outputs; bench/onnx-sweep: a
+// pass-through output without dims hid its input's), where
+// CollectTensorTypes takes the most complete: every declaration of a value
+// is made its most complete one first.
 void UseTheMostCompleteDeclarations(onnx::GraphProto& graph) {
   absl::flat_hash_map<std::string, const onnx::ValueInfoProto*> best;
   auto consider = [&](const onnx::ValueInfoProto& info) {
@@ -209,8 +211,8 @@ void UseTheMostCompleteDeclarations(onnx::GraphProto& graph) {
   for (auto& [info, type] : replaced) *info->mutable_type() = std::move(type);
 }
 
-// ONNX's inference on `model` in place; `strict` stops at the first node
-// it cannot infer and says why.
+// ONNX's inference on `model` in place; `strict` throws every node's error
+// instead of skipping those nodes.
 absl::Status RunInference(onnx::ModelProto& model, bool strict) {
   static SchemaRegistry* const registry = new SchemaRegistry();
   // Data propagation lets one inference pass carry shape values through
@@ -242,14 +244,35 @@ absl::Status InferShapesInPlace(onnx::ModelProto& model) {
   return absl::OkStatus();
 }
 
-bool IsKnownToOnnx(const NodeView& node) {
-  return onnx::OpSchemaRegistry::Schema(std::string(node.op_type), INT_MAX,
-                                        std::string(node.domain)) != nullptr;
+bool IsKnownToOnnx(const ModelView& view, const NodeView& node) {
+  auto standard = [](absl::string_view domain) { return domain.empty() || domain == "ai.onnx"; };
+  int64_t version = INT_MAX;  // no import for the domain: whatever the library has
+  for (const OpsetView& opset : view.opsets) {
+    if (opset.domain == node.domain || (standard(opset.domain) && standard(node.domain))) {
+      version = std::min<int64_t>(opset.version, INT_MAX);
+    }
+  }
+  return onnx::OpSchemaRegistry::Schema(std::string(node.op_type), static_cast<int>(version),
+                                        standard(node.domain) ? std::string()
+                                                              : std::string(node.domain)) !=
+         nullptr;
 }
 
 absl::Status FirstInferenceError(const onnx::ModelProto& model) {
   onnx::ModelProto copy = model;
-  return RunInference(copy, /*strict=*/true);
+  const absl::Status status = RunInference(copy, /*strict=*/true);
+  if (status.ok()) return status;
+  // Strict mode joins every node's error with newlines, and a node after
+  // the first failure adds "expected to have type but instead is null":
+  // the first line after the header is the cause.
+  absl::string_view message = status.message();
+  constexpr absl::string_view kHeader = "Shape inference error(s): ";
+  if (const size_t at = message.find(kHeader); at != absl::string_view::npos) {
+    message.remove_prefix(at + kHeader.size());
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ONNX shape inference failed: ", message.substr(0, message.find('\n'))));
+  }
+  return absl::InvalidArgumentError(message.substr(0, message.find('\n')));
 }
 
 }  // namespace ordo::onnx_import

@@ -42,13 +42,14 @@ TensorTypes TakeTensorTypes(ModelView& graph, const NodeGraph& nodes);
 // external data. O(nodes) schema lookups.
 absl::Status InferShapesInPlace(onnx::ModelProto& model);
 
-// Whether the linked ONNX library has a schema for the node's operator (any
-// opset): without one nothing infers its outputs.
-bool IsKnownToOnnx(const NodeView& node);
+// Whether the linked ONNX library has a schema for the node's operator at
+// the opset `view` imports for its domain (the one inference looks up):
+// without one nothing infers its outputs.
+bool IsKnownToOnnx(const ModelView& view, const NodeView& node);
 
-// Why ONNX's inference cannot infer some node of `model`: its first error in
-// strict mode, or OK. For messages only (InferShapesInPlace skips such nodes
-// silently).
+// Why ONNX's inference cannot infer some node of `model`: the first of the
+// errors its strict mode collects (one line), or OK. For messages only
+// (InferShapesInPlace skips such nodes silently).
 absl::Status FirstInferenceError(const onnx::ModelProto& model);
 
 }  // namespace ordo::onnx_import
