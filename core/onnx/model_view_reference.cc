@@ -185,10 +185,29 @@ std::string NoGraphViolation(const absl::Status& scan) {
 
 }  // namespace
 
+namespace {
+
+std::string OpsetsDifference(const onnx::ModelProto& expected, const ModelView& actual) {
+  std::string difference = Compare<int64_t>("opset_import count", expected.opset_import_size(),
+                                            static_cast<int64_t>(actual.opsets.size()));
+  for (int i = 0; i < expected.opset_import_size() && difference.empty(); ++i) {
+    const onnx::OperatorSetIdProto& opset = expected.opset_import(i);
+    difference = FirstOf(
+        {Compare<absl::string_view>(absl::StrCat("opset_import ", i, " domain"), opset.domain(),
+                                    actual.opsets[i].domain),
+         Compare<int64_t>(absl::StrCat("opset_import ", i, " version"), opset.version(),
+                          actual.opsets[i].version)});
+  }
+  return difference;
+}
+
+}  // namespace
+
 std::string FirstDifference(const onnx::ModelProto& expected, const ModelView& actual) {
   const onnx::GraphProto& graph = expected.graph();
   std::string difference =
-      FirstOf({Compare<absl::string_view>("graph name", graph.name(), actual.graph_name),
+      FirstOf({OpsetsDifference(expected, actual),
+               Compare<absl::string_view>("graph name", graph.name(), actual.graph_name),
                ValueInfosDifference("input", graph.input(), actual.inputs),
                ValueInfosDifference("output", graph.output(), actual.outputs),
                ValueInfosDifference("value_info", graph.value_info(), actual.value_info),

@@ -766,6 +766,33 @@ TEST(ModelViewTest, MalformedPackedScalars) {
       Model(Wire().Message(kGraphInitializer, Wire().Bytes(kInitializerDims, "\xff"))));
 }
 
+// opset_import is read since the import checks declarations at the file's
+// opsets: a malformed entry is refused like protobuf refuses it.
+TEST(ModelViewTest, OpsetImportsAndAMalformedOne) {
+  onnx::ModelProto model;
+  model.mutable_graph()->set_name("g");
+  onnx::OperatorSetIdProto& standard = *model.add_opset_import();
+  standard.set_version(11);
+  onnx::OperatorSetIdProto& custom = *model.add_opset_import();
+  custom.set_domain("com.example");
+  custom.set_version(2);
+  const std::string bytes = model.SerializeAsString();  // the view points into it
+  ORDO_ASSERT_OK_AND_ASSIGN(ModelView view, ScanModel(bytes));
+  ASSERT_EQ(view.opsets.size(), 2u);
+  EXPECT_EQ(view.opsets[0].domain, "");
+  EXPECT_EQ(view.opsets[0].version, 11);
+  EXPECT_EQ(view.opsets[1].domain, "com.example");
+  EXPECT_EQ(view.opsets[1].version, 2);
+  // opset_import (8), 12 bytes: OperatorSetIdProto.version as an 11-byte varint.
+  const std::string broken =
+      bytes +
+      std::string("\x42\x0c\x10\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 14);
+  onnx::ModelProto reference;
+  EXPECT_FALSE(reference.ParseFromString(broken));
+  EXPECT_THAT(ScanModel(broken), StatusIs(absl::StatusCode::kInvalidArgument,
+                                          ::testing::HasSubstr("not a valid ONNX model")));
+}
+
 TEST(ModelViewTest, NoGraph) {
   for (const std::string& bytes :
        {std::string(), Wire().Int(kModelIrVersion, 8).str(), Wire().Int(kModelGraph, 1).str(),

@@ -22,7 +22,7 @@ using ::ordo::hostile_inputs::BadDir;
 using ::ordo::hostile_inputs::ManifestEntry;
 using ::ordo::hostile_inputs::ReadManifest;
 using ::ordo::hostile_inputs::ReluChainOnnx;
-using ::ordo::hostile_inputs::TypedReluChainWithBrokenOpsetImport;
+using ::ordo::hostile_inputs::TypedReluChainWithBrokenMetadata;
 using ::ordo::hostile_inputs::UndefinedInputOnnx;
 using ::ordo::hostile_inputs::WriteTempFile;
 using ::ordo::testing::ProcessResult;
@@ -100,7 +100,7 @@ TEST(BadInputsTest, HugeNameInAnErrorIsCut) {
 // protobuf's parse) is refused, by CheckOnnxParses before the search.
 TEST(BadInputsTest, AModelThatCannotBeWrittenBackIsRefusedWhenItsReorderIsAsked) {
   const std::string path =
-      WriteTempFile("broken_opset.onnx", TypedReluChainWithBrokenOpsetImport());
+      WriteTempFile("broken_metadata.onnx", TypedReluChainWithBrokenMetadata());
   const std::string out = path + ".out.onnx";
   EXPECT_EQ(RunOrdo(absl::StrCat("compile ", path)).exit_code, 0);
   ProcessResult emit = RunOrdo(absl::StrCat("compile ", path, " --emit-onnx ", out));

@@ -57,7 +57,7 @@ std::vector<ManifestEntry> ReadManifest() {
   return entries;
 }
 
-std::string TypedReluChainWithBrokenOpsetImport() {
+std::string TypedReluChainWithBrokenMetadata() {
   onnx::ModelProto model = EmptyModel();
   onnx::GraphProto& graph = *model.mutable_graph();
   AddNode(graph, "Relu", {"x"}, "t");
@@ -66,10 +66,10 @@ std::string TypedReluChainWithBrokenOpsetImport() {
   // message in full.
   *graph.add_value_info() = FloatInfo("t", {1, 8});
   *graph.add_output() = FloatInfo("y", {1, 8});
-  // ModelProto.opset_import (8), 12 bytes: OperatorSetIdProto.version (2)
-  // as an 11-byte varint.
+  // ModelProto.metadata_props (14), 12 bytes: StringStringEntryProto field
+  // 2 as an 11-byte varint.
   return model.SerializeAsString() +
-         std::string("\x42\x0c\x10\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 14);
+         std::string("\x72\x0c\x10\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 14);
 }
 
 std::string ReluChainOnnx(int32_t n) {

@@ -34,11 +34,12 @@ std::string FanOutOnnx(int32_t width);
 std::string HugeAttributeOnnx();
 // y = Add(x, `name`), where no one defines `name`.
 std::string UndefinedInputOnnx(const std::string& name);
-// x -> Relu -> Relu -> y with every shape given, and one more opset_import
-// entry whose version is an 11-byte varint: protobuf refuses the bytes; the
-// importer, which skips that field on the wire (core/onnx/model_view.h) and
-// has nothing to infer, imports them.
-std::string TypedReluChainWithBrokenOpsetImport();
+// x -> Relu -> Relu -> y with every shape given, and a metadata_props entry
+// holding an 11-byte varint: protobuf refuses the bytes; the importer, which
+// skips that field on the wire (core/onnx/model_view.h) and has nothing to
+// infer, imports them. (It was an opset_import entry until the importer came
+// to read opset_import; such a file is now refused at import.)
+std::string TypedReluChainWithBrokenMetadata();
 
 // A native graph: a chain of `n` Relus.
 v1::Graph ReluChainGraph(int32_t n);

@@ -317,7 +317,7 @@ TEST(HostileInputsServiceTest, BigInputsAreRefusedOrAnsweredAndMemoryStaysBounde
 TEST(HostileInputsServiceTest, AModelThatCannotBeWrittenBackIsRefusedWhenItsReorderIsAsked) {
   Server server({"--local-workers=0"});
   ASSERT_TRUE(server.started());
-  const std::string bytes = hostile_inputs::TypedReluChainWithBrokenOpsetImport();
+  const std::string bytes = hostile_inputs::TypedReluChainWithBrokenMetadata();
   v1::CompileResponse response;
   EXPECT_TRUE(server.Compile(OnnxBytesRequest(bytes, absl::Seconds(5)), response).ok());
   v1::CompileRequest reorder = OnnxBytesRequest(bytes, absl::Seconds(5));
