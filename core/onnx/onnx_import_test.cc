@@ -54,6 +54,13 @@ class TestModel {
     SetType(model_.mutable_graph()->add_output(), name, dims, elem_type);
     return *this;
   }
+  // An opset_import entry, as a file using a custom domain's ops has.
+  TestModel& Opset(const std::string& domain, int64_t version) {
+    onnx::OperatorSetIdProto& opset = *model_.add_opset_import();
+    opset.set_domain(domain);
+    opset.set_version(version);
+    return *this;
+  }
   TestModel& ValueInfo(const std::string& name, std::initializer_list<int64_t> dims,
                        int32_t elem_type = onnx::TensorProto::FLOAT) {
     SetType(model_.mutable_graph()->add_value_info(), name, dims, elem_type);
@@ -506,9 +513,7 @@ TEST(OnnxImportErrorTest, UnknownShapeNamesTheProducer) {
                                            "an operator the ONNX library ordo uses knows")));
   EXPECT_THAT(ImportOnnx(m.Bytes()), StatusIs(kInvalid, HasSubstr("graph.value_info")));
   m.ValueInfo("t", {1, 4});
-  onnx::OperatorSetIdProto& custom = *m.proto().add_opset_import();
-  custom.set_domain("com.example");
-  custom.set_version(1);
+  m.Opset("com.example", 1);
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
   EXPECT_THAT(graph.tensor(graph.FindTensor("t").value()).dims, ElementsAre(1, 4));
 }
@@ -523,9 +528,7 @@ TEST(OnnxImportErrorTest, ShapeOfAnUntypedValueIsAnErrorNotACrash) {
   m.Node("Shape", {"r"}, {"s"}, "shape");
   m.Node("Reshape", {"x", "s"}, {"y"}, "reshape");
   m.proto().mutable_graph()->add_output()->set_name("y");
-  onnx::OperatorSetIdProto& custom = *m.proto().add_opset_import();
-  custom.set_domain("com.example");
-  custom.set_version(1);
+  m.Opset("com.example", 1);
   for (int opset : {13, 15, 17}) {  // Shape-13 and Shape-15 (the one that crashed)
     m.proto().mutable_opset_import(0)->set_version(opset);
     EXPECT_THAT(ImportOnnx(m.Bytes()),
@@ -560,9 +563,7 @@ TEST(OnnxImportErrorTest, UnknownShapeNamesTheUnknownOperatorUpstream) {
   m.Node("MyIdentity", {"s"}, {"s2"}, "custom", "com.example");
   m.Node("Reshape", {"x", "s2"}, {"y"}, "reshape");
   m.proto().mutable_graph()->add_output()->set_name("y");
-  onnx::OperatorSetIdProto& custom = *m.proto().add_opset_import();
-  custom.set_domain("com.example");
-  custom.set_version(1);
+  m.Opset("com.example", 1);
   EXPECT_THAT(ImportOnnx(m.Bytes()),
               StatusIs(kInvalid, HasSubstr("(output of op \"reshape\"): shape is unknown after "
                                            "shape inference and constant folding. It depends on "
@@ -653,9 +654,7 @@ TEST(OnnxImportTest, DeclarationsOfCustomOpsStandWhenOthersAreInferredAgain) {
   m.Node("Foo", {"y"}, {"f"}, "foo", "com.example");
   m.Node("Relu", {"f"}, {"z"}, "relu");
   m.Output("z", {1, 4, 16, 16}).ValueInfo("y", {1, 4, 16, 16}).ValueInfo("f", {1, 4, 2, 2});
-  onnx::OperatorSetIdProto& custom = *m.proto().add_opset_import();
-  custom.set_domain("com.example");
-  custom.set_version(1);
+  m.Opset("com.example", 1);
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
   EXPECT_THAT(graph.tensor(graph.FindTensor("y").value()).dims, ElementsAre(1, 4, 8, 8));
   EXPECT_THAT(graph.tensor(graph.FindTensor("f").value()).dims, ElementsAre(1, 4, 2, 2));
