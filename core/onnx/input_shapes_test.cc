@@ -27,7 +27,7 @@ struct Dim {
 };
 
 onnx::ValueInfoProto& AddValue(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& list,
-                               const std::string& name, std::vector<Dim> dims) {
+                               const std::string& name, const std::vector<Dim>& dims) {
   onnx::ValueInfoProto& info = *list.Add();
   info.set_name(name);
   auto* tensor = info.mutable_type()->mutable_tensor_type();
@@ -44,7 +44,8 @@ onnx::ValueInfoProto& AddValue(google::protobuf::RepeatedPtrField<onnx::ValueInf
 }
 
 onnx::NodeProto& AddNode(onnx::GraphProto& graph, const std::string& op,
-                         std::vector<std::string> inputs, std::vector<std::string> outputs) {
+                         const std::vector<std::string>& inputs,
+                         const std::vector<std::string>& outputs) {
   onnx::NodeProto& node = *graph.add_node();
   node.set_op_type(op);
   node.set_name(outputs[0]);
@@ -63,7 +64,8 @@ onnx::ModelProto DynamicBatchModel() {
   g.set_name("dynamic");
   AddValue(*g.mutable_input(), "x", {"batch", 3, 8, 8});
   AddValue(*g.mutable_output(), "y", {"batch", 192});
-  auto ints = [&](const std::string& name, std::vector<int64_t> values, bool scalar = false) {
+  auto ints = [&](const std::string& name, const std::vector<int64_t>& values,
+                  bool scalar = false) {
     onnx::TensorProto& t = *g.add_initializer();
     t.set_name(name);
     t.set_data_type(onnx::TensorProto::INT64);

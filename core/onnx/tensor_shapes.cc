@@ -260,7 +260,7 @@ bool IsKnownToOnnx(const ModelView& view, const NodeView& node) {
 
 absl::Status FirstInferenceError(const onnx::ModelProto& model) {
   onnx::ModelProto copy = model;
-  const absl::Status status = RunInference(copy, /*strict=*/true);
+  absl::Status status = RunInference(copy, /*strict=*/true);
   if (status.ok()) return status;
   // Strict mode joins every node's error with newlines, and a node after
   // the first failure adds "expected to have type but instead is null":
