@@ -569,9 +569,9 @@ std::optional<int64_t> ElementCount(const std::vector<int64_t>& dims) {
 // ONNX's inference takes a Reshape's output dims from its target shape
 // without checking that the element counts agree (libonnx 1.12, even in
 // strict mode). A traced export bakes sizes derived from its input into
-// such targets (torchvision's ViT: view(n, 768, 49)), so at another input
-// size the model cannot run, and its plan would be silently wrong
-// (bench/onnx-sweep with --input-shape).
+// such targets (torchvision's MaxViT: its window partition's Reshape), so at
+// another input size the model cannot run, and its plan would be silently
+// wrong (bench/onnx-sweep with --input-shape).
 absl::Status CheckReshapeElementCounts(const Graph& graph) {
   for (const Op& op : graph.ops()) {
     // Both inputs present, so input 0 is the data (an omitted one is dropped).
