@@ -6,6 +6,7 @@
 #include <string_view>
 #include <utility>
 
+#include "core/graph/onnx_domain.h"
 #include "core/util/checked_math.h"
 
 namespace ordo::onnx_import {
@@ -1013,7 +1014,7 @@ constexpr OpEvaluator kEvaluators[] = {
 };
 
 bool IsDefaultDomain(const NodeProto& node) {
-  return node.domain().empty() || node.domain() == "ai.onnx";
+  return IsStandardOnnxDomain(node.domain());
 }
 
 }  // namespace

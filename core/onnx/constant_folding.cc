@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "core/graph/onnx_domain.h"
 #include "core/onnx/constant_evaluator.h"
 #include "google/protobuf/arena.h"
 #include "onnx/defs/schema.h"
@@ -98,7 +99,7 @@ using onnx::NodeProto;
 
 bool IsShapeOf(const ModelView& view, int32_t index) {
   const NodeView& node = view.nodes[index];
-  return (node.domain.empty() || node.domain == "ai.onnx") &&
+  return IsStandardOnnxDomain(node.domain) &&
          (node.op_type == "Shape" || node.op_type == "Size") && view.inputs_of(index).size() == 1;
 }
 
@@ -270,7 +271,7 @@ bool ConstantFolder::DeclarationsAreStale() const {
   std::vector<bool> is_first(view_.num_nodes(), false);
   for (int32_t i = 0; i < view_.num_nodes(); ++i) {
     const NodeView& node = view_.nodes[i];
-    if (!(node.domain.empty() || node.domain == "ai.onnx") || !HasExactInference(node.op_type)) {
+    if (!IsStandardOnnxDomain(node.domain) || !HasExactInference(node.op_type)) {
       continue;
     }
     bool reads_input = false, declares = false;

@@ -9,6 +9,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/graph/onnx_domain.h"
 #include "core/onnx/constant_folding.h"
 #include "core/onnx/constant_tensor.h"
 #include "core/onnx/input_shapes.h"
@@ -575,7 +576,7 @@ std::optional<int64_t> ElementCount(const std::vector<int64_t>& dims) {
 absl::Status CheckReshapeElementCounts(const Graph& graph) {
   for (const Op& op : graph.ops()) {
     // Both inputs present, so input 0 is the data (an omitted one is dropped).
-    if (op.type != "Reshape" || !(op.domain.empty() || op.domain == "ai.onnx") ||
+    if (op.type != "Reshape" || !IsStandardOnnxDomain(op.domain) ||
         op.inputs.size() < 2 || op.outputs.empty()) {
       continue;
     }

@@ -12,6 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "core/graph/onnx_domain.h"
 #include "core/onnx/einsum_shape.h"
 #include "core/util/status_macros.h"
 #include "onnx/defs/schema.h"
@@ -116,7 +117,7 @@ class SchemaRegistry final : public onnx::ISchemaRegistry {
     const onnx::OpSchema* schema =
         onnx::OpSchemaRegistry::Schema(key, max_inclusive_version, domain);
     if (schema == nullptr || (key != "Einsum" && key != "Shape") ||
-        !(domain.empty() || domain == "ai.onnx")) {
+        !IsStandardOnnxDomain(domain)) {
       return schema;
     }
     std::lock_guard<std::mutex> lock(mutex_);
@@ -245,15 +246,15 @@ absl::Status InferShapesInPlace(onnx::ModelProto& model) {
 }
 
 bool IsKnownToOnnx(const ModelView& view, const NodeView& node) {
-  auto standard = [](absl::string_view domain) { return domain.empty() || domain == "ai.onnx"; };
   int64_t version = INT_MAX;  // no import for the domain: whatever the library has
   for (const OpsetView& opset : view.opsets) {
-    if (opset.domain == node.domain || (standard(opset.domain) && standard(node.domain))) {
+    if (opset.domain == node.domain ||
+        (IsStandardOnnxDomain(opset.domain) && IsStandardOnnxDomain(node.domain))) {
       version = std::min<int64_t>(opset.version, INT_MAX);
     }
   }
   return onnx::OpSchemaRegistry::Schema(std::string(node.op_type), static_cast<int>(version),
-                                        standard(node.domain) ? std::string()
+                                        IsStandardOnnxDomain(node.domain) ? std::string()
                                                               : std::string(node.domain)) !=
          nullptr;
 }

@@ -4,6 +4,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/graph/onnx_domain.h"
 #include "core/rewrite/op_semantics.h"
 #include "core/rewrite/patch_fusion.h"
 #include "core/rewrite/rewrite.h"
@@ -50,7 +51,7 @@ int64_t OpMacs(const Graph& graph, const Op& op) {
   const std::string& t = op.type;
   // A fused stage states its own MACs (patch_fusion.h: recomputed rows).
   if (op.domain == kFusionDomain) return IntAttribute(op, "macs").value_or(out_elements);
-  if (!op.domain.empty() && op.domain != "ai.onnx") return out_elements;
+  if (!IsStandardOnnxDomain(op.domain)) return out_elements;
   if (t == "Conv") {
     const std::vector<int64_t>* w = Dims(graph, op.inputs, 1);
     return w == nullptr ? 0 : SatMul(out_elements, Product(*w, 1));

@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/graph/onnx_domain.h"
 #include "core/rewrite/model_edit.h"
 
 namespace ordo {
@@ -16,13 +17,10 @@ namespace {
 
 int64_t Opset(const onnx::ModelProto& model) {
   for (const onnx::OperatorSetIdProto& o : model.opset_import()) {
-    if (o.domain().empty() || o.domain() == "ai.onnx") return o.version();
+    if (IsStandardOnnxDomain(o.domain())) return o.version();
   }
   return 1;
 }
-
-// ONNX's default operator set, however the file spells it.
-bool IsDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
 const onnx::AttributeProto* FindAttribute(const onnx::NodeProto& node, const std::string& name) {
   for (const onnx::AttributeProto& a : node.attribute()) {
@@ -151,7 +149,7 @@ std::optional<SitePlan> PlanSite(const onnx::ModelProto& model, const ConstantIn
                                  const Graph& graph, OpId id) {
   const onnx::GraphProto& g = model.graph();
   const Op& window = graph.op(id);
-  if (!IsDefaultDomain(window.domain)) return std::nullopt;
+  if (!IsStandardOnnxDomain(window.domain)) return std::nullopt;
   if (window.source_index < 0 || window.source_index >= g.node_size()) return std::nullopt;
   std::optional<std::array<int64_t, 2>> strides =
       UnitWindowStrides(graph, window, g.node(window.source_index));
@@ -164,7 +162,7 @@ std::optional<SitePlan> PlanSite(const onnx::ModelProto& model, const ConstantIn
     if (tensor.producer == kNoId || tensor.is_graph_output || tensor.consumers.size() != 1) break;
     const Op& p = graph.op(tensor.producer);
     if ((p.type != "Slice" && p.type != "Pad") || p.inputs.empty() || p.outputs.size() != 1 ||
-        !IsDefaultDomain(p.domain)) {
+        !IsStandardOnnxDomain(p.domain)) {
       break;
     }
     chain.insert(chain.begin(), tensor.producer);

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/graph/onnx_domain.h"
 
 namespace ordo {
 namespace {
@@ -141,7 +142,7 @@ bool IsUnaryElementwiseType(absl::string_view type) {
 }
 
 OpKind ClassifyOp(const Op& op) {
-  if (!op.domain.empty() && op.domain != "ai.onnx") return OpKind::kUnknown;
+  if (!IsStandardOnnxDomain(op.domain)) return OpKind::kUnknown;
   const std::string& t = op.type;
   // Optional extra outputs (MaxPool's Indices, training BatchNormalization's
   // running statistics) change what the op computes: not understood.

@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "core/graph/onnx_domain.h"
 #include "core/memory/simulator.h"
 #include "core/rewrite/cost_model.h"
 #include "core/rewrite/model_edit.h"
@@ -63,7 +64,7 @@ bool IsPerElement(const Op& op) {
     default:
       // Clip reads min / max as operands (opset 11+), which ClassifyOp's
       // unary kind does not allow; here they are weights like any other.
-      return op.type == "Clip" && (op.domain.empty() || op.domain == "ai.onnx");
+      return op.type == "Clip" && IsStandardOnnxDomain(op.domain);
   }
 }
 
@@ -821,7 +822,7 @@ EmittedStage EmitStage(const onnx::ModelProto& model, const FusedNodeSpec& spec,
   f.set_doc_string(absl::StrCat("ordo ", spec.description,
                                 "; the body computes what the stage's layers compute"));
   for (const onnx::OperatorSetIdProto& opset : model.opset_import()) {
-    if (opset.domain().empty() || opset.domain() == "ai.onnx") *f.add_opset_import() = opset;
+    if (IsStandardOnnxDomain(opset.domain())) *f.add_opset_import() = opset;
   }
   // Formal inputs keep the actual names (a function has its own scope): the
   // activations first, then every other operand a body node reads from

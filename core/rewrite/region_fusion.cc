@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "core/graph/onnx_domain.h"
 #include "core/rewrite/cost_model.h"
 #include "core/rewrite/model_edit.h"
 #include "core/rewrite/op_semantics.h"
@@ -29,8 +30,6 @@ void SetAxis(Window& window, int32_t axis, int64_t kernel, int64_t stride, int64
   window.pads_begin[axis] = pad_begin;
   window.pads_end[axis] = pad_end;
 }
-
-bool IsDefaultDomain(const Op& op) { return op.domain.empty() || op.domain == "ai.onnx"; }
 
 std::vector<TensorId> ActivationInputs(const Graph& graph, const Op& op) {
   std::vector<TensorId> acts;
@@ -104,7 +103,7 @@ std::optional<Window> ShiftWindow(const Graph& graph, const Op& op,
 // all of them), or nullopt when the op cannot stream.
 std::optional<Window> StreamWindow(const Graph& graph, OpId id, const ConstantIndex* constants) {
   const Op& op = graph.op(id);
-  if (!IsDefaultDomain(op) || op.outputs.size() != 1 || op.inputs.empty()) return std::nullopt;
+  if (!IsStandardOnnxDomain(op.domain) || op.outputs.size() != 1 || op.inputs.empty()) return std::nullopt;
   const Tensor& out = graph.tensor(op.outputs[0]);
   const std::vector<TensorId> acts = ActivationInputs(graph, op);
   if (out.dims.size() != 4 || acts.empty()) return std::nullopt;

@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/graph/onnx_domain.h"
 #include "core/rewrite/cost_model.h"
 #include "core/rewrite/model_edit.h"
 #include "core/rewrite/op_semantics.h"
@@ -104,7 +105,7 @@ absl::StatusOr<RegionOp> AnalyzeRegionOp(const Graph& graph, OpId id) {
   const Op& op = graph.op(id);
   RegionOp region_op;
   region_op.id = id;
-  if (!op.domain.empty() && op.domain != "ai.onnx") {
+  if (!IsStandardOnnxDomain(op.domain)) {
     return Unimplemented(op, absl::StrCat("domain \"", op.domain, "\" is not understood"));
   }
   if (op.outputs.size() != 1) return Unimplemented(op, "ops with several outputs are not tiled");
@@ -496,7 +497,7 @@ absl::Status ReplaceInputs(
 
 int64_t OpsetOf(const onnx::ModelProto& model) {
   for (const auto& opset : model.opset_import()) {
-    if (opset.domain().empty() || opset.domain() == "ai.onnx") return opset.version();
+    if (IsStandardOnnxDomain(opset.domain())) return opset.version();
   }
   return 1;
 }
