@@ -392,9 +392,10 @@ absl::StatusOr<FoldingResult> ConstantFolder::Run() && {
   }
   if (!parse_status_.ok()) return parse_status_;
   // A node left unknown without an exception was skipped by ONNX's lenient
-  // mode; the strict mode's first error says why, for the message.
-  if (inference_error_.empty() && working_ != nullptr && HasUnknownActivation()) {
-    inference_error_ = std::string(FirstInferenceError(*working_).message());
+  // mode; the strict mode's first error says why, for the message (and an
+  // exception about element types is traced to its origin).
+  if (working_ != nullptr && HasUnknownActivation()) {
+    inference_error_ = std::string(FirstInferenceError(*working_, inference_error_).message());
   }
   return FoldingResult{std::move(folded_), std::move(types_), std::move(inference_error_),
                        rounds_exhausted};

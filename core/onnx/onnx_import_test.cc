@@ -24,6 +24,7 @@ namespace ordo {
 namespace {
 
 using ::ordo::testing::StatusIs;
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
@@ -535,6 +536,28 @@ TEST(OnnxImportErrorTest, ShapeOfAnUntypedValueIsAnErrorNotACrash) {
                 StatusIs(kInvalid, HasSubstr("Op \"foo\" (Foo, domain \"com.example\") is not "
                                              "an operator the ONNX library ordo uses knows")))
         << "opset " << opset;
+  }
+}
+
+// bench/onnx-sweep: a graph input of another element type than the
+// weights failed ONNX's inference only at the graph output's declaration,
+// at the model's end; the message now names the first op that may not take
+// its inputs' types, and which input.
+TEST(OnnxImportErrorTest, AnInputOfAnotherElementTypeIsNamedAtTheFirstOpItBreaks) {
+  for (const auto& [elem_type, cause] :
+       std::vector<std::pair<int32_t, std::string>>{
+           {onnx::TensorProto::FLOAT16, "W has inconsistent type tensor(float)"},
+           {onnx::TensorProto::UINT8, "X typestr: T, has unsupported type: tensor(uint8)"}}) {
+    TestModel m;
+    m.Input("x", {1, 3, 8, 8}, elem_type);
+    m.Weight("w", {4, 3, 1, 1});
+    m.Node("Conv", {"x", "w"}, {"c"}, "conv");
+    m.Node("Relu", {"c"}, {"r"}, "relu");
+    m.Node("Flatten", {"r"}, {"y"}, "flatten");
+    m.Output("y", {1, 256});
+    EXPECT_THAT(ImportOnnx(m.Bytes()),
+                StatusIs(kInvalid, AllOf(HasSubstr("node name: conv"), HasSubstr(cause))))
+        << cause;
   }
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/graph/onnx_domain.h"
 #include "core/onnx/einsum_shape.h"
@@ -213,8 +214,9 @@ void UseTheMostCompleteDeclarations(onnx::GraphProto& graph) {
 }
 
 // ONNX's inference on `model` in place; `strict` throws every node's error
-// instead of skipping those nodes.
-absl::Status RunInference(onnx::ModelProto& model, bool strict) {
+// instead of skipping those nodes; `check_types` also checks every node's
+// inputs against its schema's type constraints.
+absl::Status RunInference(onnx::ModelProto& model, bool strict, bool check_types = false) {
   static SchemaRegistry* const registry = new SchemaRegistry();
   // Data propagation lets one inference pass carry shape values through
   // Shape -> Gather -> Mul -> Concat -> Reshape chains, so a dynamic-batch
@@ -223,7 +225,7 @@ absl::Status RunInference(onnx::ModelProto& model, bool strict) {
   try {
     onnx::shape_inference::InferShapes(model, registry,
                                        onnx::ShapeInferenceOptions(
-                                           /*check_type_val=*/false,
+                                           /*check_type_val=*/check_types,
                                            /*strict_mode_val=*/strict ? 1 : 0,
                                            /*data_prop_val=*/true));
   } catch (const std::exception& e) {
@@ -232,6 +234,24 @@ absl::Status RunInference(onnx::ModelProto& model, bool strict) {
     return absl::InvalidArgumentError("ONNX shape inference failed");
   }
   return absl::OkStatus();
+}
+
+// The first node's error of a strict inference of `model`, or OK.
+absl::Status FirstStrictError(const onnx::ModelProto& model, bool check_types) {
+  onnx::ModelProto copy = model;
+  absl::Status status = RunInference(copy, /*strict=*/true, check_types);
+  if (status.ok()) return status;
+  // Strict mode joins every node's error with newlines, and a node after
+  // the first failure adds "expected to have type but instead is null":
+  // the first line after the header is the cause.
+  absl::string_view message = status.message();
+  constexpr absl::string_view kHeader = "Shape inference error(s): ";
+  if (const size_t at = message.find(kHeader); at != absl::string_view::npos) {
+    message.remove_prefix(at + kHeader.size());
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ONNX shape inference failed: ", message.substr(0, message.find('\n'))));
+  }
+  return absl::InvalidArgumentError(message.substr(0, message.find('\n')));
 }
 
 }  // namespace
@@ -259,21 +279,20 @@ bool IsKnownToOnnx(const ModelView& view, const NodeView& node) {
          nullptr;
 }
 
-absl::Status FirstInferenceError(const onnx::ModelProto& model) {
-  onnx::ModelProto copy = model;
-  absl::Status status = RunInference(copy, /*strict=*/true);
-  if (status.ok()) return status;
-  // Strict mode joins every node's error with newlines, and a node after
-  // the first failure adds "expected to have type but instead is null":
-  // the first line after the header is the cause.
-  absl::string_view message = status.message();
-  constexpr absl::string_view kHeader = "Shape inference error(s): ";
-  if (const size_t at = message.find(kHeader); at != absl::string_view::npos) {
-    message.remove_prefix(at + kHeader.size());
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ONNX shape inference failed: ", message.substr(0, message.find('\n'))));
+absl::Status FirstInferenceError(const onnx::ModelProto& model,
+                                 absl::string_view lenient_error) {
+  absl::Status status = lenient_error.empty()
+                            ? FirstStrictError(model, /*check_types=*/false)
+                            : absl::InvalidArgumentError(lenient_error);
+  // Inference carries an element type forward unchecked: a graph input of
+  // another type than the weights fails only where a declaration (often
+  // the graph output) disagrees, far from the cause. Checking every node's
+  // types finds the first op that may not take them.
+  if (absl::StrContains(status.message(), "TypeInferenceError")) {
+    absl::Status typed = FirstStrictError(model, /*check_types=*/true);
+    if (!typed.ok()) return typed;
   }
-  return absl::InvalidArgumentError(message.substr(0, message.find('\n')));
+  return status;
 }
 
 }  // namespace ordo::onnx_import

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "core/onnx/model_view.h"
 #include "core/onnx/node_graph.h"
 #include "core/onnx/tensor_type.h"
@@ -47,10 +48,15 @@ absl::Status InferShapesInPlace(onnx::ModelProto& model);
 // without one nothing infers its outputs.
 bool IsKnownToOnnx(const ModelView& view, const NodeView& node);
 
-// Why ONNX's inference cannot infer some node of `model`: the first of the
-// errors its strict mode collects (one line), or OK. For messages only
-// (InferShapesInPlace skips such nodes silently).
-absl::Status FirstInferenceError(const onnx::ModelProto& model);
+// Why ONNX's inference cannot infer some node of `model`, for messages
+// only: `lenient_error`, the error InferShapesInPlace returned, or when it
+// returned none (it skips such nodes silently) the first of the errors the
+// strict mode collects (one line). An element type that disagrees with a
+// declaration is traced back to the first op whose inputs break its
+// schema's type constraints (a graph input of another type than the
+// weights). OK when nothing fails.
+absl::Status FirstInferenceError(const onnx::ModelProto& model,
+                                 absl::string_view lenient_error = {});
 
 }  // namespace ordo::onnx_import
 
