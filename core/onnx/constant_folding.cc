@@ -17,22 +17,28 @@
 namespace ordo::onnx_import {
 namespace {
 
-// ONNX shape inference takes a tensor's type from value_info before its
-// initializer: a value_info that an earlier round inferred without a shape
-// (the value was not known then) would hide the folded value's dims from
-// every consumer (Swin's shifted-window attention mask: the Add of mask and
-// scores stayed shapeless). A folded tensor's initializer is its type.
-void DropValueInfoOfInitializers(onnx::GraphProto& graph) {
+// ONNX shape inference takes a tensor's type from value_info and the graph
+// outputs before its initializer: a value_info that an earlier round
+// inferred without a shape (the value was not known then) would hide the
+// folded value's dims from every consumer (Swin's shifted-window attention
+// mask: the Add of mask and scores stayed shapeless), and so would a weight
+// listed as a graph output without dims (bench/onnx-sweep: every Conv
+// reading it was left unknown, and the refusal gave no reason instead of
+// naming the weight output). A folded tensor's initializer is its type.
+void DropDeclarationsOfInitializers(onnx::GraphProto& graph) {
   absl::flat_hash_set<absl::string_view> initializers;
   for (const onnx::TensorProto& initializer : graph.initializer()) {
     initializers.insert(initializer.name());
   }
-  auto* value_info = graph.mutable_value_info();
-  value_info->erase(std::remove_if(value_info->begin(), value_info->end(),
-                                   [&](const onnx::ValueInfoProto& info) {
-                                     return initializers.contains(info.name());
-                                   }),
-                    value_info->end());
+  auto drop = [&](auto& declarations) {
+    declarations.erase(std::remove_if(declarations.begin(), declarations.end(),
+                                      [&](const onnx::ValueInfoProto& info) {
+                                        return initializers.contains(info.name());
+                                      }),
+                       declarations.end());
+  };
+  drop(*graph.mutable_value_info());
+  drop(*graph.mutable_output());
 }
 
 // A thread's first arena block for the parsed model and its working copy,
@@ -442,7 +448,7 @@ void ConstantFolder::InferShapes() {
   // reason, where it once kept the earlier round's shapes.)
   *working.mutable_value_info() = Model().graph().value_info();
   *working.mutable_output() = Model().graph().output();
-  DropValueInfoOfInitializers(working);
+  DropDeclarationsOfInitializers(working);
   StripForgottenShapes(working);
   absl::Status status = InferShapesInPlace(Working());
   // A declared shape that contradicts the inferred one is stale, like those
@@ -540,7 +546,7 @@ bool ConstantFolder::ReplaceEvaluatedNodes() {
   }
   if (!replaced_any) return false;
   CopyNodesInOrder();
-  DropValueInfoOfInitializers(*Working().mutable_graph());
+  DropDeclarationsOfInitializers(*Working().mutable_graph());
   return true;
 }
 

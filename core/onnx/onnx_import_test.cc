@@ -824,6 +824,23 @@ TEST(OnnxImportErrorTest, FoldedGraphOutput) {
               StatusIs(kInvalid, HasSubstr("remove it from the graph outputs")));
 }
 
+// bench/onnx-sweep: a weight listed as a graph output without dims (a
+// tool dropped the outputs' shapes) hid the weight's dims from ONNX's
+// inference, so the Conv reading it was refused as unknown, with no
+// reason; the refusal names the weight output as it does with dims.
+TEST(OnnxImportErrorTest, AWeightOutputWithoutDimsIsNamedNotTheConvReadingIt) {
+  TestModel m;
+  m.Input("x", {1, 3, 8, 8}).Weight("w", {4, 3, 1, 1});
+  m.Node("Conv", {"x", "w"}, {"y"}, "conv");
+  for (const char* output : {"y", "w"}) {  // types without dims
+    onnx::ValueInfoProto& info = *m.proto().mutable_graph()->add_output();
+    info.set_name(output);
+    info.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  }
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, HasSubstr("graph output \"w\" is a weight")));
+}
+
 // Flipped and truncated bytes of real models must come back as a status:
 // nothing may throw, crash or hang. Fixed seed, so failures reproduce.
 TEST(OnnxImportErrorTest, MutatedModelsNeverCrash) {
