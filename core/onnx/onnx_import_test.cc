@@ -561,6 +561,25 @@ TEST(OnnxImportErrorTest, AnInputOfAnotherElementTypeIsNamedAtTheFirstOpItBreaks
   }
 }
 
+// libonnx 1.12's convolution inference read past the input's dims when the
+// weight, whose rank it takes the kernel's from, has another rank
+// (scripts/fuzz onnx_import_fuzzer: a Conv of a Flatten's output). Each op
+// of the family, without kernel_shape, which is what crashed.
+TEST(OnnxImportErrorTest, AConvolutionOfInputAndWeightOfOtherRanksIsAnErrorNotACrash) {
+  for (const char* op : {"Conv", "ConvTranspose"}) {
+    TestModel m;
+    m.Input("x", {1, 16, 4, 4}).Weight("w", {16, 8, 1, 1});
+    m.Node("Flatten", {"x"}, {"flat"}, "flatten");
+    m.Node(op, {"flat", "w"}, {"y"}, "conv");
+    m.proto().mutable_graph()->add_output()->set_name("y");
+    EXPECT_THAT(ImportOnnx(m.Bytes()),
+                StatusIs(kInvalid, AllOf(HasSubstr("node name: conv"),
+                                         HasSubstr("the input (rank 2) and the weight (input 1, "
+                                                   "rank 4) must have the same rank"))))
+        << op;
+  }
+}
+
 // bench/onnx-sweep: ONNX's inference took the last declaration of a graph
 // input that is also a graph output, here one without dims, and every
 // shape after it was lost; the most complete declaration now counts.

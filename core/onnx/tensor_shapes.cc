@@ -108,8 +108,40 @@ void PropagateShapeData(onnx::DataPropagationContext& ctx,
   unchecked(ctx);
 }
 
-// ONNX's schemas, with InferEinsum in place of Einsum's inference and a
-// checked Shape data propagation. Patched copies are made once per schema
+// The input of a convolution whose kernel is the weight `weight`, for
+// ConvRanksMatch; -1 for other ops.
+int ConvWeightInput(absl::string_view op_type) {
+  if (op_type == "Conv" || op_type == "ConvInteger" || op_type == "ConvTranspose") return 1;
+  if (op_type == "QLinearConv") return 3;
+  return -1;
+}
+
+// libonnx 1.12's convolution inference takes the kernel's rank from the
+// weight when no kernel_shape attribute gives it, and then indexes the
+// input's spatial dims and its per-axis attributes by it: an input and a
+// weight of different ranks read past their ends and crashed the process
+// (scripts/fuzz onnx_import_fuzzer: a Conv of a Flatten's output). Such a
+// convolution is invalid whatever its attributes, so it fails here, as
+// every other inference error does.
+void InferConvWithMatchingRanks(onnx::InferenceContext& ctx, size_t weight,
+                                const onnx::InferenceFunction& unchecked) {
+  auto rank = [&](size_t input) {
+    const onnx::TypeProto* type = input < ctx.getNumInputs() ? ctx.getInputType(input) : nullptr;
+    return type != nullptr && type->has_tensor_type() && type->tensor_type().has_shape()
+               ? type->tensor_type().shape().dim_size()
+               : -1;
+  };
+  const int input_rank = rank(0), weight_rank = rank(weight);
+  if (input_rank >= 0 && weight_rank >= 0 && input_rank != weight_rank) {
+    fail_shape_inference("the input (rank ", input_rank, ") and the weight (input ", weight,
+                         ", rank ", weight_rank, ") must have the same rank");
+  }
+  unchecked(ctx);
+}
+
+// ONNX's schemas, with InferEinsum in place of Einsum's inference, a
+// checked Shape data propagation and convolutions' inference checked by
+// InferConvWithMatchingRanks. Patched copies are made once per schema
 // version and live for the process.
 class SchemaRegistry final : public onnx::ISchemaRegistry {
  public:
@@ -117,7 +149,8 @@ class SchemaRegistry final : public onnx::ISchemaRegistry {
                                   const std::string& domain) const override {
     const onnx::OpSchema* schema =
         onnx::OpSchemaRegistry::Schema(key, max_inclusive_version, domain);
-    if (schema == nullptr || (key != "Einsum" && key != "Shape") ||
+    const int conv_weight = ConvWeightInput(key);
+    if (schema == nullptr || (key != "Einsum" && key != "Shape" && conv_weight < 0) ||
         !IsStandardOnnxDomain(domain)) {
       return schema;
     }
@@ -129,6 +162,11 @@ class SchemaRegistry final : public onnx::ISchemaRegistry {
         patched->TypeAndShapeInferenceFunction(
             [rank_only = schema->GetTypeAndShapeInferenceFunction()](
                 onnx::InferenceContext& ctx) { InferEinsum(ctx, rank_only); });
+      } else if (conv_weight >= 0) {
+        patched->TypeAndShapeInferenceFunction(
+            [weight = static_cast<size_t>(conv_weight),
+             unchecked = schema->GetTypeAndShapeInferenceFunction()](
+                onnx::InferenceContext& ctx) { InferConvWithMatchingRanks(ctx, weight, unchecked); });
       } else if (schema->has_data_propagation_function()) {
         patched->PartialDataPropagationFunction(
             [unchecked = schema->GetDataPropagationFunction()](
