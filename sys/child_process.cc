@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
@@ -32,13 +33,14 @@ namespace {
 
 // The child's side of Start, between fork and exec: only async-signal-safe
 // calls, nothing allocated (the parent may have threads holding locks).
-[[noreturn]] void ExecChild(const char* path, char* const* argv, int pipe_write,
+[[noreturn]] void ExecChild(const char* path, char* const* argv, int pipe_write, int stdin_read,
                             const ChildProcess::Options& options, pid_t parent) {
   if (options.own_process_group) setpgid(0, 0);
   if (options.parent_death_signal != 0) {
     prctl(PR_SET_PDEATHSIG, options.parent_death_signal);
     if (getppid() != parent) _exit(1);  // the parent died before prctl
   }
+  if (stdin_read >= 0) dup2(stdin_read, STDIN_FILENO);
   switch (options.stdout_mode) {
     case ChildProcess::StdoutMode::kPipe:
       dup2(pipe_write, STDOUT_FILENO);
@@ -80,16 +82,25 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(std::vector<st
   args.push_back(nullptr);
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError("pipe failed");
+  int stdin_fds[2] = {-1, -1};  // [0]: the parent's end, [1]: the child's
+  if (options.stdin_pipe &&
+      socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, stdin_fds) != 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return absl::InternalError("socketpair failed");
+  }
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
+    for (int fd : {fds[0], fds[1], stdin_fds[0], stdin_fds[1]}) {
+      if (fd >= 0) close(fd);
+    }
     return absl::InternalError("fork failed");
   }
-  if (pid == 0) ExecChild(path.c_str(), args.data(), fds[1], options, parent);
+  if (pid == 0) ExecChild(path.c_str(), args.data(), fds[1], stdin_fds[1], options, parent);
   close(fds[1]);
-  return std::unique_ptr<ChildProcess>(new ChildProcess(pid, fds[0]));
+  if (stdin_fds[1] >= 0) close(stdin_fds[1]);
+  return std::unique_ptr<ChildProcess>(new ChildProcess(pid, fds[0], stdin_fds[0]));
 }
 
 absl::StatusOr<std::string> FindProgramOnPath(absl::string_view program) {
@@ -125,8 +136,57 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::StartListening(
 }
 
 ChildProcess::~ChildProcess() {
+  CloseStdin();
   Stop(SIGTERM);
   close(out_);
+}
+
+absl::Status ChildProcess::Write(absl::string_view bytes) {
+  if (in_ < 0) return absl::FailedPreconditionError("the child has no stdin pipe");
+  while (!bytes.empty()) {
+    const ssize_t n = send(in_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return absl::UnavailableError("the child's stdin is closed");
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return absl::OkStatus();
+}
+
+void ChildProcess::CloseStdin() {
+  if (in_ >= 0) close(in_);
+  in_ = -1;
+}
+
+absl::StatusOr<std::string> ChildProcess::ReadBytes(size_t count, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  // Bytes a ReadLine buffered come first.
+  std::string bytes = std::move(partial_line_);
+  partial_line_.clear();
+  if (bytes.size() > count) {
+    partial_line_ = bytes.substr(count);
+    bytes.resize(count);
+  }
+  size_t have = bytes.size();
+  bytes.resize(count);
+  while (have < count) {
+    if (stdout_ended_) return absl::UnavailableError("the child's stdout ended");
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) {
+      return absl::DeadlineExceededError("the child did not write in time");
+    }
+    pollfd pfd{out_, POLLIN, 0};
+    const int ready =
+        poll(&pfd, 1, static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 100)));
+    if (ready <= 0) continue;  // also EINTR: re-check the deadline
+    const ssize_t n = read(out_, bytes.data() + have, count - have);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      stdout_ended_ = true;
+      continue;
+    }
+    have += static_cast<size_t>(n);
+  }
+  return bytes;
 }
 
 std::optional<std::string> ChildProcess::ReadLine(absl::Duration timeout) {

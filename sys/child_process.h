@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
@@ -41,6 +42,10 @@ class ChildProcess {
     // Start the child in a process group of its own, so a terminal's
     // Ctrl-C (sent to the parent's group) does not reach it.
     bool own_process_group = false;
+    // Give the child a stdin the parent writes with Write (a socket, so a
+    // write to a child that died is an error, not SIGPIPE). Otherwise the
+    // child inherits the parent's stdin.
+    bool stdin_pipe = false;
     // When nonzero, the child gets this signal when the parent dies, even
     // by SIGKILL (prctl PR_SET_PDEATHSIG). Linux sends it when the parent
     // *thread* that called Start exits: start such children from a thread
@@ -80,6 +85,16 @@ class ChildProcess {
       absl::Duration timeout = absl::Seconds(30));
   const std::string& address() const { return address_; }
 
+  // With Options::stdin_pipe: writes all of `bytes` to the child's stdin.
+  // UNAVAILABLE when the child closed it (it exited).
+  absl::Status Write(absl::string_view bytes);
+  // Closes the child's stdin (with Options::stdin_pipe): it reads EOF.
+  void CloseStdin();
+
+  // The next `count` bytes of stdout (kPipe). UNAVAILABLE when stdout ends
+  // first, DEADLINE_EXCEEDED when they do not come within `timeout`.
+  absl::StatusOr<std::string> ReadBytes(size_t count, absl::Duration timeout);
+
   pid_t pid() const { return pid_; }
   // The wait status when the child has exited (reaping it), else nullopt.
   std::optional<int> Poll();
@@ -90,10 +105,11 @@ class ChildProcess {
   int Stop(int signal, absl::Duration timeout = absl::Seconds(20));
 
  private:
-  ChildProcess(pid_t pid, int out) : pid_(pid), out_(out) {}
+  ChildProcess(pid_t pid, int out, int in) : pid_(pid), out_(out), in_(in) {}
 
   pid_t pid_;
   int out_;
+  int in_;  // the parent's end of the child's stdin, or -1
   std::string partial_line_;  // read from stdout, no newline yet
   bool stdout_ended_ = false;
   std::optional<int> exit_status_;

@@ -47,6 +47,34 @@ TEST(ChildProcessTest, PollSeesTheExitStatus) {
   EXPECT_EQ(DescribeWaitStatus(*status), "exited 3");
 }
 
+// Binary frames both ways (the server's ONNX inference helpers): bytes in
+// through stdin, the same bytes back; EOF after stdin closes; a write to a
+// child that is gone is an error, not SIGPIPE.
+TEST(ChildProcessTest, StdinPipeAndBinaryReads) {
+  ChildProcess::Options options;
+  options.stdin_pipe = true;
+  auto child = ChildProcess::Start({"/bin/cat"}, options);
+  ASSERT_TRUE(child.ok()) << child.status();
+  const std::string bytes("frame\0with\nzeros", 16);
+  ASSERT_TRUE((*child)->Write(bytes).ok());
+  absl::StatusOr<std::string> echoed = (*child)->ReadBytes(bytes.size(), absl::Seconds(10));
+  ASSERT_TRUE(echoed.ok()) << echoed.status();
+  EXPECT_EQ(*echoed, bytes);
+  EXPECT_EQ((*child)->ReadBytes(1, absl::Milliseconds(50)).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+  (*child)->CloseStdin();
+  EXPECT_EQ((*child)->ReadBytes(1, absl::Seconds(10)).status().code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_EQ(DescribeWaitStatus((*child)->Wait()), "exited 0");
+
+  auto gone = ChildProcess::Start({"/bin/sh", "-c", "exit 0"}, options);
+  ASSERT_TRUE(gone.ok());
+  (*gone)->Wait();
+  absl::Status write = absl::OkStatus();
+  for (int i = 0; i < 64 && write.ok(); ++i) write = (*gone)->Write(std::string(65536, 'x'));
+  EXPECT_EQ(write.code(), absl::StatusCode::kUnavailable);
+}
+
 TEST(ChildProcessTest, ResidentBytesOfThisProcess) {
   EXPECT_GT(ResidentBytes(getpid()), 0);
   EXPECT_EQ(ResidentBytes(-1), -1);
