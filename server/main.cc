@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <thread>
 
 #include "absl/flags/flag.h"
@@ -19,7 +20,9 @@
 #include "rpc/security_flags.h"
 #include "rpc/service_main.h"
 #include "rpc/termination_signals.h"
+#include "core/onnx/tensor_shapes.h"
 #include "server/namespaced_schedule_cache.h"
+#include "server/onnx_inference_helpers.h"
 #include "server/ordo_server.h"
 
 ABSL_FLAG(std::string, listen, "localhost:50051", "host:port to serve on; port 0 picks one");
@@ -63,8 +66,20 @@ ABSL_FLAG(absl::Duration, default_deadline, absl::Seconds(60), "deadline of call
 ABSL_FLAG(bool, channelz, false,
           "serve grpc.channelz.v1.Channelz (connections to clients and workers) for debugging");
 ABSL_FLAG(absl::Duration, max_deadline, absl::Minutes(10), "cap on call deadlines");
+ABSL_FLAG(bool, isolate_onnx_inference, true,
+          "run libonnx's shape inference of ONNX imports in helper processes (this binary "
+          "with --onnx-inference-helper), so that a model that crashes libonnx fails alone "
+          "while the server keeps serving; false: in the server's process");
 
 int main(int argc, char** argv) {
+  // A helper process of OnnxInferenceHelpers: frames on stdin and stdout.
+  // Its stdout carries only frames: anything a library prints there goes
+  // to stderr instead.
+  if (argc == 2 && std::strcmp(argv[1], ordo::server::kOnnxInferenceHelperFlag) == 0) {
+    const int frames_out = dup(STDOUT_FILENO);
+    dup2(STDERR_FILENO, STDOUT_FILENO);
+    return ordo::server::ServeOnnxInferenceHelper(STDIN_FILENO, frames_out);
+  }
   // The mallopt settings below tune glibc's malloc, which serves only the
   // sanitizer and fuzzer builds: the Release build links jemalloc (top
   // CMakeLists.txt), for which they are no-ops. Before any thread starts: glibc's default of 8 arenas per core lets
@@ -147,6 +162,17 @@ int main(int argc, char** argv) {
   options.limits.max_deadline = absl::GetFlag(FLAGS_max_deadline);
   options.channelz = absl::GetFlag(FLAGS_channelz);
 
+  // Destroyed after the server (declared before it), so no import outlives it.
+  std::unique_ptr<ordo::server::OnnxInferenceHelpers> inference_helpers;
+  if (absl::GetFlag(FLAGS_isolate_onnx_inference)) {
+    inference_helpers = std::make_unique<ordo::server::OnnxInferenceHelpers>(
+        ordo::server::OnnxInferenceHelpers::Options{.binary = self_exe});
+    ordo::onnx_import::SetShapeInferenceRunner(
+        [helpers = inference_helpers.get()](onnx::ModelProto& model, bool strict,
+                                            bool check_types) {
+          return helpers->Infer(model, strict, check_types);
+        });
+  }
   absl::StatusOr<std::unique_ptr<ordo::server::OrdoServer>> server =
       ordo::server::OrdoServer::Start(options);
   if (!server.ok()) {

@@ -251,27 +251,17 @@ void UseTheMostCompleteDeclarations(onnx::GraphProto& graph) {
   for (auto& [info, type] : replaced) *info->mutable_type() = std::move(type);
 }
 
-// ONNX's inference on `model` in place; `strict` throws every node's error
-// instead of skipping those nodes; `check_types` also checks every node's
-// inputs against its schema's type constraints.
+ShapeInferenceRunner& InstalledRunner() {
+  static ShapeInferenceRunner* const runner = new ShapeInferenceRunner();
+  return *runner;
+}
+
+// ONNX's inference on `model` in place (InferShapesHere's arguments), by
+// the installed runner.
 absl::Status RunInference(onnx::ModelProto& model, bool strict, bool check_types = false) {
-  static SchemaRegistry* const registry = new SchemaRegistry();
-  // Data propagation lets one inference pass carry shape values through
-  // Shape -> Gather -> Mul -> Concat -> Reshape chains, so a dynamic-batch
-  // export folds in a few rounds instead of one round per chain link.
   UseTheMostCompleteDeclarations(*model.mutable_graph());
-  try {
-    onnx::shape_inference::InferShapes(model, registry,
-                                       onnx::ShapeInferenceOptions(
-                                           /*check_type_val=*/check_types,
-                                           /*strict_mode_val=*/strict ? 1 : 0,
-                                           /*data_prop_val=*/true));
-  } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("ONNX shape inference failed: ", e.what()));
-  } catch (...) {
-    return absl::InvalidArgumentError("ONNX shape inference failed");
-  }
-  return absl::OkStatus();
+  const ShapeInferenceRunner& runner = InstalledRunner();
+  return runner ? runner(model, strict, check_types) : InferShapesHere(model, strict, check_types);
 }
 
 // The first node's error of a strict inference of `model`, or OK.
@@ -293,6 +283,27 @@ absl::Status FirstStrictError(const onnx::ModelProto& model, bool check_types) {
 }
 
 }  // namespace
+
+absl::Status InferShapesHere(onnx::ModelProto& model, bool strict, bool check_types) {
+  static SchemaRegistry* const registry = new SchemaRegistry();
+  // Data propagation lets one inference pass carry shape values through
+  // Shape -> Gather -> Mul -> Concat -> Reshape chains, so a dynamic-batch
+  // export folds in a few rounds instead of one round per chain link.
+  try {
+    onnx::shape_inference::InferShapes(model, registry,
+                                       onnx::ShapeInferenceOptions(
+                                           /*check_type_val=*/check_types,
+                                           /*strict_mode_val=*/strict ? 1 : 0,
+                                           /*data_prop_val=*/true));
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("ONNX shape inference failed: ", e.what()));
+  } catch (...) {
+    return absl::InvalidArgumentError("ONNX shape inference failed");
+  }
+  return absl::OkStatus();
+}
+
+void SetShapeInferenceRunner(ShapeInferenceRunner runner) { InstalledRunner() = std::move(runner); }
 
 absl::Status InferShapesInPlace(onnx::ModelProto& model) {
   // Inference edits the model as it goes; on a throw the half-inferred copy

@@ -2,6 +2,7 @@
 #define ORDO_CORE_ONNX_TENSOR_SHAPES_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,26 @@ TensorTypes TakeTensorTypes(ModelView& graph, const NodeGraph& nodes);
 // returned as INVALID_ARGUMENT with `model` left unchanged. Never reads
 // external data. O(nodes) schema lookups.
 absl::Status InferShapesInPlace(onnx::ModelProto& model);
+
+// libonnx's shape inference on `model` in place, in this process, with
+// ordo's patched schemas (Einsum's dims, checked Shape propagation, checked
+// convolution ranks): `strict` throws every node's error instead of
+// skipping the node, `check_types` also checks each node's inputs against
+// its schema's type constraints. INVALID_ARGUMENT with ONNX's reason when it
+// throws (`model` is then half inferred). What every inference of the
+// import runs, unless a ShapeInferenceRunner is installed.
+absl::Status InferShapesHere(onnx::ModelProto& model, bool strict, bool check_types);
+
+// Runs InferShapesHere's work somewhere: libonnx 1.12 has crashed the
+// process on malformed models (docs/testing.md, "Found and fixed"), so a
+// program that must outlive any model (ordo-server) runs it in helper
+// processes. Same contract as InferShapesHere.
+using ShapeInferenceRunner =
+    std::function<absl::Status(onnx::ModelProto& model, bool strict, bool check_types)>;
+// Installs `runner` for every later inference of this process (empty: back
+// to InferShapesHere). Call it before any import starts; not synchronized
+// with imports running.
+void SetShapeInferenceRunner(ShapeInferenceRunner runner);
 
 // Whether the linked ONNX library has a schema for the node's operator at
 // the opset `view` imports for its domain (the one inference looks up):

@@ -1,0 +1,237 @@
+#include "server/onnx_inference_helpers.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/onnx/tensor_shapes.h"
+#include "core/util/status_macros.h"
+#include "onnx/defs/schema.h"
+#include "onnx/shape_inference/implementation.h"
+#include "rpc/log.h"
+
+namespace ordo::server {
+namespace {
+
+// A frame: one byte (the request's flags, or the answer's kind), the
+// payload's length (8 bytes, little-endian), the payload.
+constexpr size_t kHeaderBytes = 9;
+constexpr uint8_t kStrict = 1, kCheckTypes = 2;
+constexpr uint8_t kAnswerOk = 0, kAnswerError = 1;
+// Larger payloads are refused by the helper (the server's requests are at
+// most --max_message_mb anyway).
+constexpr uint64_t kMaxPayloadBytes = uint64_t{1} << 31;
+
+std::string Frame(uint8_t tag, const std::string& payload) {
+  std::string frame(kHeaderBytes, '\0');
+  frame[0] = static_cast<char>(tag);
+  uint64_t length = payload.size();
+  for (size_t i = 0; i < 8; ++i) frame[1 + i] = static_cast<char>((length >> (8 * i)) & 0xff);
+  frame += payload;
+  return frame;
+}
+
+uint64_t PayloadLength(const std::string& header) {
+  uint64_t length = 0;
+  for (size_t i = 0; i < 8; ++i) {
+    length |= static_cast<uint64_t>(static_cast<uint8_t>(header[1 + i])) << (8 * i);
+  }
+  return length;
+}
+
+// `model` serialized without the contents of initializers over
+// kKeptInitializerBytes: swapped out around the serialization, not copied
+// (a model's weights can be hundreds of MiB).
+std::string SerializeForInference(onnx::ModelProto& model) {
+  constexpr size_t kKept = OnnxInferenceHelpers::kKeptInitializerBytes;
+  auto& initializers = *model.mutable_graph()->mutable_initializer();
+  std::vector<std::string> raw(initializers.size());
+  std::vector<google::protobuf::RepeatedField<float>> floats(initializers.size());
+  auto swap_large = [&] {
+    for (int i = 0; i < initializers.size(); ++i) {
+      onnx::TensorProto& tensor = initializers[i];
+      if (tensor.raw_data().size() > kKept || raw[i].size() > kKept) {
+        tensor.mutable_raw_data()->swap(raw[i]);
+      }
+      if (tensor.float_data_size() * sizeof(float) > kKept ||
+          floats[i].size() * sizeof(float) > kKept) {
+        tensor.mutable_float_data()->Swap(&floats[i]);
+      }
+    }
+  };
+  swap_large();  // out
+  std::string bytes = model.SerializeAsString();
+  swap_large();  // back
+  return bytes;
+}
+
+bool ReadAll(int fd, char* data, size_t count) {
+  while (count > 0) {
+    const ssize_t n = read(fd, data, count);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    count -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool WriteAll(int fd, const std::string& bytes) {
+  const char* data = bytes.data();
+  size_t count = bytes.size();
+  while (count > 0) {
+    const ssize_t n = write(fd, data, count);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    count -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ChildProcess>> OnnxInferenceHelpers::Take() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!idle_.empty()) {
+      std::unique_ptr<ChildProcess> helper = std::move(idle_.back());
+      idle_.pop_back();
+      return helper;
+    }
+  }
+  ChildProcess::Options options;
+  options.stdin_pipe = true;
+  // Out of the terminal's signals: a helper ends when its stdin does, that
+  // is when the server exits, however it exits.
+  options.own_process_group = true;
+  return ChildProcess::Start({options_.binary, kOnnxInferenceHelperFlag}, options);
+}
+
+void OnnxInferenceHelpers::Give(std::unique_ptr<ChildProcess> helper) {
+  absl::MutexLock lock(&mu_);
+  if (static_cast<int>(idle_.size()) < options_.max_idle) idle_.push_back(std::move(helper));
+}
+
+int64_t OnnxInferenceHelpers::failures() const {
+  absl::MutexLock lock(&mu_);
+  return failures_;
+}
+
+absl::Status OnnxInferenceHelpers::Call(ChildProcess& helper, const std::string& request,
+                                        onnx::ModelProto& model) {
+  if (!helper.Write(request).ok()) return absl::UnavailableError("the helper is gone");
+  absl::StatusOr<std::string> header = helper.ReadBytes(kHeaderBytes, options_.timeout);
+  absl::StatusOr<std::string> payload;
+  if (header.ok()) payload = helper.ReadBytes(PayloadLength(*header), options_.timeout);
+  const absl::Status failed = !header.ok() ? header.status() : payload.status();
+  if (!failed.ok()) {
+    {
+      absl::MutexLock lock(&mu_);
+      ++failures_;
+    }
+    if (failed.code() == absl::StatusCode::kDeadlineExceeded) {
+      helper.Stop(SIGKILL);
+      rpc::Log(rpc::LogLevel::kWarning, "",
+               absl::StrCat("ONNX inference helper pid ", helper.pid(), " killed after ",
+                            absl::FormatDuration(options_.timeout), " on one model"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "ONNX shape inference did not finish within ", absl::FormatDuration(options_.timeout),
+          " on this model (libonnx 1.12, in a helper process, now killed; the server is "
+          "unaffected)"));
+    }
+    const std::string how = DescribeWaitStatus(helper.Wait());
+    rpc::Log(rpc::LogLevel::kWarning, "",
+             absl::StrCat("ONNX inference helper pid ", helper.pid(), " ", how,
+                          " during one model's inference; that call failed"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ONNX shape inference crashed on this model (libonnx 1.12, in a helper process that ",
+        how,
+        "; the server is unaffected): the model is malformed in a way the importer does not "
+        "check yet; please report it with the model"));
+  }
+  if ((*header)[0] == static_cast<char>(kAnswerError)) {
+    return absl::InvalidArgumentError(*payload);
+  }
+  onnx::GraphProto declared;
+  if (!declared.ParseFromString(*payload)) {
+    return absl::InternalError("an ONNX inference helper answered with unparsable bytes");
+  }
+  *model.mutable_graph()->mutable_value_info() = std::move(*declared.mutable_value_info());
+  *model.mutable_graph()->mutable_output() = std::move(*declared.mutable_output());
+  return absl::OkStatus();
+}
+
+absl::Status OnnxInferenceHelpers::Infer(onnx::ModelProto& model, bool strict,
+                                         bool check_types) {
+  const std::string request =
+      Frame(static_cast<uint8_t>((strict ? kStrict : 0) | (check_types ? kCheckTypes : 0)),
+            SerializeForInference(model));
+  // A helper found gone before it read the request (it was stopped, or died
+  // idle) says nothing about this model: once more with a new one.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    ORDO_ASSIGN_OR_RETURN(std::unique_ptr<ChildProcess> helper, Take());
+    const absl::Status status = Call(*helper, request, model);
+    if (status.code() == absl::StatusCode::kUnavailable) continue;
+    if (!helper->Poll().has_value()) Give(std::move(helper));
+    return status;
+  }
+  return absl::UnavailableError(absl::StrCat("ONNX inference helpers (", options_.binary, " ",
+                                             kOnnxInferenceHelperFlag,
+                                             ") exit before reading a request"));
+}
+
+namespace {
+
+// With ORDO_TEST_UNPATCHED_ONNX_SCHEMAS set (the isolation test only):
+// libonnx's own schemas, without the checks InferShapesHere adds, so that
+// a model libonnx 1.12 crashes on crashes the helper as it once crashed the
+// server.
+absl::Status InferInHelper(onnx::ModelProto& model, bool strict, bool check_types) {
+  static const bool unpatched = std::getenv("ORDO_TEST_UNPATCHED_ONNX_SCHEMAS") != nullptr;
+  if (!unpatched) return onnx_import::InferShapesHere(model, strict, check_types);
+  try {
+    onnx::shape_inference::InferShapes(
+        model, onnx::OpSchemaRegistry::Instance(),
+        onnx::ShapeInferenceOptions(check_types, strict ? 1 : 0, /*data_prop_val=*/true));
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(e.what());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int ServeOnnxInferenceHelper(int in_fd, int out_fd) {
+  std::string header(kHeaderBytes, '\0');
+  while (ReadAll(in_fd, header.data(), kHeaderBytes)) {
+    const uint64_t length = PayloadLength(header);
+    if (length > kMaxPayloadBytes) return 2;
+    std::string payload(length, '\0');
+    if (!ReadAll(in_fd, payload.data(), length)) return 2;
+    onnx::ModelProto model;
+    absl::Status status = model.ParseFromString(payload)
+                              ? InferInHelper(model, (header[0] & kStrict) != 0,
+                                              (header[0] & kCheckTypes) != 0)
+                              : absl::InvalidArgumentError("unparsable model");
+    std::string answer;
+    if (status.ok()) {
+      onnx::GraphProto declared;
+      *declared.mutable_value_info() = std::move(*model.mutable_graph()->mutable_value_info());
+      *declared.mutable_output() = std::move(*model.mutable_graph()->mutable_output());
+      answer = Frame(kAnswerOk, declared.SerializeAsString());
+    } else {
+      answer = Frame(kAnswerError, std::string(status.message()));
+    }
+    if (!WriteAll(out_fd, answer)) return 0;  // the server is gone
+  }
+  return 0;
+}
+
+}  // namespace ordo::server
