@@ -4,16 +4,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
-#include <exception>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "core/onnx/tensor_shapes.h"
 #include "core/util/status_macros.h"
-#include "onnx/defs/schema.h"
-#include "onnx/shape_inference/implementation.h"
 #include "rpc/log.h"
 
 namespace ordo::server {
@@ -187,27 +183,6 @@ absl::Status OnnxInferenceHelpers::Infer(onnx::ModelProto& model, bool strict,
                                              ") exit before reading a request"));
 }
 
-namespace {
-
-// With ORDO_TEST_UNPATCHED_ONNX_SCHEMAS set (the isolation test only):
-// libonnx's own schemas, without the checks InferShapesHere adds, so that
-// a model libonnx 1.12 crashes on crashes the helper as it once crashed the
-// server.
-absl::Status InferInHelper(onnx::ModelProto& model, bool strict, bool check_types) {
-  static const bool unpatched = std::getenv("ORDO_TEST_UNPATCHED_ONNX_SCHEMAS") != nullptr;
-  if (!unpatched) return onnx_import::InferShapesHere(model, strict, check_types);
-  try {
-    onnx::shape_inference::InferShapes(
-        model, onnx::OpSchemaRegistry::Instance(),
-        onnx::ShapeInferenceOptions(check_types, strict ? 1 : 0, /*data_prop_val=*/true));
-  } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(e.what());
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace
-
 int ServeOnnxInferenceHelper(int in_fd, int out_fd) {
   std::string header(kHeaderBytes, '\0');
   while (ReadAll(in_fd, header.data(), kHeaderBytes)) {
@@ -217,8 +192,8 @@ int ServeOnnxInferenceHelper(int in_fd, int out_fd) {
     if (!ReadAll(in_fd, payload.data(), length)) return 2;
     onnx::ModelProto model;
     absl::Status status = model.ParseFromString(payload)
-                              ? InferInHelper(model, (header[0] & kStrict) != 0,
-                                              (header[0] & kCheckTypes) != 0)
+                              ? onnx_import::InferShapesHere(model, (header[0] & kStrict) != 0,
+                                                             (header[0] & kCheckTypes) != 0)
                               : absl::InvalidArgumentError("unparsable model");
     std::string answer;
     if (status.ok()) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -10,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -284,8 +286,19 @@ absl::Status FirstStrictError(const onnx::ModelProto& model, bool check_types) {
 
 }  // namespace
 
+namespace {
+thread_local bool inside_onnx_shape_inference = false;
+}  // namespace
+
+bool InsideOnnxShapeInference() { return inside_onnx_shape_inference; }
+
 absl::Status InferShapesHere(onnx::ModelProto& model, bool strict, bool check_types) {
-  static SchemaRegistry* const registry = new SchemaRegistry();
+  static onnx::ISchemaRegistry* const registry =
+      std::getenv("ORDO_TEST_UNPATCHED_ONNX_SCHEMAS") != nullptr
+          ? static_cast<onnx::ISchemaRegistry*>(onnx::OpSchemaRegistry::Instance())
+          : new SchemaRegistry();
+  inside_onnx_shape_inference = true;
+  absl::Cleanup outside = [] { inside_onnx_shape_inference = false; };
   // Data propagation lets one inference pass carry shape values through
   // Shape -> Gather -> Mul -> Concat -> Reshape chains, so a dynamic-batch
   // export folds in a few rounds instead of one round per chain link.

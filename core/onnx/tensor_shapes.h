@@ -51,7 +51,15 @@ absl::Status InferShapesInPlace(onnx::ModelProto& model);
 // its schema's type constraints. INVALID_ARGUMENT with ONNX's reason when it
 // throws (`model` is then half inferred). What every inference of the
 // import runs, unless a ShapeInferenceRunner is installed.
+// With ORDO_TEST_UNPATCHED_ONNX_SCHEMAS set in the environment (tests of
+// what a crash of libonnx does to the server and the CLI only): libonnx's
+// own schemas, without those checks.
 absl::Status InferShapesHere(onnx::ModelProto& model, bool strict, bool check_types);
+
+// True on a thread while it runs InferShapesHere: a fatal-signal handler
+// reads it to tell libonnx crashing on a malformed model from a fault of
+// ordo's own (the `ordo` CLI exits 2 for the first). Async-signal-safe.
+bool InsideOnnxShapeInference();
 
 // Runs InferShapesHere's work somewhere: libonnx 1.12 has crashed the
 // process on malformed models (docs/testing.md, "Found and fixed"), so a

@@ -4,6 +4,7 @@
 // hostile flags. Bad input exits 2 with a printable one-line message naming
 // the problem; valid input succeeds; nothing crashes or hangs. The big
 // generated models are in big_inputs_test.cc.
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -144,6 +145,25 @@ TEST(BadInputsTest, ZeroTimeLimitStillGivesASchedule) {
   ProcessResult run =
       RunOrdo(absl::StrCat("compile ", ORDO_EXAMPLE_MODELS_DIR, "/tiny_cell.onnx --time-limit 0s"));
   EXPECT_EQ(run.exit_code, 0) << run.out;
+}
+
+// A crash of libonnx's shape inference is the model's fault: exit code 2
+// with a message, not a crash. The model crashed libonnx 1.12 (the
+// fuzzer's conv-of-a-flatten); the importer checks for it now, so libonnx's
+// own schemas (ORDO_TEST_UNPATCHED_ONNX_SCHEMAS) bring the crash back.
+TEST(BadInputsTest, AModelThatCrashesLibonnxExitsTwo) {
+  const std::string model = absl::StrCat(
+      ORDO_EXAMPLE_MODELS_DIR, "/../../tests/fuzz/corpus/onnx_import_fuzzer/conv_of_a_flatten.onnx");
+  ASSERT_TRUE(std::filesystem::exists(model)) << model;
+  ASSERT_EQ(setenv("ORDO_TEST_UNPATCHED_ONNX_SCHEMAS", "1", 1), 0);
+  const ProcessResult run = RunOrdo(absl::StrCat("compile ", model));
+  ASSERT_EQ(unsetenv("ORDO_TEST_UNPATCHED_ONNX_SCHEMAS"), 0);
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("ordo: ONNX shape inference crashed on this model"));
+  // With the importer's checks the same model is refused as usual.
+  const ProcessResult checked = RunOrdo(absl::StrCat("compile ", model));
+  EXPECT_EQ(checked.exit_code, 2) << checked.out;
+  EXPECT_THAT(checked.out, ::testing::Not(HasSubstr("crashed")));
 }
 
 }  // namespace
