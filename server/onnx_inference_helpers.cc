@@ -173,7 +173,7 @@ absl::Status OnnxInferenceHelpers::Infer(onnx::ModelProto& model, bool strict,
   // idle) says nothing about this model: once more with a new one.
   for (int attempt = 0; attempt < 2; ++attempt) {
     ORDO_ASSIGN_OR_RETURN(std::unique_ptr<ChildProcess> helper, Take());
-    const absl::Status status = Call(*helper, request, model);
+    absl::Status status = Call(*helper, request, model);
     if (status.code() == absl::StatusCode::kUnavailable) continue;
     if (!helper->Poll().has_value()) Give(std::move(helper));
     return status;
