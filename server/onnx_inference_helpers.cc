@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "core/onnx/tensor_shapes.h"
 #include "core/util/status_macros.h"
 #include "rpc/log.h"
@@ -23,6 +24,9 @@ constexpr uint8_t kAnswerOk = 0, kAnswerError = 1;
 // Larger payloads are refused by the helper (the server's requests are at
 // most --max_message_mb anyway).
 constexpr uint64_t kMaxPayloadBytes = uint64_t{1} << 31;
+// What a helper writes first: it runs and speaks this protocol (a wrong
+// --onnx-inference-helper binary, or one that fails to exec, does not).
+constexpr char kHello[] = "ordo-onnx-inference-helper 1\n";
 
 std::string Frame(uint8_t tag, const std::string& payload) {
   std::string frame(kHeaderBytes, '\0');
@@ -107,7 +111,15 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> OnnxInferenceHelpers::Take() {
   // Out of the terminal's signals: a helper ends when its stdin does, that
   // is when the server exits, however it exits.
   options.own_process_group = true;
-  return ChildProcess::Start({options_.binary, kOnnxInferenceHelperFlag}, options);
+  ORDO_ASSIGN_OR_RETURN(std::unique_ptr<ChildProcess> helper,
+                        ChildProcess::Start({options_.binary, kOnnxInferenceHelperFlag}, options));
+  absl::StatusOr<std::string> hello = helper->ReadBytes(sizeof(kHello) - 1, absl::Seconds(10));
+  if (!hello.ok() || *hello != kHello) {
+    helper->Stop(SIGKILL);
+    return absl::UnavailableError(absl::StrCat(options_.binary, " ", kOnnxInferenceHelperFlag,
+                                               " did not start"));
+  }
+  return helper;
 }
 
 void OnnxInferenceHelpers::Give(std::unique_ptr<ChildProcess> helper) {
@@ -166,13 +178,34 @@ absl::Status OnnxInferenceHelpers::Call(ChildProcess& helper, const std::string&
 
 absl::Status OnnxInferenceHelpers::Infer(onnx::ModelProto& model, bool strict,
                                          bool check_types) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (absl::Now() < no_helper_until_) {
+      return onnx_import::InferShapesHere(model, strict, check_types);
+    }
+  }
   const std::string request =
       Frame(static_cast<uint8_t>((strict ? kStrict : 0) | (check_types ? kCheckTypes : 0)),
             SerializeForInference(model));
   // A helper found gone before it read the request (it was stopped, or died
   // idle) says nothing about this model: once more with a new one.
   for (int attempt = 0; attempt < 2; ++attempt) {
-    ORDO_ASSIGN_OR_RETURN(std::unique_ptr<ChildProcess> helper, Take());
+    absl::StatusOr<std::unique_ptr<ChildProcess>> taken = Take();
+    if (!taken.ok()) {
+      // No helper to be had (fork failed at a process or memory limit, or
+      // the binary does not run): serving unprotected beats refusing every
+      // ONNX model. Tried again after kRetryStartAfter, said once per try.
+      {
+        absl::MutexLock lock(&mu_);
+        no_helper_until_ = absl::Now() + kRetryStartAfter;
+      }
+      rpc::Log(rpc::LogLevel::kWarning, "",
+               absl::StrCat("no ONNX inference helper (", taken.status().message(),
+                            "): inferring in the server's process for ",
+                            absl::FormatDuration(kRetryStartAfter)));
+      return onnx_import::InferShapesHere(model, strict, check_types);
+    }
+    std::unique_ptr<ChildProcess>& helper = *taken;
     absl::Status status = Call(*helper, request, model);
     if (status.code() == absl::StatusCode::kUnavailable) continue;
     if (!helper->Poll().has_value()) Give(std::move(helper));
@@ -184,6 +217,7 @@ absl::Status OnnxInferenceHelpers::Infer(onnx::ModelProto& model, bool strict,
 }
 
 int ServeOnnxInferenceHelper(int in_fd, int out_fd) {
+  if (!WriteAll(out_fd, std::string(kHello, sizeof(kHello) - 1))) return 0;
   std::string header(kHeaderBytes, '\0');
   while (ReadAll(in_fd, header.data(), kHeaderBytes)) {
     const uint64_t length = PayloadLength(header);

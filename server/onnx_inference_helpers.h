@@ -31,7 +31,10 @@ namespace ordo::server {
 // into `model`. A helper that dies during the call, or does not answer
 // within `timeout` (then killed), fails the call with INVALID_ARGUMENT
 // saying so; one found dead before the call is replaced and the call
-// retried. Thread-safe; each call uses a helper of its own.
+// retried. When no helper starts (fork fails, or the binary does not
+// greet as a helper within 10 s), inference runs in this process for
+// kRetryStartAfter, with one warning. Thread-safe; each call uses a helper of
+// its own.
 class OnnxInferenceHelpers {
  public:
   struct Options {
@@ -41,6 +44,8 @@ class OnnxInferenceHelpers {
   };
   // Initializers whose contents go to the helper.
   static constexpr size_t kKeptInitializerBytes = 4096;
+  // After a helper fails to start, inference runs in process this long.
+  static constexpr absl::Duration kRetryStartAfter = absl::Seconds(10);
 
   explicit OnnxInferenceHelpers(Options options) : options_(std::move(options)) {}
   OnnxInferenceHelpers(const OnnxInferenceHelpers&) = delete;
@@ -64,6 +69,7 @@ class OnnxInferenceHelpers {
   mutable absl::Mutex mu_;
   std::vector<std::unique_ptr<ChildProcess>> idle_ ABSL_GUARDED_BY(mu_);
   int64_t failures_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Time no_helper_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 };
 
 // The helper's side: reads requests from `in_fd` and writes answers to

@@ -119,6 +119,22 @@ TEST(OnnxInferenceIsolationTest, AModelThatCrashesLibonnxFailsAloneAndTheNextIsS
   ASSERT_EQ(unsetenv("ORDO_TEST_UNPATCHED_ONNX_SCHEMAS"), 0);
 }
 
+// A helper binary that does not run as one (here /bin/true) is not a
+// crash of every model: the inference runs in the calling process.
+TEST(OnnxInferenceIsolationTest, WithoutAWorkingHelperBinaryInferenceRunsInProcess) {
+  OnnxInferenceHelpers helpers({.binary = "/bin/true"});
+  onnx::ModelProto valid = ConvOfAFlatten(), here;
+  valid.mutable_graph()->mutable_node(1)->set_input(0, "x");
+  here = valid;
+  onnx::ModelProto again = valid;
+  ASSERT_TRUE(helpers.Infer(valid, false, false).ok());
+  ASSERT_TRUE(onnx_import::InferShapesHere(here, false, false).ok());
+  EXPECT_EQ(valid.SerializeAsString(), here.SerializeAsString());
+  ASSERT_TRUE(helpers.Infer(again, false, false).ok());  // in process at once
+  EXPECT_EQ(again.SerializeAsString(), here.SerializeAsString());
+  EXPECT_EQ(helpers.failures(), 0);
+}
+
 bool IsInferenceHelper(pid_t pid) {
   return absl::StrContains(ReadFile(absl::StrCat("/proc/", pid, "/cmdline")),
                            server::kOnnxInferenceHelperFlag);
