@@ -1,12 +1,14 @@
 #include "server/onnx_inference_helpers.h"
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/onnx/tensor_shapes.h"
@@ -24,6 +26,8 @@ constexpr uint8_t kAnswerOk = 0, kAnswerError = 1;
 // Larger payloads are refused by the helper (the server's requests are at
 // most --max_message_mb anyway).
 constexpr uint64_t kMaxPayloadBytes = uint64_t{1} << 31;
+// A helper's own limit on one inference, past the server's 60 s timeout.
+constexpr unsigned kHelperAlarmSeconds = 180;
 // What a helper writes first: it runs and speaks this protocol (a wrong
 // --onnx-inference-helper binary, or one that fails to exec, does not).
 constexpr char kHello[] = "ordo-onnx-inference-helper 1\n";
@@ -45,10 +49,10 @@ uint64_t PayloadLength(const std::string& header) {
   return length;
 }
 
-// `model` serialized without the contents of initializers over
+// `model` serialized into `bytes` without the contents of initializers over
 // kKeptInitializerBytes: swapped out around the serialization, not copied
 // (a model's weights can be hundreds of MiB).
-std::string SerializeForInference(onnx::ModelProto& model) {
+bool SerializeForInference(onnx::ModelProto& model, std::string& bytes) {
   constexpr size_t kKept = OnnxInferenceHelpers::kKeptInitializerBytes;
   auto& initializers = *model.mutable_graph()->mutable_initializer();
   std::vector<std::string> raw(initializers.size());
@@ -66,9 +70,8 @@ std::string SerializeForInference(onnx::ModelProto& model) {
     }
   };
   swap_large();  // out
-  std::string bytes = model.SerializeAsString();
-  swap_large();  // back
-  return bytes;
+  const absl::Cleanup back = swap_large;
+  return model.SerializeToString(&bytes);  // false over 2 GiB
 }
 
 bool ReadAll(int fd, char* data, size_t count) {
@@ -98,12 +101,14 @@ bool WriteAll(int fd, const std::string& bytes) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ChildProcess>> OnnxInferenceHelpers::Take() {
+  std::vector<std::unique_ptr<ChildProcess>> dead;  // reaped outside the lock
   {
     absl::MutexLock lock(&mu_);
-    if (!idle_.empty()) {
+    while (!idle_.empty()) {
       std::unique_ptr<ChildProcess> helper = std::move(idle_.back());
       idle_.pop_back();
-      return helper;
+      if (!helper->Poll().has_value()) return helper;
+      dead.push_back(std::move(helper));
     }
   }
   ChildProcess::Options options;
@@ -132,20 +137,41 @@ int64_t OnnxInferenceHelpers::failures() const {
   return failures_;
 }
 
+namespace {
+
+// A helper's death that may be the model's doing (a fault in libonnx; under
+// ASan its report exits 1), not another process's (a SIGKILL or SIGTERM
+// from an operator or the kernel's OOM killer).
+bool DiedOfTheModel(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status) != 0;
+  if (!WIFSIGNALED(status)) return false;
+  const int signal = WTERMSIG(status);
+  return signal != SIGKILL && signal != SIGTERM && signal != SIGINT && signal != SIGHUP &&
+         signal != SIGPIPE;
+}
+
+}  // namespace
+
 absl::Status OnnxInferenceHelpers::Call(ChildProcess& helper, const std::string& request,
                                         onnx::ModelProto& model) {
   if (!helper.Write(request).ok()) return absl::UnavailableError("the helper is gone");
   absl::StatusOr<std::string> header = helper.ReadBytes(kHeaderBytes, options_.timeout);
   absl::StatusOr<std::string> payload;
-  if (header.ok()) payload = helper.ReadBytes(PayloadLength(*header), options_.timeout);
+  if (header.ok()) {
+    if (PayloadLength(*header) > kMaxPayloadBytes) {
+      helper.Stop(SIGKILL);
+      return absl::InternalError("an ONNX inference helper answered with a bad frame");
+    }
+    payload = helper.ReadBytes(PayloadLength(*header), options_.timeout);
+  }
   const absl::Status failed = !header.ok() ? header.status() : payload.status();
   if (!failed.ok()) {
-    {
-      absl::MutexLock lock(&mu_);
-      ++failures_;
-    }
     if (failed.code() == absl::StatusCode::kDeadlineExceeded) {
       helper.Stop(SIGKILL);
+      {
+        absl::MutexLock lock(&mu_);
+        ++failures_;
+      }
       rpc::Log(rpc::LogLevel::kWarning, "",
                absl::StrCat("ONNX inference helper pid ", helper.pid(), " killed after ",
                             absl::FormatDuration(options_.timeout), " on one model"));
@@ -154,10 +180,16 @@ absl::Status OnnxInferenceHelpers::Call(ChildProcess& helper, const std::string&
           " on this model (libonnx 1.12, in a helper process, now killed; the server is "
           "unaffected)"));
     }
-    const std::string how = DescribeWaitStatus(helper.Wait());
+    const int status = helper.Wait();
+    const std::string how = DescribeWaitStatus(status);
     rpc::Log(rpc::LogLevel::kWarning, "",
              absl::StrCat("ONNX inference helper pid ", helper.pid(), " ", how,
-                          " during one model's inference; that call failed"));
+                          " during one model's inference"));
+    if (!DiedOfTheModel(status)) return absl::UnavailableError(how);
+    {
+      absl::MutexLock lock(&mu_);
+      ++failures_;
+    }
     return absl::InvalidArgumentError(absl::StrCat(
         "ONNX shape inference crashed on this model (libonnx 1.12, in a helper process that ",
         how,
@@ -169,6 +201,7 @@ absl::Status OnnxInferenceHelpers::Call(ChildProcess& helper, const std::string&
   }
   onnx::GraphProto declared;
   if (!declared.ParseFromString(*payload)) {
+    helper.Stop(SIGKILL);
     return absl::InternalError("an ONNX inference helper answered with unparsable bytes");
   }
   *model.mutable_graph()->mutable_value_info() = std::move(*declared.mutable_value_info());
@@ -184,11 +217,16 @@ absl::Status OnnxInferenceHelpers::Infer(onnx::ModelProto& model, bool strict,
       return onnx_import::InferShapesHere(model, strict, check_types);
     }
   }
-  const std::string request =
-      Frame(static_cast<uint8_t>((strict ? kStrict : 0) | (check_types ? kCheckTypes : 0)),
-            SerializeForInference(model));
-  // A helper found gone before it read the request (it was stopped, or died
-  // idle) says nothing about this model: once more with a new one.
+  std::string serialized;
+  if (!SerializeForInference(model, serialized)) {
+    return absl::InvalidArgumentError("the model is too large to serialize (over 2 GiB)");
+  }
+  const std::string request = Frame(
+      static_cast<uint8_t>((strict ? kStrict : 0) | (check_types ? kCheckTypes : 0)), serialized);
+  // A helper gone before it read the request (stopped, or died idle), or
+  // killed by another process during the call, says nothing about this
+  // model: once more with a new one.
+  std::string last_death;
   for (int attempt = 0; attempt < 2; ++attempt) {
     absl::StatusOr<std::unique_ptr<ChildProcess>> taken = Take();
     if (!taken.ok()) {
@@ -207,13 +245,18 @@ absl::Status OnnxInferenceHelpers::Infer(onnx::ModelProto& model, bool strict,
     }
     std::unique_ptr<ChildProcess>& helper = *taken;
     absl::Status status = Call(*helper, request, model);
-    if (status.code() == absl::StatusCode::kUnavailable) continue;
-    if (!helper->Poll().has_value()) Give(std::move(helper));
+    if (absl::IsUnavailable(status)) {
+      last_death = std::string(status.message());
+      continue;
+    }
+    // A helper that answered an error has seen a malformed model: it is not
+    // kept, in case libonnx left it damaged without crashing.
+    if (status.ok() && !helper->Poll().has_value()) Give(std::move(helper));
     return status;
   }
-  return absl::UnavailableError(absl::StrCat("ONNX inference helpers (", options_.binary, " ",
-                                             kOnnxInferenceHelperFlag,
-                                             ") exit before reading a request"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "ONNX shape inference could not run: two helper processes ended during this model's "
+      "inference (the last: ", last_death, "); the server is unaffected"));
 }
 
 int ServeOnnxInferenceHelper(int in_fd, int out_fd) {
@@ -225,10 +268,14 @@ int ServeOnnxInferenceHelper(int in_fd, int out_fd) {
     std::string payload(length, '\0');
     if (!ReadAll(in_fd, payload.data(), length)) return 2;
     onnx::ModelProto model;
+    // A helper stuck in libonnx ends by itself (SIGALRM) even when the
+    // server that would kill it is gone.
+    alarm(kHelperAlarmSeconds);
     absl::Status status = model.ParseFromString(payload)
                               ? onnx_import::InferShapesHere(model, (header[0] & kStrict) != 0,
                                                              (header[0] & kCheckTypes) != 0)
                               : absl::InvalidArgumentError("unparsable model");
+    alarm(0);
     std::string answer;
     if (status.ok()) {
       onnx::GraphProto declared;

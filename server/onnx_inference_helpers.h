@@ -28,10 +28,12 @@ namespace ordo::server {
 // kKeptInitializerBytes (inference reads the dims and type of those; the
 // values it reads are shape computations' small tensors), and the
 // declarations inference wrote (graph value_info and outputs) come back
-// into `model`. A helper that dies during the call, or does not answer
-// within `timeout` (then killed), fails the call with INVALID_ARGUMENT
-// saying so; one found dead before the call is replaced and the call
-// retried. When no helper starts (fork fails, or the binary does not
+// into `model`. A helper that dies of a fault during the call, or does not
+// answer within `timeout` (then killed), fails the call with
+// INVALID_ARGUMENT saying so; one found dead before the call, or killed by
+// another process during it (SIGKILL, SIGTERM: an operator, the OOM
+// killer), is replaced and the call retried once. Only helpers whose call
+// succeeded are kept; a helper also ends itself 180 s into one inference. When no helper starts (fork fails, or the binary does not
 // greet as a helper within 10 s), inference runs in this process for
 // kRetryStartAfter, with one warning. Thread-safe; each call uses a helper of
 // its own.

@@ -168,15 +168,22 @@ absl::StatusOr<std::string> ChildProcess::ReadBytes(size_t count, absl::Duration
   }
   size_t have = bytes.size();
   bytes.resize(count);
+  // On failure what was read stays buffered for the next read.
+  auto fail = [&](absl::Status status) {
+    bytes.resize(have);
+    partial_line_ = std::move(bytes) + partial_line_;
+    return status;
+  };
   while (have < count) {
-    if (stdout_ended_) return absl::UnavailableError("the child's stdout ended");
+    if (stdout_ended_) return fail(absl::UnavailableError("the child's stdout ended"));
     const absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) {
-      return absl::DeadlineExceededError("the child did not write in time");
+      return fail(absl::DeadlineExceededError("the child did not write in time"));
     }
     pollfd pfd{out_, POLLIN, 0};
-    const int ready =
-        poll(&pfd, 1, static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 100)));
+    const int ready = poll(&pfd, 1, left >= absl::Milliseconds(100)
+                                        ? 100
+                                        : static_cast<int>(absl::ToInt64Milliseconds(left)) + 1);
     if (ready <= 0) continue;  // also EINTR: re-check the deadline
     const ssize_t n = read(out_, bytes.data() + have, count - have);
     if (n < 0 && errno == EINTR) continue;

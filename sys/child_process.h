@@ -92,7 +92,8 @@ class ChildProcess {
   void CloseStdin();
 
   // The next `count` bytes of stdout (kPipe). UNAVAILABLE when stdout ends
-  // first, DEADLINE_EXCEEDED when they do not come within `timeout`.
+  // first, DEADLINE_EXCEEDED when they do not come within `timeout`; the
+  // bytes read until then stay buffered for the next read.
   absl::StatusOr<std::string> ReadBytes(size_t count, absl::Duration timeout);
 
   pid_t pid() const { return pid_; }

@@ -62,6 +62,12 @@ TEST(ChildProcessTest, StdinPipeAndBinaryReads) {
   EXPECT_EQ(*echoed, bytes);
   EXPECT_EQ((*child)->ReadBytes(1, absl::Milliseconds(50)).status().code(),
             absl::StatusCode::kDeadlineExceeded);
+  // Bytes read before a timeout are the next read's.
+  ASSERT_TRUE((*child)->Write("abc").ok());
+  EXPECT_EQ((*child)->ReadBytes(4, absl::Milliseconds(200)).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+  ASSERT_TRUE((*child)->Write("d").ok());
+  EXPECT_EQ((*child)->ReadBytes(4, absl::Seconds(10)).value_or(""), "abcd");
   (*child)->CloseStdin();
   EXPECT_EQ((*child)->ReadBytes(1, absl::Seconds(10)).status().code(),
             absl::StatusCode::kUnavailable);

@@ -147,6 +147,27 @@ bool HasExited(pid_t pid) {
   return stat.empty() || close == std::string::npos || stat.substr(close + 2, 1) == "Z";
 }
 
+// A helper killed while idle (an operator, the OOM killer) is not the next
+// model's fault: that call gets a new helper.
+TEST(OnnxInferenceIsolationTest, AHelperKilledWhileIdleIsReplaced) {
+  OnnxInferenceHelpers helpers(HelperOptions());
+  onnx::ModelProto valid = ConvOfAFlatten();
+  valid.mutable_graph()->mutable_node(1)->set_input(0, "x");
+  onnx::ModelProto first = valid;
+  ASSERT_TRUE(helpers.Infer(first, false, false).ok());
+  std::vector<pid_t> idle;
+  for (pid_t child : ChildPids(getpid())) {
+    if (IsInferenceHelper(child)) idle.push_back(child);
+  }
+  ASSERT_EQ(idle.size(), 1u);
+  kill(idle[0], SIGKILL);
+  ASSERT_TRUE(PollUntil([&] { return HasExited(idle[0]); }, absl::Seconds(10)));
+  onnx::ModelProto second = valid;
+  EXPECT_TRUE(helpers.Infer(second, false, false).ok());
+  EXPECT_EQ(second.SerializeAsString(), first.SerializeAsString());
+  EXPECT_EQ(helpers.failures(), 0);
+}
+
 // A compile that needs inference runs it in a helper of the server; the
 // helper ends when the server is killed (its stdin ends with it).
 TEST(OnnxInferenceIsolationTest, TheServerInfersInHelpersThatEndWithIt) {
