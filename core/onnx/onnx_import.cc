@@ -420,24 +420,53 @@ bool GraphAssembler::HasEmptyOutput(int32_t index) const {
 }
 
 // Node `index` itself when ONNX does not know it, else the nearest such op
-// upstream through values whose shape is unknown (a custom op inside a shape
-// computation leaves the Reshape after it unknown); or kNoValue. Values
-// already declared (their dims moved into the builder by TakeDims) keep
-// has_shape, so they count as known and the walk stops there.
+// upstream (a custom op inside a shape computation leaves the Reshape after
+// it unknown); or kNoValue. The walk follows a value whose shape is unknown,
+// and a value whose contents an op needs that is not an initializer: an
+// op's shape-setting inputs, and every input of an op whose output's
+// contents are needed but a Shape's or Size's (its input's shape only),
+// through compile-time (folded) nodes: a folded node whose value was
+// computed has no unknown op upstream, and one whose value was not leads to
+// it (bench/onnx-sweep: a custom-domain Constant giving an
+// Unsqueeze its axes, whose Concat then set a Reshape's shape, was refused
+// with no reason). Values already declared (their dims moved into the
+// builder by TakeDims) keep has_shape, so they count as known.
 int32_t GraphAssembler::UnknownOperatorUpstream(int32_t index) const {
-  std::vector<int32_t> stack = {index};
-  std::vector<bool> seen(graph_.num_nodes(), false);
-  seen[index] = true;
+  struct Visit {
+    int32_t node;
+    bool contents_needed;
+  };
+  std::vector<Visit> stack = {{index, false}};
+  // By whether the node's output's contents are needed, then by node.
+  std::vector<bool> seen[2] = {std::vector<bool>(graph_.num_nodes(), false),
+                               std::vector<bool>(graph_.num_nodes(), false)};
+  seen[0][index] = true;
   while (!stack.empty()) {
-    const int32_t node = stack.back();
+    const auto [node, contents_needed] = stack.back();
     stack.pop_back();
-    if (!onnx_import::IsKnownToOnnx(graph_, graph_.nodes[node])) return node;
-    for (int32_t input : nodes_.inputs(node)) {
-      if (input == onnx_import::kNoValue || TypeOf(input).IsStatic()) continue;
+    const NodeView& view = graph_.nodes[node];
+    if (!onnx_import::IsKnownToOnnx(graph_, view)) return node;
+    const absl::Span<const int32_t> inputs = nodes_.inputs(node);
+    std::vector<bool> contents_of(inputs.size(), false);
+    if (contents_needed && view.op_type != "Shape" && view.op_type != "Size") {
+      contents_of.assign(inputs.size(), true);
+    } else {
+      for (int k : ShapeSettingInputs(view.op_type)) {
+        if (k < static_cast<int>(inputs.size())) contents_of[k] = true;
+      }
+    }
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const int32_t input = inputs[k];
+      if (input == onnx_import::kNoValue) continue;
+      if (contents_of[k] ? nodes_.is_initializer[input] : TypeOf(input).IsStatic()) continue;
       const int32_t producer = nodes_.producer[input];
-      if (producer == onnx_import::kNoValue || seen[producer]) continue;
-      seen[producer] = true;
-      stack.push_back(producer);
+      if (producer == onnx_import::kNoValue || seen[contents_of[k]][producer]) continue;
+      // Contents computed from activations are a data-dependent shape, said
+      // by the caller, not an unknown op's doing: only compile-time
+      // (folded) producers are followed for contents.
+      if (contents_of[k] && !folding_.folded[producer]) continue;
+      seen[contents_of[k]][producer] = true;
+      stack.push_back({producer, contents_of[k]});
     }
   }
   return onnx_import::kNoValue;

@@ -614,6 +614,50 @@ TEST(OnnxImportErrorTest, UnknownShapeNamesTheUnknownOperatorUpstream) {
                                            "operator")));
 }
 
+// bench/onnx-sweep: a custom op whose output's shape is known but whose
+// value is not (a custom-domain Constant giving an Unsqueeze its axes) left
+// the Reshape unknown with no reason: the values above it had folded, so
+// the walk stopped there. Each Concat input's shape is known; the value of
+// one is not.
+TEST(OnnxImportErrorTest, UnknownShapeNamesACustomOpWhoseValueASettingInputNeeds) {
+  TestModel m;
+  m.Input("x", {2, 6});
+  auto int64_tensor = [](onnx::TensorProto& t, std::initializer_list<int64_t> dims, int64_t v) {
+    t.set_data_type(onnx::TensorProto::INT64);
+    for (int64_t d : dims) t.add_dims(d);
+    t.add_int64_data(v);
+  };
+  onnx::GraphProto& graph = *m.proto().mutable_graph();
+  onnx::TensorProto& index = *graph.add_initializer();
+  index.set_name("index");
+  int64_tensor(index, {}, 1);
+  onnx::TensorProto& head = *graph.add_initializer();
+  head.set_name("head");
+  int64_tensor(head, {1}, 2);
+  m.Node("Shape", {"x"}, {"s"}, "shape");
+  m.Node("Gather", {"s", "index"}, {"width"}, "gather");
+  onnx::AttributeProto& value = *m.Node("Constant", {}, {"axes"}, "axes", "com.example")
+                                     .add_attribute();
+  value.set_name("value");
+  value.set_type(onnx::AttributeProto::TENSOR);
+  int64_tensor(*value.mutable_t(), {1}, 0);
+  m.ValueInfo("axes", {1}, onnx::TensorProto::INT64);  // its shape, not its value
+  m.Node("Unsqueeze", {"width", "axes"}, {"w1"}, "unsqueeze");
+  onnx::AttributeProto& axis = *m.Node("Concat", {"head", "w1"}, {"target"}, "concat")
+                                    .add_attribute();
+  axis.set_name("axis");
+  axis.set_type(onnx::AttributeProto::INT);
+  axis.set_i(0);
+  m.Node("Reshape", {"x", "target"}, {"y"}, "reshape");
+  graph.add_output()->set_name("y");
+  m.Opset("com.example", 1);
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, HasSubstr("(output of op \"reshape\"): shape is unknown after "
+                                           "shape inference and constant folding. It depends on "
+                                           "a value computed by op \"axes\" (Constant, domain "
+                                           "\"com.example\")")));
+}
+
 // A traced export's Reshape target fixed at the export's input size: at
 // another size the element counts differ, which ONNX's inference accepts
 // (bench/onnx-sweep: torchvision's ViT at 97x131 compiled to the 224 plan).
