@@ -8,7 +8,6 @@
 #include <cstring>
 #include <utility>
 
-#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/onnx/tensor_shapes.h"
@@ -47,31 +46,6 @@ uint64_t PayloadLength(const std::string& header) {
     length |= static_cast<uint64_t>(static_cast<uint8_t>(header[1 + i])) << (8 * i);
   }
   return length;
-}
-
-// `model` serialized into `bytes` without the contents of initializers over
-// kKeptInitializerBytes: swapped out around the serialization, not copied
-// (a model's weights can be hundreds of MiB).
-bool SerializeForInference(onnx::ModelProto& model, std::string& bytes) {
-  constexpr size_t kKept = OnnxInferenceHelpers::kKeptInitializerBytes;
-  auto& initializers = *model.mutable_graph()->mutable_initializer();
-  std::vector<std::string> raw(initializers.size());
-  std::vector<google::protobuf::RepeatedField<float>> floats(initializers.size());
-  auto swap_large = [&] {
-    for (int i = 0; i < initializers.size(); ++i) {
-      onnx::TensorProto& tensor = initializers[i];
-      if (tensor.raw_data().size() > kKept || raw[i].size() > kKept) {
-        tensor.mutable_raw_data()->swap(raw[i]);
-      }
-      if (tensor.float_data_size() * sizeof(float) > kKept ||
-          floats[i].size() * sizeof(float) > kKept) {
-        tensor.mutable_float_data()->Swap(&floats[i]);
-      }
-    }
-  };
-  swap_large();  // out
-  const absl::Cleanup back = swap_large;
-  return model.SerializeToString(&bytes);  // false over 2 GiB
 }
 
 bool ReadAll(int fd, char* data, size_t count) {
@@ -217,8 +191,10 @@ absl::Status OnnxInferenceHelpers::Infer(onnx::ModelProto& model, bool strict,
       return onnx_import::InferShapesHere(model, strict, check_types);
     }
   }
+  // The importer's models come without bulk weight data
+  // (DropBulkInitializerData): what goes is what inference reads.
   std::string serialized;
-  if (!SerializeForInference(model, serialized)) {
+  if (!model.SerializeToString(&serialized)) {
     return absl::InvalidArgumentError("the model is too large to serialize (over 2 GiB)");
   }
   const std::string request = Frame(

@@ -24,11 +24,9 @@ namespace ordo::server {
 // A helper is `binary --onnx-inference-helper` (ordo-server itself),
 // started on first use and kept for the next inference; at most
 // `max_idle` wait between calls, more are stopped. One inference: the
-// model goes to the helper without the contents of initializers over
-// kKeptInitializerBytes (inference reads the dims and type of those; the
-// values it reads are shape computations' small tensors), and the
-// declarations inference wrote (graph value_info and outputs) come back
-// into `model`. A helper that dies of a fault during the call, or does not
+// model goes to the helper as it is (the importer's copies hold no bulk
+// weight data: DropBulkInitializerData), and the declarations inference
+// wrote (graph value_info and outputs) come back into `model`. A helper that dies of a fault during the call, or does not
 // answer within `timeout` (then killed), fails the call with
 // INVALID_ARGUMENT saying so; one found dead before the call, or killed by
 // another process during it (SIGKILL, SIGTERM: an operator, the OOM
@@ -44,8 +42,6 @@ class OnnxInferenceHelpers {
     int max_idle = 4;
     absl::Duration timeout = absl::Seconds(60);
   };
-  // Initializers whose contents go to the helper.
-  static constexpr size_t kKeptInitializerBytes = 4096;
   // After a helper fails to start, inference runs in process this long.
   static constexpr absl::Duration kRetryStartAfter = absl::Seconds(10);
 

@@ -53,7 +53,7 @@ onnx::ModelProto ConvOfAFlatten() {
   w.set_name("w");
   w.set_data_type(onnx::TensorProto::FLOAT);
   for (int64_t d : {16, 256, 1, 1}) w.add_dims(d);
-  w.set_raw_data(std::string(16 * 256 * 4, '\0'));  // over the helpers' kept size
+  w.set_raw_data(std::string(16 * 256 * 4, '\0'));
   onnx::NodeProto& flatten = *graph.add_node();
   flatten.set_op_type("Flatten");
   flatten.add_input("x");
@@ -69,8 +69,8 @@ onnx::ModelProto ConvOfAFlatten() {
 }
 
 // Every dynamic opset-17 export: the whole model after the helper's
-// inference equals the model after the same inference in this process
-// (the weights the request left out included), lenient and strict.
+// inference equals the model after the same inference in this process,
+// lenient and strict.
 TEST(OnnxInferenceIsolationTest, HelpersGiveTheDeclarationsOfInferenceInProcess) {
   OnnxInferenceHelpers helpers(HelperOptions());
   int compared = 0;
@@ -87,7 +87,7 @@ TEST(OnnxInferenceIsolationTest, HelpersGiveTheDeclarationsOfInferenceInProcess)
     }
   }
   if (compared == 0) GTEST_SKIP() << "no exports in " << ORDO_EXPORTS_DIR;
-  // A model with weights inline: they stay in the model, not sent.
+  // A model with its weights inline: the answer changes declarations only.
   onnx::ModelProto model = ConvOfAFlatten();
   model.mutable_graph()->mutable_node(1)->set_input(0, "x");  // a valid Conv now
   onnx::ModelProto here = model, there = model;
