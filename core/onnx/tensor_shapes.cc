@@ -284,10 +284,9 @@ absl::Status FirstStrictError(const onnx::ModelProto& model, bool check_types) {
   return absl::InvalidArgumentError(message.substr(0, message.find('\n')));
 }
 
-}  // namespace
-
-namespace {
+// InsideOnnxShapeInference's answer on this thread.
 thread_local bool inside_onnx_shape_inference = false;
+
 }  // namespace
 
 bool InsideOnnxShapeInference() { return inside_onnx_shape_inference; }
