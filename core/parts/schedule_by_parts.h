@@ -31,6 +31,11 @@ struct PartScheduleOptions {
   // their cheap or greedy order and a schedule comes back (a Scheduler's
   // promise: the best schedule so far).
   bool keep_best_when_cancelled = false;
+  // Step 4's SearchPeakPartsAgain: the time the rounds left goes to the
+  // parts holding the peak. Off for a caller that schedules many models
+  // within one budget (the rewrite search's candidates), whose time buys
+  // more candidates instead.
+  bool search_peak_parts_again = true;
   // Passed to the runner's tasks, for logs.
   std::string request_id;
   // Called from the calling thread after the cache lookups and after the
@@ -102,6 +107,11 @@ struct PartScheduleResult {
 //    cheap order; a part whose task failed or returned an invalid order
 //    gets its cheap (or greedy) order, so a schedule exists whatever the
 //    workers do.
+//    Then SearchPeakPartsAgain: the time the rounds left (a solved peak
+//    part often settles the others without their share) goes to the parts
+//    holding the whole peak, searched again with all of it when each ran
+//    out of its share and gets at least 1.5 times that (or was never
+//    searched); the better result is kept, repeated while the peak drops.
 // 5. Store: valid new results go into the cache.
 // 6. Combine: concatenate and re-simulate; the whole peak must equal the
 //    max of the part peaks (the partition theorem). Lower bound: max of the

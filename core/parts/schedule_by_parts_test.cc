@@ -8,8 +8,13 @@
 #include <vector>
 
 #include "core/cache/lru_schedule_cache.h"
+#include "absl/container/flat_hash_map.h"
 #include "core/memory/simulator.h"
+#include "core/parts/part_key.h"
 #include "core/schedule/hmcos_scheduler.h"
+#include "core/schedule/op_dag.h"
+#include "core/schedule/topological_orders.h"
+#include "core/testing/fake_clock.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
 #include "core/testing/trials.h"
@@ -292,6 +297,127 @@ TEST(ScheduleByPartsTest, RoundsOfOneTaskSettleWhatEarlierRoundsMadeIrrelevant) 
     fewer += one_at_a_time.tasks() < one_round.tasks();
   }
   EXPECT_GT(fewer, 0) << "no round ever settled a part a later round would have searched";
+}
+
+// One task at a time on its own fake clock, scripted like a search that
+// runs out of time: a task given at least `enough` returns its part's
+// optimum (brute force), one given less its model order; with
+// `uses_all_time` each task takes all the time it is given, else none.
+// Logs the time given to each part key.
+class TimedRunner final : public PartRunner {
+ public:
+  TimedRunner(absl::Duration limit, absl::Duration enough, bool uses_all_time)
+      : enough_(enough), uses_all_time_(uses_all_time) {
+    limits_.clock = &clock_;
+    limits_.deadline = clock_.Now() + limit;
+  }
+  int32_t max_parallel_tasks() const override { return 1; }
+  // A call's limits: `limit` from the runner's creation, on its clock.
+  const ScheduleLimits& limits() const { return limits_; }
+  std::vector<PartOutcome> RunAll(absl::Span<const PartTask> tasks,
+                                  const ScheduleLimits& limits) override {
+    std::vector<PartOutcome> outcomes(tasks.size());
+    for (size_t t = 0; t < tasks.size(); ++t) {
+      const MemoryModel& part = *tasks[t].model;
+      const absl::Time start = clock_.Now();
+      const absl::Duration given = std::min(limits.deadline, start + tasks[t].time_limit) - start;
+      given_[CanonicalPartKey(part, "best").key].push_back(given);
+      std::vector<int32_t> order =
+          given >= enough_ ? testing::BruteForceMinPeak(part).order : ModelOrder(OpDag(part));
+      if (uses_all_time_) clock_.Advance(given);
+      outcomes[t].runner = kInProcessRunner;
+      outcomes[t].result = FinishSchedule(part, std::move(order), "scripted", start, limits);
+    }
+    return outcomes;
+  }
+  // Per part key, the time each of its tasks was given.
+  const absl::flat_hash_map<std::string, std::vector<absl::Duration>>& given() const {
+    return given_;
+  }
+
+ private:
+  testing::FakeClock clock_;
+  ScheduleLimits limits_;
+  const absl::Duration enough_;
+  const bool uses_all_time_;
+  absl::flat_hash_map<std::string, std::vector<absl::Duration>> given_;
+};
+
+// Three to six cells of up to 7 ops: parts small enough to brute-force.
+Graph RandomCells(std::mt19937_64& rng) {
+  testing::RandomHourglassOptions graph_options;
+  graph_options.num_cells = 3 + static_cast<int32_t>(rng() % 4);
+  graph_options.max_cell_ops = 7;
+  graph_options.skip_chance = 0;
+  return testing::RandomHourglass(rng, graph_options);
+}
+
+PartScheduleOptions BestWithin(absl::Duration limit) {
+  PartScheduleOptions options = Options();
+  options.scheduler = "best";
+  options.search_only_peak_parts = true;
+  options.time_limit = limit;
+  return options;
+}
+
+// Rounds of one task split the time evenly among the parts left to search;
+// when the first round's part holds the peak and settles the others, its
+// share was all it searched with. The time left goes to it again: the
+// scripted runner finds the optimum with half the limit, which no round of
+// three or more parts gives.
+TEST(ScheduleByPartsTest, TimeTheRoundsLeftGoesToThePartsHoldingThePeak) {
+  std::mt19937_64 rng(5);
+  int searched_again = 0, rescued = 0;
+  const absl::Duration limit = absl::Seconds(12);
+  // Most random parts' cheap orders are optimal already (no search); a few
+  // percent of the graphs search a peak part again.
+  for (int trial = 0; trial < 5000 && searched_again < 8; ++trial) {
+    absl::StatusOr<MemoryModel> model = BuildMemoryModel(RandomCells(rng), {});
+    ASSERT_TRUE(model.ok());
+    const PartScheduleOptions options = BestWithin(limit);
+    TimedRunner runner(limit, limit / 2, /*uses_all_time=*/true);
+    const ScheduleLimits& limits = runner.limits();
+    ORDO_ASSERT_OK_AND_ASSIGN(PartScheduleResult result,
+                              ScheduleByParts(*model, options, limits, runner, nullptr));
+    EXPECT_EQ(SimulatePeak(*model, result.schedule.order).value_or(-1),
+              result.schedule.peak_bytes);
+    EXPECT_LE(limits.Now(), limits.deadline) << "trial " << trial;
+    bool again = false;
+    for (const auto& [key, given] : runner.given()) {
+      ASSERT_LE(given.size(), 2u) << "trial " << trial;
+      if (given.size() < 2) continue;
+      again = true;
+      EXPECT_GE(given[1], given[0] * 1.5) << "trial " << trial;
+    }
+    searched_again += again;
+    int64_t optimum = 0;
+    for (const Part& part : HourglassPartitioner(options.partition).Split(*model).parts) {
+      optimum = std::max(optimum, testing::BruteForceMinPeak(part.model).peak_bytes);
+    }
+    ASSERT_GE(result.schedule.peak_bytes, optimum);
+    rescued += again && result.schedule.peak_bytes == optimum;
+  }
+  EXPECT_EQ(searched_again, 8) << "too few parts were searched again";
+  EXPECT_GT(rescued, 0) << "no second search reached the optimum";
+  std::printf("%d searched a peak part again, %d of them to the optimum\n", searched_again,
+              rescued);
+}
+
+// A search that ended before its share ran out (at its state bytes, say)
+// would end the same way again: never repeated, however much time is left.
+TEST(ScheduleByPartsTest, ASearchThatEndedEarlyIsNotRepeated) {
+  std::mt19937_64 rng(5);
+  const absl::Duration limit = absl::Seconds(12);
+  for (int trial = 0; trial < ::ordo::testing::Trials(100); ++trial) {
+    absl::StatusOr<MemoryModel> model = BuildMemoryModel(RandomCells(rng), {});
+    ASSERT_TRUE(model.ok());
+    const PartScheduleOptions options = BestWithin(limit);
+    TimedRunner runner(limit, limit / 2, /*uses_all_time=*/false);
+    ORDO_ASSERT_OK(ScheduleByParts(*model, options, runner.limits(), runner, nullptr).status());
+    for (const auto& [key, given] : runner.given()) {
+      EXPECT_EQ(given.size(), 1u) << "trial " << trial;
+    }
+  }
 }
 
 // Combine's one rule for HMCOS's iteration counts: summed over the parts

@@ -23,6 +23,7 @@ absl::StatusOr<ScheduleResult> DivideAndConquerScheduler::Schedule(
   options.partition = options_.partition;
   options.search_only_peak_parts = !options_.prove_every_part;
   options.keep_best_when_cancelled = true;
+  options.search_peak_parts_again = options_.search_peak_parts_again;
   ORDO_ASSIGN_OR_RETURN(PartScheduleResult result,
                         ScheduleByParts(model, options, limits, runner, /*cache=*/nullptr));
   return std::move(result.schedule);

@@ -19,6 +19,8 @@ struct DivideAndConquerOptions {
   // default: it proves parts (worth caching) but does not lower the answer,
   // and can take seconds the caller is waiting for.
   bool prove_every_part = false;
+  // PartScheduleOptions::search_peak_parts_again.
+  bool search_peak_parts_again = true;
 };
 
 // ordo's default scheduler ("best"): ScheduleByParts (core/parts, the one
@@ -26,7 +28,8 @@ struct DivideAndConquerOptions {
 // with no cache, BestPartScheduler on each part: split at the cut ops,
 // settle the parts whose cheap order cannot raise the whole peak, search
 // the others one at a time (highest cheap peak first, each with its share
-// of the time left), combine. The server runs the same function with its
+// of the time left; what the rounds leave goes back to the parts holding
+// the peak), combine. The server runs the same function with its
 // workers and its cache (Compile()).
 //
 // Per-part statistics come back in ScheduleResult::parts, in execution
