@@ -379,8 +379,10 @@ absl::Status RunRound(const std::vector<size_t>& round, size_t remaining_keys,
 bool WorthSearchingAgain(const DividedModel& divided, size_t p, absl::Duration left) {
   const ScheduleResult& result = *divided.results[p];
   if (result.status == ScheduleStatus::kOptimal || divided.out.part_cached[p]) return false;
+  // Less than this is no search at all.
+  if (left < absl::Milliseconds(10)) return false;
   const absl::Duration given = divided.given[p];
-  if (given == absl::ZeroDuration()) return left >= absl::Milliseconds(10);
+  if (given == absl::ZeroDuration()) return true;
   return result.stats.time >= given * 0.9 && left >= given * 1.5;
 }
 
