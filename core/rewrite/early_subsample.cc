@@ -15,13 +15,6 @@
 namespace ordo {
 namespace {
 
-int64_t Opset(const onnx::ModelProto& model) {
-  for (const onnx::OperatorSetIdProto& o : model.opset_import()) {
-    if (IsStandardOnnxDomain(o.domain())) return o.version();
-  }
-  return 1;
-}
-
 const onnx::AttributeProto* FindAttribute(const onnx::NodeProto& node, const std::string& name) {
   for (const onnx::AttributeProto& a : node.attribute()) {
     if (a.name() == name) return &a;
@@ -172,7 +165,7 @@ std::optional<SitePlan> PlanSite(const onnx::ModelProto& model, const ConstantIn
   const std::vector<int64_t>& src_dims = graph.tensor(t).dims;
   if (src_dims.size() != 4) return std::nullopt;
   std::array<AxisMap, 2> maps = {AxisMap{0, 0, src_dims[2]}, AxisMap{0, 0, src_dims[3]}};
-  const int64_t opset = Opset(model);
+  const int64_t opset = StandardOpset(model);
   for (OpId c : chain) {
     const Op& op = graph.op(c);
     if (op.source_index < 0 || op.source_index >= g.node_size()) return std::nullopt;
@@ -235,7 +228,7 @@ std::string IntInitializer(const std::string& name, const std::vector<int64_t>& 
 
 std::vector<SubsampleSite> FindSubsampleSites(const onnx::ModelProto& model, const Graph& graph) {
   std::vector<SubsampleSite> sites;
-  if (Opset(model) < 10) return sites;
+  if (StandardOpset(model) < 10) return sites;
   const ConstantIndex constants(model.graph());
   for (OpId id = 0; id < graph.num_ops(); ++id) {
     if (std::optional<SitePlan> plan = PlanSite(model, constants, graph, id)) {
@@ -248,7 +241,7 @@ std::vector<SubsampleSite> FindSubsampleSites(const onnx::ModelProto& model, con
 absl::StatusOr<onnx::ModelProto> ApplyEarlySubsample(const onnx::ModelProto& model,
                                                      const Graph& graph,
                                                      const std::vector<SubsampleSite>& sites) {
-  if (Opset(model) < 10) {
+  if (StandardOpset(model) < 10) {
     return absl::InvalidArgumentError("early subsampling needs opset >= 10 (Slice steps)");
   }
   absl::flat_hash_map<std::string, OpId> by_name;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/graph/onnx_domain.h"
 
 namespace ordo {
 
@@ -99,6 +100,13 @@ const onnx::TensorProto* FindInitializer(const onnx::GraphProto& graph, absl::st
     if (t.name() == name) return &t;
   }
   return nullptr;
+}
+
+int64_t StandardOpset(const onnx::ModelProto& model) {
+  for (const onnx::OperatorSetIdProto& opset : model.opset_import()) {
+    if (IsStandardOnnxDomain(opset.domain())) return opset.version();
+  }
+  return 1;
 }
 
 namespace {

@@ -55,6 +55,10 @@ absl::StatusOr<int32_t> NodeOf(const onnx::GraphProto& graph, const Op& op);
 // The initializer named `name`, or null. O(initializers).
 const onnx::TensorProto* FindInitializer(const onnx::GraphProto& graph, absl::string_view name);
 
+// The version of the standard ONNX domain that `model` imports (1 when it
+// names none: the ONNX default).
+int64_t StandardOpset(const onnx::ModelProto& model);
+
 // The ONNX TensorProto data type of `dtype` (UNDEFINED for kUnknown).
 int32_t OnnxElemType(DataType dtype);
 

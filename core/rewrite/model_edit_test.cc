@@ -61,6 +61,19 @@ TEST(ReplaceUnreadWeightsTest, KeepsUnreadWeightsItWasNotToldAbout) {
   EXPECT_THAT(InputNames(rewritten), ElementsAre("x", "w1", "w2", "w3"));
 }
 
+TEST(StandardOpsetTest, TheStandardDomainsVersionOrTheDefault) {
+  onnx::ModelProto model;
+  EXPECT_EQ(StandardOpset(model), 1);  // none imported: ONNX's default
+  onnx::OperatorSetIdProto* custom = model.add_opset_import();
+  custom->set_domain("com.example");
+  custom->set_version(3);
+  EXPECT_EQ(StandardOpset(model), 1);
+  onnx::OperatorSetIdProto* standard = model.add_opset_import();
+  standard->set_domain("ai.onnx");  // the same domain as ""
+  standard->set_version(17);
+  EXPECT_EQ(StandardOpset(model), 17);
+}
+
 TEST(NameScopeTest, FreshNamesAvoidEveryNameInTheGraph) {
   const onnx::GraphProto graph = OriginalGraph();
   NameScope names(graph);

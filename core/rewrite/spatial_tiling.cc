@@ -495,17 +495,10 @@ absl::Status ReplaceInputs(
   return absl::OkStatus();
 }
 
-int64_t OpsetOf(const onnx::ModelProto& model) {
-  for (const auto& opset : model.opset_import()) {
-    if (IsStandardOnnxDomain(opset.domain())) return opset.version();
-  }
-  return 1;
-}
-
 class TilingEmitter {
  public:
   TilingEmitter(const onnx::ModelProto& model, const Graph& graph, const Plan& plan)
-      : model_(model), graph_(graph), plan_(plan), names_(model.graph()), opset_(OpsetOf(model)) {
+      : model_(model), graph_(graph), plan_(plan), names_(model.graph()), opset_(StandardOpset(model)) {
     const onnx::GraphProto& g = model.graph();
     auto note = [&](const onnx::ValueInfoProto& v) {
       if (v.type().has_tensor_type() && v.type().tensor_type().elem_type() != 0) {
