@@ -99,7 +99,7 @@ class BestFirstSearch {
   void SetIncumbent(std::vector<int32_t> order, int64_t peak);
   std::vector<int32_t> PathTo(int32_t state) const;
   bool OverMemory() const;
-  SearchEnd CheckLimits() const;
+  SearchEnd CheckLimits();
 
   const ScheduleStateSpace& space_;
   const DpOptions& options_;
@@ -125,6 +125,7 @@ class BestFirstSearch {
   bool improved_ = false;
   int64_t proven_lower_bound_ = 0;
   int64_t expanded_ = 0;
+  DoublingForecast doublings_;
 };
 
 SearchEnd BestFirstSearch::Run() {
@@ -162,11 +163,20 @@ SearchEnd BestFirstSearch::Run() {
   return end;
 }
 
-SearchEnd BestFirstSearch::CheckLimits() const {
+// The deadline, and a doubling of the state buffers that would end past it
+// (DoublingForecast: the records and the open list grow with the table).
+// One clock read per call, as before.
+SearchEnd BestFirstSearch::CheckLimits() {
   if (limits_.cancelled != nullptr && limits_.cancelled->load(std::memory_order_relaxed)) {
     return SearchEnd::kCancelled;
   }
-  return limits_.Expired() ? SearchEnd::kLimit : SearchEnd::kProved;
+  if (limits_.deadline == absl::InfiniteFuture()) return SearchEnd::kProved;
+  const absl::Time now = limits_.Now();
+  if (now >= limits_.deadline ||
+      doublings_.WouldOverrun(now, table_.size(), limits_.deadline)) {
+    return SearchEnd::kLimit;
+  }
+  return SearchEnd::kProved;
 }
 
 bool BestFirstSearch::OverMemory() const {

@@ -83,6 +83,18 @@ int64_t OpSetTable::MemoryBytes() const {
                               (arena + hashes_.capacity() + slots_.capacity()));
 }
 
+bool DoublingForecast::WouldOverrun(absl::Time now, int64_t size, absl::Time deadline) {
+  if (last_check_ != absl::InfinitePast() && size > next_doubling_) {
+    last_doubling_ = now - last_check_;
+  }
+  while (next_doubling_ < size) next_doubling_ *= 2;
+  const int64_t inserted = size - size_at_last_check_;
+  last_check_ = now;
+  size_at_last_check_ = size;
+  const bool due = size + 2 * inserted >= next_doubling_;
+  return due && now + 2 * last_doubling_ > deadline;
+}
+
 void OpSetTable::Clear() {
   size_ = 0;
   hashes_.clear();

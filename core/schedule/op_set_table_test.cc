@@ -65,5 +65,38 @@ TEST(OpSetTableTest, KeepsMultiWordSetsAcrossChunksAndClear) {
   }
 }
 
+// A doubling that took a second of a check interval's time predicts two
+// for the next: the search stops while that one is due and would end past
+// the deadline, and goes on while it is not due or fits before it.
+TEST(DoublingForecastTest, StopsBeforeADoublingThatWouldEndPastTheDeadline) {
+  const absl::Time t0 = absl::UnixEpoch();
+  const absl::Time deadline = t0 + absl::Seconds(100);
+  DoublingForecast forecast;
+  // Checks every 10 ms, 100 sets each, up to size 1000: the doubling at
+  // 1024 is due, but intervals were short and it fits.
+  int64_t size = 0;
+  absl::Time now = t0;
+  for (int i = 0; i < 10; ++i) {
+    size += 100;
+    now += absl::Milliseconds(10);
+    EXPECT_FALSE(forecast.WouldOverrun(now, size, deadline)) << size;
+  }
+  // The interval that passed 1024 took 1 s: the next doubling (at 2048)
+  // is forecast at 2 s.
+  size = 1100;
+  now += absl::Seconds(1);
+  EXPECT_FALSE(forecast.WouldOverrun(now, size, deadline));  // 2048 not due yet
+  // Due (within two intervals of 100) with 3 s left: goes on.
+  now = deadline - absl::Seconds(3);
+  size = 1900;
+  EXPECT_FALSE(forecast.WouldOverrun(now, size, deadline));
+  // Due with 1.5 s left: stop.
+  now = deadline - absl::Milliseconds(1500);
+  size = 1950;
+  EXPECT_TRUE(forecast.WouldOverrun(now, size, deadline));
+  // With no deadline in sight, never.
+  EXPECT_FALSE(forecast.WouldOverrun(now, 1960, absl::InfiniteFuture()));
+}
+
 }  // namespace
 }  // namespace ordo
