@@ -373,9 +373,12 @@ absl::Status RunRound(const std::vector<size_t>& round, size_t remaining_keys,
 // Step 4b's rule for a part that holds the whole peak: a search with the
 // time left could beat its result. Not when it is optimal or came from the
 // cache (a usable entry had at least this call's budget); yes when it was
-// never searched here; else when its search ran out of time (one that ended
-// early, e.g. at its state bytes, would end the same way again) and the
-// time left is at least half as much again as it was given.
+// never searched here; else when its search used at least half its share
+// and the time left is at least half as much again. A search that ended
+// well before its share (at its state bytes) would end the same way again;
+// one that ran out of time may have stopped short of its deadline, before a
+// doubling of its state buffers that would have overrun it (the exact
+// search, DoublingForecast: a second or two at millions of states).
 bool WorthSearchingAgain(const DividedModel& divided, size_t p, absl::Duration left) {
   const ScheduleResult& result = *divided.results[p];
   if (result.status == ScheduleStatus::kOptimal || divided.out.part_cached[p]) return false;
@@ -383,7 +386,7 @@ bool WorthSearchingAgain(const DividedModel& divided, size_t p, absl::Duration l
   if (left < absl::Milliseconds(10)) return false;
   const absl::Duration given = divided.given[p];
   if (given == absl::ZeroDuration()) return true;
-  return result.stats.time >= given * 0.9 && left >= given * 1.5;
+  return result.stats.time >= given * 0.5 && left >= given * 1.5;
 }
 
 // The better of a part's two searches (the lower peak; the earlier on

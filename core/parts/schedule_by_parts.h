@@ -109,8 +109,8 @@ struct PartScheduleResult {
 //    workers do.
 //    Then SearchPeakPartsAgain: the time the rounds left (a solved peak
 //    part often settles the others without their share) goes to the parts
-//    holding the whole peak, searched again with all of it when each ran
-//    out of its share and gets at least 1.5 times that (or was never
+//    holding the whole peak, searched again with all of it when each used
+//    at least half its share and gets at least 1.5 times that (or was never
 //    searched); the better result is kept, repeated while the peak drops.
 // 5. Store: valid new results go into the cache.
 // 6. Combine: concatenate and re-simulate; the whole peak must equal the

@@ -403,8 +403,9 @@ TEST(ScheduleByPartsTest, TimeTheRoundsLeftGoesToThePartsHoldingThePeak) {
               rescued);
 }
 
-// A search that ended before its share ran out (at its state bytes, say)
-// would end the same way again: never repeated, however much time is left.
+// A search that ended well before its share ran out (at its state bytes,
+// say) would end the same way again: never repeated, however much time is
+// left.
 TEST(ScheduleByPartsTest, ASearchThatEndedEarlyIsNotRepeated) {
   std::mt19937_64 rng(5);
   const absl::Duration limit = absl::Seconds(12);
