@@ -19,12 +19,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "bench/model_folder.h"
-#include "core/compile/compile.h"
 #include "core/arena/arena_planner_registry.h"
+#include "core/compile/compile.h"
 #include "core/memory/memory_model.h"
 #include "core/memory/simulator.h"
 #include "core/onnx/onnx_import.h"
 #include "core/schedule/scheduler_registry.h"
+#include "core/testing/test_paths.h"
 #include "core/traffic/traffic.h"
 #include "core/util/clock.h"
 
@@ -34,7 +35,7 @@ namespace {
 constexpr int64_t kOnChipKiB[] = {64, 128, 256, 512};
 
 struct Options {
-  std::string dir = ORDO_SHARED_MODELS_DIR;
+  std::string dir = ordo::testing::SharedModelsDir();
   std::string only;
   double schedule_time_limit_s = 10;
   double arena_time_limit_s = 2;

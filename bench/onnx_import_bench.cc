@@ -17,6 +17,7 @@
 #include "core/memory/memory_model.h"
 #include "core/onnx/input_shapes.h"
 #include "core/onnx/onnx_import.h"
+#include "core/testing/test_paths.h"
 
 namespace ordo {
 namespace {
@@ -29,7 +30,7 @@ std::string ReadFile(const std::string& path) {
 }
 
 std::string ReadModel(const std::string& name) {
-  return ReadFile(std::string(ORDO_SHARED_MODELS_DIR) + "/" + name);
+  return ReadFile(ordo::testing::SharedModelsDir() + "/" + name);
 }
 
 // ImportOnnx of `bytes` per iteration; the op count as a counter.
@@ -50,7 +51,8 @@ void ImportLoop(benchmark::State& state, const std::string& bytes) {
 void BM_ImportOnnx(benchmark::State& state, const std::string& name) {
   const std::string bytes = ReadModel(name);
   if (bytes.empty()) {
-    state.SkipWithError(("model " + name + " not found under " ORDO_SHARED_MODELS_DIR).c_str());
+    state.SkipWithError(
+        ("model " + name + " not found under " + ordo::testing::SharedModelsDir()).c_str());
     return;
   }
   ImportLoop(state, bytes);
@@ -59,9 +61,10 @@ void BM_ImportOnnx(benchmark::State& state, const std::string& name) {
 // A dynamic export is imported as the service imports it after --batch 1:
 // WithInputShapes (outside the timed loop) first.
 void BM_ImportExport(benchmark::State& state, const std::string& name, bool dynamic) {
-  std::string bytes = ReadFile(std::string(ORDO_EXPORTS_DIR) + "/" + name);
+  std::string bytes = ReadFile(ordo::testing::ExportsDir() + "/" + name);
   if (bytes.empty()) {
-    state.SkipWithError(("model " + name + " not found under " ORDO_EXPORTS_DIR).c_str());
+    state.SkipWithError(
+        ("model " + name + " not found under " + ordo::testing::ExportsDir()).c_str());
     return;
   }
   if (dynamic) {
@@ -77,7 +80,6 @@ void BM_ImportExport(benchmark::State& state, const std::string& name, bool dyna
   ImportLoop(state, bytes);
 }
 
-
 // The stages of Estimate after import (memory model, model and greedy
 // orders, bound, part-cache lookup with an empty cache), then the whole of
 // what the service's Estimate runs: import plus these.
@@ -85,7 +87,8 @@ void BM_Estimate(benchmark::State& state, const std::string& name, bool with_imp
   const std::string bytes = ReadModel(name);
   absl::StatusOr<Graph> graph = ImportOnnx(bytes, GraphLimits{});
   if (!graph.ok()) {
-    state.SkipWithError(("model " + name + " not importable from " ORDO_SHARED_MODELS_DIR).c_str());
+    state.SkipWithError(
+        ("model " + name + " not importable from " + ordo::testing::SharedModelsDir()).c_str());
     return;
   }
   LruScheduleCache cache(int64_t{16} << 20);

@@ -13,11 +13,11 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <optional>
-#include <utility>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "benchmark/benchmark.h"
 #include "core/compile/compile.h"
@@ -26,6 +26,7 @@
 #include "core/pools/device_presets.h"
 #include "core/pools/pool_placer.h"
 #include "core/schedule/scheduler_registry.h"
+#include "core/testing/test_paths.h"
 #include "core/util/check.h"
 #include "core/util/clock.h"
 
@@ -56,7 +57,7 @@ const Instance& Load(const std::string& name) {
   if (slot) return *slot;
   slot = std::make_unique<Instance>();
   Instance& instance = *slot;
-  const std::string path = std::string(ORDO_SHARED_MODELS_DIR) + "/" + name + ".onnx";
+  const std::string path = ordo::testing::SharedModelsDir() + "/" + name + ".onnx";
   const std::string bytes = ReadFile(path);
   if (bytes.empty()) {
     instance.error = "model " + path + " not found (../shared/models absent?)";
@@ -213,8 +214,8 @@ void RegisterAll() {
         {"fast", PlacementEffort::kFast},
         {"thorough", PlacementEffort::kThorough}};
     for (const auto& [label, effort] : compiles) {
-      benchmark::RegisterBenchmark(("BM_Compile/" + model + "/" + label).c_str(), BM_Compile,
-                                   model, effort)
+      benchmark::RegisterBenchmark(("BM_Compile/" + model + "/" + label).c_str(), BM_Compile, model,
+                                   effort)
           ->Unit(benchmark::kMillisecond);
     }
   }

@@ -24,7 +24,6 @@
 // back from its `listening on` line) and stops it with SIGTERM at the end.
 // Loopback only; bounded in count and in time.
 
-
 #include <atomic>
 #include <cstdio>
 #include <fstream>
@@ -53,6 +52,7 @@
 #include "bench/nas_candidates.h"
 #include "core/graph/canonical_graph.h"
 #include "core/graph/graph_proto.h"
+#include "core/testing/test_paths.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -68,7 +68,8 @@ ABSL_FLAG(int, local_workers, -1,
           "with --spawn: the server's --local-workers (-1: its default, one per core)");
 ABSL_FLAG(std::string, server_flags, "",
           "with --spawn: more ordo-server flags, space separated (e.g. --cache-mb=0)");
-ABSL_FLAG(std::string, server_binary, ORDO_SERVER_BINARY, "with --spawn: the ordo-server");
+ABSL_FLAG(std::string, server_binary, ordo::testing::ServerBinary(),
+          "with --spawn: the ordo-server");
 ABSL_FLAG(std::string, model, "", "ONNX model, or ordo.v1.Graph as .pb/.json (cached, cold)");
 ABSL_FLAG(int, concurrency, 1, "calls in flight");
 ABSL_FLAG(double, duration, 10, "stop starting calls after this many seconds");
@@ -393,9 +394,9 @@ nlohmann::ordered_json RepeatKindsJson(const RepeatKinds& kinds) {
   nlohmann::ordered_json out;
   out["candidates"] = kinds.candidates;
   out["repeated_candidates"] = kinds.repeated_candidates;
-  for (const auto& [name, counts] : {std::pair{"cells", &kinds.cells},
-                                     std::pair{"cell_ops", &kinds.cell_ops},
-                                     std::pair{"stem_head_ops", &kinds.other_ops}}) {
+  for (const auto& [name, counts] :
+       {std::pair{"cells", &kinds.cells}, std::pair{"cell_ops", &kinds.cell_ops},
+        std::pair{"stem_head_ops", &kinds.other_ops}}) {
     for (int k = 0; k < kRepeatKinds; ++k) out[name][kRepeatKindNames[k]] = counts->by_kind[k];
   }
   return out;
@@ -580,9 +581,9 @@ Tally TallyOf(const Calls& calls, const Workload& workload, int concurrency) {
     (r.response_cached ? whole_hit_latencies : computed_latencies).push_back(r.latency);
     tally.shared += r.single_flight_shared;
     if (!workload.repeats_earlier.empty()) served_records.push_back(&r);
-    const auto largest = std::max_element(
-        r.part_timings.begin(), r.part_timings.end(),
-        [](const PartTiming& a, const PartTiming& b) { return a.ops < b.ops; });
+    const auto largest =
+        std::max_element(r.part_timings.begin(), r.part_timings.end(),
+                         [](const PartTiming& a, const PartTiming& b) { return a.ops < b.ops; });
     if (largest != r.part_timings.end() && !r.response_cached &&
         largest->time > absl::ZeroDuration()) {
       largest_parts.push_back({largest->ops, largest->time});

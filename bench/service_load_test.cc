@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "core/testing/test_paths.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
@@ -22,8 +23,9 @@ nlohmann::json RunLoad(const std::string& flags) {
       std::filesystem::path(::testing::TempDir()) /
       absl::StrCat("ordo_load_", ::testing::UnitTest::GetInstance()->current_test_info()->name(),
                    ".json");
-  const std::string command = absl::StrCat(ORDO_LOAD_BINARY, " --spawn --local-workers=0 ", flags,
-                                           " --json=", json.string(), " >/dev/null 2>&1");
+  const std::string command =
+      absl::StrCat(ordo::testing::LoadBinary(), " --spawn --local-workers=0 ", flags,
+                   " --json=", json.string(), " >/dev/null 2>&1");
   const int status = std::system(command.c_str());
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << command;
   std::ifstream in(json);
@@ -33,7 +35,7 @@ nlohmann::json RunLoad(const std::string& flags) {
 
 TEST(ServiceLoadTest, CachedModeHitsEveryPart) {
   const nlohmann::json out =
-      RunLoad(absl::StrCat("--mode=cached --model=", ORDO_EXAMPLE_MODELS_DIR,
+      RunLoad(absl::StrCat("--mode=cached --model=", ordo::testing::ExampleModelsDir(),
                            "/small_resnet.onnx --concurrency=2 --requests=20 --duration=30"));
   ASSERT_TRUE(out.is_object());
   EXPECT_EQ(out["calls"], 20);
@@ -44,8 +46,9 @@ TEST(ServiceLoadTest, CachedModeHitsEveryPart) {
 }
 
 TEST(ServiceLoadTest, ColdModeMissesEveryPart) {
-  const nlohmann::json out = RunLoad(absl::StrCat("--mode=cold --model=", ORDO_EXAMPLE_MODELS_DIR,
-                                                  "/small_resnet.onnx --requests=3 --duration=30"));
+  const nlohmann::json out =
+      RunLoad(absl::StrCat("--mode=cold --model=", ordo::testing::ExampleModelsDir(),
+                           "/small_resnet.onnx --requests=3 --duration=30"));
   ASSERT_TRUE(out.is_object());
   EXPECT_EQ(out["status"]["OK"], 3);
   EXPECT_EQ(out["cache_hits"], 0);
@@ -83,8 +86,7 @@ TEST(ServiceLoadTest, DartsStreamReportsWhatAPerfectCacheCouldDo) {
   // answer matched the ops seen before, and the window ceiling would be 1
   // for that reason alone.
   EXPECT_GT(ceiling["free_schedule_share"].get<double>(), 0);
-  EXPECT_LE(ceiling["free_schedule_share"].get<double>(),
-            ceiling["schedule_share"].get<double>());
+  EXPECT_LE(ceiling["free_schedule_share"].get<double>(), ceiling["schedule_share"].get<double>());
   EXPECT_GE(ceiling["window_speedup"].get<double>(), 1);
   EXPECT_LE(ceiling["window_speedup"].get<double>(), ceiling["speedup"].get<double>());
   // Every cell of the stream is counted once, under one kind; repeated
@@ -121,9 +123,9 @@ TEST(ServiceLoadTest, AnAnswerItCannotWriteFailsTheRun) {
   const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "no_such_dir";
   const std::filesystem::path err = std::filesystem::path(::testing::TempDir()) / "ordo_load.err";
   std::filesystem::remove_all(dir);
-  const std::string command =
-      absl::StrCat(ORDO_LOAD_BINARY, " --spawn --local-workers=0 --mode=darts --requests=2",
-                   " --answers_dir=", dir.string(), " >/dev/null 2>", err.string());
+  const std::string command = absl::StrCat(
+      ordo::testing::LoadBinary(), " --spawn --local-workers=0 --mode=darts --requests=2",
+      " --answers_dir=", dir.string(), " >/dev/null 2>", err.string());
   const int status = std::system(command.c_str());
   ASSERT_TRUE(WIFEXITED(status)) << command;
   EXPECT_EQ(WEXITSTATUS(status), 1) << command;

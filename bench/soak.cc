@@ -53,11 +53,11 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "sys/child_process.h"
 #include "bench/latency_summary.h"
 #include "bench/nas_candidates.h"
 #include "core/compile/import_model.h"
 #include "core/graph/graph_proto.h"
+#include "core/testing/test_paths.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "nlohmann/json.hpp"
@@ -65,6 +65,7 @@
 #include "rpc/compile_proto.h"
 #include "rpc/flag_names.h"
 #include "rpc/grpc_status.h"
+#include "sys/child_process.h"
 
 ABSL_FLAG(double, seconds, 600, "how long clients send requests");
 ABSL_FLAG(int, clients, 4, "concurrent clients, each with its own channel");
@@ -77,10 +78,10 @@ ABSL_FLAG(double, kill_interval, 0,
 ABSL_FLAG(double, time_limit, 2, "CompileOptions.time_limit of every compile, seconds");
 ABSL_FLAG(double, deadline, 60, "deadline of every call, seconds");
 ABSL_FLAG(uint64_t, seed, 1, "seed of the request mix");
-ABSL_FLAG(std::string, server_binary, ORDO_SERVER_BINARY, "the ordo-server");
-ABSL_FLAG(std::string, worker_binary, ORDO_WORKER_BINARY, "the ordo-worker");
+ABSL_FLAG(std::string, server_binary, ordo::testing::ServerBinary(), "the ordo-server");
+ABSL_FLAG(std::string, worker_binary, ordo::testing::WorkerBinary(), "the ordo-worker");
 ABSL_FLAG(std::string, redis_binary, "/usr/bin/redis-server", "the redis-server");
-ABSL_FLAG(std::string, models_dir, ORDO_EXAMPLE_MODELS_DIR,
+ABSL_FLAG(std::string, models_dir, ordo::testing::ExampleModelsDir(),
           "ONNX models of the cached repeats (small_resnet.onnx, tiny_cell.onnx, ...)");
 ABSL_FLAG(std::string, log, "/dev/null", "append the server's and Redis's stderr to this file");
 ABSL_FLAG(std::string, json, "", "also write the results as JSON to this file");

@@ -25,11 +25,11 @@ function(ordo_cc_test name)
   endif()
   add_executable(${name} ${ARG_SRCS})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
-  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main)
-  target_compile_definitions(${name} PRIVATE
-    ORDO_SHARED_MODELS_DIR="${ORDO_SHARED_MODELS_DIR}"
-    ORDO_EXAMPLE_MODELS_DIR="${ORDO_EXAMPLE_MODELS_DIR}"
-    ORDO_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  # Paths come from ordo_test_paths (core/testing/test_paths.h), not from
+  # -D flags: a flag holding the checkout's path would make the compiler
+  # cache miss every test object of a checkout at another path (CI's clone).
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} ordo_test_paths GTest::gmock
+                        GTest::gtest_main)
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${ARG_LABELS}")
   set_property(GLOBAL APPEND PROPERTY ORDO_TEST_BINARIES ${name})
   # LABELS concurrency: tests of code that runs on several threads; the

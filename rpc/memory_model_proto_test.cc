@@ -7,6 +7,7 @@
 #include "core/partition/hourglass_partitioner.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
+#include "core/testing/test_paths.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -59,8 +60,7 @@ TEST(MemoryModelProtoTest, RoundTripsAGraphModel) {
 }
 
 TEST(MemoryModelProtoTest, RoundTripsEveryPartOfAnExampleModel) {
-  std::ifstream in(std::string(ORDO_EXAMPLE_MODELS_DIR) + "/small_resnet.onnx",
-                   std::ios::binary);
+  std::ifstream in(ordo::testing::ExampleModelsDir() + "/small_resnet.onnx", std::ios::binary);
   ASSERT_TRUE(in.good());
   std::stringstream bytes;
   bytes << in.rdbuf();
@@ -101,8 +101,7 @@ TEST(MemoryModelProtoTest, RejectsMalformedModelsNamingTheCulprit) {
        [](v1::MemoryModel& m) { m.mutable_ops(1)->set_outputs(0, m.ops(0).outputs(0)); },
        "more than one op"},
       {"in-place input not read",
-       [](v1::MemoryModel& m) { m.mutable_ops(2)->set_inplace_input(2); },
-       "not one of its inputs"},
+       [](v1::MemoryModel& m) { m.mutable_ops(2)->set_inplace_input(2); }, "not one of its inputs"},
       {"element bytes",
        [](v1::MemoryModel& m) { m.mutable_options()->set_activation_element_bytes(1000); },
        "activation_element_bytes"},

@@ -20,6 +20,7 @@
 #include "core/testing/fake_clock.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
+#include "core/testing/test_paths.h"
 #include "core/testing/trials.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -67,8 +68,7 @@ TEST(CompilePoolsTest, EveryTensorGetsAPoolAndTheReportComparesBaselines) {
   EXPECT_EQ(one_arena.name, "one_arena");
   EXPECT_TRUE(one_arena.fits);
   EXPECT_EQ(one_arena.single_pool_bytes, result.arena.arena_bytes);
-  EXPECT_LE(report.placement.evaluation.modelled_seconds,
-            one_arena.modelled_seconds * (1 + 1e-12));
+  EXPECT_LE(report.placement.evaluation.modelled_seconds, one_arena.modelled_seconds * (1 + 1e-12));
 }
 
 TEST(CompilePoolsTest, TightFastPoolSendsSomeTensorsToTheSlowOne) {
@@ -432,10 +432,9 @@ TEST(CompilePoolsTest, ASchedulePastTheLeastPeakWinsWhenItPlacesFaster) {
   // The least-peak schedule placed by the same place stage is slower.
   ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel model, BuildMemoryModel(g, options.memory));
   ORDO_ASSERT_OK_AND_ASSIGN(SimulationResult least_peak, Simulate(model, plain.schedule));
-  ORDO_ASSERT_OK_AND_ASSIGN(
-      PoolReport on_least_peak,
-      PlaceInPools(g, model, least_peak, options.alignment, options.pools,
-                   plain.arena.arena_bytes, ArenaLimits{}));
+  ORDO_ASSERT_OK_AND_ASSIGN(PoolReport on_least_peak,
+                            PlaceInPools(g, model, least_peak, options.alignment, options.pools,
+                                         plain.arena.arena_bytes, ArenaLimits{}));
   EXPECT_TRUE(on_least_peak.fits());
   EXPECT_GT(on_least_peak.placement.evaluation.modelled_seconds,
             result.placement->placement.evaluation.modelled_seconds + 50 / 1e8);
@@ -465,9 +464,9 @@ TEST(CompilePoolsTest, GivingUpOnTheLeastPeakOrderKeepsTheWinner) {
     ++replaced;
     ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel model, BuildMemoryModel(g, options.memory));
     ORDO_ASSERT_OK_AND_ASSIGN(SimulationResult least_peak, Simulate(model, plain.schedule));
-    ORDO_ASSERT_OK_AND_ASSIGN(PoolProblem problem, BuildPoolProblem(g, model, least_peak,
-                                                                    options.alignment,
-                                                                    options.pools));
+    ORDO_ASSERT_OK_AND_ASSIGN(
+        PoolProblem problem,
+        BuildPoolProblem(g, model, least_peak, options.alignment, options.pools));
     const PoolPlacement& winner = result.placement->placement;
     if (PlacePoolsHeuristic(problem, ArenaLimits{}, nullptr, winner.evaluation.modelled_seconds)
             .given_up) {
@@ -524,22 +523,21 @@ TEST(CompilePoolsTest, TheLeastPeakOrderStaysUnlessItsFullPlacementIsBeaten) {
   for (int32_t op = 0; op < g.num_ops(); ++op) model_order[op] = op;
   ORDO_ASSERT_OK_AND_ASSIGN(SimulationResult on_model_order, Simulate(model, model_order));
   EXPECT_GT(on_model_order.peak_bytes, plain.peak_bytes);
-  ORDO_ASSERT_OK_AND_ASSIGN(PoolProblem model_order_problem,
-                            BuildPoolProblem(g, model, on_model_order, options.alignment,
-                                             options.pools));
-  ORDO_ASSERT_OK_AND_ASSIGN(PoolProblem least_peak_problem,
-                            BuildPoolProblem(g, model, result.simulation, options.alignment,
-                                             options.pools));
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      PoolProblem model_order_problem,
+      BuildPoolProblem(g, model, on_model_order, options.alignment, options.pools));
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      PoolProblem least_peak_problem,
+      BuildPoolProblem(g, model, result.simulation, options.alignment, options.pools));
   const PoolPlacement model_order_greedy = PlacePoolsGreedy(model_order_problem);
   const PoolPlacement least_peak_greedy = PlacePoolsGreedy(least_peak_problem);
   ASSERT_TRUE(model_order_greedy.fits());
   ASSERT_TRUE(least_peak_greedy.fits());
   EXPECT_LT(model_order_greedy.evaluation.modelled_seconds,
             least_peak_greedy.evaluation.modelled_seconds);
-  ORDO_ASSERT_OK_AND_ASSIGN(
-      PoolReport on_model_order_report,
-      PlaceInPools(g, model, on_model_order, options.alignment, options.pools,
-                   on_model_order.peak_bytes, ArenaLimits{}));
+  ORDO_ASSERT_OK_AND_ASSIGN(PoolReport on_model_order_report,
+                            PlaceInPools(g, model, on_model_order, options.alignment, options.pools,
+                                         on_model_order.peak_bytes, ArenaLimits{}));
   EXPECT_GE(on_model_order_report.placement.evaluation.modelled_seconds,
             result.placement->placement.evaluation.modelled_seconds);
 }
@@ -566,8 +564,7 @@ TEST(CompilePoolsTest, PerPartFiguresOfAReplacedOrderAreDropped) {
   ASSERT_TRUE(replaced.part_stats.has_value());
   EXPECT_EQ(replaced.part_stats->parts, plain.part_stats->parts);
   // A bank that holds everything keeps the stage's order and its parts.
-  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult kept,
-                            Compile(g, WithPools(4096, 4096), services, clock));
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult kept, Compile(g, WithPools(4096, 4096), services, clock));
   EXPECT_EQ(kept.schedule, plain.schedule);
   EXPECT_EQ(kept.parts.size(), plain.parts.size());
   EXPECT_EQ(kept.part_cached.size(), plain.part_cached.size());
@@ -748,7 +745,7 @@ TEST(CompilePoolsTest, WhenAnOpProvesNoOrderFitsBothEffortsReportTheSameProofAnd
 // ticks 1 ms per read (a loaded machine, seen by every time limit) gives
 // the same schedule and placement as the real one, twice.
 TEST(CompilePoolsTest, TheSameModelGetsTheSameScheduleAndPlacementOnAnyClock) {
-  const std::string bytes = ReadFile(std::string(ORDO_SHARED_MODELS_DIR) + "/randwire1.onnx");
+  const std::string bytes = ReadFile(ordo::testing::SharedModelsDir() + "/randwire1.onnx");
   if (bytes.empty()) GTEST_SKIP() << "../shared/models not found";
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(bytes));
   CompileOptions options;
@@ -774,8 +771,7 @@ TEST(CompilePoolsTest, TheSameModelGetsTheSameScheduleAndPlacementOnAnyClock) {
     ASSERT_EQ(results[i].arena.tensors.size(), results[0].arena.tensors.size());
     for (size_t t = 0; t < results[0].arena.tensors.size(); ++t) {
       EXPECT_EQ(results[i].arena.tensors[t].pool, results[0].arena.tensors[t].pool) << i << t;
-      EXPECT_EQ(results[i].arena.tensors[t].offset, results[0].arena.tensors[t].offset)
-          << i << t;
+      EXPECT_EQ(results[i].arena.tensors[t].offset, results[0].arena.tensors[t].offset) << i << t;
     }
   }
 }

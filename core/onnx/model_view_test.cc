@@ -24,6 +24,7 @@
 #include "core/onnx/model_view_reference.h"
 #include "core/onnx/tensor_type.h"
 #include "core/testing/status_matchers.h"
+#include "core/testing/test_paths.h"
 #include "core/testing/trials.h"
 #include "core/util/wire_reader.h"
 #include "gmock/gmock.h"
@@ -252,16 +253,19 @@ void ExpectFilesSameAsProtobuf(const std::vector<std::filesystem::path>& files) 
 }
 
 TEST(ModelViewTest, SharedModelsSameAsProtobuf) {
-  const std::vector<std::filesystem::path> files = OnnxFilesUnder(ORDO_SHARED_MODELS_DIR);
+  const std::vector<std::filesystem::path> files = OnnxFilesUnder(ordo::testing::SharedModelsDir());
   if (files.empty()) {
-    GTEST_SKIP() << "no *.onnx under " << ORDO_SHARED_MODELS_DIR << " (../shared/models); skipping";
+    GTEST_SKIP() << "no *.onnx under " << ordo::testing::SharedModelsDir()
+                 << " (../shared/models); skipping";
   }
   ExpectFilesSameAsProtobuf(files);
 }
 
 TEST(ModelViewTest, ExampleModelsSameAsProtobuf) {
-  const std::vector<std::filesystem::path> files = OnnxFilesUnder(ORDO_EXAMPLE_MODELS_DIR);
-  if (files.empty()) GTEST_SKIP() << "no *.onnx under " << ORDO_EXAMPLE_MODELS_DIR << "; skipping";
+  const std::vector<std::filesystem::path> files =
+      OnnxFilesUnder(ordo::testing::ExampleModelsDir());
+  if (files.empty())
+    GTEST_SKIP() << "no *.onnx under " << ordo::testing::ExampleModelsDir() << "; skipping";
   ExpectFilesSameAsProtobuf(files);
 }
 
@@ -785,8 +789,7 @@ TEST(ModelViewTest, OpsetImportsAndAMalformedOne) {
   EXPECT_EQ(view.opsets[1].version, 2);
   // opset_import (8), 12 bytes: OperatorSetIdProto.version as an 11-byte varint.
   const std::string broken =
-      bytes +
-      std::string("\x42\x0c\x10\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 14);
+      bytes + std::string("\x42\x0c\x10\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 14);
   onnx::ModelProto reference;
   EXPECT_FALSE(reference.ParseFromString(broken));
   EXPECT_THAT(ScanModel(broken), StatusIs(absl::StatusCode::kInvalidArgument,

@@ -14,6 +14,7 @@
 #include "core/memory/memory_model.h"
 #include "core/memory/simulator.h"
 #include "core/testing/status_matchers.h"
+#include "core/testing/test_paths.h"
 #include "core/testing/trials.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -134,7 +135,7 @@ std::string ReadFile(const std::string& path) {
 }
 
 std::string ExampleModel(const std::string& name) {
-  return ReadFile(std::string(ORDO_EXAMPLE_MODELS_DIR) + "/" + name + ".onnx");
+  return ReadFile(ordo::testing::ExampleModelsDir() + "/" + name + ".onnx");
 }
 
 std::vector<std::string> OpNames(const Graph& graph) {
@@ -544,8 +545,7 @@ TEST(OnnxImportErrorTest, ShapeOfAnUntypedValueIsAnErrorNotACrash) {
 // at the model's end; the message now names the first op that may not take
 // its inputs' types, and which input.
 TEST(OnnxImportErrorTest, AnInputOfAnotherElementTypeIsNamedAtTheFirstOpItBreaks) {
-  for (const auto& [elem_type, cause] :
-       std::vector<std::pair<int32_t, std::string>>{
+  for (const auto& [elem_type, cause] : std::vector<std::pair<int32_t, std::string>>{
            {onnx::TensorProto::FLOAT16, "W has inconsistent type tensor(float)"},
            {onnx::TensorProto::UINT8, "X typestr: T, has unsupported type: tensor(uint8)"}}) {
     TestModel m;
@@ -636,15 +636,15 @@ TEST(OnnxImportErrorTest, UnknownShapeNamesACustomOpWhoseValueASettingInputNeeds
   int64_tensor(head, {1}, 2);
   m.Node("Shape", {"x"}, {"s"}, "shape");
   m.Node("Gather", {"s", "index"}, {"width"}, "gather");
-  onnx::AttributeProto& value = *m.Node("Constant", {}, {"axes"}, "axes", "com.example")
-                                     .add_attribute();
+  onnx::AttributeProto& value =
+      *m.Node("Constant", {}, {"axes"}, "axes", "com.example").add_attribute();
   value.set_name("value");
   value.set_type(onnx::AttributeProto::TENSOR);
   int64_tensor(*value.mutable_t(), {1}, 0);
   m.ValueInfo("axes", {1}, onnx::TensorProto::INT64);  // its shape, not its value
   m.Node("Unsqueeze", {"width", "axes"}, {"w1"}, "unsqueeze");
-  onnx::AttributeProto& axis = *m.Node("Concat", {"head", "w1"}, {"target"}, "concat")
-                                    .add_attribute();
+  onnx::AttributeProto& axis =
+      *m.Node("Concat", {"head", "w1"}, {"target"}, "concat").add_attribute();
   axis.set_name("axis");
   axis.set_type(onnx::AttributeProto::INT);
   axis.set_i(0);
@@ -1022,7 +1022,7 @@ TEST(ReorderOnnxNodesTest, RoundTripsModelWithoutWeightData) {
 }
 
 TEST(ReorderOnnxNodesTest, RoundTripsSharedModel) {
-  const std::string bytes = ReadFile(std::string(ORDO_SHARED_MODELS_DIR) + "/squeezenet1_1.onnx");
+  const std::string bytes = ReadFile(ordo::testing::SharedModelsDir() + "/squeezenet1_1.onnx");
   if (bytes.empty()) GTEST_SKIP() << "../shared/models not found";
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(bytes));
   const std::vector<OpId> schedule = LatestFirstOrder(graph);

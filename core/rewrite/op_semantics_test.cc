@@ -9,6 +9,7 @@
 #include "core/onnx/onnx_import.h"
 #include "core/rewrite/onnx_test_model.h"
 #include "core/testing/status_matchers.h"
+#include "core/testing/test_paths.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -199,16 +200,17 @@ void ExpectSameDimsAsImporter(const std::string& path) {
 }
 
 TEST(OpSemanticsTest, AgreesWithOnnxShapeInferenceOnExampleModels) {
-  for (const auto& entry : std::filesystem::directory_iterator(ORDO_EXAMPLE_MODELS_DIR)) {
+  for (const auto& entry : std::filesystem::directory_iterator(ordo::testing::ExampleModelsDir())) {
     if (entry.path().extension() == ".onnx") ExpectSameDimsAsImporter(entry.path().string());
   }
 }
 
 TEST(OpSemanticsTest, AgreesWithOnnxShapeInferenceOnSharedModels) {
-  if (!std::filesystem::exists(ORDO_SHARED_MODELS_DIR)) {
-    GTEST_SKIP() << "../shared/models not found; skipping (" << ORDO_SHARED_MODELS_DIR << ")";
+  if (!std::filesystem::exists(ordo::testing::SharedModelsDir())) {
+    GTEST_SKIP() << "../shared/models not found; skipping (" << ordo::testing::SharedModelsDir()
+                 << ")";
   }
-  for (const auto& entry : std::filesystem::directory_iterator(ORDO_SHARED_MODELS_DIR)) {
+  for (const auto& entry : std::filesystem::directory_iterator(ordo::testing::SharedModelsDir())) {
     if (entry.path().extension() == ".onnx") ExpectSameDimsAsImporter(entry.path().string());
   }
 }

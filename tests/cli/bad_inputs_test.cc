@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/testing/test_paths.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/cli/run_ordo.h"
@@ -18,7 +19,6 @@
 
 namespace {
 
-using ::testing::HasSubstr;
 using ::ordo::hostile_inputs::BadDir;
 using ::ordo::hostile_inputs::ManifestEntry;
 using ::ordo::hostile_inputs::ReadManifest;
@@ -28,6 +28,7 @@ using ::ordo::hostile_inputs::UndefinedInputOnnx;
 using ::ordo::hostile_inputs::WriteTempFile;
 using ::ordo::testing::ProcessResult;
 using ::ordo::testing::RunOrdo;
+using ::testing::HasSubstr;
 
 // Printable: ASCII 0x20..0x7e plus the line feeds between lines; the
 // importers escape everything else (core/util/printable_text.h). protobuf's
@@ -114,7 +115,7 @@ TEST(BadInputsTest, AModelThatCannotBeWrittenBackIsRefusedWhenItsReorderIsAsked)
 // --- Hostile flags ----------------------------------------------------------
 
 TEST(BadInputsTest, HostileFlagsExitTwoNamingTheFlag) {
-  const std::string model = absl::StrCat(ORDO_EXAMPLE_MODELS_DIR, "/tiny_cell.onnx");
+  const std::string model = absl::StrCat(ordo::testing::ExampleModelsDir(), "/tiny_cell.onnx");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--time-limit -3s", "--time-limit: must not be negative"},
       {"--time-limit -0.5ms", "--time-limit: must not be negative"},
@@ -142,8 +143,8 @@ TEST(BadInputsTest, HostileFlagsExitTwoNamingTheFlag) {
 
 TEST(BadInputsTest, ZeroTimeLimitStillGivesASchedule) {
   // No time is a legitimate request: the cheap heuristics need none.
-  ProcessResult run =
-      RunOrdo(absl::StrCat("compile ", ORDO_EXAMPLE_MODELS_DIR, "/tiny_cell.onnx --time-limit 0s"));
+  ProcessResult run = RunOrdo(absl::StrCat("compile ", ordo::testing::ExampleModelsDir(),
+                                           "/tiny_cell.onnx --time-limit 0s"));
   EXPECT_EQ(run.exit_code, 0) << run.out;
 }
 
@@ -152,8 +153,9 @@ TEST(BadInputsTest, ZeroTimeLimitStillGivesASchedule) {
 // fuzzer's conv-of-a-flatten); the importer checks for it now, so libonnx's
 // own schemas (ORDO_TEST_UNPATCHED_ONNX_SCHEMAS) bring the crash back.
 TEST(BadInputsTest, AModelThatCrashesLibonnxExitsTwo) {
-  const std::string model = absl::StrCat(
-      ORDO_EXAMPLE_MODELS_DIR, "/../../tests/fuzz/corpus/onnx_import_fuzzer/conv_of_a_flatten.onnx");
+  const std::string model =
+      absl::StrCat(ordo::testing::ExampleModelsDir(),
+                   "/../../tests/fuzz/corpus/onnx_import_fuzzer/conv_of_a_flatten.onnx");
   ASSERT_TRUE(std::filesystem::exists(model)) << model;
   ASSERT_EQ(setenv("ORDO_TEST_UNPATCHED_ONNX_SCHEMAS", "1", 1), 0);
   const ProcessResult run = RunOrdo(absl::StrCat("compile ", model));

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "core/testing/test_paths.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -57,12 +58,12 @@ std::string DynamicCopy(const std::string& path, const std::string& name) {
   return out;
 }
 
-const std::string kShapeSubgraph = std::string(ORDO_EXAMPLE_MODELS_DIR) + "/shape_subgraph.onnx";
+const std::string kShapeSubgraph = ordo::testing::ExampleModelsDir() + "/shape_subgraph.onnx";
 
 // The done-when of issue 14: a dynamic-batch MobileNetV2 with --batch 1 is
 // the static export, to the byte and the step.
 TEST(InputShapesCliTest, DynamicMobileNetV2WithBatchOneIsTheStaticModel) {
-  const std::string static_model = std::string(ORDO_SHARED_MODELS_DIR) + "/mobilenet_v2.onnx";
+  const std::string static_model = ordo::testing::SharedModelsDir() + "/mobilenet_v2.onnx";
   if (!std::filesystem::exists(static_model)) {
     GTEST_SKIP() << "../shared/models not found; skipping the MobileNetV2 check (" << static_model
                  << ")";
@@ -116,8 +117,9 @@ TEST(InputShapesCliTest, BadOverridesExitTwoNamingInputDimAndFlag) {
   };
   const Case cases[] = {
       {"", "add --batch 1 (or --input-shape"},
-      {"--input-shape image=1x8x16x16", "the model has no graph input \"image\"; its graph "
-                                        "inputs are \"x\""},
+      {"--input-shape image=1x8x16x16",
+       "the model has no graph input \"image\"; its graph "
+       "inputs are \"x\""},
       {"--input-shape x=1x4x16x16", "dim 1 of graph input \"x\" is static 8"},
       {"--input-shape x=1x8x16", "has rank 4"},
       {"--input-shape x=0x8x16x16", "dim 0 is \"0\"; dims must be positive integers"},

@@ -1,7 +1,7 @@
 #ifndef ORDO_TESTS_CLI_RUN_ORDO_H_
 #define ORDO_TESTS_CLI_RUN_ORDO_H_
 
-// Runs the real `ordo` binary (ORDO_BINARY, set per test target by CMake)
+// Runs the real `ordo` binary (ordo::testing::OrdoBinary())
 // for the CLI and service tests: one definition of how they start it and
 // read it.
 
@@ -13,12 +13,13 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "core/testing/test_paths.h"
 
 namespace ordo::testing {
 
 struct ProcessResult {
-  int exit_code;    // 124 when it ran out of time, not 0-2 when it crashed
-  std::string out;  // stdout and stderr together
+  int exit_code;       // 124 when it ran out of time, not 0-2 when it crashed
+  std::string out;     // stdout and stderr together
   double seconds = 0;  // wall clock
 };
 
@@ -28,8 +29,8 @@ struct ProcessResult {
 // names the command.
 inline ProcessResult RunOrdo(const std::string& args, bool with_stderr = true) {
   const auto start = std::chrono::steady_clock::now();
-  const std::string command =
-      absl::StrCat("/usr/bin/timeout 300 ", ORDO_BINARY, " ", args, with_stderr ? " 2>&1" : "");
+  const std::string command = absl::StrCat("/usr/bin/timeout 300 ", ordo::testing::OrdoBinary(),
+                                           " ", args, with_stderr ? " 2>&1" : "");
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return {-1, ""};
   std::string out;

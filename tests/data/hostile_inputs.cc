@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "core/testing/test_paths.h"
 #include "onnx/onnx_pb.h"
 
 namespace ordo::hostile_inputs {
@@ -43,7 +44,7 @@ onnx::NodeProto* AddNode(onnx::GraphProto& graph, const std::string& type,
 
 }  // namespace
 
-std::string BadDir() { return absl::StrCat(ORDO_SOURCE_DIR, "/tests/data/bad"); }
+std::string BadDir() { return absl::StrCat(ordo::testing::SourceDir(), "/tests/data/bad"); }
 
 std::vector<ManifestEntry> ReadManifest() {
   std::ifstream in(BadDir() + "/MANIFEST.txt");
@@ -137,8 +138,8 @@ v1::Graph ReluChainGraph(int32_t n) {
 }
 
 std::string WriteTempFile(const std::string& name, const std::string& contents) {
-  const std::filesystem::path path = std::filesystem::temp_directory_path() /
-                                     absl::StrCat("ordo_hostile_", getpid(), "_", name);
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / absl::StrCat("ordo_hostile_", getpid(), "_", name);
   std::ofstream(path, std::ios::binary) << contents;
   return path.string();
 }

@@ -20,6 +20,7 @@
 #include "core/onnx/input_shapes.h"
 #include "core/onnx/onnx_import.h"
 #include "core/testing/status_matchers.h"
+#include "core/testing/test_paths.h"
 #include "core/util/clock.h"
 #include "core/util/status_macros.h"
 #include "gtest/gtest.h"
@@ -39,7 +40,8 @@ void PrintTo(const Export& e, std::ostream* os) { *os << e.stem; }
 std::vector<Export> CorpusExports() {
   std::vector<Export> exports;
   std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(ORDO_EXPORTS_DIR, error)) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(ordo::testing::ExportsDir(), error)) {
     const std::string name = entry.path().filename().string();
     const std::string suffix = "_static.onnx";
     if (name.size() > suffix.size() &&
@@ -90,10 +92,10 @@ class ExportCorpusTest : public ::testing::TestWithParam<Export> {};
 
 TEST_P(ExportCorpusTest, CompilesAndDynamicBatchOneIsTheStaticExport) {
   if (GetParam().stem.empty()) {
-    GTEST_SKIP() << "no exports in " << ORDO_EXPORTS_DIR
+    GTEST_SKIP() << "no exports in " << ordo::testing::ExportsDir()
                  << "; run scripts/export-torch-corpus to make them";
   }
-  const std::string base = absl::StrCat(ORDO_EXPORTS_DIR, "/", GetParam().stem);
+  const std::string base = absl::StrCat(ordo::testing::ExportsDir(), "/", GetParam().stem);
   const CompileResult static_export = CompileExport(base + "_static.onnx");
   if (!std::filesystem::exists(base + "_dynamic.onnx")) return;
   const CompileResult dynamic_export = CompileExport(base + "_dynamic.onnx");
@@ -108,10 +110,11 @@ TEST_P(ExportCorpusTest, CompilesAndDynamicBatchOneIsTheStaticExport) {
 // shuffled exports crashing libonnx's shape inference or losing shapes.
 TEST_P(ExportCorpusTest, NodesOutOfOrderImportAsTheSortedFile) {
   if (GetParam().stem.empty()) {
-    GTEST_SKIP() << "no exports in " << ORDO_EXPORTS_DIR
+    GTEST_SKIP() << "no exports in " << ordo::testing::ExportsDir()
                  << "; run scripts/export-torch-corpus to make them";
   }
-  const std::string path = absl::StrCat(ORDO_EXPORTS_DIR, "/", GetParam().stem, "_static.onnx");
+  const std::string path =
+      absl::StrCat(ordo::testing::ExportsDir(), "/", GetParam().stem, "_static.onnx");
   std::optional<std::string> bytes = ReadFile(path);
   ASSERT_TRUE(bytes.has_value()) << path;
   onnx::ModelProto model;
@@ -135,7 +138,7 @@ TEST_P(ExportCorpusTest, NodesOutOfOrderImportAsTheSortedFile) {
 // imported at `height` x `width` (bench/onnx-sweep with --input-shape).
 absl::StatusOr<Graph> ImportAtSize(const std::string& stem, int64_t height, int64_t width) {
   std::optional<std::string> bytes =
-      ReadFile(absl::StrCat(ORDO_EXPORTS_DIR, "/", stem, "_dynamic.onnx"));
+      ReadFile(absl::StrCat(ordo::testing::ExportsDir(), "/", stem, "_dynamic.onnx"));
   if (!bytes) return absl::NotFoundError(stem);
   onnx::ModelProto model;
   if (!model.ParseFromString(*bytes)) return absl::InternalError(stem);
@@ -143,10 +146,9 @@ absl::StatusOr<Graph> ImportAtSize(const std::string& stem, int64_t height, int6
   auto& dims = *input.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim();
   dims[2].set_dim_param("height");
   dims[3].set_dim_param("width");
-  ORDO_ASSIGN_OR_RETURN(
-      std::string shaped,
-      WithInputShapes(model.SerializeAsString(),
-                      {.shapes = {{input.name(), {1, 3, height, width}}}}));
+  ORDO_ASSIGN_OR_RETURN(std::string shaped,
+                        WithInputShapes(model.SerializeAsString(),
+                                        {.shapes = {{input.name(), {1, 3, height, width}}}}));
   return ImportOnnx(shaped);
 }
 
@@ -158,11 +160,12 @@ absl::StatusOr<Graph> ImportAtSize(const std::string& stem, int64_t height, int6
 // export's own size both import as the static export.
 TEST(ExportSizeTest, AnInputSizeTheModelCannotRunAtIsRefused) {
   const std::pair<const char*, const char*> refusals[] = {
-      {"vit_b_32_op17", "(op_type:Add, node name: /encoder/Add): [ShapeInferenceError] "
-                        "Incompatible dimensions"},
+      {"vit_b_32_op17",
+       "(op_type:Add, node name: /encoder/Add): [ShapeInferenceError] "
+       "Incompatible dimensions"},
       {"maxvit_t_op17", "so the model cannot run at these input shapes"}};
   for (const auto& [stem, why] : refusals) {
-    const std::string file = absl::StrCat(ORDO_EXPORTS_DIR, "/", stem, "_dynamic.onnx");
+    const std::string file = absl::StrCat(ordo::testing::ExportsDir(), "/", stem, "_dynamic.onnx");
     if (!std::filesystem::exists(file)) GTEST_SKIP() << file << " is absent";
     const absl::StatusOr<Graph> refused = ImportAtSize(stem, 97, 131);
     EXPECT_THAT(refused, ::ordo::testing::StatusIs(absl::StatusCode::kInvalidArgument,
@@ -175,7 +178,7 @@ TEST(ExportSizeTest, AnInputSizeTheModelCannotRunAtIsRefused) {
     ASSERT_TRUE(exported_size.ok()) << stem << ": " << exported_size.status();
     ORDO_ASSERT_OK_AND_ASSIGN(
         Graph static_export,
-        ImportOnnx(ReadFile(absl::StrCat(ORDO_EXPORTS_DIR, "/", stem, "_static.onnx"))
+        ImportOnnx(ReadFile(absl::StrCat(ordo::testing::ExportsDir(), "/", stem, "_static.onnx"))
                        .value_or("")));
     EXPECT_EQ(exported_size->num_tensors(), static_export.num_tensors()) << stem;
   }
@@ -187,7 +190,7 @@ TEST(ExportSizeTest, AnInputSizeTheModelCannotRunAtIsRefused) {
 // imports as the dynamic export does at batch 2: the same tensor dims.
 TEST(ExportSizeTest, AStaticExportWhoseBatchWasMadeSymbolicImportsAtAnotherBatch) {
   for (const char* stem : {"resnet18_op13", "efficientnet_b0_op17"}) {
-    const std::string file = absl::StrCat(ORDO_EXPORTS_DIR, "/", stem, "_static.onnx");
+    const std::string file = absl::StrCat(ordo::testing::ExportsDir(), "/", stem, "_static.onnx");
     if (!std::filesystem::exists(file)) GTEST_SKIP() << file << " is absent";
     auto at_batch_two = [&](const std::string& path, bool make_symbolic) -> absl::StatusOr<Graph> {
       onnx::ModelProto model;
@@ -203,7 +206,7 @@ TEST(ExportSizeTest, AStaticExportWhoseBatchWasMadeSymbolicImportsAtAnotherBatch
     ASSERT_TRUE(edited.ok()) << stem << ": " << edited.status();
     ORDO_ASSERT_OK_AND_ASSIGN(
         Graph dynamic,
-        at_batch_two(absl::StrCat(ORDO_EXPORTS_DIR, "/", stem, "_dynamic.onnx"), false));
+        at_batch_two(absl::StrCat(ordo::testing::ExportsDir(), "/", stem, "_dynamic.onnx"), false));
     auto all_dims = [](const Graph& graph) {
       std::vector<std::vector<int64_t>> dims;
       for (TensorId t = 0; t < graph.num_tensors(); ++t) dims.push_back(graph.tensor(t).dims);

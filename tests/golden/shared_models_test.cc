@@ -22,6 +22,7 @@
 #include "core/memory/simulator.h"
 #include "core/onnx/onnx_import.h"
 #include "core/testing/status_matchers.h"
+#include "core/testing/test_paths.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -93,7 +94,7 @@ std::vector<GoldenModel> ParseReadme(const std::string& readme) {
   return rows;
 }
 
-std::string ModelsDir() { return ORDO_SHARED_MODELS_DIR; }
+std::string ModelsDir() { return ordo::testing::SharedModelsDir(); }
 
 // Evaluated when the tests are registered; an empty name marks "no README".
 std::vector<GoldenModel> GoldenModels() {

@@ -15,6 +15,7 @@
 #include "core/onnx/onnx_import.h"
 #include "core/rewrite/rewrite.h"
 #include "core/testing/status_matchers.h"
+#include "core/testing/test_paths.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -22,7 +23,7 @@ namespace ordo {
 namespace {
 
 std::string ModelPath(const std::string& name) {
-  return std::string(ORDO_SHARED_MODELS_DIR) + "/" + name + ".onnx";
+  return ordo::testing::SharedModelsDir() + "/" + name + ".onnx";
 }
 
 class PartitionSharedModelsTest : public ::testing::TestWithParam<std::string> {};

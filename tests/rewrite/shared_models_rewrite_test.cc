@@ -20,6 +20,7 @@
 #include "core/rewrite/onnx_test_model.h"
 #include "core/rewrite/rewrite.h"
 #include "core/testing/status_matchers.h"
+#include "core/testing/test_paths.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "onnx/checker.h"
@@ -29,7 +30,7 @@ namespace ordo {
 namespace {
 
 std::string ModelPath(const std::string& name) {
-  return std::string(ORDO_SHARED_MODELS_DIR) + "/" + name + ".onnx";
+  return ordo::testing::SharedModelsDir() + "/" + name + ".onnx";
 }
 
 bool LoadModel(const std::string& name, onnx::ModelProto& model) {
@@ -43,7 +44,7 @@ bool LoadModel(const std::string& name, onnx::ModelProto& model) {
 #define ORDO_SKIP_WITHOUT_SHARED_MODELS()                                           \
   if (!std::filesystem::exists(ModelPath("darts_cifar"))) {                         \
     GTEST_SKIP() << "../shared/models not found; skipping the NAS rewrite checks (" \
-                 << ORDO_SHARED_MODELS_DIR << ")";                                  \
+                 << ordo::testing::SharedModelsDir() << ")";                        \
   }
 
 // Peaks of `best` before and after, as ordo-rewrite-bench measured them

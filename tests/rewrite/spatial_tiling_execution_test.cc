@@ -38,6 +38,7 @@
 #include "core/schedule/scheduler.h"
 #include "core/schedule/scheduler_registry.h"
 #include "core/testing/status_matchers.h"
+#include "core/testing/test_paths.h"
 #include "core/util/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -569,7 +570,7 @@ TEST(SpatialTilingExecutionTest, RandomGraphsAndRegions) {
 // `best`.
 
 std::string ModelPath(const std::string& name) {
-  return std::string(ORDO_SHARED_MODELS_DIR) + "/" + name + ".onnx";
+  return ordo::testing::SharedModelsDir() + "/" + name + ".onnx";
 }
 
 absl::StatusOr<int64_t> BestPeak(const Graph& graph) {
@@ -584,7 +585,7 @@ absl::StatusOr<int64_t> BestPeak(const Graph& graph) {
 TEST(SpatialTilingExecutionTest, MobileNetV2FirstBlocks) {
   if (!std::filesystem::exists(ModelPath("mobilenet_v2"))) {
     GTEST_SKIP() << "../shared/models not found; skipping the MobileNet-V2 tiling check ("
-                 << ORDO_SHARED_MODELS_DIR << ")";
+                 << ordo::testing::SharedModelsDir() << ")";
   }
   onnx::ModelProto full;
   {

@@ -19,6 +19,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "core/testing/test_paths.h"
 #include "tests/cli/compile_json.h"
 #include "tests/cli/run_ordo.h"
 #include "tests/service/service_harness.h"
@@ -46,13 +47,12 @@ TEST(ClientsTest, CliRemoteModeAnswersLikeLocalMode) {
   // server otherwise): the remote path is what this test compares.
   Server server({"--local-workers=2", "--in-server-part-budget=0"});
   ASSERT_TRUE(server.started());
-  const std::string model = std::string(ORDO_EXAMPLE_MODELS_DIR) + "/small_resnet.onnx";
+  const std::string model = ordo::testing::ExampleModelsDir() + "/small_resnet.onnx";
   const std::string remote = " --server " + server.address();
 
   // Local and remote mode print the same message, CompileResponse.
   const v1::CompileResponse local = RunCompileJson("compile " + model + " --on-chip 4KiB");
-  const v1::CompileResponse first =
-      RunCompileJson("compile " + model + " --on-chip 4KiB" + remote);
+  const v1::CompileResponse first = RunCompileJson("compile " + model + " --on-chip 4KiB" + remote);
   EXPECT_EQ(first.ops(), local.ops());
   EXPECT_EQ(first.peak_bytes(), local.peak_bytes());
   EXPECT_EQ(first.lower_bound_bytes(), local.lower_bound_bytes());
@@ -120,7 +120,7 @@ TEST(ClientsTest, CompileStreamSendsProgressThenTheResult) {
   context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
   auto reader = server.compiler().CompileStream(
       &context,
-      OnnxRequest(std::string(ORDO_EXAMPLE_MODELS_DIR) + "/small_resnet.onnx", absl::Seconds(2)));
+      OnnxRequest(ordo::testing::ExampleModelsDir() + "/small_resnet.onnx", absl::Seconds(2)));
   std::vector<v1::CompileStage> stages;
   int results = 0;
   v1::CompileEvent event;
@@ -241,10 +241,10 @@ TEST(ClientsTest, ATinyDeadlineOnAHardModelStillAnswersInTime) {
   }
   // And the server is still there.
   v1::CompileResponse small;
-  ASSERT_TRUE(server.Compile(OnnxRequest(std::string(ORDO_EXAMPLE_MODELS_DIR) +
-                                             "/tiny_cell.onnx",
-                                         absl::Seconds(1)),
-                             small)
+  ASSERT_TRUE(server
+                  .Compile(OnnxRequest(ordo::testing::ExampleModelsDir() + "/tiny_cell.onnx",
+                                       absl::Seconds(1)),
+                           small)
                   .ok());
 }
 
@@ -276,7 +276,7 @@ TEST(ClientsTest, RemoteWorkersAndRedisSurviveAKilledWorkerAndARedisRestart) {
   std::vector<std::string> addresses;
   for (int i = 0; i < 2; ++i) {
     workers.push_back(std::make_unique<Process>(std::vector<std::string>{
-        ORDO_WORKER_BINARY, "--listen=127.0.0.1:0", "--log-level=warning"}));
+        ordo::testing::WorkerBinary(), "--listen=127.0.0.1:0", "--log-level=warning"}));
     std::string line = workers.back()->ReadLine(absl::Seconds(20));
     absl::string_view rest = line;
     ASSERT_TRUE(absl::ConsumePrefix(&rest, "listening on ")) << line;
@@ -294,8 +294,8 @@ TEST(ClientsTest, RemoteWorkersAndRedisSurviveAKilledWorkerAndARedisRestart) {
   };
   ASSERT_TRUE(PollUntil([&] { return healthy_workers() == 2; }, absl::Seconds(10)));
 
-  const v1::CompileRequest model = OnnxRequest(
-      std::string(ORDO_EXAMPLE_MODELS_DIR) + "/small_resnet.onnx", absl::Seconds(2));
+  const v1::CompileRequest model =
+      OnnxRequest(ordo::testing::ExampleModelsDir() + "/small_resnet.onnx", absl::Seconds(2));
   v1::CompileResponse first, second;
   ASSERT_TRUE(front.Compile(model, first).ok());
   EXPECT_GE(first.stats().workers_used(), 1);
@@ -315,9 +315,9 @@ TEST(ClientsTest, RemoteWorkersAndRedisSurviveAKilledWorkerAndARedisRestart) {
     grpc::Status status = front.Compile(hard, response);
     return std::make_pair(status, response);
   });
-  ASSERT_TRUE(PollUntil(
-      [&] { return MetricValue(front.Metrics(), "ordo_inflight_requests", "") >= 1; },
-      absl::Seconds(5)));
+  ASSERT_TRUE(
+      PollUntil([&] { return MetricValue(front.Metrics(), "ordo_inflight_requests", "") >= 1; },
+                absl::Seconds(5)));
   workers[0]->Stop(SIGKILL);
   auto [status, response] = pending.get();
   ASSERT_TRUE(status.ok()) << status.error_message();
@@ -360,7 +360,7 @@ TEST(ClientsTest, AFrozenWorkerIsSkippedAndUsedAgainAfterItRecovers) {
   std::vector<std::string> addresses;
   for (int i = 0; i < 2; ++i) {
     workers.push_back(std::make_unique<Process>(std::vector<std::string>{
-        ORDO_WORKER_BINARY, "--listen=127.0.0.1:0", "--log-level=warning"}));
+        ordo::testing::WorkerBinary(), "--listen=127.0.0.1:0", "--log-level=warning"}));
     std::string line = workers.back()->ReadLine(absl::Seconds(20));
     absl::string_view rest = line;
     ASSERT_TRUE(absl::ConsumePrefix(&rest, "listening on ")) << line;
@@ -375,8 +375,8 @@ TEST(ClientsTest, AFrozenWorkerIsSkippedAndUsedAgainAfterItRecovers) {
     }
     return false;
   };
-  ASSERT_TRUE(PollUntil([&] { return healthy(addresses[0]) && healthy(addresses[1]); },
-                        absl::Seconds(10)));
+  ASSERT_TRUE(
+      PollUntil([&] { return healthy(addresses[0]) && healthy(addresses[1]); }, absl::Seconds(10)));
 
   kill(workers[0]->pid(), SIGSTOP);
   EXPECT_TRUE(PollUntil([&] { return !healthy(addresses[0]); }, absl::Seconds(5)));
@@ -413,9 +413,9 @@ int64_t ResidentKib(pid_t pid) {
   while (std::getline(in, line)) {
     int64_t kib = 0;
     if (absl::StartsWith(line, "VmRSS:") &&
-        absl::SimpleAtoi(absl::StripAsciiWhitespace(
-                             absl::StripSuffix(absl::string_view(line).substr(6), "kB")),
-                         &kib)) {
+        absl::SimpleAtoi(
+            absl::StripAsciiWhitespace(absl::StripSuffix(absl::string_view(line).substr(6), "kB")),
+            &kib)) {
       return kib;
     }
   }
@@ -477,9 +477,10 @@ TEST(ClientsTest, OverloadIsRefusedFastAndAdmittedCallsFinish) {
               static_cast<long long>(rss_after));
   EXPECT_LT(rss_after, 512 * 1024);
   v1::CompileResponse after;
-  EXPECT_TRUE(server.Compile(OnnxRequest(std::string(ORDO_EXAMPLE_MODELS_DIR) + "/tiny_cell.onnx",
-                                         absl::Seconds(1)),
-                             after)
+  EXPECT_TRUE(server
+                  .Compile(OnnxRequest(ordo::testing::ExampleModelsDir() + "/tiny_cell.onnx",
+                                       absl::Seconds(1)),
+                           after)
                   .ok());
 }
 

@@ -24,6 +24,7 @@
 #include "core/graph/graph_proto.h"
 #include "core/memory/memory_model.h"
 #include "core/memory/simulator.h"
+#include "core/testing/test_paths.h"
 #include "hiredis/hiredis.h"
 #include "ordo/v1/schedule.pb.h"
 #include "tests/service/service_harness.h"
@@ -35,7 +36,7 @@ using ::testing::HasSubstr;
 using namespace ::ordo::testing_service;  // NOLINT: the harness is the test's vocabulary
 
 std::string Example(const std::string& name) {
-  return absl::StrCat(ORDO_EXAMPLE_MODELS_DIR, "/", name);
+  return absl::StrCat(ordo::testing::ExampleModelsDir(), "/", name);
 }
 
 // RSS of `pid` plus its live children.
@@ -613,16 +614,16 @@ TEST(FaultsTest, TinyStateBudgetStillAnswersWithBoundedMemory) {
 // A worker's own --max-state-mb caps every task it runs, whatever the
 // front allows: the same hard part stops at the worker's 1 MiB.
 TEST(FaultsTest, WorkerStateCapIsItsOwnFlag) {
-  Process worker({ORDO_WORKER_BINARY, "--listen=127.0.0.1:0", "--log-level=warning",
+  Process worker({ordo::testing::WorkerBinary(), "--listen=127.0.0.1:0", "--log-level=warning",
                   "--max-state-mb=1"});
   std::string line = worker.ReadLine(absl::Seconds(20));
   absl::string_view address = line;
   ASSERT_TRUE(absl::ConsumePrefix(&address, "listening on ")) << line;
   Server front({absl::StrCat("--workers=", address), "--cache-mb=0"});  // front cap: 1 GiB
   ASSERT_TRUE(front.started());
-  ASSERT_TRUE(PollUntil([&] { return front.Info().workers_size() == 1 &&
-                                     front.Info().workers(0).healthy(); },
-                        absl::Seconds(10)));
+  ASSERT_TRUE(PollUntil(
+      [&] { return front.Info().workers_size() == 1 && front.Info().workers(0).healthy(); },
+      absl::Seconds(10)));
   v1::CompileRequest request;
   *request.mutable_graph() = WideGraph(16);
   request.mutable_options()->set_scheduler("dp");
@@ -636,7 +637,7 @@ TEST(FaultsTest, WorkerStateCapIsItsOwnFlag) {
 }
 
 TEST(FaultsTest, WorkerRefusesANonPositiveStateCap) {
-  Process worker({ORDO_WORKER_BINARY, "--listen=127.0.0.1:0", "--max-state-mb=0"});
+  Process worker({ordo::testing::WorkerBinary(), "--listen=127.0.0.1:0", "--max-state-mb=0"});
   EXPECT_EQ(worker.ReadLine(absl::Seconds(20)), "");  // exits before listening
   const int status = worker.Stop(SIGKILL);
   ASSERT_TRUE(WIFEXITED(status));

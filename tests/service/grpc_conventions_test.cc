@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "core/testing/test_paths.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/descriptor.pb.h"
 #include "grpc/reflection/v1/reflection.grpc.pb.h"
@@ -71,10 +72,9 @@ TEST(GrpcConventionsTest, ReflectionV1DescribesTheCompilerToAV1OnlyClient) {
   Server server({"--local-workers=0"});
   ASSERT_TRUE(server.started());
   ReflectionV1Client client(server.channel());
-  EXPECT_THAT(client.Services(),
-              IsSupersetOf({"ordo.v1.Compiler", "grpc.health.v1.Health",
-                            "grpc.reflection.v1.ServerReflection",
-                            "grpc.reflection.v1alpha.ServerReflection"}));
+  EXPECT_THAT(client.Services(), IsSupersetOf({"ordo.v1.Compiler", "grpc.health.v1.Health",
+                                               "grpc.reflection.v1.ServerReflection",
+                                               "grpc.reflection.v1alpha.ServerReflection"}));
 
   // What `grpcurl describe ordo.v1.Compiler` does: the file with the
   // symbol and its imports, enough to build a pool and find the method.
@@ -147,7 +147,7 @@ int NextStatus(grpc::ClientReader<HealthStatus>& stream) {
 }
 
 TEST(GrpcConventionsTest, HealthWatchFollowsTheWorkersAndTheDrainAndListShowsAll) {
-  Process worker({ORDO_WORKER_BINARY, "--listen=127.0.0.1:0", "--log-level=warning"});
+  Process worker({ordo::testing::WorkerBinary(), "--listen=127.0.0.1:0", "--log-level=warning"});
   const std::string address = WorkerAddress(worker);
   Server server({"--workers=" + address});
   ASSERT_TRUE(server.started());
@@ -215,8 +215,8 @@ grpc::Status CallChannelz(std::shared_ptr<grpc::Channel> channel, const std::str
   std::mutex mu;
   std::condition_variable done_cv;
   bool done = false;
-  stub.UnaryCall(&context, "/grpc.channelz.v1.Channelz/" + method, grpc::StubOptions(),
-                 &request, &response, [&](grpc::Status s) {
+  stub.UnaryCall(&context, "/grpc.channelz.v1.Channelz/" + method, grpc::StubOptions(), &request,
+                 &response, [&](grpc::Status s) {
                    std::lock_guard<std::mutex> lock(mu);
                    status = s;
                    done = true;

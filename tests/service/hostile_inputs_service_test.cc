@@ -20,6 +20,7 @@
 #include "absl/strings/strip.h"
 #include "client/lib/ordo_client.h"
 #include "core/compile/import_model.h"
+#include "core/testing/test_paths.h"
 #include "tests/data/hostile_inputs.h"
 #include "tests/service/service_harness.h"
 
@@ -39,7 +40,6 @@ constexpr bool kAddressSanitizer = false;
 constexpr bool kAddressSanitizer = false;
 #endif
 
-using ::testing::HasSubstr;
 using ::ordo::hostile_inputs::BadDir;
 using ::ordo::hostile_inputs::FanOutOnnx;
 using ::ordo::hostile_inputs::HugeAttributeOnnx;
@@ -47,9 +47,12 @@ using ::ordo::hostile_inputs::ManifestEntry;
 using ::ordo::hostile_inputs::ReadManifest;
 using ::ordo::hostile_inputs::ReluChainGraph;
 using ::ordo::hostile_inputs::ReluChainOnnx;
+using ::testing::HasSubstr;
 using namespace ::ordo::testing_service;  // NOLINT: the harness is the test's vocabulary
 
-std::string TinyCell() { return absl::StrCat(ORDO_EXAMPLE_MODELS_DIR, "/tiny_cell.onnx"); }
+std::string TinyCell() {
+  return absl::StrCat(ordo::testing::ExampleModelsDir(), "/tiny_cell.onnx");
+}
 
 v1::CompileRequest OnnxBytesRequest(std::string bytes, absl::Duration time_limit) {
   v1::CompileRequest request;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "core/testing/test_paths.h"
 #include "nlohmann/json.hpp"
 #include "tests/cli/compile_json.h"
 #include "tests/cli/run_ordo.h"
@@ -24,7 +25,7 @@ namespace {
 using namespace ::ordo::testing_service;  // NOLINT: the harness is the test's vocabulary
 using ::testing::HasSubstr;
 
-const std::string kShapeSubgraph = std::string(ORDO_EXAMPLE_MODELS_DIR) + "/shape_subgraph.onnx";
+const std::string kShapeSubgraph = ordo::testing::ExampleModelsDir() + "/shape_subgraph.onnx";
 
 v1::CompileRequest DynamicRequest() {
   v1::CompileRequest request = OnnxRequest(kShapeSubgraph, absl::Seconds(5));

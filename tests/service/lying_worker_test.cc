@@ -5,13 +5,13 @@
 // it still has, so every answer is optimal at the reference peak. Before,
 // the rejected part got a greedy order and about a third of the answers
 // came back below `optimal` (docs/farm.md).
+#include "core/testing/test_paths.h"
 #include "tests/service/service_harness.h"
 
 namespace ordo::testing_service {
 namespace {
 
-std::string StartAndReadAddress(std::unique_ptr<Process>& process,
-                                std::vector<std::string> argv) {
+std::string StartAndReadAddress(std::unique_ptr<Process>& process, std::vector<std::string> argv) {
   process = std::make_unique<Process>(std::move(argv));
   std::string line = process->ReadLine(absl::Seconds(20));
   absl::string_view rest = line;
@@ -36,8 +36,7 @@ constexpr char kEveryPartToWorkers[] = "--in-server-part-budget=0";
 
 v1::CompileRequest Request() {
   v1::CompileRequest request =
-      OnnxRequest(std::string(ORDO_EXAMPLE_MODELS_DIR) + "/small_resnet.onnx",
-                                             absl::Seconds(20));
+      OnnxRequest(ordo::testing::ExampleModelsDir() + "/small_resnet.onnx", absl::Seconds(20));
   request.mutable_options()->set_scheduler("dp");
   return request;
 }
@@ -45,9 +44,10 @@ v1::CompileRequest Request() {
 TEST(LyingWorkerTest, EveryAnswerIsOptimalAtTheReferencePeakAndTheLiarIsQuarantined) {
   std::unique_ptr<Process> honest_worker, lying_worker;
   const std::string honest = StartAndReadAddress(
-      honest_worker, {ORDO_WORKER_BINARY, "--listen=127.0.0.1:0", "--log-level=warning"});
-  const std::string liar =
-      StartAndReadAddress(lying_worker, {ORDO_FAKE_WORKER_BINARY, "--listen=127.0.0.1:0"});
+      honest_worker,
+      {ordo::testing::WorkerBinary(), "--listen=127.0.0.1:0", "--log-level=warning"});
+  const std::string liar = StartAndReadAddress(
+      lying_worker, {ordo::testing::FakeWorkerBinary(), "--listen=127.0.0.1:0"});
   ASSERT_FALSE(honest.empty() || liar.empty());
 
   // The reference: a front whose only worker is honest.
@@ -65,8 +65,8 @@ TEST(LyingWorkerTest, EveryAnswerIsOptimalAtTheReferencePeakAndTheLiarIsQuaranti
   Server front(
       {absl::StrCat("--workers=", liar, ",", honest), "--cache-mb=0", kEveryPartToWorkers});
   ASSERT_TRUE(front.started());
-  ASSERT_TRUE(PollUntil([&] { return Healthy(front, honest) && Healthy(front, liar); },
-                        absl::Seconds(10)));
+  ASSERT_TRUE(
+      PollUntil([&] { return Healthy(front, honest) && Healthy(front, liar); }, absl::Seconds(10)));
   int rejected = 0;
   for (int i = 0; i < 3; ++i) {
     v1::CompileResponse response;

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/testing/test_paths.h"
 #include "tests/service/service_harness.h"
 
 namespace ordo {
@@ -156,9 +157,9 @@ TEST(NasServiceTest, PartCacheEvictionsAreCountedUnderTheEvictedEntrysNamespace)
 
 // `ordo-server FLAGS` that must refuse to start: its exit code and stderr.
 std::pair<int, std::string> StartRefused(const std::string& flags) {
-  const std::string command = absl::StrCat("/usr/bin/timeout 30 ", ORDO_SERVER_BINARY,
-                                           " --listen=127.0.0.1:0 --metrics-port=0 ", flags,
-                                           " 2>&1 >/dev/null");
+  const std::string command =
+      absl::StrCat("/usr/bin/timeout 30 ", ordo::testing::ServerBinary(),
+                   " --listen=127.0.0.1:0 --metrics-port=0 ", flags, " 2>&1 >/dev/null");
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return {-1, ""};
   std::string out;

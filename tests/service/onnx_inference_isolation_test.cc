@@ -4,8 +4,6 @@
 // that crashes libonnx fails alone and the next one is served, and the
 // helpers end with the server however it ends.
 
-#include "server/onnx_inference_helpers.h"
-
 #include <signal.h>
 #include <stdlib.h>
 
@@ -16,17 +14,19 @@
 
 #include "absl/strings/match.h"
 #include "core/onnx/tensor_shapes.h"
+#include "core/testing/test_paths.h"
+#include "server/onnx_inference_helpers.h"
 #include "tests/service/service_harness.h"
 
 namespace ordo {
 namespace {
 
 using namespace ::ordo::testing_service;  // NOLINT: the harness is the test's vocabulary
+using server::OnnxInferenceHelpers;
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
-using server::OnnxInferenceHelpers;
 
-OnnxInferenceHelpers::Options HelperOptions() { return {.binary = ORDO_SERVER_BINARY}; }
+OnnxInferenceHelpers::Options HelperOptions() { return {.binary = ordo::testing::ServerBinary()}; }
 
 onnx::ModelProto Parse(const std::string& path) {
   onnx::ModelProto model;
@@ -74,7 +74,7 @@ onnx::ModelProto ConvOfAFlatten() {
 TEST(OnnxInferenceIsolationTest, HelpersGiveTheDeclarationsOfInferenceInProcess) {
   OnnxInferenceHelpers helpers(HelperOptions());
   int compared = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(ORDO_EXPORTS_DIR)) {
+  for (const auto& entry : std::filesystem::directory_iterator(ordo::testing::ExportsDir())) {
     const std::string path = entry.path().string();
     if (!absl::EndsWith(path, "_op17_dynamic.onnx")) continue;
     for (bool strict : {false, true}) {
@@ -86,7 +86,7 @@ TEST(OnnxInferenceIsolationTest, HelpersGiveTheDeclarationsOfInferenceInProcess)
       ++compared;
     }
   }
-  if (compared == 0) GTEST_SKIP() << "no exports in " << ORDO_EXPORTS_DIR;
+  if (compared == 0) GTEST_SKIP() << "no exports in " << ordo::testing::ExportsDir();
   // A model with its weights inline: the answer changes declarations only.
   onnx::ModelProto model = ConvOfAFlatten();
   model.mutable_graph()->mutable_node(1)->set_input(0, "x");  // a valid Conv now
@@ -171,7 +171,7 @@ TEST(OnnxInferenceIsolationTest, AHelperKilledWhileIdleIsReplaced) {
 // A compile that needs inference runs it in a helper of the server; the
 // helper ends when the server is killed (its stdin ends with it).
 TEST(OnnxInferenceIsolationTest, TheServerInfersInHelpersThatEndWithIt) {
-  const std::string path = std::string(ORDO_EXPORTS_DIR) + "/resnet18_op13_dynamic.onnx";
+  const std::string path = ordo::testing::ExportsDir() + "/resnet18_op13_dynamic.onnx";
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is absent";
   Server server({"--local-workers=0"});
   ASSERT_TRUE(server.started());

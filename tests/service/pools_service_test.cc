@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/testing/test_paths.h"
 #include "core/tflite/tflite_test_model.h"
 #include "tests/cli/compile_json.h"
 #include "tests/cli/run_ordo.h"
@@ -25,7 +26,7 @@ using ::ordo::testing::RunOrdo;
 using ::ordo::testing::TfliteTestModel;
 using ::testing::HasSubstr;
 
-const std::string kModel = std::string(ORDO_EXAMPLE_MODELS_DIR) + "/small_resnet.onnx";
+const std::string kModel = ordo::testing::ExampleModelsDir() + "/small_resnet.onnx";
 
 v1::MemoryPoolSpec* AddPool(v1::DeviceSpec& device, const std::string& name, int64_t bytes,
                             double read_bps, double write_bps = 0) {
@@ -63,13 +64,12 @@ void ExpectConsistentPlacement(const v1::CompileResponse& response) {
   for (const v1::PoolBaselineReport& baseline : placement.baselines()) {
     baselines.insert(baseline.name());
     if (baseline.fits() && baseline.name() != "single_pool") {
-      EXPECT_LE(placement.modelled_time_seconds(),
-                baseline.modelled_time_seconds() * (1 + 1e-9))
+      EXPECT_LE(placement.modelled_time_seconds(), baseline.modelled_time_seconds() * (1 + 1e-9))
           << baseline.name();
     }
   }
-  EXPECT_EQ(baselines, (std::set<std::string>{"internal_first", "usmp_greedy", "single_pool",
-                                              "one_arena"}));
+  EXPECT_EQ(baselines,
+            (std::set<std::string>{"internal_first", "usmp_greedy", "single_pool", "one_arena"}));
   ASSERT_GT(response.arena().tensors_size(), 0);
   for (const v1::TensorPlacement& tensor : response.arena().tensors()) {
     EXPECT_EQ(names.count(tensor.pool()), 1u) << tensor.tensor() << " in " << tensor.pool();
@@ -230,7 +230,7 @@ TEST(PoolsServiceTest, CliServerModeWithADeviceAnswersLikeLocalMode) {
   ASSERT_TRUE(server.started());
   std::vector<std::string> runs = {
       absl::StrCat("compile ", kModel, " --device stm32h743 --activation-dtype int8 --json")};
-  const std::string nas = std::string(ORDO_SHARED_MODELS_DIR) + "/darts_imagenet.onnx";
+  const std::string nas = ordo::testing::SharedModelsDir() + "/darts_imagenet.onnx";
   if (std::ifstream(nas).good()) {
     for (const char* effort : {"fast", "thorough"}) {
       runs.push_back(absl::StrCat("compile ", nas,
@@ -245,8 +245,8 @@ TEST(PoolsServiceTest, CliServerModeWithADeviceAnswersLikeLocalMode) {
     SCOPED_TRACE(flags);
     ExpectServedLikeLocal(server, flags);
   }
-  ProcessResult bad = RunOrdo(absl::StrCat("compile ", kModel, " --pool a:64 --pool b:64",
-                                           " --server ", server.address()));
+  ProcessResult bad = RunOrdo(
+      absl::StrCat("compile ", kModel, " --pool a:64 --pool b:64", " --server ", server.address()));
   EXPECT_EQ(bad.exit_code, 2) << bad.out;
   EXPECT_THAT(bad.out, HasSubstr("larger than every memory pool"));
   // The server's fix names the API's field; the CLI user reads the flag.

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -20,21 +21,23 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "sys/child_process.h"
+#include "core/testing/test_paths.h"
+#include "gmock/gmock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpc_reflection_v1alpha.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
-#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "onnx/onnx_pb.h"
 #include "ordo/v1/compiler_service.grpc.pb.h"
+#include "sys/child_process.h"
 
 namespace ordo::testing_service {
 
@@ -97,7 +100,8 @@ inline std::string HttpGet(int port, const std::string& path) {
 }
 
 // Sum of a metric's samples whose line contains `labels`.
-inline double MetricValue(const std::string& text, absl::string_view name, absl::string_view labels) {
+inline double MetricValue(const std::string& text, absl::string_view name,
+                          absl::string_view labels) {
   double sum = 0;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     if (!absl::StartsWith(line, name) || !absl::StrContains(line, labels)) continue;
@@ -125,10 +129,10 @@ class Server {
  public:
   explicit Server(std::vector<std::string> flags) {
     metrics_port_ = FreeLoopbackPort();
-    std::vector<std::string> argv = {ORDO_SERVER_BINARY, "--listen=127.0.0.1:0",
-                                     absl::StrCat("--metrics-port=", metrics_port_),
-                                     std::string("--worker-binary=") + ORDO_WORKER_BINARY,
-                                     "--log-level=warning"};
+    std::vector<std::string> argv = {
+        ordo::testing::ServerBinary(), "--listen=127.0.0.1:0",
+        absl::StrCat("--metrics-port=", metrics_port_),
+        std::string("--worker-binary=") + ordo::testing::WorkerBinary(), "--log-level=warning"};
     argv.insert(argv.end(), flags.begin(), flags.end());
     process_ = std::make_unique<Process>(argv);
     std::string line = process_->ReadLine(absl::Seconds(20));
@@ -191,8 +195,7 @@ class Server {
 inline v1::CompileRequest OnnxRequest(const std::string& path, absl::Duration time_limit) {
   v1::CompileRequest request;
   request.set_onnx_model(ReadFile(path));
-  request.mutable_options()->mutable_time_limit()->set_seconds(
-      absl::ToInt64Seconds(time_limit));
+  request.mutable_options()->mutable_time_limit()->set_seconds(absl::ToInt64Seconds(time_limit));
   request.mutable_options()->mutable_time_limit()->set_nanos(
       static_cast<int32_t>(absl::ToInt64Nanoseconds(time_limit % absl::Seconds(1))));
   return request;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <utility>
 
+#include "core/testing/test_paths.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/security/credentials.h"
 #include "ordo/v1/worker_service.grpc.pb.h"
@@ -99,7 +100,7 @@ class Service {
 
 std::vector<std::string> ServerFlags(std::vector<std::string> extra) {
   std::vector<std::string> flags = {"--listen=127.0.0.1:0", "--metrics-port=0",
-                                    std::string("--worker-binary=") + ORDO_WORKER_BINARY,
+                                    std::string("--worker-binary=") + ordo::testing::WorkerBinary(),
                                     "--log-level=debug"};
   flags.insert(flags.end(), extra.begin(), extra.end());
   return flags;
@@ -151,7 +152,7 @@ class ServiceSecurityTest : public ::testing::Test {
 };
 
 TEST_F(ServiceSecurityTest, TlsClientCompilesPlaintextClientIsRefused) {
-  Service server(ORDO_SERVER_BINARY,
+  Service server(ordo::testing::ServerBinary(),
                  ServerFlags({"--local-workers=0", "--tls-cert=" + Files()("server.pem"),
                               "--tls-key=" + Files()("server.key")}));
   ASSERT_GT(server.port(), 0) << server.Log();
@@ -172,7 +173,7 @@ TEST_F(ServiceSecurityTest, TlsClientCompilesPlaintextClientIsRefused) {
 
 TEST_F(ServiceSecurityTest, MutualTlsRefusesClientsWithoutCertificate) {
   Service server(
-      ORDO_SERVER_BINARY,
+      ordo::testing::ServerBinary(),
       ServerFlags({"--local-workers=0", "--tls-cert=" + Files()("server.pem"),
                    "--tls-key=" + Files()("server.key"), "--tls-client-ca=" + Files()("ca.pem")}));
   ASSERT_GT(server.port(), 0) << server.Log();
@@ -186,7 +187,7 @@ TEST_F(ServiceSecurityTest, MutualTlsRefusesClientsWithoutCertificate) {
 
 TEST_F(ServiceSecurityTest, FrontReachesTlsWorkerWithToken) {
   const int worker_metrics = FreeLoopbackPort();
-  Service worker(ORDO_WORKER_BINARY,
+  Service worker(ordo::testing::WorkerBinary(),
                  {"--listen=127.0.0.1:0", absl::StrCat("--metrics-port=", worker_metrics),
                   "--tls-cert=" + Files()("server.pem"), "--tls-key=" + Files()("server.key"),
                   "--tls-client-ca=" + Files()("ca.pem"), "--auth-token-file=" + Files()("tokens"),
@@ -194,13 +195,12 @@ TEST_F(ServiceSecurityTest, FrontReachesTlsWorkerWithToken) {
   ASSERT_GT(worker.port(), 0) << worker.Log();
   // The worker's certificate names 127.0.0.1; the front presents a client
   // certificate (mutual TLS) and the second token of the worker's file.
-  Service front(
-      ORDO_SERVER_BINARY,
-      ServerFlags({"--workers=" + worker.address(), kEveryPartToWorkers,
-                   "--worker-tls-ca=" + Files()("ca.pem"),
-                   "--worker-tls-cert=" + Files()("client.pem"),
-                   "--worker-tls-key=" + Files()("client.key"),
-                   "--worker-auth-token-file=" + Files()("second-token")}));
+  Service front(ordo::testing::ServerBinary(),
+                ServerFlags({"--workers=" + worker.address(), kEveryPartToWorkers,
+                             "--worker-tls-ca=" + Files()("ca.pem"),
+                             "--worker-tls-cert=" + Files()("client.pem"),
+                             "--worker-tls-key=" + Files()("client.key"),
+                             "--worker-auth-token-file=" + Files()("second-token")}));
   ASSERT_GT(front.port(), 0) << front.Log();
   const auto channel = grpc::CreateChannel(front.address(), grpc::InsecureChannelCredentials());
   // The front's probes (health over TLS with the token) find the worker.
@@ -227,11 +227,11 @@ TEST_F(ServiceSecurityTest, FrontReachesTlsWorkerWithToken) {
 // still verified against NAME: a certificate that names only "localhost"
 // (not 127.0.0.1) is accepted, as when gRPC resolved the name itself.
 TEST_F(ServiceSecurityTest, FrontVerifiesATlsWorkerFoundByNameAgainstTheName) {
-  Service worker(ORDO_WORKER_BINARY,
+  Service worker(ordo::testing::WorkerBinary(),
                  {"--listen=127.0.0.1:0", "--tls-cert=" + Files()("named.pem"),
                   "--tls-key=" + Files()("named.key"), "--log-level=warning"});
   ASSERT_GT(worker.port(), 0) << worker.Log();
-  Service front(ORDO_SERVER_BINARY,
+  Service front(ordo::testing::ServerBinary(),
                 ServerFlags({absl::StrCat("--workers=dns:///localhost:", worker.port()),
                              "--worker-tls-ca=" + Files()("ca.pem")}));
   ASSERT_GT(front.port(), 0) << front.Log();
@@ -257,7 +257,7 @@ TEST_F(ServiceSecurityTest, FrontVerifiesATlsWorkerFoundByNameAgainstTheName) {
 
 TEST_F(ServiceSecurityTest, BearerTokensGuardEveryCallAndAreNeverLogged) {
   // Local workers: the front hands them its token file and sends a token.
-  Service server(ORDO_SERVER_BINARY,
+  Service server(ordo::testing::ServerBinary(),
                  ServerFlags({"--local-workers=1", kEveryPartToWorkers,
                               "--auth-token-file=" + Files()("tokens")}));
   ASSERT_GT(server.port(), 0) << server.Log();
@@ -301,7 +301,7 @@ TEST_F(ServiceSecurityTest, BearerTokensGuardEveryCallAndAreNeverLogged) {
 }
 
 TEST_F(ServiceSecurityTest, HealthAndReflectionOpenOnlyByFlag) {
-  Service server(ORDO_SERVER_BINARY,
+  Service server(ordo::testing::ServerBinary(),
                  ServerFlags({"--local-workers=0", "--auth-token-file=" + Files()("tokens"),
                               "--auth-allow-health"}));
   ASSERT_GT(server.port(), 0) << server.Log();
@@ -325,7 +325,8 @@ TEST_F(ServiceSecurityTest, HealthAndReflectionOpenOnlyByFlag) {
 
 TEST_F(ServiceSecurityTest, UnusableTokenFileStopsStartupWithExitTwo) {
   for (const std::string& file : {Files()("empty-tokens"), Files()("no-such-file")}) {
-    for (const char* binary : {ORDO_SERVER_BINARY, ORDO_WORKER_BINARY}) {
+    for (const std::string& binary :
+         {ordo::testing::ServerBinary(), ordo::testing::WorkerBinary()}) {
       Service service(binary, {"--listen=127.0.0.1:0", "--auth-token-file=" + file});
       EXPECT_EQ(service.port(), 0);
       EXPECT_EQ(service.ExitCode(), 2) << binary;
@@ -341,7 +342,7 @@ std::pair<std::string, int> RunCli(const std::string& args) {
 }
 
 TEST_F(ServiceSecurityTest, CliTakesTlsCaAndTokenFile) {
-  Service server(ORDO_SERVER_BINARY,
+  Service server(ordo::testing::ServerBinary(),
                  ServerFlags({"--local-workers=0", "--tls-cert=" + Files()("server.pem"),
                               "--tls-key=" + Files()("server.key"),
                               "--auth-token-file=" + Files()("tokens")}));

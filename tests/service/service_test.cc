@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/testing/test_paths.h"
 #include "tests/service/service_harness.h"
 
 namespace ordo {
@@ -19,13 +20,12 @@ namespace {
 using ::testing::HasSubstr;
 using namespace ::ordo::testing_service;  // NOLINT: the harness is the test's vocabulary
 
-
 TEST(ServiceTest, CompilesModelsAndSecondCompileHitsTheCache) {
   // Every part to the workers: small_resnet's parts are small enough to be
   // proved in the server otherwise, and this test checks the workers' path.
   Server server({"--local-workers=2", "--in-server-part-budget=0"});
   ASSERT_TRUE(server.started());
-  const std::string example = std::string(ORDO_EXAMPLE_MODELS_DIR) + "/small_resnet.onnx";
+  const std::string example = ordo::testing::ExampleModelsDir() + "/small_resnet.onnx";
   v1::CompileResponse first;
   v1::CompileRequest request = OnnxRequest(example, absl::Seconds(2));
   request.mutable_device()->set_on_chip_bytes(4096);
@@ -59,7 +59,7 @@ TEST(ServiceTest, CompilesModelsAndSecondCompileHitsTheCache) {
   EXPECT_EQ(estimated.cached_peak_bytes(), first.peak_bytes());
   EXPECT_GE(estimated.model_order_peak_bytes(), first.peak_bytes());
 
-  const std::string shared = std::string(ORDO_SHARED_MODELS_DIR) + "/resnet18.onnx";
+  const std::string shared = ordo::testing::SharedModelsDir() + "/resnet18.onnx";
   if (!std::filesystem::exists(shared)) {
     std::printf("skipping shared model: %s not found\n", shared.c_str());
     return;
@@ -111,10 +111,14 @@ TEST(ServiceTest, BadInputsGetPreciseErrorsAndTheServerKeepsServing) {
   EXPECT_THAT(status.error_message(), HasSubstr("40"));
 
   onnx::ModelProto model;
-  ASSERT_TRUE(model.ParseFromString(
-      ReadFile(std::string(ORDO_EXAMPLE_MODELS_DIR) + "/small_resnet.onnx")));
-  auto* dim = model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()
-                  ->mutable_shape()->mutable_dim(0);
+  ASSERT_TRUE(
+      model.ParseFromString(ReadFile(ordo::testing::ExampleModelsDir() + "/small_resnet.onnx")));
+  auto* dim = model.mutable_graph()
+                  ->mutable_input(0)
+                  ->mutable_type()
+                  ->mutable_tensor_type()
+                  ->mutable_shape()
+                  ->mutable_dim(0);
   dim->set_dim_param("batch");
   v1::CompileRequest dynamic;
   dynamic.set_onnx_model(model.SerializeAsString());
@@ -122,8 +126,8 @@ TEST(ServiceTest, BadInputsGetPreciseErrorsAndTheServerKeepsServing) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(), HasSubstr("batch"));
 
-  v1::CompileRequest unknown = OnnxRequest(
-      std::string(ORDO_EXAMPLE_MODELS_DIR) + "/tiny_cell.onnx", absl::Seconds(1));
+  v1::CompileRequest unknown =
+      OnnxRequest(ordo::testing::ExampleModelsDir() + "/tiny_cell.onnx", absl::Seconds(1));
   unknown.mutable_options()->set_scheduler("no-such-scheduler");
   status = server.Compile(unknown, response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
@@ -131,9 +135,10 @@ TEST(ServiceTest, BadInputsGetPreciseErrorsAndTheServerKeepsServing) {
 
   // Still serving.
   v1::CompileResponse ok;
-  ASSERT_TRUE(server.Compile(OnnxRequest(std::string(ORDO_EXAMPLE_MODELS_DIR) + "/tiny_cell.onnx",
-                                         absl::Seconds(1)),
-                             ok)
+  ASSERT_TRUE(server
+                  .Compile(OnnxRequest(ordo::testing::ExampleModelsDir() + "/tiny_cell.onnx",
+                                       absl::Seconds(1)),
+                           ok)
                   .ok());
   ExpectValidSchedule(ok);
   EXPECT_EQ(server.Health(""), 1);
@@ -155,9 +160,9 @@ TEST(ServiceTest, SurvivesWorkersKilledMidRequestAndRestartsThem) {
     return std::make_pair(status, response);
   });
   // Mid-request: the compile is in flight (its part is on a worker).
-  ASSERT_TRUE(PollUntil(
-      [&] { return MetricValue(server.Metrics(), "ordo_inflight_requests", "") >= 1; },
-      absl::Seconds(5)));
+  ASSERT_TRUE(
+      PollUntil([&] { return MetricValue(server.Metrics(), "ordo_inflight_requests", "") >= 1; },
+                absl::Seconds(5)));
   for (pid_t pid : workers) kill(pid, SIGKILL);
 
   auto [status, response] = pending.get();
@@ -178,9 +183,10 @@ TEST(ServiceTest, SurvivesWorkersKilledMidRequestAndRestartsThem) {
       },
       absl::Seconds(10)));
   v1::CompileResponse again;
-  EXPECT_TRUE(server.Compile(OnnxRequest(std::string(ORDO_EXAMPLE_MODELS_DIR) + "/tiny_cell.onnx",
-                                         absl::Seconds(1)),
-                             again)
+  EXPECT_TRUE(server
+                  .Compile(OnnxRequest(ordo::testing::ExampleModelsDir() + "/tiny_cell.onnx",
+                                       absl::Seconds(1)),
+                           again)
                   .ok());
 }
 
@@ -212,9 +218,10 @@ TEST(ServiceTest, HealthReflectionMetricsAndGracefulShutdown) {
     EXPECT_TRUE(stream->Finish().ok());
   }
   v1::CompileResponse response;
-  ASSERT_TRUE(server.Compile(OnnxRequest(std::string(ORDO_EXAMPLE_MODELS_DIR) + "/tiny_cell.onnx",
-                                         absl::Seconds(1)),
-                             response)
+  ASSERT_TRUE(server
+                  .Compile(OnnxRequest(ordo::testing::ExampleModelsDir() + "/tiny_cell.onnx",
+                                       absl::Seconds(1)),
+                           response)
                   .ok());
   const std::string metrics = server.Metrics();
   EXPECT_GE(MetricValue(metrics, "ordo_requests_total", "code=\"OK\",method=\"Compile\""), 1);
@@ -225,8 +232,7 @@ TEST(ServiceTest, HealthReflectionMetricsAndGracefulShutdown) {
   } else {
     const std::string path = ::testing::TempDir() + "/ordo_metrics.txt";
     std::ofstream(path) << metrics;
-    EXPECT_EQ(system(("promtool check metrics < " + path + " >/dev/null").c_str()), 0)
-        << metrics;
+    EXPECT_EQ(system(("promtool check metrics < " + path + " >/dev/null").c_str()), 0) << metrics;
   }
   // gRPC 1.51 lets idle client connections hold Shutdown until its grace
   // deadline; a client that is done closes them.
@@ -255,8 +261,8 @@ TEST(ServiceTest, RedisCacheIsSharedAcrossFrontsAndItsOutageIsSurvived) {
       },
       absl::Seconds(10)));
   const std::string flag = absl::StrCat("--redis=redis://127.0.0.1:", redis_port);
-  const v1::CompileRequest request = OnnxRequest(
-      std::string(ORDO_EXAMPLE_MODELS_DIR) + "/small_resnet.onnx", absl::Seconds(2));
+  const v1::CompileRequest request =
+      OnnxRequest(ordo::testing::ExampleModelsDir() + "/small_resnet.onnx", absl::Seconds(2));
   int32_t parts = 0;
   {
     Server first({"--local-workers=0", flag});

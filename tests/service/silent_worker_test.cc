@@ -7,6 +7,7 @@
 // out and came back from the in-process fallback as a heuristic.
 #include <signal.h>
 
+#include "core/testing/test_paths.h"
 #include "tests/service/service_harness.h"
 
 namespace ordo::testing_service {
@@ -41,7 +42,7 @@ TEST(SilentWorkerTest, APartWhoseWorkerFreezesMidSearchIsSolvedElsewhereStillOpt
   std::vector<std::string> addresses;
   for (int i = 0; i < 2; ++i) {
     workers.push_back(std::make_unique<Process>(std::vector<std::string>{
-        ORDO_WORKER_BINARY, "--listen=127.0.0.1:0", "--log-level=warning"}));
+        ordo::testing::WorkerBinary(), "--listen=127.0.0.1:0", "--log-level=warning"}));
     std::string line = workers.back()->ReadLine(absl::Seconds(20));
     absl::string_view rest = line;
     ASSERT_TRUE(absl::ConsumePrefix(&rest, "listening on ")) << line;
@@ -97,8 +98,8 @@ TEST(SilentWorkerTest, APartWhoseWorkerFreezesMidSearchIsSolvedElsewhereStillOpt
   EXPECT_EQ(response.stats().fallback_parts(), 0);
   EXPECT_GE(response.stats().task_retries(), 1);
   // Far inside the 30 s budget the silent worker would otherwise have used.
-  EXPECT_LT(after_freeze, absl::Seconds(20)) << "reference took "
-                                             << reference.stats().DebugString();
+  EXPECT_LT(after_freeze, absl::Seconds(20))
+      << "reference took " << reference.stats().DebugString();
 }
 
 }  // namespace
