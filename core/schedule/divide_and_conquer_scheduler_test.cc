@@ -212,7 +212,10 @@ TEST(DivideAndConquerSchedulerTest, DeadlineIsHonouredOnAnUnsolvablePart) {
   limits.deadline = start + absl::Milliseconds(200);
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result,
                             DivideAndConquerScheduler("best").Schedule(model, limits));
-  EXPECT_LT(absl::Now() - start, absl::Milliseconds(200 + 300));
+  // Honoured, not ignored: given 5 s this search uses all 5. The slack is
+  // for a loaded machine, not for the search (ASan on 2 busy cores took
+  // 509 ms; alone 222-323 ms). DoublingForecastTest covers the overrun.
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(200 + 800));
   ExpectValid(model, result);
   EXPECT_THAT(result.status, AnyOf(ScheduleStatus::kBounded, ScheduleStatus::kHeuristic));
 }
