@@ -78,12 +78,20 @@ const Instance& Load(const std::string& name) {
   // The i.MX RT1170 unless ORDO_BENCH_DEVICE names another preset.
   const char* device = std::getenv("ORDO_BENCH_DEVICE");
   absl::StatusOr<DevicePreset> preset = FindDevicePreset(device ? device : "imxrt1170");
-  ORDO_CHECK(preset.ok());
+  if (!preset.ok()) {
+    instance.error = "ORDO_BENCH_DEVICE: " + std::string(preset.status().message());
+    return instance;
+  }
   instance.options.pools.pools = preset->pools;
+  // A model the device refuses (e.g. a tensor larger than every bank of the
+  // STM32H743) is skipped with the reason, not a crash of the whole run.
   absl::StatusOr<PoolProblem> problem =
       BuildPoolProblem(instance.graph, instance.model, instance.simulation,
                        instance.options.alignment, instance.options.pools);
-  ORDO_CHECK(problem.ok());
+  if (!problem.ok()) {
+    instance.error = name + " on " + preset->name + ": " + std::string(problem.status().message());
+    return instance;
+  }
   instance.problem = *std::move(problem);
   return instance;
 }

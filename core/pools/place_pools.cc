@@ -67,10 +67,9 @@ absl::StatusOr<ScoredPoolProblem> ScorePoolProblem(const Graph& graph, const Mem
 ScoredPoolProblem ScoreBuiltPoolProblem(PoolProblem problem, PlacementEffort effort) {
   if (effort == PlacementEffort::kFast && problem.num_blocks() > kThoroughUpToBlocks) {
     FastPoolPlacement fast = PlacePoolsFast(problem);
-    const double bound = fast.result.lower_bound_seconds;
     std::optional<HeuristicPoolResult> placed;
     if (fast.result.placement.fits()) placed = std::move(fast.result);
-    return {std::move(problem), std::move(fast.starts), std::move(placed), bound};
+    return {std::move(problem), std::move(fast.starts), std::move(placed)};
   }
   PoolGreedyStarts greedy = PlacePoolsGreedyStarts(problem);
   return {std::move(problem), std::move(greedy), std::nullopt};
@@ -122,10 +121,8 @@ absl::StatusOr<PoolReport> PlaceScoredInPools(const Graph& graph, const MemoryMo
       report.placement = std::move(placed.placement);
       report.lower_bound_seconds = placed.lower_bound_seconds;
     } else {
+      // No valid placement: the bound is set below, for one that does not fit.
       report.placement = scored.greedy.best();
-      report.lower_bound_seconds = scored.peak_step_bound_seconds
-                                       ? *scored.peak_step_bound_seconds
-                                       : PoolPeakStepBoundSeconds(problem);
     }
   }
   if (report.placement.fits()) {

@@ -74,9 +74,6 @@ struct ScoredPoolProblem {
   // The fast effort's placement (PlacePoolsFast) when it fits:
   // PlaceScoredInPools reports it instead of running the full placer.
   std::optional<HeuristicPoolResult> fast;
-  // PoolPeakStepBoundSeconds(problem), when the scoring computed it (the
-  // fast effort does, fitting or not).
-  std::optional<double> peak_step_bound_seconds;
   // PoolInfeasibility of the problem, when the caller computed it with the
   // bound it passes to PlaceScoredInPools ("" : no proof).
   std::optional<std::string> no_order_fits;

@@ -782,7 +782,9 @@ FastPoolPlacement PlacePoolsFast(const PoolProblem& problem) {
   } else {
     fast.result.placement = best;
   }
-  fast.result.lower_bound_seconds = PoolPeakStepBoundSeconds(problem);
+  fast.result.lower_bound_seconds = fast.result.placement.fits()
+                                       ? PoolPeakStepBoundSeconds(problem)
+                                       : CheapestPoolsSeconds(problem);
   return fast;
 }
 

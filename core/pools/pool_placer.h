@@ -134,7 +134,10 @@ HeuristicPoolResult PlacePoolsHeuristic(
 // time saved, by size, and both baselines), then on the best one pass of
 // moves to cheaper pools where first fit finds room, kept when better (it
 // never adds overflow). The bound is PoolPeakStepBoundSeconds, without the
-// relaxation. O(4 x (B k r + B P)) for k co-live blocks.
+// relaxation, for a placement that fits; for one that does not,
+// CheapestPoolsSeconds, the bound a report puts beside it (the step bound
+// was a tenth of the place stage on nasnet_imagenet on the STM32H743, where
+// no order fits, and was never reported). O(4 x (B k r + B P)) for k co-live blocks.
 struct FastPoolPlacement {
   PoolGreedyStarts starts;
   HeuristicPoolResult result;
