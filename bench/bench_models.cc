@@ -252,7 +252,8 @@ std::string Format(const char* format, Args... args) {
 
 std::string Reduction(int64_t base, int64_t peak) {
   if (base <= 0) return "-";
-  return Format("%.1f%%", 100.0 * static_cast<double>(base - peak) / static_cast<double>(base));
+  return Format("%.1f%%", 100.0 * static_cast<double>(base - peak) /
+                                       static_cast<double>(base));
 }
 
 std::string Seconds(const Timed& timed) {
@@ -302,18 +303,20 @@ int RunSchedulers(const Options& options, const std::vector<std::filesystem::pat
       auto it = column.find(name);
       return it == column.end() ? std::string("-") : it->second;
     };
-    std::printf(
-        "| %s | %d | %lld | %lld | %lld | %s | %lld | %s | %lld | %s | %s | %s | %s |"
-        " %s | %s | %s | %s | %s | %s |\n",
-        name.c_str(), model->num_ops(), static_cast<long long>(base), static_cast<long long>(rpo),
-        static_cast<long long>(runs["hmcos"].peak), Seconds(runs["hmcos"]).c_str(),
-        static_cast<long long>(runs["hierarchical"].peak), Seconds(runs["hierarchical"]).c_str(),
-        static_cast<long long>(runs["best"].peak), Seconds(runs["best"]).c_str(),
-        runs["best"].status.c_str(), peer(peer_peaks).c_str(), peer(peer_times).c_str(),
-        Reduction(base, runs["hmcos"].peak).c_str(), Reduction(rpo, runs["hmcos"].peak).c_str(),
-        Reduction(base, runs["hierarchical"].peak).c_str(),
-        Reduction(rpo, runs["hierarchical"].peak).c_str(),
-        Reduction(base, runs["best"].peak).c_str(), Reduction(rpo, runs["best"].peak).c_str());
+    std::printf("| %s | %d | %lld | %lld | %lld | %s | %lld | %s | %lld | %s | %s | %s | %s |"
+                " %s | %s | %s | %s | %s | %s |\n",
+                name.c_str(), model->num_ops(), static_cast<long long>(base),
+                static_cast<long long>(rpo), static_cast<long long>(runs["hmcos"].peak),
+                Seconds(runs["hmcos"]).c_str(), static_cast<long long>(runs["hierarchical"].peak),
+                Seconds(runs["hierarchical"]).c_str(), static_cast<long long>(runs["best"].peak),
+                Seconds(runs["best"]).c_str(), runs["best"].status.c_str(),
+                peer(peer_peaks).c_str(), peer(peer_times).c_str(),
+                Reduction(base, runs["hmcos"].peak).c_str(),
+                Reduction(rpo, runs["hmcos"].peak).c_str(),
+                Reduction(base, runs["hierarchical"].peak).c_str(),
+                Reduction(rpo, runs["hierarchical"].peak).c_str(),
+                Reduction(base, runs["best"].peak).c_str(),
+                Reduction(rpo, runs["best"].peak).c_str());
     std::fflush(stdout);
   }
   return 0;
@@ -321,7 +324,8 @@ int RunSchedulers(const Options& options, const std::vector<std::filesystem::pat
 
 // The configurations of HMCOS Table 3, then ordo's complete scheduler.
 std::vector<std::pair<std::string, HierarchicalOptions>> AblationConfigs() {
-  std::vector<std::pair<std::string, HierarchicalOptions>> configs = HmcosAblationConfigurations();
+  std::vector<std::pair<std::string, HierarchicalOptions>> configs =
+      HmcosAblationConfigurations();
   configs.push_back({"ordo", HierarchicalOptions{}});
   return configs;
 }
@@ -359,19 +363,18 @@ int RunAblation(const Options& options, const std::vector<std::filesystem::path>
       }
       timed.limit_hit = (result.ok() && result->stats.iterative.limit_hit) || limits.Expired();
       row.push_back(timed);
-      std::fprintf(stderr, "%s %s: %lld in %.3f s (%d iterations%s)\n", path.stem().c_str(),
-                   config.c_str(), static_cast<long long>(timed.peak), timed.seconds,
-                   timed.iterations, timed.limit_hit ? ", limit" : "");
+      std::fprintf(stderr, "%s %s: %lld in %.3f s (%d iterations%s)\n",
+                   path.stem().c_str(), config.c_str(), static_cast<long long>(timed.peak),
+                   timed.seconds, timed.iterations, timed.limit_hit ? ", limit" : "");
     }
     names.push_back(path.stem().string());
     table.push_back(std::move(row));
   }
   // Times, with HMCOS Table 3's ratios: 3 and 4 as speedups over the
   // configuration before, 5-7 as slowdowns against 4.
-  std::printf(
-      "| model | 1 s | 2 s | 3 s | 3 up | 4 s | 4 up | 5 s | 5 down | 6 s | 6 down |"
-      " 7 s | 7 down | ordo s |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| model | 1 s | 2 s | 3 s | 3 up | 4 s | 4 up | 5 s | 5 down | 6 s | 6 down |"
+              " 7 s | 7 down | ordo s |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::vector<std::vector<double>> ratios(5);
   for (size_t m = 0; m < names.size(); ++m) {
     const std::vector<Timed>& r = table[m];
@@ -390,9 +393,8 @@ int RunAblation(const Options& options, const std::vector<std::filesystem::path>
   std::printf("| geomean | | | | %.2fx | | %.2fx | | %.2fx | | %.2fx | | %.2fx | |\n\n",
               GeoMean(ratios[0]), GeoMean(ratios[1]), GeoMean(ratios[2]), GeoMean(ratios[3]),
               GeoMean(ratios[4]));
-  std::printf(
-      "| model | 1 peak | 2 peak | 3 peak | 4 peak | 5 peak | 6 peak | 7 peak | ordo peak |"
-      "\n|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| model | 1 peak | 2 peak | 3 peak | 4 peak | 5 peak | 6 peak | 7 peak | ordo peak |"
+              "\n|---|---|---|---|---|---|---|---|---|\n");
   for (size_t m = 0; m < names.size(); ++m) {
     std::printf("| %s |", names[m].c_str());
     for (const Timed& timed : table[m]) {
@@ -463,7 +465,8 @@ void WriteJson(const std::vector<Row>& rows, const std::string& path) {
                    {"peer_peak", r.peer_peak},
                    {"error", r.error}});
   }
-  std::ofstream(path) << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  std::ofstream(path) << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                      << "\n";
 }
 
 int Main(int argc, char** argv) {

@@ -80,6 +80,7 @@ void BM_ImportExport(benchmark::State& state, const std::string& name, bool dyna
   ImportLoop(state, bytes);
 }
 
+
 // The stages of Estimate after import (memory model, model and greedy
 // orders, bound, part-cache lookup with an empty cache), then the whole of
 // what the service's Estimate runs: import plus these.

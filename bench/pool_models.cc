@@ -79,7 +79,8 @@ bool ParseArgs(int argc, char** argv, Options& options) {
       {bench::StringFlag("only", options.only), bench::StringFlag("device", options.device),
        bench::DoubleFlag("schedule_time_limit_s", options.schedule_time_limit_s),
        bench::StringFlag("schedulers", options.schedulers),
-       bench::StringFlag("rewrite", options.rewrite), bench::StringFlag("runtime", options.runtime),
+       bench::StringFlag("rewrite", options.rewrite),
+       bench::StringFlag("runtime", options.runtime),
        bench::StringFlag("effort", options.effort)});
 }
 
@@ -164,9 +165,10 @@ Cell RunOne(const std::string& name, const Graph& graph, const DevicePreset& pre
   if (!result.ok()) {
     const std::string message(result.status().message());
     const size_t larger = message.find(" is larger than every");
-    cell.error = larger == std::string::npos ? message.substr(0, 100)
-                                             : "a tensor is larger than every bank: " +
-                                                   message.substr(0, std::min<size_t>(larger, 90));
+    cell.error = larger == std::string::npos
+                     ? message.substr(0, 100)
+                     : "a tensor is larger than every bank: " +
+                           message.substr(0, std::min<size_t>(larger, 90));
     return cell;
   }
   const PoolReport& report = *result->placement;
@@ -292,23 +294,24 @@ void PrintRewrite(const DevicePreset& preset, const std::vector<Cell>& cells) {
     if (!r.ran) continue;
     ++ran;
     const std::string as_given =
-        cell.error.empty()
-            ? absl::StrCat(yn(cell.fits), " / ", yn(cell.internal_fits), " / ", yn(cell.usmp_fits))
-            : absl::StrCat("no / no / no (", ShortError(cell.error), ")");
+        cell.error.empty() ? absl::StrCat(yn(cell.fits), " / ", yn(cell.internal_fits), " / ",
+                                          yn(cell.usmp_fits))
+                           : absl::StrCat("no / no / no (", ShortError(cell.error), ")");
     if (!r.error.empty()) {
-      std::printf("| %s | %s | no: %s | | | | | | %.1f |\n", cell.model.c_str(), as_given.c_str(),
-                  ShortError(r.error).c_str(), r.time_s);
+      std::printf("| %s | %s | no: %s | | | | | | %.1f |\n", cell.model.c_str(),
+                  as_given.c_str(), ShortError(r.error).c_str(), r.time_s);
       continue;
     }
     if (r.fits && !cell.internal_fits && !cell.usmp_fits && !cell.fits) {
       only_ordo.push_back(cell.model);
       if (!r.internal_fits && !r.usmp_fits) only_ordo_placement.push_back(cell.model);
     }
-    std::printf(
-        "| %s | %s | %s | %d | %+.1f%% | %s -> %lld | %s / %s | %s | %.1f |\n", cell.model.c_str(),
-        as_given.c_str(), yn(r.fits), r.rewrites, 100 * r.latency_overhead,
-        cell.error.empty() ? absl::StrCat(cell.peak).c_str() : "-", static_cast<long long>(r.peak),
-        yn(r.internal_fits), yn(r.usmp_fits), Ms(r.fits, r.seconds).c_str(), r.time_s);
+    std::printf("| %s | %s | %s | %d | %+.1f%% | %s -> %lld | %s / %s | %s | %.1f |\n",
+                cell.model.c_str(), as_given.c_str(), yn(r.fits), r.rewrites,
+                100 * r.latency_overhead,
+                cell.error.empty() ? absl::StrCat(cell.peak).c_str() : "-",
+                static_cast<long long>(r.peak), yn(r.internal_fits), yn(r.usmp_fits),
+                Ms(r.fits, r.seconds).c_str(), r.time_s);
   }
   std::printf(
       "\n%s with --rewrite auto: %d models did not fit as given; %zu fit with ordo's rewriting "
@@ -427,19 +430,20 @@ void PrintPreset(const DevicePreset& preset, const Options& options,
     const std::string adds =
         rest_s > 0 ? absl::StrFormat("%.0f%%", 100 * cell.place_stage_s / rest_s) : "-";
     if (rest_s > 0 && IsNasModel(cell.model)) nas_adds.push_back(cell.place_stage_s / rest_s);
-    std::printf(
-        "| %s | %lld | %s / %s / %s / %s | %s | %s | %s | %s | %s | %s | %.1f | %.1f | "
-        "%.1f / %.1f | %s | %s | %s |\n",
-        cell.model.c_str(), static_cast<long long>(cell.peak),
-        cell.proved_impossible ? "no (no order fits)" : yn(cell.fits), yn(cell.internal_fits),
-        yn(cell.usmp_fits), yn(cell.single_fits), Ms(cell.fits, cell.seconds).c_str(),
-        Ms(cell.internal_fits, cell.internal_seconds).c_str(),
-        Ms(cell.usmp_fits, cell.usmp_seconds).c_str(), ratio.c_str(), bound_ratio.c_str(),
-        cell.fits ? absl::StrFormat("%.1f%%", 100 * (cell.seconds / cell.lower_bound - 1)).c_str()
-                  : "-",
-        1e3 * cell.place_s, 1e3 * cell.place_stage_s, 1e3 * cell.compile_s,
-        1e3 * cell.compile_without_pools_s, adds.c_str(), cell.algorithm.c_str(),
-        peak_ratio.c_str());
+    std::printf("| %s | %lld | %s / %s / %s / %s | %s | %s | %s | %s | %s | %s | %.1f | %.1f | "
+                "%.1f / %.1f | %s | %s | %s |\n",
+                cell.model.c_str(), static_cast<long long>(cell.peak),
+                cell.proved_impossible ? "no (no order fits)" : yn(cell.fits),
+                yn(cell.internal_fits), yn(cell.usmp_fits), yn(cell.single_fits),
+                Ms(cell.fits, cell.seconds).c_str(),
+                Ms(cell.internal_fits, cell.internal_seconds).c_str(),
+                Ms(cell.usmp_fits, cell.usmp_seconds).c_str(), ratio.c_str(), bound_ratio.c_str(),
+                cell.fits ? absl::StrFormat("%.1f%%", 100 * (cell.seconds / cell.lower_bound - 1))
+                                .c_str()
+                          : "-",
+                1e3 * cell.place_s, 1e3 * cell.place_stage_s, 1e3 * cell.compile_s,
+                1e3 * cell.compile_without_pools_s, adds.c_str(), cell.algorithm.c_str(),
+                peak_ratio.c_str());
   }
   std::printf(
       "\n%s: median ordo / internal_first over %zu models both fit: %s; "
@@ -447,16 +451,14 @@ void PrintPreset(const DevicePreset& preset, const Options& options,
       "single_pool fits but ordo does not: %d (proved for every order: %d)\n",
       preset.name.c_str(), ratios.size(), MedianRatio(ratios).c_str(), worse, only_ordo, missed,
       missed_proved);
-  std::printf(
-      "%s: median ordo / internal_first on the least-peak schedule over %zu models both "
-      "fit: %s\n",
-      preset.name.c_str(), peak_ratios.size(), MedianRatio(peak_ratios).c_str());
+  std::printf("%s: median ordo / internal_first on the least-peak schedule over %zu models both "
+              "fit: %s\n",
+              preset.name.c_str(), peak_ratios.size(), MedianRatio(peak_ratios).c_str());
   if (!nas_adds.empty()) {
-    std::printf(
-        "%s: the place stage adds to the compile of the %zu NAS models: median %.0f%%, "
-        "max %.0f%%\n",
-        preset.name.c_str(), nas_adds.size(), 100 * Median(nas_adds),
-        100 * *std::max_element(nas_adds.begin(), nas_adds.end()));
+    std::printf("%s: the place stage adds to the compile of the %zu NAS models: median %.0f%%, "
+                "max %.0f%%\n",
+                preset.name.c_str(), nas_adds.size(), 100 * Median(nas_adds),
+                100 * *std::max_element(nas_adds.begin(), nas_adds.end()));
   }
 }
 
@@ -496,9 +498,9 @@ void PrintAcrossSchedules(const DevicePreset& preset, const std::vector<std::vec
                                           lowest_ratio->seconds / lowest_ratio->internal_seconds)) {
         lowest_ratio = &cell;
       }
-      if (cell.internal_fits && (lowest_bound == nullptr ||
-                                 cell.lower_bound / cell.internal_seconds <
-                                     lowest_bound->lower_bound / lowest_bound->internal_seconds)) {
+      if (cell.internal_fits &&
+          (lowest_bound == nullptr || cell.lower_bound / cell.internal_seconds <
+                                          lowest_bound->lower_bound / lowest_bound->internal_seconds)) {
         lowest_bound = &cell;
       }
     }
@@ -523,9 +525,9 @@ void PrintAcrossSchedules(const DevicePreset& preset, const std::vector<std::vec
     }
     if (ordo_only) ++only_ordo;
     std::printf("| %s | %d | %s / %s / %s | %s | %s | %s | %s | %s | %s |\n",
-                row.front().model.c_str(), placed, yn(ordo), yn(internal), yn(usmp), yn(ordo_only),
-                fastest_text.c_str(), internal_text.c_str(), ratio_text.c_str(), bound_text.c_str(),
-                lowest_text.c_str());
+                row.front().model.c_str(), placed, yn(ordo), yn(internal), yn(usmp),
+                yn(ordo_only), fastest_text.c_str(), internal_text.c_str(), ratio_text.c_str(),
+                bound_text.c_str(), lowest_text.c_str());
   }
   std::printf(
       "\n%s across schedules: median ordo / internal_first on the fastest schedule over %zu "
@@ -550,7 +552,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!ParsePlacementEffort(options.effort)) {
-    std::fprintf(stderr, "ordo-pool-bench: --effort: unknown effort \"%s\"; use fast or thorough\n",
+    std::fprintf(stderr,
+                 "ordo-pool-bench: --effort: unknown effort \"%s\"; use fast or thorough\n",
                  options.effort.c_str());
     return 2;
   }
@@ -600,16 +603,14 @@ int main(int argc, char** argv) {
       if (!schedulers.empty()) {
         across[p].emplace_back();
         for (const std::string& scheduler : schedulers) {
-          across[p].back().push_back(
-              RunOne(name, *graph, presets[p], options, 0, nullptr, scheduler));
+          across[p].back().push_back(RunOne(name, *graph, presets[p], options, 0, nullptr, scheduler));
         }
         std::fprintf(stderr, "%s on %s done\n", name.c_str(), presets[p].name.c_str());
         continue;
       }
       cells[p].push_back(
           RunOne(name, *graph, presets[p], options, without, plain.ok() ? &*plain : nullptr));
-      if (!options.rewrite.empty())
-        RunRewrite(*bytes, *graph, presets[p], options, cells[p].back());
+      if (!options.rewrite.empty()) RunRewrite(*bytes, *graph, presets[p], options, cells[p].back());
       if (options.runtime == "tflm" && plain.ok()) {
         RunOneArena(*graph, presets[p], options, *plain, cells[p].back());
       }

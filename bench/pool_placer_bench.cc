@@ -222,8 +222,8 @@ void RegisterAll() {
         {"fast", PlacementEffort::kFast},
         {"thorough", PlacementEffort::kThorough}};
     for (const auto& [label, effort] : compiles) {
-      benchmark::RegisterBenchmark(("BM_Compile/" + model + "/" + label).c_str(), BM_Compile, model,
-                                   effort)
+      benchmark::RegisterBenchmark(("BM_Compile/" + model + "/" + label).c_str(), BM_Compile,
+                                   model, effort)
           ->Unit(benchmark::kMillisecond);
     }
   }

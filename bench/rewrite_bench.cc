@@ -194,8 +194,7 @@ int RunPartition(const Args& args, RewriteMode mode) {
       ++failures;
       continue;
     }
-    absl::StatusOr<ArenaPlan> arena =
-        PlanArena(verified->memory, verified->simulation, ArenaOptions{}, RealClock());
+    absl::StatusOr<ArenaPlan> arena = PlanArena(verified->memory, verified->simulation, ArenaOptions{}, RealClock());
     int64_t identity_peak = result->original_peak_bytes;
     for (const AppliedRewrite& r : result->rewrites) {
       // Both kinds of identity rewrite: SERENITY's concat-conv and sums.
@@ -248,8 +247,8 @@ struct MsfPoint {
 };
 struct MsfModel {
   const char* file;
-  std::vector<MsfPoint> io_counted;  // their solver re-run, I/O counted
-  std::vector<MsfPoint> io_outside;  // as published, I/O not counted
+  std::vector<MsfPoint> io_counted;    // their solver re-run, I/O counted
+  std::vector<MsfPoint> io_outside;    // as published, I/O not counted
 };
 
 const std::vector<MsfModel>& MsfModels() {
@@ -284,9 +283,8 @@ const ParetoPoint* BestWithin(const std::vector<ParetoPoint>& front, double mac_
 // overhead 0, so latency overhead = MAC overhead), its Pareto front, and per
 // msf-CNN point ordo's lowest peak within that factor and the ratio.
 int RunMsf(const Args& args) {
-  std::printf(
-      "| model | accounting | msf-CNN point | ordo (lowest peak within the factor) | "
-      "ratio | ordo front | time |\n");
+  std::printf("| model | accounting | msf-CNN point | ordo (lowest peak within the factor) | "
+              "ratio | ordo front | time |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   int failures = 0;
   int over = 0;
@@ -338,15 +336,16 @@ int RunMsf(const Args& args) {
             ours != nullptr ? static_cast<double>(ours->peak_bytes) / target.bytes : 0;
         ++points;
         if (ours == nullptr || ratio > 1.0) ++over;
-        std::printf(
-            "| %s | %s | %lld @%.2f | %s | %s | %s | %.1f s%s |\n", msf.file,
-            outside ? "I/O outside (published)" : "I/O counted",
-            static_cast<long long>(target.bytes), target.mac_factor,
-            ours != nullptr
-                ? absl::StrFormat("%d @%.2f", ours->peak_bytes, 1 + ours->mac_overhead).c_str()
-                : "-",
-            ours != nullptr ? absl::StrFormat("%.2f", ratio).c_str() : "-",
-            absl::StrJoin(front, "; ").c_str(), seconds, result->time_limit_hit ? " (limit)" : "");
+        std::printf("| %s | %s | %lld @%.2f | %s | %s | %s | %.1f s%s |\n", msf.file,
+                    outside ? "I/O outside (published)" : "I/O counted",
+                    static_cast<long long>(target.bytes), target.mac_factor,
+                    ours != nullptr ? absl::StrFormat("%d @%.2f", ours->peak_bytes,
+                                                      1 + ours->mac_overhead)
+                                          .c_str()
+                                    : "-",
+                    ours != nullptr ? absl::StrFormat("%.2f", ratio).c_str() : "-",
+                    absl::StrJoin(front, "; ").c_str(), seconds,
+                    result->time_limit_hit ? " (limit)" : "");
         front.clear();  // printed once per search
       }
       std::fflush(stdout);

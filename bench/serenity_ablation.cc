@@ -348,8 +348,9 @@ std::vector<Configuration> Configurations(const Options& options) {
   unbudgeted.adaptive_soft_budget = false;
   const absl::Duration limit = absl::Seconds(options.time_limit_s);
   return {
-      {"1: dp", Kind::kWhole, [=] { return std::make_unique<SerenityScheduler>(unbudgeted); },
-       "serenity", true, absl::Seconds(options.time_limit_dp_s)},
+      {"1: dp", Kind::kWhole,
+       [=] { return std::make_unique<SerenityScheduler>(unbudgeted); }, "serenity", true,
+       absl::Seconds(options.time_limit_dp_s)},
       {"1+2: dp+dc", Kind::kPerPart,
        [=] { return std::make_unique<SerenityScheduler>(unbudgeted); }, "serenity", true, limit},
       {"1+2+3: dp+dc+asb", Kind::kPerPart,
@@ -412,8 +413,8 @@ void PrintTable(const std::vector<Row>& rows, bool parts) {
     }
     const std::string sizes = row.part_stats.empty() ? std::to_string(row.ops) : PartSizes(row);
     std::printf("%-15s %4d  %-17s %5d %3d/%-2d %-16s %9lld %9lld %-9s %7.2f %11lld\n",
-                row.model.c_str(), row.ops, row.configuration.c_str(), row.parts, row.parts_solved,
-                row.parts, sizes.c_str(), static_cast<long long>(row.peak),
+                row.model.c_str(), row.ops, row.configuration.c_str(), row.parts,
+                row.parts_solved, row.parts, sizes.c_str(), static_cast<long long>(row.peak),
                 static_cast<long long>(row.lower_bound), row.status.c_str(), row.seconds,
                 static_cast<long long>(row.states_expanded));
     if (!parts) continue;
@@ -472,7 +473,8 @@ void WriteJson(const std::vector<Row>& rows, const std::string& path) {
                    {"states_stored", r.states_stored},
                    {"error", r.error}});
   }
-  std::ofstream(path) << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  std::ofstream(path) << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                      << "\n";
 }
 
 int Main(int argc, char** argv) {

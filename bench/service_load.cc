@@ -394,9 +394,9 @@ nlohmann::ordered_json RepeatKindsJson(const RepeatKinds& kinds) {
   nlohmann::ordered_json out;
   out["candidates"] = kinds.candidates;
   out["repeated_candidates"] = kinds.repeated_candidates;
-  for (const auto& [name, counts] :
-       {std::pair{"cells", &kinds.cells}, std::pair{"cell_ops", &kinds.cell_ops},
-        std::pair{"stem_head_ops", &kinds.other_ops}}) {
+  for (const auto& [name, counts] : {std::pair{"cells", &kinds.cells},
+                                     std::pair{"cell_ops", &kinds.cell_ops},
+                                     std::pair{"stem_head_ops", &kinds.other_ops}}) {
     for (int k = 0; k < kRepeatKinds; ++k) out[name][kRepeatKindNames[k]] = counts->by_kind[k];
   }
   return out;
@@ -581,9 +581,9 @@ Tally TallyOf(const Calls& calls, const Workload& workload, int concurrency) {
     (r.response_cached ? whole_hit_latencies : computed_latencies).push_back(r.latency);
     tally.shared += r.single_flight_shared;
     if (!workload.repeats_earlier.empty()) served_records.push_back(&r);
-    const auto largest =
-        std::max_element(r.part_timings.begin(), r.part_timings.end(),
-                         [](const PartTiming& a, const PartTiming& b) { return a.ops < b.ops; });
+    const auto largest = std::max_element(
+        r.part_timings.begin(), r.part_timings.end(),
+        [](const PartTiming& a, const PartTiming& b) { return a.ops < b.ops; });
     if (largest != r.part_timings.end() && !r.response_cached &&
         largest->time > absl::ZeroDuration()) {
       largest_parts.push_back({largest->ops, largest->time});

@@ -86,7 +86,8 @@ TEST(ServiceLoadTest, DartsStreamReportsWhatAPerfectCacheCouldDo) {
   // answer matched the ops seen before, and the window ceiling would be 1
   // for that reason alone.
   EXPECT_GT(ceiling["free_schedule_share"].get<double>(), 0);
-  EXPECT_LE(ceiling["free_schedule_share"].get<double>(), ceiling["schedule_share"].get<double>());
+  EXPECT_LE(ceiling["free_schedule_share"].get<double>(),
+            ceiling["schedule_share"].get<double>());
   EXPECT_GE(ceiling["window_speedup"].get<double>(), 1);
   EXPECT_LE(ceiling["window_speedup"].get<double>(), ceiling["speedup"].get<double>());
   // Every cell of the stream is counted once, under one kind; repeated

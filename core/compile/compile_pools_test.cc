@@ -68,7 +68,8 @@ TEST(CompilePoolsTest, EveryTensorGetsAPoolAndTheReportComparesBaselines) {
   EXPECT_EQ(one_arena.name, "one_arena");
   EXPECT_TRUE(one_arena.fits);
   EXPECT_EQ(one_arena.single_pool_bytes, result.arena.arena_bytes);
-  EXPECT_LE(report.placement.evaluation.modelled_seconds, one_arena.modelled_seconds * (1 + 1e-12));
+  EXPECT_LE(report.placement.evaluation.modelled_seconds,
+            one_arena.modelled_seconds * (1 + 1e-12));
 }
 
 TEST(CompilePoolsTest, TightFastPoolSendsSomeTensorsToTheSlowOne) {
@@ -432,9 +433,10 @@ TEST(CompilePoolsTest, ASchedulePastTheLeastPeakWinsWhenItPlacesFaster) {
   // The least-peak schedule placed by the same place stage is slower.
   ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel model, BuildMemoryModel(g, options.memory));
   ORDO_ASSERT_OK_AND_ASSIGN(SimulationResult least_peak, Simulate(model, plain.schedule));
-  ORDO_ASSERT_OK_AND_ASSIGN(PoolReport on_least_peak,
-                            PlaceInPools(g, model, least_peak, options.alignment, options.pools,
-                                         plain.arena.arena_bytes, ArenaLimits{}));
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      PoolReport on_least_peak,
+      PlaceInPools(g, model, least_peak, options.alignment, options.pools,
+                   plain.arena.arena_bytes, ArenaLimits{}));
   EXPECT_TRUE(on_least_peak.fits());
   EXPECT_GT(on_least_peak.placement.evaluation.modelled_seconds,
             result.placement->placement.evaluation.modelled_seconds + 50 / 1e8);
@@ -464,9 +466,9 @@ TEST(CompilePoolsTest, GivingUpOnTheLeastPeakOrderKeepsTheWinner) {
     ++replaced;
     ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel model, BuildMemoryModel(g, options.memory));
     ORDO_ASSERT_OK_AND_ASSIGN(SimulationResult least_peak, Simulate(model, plain.schedule));
-    ORDO_ASSERT_OK_AND_ASSIGN(
-        PoolProblem problem,
-        BuildPoolProblem(g, model, least_peak, options.alignment, options.pools));
+    ORDO_ASSERT_OK_AND_ASSIGN(PoolProblem problem, BuildPoolProblem(g, model, least_peak,
+                                                                    options.alignment,
+                                                                    options.pools));
     const PoolPlacement& winner = result.placement->placement;
     if (PlacePoolsHeuristic(problem, ArenaLimits{}, nullptr, winner.evaluation.modelled_seconds)
             .given_up) {
@@ -523,21 +525,22 @@ TEST(CompilePoolsTest, TheLeastPeakOrderStaysUnlessItsFullPlacementIsBeaten) {
   for (int32_t op = 0; op < g.num_ops(); ++op) model_order[op] = op;
   ORDO_ASSERT_OK_AND_ASSIGN(SimulationResult on_model_order, Simulate(model, model_order));
   EXPECT_GT(on_model_order.peak_bytes, plain.peak_bytes);
-  ORDO_ASSERT_OK_AND_ASSIGN(
-      PoolProblem model_order_problem,
-      BuildPoolProblem(g, model, on_model_order, options.alignment, options.pools));
-  ORDO_ASSERT_OK_AND_ASSIGN(
-      PoolProblem least_peak_problem,
-      BuildPoolProblem(g, model, result.simulation, options.alignment, options.pools));
+  ORDO_ASSERT_OK_AND_ASSIGN(PoolProblem model_order_problem,
+                            BuildPoolProblem(g, model, on_model_order, options.alignment,
+                                             options.pools));
+  ORDO_ASSERT_OK_AND_ASSIGN(PoolProblem least_peak_problem,
+                            BuildPoolProblem(g, model, result.simulation, options.alignment,
+                                             options.pools));
   const PoolPlacement model_order_greedy = PlacePoolsGreedy(model_order_problem);
   const PoolPlacement least_peak_greedy = PlacePoolsGreedy(least_peak_problem);
   ASSERT_TRUE(model_order_greedy.fits());
   ASSERT_TRUE(least_peak_greedy.fits());
   EXPECT_LT(model_order_greedy.evaluation.modelled_seconds,
             least_peak_greedy.evaluation.modelled_seconds);
-  ORDO_ASSERT_OK_AND_ASSIGN(PoolReport on_model_order_report,
-                            PlaceInPools(g, model, on_model_order, options.alignment, options.pools,
-                                         on_model_order.peak_bytes, ArenaLimits{}));
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      PoolReport on_model_order_report,
+      PlaceInPools(g, model, on_model_order, options.alignment, options.pools,
+                   on_model_order.peak_bytes, ArenaLimits{}));
   EXPECT_GE(on_model_order_report.placement.evaluation.modelled_seconds,
             result.placement->placement.evaluation.modelled_seconds);
 }
@@ -564,7 +567,8 @@ TEST(CompilePoolsTest, PerPartFiguresOfAReplacedOrderAreDropped) {
   ASSERT_TRUE(replaced.part_stats.has_value());
   EXPECT_EQ(replaced.part_stats->parts, plain.part_stats->parts);
   // A bank that holds everything keeps the stage's order and its parts.
-  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult kept, Compile(g, WithPools(4096, 4096), services, clock));
+  ORDO_ASSERT_OK_AND_ASSIGN(CompileResult kept,
+                            Compile(g, WithPools(4096, 4096), services, clock));
   EXPECT_EQ(kept.schedule, plain.schedule);
   EXPECT_EQ(kept.parts.size(), plain.parts.size());
   EXPECT_EQ(kept.part_cached.size(), plain.part_cached.size());
@@ -770,7 +774,8 @@ TEST(CompilePoolsTest, TheSameModelGetsTheSameScheduleAndPlacementOnAnyClock) {
     ASSERT_EQ(results[i].arena.tensors.size(), results[0].arena.tensors.size());
     for (size_t t = 0; t < results[0].arena.tensors.size(); ++t) {
       EXPECT_EQ(results[i].arena.tensors[t].pool, results[0].arena.tensors[t].pool) << i << t;
-      EXPECT_EQ(results[i].arena.tensors[t].offset, results[0].arena.tensors[t].offset) << i << t;
+      EXPECT_EQ(results[i].arena.tensors[t].offset, results[0].arena.tensors[t].offset)
+          << i << t;
     }
   }
 }

@@ -789,7 +789,8 @@ TEST(ModelViewTest, OpsetImportsAndAMalformedOne) {
   EXPECT_EQ(view.opsets[1].version, 2);
   // opset_import (8), 12 bytes: OperatorSetIdProto.version as an 11-byte varint.
   const std::string broken =
-      bytes + std::string("\x42\x0c\x10\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 14);
+      bytes +
+      std::string("\x42\x0c\x10\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 14);
   onnx::ModelProto reference;
   EXPECT_FALSE(reference.ParseFromString(broken));
   EXPECT_THAT(ScanModel(broken), StatusIs(absl::StatusCode::kInvalidArgument,

@@ -545,7 +545,8 @@ TEST(OnnxImportErrorTest, ShapeOfAnUntypedValueIsAnErrorNotACrash) {
 // at the model's end; the message now names the first op that may not take
 // its inputs' types, and which input.
 TEST(OnnxImportErrorTest, AnInputOfAnotherElementTypeIsNamedAtTheFirstOpItBreaks) {
-  for (const auto& [elem_type, cause] : std::vector<std::pair<int32_t, std::string>>{
+  for (const auto& [elem_type, cause] :
+       std::vector<std::pair<int32_t, std::string>>{
            {onnx::TensorProto::FLOAT16, "W has inconsistent type tensor(float)"},
            {onnx::TensorProto::UINT8, "X typestr: T, has unsupported type: tensor(uint8)"}}) {
     TestModel m;
@@ -636,15 +637,15 @@ TEST(OnnxImportErrorTest, UnknownShapeNamesACustomOpWhoseValueASettingInputNeeds
   int64_tensor(head, {1}, 2);
   m.Node("Shape", {"x"}, {"s"}, "shape");
   m.Node("Gather", {"s", "index"}, {"width"}, "gather");
-  onnx::AttributeProto& value =
-      *m.Node("Constant", {}, {"axes"}, "axes", "com.example").add_attribute();
+  onnx::AttributeProto& value = *m.Node("Constant", {}, {"axes"}, "axes", "com.example")
+                                     .add_attribute();
   value.set_name("value");
   value.set_type(onnx::AttributeProto::TENSOR);
   int64_tensor(*value.mutable_t(), {1}, 0);
   m.ValueInfo("axes", {1}, onnx::TensorProto::INT64);  // its shape, not its value
   m.Node("Unsqueeze", {"width", "axes"}, {"w1"}, "unsqueeze");
-  onnx::AttributeProto& axis =
-      *m.Node("Concat", {"head", "w1"}, {"target"}, "concat").add_attribute();
+  onnx::AttributeProto& axis = *m.Node("Concat", {"head", "w1"}, {"target"}, "concat")
+                                    .add_attribute();
   axis.set_name("axis");
   axis.set_type(onnx::AttributeProto::INT);
   axis.set_i(0);

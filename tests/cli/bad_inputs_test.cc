@@ -19,6 +19,7 @@
 
 namespace {
 
+using ::testing::HasSubstr;
 using ::ordo::hostile_inputs::BadDir;
 using ::ordo::hostile_inputs::ManifestEntry;
 using ::ordo::hostile_inputs::ReadManifest;
@@ -28,7 +29,6 @@ using ::ordo::hostile_inputs::UndefinedInputOnnx;
 using ::ordo::hostile_inputs::WriteTempFile;
 using ::ordo::testing::ProcessResult;
 using ::ordo::testing::RunOrdo;
-using ::testing::HasSubstr;
 
 // Printable: ASCII 0x20..0x7e plus the line feeds between lines; the
 // importers escape everything else (core/util/printable_text.h). protobuf's

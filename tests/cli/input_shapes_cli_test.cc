@@ -117,9 +117,8 @@ TEST(InputShapesCliTest, BadOverridesExitTwoNamingInputDimAndFlag) {
   };
   const Case cases[] = {
       {"", "add --batch 1 (or --input-shape"},
-      {"--input-shape image=1x8x16x16",
-       "the model has no graph input \"image\"; its graph "
-       "inputs are \"x\""},
+      {"--input-shape image=1x8x16x16", "the model has no graph input \"image\"; its graph "
+                                        "inputs are \"x\""},
       {"--input-shape x=1x4x16x16", "dim 1 of graph input \"x\" is static 8"},
       {"--input-shape x=1x8x16", "has rank 4"},
       {"--input-shape x=0x8x16x16", "dim 0 is \"0\"; dims must be positive integers"},

@@ -25,9 +25,9 @@ using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-using ::ordo::ParseCompileJson;
 using ::ordo::testing::ProcessResult;
 using ::ordo::testing::RunOrdo;
+using ::ordo::ParseCompileJson;
 namespace v1 = ::ordo::v1;
 
 std::string Example(const std::string& name) {
@@ -76,7 +76,7 @@ TEST(OrdoCliTest, HumanSummaryAndMemoryLimit) {
   // --rewrite none: report that it does not fit, exit 0 (without it, the
   // limit turns on the fit-mode fallback; see the rewrite tests below).
   ProcessResult run = RunOrdo(absl::StrCat("compile ", Example("small_resnet.onnx"),
-                                           " --memory-limit 1B --scheduler greedy --rewrite none"));
+                                 " --memory-limit 1B --scheduler greedy --rewrite none"));
   ASSERT_EQ(run.exit_code, 0) << run.out;
   EXPECT_THAT(run.out, HasSubstr("DOES NOT FIT"));
   EXPECT_THAT(run.out, HasSubstr("model_order"));
@@ -84,8 +84,8 @@ TEST(OrdoCliTest, HumanSummaryAndMemoryLimit) {
 
 TEST(OrdoCliTest, EmitOnnxReloadsWithTheSamePeak) {
   std::string out = TempPath("reordered.onnx").string();
-  ProcessResult first =
-      RunOrdo(absl::StrCat("compile ", Example("tiny_cell.onnx"), " --json --emit-onnx ", out));
+  ProcessResult first = RunOrdo(absl::StrCat("compile ", Example("tiny_cell.onnx"),
+                                   " --json --emit-onnx ", out));
   ASSERT_EQ(first.exit_code, 0) << first.out;
   // The emitted file runs the chosen schedule in file order.
   ProcessResult again = RunOrdo(absl::StrCat("compile ", out, " --json --scheduler model"));
@@ -128,9 +128,9 @@ TEST(OrdoCliTest, BadInputExitsTwoWithAMessage) {
 
 TEST(OrdoCliTest, ArenaTrafficAndOutDir) {
   std::filesystem::path dir = TempPath("out");
-  ProcessResult run =
-      RunOrdo(absl::StrCat("compile ", Example("tiny_cell.onnx"),
-                           " --json --on-chip 64KiB --arena tflite --out-dir ", dir.string()));
+  ProcessResult run = RunOrdo(absl::StrCat("compile ", Example("tiny_cell.onnx"),
+                                           " --json --on-chip 64KiB --arena tflite --out-dir ",
+                                           dir.string()));
   ASSERT_EQ(run.exit_code, 0) << run.out;
   const v1::CompileResponse report = ParseCompileJson(run.out);
   EXPECT_EQ(report.arena().planner(), "tflite");
@@ -180,8 +180,7 @@ TEST(OrdoCliTest, OutDirDrawsThePngOnlyWithRsvgConvertOnPath) {
   const std::filesystem::path without = TempPath("without_rsvg");
   const std::string path = getenv("PATH") != nullptr ? getenv("PATH") : "";
   setenv("PATH", "/nonexistent", 1);  // popen's /bin/sh and OrdoBinary() are absolute
-  const ProcessResult run =
-      RunOrdo(absl::StrCat("compile ", model, " --out-dir ", without.string()));
+  const ProcessResult run = RunOrdo(absl::StrCat("compile ", model, " --out-dir ", without.string()));
   setenv("PATH", path.c_str(), 1);
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_TRUE(std::filesystem::exists(without / "memory.svg"));
@@ -211,7 +210,8 @@ std::string WriteConcatConvModel() {
 // Whatever a mode finds: the peak does not rise, every kept rewrite is
 // listed with its cost, and the written model runs the reported schedule in
 // file order at the reported peak.
-void ExpectConsistentRewrite(const v1::CompileResponse& report, const std::string& rewritten_path) {
+void ExpectConsistentRewrite(const v1::CompileResponse& report,
+                             const std::string& rewritten_path) {
   ASSERT_TRUE(report.has_rewrite()) << report.DebugString();
   const v1::RewriteSummary& rewrite = report.rewrite();
   EXPECT_LE(report.peak_bytes(), rewrite.original_peak_bytes());
@@ -234,8 +234,8 @@ void ExpectConsistentRewrite(const v1::CompileResponse& report, const std::strin
 TEST(OrdoCliTest, RewriteIdentityWritesAModelThatRunsTheScheduleAtThePeak) {
   const std::string model = WriteConcatConvModel();
   const std::string out = TempPath("rewritten.onnx").string();
-  ProcessResult run = RunOrdo(
-      absl::StrCat("compile ", model, " --json --rewrite identity --rewritten-model ", out));
+  ProcessResult run = RunOrdo(absl::StrCat("compile ", model,
+                                           " --json --rewrite identity --rewritten-model ", out));
   ASSERT_EQ(run.exit_code, 0) << run.out;
   const v1::CompileResponse report = ParseCompileJson(run.out);
   ExpectConsistentRewrite(report, out);
@@ -262,10 +262,10 @@ TEST(OrdoCliTest, EveryRewriteModeKeepsThePeak) {
   const std::string model = WriteConcatConvModel();
   for (const char* mode : {"identity", "partition", "all"}) {
     const std::string out = TempPath(absl::StrCat(mode, ".onnx")).string();
-    ProcessResult run = RunOrdo(
-        absl::StrCat("compile ", model, " --json --rewrite ", mode, " --time-limit 2s",
-                     " --max-latency-overhead 0.5 --macs-per-second 4e8 --op-overhead-seconds 1e-5",
-                     " --rewritten-model ", out));
+    ProcessResult run = RunOrdo(absl::StrCat(
+        "compile ", model, " --json --rewrite ", mode, " --time-limit 2s",
+        " --max-latency-overhead 0.5 --macs-per-second 4e8 --op-overhead-seconds 1e-5",
+        " --rewritten-model ", out));
     ASSERT_EQ(run.exit_code, 0) << mode << "\n" << run.out;
     const v1::CompileResponse report = ParseCompileJson(run.out);
     EXPECT_EQ(report.rewrite().mode(), mode);
@@ -384,9 +384,9 @@ TEST(OrdoCliTest, RewriteAutoMakesTheModelFitThePools) {
   EXPECT_EQ(refused.exit_code, 2) << refused.out;
   EXPECT_THAT(refused.out, HasSubstr("tensor \"cat\" (131072 bytes) is larger than every"));
   EXPECT_THAT(refused.out, HasSubstr("set --rewrite to \"auto\""));
-  ProcessResult split =
-      RunOrdo(absl::StrCat("compile ", model, " --json --rewrite auto --time-limit 5s", halves,
-                           " --rewritten-model ", out));
+  ProcessResult split = RunOrdo(
+      absl::StrCat("compile ", model, " --json --rewrite auto --time-limit 5s", halves,
+                   " --rewritten-model ", out));
   ASSERT_EQ(split.exit_code, 0) << split.out;
   const v1::CompileResponse split_report = ParseCompileJson(split.out);
   EXPECT_TRUE(split_report.fits());
@@ -439,9 +439,9 @@ TEST(OrdoCliTest, MemoryLimitFallbackMakesMobileNetV2Fit) {
   if (!std::filesystem::exists(model)) GTEST_SKIP() << model << " not found";
   const std::string out = TempPath("mobilenet_v2_fit.onnx").string();
   // Its best order peaks at 5.74 MiB; 4 MiB needs a rewrite.
-  ProcessResult run =
-      RunOrdo(absl::StrCat("compile ", model, " --json --memory-limit 4MiB --time-limit 10s",
-                           " --rewritten-model ", out));
+  ProcessResult run = RunOrdo(absl::StrCat("compile ", model,
+                                           " --json --memory-limit 4MiB --time-limit 10s",
+                                           " --rewritten-model ", out));
   ASSERT_EQ(run.exit_code, 0) << run.out;
   const v1::CompileResponse report = ParseCompileJson(run.out);
   EXPECT_TRUE(report.fits());
@@ -503,9 +503,9 @@ TEST(OrdoCliTest, InspectAndSchedulers) {
 
 // Memory pools (docs/pools.md): placement report, presets and bad specs.
 TEST(OrdoCliPoolsTest, JsonReportsThePlacementAndEachTensorsPool) {
-  ProcessResult run = RunOrdo(
-      absl::StrCat("compile ", Example("small_resnet.onnx"),
-                   " --pool fast:64KiB:4GB/s --pool slow:64MiB:0.1GB/s:50MB/s:off-chip --json"));
+  ProcessResult run = RunOrdo(absl::StrCat(
+      "compile ", Example("small_resnet.onnx"),
+      " --pool fast:64KiB:4GB/s --pool slow:64MiB:0.1GB/s:50MB/s:off-chip --json"));
   ASSERT_EQ(run.exit_code, 0) << run.out;
   const v1::CompileResponse report = ParseCompileJson(run.out);
   const v1::PoolPlacementReport& placement = report.placement();
@@ -519,11 +519,12 @@ TEST(OrdoCliPoolsTest, JsonReportsThePlacementAndEachTensorsPool) {
   for (const v1::PoolBaselineReport& baseline : placement.baselines()) {
     baselines.push_back(baseline.name());
     if (baseline.name() == "single_pool" || !baseline.fits()) continue;
-    EXPECT_LE(placement.modelled_time_seconds(), baseline.modelled_time_seconds() * (1 + 1e-9))
+    EXPECT_LE(placement.modelled_time_seconds(),
+              baseline.modelled_time_seconds() * (1 + 1e-9))
         << baseline.name();
   }
-  EXPECT_THAT(baselines, ::testing::IsSupersetOf(
-                             {"internal_first", "usmp_greedy", "single_pool", "one_arena"}));
+  EXPECT_THAT(baselines, ::testing::IsSupersetOf({"internal_first", "usmp_greedy",
+                                                  "single_pool", "one_arena"}));
   double seconds = 0;
   for (const v1::PoolUsageReport& pool : placement.pools()) {
     EXPECT_LE(pool.used_bytes(), pool.capacity_bytes());
@@ -544,9 +545,9 @@ TEST(OrdoCliPoolsTest, JsonReportsThePlacementAndEachTensorsPool) {
 
 // --one-arena without --emit-tflite: any runtime that plans one arena.
 TEST(OrdoCliPoolsTest, OneArenaPutsTheWholeArenaInTheFastestPoolThatHoldsIt) {
-  ProcessResult run = RunOrdo(
-      absl::StrCat("compile ", Example("small_resnet.onnx"),
-                   " --pool fast:64KiB:4GB/s --pool slow:64MiB:0.1GB/s --one-arena --json"));
+  ProcessResult run = RunOrdo(absl::StrCat(
+      "compile ", Example("small_resnet.onnx"),
+      " --pool fast:64KiB:4GB/s --pool slow:64MiB:0.1GB/s --one-arena --json"));
   ASSERT_EQ(run.exit_code, 0) << run.out;
   const v1::CompileResponse report = ParseCompileJson(run.out);
   EXPECT_TRUE(report.device().one_arena());
@@ -563,8 +564,8 @@ TEST(OrdoCliPoolsTest, OneArenaPutsTheWholeArenaInTheFastestPoolThatHoldsIt) {
 // `ordo estimate` with banks: a verdict without a search, and why.
 TEST(OrdoCliPoolsTest, EstimateSaysWhetherTheBanksFitAndWhy) {
   const std::string model = Example("small_resnet.onnx");
-  ProcessResult json = RunOrdo(
-      absl::StrCat("estimate ", model, " --device stm32h743 --activation-dtype int8 --json"));
+  ProcessResult json =
+      RunOrdo(absl::StrCat("estimate ", model, " --device stm32h743 --activation-dtype int8 --json"));
   ASSERT_EQ(json.exit_code, 0) << json.out;
   const v1::EstimateResponse response = ordo::ParseEstimateJson(json.out);
   EXPECT_EQ(response.fit().verdict(), v1::EstimateFit::VERDICT_FITS);
@@ -575,8 +576,8 @@ TEST(OrdoCliPoolsTest, EstimateSaysWhetherTheBanksFitAndWhy) {
   EXPECT_THAT(text.out, HasSubstr("set --io-outside-arena"));  // as compile says
   // One arena, as the API's DeviceSpec.one_arena: every order's peak is at
   // least 128 KiB (the spec's bound), so no 96 KiB bank holds an arena.
-  ProcessResult one = RunOrdo(
-      absl::StrCat("estimate ", model, " --pool a:96KiB --pool b:96KiB --one-arena --json"));
+  ProcessResult one = RunOrdo(absl::StrCat(
+      "estimate ", model, " --pool a:96KiB --pool b:96KiB --one-arena --json"));
   ASSERT_EQ(one.exit_code, 0) << one.out;
   const v1::EstimateResponse one_arena = ordo::ParseEstimateJson(one.out);
   EXPECT_EQ(one_arena.fit().verdict(), v1::EstimateFit::VERDICT_DOES_NOT_FIT);
@@ -631,8 +632,7 @@ TEST(OrdoCliPoolsTest, AnInputOverEveryPoolSuggestsKeepingItOutsideThePools) {
   const std::string pools = " --pool a:8KiB --pool b:8KiB";
   ProcessResult refused = RunOrdo(absl::StrCat("compile ", model, pools));
   EXPECT_EQ(refused.exit_code, 2) << refused.out;
-  EXPECT_THAT(refused.out,
-              HasSubstr("tensor \"x\" (32768 bytes) is larger than every memory pool"));
+  EXPECT_THAT(refused.out, HasSubstr("tensor \"x\" (32768 bytes) is larger than every memory pool"));
   EXPECT_THAT(refused.out, HasSubstr("set --io-outside-arena"));
   EXPECT_THAT(refused.out, ::testing::Not(HasSubstr("--rewrite")));
   ProcessResult outside = RunOrdo(absl::StrCat("compile ", model, pools, " --io-outside-arena"));

@@ -18,8 +18,8 @@
 namespace ordo::testing {
 
 struct ProcessResult {
-  int exit_code;       // 124 when it ran out of time, not 0-2 when it crashed
-  std::string out;     // stdout and stderr together
+  int exit_code;    // 124 when it ran out of time, not 0-2 when it crashed
+  std::string out;  // stdout and stderr together
   double seconds = 0;  // wall clock
 };
 

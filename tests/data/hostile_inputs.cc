@@ -138,8 +138,8 @@ v1::Graph ReluChainGraph(int32_t n) {
 }
 
 std::string WriteTempFile(const std::string& name, const std::string& contents) {
-  const std::filesystem::path path =
-      std::filesystem::temp_directory_path() / absl::StrCat("ordo_hostile_", getpid(), "_", name);
+  const std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                     absl::StrCat("ordo_hostile_", getpid(), "_", name);
   std::ofstream(path, std::ios::binary) << contents;
   return path.string();
 }

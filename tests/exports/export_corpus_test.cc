@@ -146,9 +146,10 @@ absl::StatusOr<Graph> ImportAtSize(const std::string& stem, int64_t height, int6
   auto& dims = *input.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim();
   dims[2].set_dim_param("height");
   dims[3].set_dim_param("width");
-  ORDO_ASSIGN_OR_RETURN(std::string shaped,
-                        WithInputShapes(model.SerializeAsString(),
-                                        {.shapes = {{input.name(), {1, 3, height, width}}}}));
+  ORDO_ASSIGN_OR_RETURN(
+      std::string shaped,
+      WithInputShapes(model.SerializeAsString(),
+                      {.shapes = {{input.name(), {1, 3, height, width}}}}));
   return ImportOnnx(shaped);
 }
 
@@ -160,9 +161,8 @@ absl::StatusOr<Graph> ImportAtSize(const std::string& stem, int64_t height, int6
 // export's own size both import as the static export.
 TEST(ExportSizeTest, AnInputSizeTheModelCannotRunAtIsRefused) {
   const std::pair<const char*, const char*> refusals[] = {
-      {"vit_b_32_op17",
-       "(op_type:Add, node name: /encoder/Add): [ShapeInferenceError] "
-       "Incompatible dimensions"},
+      {"vit_b_32_op17", "(op_type:Add, node name: /encoder/Add): [ShapeInferenceError] "
+                        "Incompatible dimensions"},
       {"maxvit_t_op17", "so the model cannot run at these input shapes"}};
   for (const auto& [stem, why] : refusals) {
     const std::string file = absl::StrCat(ordo::testing::ExportsDir(), "/", stem, "_dynamic.onnx");

@@ -24,8 +24,8 @@ TEST(CoreLayeringTest, CoreIncludesNoRpcCacheOrMetricsHeaders) {
     while (std::getline(in, line)) {
       ++number;
       if (line.rfind("#include", 0) != 0) continue;
-      for (const char* forbidden : {"grpcpp/", "grpc/", "hiredis/", "prometheus/", "sys/socket.h",
-                                    "server/", "workers/", "client/"}) {
+      for (const char* forbidden : {"grpcpp/", "grpc/", "hiredis/", "prometheus/",
+                                    "sys/socket.h", "server/", "workers/", "client/"}) {
         EXPECT_EQ(line.find(forbidden), std::string::npos)
             << entry.path() << ":" << number << " includes " << forbidden;
       }

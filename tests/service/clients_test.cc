@@ -52,7 +52,8 @@ TEST(ClientsTest, CliRemoteModeAnswersLikeLocalMode) {
 
   // Local and remote mode print the same message, CompileResponse.
   const v1::CompileResponse local = RunCompileJson("compile " + model + " --on-chip 4KiB");
-  const v1::CompileResponse first = RunCompileJson("compile " + model + " --on-chip 4KiB" + remote);
+  const v1::CompileResponse first =
+      RunCompileJson("compile " + model + " --on-chip 4KiB" + remote);
   EXPECT_EQ(first.ops(), local.ops());
   EXPECT_EQ(first.peak_bytes(), local.peak_bytes());
   EXPECT_EQ(first.lower_bound_bytes(), local.lower_bound_bytes());
@@ -315,9 +316,9 @@ TEST(ClientsTest, RemoteWorkersAndRedisSurviveAKilledWorkerAndARedisRestart) {
     grpc::Status status = front.Compile(hard, response);
     return std::make_pair(status, response);
   });
-  ASSERT_TRUE(
-      PollUntil([&] { return MetricValue(front.Metrics(), "ordo_inflight_requests", "") >= 1; },
-                absl::Seconds(5)));
+  ASSERT_TRUE(PollUntil(
+      [&] { return MetricValue(front.Metrics(), "ordo_inflight_requests", "") >= 1; },
+      absl::Seconds(5)));
   workers[0]->Stop(SIGKILL);
   auto [status, response] = pending.get();
   ASSERT_TRUE(status.ok()) << status.error_message();
@@ -375,8 +376,8 @@ TEST(ClientsTest, AFrozenWorkerIsSkippedAndUsedAgainAfterItRecovers) {
     }
     return false;
   };
-  ASSERT_TRUE(
-      PollUntil([&] { return healthy(addresses[0]) && healthy(addresses[1]); }, absl::Seconds(10)));
+  ASSERT_TRUE(PollUntil([&] { return healthy(addresses[0]) && healthy(addresses[1]); },
+                        absl::Seconds(10)));
 
   kill(workers[0]->pid(), SIGSTOP);
   EXPECT_TRUE(PollUntil([&] { return !healthy(addresses[0]); }, absl::Seconds(5)));
@@ -413,9 +414,9 @@ int64_t ResidentKib(pid_t pid) {
   while (std::getline(in, line)) {
     int64_t kib = 0;
     if (absl::StartsWith(line, "VmRSS:") &&
-        absl::SimpleAtoi(
-            absl::StripAsciiWhitespace(absl::StripSuffix(absl::string_view(line).substr(6), "kB")),
-            &kib)) {
+        absl::SimpleAtoi(absl::StripAsciiWhitespace(
+                             absl::StripSuffix(absl::string_view(line).substr(6), "kB")),
+                         &kib)) {
       return kib;
     }
   }

@@ -621,9 +621,9 @@ TEST(FaultsTest, WorkerStateCapIsItsOwnFlag) {
   ASSERT_TRUE(absl::ConsumePrefix(&address, "listening on ")) << line;
   Server front({absl::StrCat("--workers=", address), "--cache-mb=0"});  // front cap: 1 GiB
   ASSERT_TRUE(front.started());
-  ASSERT_TRUE(PollUntil(
-      [&] { return front.Info().workers_size() == 1 && front.Info().workers(0).healthy(); },
-      absl::Seconds(10)));
+  ASSERT_TRUE(PollUntil([&] { return front.Info().workers_size() == 1 &&
+                                     front.Info().workers(0).healthy(); },
+                        absl::Seconds(10)));
   v1::CompileRequest request;
   *request.mutable_graph() = WideGraph(16);
   request.mutable_options()->set_scheduler("dp");

@@ -72,9 +72,10 @@ TEST(GrpcConventionsTest, ReflectionV1DescribesTheCompilerToAV1OnlyClient) {
   Server server({"--local-workers=0"});
   ASSERT_TRUE(server.started());
   ReflectionV1Client client(server.channel());
-  EXPECT_THAT(client.Services(), IsSupersetOf({"ordo.v1.Compiler", "grpc.health.v1.Health",
-                                               "grpc.reflection.v1.ServerReflection",
-                                               "grpc.reflection.v1alpha.ServerReflection"}));
+  EXPECT_THAT(client.Services(),
+              IsSupersetOf({"ordo.v1.Compiler", "grpc.health.v1.Health",
+                            "grpc.reflection.v1.ServerReflection",
+                            "grpc.reflection.v1alpha.ServerReflection"}));
 
   // What `grpcurl describe ordo.v1.Compiler` does: the file with the
   // symbol and its imports, enough to build a pool and find the method.
@@ -215,8 +216,8 @@ grpc::Status CallChannelz(std::shared_ptr<grpc::Channel> channel, const std::str
   std::mutex mu;
   std::condition_variable done_cv;
   bool done = false;
-  stub.UnaryCall(&context, "/grpc.channelz.v1.Channelz/" + method, grpc::StubOptions(), &request,
-                 &response, [&](grpc::Status s) {
+  stub.UnaryCall(&context, "/grpc.channelz.v1.Channelz/" + method, grpc::StubOptions(),
+                 &request, &response, [&](grpc::Status s) {
                    std::lock_guard<std::mutex> lock(mu);
                    status = s;
                    done = true;

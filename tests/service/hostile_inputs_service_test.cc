@@ -40,6 +40,7 @@ constexpr bool kAddressSanitizer = false;
 constexpr bool kAddressSanitizer = false;
 #endif
 
+using ::testing::HasSubstr;
 using ::ordo::hostile_inputs::BadDir;
 using ::ordo::hostile_inputs::FanOutOnnx;
 using ::ordo::hostile_inputs::HugeAttributeOnnx;
@@ -47,7 +48,6 @@ using ::ordo::hostile_inputs::ManifestEntry;
 using ::ordo::hostile_inputs::ReadManifest;
 using ::ordo::hostile_inputs::ReluChainGraph;
 using ::ordo::hostile_inputs::ReluChainOnnx;
-using ::testing::HasSubstr;
 using namespace ::ordo::testing_service;  // NOLINT: the harness is the test's vocabulary
 
 std::string TinyCell() {

@@ -11,7 +11,8 @@
 namespace ordo::testing_service {
 namespace {
 
-std::string StartAndReadAddress(std::unique_ptr<Process>& process, std::vector<std::string> argv) {
+std::string StartAndReadAddress(std::unique_ptr<Process>& process,
+                                std::vector<std::string> argv) {
   process = std::make_unique<Process>(std::move(argv));
   std::string line = process->ReadLine(absl::Seconds(20));
   absl::string_view rest = line;
@@ -65,8 +66,8 @@ TEST(LyingWorkerTest, EveryAnswerIsOptimalAtTheReferencePeakAndTheLiarIsQuaranti
   Server front(
       {absl::StrCat("--workers=", liar, ",", honest), "--cache-mb=0", kEveryPartToWorkers});
   ASSERT_TRUE(front.started());
-  ASSERT_TRUE(
-      PollUntil([&] { return Healthy(front, honest) && Healthy(front, liar); }, absl::Seconds(10)));
+  ASSERT_TRUE(PollUntil([&] { return Healthy(front, honest) && Healthy(front, liar); },
+                        absl::Seconds(10)));
   int rejected = 0;
   for (int i = 0; i < 3; ++i) {
     v1::CompileResponse response;

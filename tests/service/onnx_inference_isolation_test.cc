@@ -22,9 +22,9 @@ namespace ordo {
 namespace {
 
 using namespace ::ordo::testing_service;  // NOLINT: the harness is the test's vocabulary
-using server::OnnxInferenceHelpers;
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
+using server::OnnxInferenceHelpers;
 
 OnnxInferenceHelpers::Options HelperOptions() { return {.binary = ordo::testing::ServerBinary()}; }
 

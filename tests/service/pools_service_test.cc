@@ -64,12 +64,13 @@ void ExpectConsistentPlacement(const v1::CompileResponse& response) {
   for (const v1::PoolBaselineReport& baseline : placement.baselines()) {
     baselines.insert(baseline.name());
     if (baseline.fits() && baseline.name() != "single_pool") {
-      EXPECT_LE(placement.modelled_time_seconds(), baseline.modelled_time_seconds() * (1 + 1e-9))
+      EXPECT_LE(placement.modelled_time_seconds(),
+                baseline.modelled_time_seconds() * (1 + 1e-9))
           << baseline.name();
     }
   }
-  EXPECT_EQ(baselines,
-            (std::set<std::string>{"internal_first", "usmp_greedy", "single_pool", "one_arena"}));
+  EXPECT_EQ(baselines, (std::set<std::string>{"internal_first", "usmp_greedy", "single_pool",
+                                              "one_arena"}));
   ASSERT_GT(response.arena().tensors_size(), 0);
   for (const v1::TensorPlacement& tensor : response.arena().tensors()) {
     EXPECT_EQ(names.count(tensor.pool()), 1u) << tensor.tensor() << " in " << tensor.pool();
@@ -245,8 +246,8 @@ TEST(PoolsServiceTest, CliServerModeWithADeviceAnswersLikeLocalMode) {
     SCOPED_TRACE(flags);
     ExpectServedLikeLocal(server, flags);
   }
-  ProcessResult bad = RunOrdo(
-      absl::StrCat("compile ", kModel, " --pool a:64 --pool b:64", " --server ", server.address()));
+  ProcessResult bad = RunOrdo(absl::StrCat("compile ", kModel, " --pool a:64 --pool b:64",
+                                           " --server ", server.address()));
   EXPECT_EQ(bad.exit_code, 2) << bad.out;
   EXPECT_THAT(bad.out, HasSubstr("larger than every memory pool"));
   // The server's fix names the API's field; the CLI user reads the flag.

@@ -100,8 +100,7 @@ inline std::string HttpGet(int port, const std::string& path) {
 }
 
 // Sum of a metric's samples whose line contains `labels`.
-inline double MetricValue(const std::string& text, absl::string_view name,
-                          absl::string_view labels) {
+inline double MetricValue(const std::string& text, absl::string_view name, absl::string_view labels) {
   double sum = 0;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     if (!absl::StartsWith(line, name) || !absl::StrContains(line, labels)) continue;
@@ -195,7 +194,8 @@ class Server {
 inline v1::CompileRequest OnnxRequest(const std::string& path, absl::Duration time_limit) {
   v1::CompileRequest request;
   request.set_onnx_model(ReadFile(path));
-  request.mutable_options()->mutable_time_limit()->set_seconds(absl::ToInt64Seconds(time_limit));
+  request.mutable_options()->mutable_time_limit()->set_seconds(
+      absl::ToInt64Seconds(time_limit));
   request.mutable_options()->mutable_time_limit()->set_nanos(
       static_cast<int32_t>(absl::ToInt64Nanoseconds(time_limit % absl::Seconds(1))));
   return request;

@@ -20,6 +20,7 @@ namespace {
 using ::testing::HasSubstr;
 using namespace ::ordo::testing_service;  // NOLINT: the harness is the test's vocabulary
 
+
 TEST(ServiceTest, CompilesModelsAndSecondCompileHitsTheCache) {
   // Every part to the workers: small_resnet's parts are small enough to be
   // proved in the server otherwise, and this test checks the workers' path.
@@ -113,12 +114,8 @@ TEST(ServiceTest, BadInputsGetPreciseErrorsAndTheServerKeepsServing) {
   onnx::ModelProto model;
   ASSERT_TRUE(
       model.ParseFromString(ReadFile(ordo::testing::ExampleModelsDir() + "/small_resnet.onnx")));
-  auto* dim = model.mutable_graph()
-                  ->mutable_input(0)
-                  ->mutable_type()
-                  ->mutable_tensor_type()
-                  ->mutable_shape()
-                  ->mutable_dim(0);
+  auto* dim = model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()
+                  ->mutable_shape()->mutable_dim(0);
   dim->set_dim_param("batch");
   v1::CompileRequest dynamic;
   dynamic.set_onnx_model(model.SerializeAsString());
@@ -160,9 +157,9 @@ TEST(ServiceTest, SurvivesWorkersKilledMidRequestAndRestartsThem) {
     return std::make_pair(status, response);
   });
   // Mid-request: the compile is in flight (its part is on a worker).
-  ASSERT_TRUE(
-      PollUntil([&] { return MetricValue(server.Metrics(), "ordo_inflight_requests", "") >= 1; },
-                absl::Seconds(5)));
+  ASSERT_TRUE(PollUntil(
+      [&] { return MetricValue(server.Metrics(), "ordo_inflight_requests", "") >= 1; },
+      absl::Seconds(5)));
   for (pid_t pid : workers) kill(pid, SIGKILL);
 
   auto [status, response] = pending.get();
@@ -232,7 +229,8 @@ TEST(ServiceTest, HealthReflectionMetricsAndGracefulShutdown) {
   } else {
     const std::string path = ::testing::TempDir() + "/ordo_metrics.txt";
     std::ofstream(path) << metrics;
-    EXPECT_EQ(system(("promtool check metrics < " + path + " >/dev/null").c_str()), 0) << metrics;
+    EXPECT_EQ(system(("promtool check metrics < " + path + " >/dev/null").c_str()), 0)
+        << metrics;
   }
   // gRPC 1.51 lets idle client connections hold Shutdown until its grace
   // deadline; a client that is done closes them.

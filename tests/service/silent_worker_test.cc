@@ -98,8 +98,8 @@ TEST(SilentWorkerTest, APartWhoseWorkerFreezesMidSearchIsSolvedElsewhereStillOpt
   EXPECT_EQ(response.stats().fallback_parts(), 0);
   EXPECT_GE(response.stats().task_retries(), 1);
   // Far inside the 30 s budget the silent worker would otherwise have used.
-  EXPECT_LT(after_freeze, absl::Seconds(20))
-      << "reference took " << reference.stats().DebugString();
+  EXPECT_LT(after_freeze, absl::Seconds(20)) << "reference took "
+                                             << reference.stats().DebugString();
 }
 
 }  // namespace
