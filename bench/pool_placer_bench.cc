@@ -3,7 +3,7 @@
 // ORDO_BENCH_DEVICE=stm32h743, esp32s3, ...), int8
 // activations: the pool problem, the placer's greedy starts (how a candidate
 // schedule is scored; each start's modelled time as a counter),
-// the fast effort's placement, the full placer, the competing schedulers,
+// the fast effort's placement and its lower bound, the full placer, the competing schedulers,
 // and the whole compile without pools and with them at each placement
 // effort (what issue 17's "placement adds at most 10%" compares), with the
 // place stage's own time as a counter.
@@ -150,6 +150,17 @@ void BM_FastPlacer(benchmark::State& state, const std::string& name) {
   state.counters["modelled_ms"] = 1e3 * seconds;
 }
 
+// The fast placer's lower bound (the one-step eviction) alone.
+void BM_PeakStepBound(benchmark::State& state, const std::string& name) {
+  ORDO_LOAD_OR_SKIP(state, name);
+  double seconds = 0;
+  for (auto _ : state) {
+    seconds = PoolPeakStepBoundSeconds(instance.problem);
+    benchmark::DoNotOptimize(seconds);
+  }
+  state.counters["bound_ms"] = 1e3 * seconds;
+}
+
 void BM_FullPlacer(benchmark::State& state, const std::string& name) {
   ORDO_LOAD_OR_SKIP(state, name);
   double seconds = 0;
@@ -209,6 +220,8 @@ void RegisterAll() {
     benchmark::RegisterBenchmark(("BM_GreedyStarts/" + model).c_str(), BM_GreedyStarts, model)
         ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("BM_FastPlacer/" + model).c_str(), BM_FastPlacer, model)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("BM_PeakStepBound/" + model).c_str(), BM_PeakStepBound, model)
         ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("BM_FullPlacer/" + model).c_str(), BM_FullPlacer, model)
         ->Unit(benchmark::kMillisecond);

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/types/span.h"
+
 namespace ordo {
 
 // (offset, size) of placed blocks, in any order.
@@ -27,7 +29,7 @@ using Extents = std::vector<std::pair<int64_t, int64_t>>;
 // asks whether the block fits below it: once no gap can end at or below
 // `limit`, returns an offset past `limit - size` at once (not the lowest gap
 // then).
-int64_t LowestGap(const Extents& taken, int64_t size,
+int64_t LowestGap(absl::Span<const std::pair<int64_t, int64_t>> taken, int64_t size,
                   int64_t limit = std::numeric_limits<int64_t>::max());
 
 }  // namespace ordo

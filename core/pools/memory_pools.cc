@@ -313,47 +313,49 @@ double PoolPeakStepBoundSeconds(const PoolProblem& problem) {
       penalty[b] = (alternative - problem.seconds[b][f]) / problem.arena.blocks[b].size;
     }
   }
-  // Bytes live at each step (index s + 1 for step s, from -1), then the
-  // blocks live at a step over F's capacity by one sweep in first-step order.
+  // Bytes that may use F live at each step (index s + 1 for step s, from
+  // -1); blocks that may not are outside F for free. The movable blocks
+  // (an alternative to F) live at a step over F's capacity are evicted
+  // cheapest first, by (penalty, size); the list stays in that order from
+  // one such step to the next, so each sorts only the blocks started since
+  // and merges them in.
   const int32_t num_steps = problem.arena.num_steps;
   std::vector<int64_t> live_bytes(num_steps + 2, 0);
   std::vector<int32_t> by_first;
   for (int32_t b = 0; b < num_blocks; ++b) {
     const ArenaBlock& block = problem.arena.blocks[b];
-    if (block.size == 0) continue;
+    if (block.size == 0 || !problem.allowed[b][f]) continue;
     live_bytes[block.first + 1] += block.size;
     live_bytes[block.last + 2] -= block.size;
-    by_first.push_back(b);
+    if (penalty[b] != kNoAlternative) by_first.push_back(b);
   }
   SortByFirstStep(problem.arena.blocks, by_first);
+  auto cheaper = [&](int32_t a, int32_t b) {
+    return std::pair(penalty[a], problem.arena.blocks[a].size) <
+           std::pair(penalty[b], problem.arena.blocks[b].size);
+  };
   double best_raise = 0;
   int64_t bytes = 0;
   size_t next = 0;
-  std::vector<int32_t> active;
-  std::vector<std::pair<double, int64_t>> penalties;  // per byte, bytes
+  std::vector<int32_t> movable;  // by `cheaper` up to `sorted`
+  size_t sorted = 0;
   for (int32_t s = -1; s < num_steps; ++s) {
     bytes += live_bytes[s + 1];
     for (; next < by_first.size() && problem.arena.blocks[by_first[next]].first <= s; ++next) {
-      active.push_back(by_first[next]);
+      movable.push_back(by_first[next]);
     }
     int64_t to_move = bytes - problem.pools[f].capacity_bytes;
     if (to_move <= 0) continue;
-    std::erase_if(active, [&](int32_t b) { return problem.arena.blocks[b].last < s; });
-    penalties.clear();
-    for (int32_t b : active) {
-      const int64_t size = problem.arena.blocks[b].size;
-      if (!problem.allowed[b][f]) {
-        to_move -= size;
-      } else if (penalty[b] != kNoAlternative) {
-        penalties.push_back({penalty[b], size});
-      }
-    }
-    std::sort(penalties.begin(), penalties.end());
+    const auto started = movable.begin() + static_cast<std::ptrdiff_t>(sorted);
+    std::sort(started, movable.end(), cheaper);
+    std::inplace_merge(movable.begin(), started, movable.end(), cheaper);
+    std::erase_if(movable, [&](int32_t b) { return problem.arena.blocks[b].last < s; });
+    sorted = movable.size();
     double raise = 0;
-    for (const auto& [per_byte, size] : penalties) {
+    for (int32_t b : movable) {
       if (to_move <= 0) break;
-      const int64_t moved = std::min(to_move, size);
-      raise += per_byte * static_cast<double>(moved);
+      const int64_t moved = std::min(to_move, problem.arena.blocks[b].size);
+      raise += penalty[b] * static_cast<double>(moved);
       to_move -= moved;
     }
     best_raise = std::max(best_raise, raise);

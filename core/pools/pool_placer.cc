@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -27,25 +28,27 @@ constexpr int kLowestGapRounds = 4;
 
 bool Overlaps(const std::pair<int64_t, int64_t>& extent, int64_t start, int64_t size) {
   const auto& [offset, extent_size] = extent;
-  return extent_size > 0 && offset < start + size && offset + extent_size > start;
+  // `&`, not `&&`: no branches (see LowestGap).
+  return (extent_size > 0) & (offset < start + size) & (offset + extent_size > start);
 }
 
 }  // namespace
 
-int64_t LowestGap(const Extents& taken, int64_t size, int64_t limit) {
+int64_t LowestGap(absl::Span<const std::pair<int64_t, int64_t>> taken, int64_t size,
+                  int64_t limit) {
   int64_t candidate = 0;
   for (int round = 0; round < kLowestGapRounds; ++round) {
+    // Branch-free, as the first fit's scan (see PoolFiller::FirstFit).
     bool moved = false;
     for (const auto& extent : taken) {
-      if (Overlaps(extent, candidate, size)) {
-        candidate = extent.first + extent.second;
-        moved = true;
-      }
+      const bool overlaps = Overlaps(extent, candidate, size);
+      candidate = overlaps ? extent.first + extent.second : candidate;
+      moved |= overlaps;
     }
     if (!moved || candidate > limit - size) return candidate;
   }
   // Everything below `candidate` is still taken; by offset, one scan ends it.
-  Extents sorted = taken;
+  Extents sorted(taken.begin(), taken.end());
   std::sort(sorted.begin(), sorted.end());
   for (const auto& extent : sorted) {
     if (extent.first >= candidate + size) break;
@@ -120,12 +123,18 @@ class PoolFiller {
   // LowestGap of block b among its co-live blocks in pool p, with `limit`.
   int64_t FirstFit(int32_t b, int32_t p,
                    int64_t limit = std::numeric_limits<int64_t>::max()) const {
-    taken_.clear();
-    for (const CoLiveBlocks::Other& other : co_live_[b]) {
-      if (assignment_.pool[other.block] != p) continue;
-      taken_.push_back({assignment_.offset[other.block], other.size});
+    // Branch-free: whether a co-live block is in `p` is data no predictor
+    // learns in one compile (a branch here measured faster only in a
+    // benchmark that repeats one problem).
+    const absl::Span<const CoLiveBlocks::Other> others = co_live_[b];
+    if (taken_.size() < others.size()) taken_.resize(others.size());
+    size_t count = 0;
+    for (const CoLiveBlocks::Other& other : others) {
+      taken_[count] = {assignment_.offset[other.block], other.size};
+      count += static_cast<size_t>(assignment_.pool[other.block] == p);
     }
-    return LowestGap(taken_, problem_.arena.blocks[b].size, limit);
+    return LowestGap(absl::MakeConstSpan(taken_.data(), count), problem_.arena.blocks[b].size,
+                     limit);
   }
   bool FitsAt(int32_t b, int32_t p, int64_t offset) const {
     return offset + problem_.arena.blocks[b].size <= problem_.pools[p].capacity_bytes;
@@ -276,6 +285,34 @@ PoolAssignment Greedy(const PoolProblem& problem, const CoLiveBlocks& co_live,
                       const std::vector<int32_t>& order, const PoolPreference& preference) {
   PoolFiller filler(problem, co_live, PoolFiller::Lists::kNone);
   for (int32_t b : order) filler.PlaceFirstFit(b, preference(b));
+  return filler.assignment();
+}
+
+// Greedy, given up (nullopt) as soon as it cannot beat `to_beat`, the
+// modelled time of a placement that fits (infinity: none fits, and the
+// pass runs to the end): once a block overflows (an overflow ranks below
+// any fit) or the blocks placed so far, with every other block in its
+// cheapest pool, take longer (a margin keeps the summation order's ulps
+// from giving up on a tie).
+template <typename PoolPreference>
+std::optional<PoolAssignment> GreedyUnlessBeaten(const PoolProblem& problem,
+                                                 const CoLiveBlocks& co_live,
+                                                 const PoolCostOrders& cost_orders,
+                                                 const std::vector<int32_t>& order,
+                                                 const PoolPreference& preference, double to_beat) {
+  if (to_beat == std::numeric_limits<double>::infinity()) {
+    return Greedy(problem, co_live, order, preference);
+  }
+  PoolFiller filler(problem, co_live, PoolFiller::Lists::kNone);
+  const double give_up_above = to_beat * (1 + 1e-9);
+  double bound = CheapestPoolsSeconds(problem);
+  for (int32_t b : order) {
+    filler.PlaceFirstFit(b, preference(b));
+    const int32_t p = filler.assignment().pool[b];
+    if (!filler.FitsAt(b, p, filler.assignment().offset[b])) return std::nullopt;
+    bound += problem.seconds[b][p] - problem.seconds[b][cost_orders[b].front()];
+    if (bound > give_up_above) return std::nullopt;
+  }
   return filler.assignment();
 }
 
@@ -700,23 +737,49 @@ PoolGreedyStarts GreedyStarts(const PoolProblem& problem, const CoLiveBlocks& co
   PoolGreedyStarts result;
   result.effort = effort;
   std::vector<PoolPlacement>& starts = result.starts;
+  const std::vector<int32_t> by_saving =
+      sorted_by([&](int32_t b) { return Saving(problem, cost_orders[b], b); });
+  const std::vector<int32_t> by_size = sorted_by(size);
   // The fast effort keeps the starts that won on the shared models when a
   // placement fits (docs/pools.md, "Placement effort"): by time saved and
-  // by size, and the two baselines, which are reported anyway.
-  if (effort == PlacementEffort::kThorough) {
-    result.density_order = sorted_by(per_byte);
-    starts.push_back(
-        Finish(problem, "density", Greedy(problem, co_live, result.density_order, cost_order)));
+  // by size, and the two baselines, which are reported anyway. It needs
+  // only the best of them: the baselines go first, and a start of its own
+  // is dropped as soon as it cannot beat the best that fits so far.
+  if (effort == PlacementEffort::kFast) {
+    PoolPlacement internal_first = InternalFirst(problem, co_live);
+    PoolPlacement usmp_greedy = UsmpGreedy(problem, co_live);
+    double to_beat = std::numeric_limits<double>::infinity();
+    for (const PoolPlacement* fitting : {&internal_first, &usmp_greedy}) {
+      if (fitting->fits()) to_beat = std::min(to_beat, fitting->evaluation.modelled_seconds);
+    }
+    // By size first: it won more often on the shared models (and so gives
+    // up the other sooner); kept in the thorough effort's order, so that
+    // best() breaks ties alike.
+    auto own_start = [&](const char* name,
+                         const std::vector<int32_t>& order) -> std::optional<PoolPlacement> {
+      std::optional<PoolAssignment> assignment =
+          GreedyUnlessBeaten(problem, co_live, cost_orders, order, cost_order, to_beat);
+      if (!assignment) return std::nullopt;
+      PoolPlacement start = Finish(problem, name, *std::move(assignment));
+      if (start.fits()) to_beat = std::min(to_beat, start.evaluation.modelled_seconds);
+      return start;
+    };
+    std::optional<PoolPlacement> by_size_start = own_start("size", by_size);
+    std::optional<PoolPlacement> by_saving_start = own_start("saving", by_saving);
+    for (std::optional<PoolPlacement>* start : {&by_saving_start, &by_size_start}) {
+      if (*start) starts.push_back(**std::move(start));
+    }
+    starts.push_back(std::move(internal_first));
+    starts.push_back(std::move(usmp_greedy));
+    return result;
   }
-  starts.push_back(Finish(
-      problem, "saving",
-      Greedy(problem, co_live,
-             sorted_by([&](int32_t b) { return Saving(problem, cost_orders[b], b); }),
-             cost_order)));
-  starts.push_back(Finish(problem, "size", Greedy(problem, co_live, sorted_by(size), cost_order)));
+  result.density_order = sorted_by(per_byte);
+  starts.push_back(
+      Finish(problem, "density", Greedy(problem, co_live, result.density_order, cost_order)));
+  starts.push_back(Finish(problem, "saving", Greedy(problem, co_live, by_saving, cost_order)));
+  starts.push_back(Finish(problem, "size", Greedy(problem, co_live, by_size, cost_order)));
   starts.push_back(InternalFirst(problem, co_live));
   starts.push_back(UsmpGreedy(problem, co_live));
-  if (effort == PlacementEffort::kFast) return result;
   auto lifetime = [&](int32_t b) {
     const ArenaBlock& block = problem.arena.blocks[b];
     return static_cast<double>(block.last - block.first) * 1e12 + static_cast<double>(block.size);

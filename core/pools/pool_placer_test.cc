@@ -199,7 +199,9 @@ TEST(PoolPlacerTest, HeuristicIsNeverBelowTheExactOptimumNorAboveTheBaselines) {
     }
     // A proof that this order has no placement never meets a placement.
     const std::string no_placement = ScheduleInfeasibility(graph, *problem);
-    if (heuristic.fits()) EXPECT_EQ(no_placement, "");
+    if (heuristic.fits()) {
+      EXPECT_EQ(no_placement, "");
+    }
     if (!no_placement.empty()) {
       EXPECT_FALSE(PlacePoolsExact(*problem, 200000, ArenaLimits{}).placement.has_value());
     }
@@ -333,6 +335,44 @@ TEST(PoolPlacerTest, GivenGreedyStartsGiveTheSamePlacement) {
     ExpectSamePlacement(starts.named("internal_first"), PlaceInternalFirst(*problem));
     ExpectSamePlacement(starts.named("usmp_greedy"), PlaceUsmpGreedy(*problem));
   }
+}
+
+// The fast effort gives up a start of its own once it cannot beat a
+// placement that fits: its best start must be the best of the same four
+// starts run to the end (the thorough effort's, which keeps every start),
+// on banks from roomy to too small for any placement.
+TEST(PoolPlacerTest, FastStartsGiveUpOnlyStartsThatCannotWin) {
+  std::mt19937_64 rng(37);
+  int given_up = 0, none_fits = 0;
+  for (int iteration = 0; iteration < ::ordo::testing::Trials(120); ++iteration) {
+    testing::RandomDagOptions dag;
+    dag.num_ops = 4 + iteration % 30;
+    dag.min_bytes = 16;
+    dag.max_bytes = 256;
+    const Graph graph = testing::RandomDag(rng, dag);
+    const MemoryModel model = *BuildMemoryModel(graph, {});
+    const SimulationResult simulation =
+        *Simulate(model, testing::RandomTopologicalOrder(model, rng));
+    absl::StatusOr<PoolProblem> problem =
+        BuildPoolProblem(graph, model, simulation, 16, ThreeBanks(4 << (iteration % 6)));
+    if (!problem.ok()) continue;  // a tensor larger than every bank
+    const PoolGreedyStarts whole = PlacePoolsGreedyStarts(*problem);
+    const PoolPlacement* best = nullptr;
+    for (const char* name : {"saving", "size", "internal_first", "usmp_greedy"}) {
+      const PoolPlacement& start = whole.named(name);
+      if (best == nullptr || BetterPlacement(start, *best)) best = &start;
+    }
+    const FastPoolPlacement fast = PlacePoolsFast(*problem);
+    ExpectSamePlacement(fast.starts.best(), *best);
+    EXPECT_EQ(fast.starts.best().algorithm, best->algorithm);
+    ExpectSamePlacement(fast.starts.named("internal_first"), whole.named("internal_first"));
+    ExpectSamePlacement(fast.starts.named("usmp_greedy"), whole.named("usmp_greedy"));
+    given_up += fast.starts.starts.size() < 4;
+    none_fits += !best->fits();
+  }
+  // Both cases were met.
+  EXPECT_GT(given_up, 0);
+  EXPECT_GT(none_fits, 0);
 }
 
 // Given up above a time, the placer stops only when no valid placement is
