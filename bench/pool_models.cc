@@ -12,9 +12,15 @@
 //   ordo-pool-bench [DIR] [--only=SUBSTRING] [--device=NAME]
 //                   [--schedule_time_limit_s=2] [--schedulers=best,model,...]
 //                   [--rewrite=auto] [--runtime=tflm] [--effort=fast|thorough]
+//                   [--repeat=1]
 //
 // --effort: the place stage's PlacementEffort (default fast, as `ordo
 // compile`); the tables say which.
+//
+// --repeat=N: each compile, with pools and without, runs N times and the
+// time columns are the medians (one run's times vary several-fold on a
+// shared machine); every other column is the first run's (they do not
+// depend on the run).
 //
 // With --schedulers, each model is compiled once per named scheduler and a
 // table per preset says what the best of those schedules gives: the
@@ -71,6 +77,8 @@ struct Options {
   std::string runtime;
   // PoolOptions::effort, spelt "fast" or "thorough".
   std::string effort = "fast";
+  // Runs of each compile; the time columns are their medians.
+  int64_t repeat = 1;
 };
 
 bool ParseArgs(int argc, char** argv, Options& options) {
@@ -79,9 +87,8 @@ bool ParseArgs(int argc, char** argv, Options& options) {
       {bench::StringFlag("only", options.only), bench::StringFlag("device", options.device),
        bench::DoubleFlag("schedule_time_limit_s", options.schedule_time_limit_s),
        bench::StringFlag("schedulers", options.schedulers),
-       bench::StringFlag("rewrite", options.rewrite),
-       bench::StringFlag("runtime", options.runtime),
-       bench::StringFlag("effort", options.effort)});
+       bench::StringFlag("rewrite", options.rewrite), bench::StringFlag("runtime", options.runtime),
+       bench::StringFlag("effort", options.effort), bench::Int64Flag("repeat", options.repeat)});
 }
 
 struct Cell {
@@ -125,6 +132,13 @@ struct Cell {
     double seconds = 0;
   } one_arena;
 };
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
 
 CompileOptions BaseOptions(const Options& options) {
   CompileOptions compile;
@@ -193,9 +207,19 @@ Cell RunOne(const std::string& name, const Graph& graph, const DevicePreset& pre
       cell.one_arena_seconds = baseline.modelled_seconds;
     }
   }
-  cell.place_s = absl::ToDoubleSeconds(report.time);
-  cell.place_stage_s = absl::ToDoubleSeconds(report.stage_time);
-  cell.compile_s = absl::ToDoubleSeconds(result->time);
+  std::vector<double> place_s = {absl::ToDoubleSeconds(report.time)};
+  std::vector<double> place_stage_s = {absl::ToDoubleSeconds(report.stage_time)};
+  std::vector<double> compile_s = {absl::ToDoubleSeconds(result->time)};
+  for (int64_t run = 1; run < options.repeat; ++run) {
+    absl::StatusOr<CompileResult> again = Compile(graph, compile, clock);
+    if (!again.ok()) break;
+    place_s.push_back(absl::ToDoubleSeconds(again->placement->time));
+    place_stage_s.push_back(absl::ToDoubleSeconds(again->placement->stage_time));
+    compile_s.push_back(absl::ToDoubleSeconds(again->time));
+  }
+  cell.place_s = Median(place_s);
+  cell.place_stage_s = Median(place_stage_s);
+  cell.compile_s = Median(compile_s);
   return cell;
 }
 
@@ -329,13 +353,6 @@ bool IsNasModel(const std::string& name) {
   return false;
 }
 
-double Median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 // "0.850 (15.0% lower)", or "- (no model)" for an empty set: a median over
 // nothing is not a figure.
 std::string MedianRatio(const std::vector<double>& ratios) {
@@ -382,8 +399,10 @@ void PrintOneArena(const DevicePreset& preset, const std::vector<Cell>& cells) {
 
 void PrintPreset(const DevicePreset& preset, const Options& options,
                  const std::vector<Cell>& cells) {
-  std::printf("\n### %s (placement effort %s)\n\n", preset.description.c_str(),
-              options.effort.c_str());
+  std::printf(
+      "\n### %s (placement effort %s%s)\n\n", preset.description.c_str(), options.effort.c_str(),
+      options.repeat > 1 ? absl::StrFormat("; times: medians of %d runs", options.repeat).c_str()
+                         : "");
   std::printf(
       "| model | peak (int8) | fits: ordo / internal_first / usmp_greedy / single_pool |"
       " ordo ms | internal_first ms | usmp_greedy ms | ordo / internal_first |"
@@ -548,7 +567,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: ordo-pool-bench [DIR] [--only=SUBSTRING] [--device=NAME] "
                  "[--schedule_time_limit_s=2] [--schedulers=best,model,...] "
-                 "[--rewrite=auto] [--runtime=tflm] [--effort=fast|thorough]\n");
+                 "[--rewrite=auto] [--runtime=tflm] [--effort=fast|thorough] [--repeat=1]\n");
+    return 2;
+  }
+  if (options.repeat < 1) {
+    std::fprintf(stderr, "ordo-pool-bench: --repeat: %lld runs; use 1 or more\n",
+                 static_cast<long long>(options.repeat));
     return 2;
   }
   if (!ParsePlacementEffort(options.effort)) {
@@ -597,7 +621,14 @@ int main(int argc, char** argv) {
     absl::StatusOr<CompileResult> plain = absl::UnknownError("not compiled");
     if (schedulers.empty()) {
       plain = Compile(*graph, BaseOptions(options), clock);
-      if (plain.ok()) without = absl::ToDoubleSeconds(plain->time);
+      if (plain.ok()) {
+        std::vector<double> times = {absl::ToDoubleSeconds(plain->time)};
+        for (int64_t run = 1; run < options.repeat; ++run) {
+          absl::StatusOr<CompileResult> again = Compile(*graph, BaseOptions(options), clock);
+          if (again.ok()) times.push_back(absl::ToDoubleSeconds(again->time));
+        }
+        without = Median(times);
+      }
     }
     for (size_t p = 0; p < presets.size(); ++p) {
       if (!schedulers.empty()) {

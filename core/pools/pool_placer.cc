@@ -14,6 +14,7 @@
 #include "core/pools/lowest_gap.h"
 #include "core/pools/pool_relaxation.h"
 #include "core/util/check.h"
+#include "core/util/radix_sort.h"
 
 namespace ordo {
 
@@ -75,10 +76,14 @@ class CoLiveBlocks {
       if (blocks[b].size > 0) by_first.push_back(b);
     }
     SortByFirstStep(blocks, by_first);
-    // Counted, then filled.
+    // Counted, then filled. A block's list holds the blocks before it in
+    // `by_first` first (filled while the pass is at them), then the rest.
     start_.assign(problem.num_blocks() + 1, 0);
-    ForEachCoLivePair(blocks, by_first,
-                      [&](int32_t a, int32_t b) { ++start_[a + 1], ++start_[b + 1]; });
+    earlier_.assign(problem.num_blocks(), 0);
+    ForEachCoLivePair(blocks, by_first, [&](int32_t a, int32_t b) {
+      ++start_[a + 1], ++start_[b + 1];
+      ++earlier_[b];
+    });
     for (size_t b = 1; b < start_.size(); ++b) start_[b] += start_[b - 1];
     others_.resize(start_.back());
     std::vector<int32_t> next(start_.begin(), start_.end() - 1);
@@ -96,9 +101,16 @@ class CoLiveBlocks {
   absl::Span<const Other> operator[](int32_t b) const {
     return absl::MakeConstSpan(others_).subspan(start_[b], start_[b + 1] - start_[b]);
   }
+  // The co-live blocks before b in SortByFirstStep's order of all blocks
+  // (stable, so the same order without the empty ones): all that are placed
+  // when blocks are placed in that order (InternalFirst).
+  absl::Span<const Other> earlier(int32_t b) const {
+    return absl::MakeConstSpan(others_).subspan(start_[b], earlier_[b]);
+  }
 
  private:
   std::vector<int32_t> start_;  // block b's are others_[start_[b], start_[b + 1])
+  std::vector<int32_t> earlier_;  // of which the first earlier_[b] start before b
   std::vector<Other> others_;
 };
 
@@ -110,11 +122,17 @@ class CoLiveBlocks {
 class PoolFiller {
  public:
   enum class Lists { kKept, kNone };
+  // Which co-live blocks a first fit steps over: all, or only those that
+  // start earlier (CoLiveBlocks::earlier), which are all the placed ones
+  // when every block is placed in first-step order and never moved.
+  enum class Scan { kAll, kEarlier };
 
-  PoolFiller(const PoolProblem& problem, const CoLiveBlocks& co_live, Lists lists = Lists::kKept)
+  PoolFiller(const PoolProblem& problem, const CoLiveBlocks& co_live, Lists lists = Lists::kKept,
+             Scan scan = Scan::kAll)
       : problem_(problem),
         co_live_(co_live),
         lists_(lists),
+        scan_(scan),
         by_offset_(problem.num_pools()) {
     assignment_.pool.assign(problem.num_blocks(), kUnplaced);
     assignment_.offset.assign(problem.num_blocks(), 0);
@@ -126,7 +144,8 @@ class PoolFiller {
     // Branch-free: whether a co-live block is in `p` is data no predictor
     // learns in one compile (a branch here measured faster only in a
     // benchmark that repeats one problem).
-    const absl::Span<const CoLiveBlocks::Other> others = co_live_[b];
+    const absl::Span<const CoLiveBlocks::Other> others =
+        scan_ == Scan::kAll ? co_live_[b] : co_live_.earlier(b);
     if (taken_.size() < others.size()) taken_.resize(others.size());
     size_t count = 0;
     for (const CoLiveBlocks::Other& other : others) {
@@ -197,6 +216,7 @@ class PoolFiller {
   const PoolProblem& problem_;
   const CoLiveBlocks& co_live_;
   const Lists lists_;
+  const Scan scan_;
   PoolAssignment assignment_;
   std::vector<std::vector<int32_t>> by_offset_;
   // The first fit's working list, kept to spare allocations.
@@ -228,17 +248,10 @@ std::vector<int32_t> AllBlocks(const PoolProblem& problem) {
 }
 
 // Every block, by `key` (one value per block) from high to low; ties keep
-// the block order. Each key is computed once, not twice per comparison.
+// the block order. Each key is computed once; sorted by radix (a
+// comparison sort of these keys was a tenth of the fast place stage).
 std::vector<int32_t> ByKeyDescending(const std::vector<double>& key) {
-  std::vector<std::pair<double, int32_t>> keyed(key.size());
-  for (size_t b = 0; b < key.size(); ++b) keyed[b] = {key[b], static_cast<int32_t>(b)};
-  // Ties by block: the order a stable sort keeps, at std::sort's cost.
-  std::sort(keyed.begin(), keyed.end(), [](const auto& x, const auto& y) {
-    return x.first != y.first ? x.first > y.first : x.second < y.second;
-  });
-  std::vector<int32_t> order(key.size());
-  for (size_t i = 0; i < keyed.size(); ++i) order[i] = keyed[i].second;
-  return order;
+  return StableOrderByKeyDescending(key);
 }
 
 // Every block's allowed pools, cheapest first (ties: the given pool order),
@@ -280,10 +293,12 @@ double Saving(const PoolProblem& problem, absl::Span<const int32_t> pools, int32
 }
 
 // `preference(b)`: block b's pools in the order it tries them.
+// `scan`: PoolFiller::Scan::kEarlier only for `order` by first step.
 template <typename PoolPreference>
 PoolAssignment Greedy(const PoolProblem& problem, const CoLiveBlocks& co_live,
-                      const std::vector<int32_t>& order, const PoolPreference& preference) {
-  PoolFiller filler(problem, co_live, PoolFiller::Lists::kNone);
+                      const std::vector<int32_t>& order, const PoolPreference& preference,
+                      PoolFiller::Scan scan = PoolFiller::Scan::kAll) {
+  PoolFiller filler(problem, co_live, PoolFiller::Lists::kNone, scan);
   for (int32_t b : order) filler.PlaceFirstFit(b, preference(b));
   return filler.assignment();
 }
@@ -685,9 +700,13 @@ PoolPlacement InternalFirst(const PoolProblem& problem, const CoLiveBlocks& co_l
   std::vector<int32_t> order = AllBlocks(problem);
   SortByFirstStep(problem.arena.blocks, order);  // stable: ties by block
   std::vector<int32_t> pools = PoolsBySpeed(problem);
-  return Finish(problem, "internal_first",
-                Greedy(problem, co_live, order,
-                       [&](int32_t) -> const std::vector<int32_t>& { return pools; }));
+  // In this order the placed co-live blocks are the earlier ones: half the
+  // scan.
+  return Finish(
+      problem, "internal_first",
+      Greedy(
+          problem, co_live, order, [&](int32_t) -> const std::vector<int32_t>& { return pools; },
+          PoolFiller::Scan::kEarlier));
 }
 
 PoolPlacement UsmpGreedy(const PoolProblem& problem, const CoLiveBlocks& co_live) {
@@ -695,13 +714,13 @@ PoolPlacement UsmpGreedy(const PoolProblem& problem, const CoLiveBlocks& co_live
   // (stable), then stably by size, the sizes side by side.
   std::vector<int32_t> by_first = AllBlocks(problem);
   SortByFirstStep(problem.arena.blocks, by_first);
-  std::vector<std::pair<int64_t, int32_t>> keyed(by_first.size());
+  std::vector<uint64_t> larger_first(by_first.size());
   for (size_t i = 0; i < by_first.size(); ++i) {
-    keyed[i] = {-problem.arena.blocks[by_first[i]].size, static_cast<int32_t>(i)};
+    larger_first[i] = ~static_cast<uint64_t>(problem.arena.blocks[by_first[i]].size);
   }
-  std::sort(keyed.begin(), keyed.end());  // the position as last key: stable
-  std::vector<int32_t> order(keyed.size());
-  for (size_t i = 0; i < keyed.size(); ++i) order[i] = by_first[keyed[i].second];
+  const std::vector<int32_t> by_size = StableOrderByKey(larger_first);
+  std::vector<int32_t> order(by_size.size());
+  for (size_t i = 0; i < by_size.size(); ++i) order[i] = by_first[by_size[i]];
   std::vector<int32_t> pools(problem.num_pools());
   std::iota(pools.begin(), pools.end(), 0);
   return Finish(problem, "usmp_greedy",

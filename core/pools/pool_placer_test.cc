@@ -4,19 +4,19 @@
 
 #include "core/pools/pool_placer.h"
 
-#include <functional>
-#include "core/pools/lowest_gap.h"
-#include "core/pools/pool_order_repair.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
+#include <numeric>
 #include <random>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/pools/lowest_gap.h"
+#include "core/pools/pool_order_repair.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
 #include "core/testing/trials.h"
@@ -431,6 +431,93 @@ TEST(PoolPlacerTest, UsmpIgnoresBandwidthsAndInternalFirstFillsTheFastestPool) {
   }
 }
 
+// The baselines' rules spelt out, step by step, over every placed block
+// (not the placer's co-live lists, sorts or first fit): blocks in `order`,
+// each at the lowest offset in the first of `pools` (allowed) where it
+// fits, else where it overflows least (the first such pool).
+PoolAssignment FirstFitByDefinition(const PoolProblem& problem, const std::vector<int32_t>& order,
+                                    const std::vector<int32_t>& pools) {
+  PoolAssignment assignment;
+  assignment.pool.assign(problem.num_blocks(), kNoId);
+  assignment.offset.assign(problem.num_blocks(), 0);
+  auto lowest_gap = [&](int32_t b, int32_t p) {
+    const ArenaBlock& block = problem.arena.blocks[b];
+    for (int64_t offset = 0;; offset += problem.arena.alignment) {
+      bool free = true;
+      for (int32_t other = 0; other < problem.num_blocks() && free; ++other) {
+        const ArenaBlock& placed = problem.arena.blocks[other];
+        free = !(assignment.pool[other] == p && placed.size > 0 &&
+                 BlocksOverlapInTime(block, placed) &&
+                 assignment.offset[other] < offset + block.size &&
+                 offset < assignment.offset[other] + placed.size);
+      }
+      if (free) return offset;
+    }
+  };
+  for (int32_t b : order) {
+    const int64_t size = problem.arena.blocks[b].size;
+    int32_t chosen = kNoId;
+    int64_t chosen_offset = 0, least_overflow = std::numeric_limits<int64_t>::max();
+    for (int32_t p : pools) {
+      if (!problem.allowed[b][p]) continue;
+      const int64_t offset = size == 0 ? 0 : lowest_gap(b, p);
+      const int64_t overflow = offset + size - problem.pools[p].capacity_bytes;
+      if (overflow <= 0) {
+        chosen = p, chosen_offset = offset;
+        break;
+      }
+      if (overflow < least_overflow) chosen = p, chosen_offset = offset, least_overflow = overflow;
+    }
+    assignment.pool[b] = chosen;
+    assignment.offset[b] = chosen_offset;
+  }
+  return assignment;
+}
+
+// internal_first (ESP-DL: by first step, fastest pool first) and
+// usmp_greedy (TVM: largest first, ties by first step, pools as given)
+// against their definitions, on banks from roomy to overflowing.
+TEST(PoolPlacerTest, BaselinesAreTheirRulesStepByStep) {
+  std::mt19937_64 rng(43);
+  int overflowing = 0;
+  for (int iteration = 0; iteration < ::ordo::testing::Trials(80); ++iteration) {
+    testing::RandomDagOptions dag;
+    dag.num_ops = 4 + iteration % 30;
+    dag.min_bytes = 16;
+    dag.max_bytes = 256;
+    const Graph graph = testing::RandomDag(rng, dag);
+    const MemoryModel model = *BuildMemoryModel(graph, {});
+    const SimulationResult simulation =
+        *Simulate(model, testing::RandomTopologicalOrder(model, rng));
+    // Listed slow, fast, middle: neither rule may rely on the given order.
+    PoolOptions options;
+    const int64_t scale = 4 << (iteration % 6);
+    options.pools = {{"slow", 64 * scale, 2e8, 1e8},
+                     {"fast", 2 * scale, 8e9, 8e9},
+                     {"middle", 4 * scale, 2e9, 1e9}};
+    absl::StatusOr<PoolProblem> problem = BuildPoolProblem(graph, model, simulation, 16, options);
+    if (!problem.ok()) continue;  // a tensor larger than every bank
+    std::vector<int32_t> by_first(problem->num_blocks());
+    std::iota(by_first.begin(), by_first.end(), 0);
+    std::stable_sort(by_first.begin(), by_first.end(), [&](int32_t a, int32_t b) {
+      return problem->arena.blocks[a].first < problem->arena.blocks[b].first;
+    });
+    std::vector<int32_t> by_size = by_first;
+    std::stable_sort(by_size.begin(), by_size.end(), [&](int32_t a, int32_t b) {
+      return problem->arena.blocks[a].size > problem->arena.blocks[b].size;
+    });
+    const PoolPlacement internal = PlaceInternalFirst(*problem);
+    const PoolAssignment internal_rule = FirstFitByDefinition(*problem, by_first, {1, 2, 0});
+    EXPECT_EQ(internal.assignment.pool, internal_rule.pool) << "iteration " << iteration;
+    EXPECT_EQ(internal.assignment.offset, internal_rule.offset) << "iteration " << iteration;
+    const PoolPlacement usmp = PlaceUsmpGreedy(*problem);
+    const PoolAssignment usmp_rule = FirstFitByDefinition(*problem, by_size, {0, 1, 2});
+    EXPECT_EQ(usmp.assignment.pool, usmp_rule.pool) << "iteration " << iteration;
+    EXPECT_EQ(usmp.assignment.offset, usmp_rule.offset) << "iteration " << iteration;
+    overflowing += !internal.fits();
+  }
+  EXPECT_GT(overflowing, 0);
+}
 
 PoolOptions TwoBanks(int64_t big, int64_t small) {
   PoolOptions options;
