@@ -317,12 +317,14 @@ struct ScoredSchedule {
 
 // `candidate` scored with the placer's greedy starts: verified by the
 // simulator and its pool problem built, unless the caller already has both.
-// `effort`: ScoreBuiltPoolProblem's (competitors are scored thoroughly).
+// `effort` and `prove_no_order_fits`: ScoreBuiltPoolProblem's (competitors
+// are scored thoroughly).
 absl::StatusOr<ScoredSchedule> ScoreSchedule(const Graph& graph, const MemoryModel& model,
                                              const CompileOptions& options, Candidate candidate,
                                              PlacementEffort effort,
                                              std::optional<SimulationResult> simulation = {},
-                                             std::optional<PoolProblem> problem = {}) {
+                                             std::optional<PoolProblem> problem = {},
+                                             const NoOrderFitsProof& prove_no_order_fits = {}) {
   ScoredSchedule entry;
   if (simulation) {
     entry.simulation = std::move(*simulation);
@@ -333,7 +335,7 @@ absl::StatusOr<ScoredSchedule> ScoreSchedule(const Graph& graph, const MemoryMod
     ORDO_ASSIGN_OR_RETURN(problem, BuildPoolProblem(graph, model, entry.simulation,
                                                     options.alignment, options.pools));
   }
-  entry.pools = ScoreBuiltPoolProblem(*std::move(problem), effort);
+  entry.pools = ScoreBuiltPoolProblem(*std::move(problem), effort, prove_no_order_fits);
   entry.candidate = std::move(candidate);
   return entry;
 }
@@ -693,22 +695,9 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
                               const std::vector<Candidate>& baselines, CompileResult& result) {
   const absl::Time start = clock.Now();
   const absl::Time deadline = limits.deadline;
-  ORDO_ASSIGN_OR_RETURN(PoolProblem chosen_problem,
-                        BuildPoolProblem(graph, model, result.simulation, options.alignment,
-                                         options.pools));
-  // The schedule stage's order, verified already, scored by the effort's
-  // rule: a fitting fast placement ends the stage (step 0).
   ORDO_ASSIGN_OR_RETURN(
-      ScoredSchedule chosen_entry,
-      ScoreSchedule(graph, model, options,
-                    Candidate{result.schedule, std::move(result.algorithm), result.peak_bytes},
-                    options.pools.effort, std::move(result.simulation),
-                    std::move(chosen_problem)));
-  chosen_entry.chosen = true;
-  if (chosen_entry.pools.fast) {
-    return AdoptFastPlacement(graph, model, options, deadline, clock, std::move(chosen_entry),
-                              start, result);
-  }
+      PoolProblem chosen_problem,
+      BuildPoolProblem(graph, model, result.simulation, options.alignment, options.pools));
   // The schedule stage's bound holds for every order (ScheduleResult), so
   // the granularity proof of PoolInfeasibility may use it; its parts'
   // bounds (the model partitioned again) only when the whole's do not
@@ -719,14 +708,33 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
       result.status == ScheduleStatus::kOptimal ? "the proved least peak"
                                                 : "the proved lower bound on the peak",
       {}};
-  std::string no_order_fits =
-      PoolInfeasibility(graph, model, chosen_entry.pools.problem, every_order_peak);
-  if (no_order_fits.empty()) {
-    every_order_peak.parts = PartBounds(graph, model, result.parts);
-    if (!every_order_peak.parts.empty()) {
-      no_order_fits = PoolInfeasibility(graph, model, chosen_entry.pools.problem, every_order_peak);
+  const NoOrderFitsProof prove_no_order_fits = [&](const PoolProblem& problem) {
+    std::string proof = PoolInfeasibility(graph, model, problem, every_order_peak);
+    if (proof.empty()) {
+      every_order_peak.parts = PartBounds(graph, model, result.parts);
+      if (!every_order_peak.parts.empty()) {
+        proof = PoolInfeasibility(graph, model, problem, every_order_peak);
+      }
     }
+    return proof;
+  };
+  // The schedule stage's order, verified already, scored by the effort's
+  // rule: a fitting fast placement ends the stage (step 0). One that does
+  // not fit asks for the proof on the way.
+  ORDO_ASSIGN_OR_RETURN(
+      ScoredSchedule chosen_entry,
+      ScoreSchedule(graph, model, options,
+                    Candidate{result.schedule, std::move(result.algorithm), result.peak_bytes},
+                    options.pools.effort, std::move(result.simulation), std::move(chosen_problem),
+                    prove_no_order_fits));
+  chosen_entry.chosen = true;
+  if (chosen_entry.pools.fast) {
+    return AdoptFastPlacement(graph, model, options, deadline, clock, std::move(chosen_entry),
+                              start, result);
   }
+  const std::string no_order_fits = chosen_entry.pools.no_order_fits
+                                        ? *chosen_entry.pools.no_order_fits
+                                        : prove_no_order_fits(chosen_entry.pools.problem);
   chosen_entry.pools.no_order_fits = no_order_fits;
   if (!no_order_fits.empty()) {
     ORDO_ASSIGN_OR_RETURN(

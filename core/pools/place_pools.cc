@@ -64,12 +64,14 @@ absl::StatusOr<ScoredPoolProblem> ScorePoolProblem(const Graph& graph, const Mem
   return ScoreBuiltPoolProblem(std::move(problem), options.effort);
 }
 
-ScoredPoolProblem ScoreBuiltPoolProblem(PoolProblem problem, PlacementEffort effort) {
+ScoredPoolProblem ScoreBuiltPoolProblem(PoolProblem problem, PlacementEffort effort,
+                                        const NoOrderFitsProof& prove_no_order_fits) {
   if (effort == PlacementEffort::kFast && problem.num_blocks() > kThoroughUpToBlocks) {
-    FastPoolPlacement fast = PlacePoolsFast(problem);
+    FastPoolPlacement fast = PlacePoolsFast(problem, prove_no_order_fits);
     std::optional<HeuristicPoolResult> placed;
     if (fast.result.placement.fits()) placed = std::move(fast.result);
-    return {std::move(problem), std::move(fast.starts), std::move(placed)};
+    return {std::move(problem), std::move(fast.starts), std::move(placed),
+            std::move(fast.no_order_fits)};
   }
   PoolGreedyStarts greedy = PlacePoolsGreedyStarts(problem);
   return {std::move(problem), std::move(greedy), std::nullopt};

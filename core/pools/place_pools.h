@@ -92,7 +92,10 @@ inline constexpr int32_t kThoroughUpToBlocks = 64;
 // not, only its starts, and the full placer runs on thorough starts unless
 // a proof says nothing fits: PlaceScoredInPools); otherwise (kThorough, or
 // a small problem) the thorough greedy starts.
-ScoredPoolProblem ScoreBuiltPoolProblem(PoolProblem problem, PlacementEffort effort);
+// `prove_no_order_fits`: PlacePoolsFast's (the fast effort only); its
+// answer, when asked, is kept in `no_order_fits`.
+ScoredPoolProblem ScoreBuiltPoolProblem(PoolProblem problem, PlacementEffort effort,
+                                        const NoOrderFitsProof& prove_no_order_fits = {});
 
 // Replaces fast starts with the thorough ones (and drops a fast placement),
 // e.g. before a scored schedule competes with thoroughly scored ones.

@@ -849,12 +849,20 @@ PoolGreedyStarts PlacePoolsGreedyStarts(const PoolProblem& problem, PlacementEff
   return GreedyStarts(problem, CoLiveBlocks(problem), PoolCostOrders(problem), effort);
 }
 
-FastPoolPlacement PlacePoolsFast(const PoolProblem& problem) {
+FastPoolPlacement PlacePoolsFast(const PoolProblem& problem,
+                                 const NoOrderFitsProof& prove_no_order_fits) {
   const CoLiveBlocks co_live(problem);
   const PoolCostOrders cost_orders(problem);
   FastPoolPlacement fast;
   fast.starts = GreedyStarts(problem, co_live, cost_orders, PlacementEffort::kFast);
   const PoolPlacement& best = fast.starts.best();
+  if (!best.fits() && prove_no_order_fits) {
+    fast.no_order_fits = prove_no_order_fits(problem);
+    if (!fast.no_order_fits->empty()) {
+      fast.result = {best, CheapestPoolsSeconds(problem)};
+      return fast;
+    }
+  }
   PoolFiller filler(problem, co_live, PoolFiller::Lists::kNone);
   filler.Rebuild(best.assignment);
   MoveToCheaperPools(problem, cost_orders, filler);

@@ -2,6 +2,7 @@
 #define ORDO_CORE_POOLS_POOL_PLACER_H_
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -140,11 +141,19 @@ HeuristicPoolResult PlacePoolsHeuristic(
 // CheapestPoolsSeconds, the bound a report puts beside it (the step bound
 // was a tenth of the place stage on nasnet_imagenet on the STM32H743, where
 // no order fits, and was never reported). O(4 x (B k r + B P)) for k co-live blocks.
+// `prove_no_order_fits` (optional): when the best start does not fit, a
+// proof that no order of the model has a valid placement ("": none), asked
+// before the moves, which matter then only if they reach a fit: with a
+// proof they are skipped (a tenth of the stage where no order fits). Its
+// answer is kept in `no_order_fits`.
 struct FastPoolPlacement {
   PoolGreedyStarts starts;
   HeuristicPoolResult result;
+  std::optional<std::string> no_order_fits;
 };
-FastPoolPlacement PlacePoolsFast(const PoolProblem& problem);
+using NoOrderFitsProof = std::function<std::string(const PoolProblem&)>;
+FastPoolPlacement PlacePoolsFast(const PoolProblem& problem,
+                                 const NoOrderFitsProof& prove_no_order_fits = {});
 
 // The exact reference for small problems: depth-first branch and bound over
 // each block's pool (largest block first, cheapest pool first), pruned by the

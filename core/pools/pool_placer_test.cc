@@ -375,6 +375,51 @@ TEST(PoolPlacerTest, FastStartsGiveUpOnlyStartsThatCannotWin) {
   EXPECT_GT(none_fits, 0);
 }
 
+// The fast placer asks for the proof that no order fits only when no start
+// fits; with a proof it skips the moves (its placement is the best start),
+// without one it places as it does when it cannot ask.
+TEST(PoolPlacerTest, FastPlacerAsksForTheProofOnlyWhenNoStartFits) {
+  std::mt19937_64 rng(41);
+  int asked = 0, not_asked = 0;
+  for (int iteration = 0; iteration < ::ordo::testing::Trials(60); ++iteration) {
+    testing::RandomDagOptions dag;
+    dag.num_ops = 4 + iteration % 30;
+    dag.min_bytes = 16;
+    dag.max_bytes = 256;
+    const Graph graph = testing::RandomDag(rng, dag);
+    const MemoryModel model = *BuildMemoryModel(graph, {});
+    const SimulationResult simulation =
+        *Simulate(model, testing::RandomTopologicalOrder(model, rng));
+    absl::StatusOr<PoolProblem> problem =
+        BuildPoolProblem(graph, model, simulation, 16, ThreeBanks(4 << (iteration % 6)));
+    if (!problem.ok()) continue;
+    const FastPoolPlacement alone = PlacePoolsFast(*problem);
+    int calls = 0;
+    const FastPoolPlacement no_proof = PlacePoolsFast(*problem, [&](const PoolProblem&) {
+      ++calls;
+      return std::string();
+    });
+    ExpectSamePlacement(no_proof.result.placement, alone.result.placement);
+    const bool any_start_fits = alone.starts.best().fits();
+    EXPECT_EQ(calls, any_start_fits ? 0 : 1);
+    EXPECT_EQ(no_proof.no_order_fits.has_value(), !any_start_fits);
+    const FastPoolPlacement proved =
+        PlacePoolsFast(*problem, [](const PoolProblem&) { return std::string("proof"); });
+    if (any_start_fits) {
+      ExpectSamePlacement(proved.result.placement, alone.result.placement);
+      EXPECT_FALSE(proved.no_order_fits.has_value());
+      ++not_asked;
+    } else {
+      ExpectSamePlacement(proved.result.placement, alone.starts.best());
+      EXPECT_EQ(proved.no_order_fits, "proof");
+      EXPECT_EQ(proved.result.lower_bound_seconds, CheapestPoolsSeconds(*problem));
+      ++asked;
+    }
+  }
+  EXPECT_GT(asked, 0);
+  EXPECT_GT(not_asked, 0);
+}
+
 // Given up above a time, the placer stops only when no valid placement is
 // that fast: below the time it finds what it finds without the limit.
 TEST(PoolPlacerTest, GivesUpOnlyAboveItsBound) {
