@@ -665,7 +665,8 @@ absl::Status ChooseAmongOrders(const Graph& graph, const MemoryModel& model,
 // the one that places fastest, nor the only one that fits. Steps:
 //  0. With the fast effort (the default), the chosen schedule alone when its
 //     fast placement fits (AdoptFastPlacement); the steps below run only
-//     with kThorough or when it does not fit.
+//     with kThorough or when it does not fit. Where no greedy start fits,
+//     the proof that no order fits (PoolInfeasibility) is asked then, once.
 //  1. Candidates (PoolCompetitors), each verified by the simulator.
 //  2. Each is scored by PlacePoolsGreedy on its own pool problem (tens of
 //     greedy passes in all, against the full placer's relaxation and
