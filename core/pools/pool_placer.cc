@@ -303,30 +303,39 @@ PoolAssignment Greedy(const PoolProblem& problem, const CoLiveBlocks& co_live,
   return filler.assignment();
 }
 
-// Greedy, given up (nullopt) as soon as it cannot beat `to_beat`, the
-// modelled time of a placement that fits (infinity: none fits, and the
-// pass runs to the end): once a block overflows (an overflow ranks below
-// any fit) or the blocks placed so far, with every other block in its
-// cheapest pool, take longer (a margin keeps the summation order's ulps
-// from giving up on a tie).
+// Greedy, given up (nullopt) as soon as it cannot rank before `to_beat`
+// (another placement's PlacementRank: overflow bytes, then modelled time):
+// once the overflow of the blocks placed so far is larger (it only grows
+// as blocks are placed), or as large while their time with every other
+// block in its cheapest pool is longer (a margin keeps the summation
+// order's ulps from giving up on a tie, which the earlier start wins).
 template <typename PoolPreference>
 std::optional<PoolAssignment> GreedyUnlessBeaten(const PoolProblem& problem,
                                                  const CoLiveBlocks& co_live,
                                                  const PoolCostOrders& cost_orders,
                                                  const std::vector<int32_t>& order,
-                                                 const PoolPreference& preference, double to_beat) {
-  if (to_beat == std::numeric_limits<double>::infinity()) {
-    return Greedy(problem, co_live, order, preference);
-  }
+                                                 const PoolPreference& preference,
+                                                 const std::tuple<int64_t, double>& to_beat) {
+  const auto [overflow_to_beat, seconds_to_beat] = to_beat;
+  const double give_up_above = seconds_to_beat * (1 + 1e-9);
   PoolFiller filler(problem, co_live, PoolFiller::Lists::kNone);
-  const double give_up_above = to_beat * (1 + 1e-9);
+  std::vector<int64_t> used(problem.num_pools(), 0);
+  int64_t overflow = 0;
   double bound = CheapestPoolsSeconds(problem);
   for (int32_t b : order) {
     filler.PlaceFirstFit(b, preference(b));
     const int32_t p = filler.assignment().pool[b];
-    if (!filler.FitsAt(b, p, filler.assignment().offset[b])) return std::nullopt;
+    const int64_t size = problem.arena.blocks[b].size;
+    const int64_t end = filler.assignment().offset[b] + size;
+    if (size > 0 && end > used[p]) {
+      const int64_t capacity = problem.pools[p].capacity_bytes;
+      overflow += std::max<int64_t>(0, end - capacity) - std::max<int64_t>(0, used[p] - capacity);
+      used[p] = end;
+    }
     bound += problem.seconds[b][p] - problem.seconds[b][cost_orders[b].front()];
-    if (bound > give_up_above) return std::nullopt;
+    if (overflow > overflow_to_beat || (overflow == overflow_to_beat && bound > give_up_above)) {
+      return std::nullopt;
+    }
   }
   return filler.assignment();
 }
@@ -763,14 +772,12 @@ PoolGreedyStarts GreedyStarts(const PoolProblem& problem, const CoLiveBlocks& co
   // placement fits (docs/pools.md, "Placement effort"): by time saved and
   // by size, and the two baselines, which are reported anyway. It needs
   // only the best of them: the baselines go first, and a start of its own
-  // is dropped as soon as it cannot beat the best that fits so far.
+  // is dropped as soon as it cannot rank before the best so far.
   if (effort == PlacementEffort::kFast) {
     PoolPlacement internal_first = InternalFirst(problem, co_live);
     PoolPlacement usmp_greedy = UsmpGreedy(problem, co_live);
-    double to_beat = std::numeric_limits<double>::infinity();
-    for (const PoolPlacement* fitting : {&internal_first, &usmp_greedy}) {
-      if (fitting->fits()) to_beat = std::min(to_beat, fitting->evaluation.modelled_seconds);
-    }
+    std::tuple<int64_t, double> to_beat =
+        std::min(PlacementRank(internal_first), PlacementRank(usmp_greedy));
     // By size first: it won more often on the shared models (and so gives
     // up the other sooner); kept in the thorough effort's order, so that
     // best() breaks ties alike.
@@ -780,7 +787,7 @@ PoolGreedyStarts GreedyStarts(const PoolProblem& problem, const CoLiveBlocks& co
           GreedyUnlessBeaten(problem, co_live, cost_orders, order, cost_order, to_beat);
       if (!assignment) return std::nullopt;
       PoolPlacement start = Finish(problem, name, *std::move(assignment));
-      if (start.fits()) to_beat = std::min(to_beat, start.evaluation.modelled_seconds);
+      to_beat = std::min(to_beat, PlacementRank(start));
       return start;
     };
     std::optional<PoolPlacement> by_size_start = own_start("size", by_size);

@@ -56,7 +56,7 @@ PoolPlacement PlaceUsmpGreedy(const PoolProblem& problem);
 // With PlacementEffort::kFast only the starts by time saved and by size and
 // both baselines, and no density order (what PlacePoolsFast needs); there a
 // start by time saved or by size is left out when it was given up, as it
-// could not beat a start that fits (so best() is the best of the four).
+// could not rank before another start (so best() is the best of the four).
 struct PoolGreedyStarts {
   std::vector<PoolPlacement> starts;
   std::vector<int32_t> density_order;

@@ -337,13 +337,13 @@ TEST(PoolPlacerTest, GivenGreedyStartsGiveTheSamePlacement) {
   }
 }
 
-// The fast effort gives up a start of its own once it cannot beat a
-// placement that fits: its best start must be the best of the same four
+// The fast effort gives up a start of its own once it cannot rank before
+// another start (less overflow, then less time): its best start must be the best of the same four
 // starts run to the end (the thorough effort's, which keeps every start),
 // on banks from roomy to too small for any placement.
 TEST(PoolPlacerTest, FastStartsGiveUpOnlyStartsThatCannotWin) {
   std::mt19937_64 rng(37);
-  int given_up = 0, none_fits = 0;
+  int given_up = 0, none_fits = 0, given_up_when_none_fits = 0;
   for (int iteration = 0; iteration < ::ordo::testing::Trials(120); ++iteration) {
     testing::RandomDagOptions dag;
     dag.num_ops = 4 + iteration % 30;
@@ -369,10 +369,12 @@ TEST(PoolPlacerTest, FastStartsGiveUpOnlyStartsThatCannotWin) {
     ExpectSamePlacement(fast.starts.named("usmp_greedy"), whole.named("usmp_greedy"));
     given_up += fast.starts.starts.size() < 4;
     none_fits += !best->fits();
+    given_up_when_none_fits += !best->fits() && fast.starts.starts.size() < 4;
   }
-  // Both cases were met.
+  // Every case was met.
   EXPECT_GT(given_up, 0);
   EXPECT_GT(none_fits, 0);
+  EXPECT_GT(given_up_when_none_fits, 0);
 }
 
 // The fast placer asks for the proof that no order fits only when no start
