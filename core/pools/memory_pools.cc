@@ -337,7 +337,7 @@ double PoolPeakStepBoundSeconds(const PoolProblem& problem) {
   double best_raise = 0;
   int64_t bytes = 0;
   size_t next = 0;
-  std::vector<int32_t> movable;  // by `cheaper` up to `sorted`
+  std::vector<int32_t> movable, merged;  // by `cheaper` up to `sorted`
   size_t sorted = 0;
   for (int32_t s = -1; s < num_steps; ++s) {
     bytes += live_bytes[s + 1];
@@ -346,9 +346,13 @@ double PoolPeakStepBoundSeconds(const PoolProblem& problem) {
     }
     int64_t to_move = bytes - problem.pools[f].capacity_bytes;
     if (to_move <= 0) continue;
+    // Merged into a buffer kept from step to step (inplace_merge would
+    // allocate one at every step).
     const auto started = movable.begin() + static_cast<std::ptrdiff_t>(sorted);
     std::sort(started, movable.end(), cheaper);
-    std::inplace_merge(movable.begin(), started, movable.end(), cheaper);
+    merged.resize(movable.size());
+    std::merge(movable.begin(), started, started, movable.end(), merged.begin(), cheaper);
+    movable.swap(merged);
     std::erase_if(movable, [&](int32_t b) { return problem.arena.blocks[b].last < s; });
     sorted = movable.size();
     double raise = 0;
