@@ -447,7 +447,7 @@ void PrintPreset(const DevicePreset& preset, const Options& options,
     // What pools add to this compile: the place stage over the rest of it.
     const double rest_s = cell.compile_s - cell.place_stage_s;
     const std::string adds =
-        rest_s > 0 ? absl::StrFormat("%.0f%%", 100 * cell.place_stage_s / rest_s) : "-";
+        rest_s > 0 ? absl::StrFormat("%.1f%%", 100 * cell.place_stage_s / rest_s) : "-";
     if (rest_s > 0 && IsNasModel(cell.model)) nas_adds.push_back(cell.place_stage_s / rest_s);
     std::printf("| %s | %lld | %s / %s / %s / %s | %s | %s | %s | %s | %s | %s | %.1f | %.1f | "
                 "%.1f / %.1f | %s | %s | %s |\n",
@@ -474,8 +474,8 @@ void PrintPreset(const DevicePreset& preset, const Options& options,
               "fit: %s\n",
               preset.name.c_str(), peak_ratios.size(), MedianRatio(peak_ratios).c_str());
   if (!nas_adds.empty()) {
-    std::printf("%s: the place stage adds to the compile of the %zu NAS models: median %.0f%%, "
-                "max %.0f%%\n",
+    std::printf("%s: the place stage adds to the compile of the %zu NAS models: median %.1f%%, "
+                "max %.1f%%\n",
                 preset.name.c_str(), nas_adds.size(), 100 * Median(nas_adds),
                 100 * *std::max_element(nas_adds.begin(), nas_adds.end()));
   }
