@@ -344,16 +344,16 @@ std::optional<PoolAssignment> GreedyUnlessBeaten(const PoolProblem& problem,
 std::vector<int32_t> BlocksToPromote(const PoolProblem& problem,
                                      const PoolCostOrders& cost_orders,
                                      const PoolAssignment& assignment) {
-  std::vector<std::pair<double, int32_t>> candidates;
+  std::vector<int32_t> candidates;
+  std::vector<double> gains;
   for (int32_t b = 0; b < problem.num_blocks(); ++b) {
     const double gain =
         problem.seconds[b][assignment.pool[b]] - problem.seconds[b][cost_orders[b].front()];
-    if (gain > 0) candidates.push_back({-gain, b});
+    if (gain > 0) candidates.push_back(b), gains.push_back(gain);
   }
-  std::sort(candidates.begin(), candidates.end());
   std::vector<int32_t> blocks;
   blocks.reserve(candidates.size());
-  for (const auto& candidate : candidates) blocks.push_back(candidate.second);
+  for (int32_t i : StableOrderByKeyDescending(gains)) blocks.push_back(candidates[i]);
   return blocks;
 }
 
