@@ -56,14 +56,17 @@ const ArenaPlannerRegistry& BuiltinArenaPlanners() {
 }
 
 absl::StatusOr<ArenaPlan> PlanArena(const MemoryModel& model, const SimulationResult& simulation,
-                                    const ArenaOptions& options, const Clock& clock) {
+                                    const ArenaOptions& options, const Clock& clock,
+                                    const ArenaProblem* built) {
   if (options.time_limit < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("arena time limit is negative");
   }
   absl::StatusOr<std::unique_ptr<ArenaPlanner>> planner =
       BuiltinArenaPlanners().Create(options.planner);
   if (!planner.ok()) return planner.status();
-  absl::StatusOr<ArenaProblem> problem = BuildArenaProblem(model, simulation, options.alignment);
+  absl::StatusOr<ArenaProblem> problem =
+      built != nullptr ? absl::StatusOr<ArenaProblem>(*built)
+                       : BuildArenaProblem(model, simulation, options.alignment);
   if (!problem.ok()) return problem.status();
   ArenaLimits limits;
   limits.clock = &clock;

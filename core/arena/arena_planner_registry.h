@@ -65,9 +65,12 @@ struct ArenaOptions {
 // the plan (VerifyArena) before returning it. Errors: INVALID_ARGUMENT for an
 // unknown planner, a bad alignment, a negative time limit or a simulation
 // that does not match `model`; INTERNAL when a planner's plan fails verification (a bug, never
-// returned as a plan). `clock` must outlive the call.
+// returned as a plan). `clock` must outlive the call. `built`: the problem
+// BuildArenaProblem(model, simulation, options.alignment) gives, when the
+// caller has it already (nullptr: built here).
 absl::StatusOr<ArenaPlan> PlanArena(const MemoryModel& model, const SimulationResult& simulation,
-                                    const ArenaOptions& options, const Clock& clock);
+                                    const ArenaOptions& options, const Clock& clock,
+                                    const ArenaProblem* built = nullptr);
 
 }  // namespace ordo
 

@@ -186,14 +186,15 @@ absl::Status PlaceOneArena(const Graph& graph, const MemoryModel& model,
 // The layout's one-arena plan, and with pools the single_pool baseline from
 // it; for a runtime with one arena (PoolOptions::one_arena), the placement
 // of that plan in one pool, which only then can be made.
+// `built`: the arena problem of layout.simulation, when the caller has it.
 absl::Status PlanLayoutArena(const Graph& graph, const MemoryModel& model,
                              const CompileOptions& options, absl::Time deadline, const Clock& clock,
-                             Layout& layout) {
+                             Layout& layout, const ArenaProblem* built = nullptr) {
   const absl::Time arena_start = clock.Now();
   ORDO_ASSIGN_OR_RETURN(
-      layout.arena, PlanArena(model, layout.simulation,
-                              ArenaOptionsFor(options, deadline, clock, options.arena_planner),
-                              clock));
+      layout.arena,
+      PlanArena(model, layout.simulation,
+                ArenaOptionsFor(options, deadline, clock, options.arena_planner), clock, built));
   layout.arena_time = clock.Now() - arena_start;
   if (options.pools.one_arena) {
     ORDO_RETURN_IF_ERROR(PlaceOneArena(graph, model, options, deadline, clock, layout));
@@ -532,9 +533,12 @@ absl::StatusOr<std::optional<Layout>> OneArenaIfFaster(const Graph& graph, const
 // schedule's one arena whole in one pool is faster (OneArenaIfFaster), so it
 // is never slower than either baseline nor than TFLite Micro's way on this
 // order. No other order competes.
+// `arena_problem_time`: building the chosen order's arena problem, which
+// its pool problem holds and its one-arena plan reads: the plan's time.
 absl::Status AdoptFastPlacement(const Graph& graph, const MemoryModel& model,
                                 const CompileOptions& options, absl::Time deadline,
-                                const Clock& clock, ScoredSchedule chosen, absl::Time start,
+                                const Clock& clock, ScoredSchedule chosen,
+                                absl::Duration arena_problem_time, absl::Time start,
                                 CompileResult& result) {
   std::vector<ScoredSchedule> scored;
   scored.push_back(std::move(chosen));
@@ -543,7 +547,9 @@ absl::Status AdoptFastPlacement(const Graph& graph, const MemoryModel& model,
                         PlaceLayout(graph, model, options, deadline, clock, entry.candidate.order,
                                     entry.candidate.algorithm, entry.simulation, {},
                                     &entry.pools));
-  ORDO_RETURN_IF_ERROR(PlanLayoutArena(graph, model, options, deadline, clock, layout));
+  ORDO_RETURN_IF_ERROR(
+      PlanLayoutArena(graph, model, options, deadline, clock, layout, &entry.pools.problem.arena));
+  layout.arena_time += arena_problem_time;
   ORDO_ASSIGN_OR_RETURN(std::optional<Layout> one_arena,
                         OneArenaIfFaster(graph, model, options, deadline, clock, scored, layout));
   if (one_arena) layout = *std::move(one_arena);
@@ -696,9 +702,16 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
                               const std::vector<Candidate>& baselines, CompileResult& result) {
   const absl::Time start = clock.Now();
   const absl::Time deadline = limits.deadline;
+  // The chosen order's arena problem: its pool problem's, and (with a
+  // fast placement that fits) the one its one-arena plan reads, which a
+  // compile without pools builds too, so then its time is the plan's.
+  const absl::Time arena_problem_start = clock.Now();
+  ORDO_ASSIGN_OR_RETURN(ArenaProblem arena_problem,
+                        BuildArenaProblem(model, result.simulation, options.alignment));
+  const absl::Duration arena_problem_time = clock.Now() - arena_problem_start;
   ORDO_ASSIGN_OR_RETURN(
       PoolProblem chosen_problem,
-      BuildPoolProblem(graph, model, result.simulation, options.alignment, options.pools));
+      BuildPoolProblem(graph, model, result.simulation, std::move(arena_problem), options.pools));
   // The schedule stage's bound holds for every order (ScheduleResult), so
   // the granularity proof of PoolInfeasibility may use it; its parts'
   // bounds (the model partitioned again) only when the whole's do not
@@ -731,7 +744,7 @@ absl::Status ChoosePoolLayout(const Graph& graph, const MemoryModel& model,
   chosen_entry.chosen = true;
   if (chosen_entry.pools.fast) {
     return AdoptFastPlacement(graph, model, options, deadline, clock, std::move(chosen_entry),
-                              start, result);
+                              arena_problem_time, start, result);
   }
   const std::string no_order_fits = chosen_entry.pools.no_order_fits
                                         ? *chosen_entry.pools.no_order_fits

@@ -128,8 +128,17 @@ absl::StatusOr<PoolProblem> BuildPoolProblem(const Graph& graph, const MemoryMod
                                              int64_t alignment, const PoolOptions& options) {
   ORDO_RETURN_IF_ERROR(ValidatePoolOptions(options));
   if (!options.enabled()) return absl::InvalidArgumentError("no memory pools given");
+  ORDO_ASSIGN_OR_RETURN(ArenaProblem arena, BuildArenaProblem(model, simulation, alignment));
+  return BuildPoolProblem(graph, model, simulation, std::move(arena), options);
+}
+
+absl::StatusOr<PoolProblem> BuildPoolProblem(const Graph& graph, const MemoryModel& model,
+                                             const SimulationResult& simulation, ArenaProblem arena,
+                                             const PoolOptions& options) {
+  ORDO_RETURN_IF_ERROR(ValidatePoolOptions(options));
+  if (!options.enabled()) return absl::InvalidArgumentError("no memory pools given");
   PoolProblem problem;
-  ORDO_ASSIGN_OR_RETURN(problem.arena, BuildArenaProblem(model, simulation, alignment));
+  problem.arena = std::move(arena);
   ORDO_ASSIGN_OR_RETURN(std::vector<int32_t> pinned,
                         PinnedPoolOfTensor(graph, simulation, options));
   problem.pools = options.pools;

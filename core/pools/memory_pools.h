@@ -128,6 +128,11 @@ struct PoolProblem {
 // INVALID_ARGUMENT: bad options (ValidatePoolOptions), a pinned tensor that
 // is not an activation of `graph`, two tensors of one in-place chain pinned to
 // different pools, a tensor larger than every pool it may use (named).
+// The same from the schedule's arena problem (BuildArenaProblem with
+// `alignment`), when the caller has it.
+absl::StatusOr<PoolProblem> BuildPoolProblem(const Graph& graph, const MemoryModel& model,
+                                             const SimulationResult& simulation, ArenaProblem arena,
+                                             const PoolOptions& options);
 absl::StatusOr<PoolProblem> BuildPoolProblem(const Graph& graph, const MemoryModel& model,
                                              const SimulationResult& simulation,
                                              int64_t alignment, const PoolOptions& options);
