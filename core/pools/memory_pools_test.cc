@@ -13,7 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/pools/device_presets.h"
-
+#include "core/pools/random_pool_problem.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
 #include "core/testing/trials.h"
@@ -186,19 +186,11 @@ TEST(MemoryPoolsTest, LowerBoundIsRaisedWhenTheFastPoolCannotHoldAStep) {
 // Random problems (random DAGs in random orders, three banks whose first is
 // the fastest and small).
 PoolProblem RandomProblem(std::mt19937_64& rng, int iteration) {
-  testing::RandomDagOptions dag;
-  dag.num_ops = 4 + iteration % 30;
-  dag.min_bytes = 16;
-  dag.max_bytes = 256;
-  const Graph graph = testing::RandomDag(rng, dag);
-  const MemoryModel model = *BuildMemoryModel(graph, {});
-  const SimulationResult simulation =
-      *Simulate(model, testing::RandomTopologicalOrder(model, rng));
   PoolOptions options;
   options.pools = {{"tcm", 128 + 64 * (iteration % 4), 4e9, 4e9},
                    {"ocram", 4096, 1e9, 5e8},
                    {"sdram", 1 << 20, 1e8, 1e8}};
-  return *BuildPoolProblem(graph, model, simulation, 16, options);
+  return *testing::RandomOrderPoolProblem(rng, iteration, options);
 }
 
 // PoolPeakStepBoundSeconds as the spec's words put it, step by step, without

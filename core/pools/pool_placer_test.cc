@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "core/pools/lowest_gap.h"
 #include "core/pools/pool_order_repair.h"
+#include "core/pools/random_pool_problem.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
 #include "core/testing/trials.h"
@@ -338,23 +339,16 @@ TEST(PoolPlacerTest, GivenGreedyStartsGiveTheSamePlacement) {
 }
 
 // The fast effort gives up a start of its own once it cannot rank before
-// another start (less overflow, then less time): its best start must be the best of the same four
-// starts run to the end (the thorough effort's, which keeps every start),
-// on banks from roomy to too small for any placement.
+// another start (less overflow, then less time): its best start must be
+// the best of the same four starts run to the end (the thorough effort's,
+// which keeps every start), on banks from roomy to too small for any
+// placement.
 TEST(PoolPlacerTest, FastStartsGiveUpOnlyStartsThatCannotWin) {
   std::mt19937_64 rng(37);
   int given_up = 0, none_fits = 0, given_up_when_none_fits = 0;
   for (int iteration = 0; iteration < ::ordo::testing::Trials(120); ++iteration) {
-    testing::RandomDagOptions dag;
-    dag.num_ops = 4 + iteration % 30;
-    dag.min_bytes = 16;
-    dag.max_bytes = 256;
-    const Graph graph = testing::RandomDag(rng, dag);
-    const MemoryModel model = *BuildMemoryModel(graph, {});
-    const SimulationResult simulation =
-        *Simulate(model, testing::RandomTopologicalOrder(model, rng));
     absl::StatusOr<PoolProblem> problem =
-        BuildPoolProblem(graph, model, simulation, 16, ThreeBanks(4 << (iteration % 6)));
+        testing::RandomOrderPoolProblem(rng, iteration, ThreeBanks(4 << (iteration % 6)));
     if (!problem.ok()) continue;  // a tensor larger than every bank
     const PoolGreedyStarts whole = PlacePoolsGreedyStarts(*problem);
     const PoolPlacement* best = nullptr;
@@ -384,16 +378,8 @@ TEST(PoolPlacerTest, FastPlacerAsksForTheProofOnlyWhenNoStartFits) {
   std::mt19937_64 rng(41);
   int asked = 0, not_asked = 0;
   for (int iteration = 0; iteration < ::ordo::testing::Trials(60); ++iteration) {
-    testing::RandomDagOptions dag;
-    dag.num_ops = 4 + iteration % 30;
-    dag.min_bytes = 16;
-    dag.max_bytes = 256;
-    const Graph graph = testing::RandomDag(rng, dag);
-    const MemoryModel model = *BuildMemoryModel(graph, {});
-    const SimulationResult simulation =
-        *Simulate(model, testing::RandomTopologicalOrder(model, rng));
     absl::StatusOr<PoolProblem> problem =
-        BuildPoolProblem(graph, model, simulation, 16, ThreeBanks(4 << (iteration % 6)));
+        testing::RandomOrderPoolProblem(rng, iteration, ThreeBanks(4 << (iteration % 6)));
     if (!problem.ok()) continue;
     const FastPoolPlacement alone = PlacePoolsFast(*problem);
     int calls = 0;
@@ -528,21 +514,13 @@ TEST(PoolPlacerTest, BaselinesAreTheirRulesStepByStep) {
   std::mt19937_64 rng(43);
   int overflowing = 0;
   for (int iteration = 0; iteration < ::ordo::testing::Trials(80); ++iteration) {
-    testing::RandomDagOptions dag;
-    dag.num_ops = 4 + iteration % 30;
-    dag.min_bytes = 16;
-    dag.max_bytes = 256;
-    const Graph graph = testing::RandomDag(rng, dag);
-    const MemoryModel model = *BuildMemoryModel(graph, {});
-    const SimulationResult simulation =
-        *Simulate(model, testing::RandomTopologicalOrder(model, rng));
     // Listed slow, fast, middle: neither rule may rely on the given order.
     PoolOptions options;
     const int64_t scale = 4 << (iteration % 6);
     options.pools = {{"slow", 64 * scale, 2e8, 1e8},
                      {"fast", 2 * scale, 8e9, 8e9},
                      {"middle", 4 * scale, 2e9, 1e9}};
-    absl::StatusOr<PoolProblem> problem = BuildPoolProblem(graph, model, simulation, 16, options);
+    absl::StatusOr<PoolProblem> problem = testing::RandomOrderPoolProblem(rng, iteration, options);
     if (!problem.ok()) continue;  // a tensor larger than every bank
     std::vector<int32_t> by_first(problem->num_blocks());
     std::iota(by_first.begin(), by_first.end(), 0);
