@@ -793,7 +793,7 @@ PoolGreedyStarts GreedyStarts(const PoolProblem& problem, const CoLiveBlocks& co
     std::optional<PoolPlacement> by_size_start = own_start("size", by_size);
     std::optional<PoolPlacement> by_saving_start = own_start("saving", by_saving);
     for (std::optional<PoolPlacement>* start : {&by_saving_start, &by_size_start}) {
-      if (*start) starts.push_back(**std::move(start));
+      if (*start) starts.push_back(std::move(**start));
     }
     starts.push_back(std::move(internal_first));
     starts.push_back(std::move(usmp_greedy));
