@@ -64,10 +64,14 @@ absl::StatusOr<ArenaPlan> PlanArena(const MemoryModel& model, const SimulationRe
   absl::StatusOr<std::unique_ptr<ArenaPlanner>> planner =
       BuiltinArenaPlanners().Create(options.planner);
   if (!planner.ok()) return planner.status();
-  absl::StatusOr<ArenaProblem> problem =
-      built != nullptr ? absl::StatusOr<ArenaProblem>(*built)
-                       : BuildArenaProblem(model, simulation, options.alignment);
-  if (!problem.ok()) return problem.status();
+  // The caller's problem is read in place, not copied.
+  absl::StatusOr<ArenaProblem> owned;
+  const ArenaProblem* problem = built;
+  if (problem == nullptr) {
+    owned = BuildArenaProblem(model, simulation, options.alignment);
+    if (!owned.ok()) return owned.status();
+    problem = &*owned;
+  }
   ArenaLimits limits;
   limits.clock = &clock;
   limits.deadline = clock.Now() + options.time_limit;

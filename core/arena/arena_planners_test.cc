@@ -4,6 +4,7 @@
 #include <random>
 
 #include "core/arena/arena_planner_registry.h"
+#include "core/arena/arena_problem.h"
 #include "core/arena/best_arena_planner.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
@@ -26,7 +27,7 @@ class FixedClock final : public Clock {
 };
 
 TEST(ArenaPlannersTest, EveryPlannerGivesAVerifiedAlignedPlanOnRandomSchedules) {
-  const ArenaPlannerRegistry registry = BuiltinArenaPlanners();
+  const ArenaPlannerRegistry& registry = BuiltinArenaPlanners();
   const FixedClock clock;  // deterministic: only node budgets limit the search
   std::mt19937_64 rng(2024);
   for (int iteration = 0; iteration < ::ordo::testing::Trials(150); ++iteration) {
@@ -49,6 +50,19 @@ TEST(ArenaPlannersTest, EveryPlannerGivesAVerifiedAlignedPlanOnRandomSchedules) 
       absl::StatusOr<ArenaPlan> plan = PlanArena(model, simulation, arena_options, clock);
       ASSERT_TRUE(plan.ok()) << info.name << ": " << plan.status();
       EXPECT_EQ(plan->planner, info.name);
+      // Given the problem it builds (as the place stage shares its own),
+      // the same plan.
+      const ArenaProblem built = *BuildArenaProblem(model, simulation, alignment);
+      absl::StatusOr<ArenaPlan> from_built =
+          PlanArena(model, simulation, arena_options, clock, &built);
+      ASSERT_TRUE(from_built.ok()) << info.name << ": " << from_built.status();
+      EXPECT_EQ(from_built->arena_bytes, plan->arena_bytes) << info.name;
+      EXPECT_EQ(from_built->algorithm, plan->algorithm) << info.name;
+      ASSERT_EQ(from_built->tensors.size(), plan->tensors.size()) << info.name;
+      for (size_t i = 0; i < plan->tensors.size(); ++i) {
+        EXPECT_EQ(from_built->tensors[i].tensor, plan->tensors[i].tensor) << info.name;
+        EXPECT_EQ(from_built->tensors[i].offset, plan->tensors[i].offset) << info.name;
+      }
       EXPECT_GE(plan->arena_bytes, plan->lower_bound_bytes);
       std::vector<int64_t> offset_of(model.num_tensors(), -1);
       for (const TensorPlacement& p : plan->tensors) {

@@ -247,13 +247,6 @@ std::vector<int32_t> AllBlocks(const PoolProblem& problem) {
   return blocks;
 }
 
-// Every block, by `key` (one value per block) from high to low; ties keep
-// the block order. Each key is computed once; sorted by radix (a
-// comparison sort of these keys was a tenth of the fast place stage).
-std::vector<int32_t> ByKeyDescending(const std::vector<double>& key) {
-  return StableOrderByKeyDescending(key);
-}
-
 // Every block's allowed pools, cheapest first (ties: the given pool order),
 // in one flat array: the greedy passes and the improvement steps read them
 // for every block, and a vector per block was a tenth of a fast placement
@@ -675,7 +668,7 @@ RelaxationResult RelaxationStarts(const PoolProblem& problem, const CoLiveBlocks
         const double size = static_cast<double>(std::max<int64_t>(1, problem.arena.blocks[b].size));
         key[b] = key_kind == 0 ? regret[b] : key_kind == 1 ? regret[b] / size : size;
       }
-      std::vector<int32_t> order = ByKeyDescending(key);
+      std::vector<int32_t> order = StableOrderByKeyDescending(key);
       if (same_preference && previous_found[key_kind] >= 0 &&
           order == previous_order[key_kind]) {
         PoolPlacement same = found[previous_found[key_kind]];
@@ -756,7 +749,7 @@ PoolGreedyStarts GreedyStarts(const PoolProblem& problem, const CoLiveBlocks& co
   auto sorted_by = [&](auto key) {
     std::vector<double> keys(problem.num_blocks());
     for (int32_t b = 0; b < problem.num_blocks(); ++b) keys[b] = key(b);
-    return ByKeyDescending(keys);
+    return StableOrderByKeyDescending(keys);
   };
   auto per_byte = [&](int32_t b) {
     return Saving(problem, cost_orders[b], b) / std::max<int64_t>(1, problem.arena.blocks[b].size);
