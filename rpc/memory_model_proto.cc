@@ -195,6 +195,9 @@ ScheduleStatus ScheduleStatusFromProto(v1::ScheduleStatus status) {
 }
 
 google::protobuf::Duration DurationToProto(absl::Duration duration) {
+  // google/protobuf/duration.proto: seconds within +-315,576,000,000.
+  const absl::Duration longest = absl::Seconds(315'576'000'000) + absl::Nanoseconds(999'999'999);
+  duration = std::clamp(duration, -longest, longest);
   google::protobuf::Duration proto;
   const int64_t seconds = absl::IDivDuration(duration, absl::Seconds(1), &duration);
   proto.set_seconds(seconds);
@@ -203,11 +206,10 @@ google::protobuf::Duration DurationToProto(absl::Duration duration) {
 }
 
 absl::Duration DurationFromProto(const google::protobuf::Duration& proto) {
-  constexpr int64_t kMaxSeconds = 24 * 3600;
   if (proto.seconds() < 0 || proto.nanos() < 0 || proto.nanos() >= 1000000000) {
     return absl::ZeroDuration();
   }
-  if (proto.seconds() >= kMaxSeconds) return absl::Seconds(kMaxSeconds);
+  if (proto.seconds() >= absl::ToInt64Seconds(kMaxTimeLimit)) return kMaxTimeLimit;
   return absl::Seconds(proto.seconds()) + absl::Nanoseconds(proto.nanos());
 }
 

@@ -41,8 +41,15 @@ v1::ScheduleStatus ScheduleStatusToProto(ScheduleStatus status);
 // UNSPECIFIED and unknown values decode as kHeuristic (the weakest claim).
 ScheduleStatus ScheduleStatusFromProto(v1::ScheduleStatus status);
 
+// The longest time limit the API and the CLI take; longer ones (an
+// infinite one included) are taken as this.
+inline constexpr absl::Duration kMaxTimeLimit = absl::Hours(24);
+
+// Saturated to google.protobuf.Duration's range (about +-10,000 years):
+// beyond it (an infinite duration) a Duration cannot be encoded, and the
+// JSON mapping fails on it.
 google::protobuf::Duration DurationToProto(absl::Duration duration);
-// Clamped to [0, 1 day]; negative and malformed values become 0.
+// Clamped to [0, kMaxTimeLimit]; negative and malformed values become 0.
 absl::Duration DurationFromProto(const google::protobuf::Duration& proto);
 
 // A worker's result <-> the scheduling result it carries (order unverified).

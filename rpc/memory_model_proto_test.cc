@@ -9,6 +9,7 @@
 #include "core/testing/test_graph.h"
 #include "core/testing/test_paths.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 
 namespace ordo::rpc {
@@ -148,6 +149,22 @@ TEST(MemoryModelProtoTest, DurationsAreClamped) {
   d.set_seconds(-3);
   EXPECT_EQ(DurationFromProto(d), absl::ZeroDuration());
   EXPECT_EQ(DurationFromProto(DurationToProto(absl::Milliseconds(1500))), absl::Milliseconds(1500));
+  EXPECT_EQ(DurationFromProto(DurationToProto(absl::Hours(25))), kMaxTimeLimit);
+}
+
+// Durations beyond protobuf's range (an infinite time limit) are encoded as
+// its ends, which the JSON mapping accepts; the raw values would fail it.
+TEST(MemoryModelProtoTest, DurationsBeyondProtobufsRangeSaturate) {
+  for (const absl::Duration duration :
+       {absl::InfiniteDuration(), absl::Seconds(1e12), -absl::InfiniteDuration()}) {
+    const google::protobuf::Duration proto = DurationToProto(duration);
+    const int64_t sign = duration > absl::ZeroDuration() ? 1 : -1;
+    EXPECT_EQ(proto.seconds(), sign * 315'576'000'000) << duration;
+    EXPECT_EQ(proto.nanos(), sign * 999'999'999) << duration;
+    std::string json;
+    EXPECT_TRUE(google::protobuf::util::MessageToJsonString(proto, &json).ok()) << duration;
+  }
+  EXPECT_EQ(DurationFromProto(DurationToProto(absl::InfiniteDuration())), kMaxTimeLimit);
 }
 
 }  // namespace

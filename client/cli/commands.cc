@@ -32,6 +32,7 @@
 #include "core/util/status_macros.h"
 #include "rpc/compile_proto.h"
 #include "rpc/input_shapes_proto.h"
+#include "rpc/memory_model_proto.h"
 
 namespace ordo::cli {
 namespace {
@@ -203,7 +204,9 @@ absl::StatusOr<CompileOptions> CompileOptionsFromArgs(const Args& args) {
   }
   // With pools the residency is set below, when a pool is off the chip.
   if (auto limit = args.Value("time-limit")) {
-    ORDO_ASSIGN_OR_RETURN(options.time_limit, ParseTimeLimit(*limit));
+    // Longer limits (inf included) are taken as the service takes them.
+    ORDO_ASSIGN_OR_RETURN(const absl::Duration parsed, ParseTimeLimit(*limit));
+    options.time_limit = std::min(parsed, rpc::kMaxTimeLimit);
   }
   if (auto alignment = args.Value("alignment")) {
     if (!absl::SimpleAtoi(*alignment, &options.alignment) || options.alignment <= 0) {

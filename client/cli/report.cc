@@ -101,7 +101,8 @@ std::string ProtoJson(const google::protobuf::Message& message) {
   options.preserve_proto_field_names = true;
   std::string json;
   // Only fails on messages that cannot be mapped (an Any without a type
-  // resolver, an out-of-range Duration); ours never are.
+  // resolver, an out-of-range Duration); ours never are (DurationToProto
+  // saturates).
   ORDO_CHECK(google::protobuf::util::MessageToJsonString(message, &json, options).ok());
   return json;
 }

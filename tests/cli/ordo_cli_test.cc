@@ -82,6 +82,17 @@ TEST(OrdoCliTest, HumanSummaryAndMemoryLimit) {
   EXPECT_THAT(run.out, HasSubstr("model_order"));
 }
 
+// A limit past a day (an infinite one included) is taken as a day, as the
+// service takes it; it once failed the JSON mapping (bench/flag-sweep).
+TEST(OrdoCliTest, TimeLimitsPastADayAreADay) {
+  for (const char* limit : {"inf", "99999999999999999999", "48h"}) {
+    ProcessResult run = RunOrdo(
+        absl::StrCat("compile ", Example("tiny_cell.onnx"), " --json --time-limit ", limit));
+    ASSERT_EQ(run.exit_code, 0) << limit << "\n" << run.out;
+    EXPECT_EQ(ParseCompileJson(run.out).options().time_limit().seconds(), 24 * 3600) << limit;
+  }
+}
+
 TEST(OrdoCliTest, EmitOnnxReloadsWithTheSamePeak) {
   std::string out = TempPath("reordered.onnx").string();
   ProcessResult first = RunOrdo(absl::StrCat("compile ", Example("tiny_cell.onnx"),
