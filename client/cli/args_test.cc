@@ -31,6 +31,27 @@ TEST(ArgsTest, UnknownFlagAndMissingValueAreNamed) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--scheduler needs")));
 }
 
+// An unknown flag's error says what the command takes instead.
+TEST(ArgsTest, UnknownFlagSaysWhatTheCommandTakes) {
+  EXPECT_THAT(ParseArgs({"--bogus"}, kSpec).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("unknown flag --bogus; this command takes --alignment, --json, "
+                                 "--scheduler")));
+  const ArgSpec dashed{{"time-limit"}, {}};
+  EXPECT_THAT(ParseArgs({"--time_limit", "3s"}, dashed).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("unknown flag --time_limit; did you mean --time-limit?")));
+  EXPECT_THAT(ParseArgs({"--json"}, ArgSpec{}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("takes no flags")));
+}
+
+// A switch given a value (--json=true) is refused, not read as unknown.
+TEST(ArgsTest, ASwitchTakesNoValue) {
+  EXPECT_THAT(
+      ParseArgs({"--json=true"}, kSpec).status(),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("flag --json takes no value")));
+}
+
 TEST(ArgsTest, RepeatedFlagKeepsEveryValueInOrder) {
   ORDO_ASSERT_OK_AND_ASSIGN(
       Args args, ParseArgs({"--scheduler", "a", "--scheduler=b", "--alignment", "4"}, kSpec));
