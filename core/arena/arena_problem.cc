@@ -139,6 +139,19 @@ absl::StatusOr<ArenaProblem> BuildArenaProblem(const MemoryModel& model,
           absl::StrCat("tensor ", t, ": in-place chain has no owner (cycle)"));
     }
   }
+  // No layout a planner makes ends past the blocks' total (a block's offset
+  // is at most the sizes of the blocks below it), so a total that fits in
+  // int64 keeps every offset, end and arena size from overflowing.
+  int64_t total = 0;
+  for (const ArenaBlock& block : problem.blocks) {
+    const std::optional<int64_t> sum = CheckedAdd(total, block.size);
+    if (!sum) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "alignment ", alignment, ": the activations' aligned sizes add up past 2^63 bytes; ",
+          "use a smaller alignment"));
+    }
+    total = *sum;
+  }
   problem.lower_bound_bytes = AlignedPeak(problem);
   return problem;
 }

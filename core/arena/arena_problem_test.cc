@@ -125,6 +125,24 @@ TEST(BuildArenaProblemTest, RejectsBadAlignmentAndMismatchedSimulation) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("in place")));
 }
 
+// Aligned sizes whose total passes int64 are refused: a layout of them
+// would end past 2^63 bytes (an arena of 2^62 was once reported for two
+// co-live blocks of 2^62).
+TEST(BuildArenaProblemTest, RejectsAlignedSizesAddingUpPastInt64) {
+  Scheduled s = ModelOrder(TestGraph(R"(
+    input x 64
+    op a Conv x -> y:64
+    output y
+  )"));
+  EXPECT_THAT(BuildArenaProblem(s.model, s.simulation, int64_t{1} << 62),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("alignment 4611686018427387904: the activations' aligned sizes "
+                                 "add up past 2^63 bytes")));
+  ORDO_ASSERT_OK_AND_ASSIGN(ArenaProblem problem,
+                            BuildArenaProblem(s.model, s.simulation, int64_t{1} << 61));
+  EXPECT_EQ(problem.lower_bound_bytes, int64_t{1} << 62);
+}
+
 // Property: the lower bound is the simulator's peak of the same schedule with
 // every size aligned (weights not counted), on random graphs and alignments.
 TEST(BuildArenaProblemTest, LowerBoundIsTheAlignedSimulatedPeak) {

@@ -126,6 +126,7 @@ TEST(OrdoCliTest, BadInputExitsTwoWithAMessage) {
         absl::StrCat("compile ", Example("tiny_cell.onnx"), " --bogus"),
         absl::StrCat("compile ", Example("tiny_cell.onnx"), " --time-limit -3s"),
         absl::StrCat("compile ", Example("tiny_cell.onnx"), " --max-ops 3"),
+        absl::StrCat("compile ", Example("tiny_cell.onnx"), " --alignment 4611686018427387904"),
         absl::StrCat("compile ", ordo::testing::SourceDir(),
                      "/tests/data/bad/activation_total_overflows.onnx"),
         std::string("frobnicate"), std::string("")}) {
