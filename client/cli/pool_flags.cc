@@ -52,7 +52,12 @@ absl::StatusOr<MemoryPool> ParsePoolFlag(absl::string_view text) {
   }
   pool.name = parts[0];
   absl::StatusOr<int64_t> capacity = ParseByteSize(parts[1]);
-  if (!capacity.ok() || *capacity <= 0) {
+  if (!capacity.ok()) {
+    // The parser's reason (an unknown unit, out of range), not just "bad".
+    return absl::InvalidArgumentError(absl::StrCat("--pool \"", text, "\": capacity of pool \"",
+                                                   pool.name, "\": ", capacity.status().message()));
+  }
+  if (*capacity <= 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("--pool \"", text, "\": capacity of pool \"", pool.name,
                      "\" must be a positive byte size (e.g. 128KiB), got \"", parts[1], "\""));

@@ -36,6 +36,12 @@ TEST(PoolFlagsTest, PoolFlagHasDefaultsForMissingBandwidths) {
   EXPECT_THAT(ParsePoolFlag("sram:0"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("pool \"sram\"")));
   EXPECT_THAT(ParsePoolFlag("sram"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("")));
+  // A capacity the byte-size parser refuses says why.
+  EXPECT_THAT(ParsePoolFlag("psram:8EiB"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("capacity of pool \"psram\": unknown unit \"eib\"")));
+  EXPECT_THAT(ParsePoolFlag("psram:9223372036854775807"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("out of range")));
   EXPECT_THAT(ParsePoolFlag("sram:1KiB:slow"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"slow\"")));
 }
