@@ -120,9 +120,7 @@ absl::Status CheckUnusedBatch(const InputShapes& shapes, const onnx::GraphProto&
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::Status ApplyInputShapes(const InputShapes& shapes, onnx::GraphProto& graph) {
+absl::Status ApplyInputShapesTo(const InputShapes& shapes, onnx::GraphProto& graph) {
   if (shapes.batch < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("--batch ", shapes.batch, ": must be positive"));
@@ -145,6 +143,15 @@ absl::Status ApplyInputShapes(const InputShapes& shapes, onnx::GraphProto& graph
     return CheckUnusedBatch(shapes, graph, inputs);
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ApplyInputShapes(const InputShapes& shapes, onnx::GraphProto& graph) {
+  absl::Status status = ApplyInputShapesTo(shapes, graph);
+  if (status.ok()) return status;
+  // The messages name the CLI's flags; an API user sets the fields.
+  return absl::Status(status.code(), absl::StrCat(status.message(), " (", kApiNames, ")"));
 }
 
 absl::StatusOr<std::string> WithInputShapes(absl::string_view model_bytes,

@@ -14,6 +14,7 @@ namespace {
 
 using ::ordo::testing::StatusIs;
 using ::testing::ElementsAre;
+using ::testing::EndsWith;
 using ::testing::HasSubstr;
 
 constexpr auto kInvalid = absl::StatusCode::kInvalidArgument;
@@ -172,6 +173,15 @@ TEST(InputShapesTest, NonPositiveDimsAreRefused) {
               StatusIs(kInvalid, HasSubstr("dim 0 is 0; dims must be positive")));
   EXPECT_THAT(ApplyInputShapes({.batch = -2}, *model.mutable_graph()),
               StatusIs(kInvalid, HasSubstr("--batch -2: must be positive")));
+}
+
+// The messages name the CLI's flags and, for a service client, the fields.
+TEST(InputShapesTest, RefusalsNameTheApiFieldsToo) {
+  onnx::ModelProto model = DynamicBatchModel();
+  EXPECT_THAT(ApplyInputShapes({.batch = -2}, *model.mutable_graph()),
+              StatusIs(kInvalid, EndsWith("(API and Python client: input_shapes / batch)")));
+  EXPECT_THAT(ApplyInputShapes({.shapes = {{"y", {1, 3, 8, 8}}}}, *model.mutable_graph()),
+              StatusIs(kInvalid, EndsWith("(API and Python client: input_shapes / batch)")));
 }
 
 TEST(InputShapesTest, BatchOnAStaticModelMustAgreeWithIt) {
