@@ -210,6 +210,12 @@ void SendHostileOptions(Server& server) {
     ASSERT_TRUE(status.ok()) << status.error_message();
     ExpectValidSchedule(response);
   }
+  {  // Aligned sizes past int64: refused, not an overflowed arena.
+    v1::CompileRequest request = tiny;
+    request.mutable_device()->set_alignment_bytes(int64_t{1} << 62);
+    ExpectCode(server, request, grpc::StatusCode::INVALID_ARGUMENT,
+               "aligned sizes add up past 2^63 bytes", "alignment 2^62");
+  }
   {
     v1::CompileRequest request = tiny;
     request.mutable_options()->mutable_time_limit()->set_seconds(-3);
