@@ -110,9 +110,22 @@ absl::StatusOr<std::vector<int32_t>> PinnedPoolOfTensor(const Graph& graph,
   std::vector<int32_t> pinned(graph.num_tensors(), kNoId);
   for (const auto& [name, pool_name] : options.pinned) {
     const std::optional<TensorId> tensor = graph.FindTensor(name);
-    if (!tensor || !simulation.has_interval[*tensor]) {
+    if (!tensor) {
+      // Pins are mostly of the model's input: name the ones it has.
+      std::vector<std::string> inputs;
+      for (TensorId input : graph.inputs()) {
+        inputs.push_back(absl::StrCat("\"", graph.tensor(input).name, "\""));
+      }
       return absl::InvalidArgumentError(absl::StrCat(
-          "pinned tensor \"", name, "\" is not an activation tensor of the model"));
+          "pinned tensor \"", name, "\" is not a tensor of the model; its graph inputs are ",
+          inputs.empty() ? "none" : absl::StrJoin(inputs, ", "),
+          " (`ordo compile --json` lists the activations under arena.tensors)"));
+    }
+    if (!simulation.has_interval[*tensor]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "pinned tensor \"", name, "\" is not an activation tensor of the model (it is ",
+          graph.tensor(*tensor).kind == TensorKind::kWeight ? "a weight" : "never live",
+          "; only activations are placed in the pools)"));
     }
     for (int32_t p = 0; p < static_cast<int32_t>(options.pools.size()); ++p) {
       if (options.pools[p].name == pool_name) pinned[*tensor] = p;

@@ -94,7 +94,25 @@ TEST(MemoryPoolsTest, ProblemRejectsUnknownPinnedTensorsAndTensorsThatFitNowhere
   PoolOptions options = TwoPools(1024, 1024);
   options.pinned["nope"] = "fast";
   EXPECT_THAT(BuildPoolProblem(f.graph, f.model, f.simulation, 64, options),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"nope\"")));
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("pinned tensor \"nope\" is not a tensor of the model; its graph "
+                                 "inputs are \"x\"")));
+  {  // A weight is named as one.
+    const Graph graph = TestGraph(R"(
+      input x 64
+      weight k 16
+      op a Conv x k -> y:64
+      output y
+    )");
+    const MemoryModel model = *BuildMemoryModel(graph, {});
+    const SimulationResult simulation = *Simulate(model, {0});
+    PoolOptions weight_pinned = TwoPools(1024, 1024);
+    weight_pinned.pinned["k"] = "fast";
+    EXPECT_THAT(BuildPoolProblem(graph, model, simulation, 64, weight_pinned),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("pinned tensor \"k\" is not an activation tensor of the "
+                                   "model (it is a weight")));
+  }
   PoolOptions small = TwoPools(64, 64);
   // y and the graph output "out" are over both pools: "out" is named, as no
   // rewrite changes a graph output, and the refusal is not marked curable.
