@@ -125,7 +125,8 @@ absl::StatusOr<MemoryModel> BuildMemoryModel(const Graph& graph,
     }
   }
   // Every footprint is a sum of these sizes; bounding the total keeps all
-  // sums (and the arena's aligned sums) far from int64 overflow.
+  // sums far from int64 overflow (the arena's aligned sums are bounded where
+  // they are built, BuildArenaProblem).
   int64_t total = model.constant_bytes;
   for (TensorId t = 0; t < graph.num_tensors(); ++t) {
     std::optional<int64_t> sum = CheckedAdd(total, model.tensors[t].bytes);
@@ -150,6 +151,23 @@ absl::StatusOr<MemoryModel> BuildMemoryModel(const Graph& graph,
   // Weights keep no consumers in the model: they are never freed.
   for (TensorId t = 0; t < graph.num_tensors(); ++t) {
     if (graph.tensor(t).kind == TensorKind::kWeight) model.tensors[t].consumers.clear();
+  }
+  // Off-chip traffic reads a tensor at most once per reader and writes it
+  // (or streams it) once more: bounding that total keeps the traffic sums
+  // from overflowing too (a 2^61-byte tensor with six readers did).
+  int64_t traffic = 0;
+  for (TensorId t = 0; t < graph.num_tensors(); ++t) {
+    const MemoryModel::TensorInfo& info = model.tensors[t];
+    const std::optional<int64_t> moved =
+        CheckedMul(info.bytes, static_cast<int64_t>(info.consumers.size()) + 1);
+    const std::optional<int64_t> sum = moved ? CheckedAdd(traffic, *moved) : std::nullopt;
+    if (!sum || *sum > kMaxTotalBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor \"", graph.tensor(t).name,
+          "\": tensor bytes times their readers exceed 2^62 (off-chip traffic could not be "
+          "counted)"));
+    }
+    traffic = *sum;
   }
   AssignInplaceInputs(graph, model);
   return model;

@@ -1,7 +1,10 @@
 #include "core/memory/simulator.h"
 
 #include <random>
+#include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/memory/memory_model.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
@@ -215,6 +218,27 @@ TEST(MemoryModelTest, RejectsTotalsThatCouldOverflow) {
   ORDO_ASSERT_OK_AND_ASSIGN(Graph g, std::move(builder).Build());
   EXPECT_THAT(BuildMemoryModel(g, {}).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("exceed 2^62")));
+}
+
+// Totals within 2^62 whose reads are not: off-chip traffic reads a tensor
+// once per reader, and six readers of 2^61 bytes once made it negative.
+TEST(MemoryModelTest, RejectsReadsThatCouldOverflowTheTraffic) {
+  GraphBuilder builder;
+  builder.AddTensorBytes("x", int64_t{1} << 61, TensorKind::kInput);
+  builder.AddGraphInput("x");
+  std::vector<std::string> outputs;
+  for (int i = 0; i < 6; ++i) {
+    outputs.push_back(absl::StrCat("y", i));
+    builder.AddTensorBytes(outputs.back(), 4);
+    builder.AddOp(absl::StrCat("r", i), "Relu", {"x"}, {outputs.back()});
+  }
+  builder.AddTensorBytes("w", 24);
+  builder.AddOp("cat", "Concat", outputs, {"w"});
+  builder.AddGraphOutput("w");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph g, std::move(builder).Build());
+  EXPECT_THAT(BuildMemoryModel(g, {}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("tensor \"x\": tensor bytes times their readers exceed 2^62")));
 }
 
 TEST(SimulatorTest, LowerBoundIsLargestSingleStepNeed) {
