@@ -53,6 +53,10 @@ absl::Status ValidatePoolOptions(const PoolOptions& options) {
                                                    kMaxMemoryPools, " are supported"));
   }
   std::set<std::string> names;
+  // The proofs and the single_pool baseline add capacities up; like the
+  // model's tensor bytes (BuildMemoryModel), their total stays below 2^62.
+  constexpr int64_t kMaxTotalCapacity = int64_t{1} << 62;
+  int64_t total_capacity = 0;
   for (const MemoryPool& pool : options.pools) {
     if (pool.name.empty()) return absl::InvalidArgumentError("a memory pool has no name");
     if (!names.insert(pool.name).second) {
@@ -63,6 +67,11 @@ absl::Status ValidatePoolOptions(const PoolOptions& options) {
       return absl::InvalidArgumentError(absl::StrCat(
           "memory pool \"", pool.name, "\": capacity must be positive, got ", pool.capacity_bytes));
     }
+    if (pool.capacity_bytes > kMaxTotalCapacity - total_capacity) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "memory pool \"", pool.name, "\": the pools' capacities add up past 2^62 bytes (4 EiB)"));
+    }
+    total_capacity += pool.capacity_bytes;
     for (double bandwidth : {pool.read_bytes_per_second, pool.write_bytes_per_second}) {
       // Written so that NaN fails too.
       if (!(bandwidth >= kMinPoolBytesPerSecond && bandwidth <= kMaxPoolBytesPerSecond)) {

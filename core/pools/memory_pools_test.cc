@@ -87,6 +87,13 @@ TEST(MemoryPoolsTest, BadOptionsNameThePool) {
   pinned.pinned["x"] = "dtcm";
   EXPECT_THAT(ValidatePoolOptions(pinned),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown memory pool \"dtcm\"")));
+  // Capacities that add up past 2^62 (two pools of 9e18 bytes once wrapped
+  // single_pool's sum and made the proof say nothing fits).
+  PoolOptions huge = TwoPools(int64_t{1} << 62, 1);
+  EXPECT_THAT(ValidatePoolOptions(huge),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("memory pool \"slow\": the pools' capacities add up past 2^62")));
+  ORDO_EXPECT_OK(ValidatePoolOptions(TwoPools((int64_t{1} << 62) - 1, 1)));
 }
 
 TEST(MemoryPoolsTest, ProblemRejectsUnknownPinnedTensorsAndTensorsThatFitNowhere) {
