@@ -401,16 +401,17 @@ absl::StatusOr<RewriteCompileOptions> RewriteOptionsFromArgs(const Args& args,
     }
   }
   // The device's latency model: what partitioning's overhead is measured in.
-  for (const auto& [flag, value, zero_ok] :
-       {std::tuple{"macs-per-second", &rewrite.latency.macs_per_second, false},
-        std::tuple{"op-overhead-seconds", &rewrite.latency.op_overhead_seconds, true}}) {
+  for (const auto& [flag, value, least, most] :
+       {std::tuple{"macs-per-second", &rewrite.latency.macs_per_second, kMinMacsPerSecond,
+                   kMaxMacsPerSecond},
+        std::tuple{"op-overhead-seconds", &rewrite.latency.op_overhead_seconds, 0.0,
+                   kMaxOpOverheadSeconds}}) {
     const std::optional<std::string> text = args.Value(flag);
     if (!text) continue;
-    if (!absl::SimpleAtod(*text, value) || !std::isfinite(*value) || *value < 0 ||
-        (*value == 0 && !zero_ok)) {
-      return absl::InvalidArgumentError(absl::StrCat("--", flag, ": not a ",
-                                                     zero_ok ? "non-negative" : "positive",
-                                                     " number: \"", *text, "\""));
+    // Written so that NaN fails too.
+    if (!absl::SimpleAtod(*text, value) || !(*value >= least && *value <= most)) {
+      return absl::InvalidArgumentError(absl::StrCat("--", flag, ": not a number from ", least,
+                                                     " to ", most, ": \"", *text, "\""));
     }
   }
   rewrite.time_limit = options.time_limit;

@@ -376,14 +376,18 @@ absl::Status CheckRewriteCompileOptions(const RewriteCompileOptions& options) {
                                                    kMaxRewriteBeamWidth, ", got ",
                                                    options.beam_width));
   }
-  if (!IsFiniteNonNegative(options.latency.macs_per_second) ||
-      options.latency.macs_per_second == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("macs_per_second: must be positive, got ", options.latency.macs_per_second));
+  // Written so that NaN fails too.
+  const double macs_per_second = options.latency.macs_per_second;
+  if (!(macs_per_second >= kMinMacsPerSecond && macs_per_second <= kMaxMacsPerSecond)) {
+    return absl::InvalidArgumentError(absl::StrCat("macs_per_second: must be from ",
+                                                   kMinMacsPerSecond, " to ", kMaxMacsPerSecond,
+                                                   ", got ", macs_per_second));
   }
-  if (!IsFiniteNonNegative(options.latency.op_overhead_seconds)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "op_overhead_seconds: must not be negative, got ", options.latency.op_overhead_seconds));
+  const double op_overhead_seconds = options.latency.op_overhead_seconds;
+  if (!(op_overhead_seconds >= 0 && op_overhead_seconds <= kMaxOpOverheadSeconds)) {
+    return absl::InvalidArgumentError(absl::StrCat("op_overhead_seconds: must be from 0 to ",
+                                                   kMaxOpOverheadSeconds, ", got ",
+                                                   op_overhead_seconds));
   }
   if (options.time_limit < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("rewrite time limit is negative");

@@ -1,6 +1,7 @@
 #include "core/compile/rewrite_compile.h"
 
 #include <atomic>
+#include <cmath>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -492,6 +493,17 @@ TEST(CompileWithRewriteTest, BadOptionsNameTheField) {
   options.latency.op_overhead_seconds = -1;
   EXPECT_THAT(CheckRewriteCompileOptions(options),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("op_overhead_seconds")));
+  // Past these ranges a latency may be infinite and an overhead NaN.
+  for (const LatencyModel latency : {LatencyModel{4.9e-324, 0}, LatencyModel{1e19, 0},
+                                     LatencyModel{1e9, 1e308}, LatencyModel{NAN, 0}}) {
+    options.latency = latency;
+    EXPECT_THAT(CheckRewriteCompileOptions(options),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("must be from")))
+        << latency.macs_per_second << " " << latency.op_overhead_seconds;
+  }
+  options.latency = {kMinMacsPerSecond, kMaxOpOverheadSeconds};
+  ORDO_EXPECT_OK(CheckRewriteCompileOptions(options));
+  options.latency = LatencyModel();
   for (const char* name : {"none", "identity", "partition", "all", "auto"}) {
     ORDO_ASSERT_OK(SetRewriteMode(name, options));
     EXPECT_EQ(RewriteModeNameOf(options), name);

@@ -35,6 +35,11 @@ struct LatencyModel {
   double macs_per_second = 1e9;
   double op_overhead_seconds = 20e-6;
 };
+// The figures a LatencyModel may hold (CheckRewriteCompileOptions): within
+// them every latency is finite, so no overhead is NaN (an op overhead of
+// 1e308 s made one).
+inline constexpr double kMinMacsPerSecond = 1, kMaxMacsPerSecond = 1e18;
+inline constexpr double kMaxOpOverheadSeconds = 1e3;
 
 // Fit mode's question about a candidate beyond its peak, asked by whoever
 // knows the device: does this schedule of `graph` fit it? (With memory
