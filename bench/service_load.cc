@@ -785,6 +785,9 @@ int Run() {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "ordo-load (--server=HOST:PORT | --spawn) --mode=cached|cold|nas [--model=FILE] ...");
-  ordo::rpc::ParseDashedCommandLine(argc, argv);
+  if (const absl::Status parsed = ordo::rpc::ParseDashedCommandLine(argc, argv); !parsed.ok()) {
+    std::fprintf(stderr, "%s: %s\n", "ordo-load", std::string(parsed.message()).c_str());
+    return 2;
+  }
   return ordo::bench::Run();
 }

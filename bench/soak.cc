@@ -845,6 +845,9 @@ int Run() {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "ordo-soak [--seconds=600] [--clients=4] [--workers=2] [--json=FILE]: soak ordo-server");
-  ordo::rpc::ParseDashedCommandLine(argc, argv);
+  if (const absl::Status parsed = ordo::rpc::ParseDashedCommandLine(argc, argv); !parsed.ok()) {
+    std::fprintf(stderr, "%s: %s\n", "ordo-soak", std::string(parsed.message()).c_str());
+    return 2;
+  }
   return ordo::bench::Run();
 }

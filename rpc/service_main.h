@@ -1,7 +1,11 @@
 #ifndef ORDO_RPC_SERVICE_MAIN_H_
 #define ORDO_RPC_SERVICE_MAIN_H_
 
+#include <cstdint>
+
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 
 namespace ordo::rpc {
 
@@ -9,9 +13,19 @@ namespace ordo::rpc {
 // rpc::TerminationSignals, parses the command line with absl flags
 // (accepting --dashed-names as well as --underscored ones) and applies
 // --log-level, a flag this library defines for every service. False, after
-// a message on stderr naming `program`, when --log-level is unknown.
+// a message on stderr naming `program`, when a flag is unknown or its value
+// malformed (CheckCommandLine) or --log-level is unknown: callers exit 2.
 bool InitServiceMain(int argc, char** argv, absl::string_view program,
                      absl::string_view usage);
+
+// A listening flag's HOST:PORT (or gRPC's unix:PATH): a port from 0 (any)
+// to 65535. gRPC itself takes port 99999 as 34463. INVALID_ARGUMENT naming
+// `flag` (dashed, e.g. "--listen").
+absl::Status CheckListenFlag(absl::string_view flag, absl::string_view address);
+
+// `value` within [least, most], else INVALID_ARGUMENT naming `flag`.
+absl::Status CheckFlagRange(absl::string_view flag, int64_t value, int64_t least, int64_t most);
+absl::Status CheckFlagPositive(absl::string_view flag, absl::Duration value);
 
 }  // namespace ordo::rpc
 

@@ -71,6 +71,36 @@ ABSL_FLAG(bool, isolate_onnx_inference, true,
           "with --onnx-inference-helper), so that a model that crashes libonnx fails alone "
           "while the server keeps serving; false: in the server's process");
 
+namespace {
+
+// The numeric flags' ranges, one place (exit 2 naming the flag). A value
+// out of range was taken silently before: --listen's port 99999 served on
+// 34463, --max-message-mb 4096 wrapped to 0, a negative --cache-mb or
+// deadline was kept.
+absl::Status CheckFlags() {
+  using ordo::rpc::CheckFlagPositive;
+  using ordo::rpc::CheckFlagRange;
+  for (const absl::Status& status :
+       {ordo::rpc::CheckListenFlag("--listen", absl::GetFlag(FLAGS_listen)),
+        CheckFlagRange("--metrics-port", absl::GetFlag(FLAGS_metrics_port), 0, 65535),
+        CheckFlagRange("--local-workers", absl::GetFlag(FLAGS_local_workers), -1, 1024),
+        CheckFlagRange("--max-state-mb", absl::GetFlag(FLAGS_max_state_mb), 1, 1 << 20),
+        CheckFlagRange("--cache-mb", absl::GetFlag(FLAGS_cache_mb), 0, 1 << 20),
+        // gRPC's message limits are ints.
+        CheckFlagRange("--max-message-mb", absl::GetFlag(FLAGS_max_message_mb), 1, 2047),
+        CheckFlagRange("--max-ops", absl::GetFlag(FLAGS_max_ops), 1, 100'000'000),
+        CheckFlagRange("--max-concurrent", absl::GetFlag(FLAGS_max_concurrent), 1, 4096),
+        CheckFlagPositive("--redis-ttl", absl::GetFlag(FLAGS_redis_ttl)),
+        CheckFlagPositive("--redis-timeout", absl::GetFlag(FLAGS_redis_timeout)),
+        CheckFlagPositive("--default-deadline", absl::GetFlag(FLAGS_default_deadline)),
+        CheckFlagPositive("--max-deadline", absl::GetFlag(FLAGS_max_deadline))}) {
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   // A helper process of OnnxInferenceHelpers: frames on stdin and stdout.
   // Its stdout carries only frames: anything a library prints there goes
@@ -103,6 +133,10 @@ int main(int argc, char** argv) {
   mallopt(M_TRIM_THRESHOLD, 32 << 20);
   if (!ordo::rpc::InitServiceMain(argc, argv, "ordo-server", "ordo-server [--listen HOST:PORT] [--local-workers N] ...")) return 2;
 
+  if (const absl::Status flags = CheckFlags(); !flags.ok()) {
+    std::fprintf(stderr, "ordo-server: %s\n", std::string(flags.message()).c_str());
+    return 2;
+  }
   ordo::server::OrdoServer::Options options;
   options.listen = absl::GetFlag(FLAGS_listen);
   const int metrics_port = absl::GetFlag(FLAGS_metrics_port);
@@ -138,14 +172,6 @@ int main(int argc, char** argv) {
   options.redis_url = absl::GetFlag(FLAGS_redis);
   options.redis_ttl = absl::GetFlag(FLAGS_redis_ttl);
   options.redis_timeout = absl::GetFlag(FLAGS_redis_timeout);
-  if (options.redis_timeout <= absl::ZeroDuration()) {
-    std::fprintf(stderr, "ordo-server: --redis-timeout must be positive\n");
-    return 2;
-  }
-  if (absl::GetFlag(FLAGS_max_state_mb) <= 0) {
-    std::fprintf(stderr, "ordo-server: --max-state-mb must be positive\n");
-    return 2;
-  }
   options.limits.max_state_bytes = int64_t{absl::GetFlag(FLAGS_max_state_mb)} << 20;
   options.cache_bytes = int64_t{absl::GetFlag(FLAGS_cache_mb)} << 20;
   options.cache_namespace = absl::GetFlag(FLAGS_cache_namespace);
@@ -157,7 +183,7 @@ int main(int argc, char** argv) {
   }
   options.limits.max_message_bytes = int64_t{absl::GetFlag(FLAGS_max_message_mb)} << 20;
   options.limits.max_ops = absl::GetFlag(FLAGS_max_ops);
-  options.limits.max_concurrent_compiles = std::max(1, absl::GetFlag(FLAGS_max_concurrent));
+  options.limits.max_concurrent_compiles = absl::GetFlag(FLAGS_max_concurrent);
   options.limits.default_deadline = absl::GetFlag(FLAGS_default_deadline);
   options.limits.max_deadline = absl::GetFlag(FLAGS_max_deadline);
   options.channelz = absl::GetFlag(FLAGS_channelz);

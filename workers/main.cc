@@ -29,13 +29,20 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  // Ranges as ordo-server's (server/main.cc).
+  for (const absl::Status& status :
+       {ordo::rpc::CheckListenFlag("--listen", absl::GetFlag(FLAGS_listen)),
+        ordo::rpc::CheckFlagRange("--threads", absl::GetFlag(FLAGS_threads), 1, 1024),
+        ordo::rpc::CheckFlagRange("--max-state-mb", absl::GetFlag(FLAGS_max_state_mb), 1, 1 << 20),
+        ordo::rpc::CheckFlagRange("--metrics-port", absl::GetFlag(FLAGS_metrics_port), 0, 65535)}) {
+    if (!status.ok()) {
+      std::fprintf(stderr, "ordo-worker: %s\n", std::string(status.message()).c_str());
+      return 2;
+    }
+  }
   ordo::worker::WorkerServer::Options options;
   options.listen = absl::GetFlag(FLAGS_listen);
-  options.threads = std::max(1, absl::GetFlag(FLAGS_threads));
-  if (absl::GetFlag(FLAGS_max_state_mb) <= 0) {
-    std::fprintf(stderr, "ordo-worker: --max-state-mb must be positive\n");
-    return 2;
-  }
+  options.threads = absl::GetFlag(FLAGS_threads);
   options.service.max_state_bytes = int64_t{absl::GetFlag(FLAGS_max_state_mb)} << 20;
   if (absl::GetFlag(FLAGS_metrics_port) > 0) {
     options.metrics_listen = absl::StrCat("0.0.0.0:", absl::GetFlag(FLAGS_metrics_port));

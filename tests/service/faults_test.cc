@@ -644,6 +644,29 @@ TEST(FaultsTest, WorkerRefusesANonPositiveStateCap) {
   EXPECT_EQ(WEXITSTATUS(status), 2);
 }
 
+// Both services refuse a bad flag with exit code 2 before listening: an
+// unknown or malformed one (absl's parser would exit 1) and a value out of
+// range (once taken silently: --listen's port 99999 served on 34463).
+TEST(FaultsTest, ServicesRefuseBadFlagsWithExitCodeTwo) {
+  const std::vector<std::vector<std::string>> cases = {
+      {ordo::testing::ServerBinary(), "--listen=127.0.0.1:99999"},
+      {ordo::testing::ServerBinary(), "--listen=127.0.0.1:0", "--cache-mb=-1"},
+      {ordo::testing::ServerBinary(), "--listen=127.0.0.1:0", "--max-message-mb=4096"},
+      {ordo::testing::ServerBinary(), "--listen=127.0.0.1:0", "--default-deadline=-5s"},
+      {ordo::testing::ServerBinary(), "--listen=127.0.0.1:0", "--bogus"},
+      {ordo::testing::ServerBinary(), "--listen=127.0.0.1:0", "--max-ops=lots"},
+      {ordo::testing::WorkerBinary(), "--listen=127.0.0.1:0", "--threads=0"},
+      {ordo::testing::WorkerBinary(), "--listen=127.0.0.1:65536"},
+  };
+  for (const std::vector<std::string>& argv : cases) {
+    Process process(argv);
+    EXPECT_EQ(process.ReadLine(absl::Seconds(20)), "") << argv.back();  // exits before listening
+    const int status = process.Stop(SIGKILL);
+    ASSERT_TRUE(WIFEXITED(status)) << argv.back();
+    EXPECT_EQ(WEXITSTATUS(status), 2) << argv.back();
+  }
+}
+
 // Local workers get the front's cap: a front allowed 2 GiB must not have
 // its tasks capped at the worker's 1 GiB default.
 TEST(FaultsTest, LocalWorkersGetTheFrontsStateCap) {
