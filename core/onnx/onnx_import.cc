@@ -1,6 +1,7 @@
 #include "core/onnx/onnx_import.h"
 
 #include <climits>
+#include <iterator>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -119,6 +120,20 @@ std::optional<DataType> FromOnnxElemType(int32_t elem_type) {
 }
 
 std::string ElemTypeName(int32_t elem_type) {
+  // Types newer than the ONNX this links (1.12): named, as an exporter
+  // writes them (onnx.proto of ONNX 1.14-1.17).
+  static constexpr const char* kNewer[] = {"FLOAT8E4M3FN",   "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+                                           "FLOAT8E5M2FNUZ", "UINT4",          "INT4",
+                                           "FLOAT4E2M1"};
+  constexpr int32_t kFirstNewer = 17;
+  if (elem_type >= kFirstNewer &&
+      elem_type < kFirstNewer + static_cast<int32_t>(std::size(kNewer)) &&
+      !TensorProto::DataType_IsValid(elem_type)) {
+    return absl::StrCat("element type ", elem_type, " (", kNewer[elem_type - kFirstNewer],
+                        ", ONNX 1.14 or later; export in float32 and give the deployed size "
+                        "with --activation-dtype (device.activation_dtype), e.g. int8 for 8-bit "
+                        "types)");
+  }
   if (elem_type == 0 || !TensorProto::DataType_IsValid(elem_type)) {
     return absl::StrCat("unknown element type ", elem_type);
   }

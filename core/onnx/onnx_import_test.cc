@@ -442,6 +442,17 @@ TEST(OnnxImportErrorTest, EmptyBytes) {
               StatusIs(kInvalid, HasSubstr("not a valid ONNX model: it has no graph")));
 }
 
+// Element types newer than the linked ONNX (1.12) are named, with the fix.
+TEST(OnnxImportErrorTest, NewerElementTypesAreNamedWithAFix) {
+  TestModel m;
+  m.Input("x", {4}, 17).Output("y", {4}, 17);
+  m.Node("Identity", {"x"}, {"y"}, "copy");
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, AllOf(HasSubstr("element type 17 (FLOAT8E4M3FN, ONNX 1.14 or "
+                                                 "later; export in float32"),
+                                       HasSubstr("--activation-dtype"))));
+}
+
 TEST(OnnxImportErrorTest, Cycle) {
   TestModel m;
   m.Input("x", {4}).Output("c", {4}).ValueInfo("b", {4});
