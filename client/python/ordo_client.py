@@ -94,6 +94,9 @@ RETRY_SERVICE_CONFIG = {
 # a call failing UNAVAILABLE is still resent.
 UNAVAILABLE_WINDOW_S = 10.0
 
+# The longest search budget the service takes (rpc::kMaxTimeLimit).
+MAX_TIME_LIMIT_S = 24 * 3600
+
 # The server accepts up to 256 MiB by default (--max-message-mb); gRPC's
 # client default of 4 MiB would refuse large models and reordered ONNX.
 _MAX_MESSAGE_BYTES = 256 << 20
@@ -262,7 +265,14 @@ class OrdoClient:
         options.scheduler = scheduler or ""
         options.arena_planner = arena_planner or ""
         if time_limit_s is not None:
-            options.time_limit.FromTimedelta(datetime.timedelta(seconds=time_limit_s))
+            # NaN fails too; past a day (inf too) is a day, as the service
+            # and the CLI take it (rpc::kMaxTimeLimit); larger values do not
+            # survive the conversion to a Duration.
+            if not time_limit_s >= 0:
+                raise ValueError(f"time_limit_s: must be a non-negative number of seconds, "
+                                 f"got {time_limit_s!r}")
+            seconds = min(float(time_limit_s), MAX_TIME_LIMIT_S)
+            options.time_limit.FromTimedelta(datetime.timedelta(seconds=seconds))
         if inplace is not None:
             options.inplace = inplace
         options.count_weights = count_weights
@@ -327,7 +337,7 @@ class OrdoClient:
         "placement_effort": "PLACEMENT_EFFORT_THOROUGH" for the thorough
         placement (the default is fast), and the response's `placement` says
         where each tensor lives (docs/pools.md). `time_limit_s` is the search budget (server
-        default 10 s), capped by `timeout_s`. `rewrite` ("none", "identity",
+        default 10 s; more than a day is a day), capped by `timeout_s`. `rewrite` ("none", "identity",
         "partition", "all" or "auto"; ONNX only) rewrites the model first:
         the response then carries `rewritten_onnx_model`, `rewrites` and
         `rewrite`; `max_latency_overhead` bounds partitioning's extra latency

@@ -160,6 +160,19 @@ class RequestTest(unittest.TestCase):
         self.assertFalse(unset.options.HasField("max_latency_overhead"))
         self.assertEqual(unset.options.beam_width, 0)
 
+    def test_time_limits(self):
+        def limit(seconds):
+            return OrdoClient._request(pb.CompileRequest, b"", None, "", seconds, "", None,
+                                       False).options.time_limit.ToSeconds()
+        # Past a day (inf too) is a day, as the service takes it; once an
+        # OverflowError from the Duration conversion.
+        for seconds in (1e20, float("inf"), 2 * 24 * 3600):
+            self.assertEqual(limit(seconds), 24 * 3600)
+        self.assertEqual(limit(0), 0)
+        for bad in (-1, float("nan")):
+            with self.assertRaisesRegex(ValueError, "time_limit_s"):
+                limit(bad)
+
     def test_rewrite_options(self):
         request = OrdoClient._request(pb.CompileRequest, b"", {"macs_per_second": 4e8},
                                       "", None, "", None, False, False, "identity", 0.0)
