@@ -10,11 +10,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "core/arena/arena_planner_registry.h"
+#include "core/arena/arena_problem.h"
 #include "core/partition/hourglass_partitioner.h"
 #include "core/pools/pool_order_repair.h"
 #include "core/schedule/baseline_schedulers.h"
 #include "core/schedule/hmcos_scheduler.h"
 #include "core/schedule/scheduler_registry.h"
+#include "core/util/checked_math.h"
 #include "core/util/status_macros.h"
 
 namespace ordo {
@@ -1009,6 +1011,23 @@ absl::StatusOr<EstimateFit> EstimatePoolsFit(const Graph& graph, const MemoryMod
                                            estimate.lower_bound_bytes,
                                            " bytes, more than the largest pool's ", largest);
       return EstimateFit::kNo;
+    }
+    // Any order's one arena is at most its tensors' aligned sizes end to end
+    // (a planner puts each block at the lowest gap), so a pool holding them
+    // all holds it whatever the compile chooses. Pins may name another pool.
+    if (options.pools.pinned.empty()) {
+      std::optional<int64_t> end_to_end = 0;
+      for (int32_t t = 0; t < model.num_tensors() && end_to_end; ++t) {
+        if (!simulation.has_interval[t]) continue;
+        const std::optional<int64_t> size = AlignUp(model.tensors[t].bytes, options.alignment);
+        end_to_end = size ? CheckedAdd(*end_to_end, *size) : std::nullopt;
+      }
+      if (end_to_end && *end_to_end <= largest) {
+        estimate.pools_reason =
+            absl::StrCat("one arena: every activation end to end (", *end_to_end,
+                         " bytes) fits the largest pool's ", largest);
+        return EstimateFit::kYes;
+      }
     }
     estimate.pools_reason = "one arena: only a compile plans its layout";
     return EstimateFit::kUnknown;

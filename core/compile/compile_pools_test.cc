@@ -218,11 +218,18 @@ TEST(CompilePoolsTest, EstimateGivesTheBanksVerdictWithItsReason) {
   limited.memory_limit_bytes = 1;  // below the spec's bound: no
   ORDO_ASSERT_OK_AND_ASSIGN(EstimateResult neither, Estimate(g, limited, nullptr));
   EXPECT_EQ(neither.fits, EstimateFit::kNo);
-  // One arena: never the multi-pool yes; no when no pool holds the bound.
+  // One arena: never the multi-pool yes, but yes when every activation end
+  // to end (six of 64 aligned bytes) fits the largest pool; no when no pool
+  // holds the bound.
   CompileOptions one_arena = WithPools(192, 1024);
   one_arena.pools.one_arena = true;
   ORDO_ASSERT_OK_AND_ASSIGN(EstimateResult one, Estimate(g, one_arena, nullptr));
-  EXPECT_EQ(one.fits, EstimateFit::kUnknown);
+  EXPECT_EQ(one.fits, EstimateFit::kYes);
+  EXPECT_THAT(one.pools_reason, HasSubstr("every activation end to end (384 bytes) fits"));
+  one_arena.pools.pools[1].capacity_bytes = 256;
+  ORDO_ASSERT_OK_AND_ASSIGN(EstimateResult unknown, Estimate(g, one_arena, nullptr));
+  EXPECT_EQ(unknown.fits, EstimateFit::kUnknown);
+  EXPECT_THAT(unknown.pools_reason, HasSubstr("only a compile plans its layout"));
   // a and b (50 bytes each) live together: they fit the banks split, and
   // no bank whole.
   const Graph chain = TestGraph(R"(
@@ -242,6 +249,7 @@ TEST(CompilePoolsTest, EstimateGivesTheBanksVerdictWithItsReason) {
   EXPECT_TRUE(none.pools_reason.empty());
 
   std::mt19937_64 rng(31);
+  int one_arena_yes = 0;
   for (int trial = 0; trial < ordo::testing::Trials(40); ++trial) {
     ordo::testing::RandomDagOptions dag;
     dag.num_ops = 5 + static_cast<int32_t>(rng() % 10);
@@ -250,6 +258,9 @@ TEST(CompilePoolsTest, EstimateGivesTheBanksVerdictWithItsReason) {
     CompileOptions options;
     options.pools.pools = {{"fast", 64 * (1 + static_cast<int64_t>(rng() % 16)), 8e9, 8e9},
                            {"slow", 64 * (1 + static_cast<int64_t>(rng() % 16)), 1e8, 1e8}};
+    // One arena a third of the time, then with room for the end-to-end yes.
+    options.pools.one_arena = trial % 3 == 0;
+    if (options.pools.one_arena) options.pools.pools[1].capacity_bytes *= 8;
     absl::StatusOr<EstimateResult> estimate = Estimate(random, options, nullptr);
     absl::StatusOr<CompileResult> compiled = Compile(random, options, clock);
     if (!compiled.ok()) {
@@ -263,11 +274,13 @@ TEST(CompilePoolsTest, EstimateGivesTheBanksVerdictWithItsReason) {
     ORDO_ASSERT_OK(estimate.status());
     if (estimate->fits == EstimateFit::kYes) {
       EXPECT_TRUE(compiled->placement->fits()) << trial;
+      one_arena_yes += options.pools.one_arena;
     }
     if (estimate->fits == EstimateFit::kNo) {
       EXPECT_FALSE(compiled->placement->fits()) << trial;
     }
   }
+  EXPECT_GT(one_arena_yes, 0);  // the one-arena yes was checked against a compile
 }
 
 TEST(CompilePoolsTest, WhenNothingFitsTheReportNamesTheOverflowingPool) {
