@@ -402,6 +402,14 @@ absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status,
   if (const int32_t unknown = UnknownOperatorUpstream(index); unknown != onnx_import::kNoValue) {
     return ExplainUnknownOperator(status, index, unknown);
   }
+  if (!onnx_import::InfersShapesAtItsOpset(graph_, graph_.nodes[index])) {
+    // Known, but its schema at the model's (old) opset infers nothing.
+    return absl::InvalidArgumentError(absl::StrCat(
+        status.message(), ". Op \"", op, "\" (", op_type,
+        ") has no shape inference in ONNX's schema at this model's opset: convert the model to "
+        "a newer opset (onnx.version_converter.convert_version(model, 13)), or list the op's "
+        "output shapes in graph.value_info"));
+  }
   const absl::Span<const int32_t> inputs = nodes_.inputs(index);
   for (int k : ShapeSettingInputs(op_type)) {
     if (k >= static_cast<int>(inputs.size()) || inputs[k] == onnx_import::kNoValue ||

@@ -442,6 +442,21 @@ TEST(OnnxImportErrorTest, EmptyBytes) {
               StatusIs(kInvalid, HasSubstr("not a valid ONNX model: it has no graph")));
 }
 
+// An op whose schema at the model's (old) opset infers no shapes: Relu-1.
+// The fix the message gives (convert to opset 13) was checked by hand with
+// onnx.version_converter.
+TEST(OnnxImportErrorTest, AnOpWithoutInferenceAtItsOpsetSaysToConvertTheModel) {
+  TestModel m;
+  m.proto().mutable_opset_import(0)->set_version(1);
+  m.Input("x", {4}).Output("y", {4});
+  m.Node("Relu", {"x"}, {"m"}, "first");
+  m.Node("Relu", {"m"}, {"y"}, "second");
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, AllOf(HasSubstr("Op \"first\" (Relu) has no shape inference in "
+                                                 "ONNX's schema at this model's opset"),
+                                       HasSubstr("onnx.version_converter"))));
+}
+
 // Element types newer than the linked ONNX (1.12) are named, with the fix.
 TEST(OnnxImportErrorTest, NewerElementTypesAreNamedWithAFix) {
   TestModel m;

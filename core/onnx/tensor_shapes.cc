@@ -326,7 +326,11 @@ absl::Status InferShapesInPlace(onnx::ModelProto& model) {
   return absl::OkStatus();
 }
 
-bool IsKnownToOnnx(const ModelView& view, const NodeView& node) {
+namespace {
+
+// The schema ONNX applies to `node` at the model's opset of its domain, or
+// null.
+const onnx::OpSchema* SchemaOf(const ModelView& view, const NodeView& node) {
   int64_t version = INT_MAX;  // no import for the domain: whatever the library has
   for (const OpsetView& opset : view.opsets) {
     if (opset.domain == node.domain ||
@@ -334,10 +338,20 @@ bool IsKnownToOnnx(const ModelView& view, const NodeView& node) {
       version = std::min<int64_t>(opset.version, INT_MAX);
     }
   }
-  return onnx::OpSchemaRegistry::Schema(std::string(node.op_type), static_cast<int>(version),
-                                        IsStandardOnnxDomain(node.domain) ? std::string()
-                                                              : std::string(node.domain)) !=
-         nullptr;
+  return onnx::OpSchemaRegistry::Schema(
+      std::string(node.op_type), static_cast<int>(version),
+      IsStandardOnnxDomain(node.domain) ? std::string() : std::string(node.domain));
+}
+
+}  // namespace
+
+bool IsKnownToOnnx(const ModelView& view, const NodeView& node) {
+  return SchemaOf(view, node) != nullptr;
+}
+
+bool InfersShapesAtItsOpset(const ModelView& view, const NodeView& node) {
+  const onnx::OpSchema* schema = SchemaOf(view, node);
+  return schema != nullptr && schema->has_type_and_shape_inference_function();
 }
 
 absl::Status FirstInferenceError(const onnx::ModelProto& model,

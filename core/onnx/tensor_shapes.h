@@ -76,6 +76,9 @@ void SetShapeInferenceRunner(ShapeInferenceRunner runner);
 // the opset `view` imports for its domain (the one inference looks up):
 // without one nothing infers its outputs.
 bool IsKnownToOnnx(const ModelView& view, const NodeView& node);
+// Known, and its schema at that opset infers output shapes (some of the
+// oldest versions do not: Relu-1 of opset 1).
+bool InfersShapesAtItsOpset(const ModelView& view, const NodeView& node);
 
 // Why ONNX's inference cannot infer some node of `model`, for messages
 // only: `lenient_error`, the error InferShapesInPlace returned, or when it
