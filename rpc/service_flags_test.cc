@@ -65,6 +65,11 @@ TEST(ServiceFlagRangesTest, ListenPortsAndRanges) {
   EXPECT_THAT(CheckFlagPositive("--max-deadline", absl::ZeroDuration()),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--max-deadline")));
   ORDO_EXPECT_OK(CheckFlagPositive("--max-deadline", absl::Seconds(1)));
+  ORDO_EXPECT_OK(CheckSharedServiceFlags("127.0.0.1:0", 0, 1024));
+  EXPECT_THAT(CheckSharedServiceFlags("127.0.0.1:0", 0, 0),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--max-state-mb")));
+  EXPECT_THAT(CheckSharedServiceFlags("127.0.0.1:0", 65536, 1024),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--metrics-port")));
 }
 
 }  // namespace

@@ -79,4 +79,13 @@ absl::Status CheckFlagPositive(absl::string_view flag, absl::Duration value) {
   return absl::OkStatus();
 }
 
+absl::Status CheckSharedServiceFlags(absl::string_view listen, int metrics_port, int max_state_mb) {
+  for (const absl::Status& status : {CheckListenFlag("--listen", listen),
+                                     CheckFlagRange("--metrics-port", metrics_port, 0, 65535),
+                                     CheckFlagRange("--max-state-mb", max_state_mb, 1, 1 << 20)}) {
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace ordo::rpc

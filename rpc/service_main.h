@@ -25,7 +25,12 @@ absl::Status CheckListenFlag(absl::string_view flag, absl::string_view address);
 
 // `value` within [least, most], else INVALID_ARGUMENT naming `flag`.
 absl::Status CheckFlagRange(absl::string_view flag, int64_t value, int64_t least, int64_t most);
+// `value` above zero, else INVALID_ARGUMENT naming `flag`.
 absl::Status CheckFlagPositive(absl::string_view flag, absl::Duration value);
+
+// The flags ordo-server and ordo-worker share, with one range each:
+// --listen, --metrics-port (0: off) and --max-state-mb (1 MiB to 1 TiB).
+absl::Status CheckSharedServiceFlags(absl::string_view listen, int metrics_port, int max_state_mb);
 
 }  // namespace ordo::rpc
 

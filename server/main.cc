@@ -81,10 +81,10 @@ absl::Status CheckFlags() {
   using ordo::rpc::CheckFlagPositive;
   using ordo::rpc::CheckFlagRange;
   for (const absl::Status& status :
-       {ordo::rpc::CheckListenFlag("--listen", absl::GetFlag(FLAGS_listen)),
-        CheckFlagRange("--metrics-port", absl::GetFlag(FLAGS_metrics_port), 0, 65535),
+       {ordo::rpc::CheckSharedServiceFlags(absl::GetFlag(FLAGS_listen),
+                                           absl::GetFlag(FLAGS_metrics_port),
+                                           absl::GetFlag(FLAGS_max_state_mb)),
         CheckFlagRange("--local-workers", absl::GetFlag(FLAGS_local_workers), -1, 1024),
-        CheckFlagRange("--max-state-mb", absl::GetFlag(FLAGS_max_state_mb), 1, 1 << 20),
         CheckFlagRange("--cache-mb", absl::GetFlag(FLAGS_cache_mb), 0, 1 << 20),
         // gRPC's message limits are ints.
         CheckFlagRange("--max-message-mb", absl::GetFlag(FLAGS_max_message_mb), 1, 2047),

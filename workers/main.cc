@@ -29,12 +29,11 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  // Ranges as ordo-server's (server/main.cc).
   for (const absl::Status& status :
-       {ordo::rpc::CheckListenFlag("--listen", absl::GetFlag(FLAGS_listen)),
-        ordo::rpc::CheckFlagRange("--threads", absl::GetFlag(FLAGS_threads), 1, 1024),
-        ordo::rpc::CheckFlagRange("--max-state-mb", absl::GetFlag(FLAGS_max_state_mb), 1, 1 << 20),
-        ordo::rpc::CheckFlagRange("--metrics-port", absl::GetFlag(FLAGS_metrics_port), 0, 65535)}) {
+       {ordo::rpc::CheckSharedServiceFlags(absl::GetFlag(FLAGS_listen),
+                                           absl::GetFlag(FLAGS_metrics_port),
+                                           absl::GetFlag(FLAGS_max_state_mb)),
+        ordo::rpc::CheckFlagRange("--threads", absl::GetFlag(FLAGS_threads), 1, 1024)}) {
     if (!status.ok()) {
       std::fprintf(stderr, "ordo-worker: %s\n", std::string(status.message()).c_str());
       return 2;
