@@ -88,8 +88,9 @@ constexpr char kUsage[] =
     "--beam-width N: states the partition search keeps per round (default 1,\n"
     "  greedy; each round then costs about N times the schedules).\n"
     "--input-shape NAME=DIMS (repeatable) gives every dim of ONNX graph input\n"
-    "  NAME; --batch N sets every symbolic dim 0 of the other inputs to N\n"
-    "  (dynamic exports: compile one shape; compile, estimate, inspect).\n"
+    "  NAME; --batch N sets the symbolic batch dim of the other inputs to N\n"
+    "  (the dim named like \"batch\", else dim 0; dynamic exports: compile\n"
+    "  one shape; compile, estimate, inspect).\n"
     "Exit codes: 0 ok, 2 bad input, 1 internal error (or server unreachable),\n"
     "3 rewritten in fit mode and still over --memory-limit;\n"
     "ordo health: 0 serving, 1 not serving or unreachable.\n";

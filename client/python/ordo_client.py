@@ -344,8 +344,8 @@ class OrdoClient:
         (server default 0.05); `beam_width` (1..16, 0 = server default 1) is
         how many states the partition search keeps per round.
         `input_shapes` ({"input": (1, 3, 224, 224)}: every dim of a graph
-        input) and `batch` (the value of every symbolic dim 0 of the other
-        inputs) give a dynamic ONNX export the one shape to compile for.
+        input) and `batch` (the value of the other inputs' symbolic batch dim:
+        the one named like "batch", else dim 0) give a dynamic ONNX export the one shape to compile for.
         `io_outside_arena` leaves graph inputs and outputs out of the peak and
         the arena (their own buffers on the device). `fusion=False` rewrites
         without patch-wise fusion of layer chains (docs/rewriting.md).

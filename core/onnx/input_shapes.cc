@@ -1,9 +1,13 @@
 #include "core/onnx/input_shapes.h"
 
 #include <climits>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -83,19 +87,85 @@ absl::Status ApplyShape(const std::string& name, const std::vector<int64_t>& dim
   return absl::OkStatus();
 }
 
-// Sets the symbolic dim 0 of the inputs `shapes` does not name; true when
-// it set one.
-bool ApplyBatch(int64_t batch, const std::map<std::string, std::vector<int64_t>>& shapes,
-                absl::flat_hash_map<std::string, onnx::ValueInfoProto*>& inputs) {
+bool NamesBatch(absl::string_view param) {
+  return absl::StrContains(absl::AsciiStrToLower(param), "batch");
+}
+
+// The batch axis of an input whose dims are `params` (nullopt for a static
+// dim, else the symbolic dim's name, maybe empty): the one symbolic dim
+// whose name says "batch", since sequence-first exports (RNNs, PyTorch's
+// default LSTM layout) put the batch at dim 1; else a symbolic dim 0, the
+// convention of every other export. nullopt when the input has neither.
+std::optional<size_t> BatchAxis(const std::vector<std::optional<absl::string_view>>& params) {
+  std::optional<size_t> named;
+  int named_count = 0;
+  for (size_t d = 0; d < params.size(); ++d) {
+    if (params[d] && NamesBatch(*params[d])) {
+      named = d;
+      ++named_count;
+    }
+  }
+  if (named_count == 1) return named;
+  if (!params.empty() && params[0]) return 0;
+  return std::nullopt;
+}
+
+std::vector<std::optional<absl::string_view>> DimParams(const TensorShapeProto& shape) {
+  std::vector<std::optional<absl::string_view>> params;
+  for (const TensorShapeProto::Dimension& dim : shape.dim()) {
+    params.push_back(HasValue(dim) ? std::nullopt
+                                   : std::optional<absl::string_view>(dim.dim_param()));
+  }
+  return params;
+}
+
+// What is left symbolic in an input after --batch set its batch axis
+// `axis` at dim 1 or later: refused here, since once the axis has its value
+// the import would take a symbolic dim 0 (the sequence) for the batch and
+// suggest --batch again. (Left at dim 0, CheckStaticInputs says it right.)
+absl::Status CheckRestOfBatchedInput(int64_t batch, const std::string& name, size_t axis,
+                                     const TensorShapeProto& shape, const std::string& axis_param) {
+  std::vector<std::string> left;
+  std::vector<std::string> fix;
+  for (int d = 0; d < shape.dim_size(); ++d) {
+    const TensorShapeProto::Dimension& dim = shape.dim(d);
+    if (HasValue(dim)) {
+      fix.push_back(absl::StrCat(dim.dim_value()));
+      continue;
+    }
+    const std::string& param = dim.dim_param();
+    left.push_back(
+        absl::StrCat("dim ", d, param.empty() ? "" : absl::StrCat(" (\"", param, "\")")));
+    fix.push_back(absl::StrCat("<", param.empty() ? absl::StrCat("dim", d) : param, ">"));
+  }
+  if (left.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--batch ", batch, " set dim ", axis, " (\"", axis_param, "\") of graph input \"", name,
+      "\", its batch dim; ", absl::StrJoin(left, ", "), left.size() == 1 ? " is" : " are",
+      " still symbolic. To compile one shape, add --input-shape ", name, "=",
+      absl::StrJoin(fix, "x"), " with each <...> replaced by the size to compile for"));
+}
+
+// Sets the symbolic batch axis (BatchAxis) of the inputs `shapes` does not
+// name; true when it set one.
+absl::StatusOr<bool> ApplyBatch(int64_t batch,
+                                const std::map<std::string, std::vector<int64_t>>& shapes,
+                                absl::flat_hash_map<std::string, onnx::ValueInfoProto*>& inputs) {
   bool set_any = false;
   for (auto& [name, input] : inputs) {
     if (shapes.contains(name)) continue;
     onnx::TypeProto::Tensor& tensor = *input->mutable_type()->mutable_tensor_type();
-    if (!tensor.has_shape() || tensor.shape().dim_size() == 0) continue;
-    TensorShapeProto::Dimension& dim = *tensor.mutable_shape()->mutable_dim(0);
-    if (HasValue(dim)) continue;
+    if (!tensor.has_shape()) continue;
+    const std::optional<size_t> axis = BatchAxis(DimParams(tensor.shape()));
+    if (!axis) continue;
+    TensorShapeProto::Dimension& dim =
+        *tensor.mutable_shape()->mutable_dim(static_cast<int>(*axis));
+    const std::string axis_param = dim.dim_param();
     dim.set_dim_value(batch);
     set_any = true;
+    if (*axis > 0) {
+      ORDO_RETURN_IF_ERROR(CheckRestOfBatchedInput(batch, name, *axis, tensor.shape(), axis_param));
+    }
   }
   return set_any;
 }
@@ -113,7 +183,9 @@ absl::Status CheckUnusedBatch(const InputShapes& shapes, const onnx::GraphProto&
     const int64_t dim0 = tensor.shape().dim(0).dim_value();
     if (dim0 == batch) continue;
     return absl::InvalidArgumentError(absl::StrCat(
-        "--batch ", batch, ": no graph input has a symbolic dim 0, and dim 0 of graph input \"",
+        "--batch ", batch,
+        ": no graph input has a symbolic batch dim (dim 0, or a dim named like \"batch\"), and "
+        "dim 0 of graph input \"",
         input.name(), "\" is static ", dim0,
         " in the model; leave --batch out, or export the model with a dynamic batch axis"));
   }
@@ -139,10 +211,9 @@ absl::Status ApplyInputShapesTo(const InputShapes& shapes, onnx::GraphProto& gra
     }
     ORDO_RETURN_IF_ERROR(ApplyShape(name, dims, *it->second));
   }
-  if (shapes.batch > 0 && !ApplyBatch(shapes.batch, shapes.shapes, inputs)) {
-    return CheckUnusedBatch(shapes, graph, inputs);
-  }
-  return absl::OkStatus();
+  if (shapes.batch == 0) return absl::OkStatus();
+  ORDO_ASSIGN_OR_RETURN(const bool set_any, ApplyBatch(shapes.batch, shapes.shapes, inputs));
+  return set_any ? absl::OkStatus() : CheckUnusedBatch(shapes, graph, inputs);
 }
 
 }  // namespace
@@ -190,6 +261,14 @@ absl::Status CheckStaticInputs(const onnx_import::ModelView& graph,
     }
     std::vector<std::string> fix;
     bool symbolic = false;
+    std::vector<std::optional<absl::string_view>> params;
+    for (size_t d = 0; d < type.dims.size(); ++d) {
+      const bool has_value = type.dims[d] != onnx_import::kUnknownDim;
+      const absl::string_view param =
+          d < type.symbols.size() ? absl::string_view(type.symbols[d]) : absl::string_view();
+      params.push_back(has_value ? std::nullopt : std::optional<absl::string_view>(param));
+    }
+    const std::optional<size_t> batch_axis = BatchAxis(params);
     for (size_t d = 0; d < type.dims.size(); ++d) {
       const int64_t value = type.dims[d];
       if (value != onnx_import::kUnknownDim && value > 0) {
@@ -208,7 +287,7 @@ absl::Status CheckStaticInputs(const onnx_import::ModelView& graph,
       listed.push_back(absl::StrCat("\"", name, "\" dim ", d,
                                     param.empty() ? std::string()
                                                   : absl::StrCat(" (\"", param, "\")")));
-      if (d == 0) {
+      if (d == batch_axis) {
         fix.push_back("1");
       } else {
         only_leading = false;

@@ -25,8 +25,9 @@ struct InputShapes {
   // Every dim of the named graph inputs, static ones repeated as the model
   // has them.
   std::map<std::string, std::vector<int64_t>> shapes;
-  // When positive: the value of the symbolic dim 0 of every graph input not
-  // in `shapes`.
+  // When positive: the value of the symbolic batch dim of every graph input
+  // not in `shapes`: the one symbolic dim whose name contains "batch", else
+  // a symbolic dim 0.
   int64_t batch = 0;
 
   bool empty() const { return shapes.empty() && batch == 0; }
@@ -38,7 +39,7 @@ struct InputShapes {
 // naming the input, the dim and the flag, when an override names no graph
 // input (or a weight), has a non-positive dim, has another rank than the
 // input, or contradicts a static dim; and when --batch sets nothing because
-// no input has a symbolic dim 0 while some input's static dim 0 differs from
+// no input has a symbolic batch dim while some input's static dim 0 differs from
 // it. Symbolic dims left over are CheckStaticInputs's to report. O(inputs).
 absl::Status ApplyInputShapes(const InputShapes& shapes, onnx::GraphProto& graph);
 

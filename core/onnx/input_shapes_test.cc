@@ -105,6 +105,26 @@ TEST(InputShapesTest, BatchSetsTheSymbolicLeadingDim) {
   EXPECT_THAT(InputDims(model.graph(), 0), ElementsAre(4, 3, 8, 8));
 }
 
+// Sequence-first exports (PyTorch's default LSTM/GRU layout) name the batch
+// at dim 1; --batch sets it there, not the sequence length at dim 0.
+TEST(InputShapesTest, BatchSetsTheDimNamedBatchWhereverItIs) {
+  onnx::ModelProto model = DynamicBatchModel();
+  AddValue(*model.mutable_graph()->mutable_input(), "frames", {20, "batch_size", 16});
+  AddValue(*model.mutable_graph()->mutable_input(), "state", {1, "Batch", 32});
+  ORDO_ASSERT_OK(ApplyInputShapes({.batch = 2}, *model.mutable_graph()));
+  EXPECT_THAT(InputDims(model.graph(), 0), ElementsAre(2, 3, 8, 8));
+  EXPECT_THAT(InputDims(model.graph(), 1), ElementsAre(20, 2, 16));
+  EXPECT_THAT(InputDims(model.graph(), 2), ElementsAre(1, 2, 32));
+}
+
+// Two dims that both say "batch" name no one axis: dim 0 stays the rule.
+TEST(InputShapesTest, BatchFallsBackToDimZeroWhenTwoDimsSayBatch) {
+  onnx::ModelProto model = DynamicBatchModel();
+  AddValue(*model.mutable_graph()->mutable_input(), "pairs", {"batch_a", "batch_b", 4});
+  ORDO_ASSERT_OK(ApplyInputShapes({.batch = 3}, *model.mutable_graph()));
+  EXPECT_THAT(InputDims(model.graph(), 1), ElementsAre(3, -1, 4));
+}
+
 TEST(InputShapesTest, InputShapeSetsSymbolicDimsAndRepeatsStaticOnes) {
   onnx::ModelProto model = DynamicBatchModel();
   ORDO_ASSERT_OK(ApplyInputShapes({.shapes = {{"x", {2, 3, 8, 8}}}}, *model.mutable_graph()));
@@ -189,7 +209,8 @@ TEST(InputShapesTest, BatchOnAStaticModelMustAgreeWithIt) {
   ORDO_ASSERT_OK(ApplyInputShapes({.batch = 1}, *model.mutable_graph()));
   ORDO_EXPECT_OK(ApplyInputShapes({.batch = 1}, *model.mutable_graph()));  // idempotent
   EXPECT_THAT(ApplyInputShapes({.batch = 8}, *model.mutable_graph()),
-              StatusIs(kInvalid, HasSubstr("--batch 8: no graph input has a symbolic dim 0, and "
+              StatusIs(kInvalid, HasSubstr("--batch 8: no graph input has a symbolic batch dim "
+                                           "(dim 0, or a dim named like \"batch\"), and "
                                            "dim 0 of graph input \"x\" is static 1")));
 }
 
@@ -204,6 +225,42 @@ TEST(InputShapesTest, NoOverrideListsEverySymbolicDimAndTheBatchFix) {
                                  "(\"batch\"), \"mask\" dim 0 (\"batch\"). To compile one shape, "
                                  "add --batch 1 (or --input-shape x=1x3x8x8 --input-shape "
                                  "mask=1x8)")));
+}
+
+TEST(InputShapesTest, TheSuggestedFixPutsOneAtTheBatchAxis) {
+  onnx::ModelProto model = DynamicBatchModel();
+  AddValue(*model.mutable_graph()->mutable_input(), "frames", {"seq", "batch", 8});
+  AddNode(*model.mutable_graph(), "Relu", {"frames"}, {"f"});
+  EXPECT_THAT(ImportOnnx(model.SerializeAsString()),
+              StatusIs(kInvalid, HasSubstr("add --input-shape x=1x3x8x8 --input-shape "
+                                           "frames=<seq>x1x8 with each <...> replaced")));
+  model.mutable_graph()
+      ->mutable_input(1)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_value(5);
+  EXPECT_THAT(ImportOnnx(model.SerializeAsString()),
+              StatusIs(kInvalid, HasSubstr("add --batch 1 (or --input-shape x=1x3x8x8 "
+                                           "--input-shape frames=5x1x8)")));
+}
+
+// Once --batch has set dim 1, the import could take the symbolic dim 0 for
+// the batch and ask for --batch again; the override says what is left.
+TEST(InputShapesTest, BatchAtDimOneRefusesASymbolicSequenceLeftBehind) {
+  onnx::ModelProto model = DynamicBatchModel();
+  AddValue(*model.mutable_graph()->mutable_input(), "frames", {"seq", "batch", 8});
+  EXPECT_THAT(
+      ApplyInputShapes({.batch = 1}, *model.mutable_graph()),
+      StatusIs(kInvalid, HasSubstr("--batch 1 set dim 1 (\"batch\") of graph input \"frames\", its "
+                                   "batch dim; dim 0 (\"seq\") is still symbolic. To compile one "
+                                   "shape, add --input-shape frames=<seq>x1x8 with each <...>")));
+  onnx::ModelProto given = DynamicBatchModel();
+  AddValue(*given.mutable_graph()->mutable_input(), "frames", {"seq", "batch", 8});
+  ORDO_ASSERT_OK(
+      ApplyInputShapes({.shapes = {{"frames", {20, 1, 8}}}, .batch = 1}, *given.mutable_graph()));
+  EXPECT_THAT(InputDims(given.graph(), 1), ElementsAre(20, 1, 8));
 }
 
 TEST(InputShapesTest, NonLeadingSymbolicDimsGetPlaceholders) {

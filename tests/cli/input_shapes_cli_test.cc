@@ -138,7 +138,7 @@ TEST(InputShapesCliTest, BadOverridesExitTwoNamingInputDimAndFlag) {
   EXPECT_EQ(RunOrdo("compile " + kShapeSubgraph + " --batch 1").exit_code, 0);
   ProcessResult contradicts = RunOrdo("compile " + kShapeSubgraph + " --batch 2");
   EXPECT_EQ(contradicts.exit_code, 2);
-  EXPECT_THAT(contradicts.out, HasSubstr("--batch 2: no graph input has a symbolic dim 0"));
+  EXPECT_THAT(contradicts.out, HasSubstr("--batch 2: no graph input has a symbolic batch dim"));
   std::filesystem::remove(dynamic);
 }
 
