@@ -8,6 +8,7 @@ InputShapes InputShapesFromProto(const v1::CompileOptions& options) {
     shapes.shapes[name].assign(input.dims().begin(), input.dims().end());
   }
   shapes.batch = options.batch();
+  shapes.dim_params.insert(options.dim_params().begin(), options.dim_params().end());
   return shapes;
 }
 
@@ -17,6 +18,7 @@ void InputShapesToProto(const InputShapes& shapes, v1::CompileOptions& options) 
     input.mutable_dims()->Assign(dims.begin(), dims.end());
   }
   options.set_batch(shapes.batch);
+  options.mutable_dim_params()->insert(shapes.dim_params.begin(), shapes.dim_params.end());
 }
 
 }  // namespace ordo::rpc

@@ -6,7 +6,7 @@
 
 namespace ordo::rpc {
 
-// CompileOptions.input_shapes and .batch as core InputShapes; checked where
+// CompileOptions.input_shapes, .dim_params and .batch as core InputShapes; checked where
 // they are applied (ApplyInputShapes), against the model.
 InputShapes InputShapesFromProto(const v1::CompileOptions& options);
 

@@ -50,12 +50,13 @@ constexpr char kUsage[] =
     "               [--beam-width 1..16] [--pareto] [--no-fusion]\n"
     "               [--emit-tflite OUT.tflite]\n"
     "               [--macs-per-second 1e9] [--op-overhead-seconds 2e-5]\n"
-    "               [--input-shape NAME=1x3x224x224]... [--batch N]\n"
+    "               [--input-shape NAME=1x3x224x224]... [--dim-param NAME=N]... [--batch N]\n"
     "               [--device NAME | --pool NAME:CAPACITY[:READ_BW[:WRITE_BW]][:off-chip] ...]\n"
     "               [--pin TENSOR:POOL ...] [--one-arena] [--placement-effort fast|thorough]\n"
     "  ordo estimate MODEL [--memory-limit BYTES] [--device NAME | --pool ...] [--one-arena]\n"
     "               [--server HOST:PORT] [--json] ...\n"
-    "  ordo inspect MODEL [--json] [--input-shape NAME=DIMS]... [--batch N]\n"
+    "  ordo inspect MODEL [--json] [--input-shape NAME=DIMS]... [--dim-param NAME=N]...\n"
+    "               [--batch N]\n"
     "  ordo health --server HOST:PORT [--service NAME]\n"
     "--server calls also take [--tls-ca CA.pem] [--tls-cert C.pem --tls-key K.pem]\n"
     "  (TLS; a client certificate for mutual TLS) and [--auth-token-file FILE]\n"
@@ -88,9 +89,10 @@ constexpr char kUsage[] =
     "--beam-width N: states the partition search keeps per round (default 1,\n"
     "  greedy; each round then costs about N times the schedules).\n"
     "--input-shape NAME=DIMS (repeatable) gives every dim of ONNX graph input\n"
-    "  NAME; --batch N sets the symbolic batch dim of the other inputs to N\n"
-    "  (the dim named like \"batch\", else dim 0; dynamic exports: compile\n"
-    "  one shape; compile, estimate, inspect).\n"
+    "  NAME; --dim-param NAME=N (repeatable) sets every symbolic input dim\n"
+    "  named NAME to N; --batch N sets the symbolic batch dim of the other\n"
+    "  inputs to N (the dim named like \"batch\", else dim 0). Dynamic\n"
+    "  exports: compile one shape (compile, estimate, inspect).\n"
     "Exit codes: 0 ok, 2 bad input, 1 internal error (or server unreachable),\n"
     "3 rewritten in fit mode and still over --memory-limit;\n"
     "ordo health: 0 serving, 1 not serving or unreachable.\n";
@@ -154,13 +156,37 @@ absl::StatusOr<rpc::ClientSecurity> SecurityFromArgs(const Args& args) {
 }
 
 const ArgSpec& CompileSpec() {
-  static const ArgSpec kSpec{
-      {"scheduler", "memory-limit", "time-limit", "alignment", "activation-dtype",
-       "emit-onnx", "emit-tflite", "max-ops", "arena", "on-chip", "out-dir", "server", "rewrite",
-       "max-latency-overhead", "beam-width", "rewritten-model", "macs-per-second", "op-overhead-seconds", "tls-ca", "tls-cert", "tls-key",
-       "auth-token-file", "input-shape", "batch", "pool", "device", "pin", "placement-effort"},
-      {"no-inplace", "count-weights", "io-outside-arena", "pareto", "no-fusion", "json",
-       "one-arena"}};
+  static const ArgSpec kSpec{{"scheduler",
+                              "memory-limit",
+                              "time-limit",
+                              "alignment",
+                              "activation-dtype",
+                              "emit-onnx",
+                              "emit-tflite",
+                              "max-ops",
+                              "arena",
+                              "on-chip",
+                              "out-dir",
+                              "server",
+                              "rewrite",
+                              "max-latency-overhead",
+                              "beam-width",
+                              "rewritten-model",
+                              "macs-per-second",
+                              "op-overhead-seconds",
+                              "tls-ca",
+                              "tls-cert",
+                              "tls-key",
+                              "auth-token-file",
+                              "input-shape",
+                              "dim-param",
+                              "batch",
+                              "pool",
+                              "device",
+                              "pin",
+                              "placement-effort"},
+                             {"no-inplace", "count-weights", "io-outside-arena", "pareto",
+                              "no-fusion", "json", "one-arena"}};
   return kSpec;
 }
 
@@ -253,7 +279,7 @@ absl::StatusOr<CompileOptions> CompileOptionsFromArgs(const Args& args) {
   return options;
 }
 
-// --input-shape NAME=DIMS (repeatable) and --batch N.
+// --input-shape NAME=DIMS, --dim-param NAME=N (both repeatable) and --batch N.
 absl::StatusOr<InputShapes> InputShapesFromArgs(const Args& args) {
   InputShapes shapes;
   for (const std::string& flag : args.Values("input-shape")) {
@@ -269,6 +295,21 @@ absl::StatusOr<InputShapes> InputShapesFromArgs(const Args& args) {
     if (!shapes.shapes.emplace(name, std::move(dims)).second) {
       return absl::InvalidArgumentError(
           absl::StrCat("--input-shape: graph input \"", name, "\" is given twice"));
+    }
+  }
+  for (const std::string& flag : args.Values("dim-param")) {
+    const size_t eq = flag.rfind('=');
+    int64_t value = 0;
+    if (eq == std::string::npos || eq == 0 ||
+        !absl::SimpleAtoi(absl::string_view(flag).substr(eq + 1), &value) || value <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--dim-param ", flag,
+                       ": write NAME=N with N a positive integer, e.g. --dim-param sequence=128"));
+    }
+    const std::string name = flag.substr(0, eq);
+    if (!shapes.dim_params.emplace(name, value).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--dim-param: dim \"", name, "\" is given twice"));
     }
   }
   if (auto batch = args.Value("batch")) {
@@ -298,7 +339,7 @@ CompileRequestNames CliNames(const std::string& path) {
   names.onnx_model = "an .onnx file";
   names.tflite_model = "a .tflite file";
   names.rewrite = "--rewrite";
-  names.input_shapes = "--input-shape/--batch";
+  names.input_shapes = "--input-shape/--dim-param/--batch";
   names.reordered_onnx = "--emit-onnx";
   names.reordered_tflite = "--emit-tflite";
   names.scheduler = "--scheduler";
@@ -619,10 +660,10 @@ int RunCompile(const std::vector<std::string>& argv, std::ostream& out, std::ost
 
 int RunEstimate(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   absl::StatusOr<Args> args = ParseArgs(
-      argv, {{"memory-limit", "activation-dtype", "max-ops", "server", "scheduler", "tls-ca",
-              "tls-cert", "tls-key", "auth-token-file", "input-shape", "batch", "pool", "device",
-              "pin"},
-             {"no-inplace", "count-weights", "io-outside-arena", "json", "one-arena"}});
+      argv,
+      {{"memory-limit", "activation-dtype", "max-ops", "server", "scheduler", "tls-ca", "tls-cert",
+        "tls-key", "auth-token-file", "input-shape", "dim-param", "batch", "pool", "device", "pin"},
+       {"no-inplace", "count-weights", "io-outside-arena", "json", "one-arena"}});
   if (!args.ok()) return Fail(args.status(), err);
   absl::StatusOr<CompileOptions> options = CompileOptionsFromArgs(*args);
   if (!options.ok()) return Fail(options.status(), err);
@@ -690,7 +731,8 @@ int RunHealth(const std::vector<std::string>& argv, std::ostream& out, std::ostr
 }
 
 int RunInspect(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  absl::StatusOr<Args> args = ParseArgs(argv, {{"max-ops", "input-shape", "batch"}, {"json", "no-inplace"}});
+  absl::StatusOr<Args> args =
+      ParseArgs(argv, {{"max-ops", "input-shape", "dim-param", "batch"}, {"json", "no-inplace"}});
   if (!args.ok()) return Fail(args.status(), err);
   absl::StatusOr<LoadedModel> model = LoadModel(*args);
   if (!model.ok()) return Fail(model.status(), err);

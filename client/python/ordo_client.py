@@ -163,6 +163,13 @@ def _set_input_shapes(options, input_shapes, batch):
     options.batch = int(batch or 0)
 
 
+def _set_dim_params(options, dim_params):
+    """CompileOptions.dim_params from {"sequence": 128}: every symbolic
+    input dim of that name (the server checks them against the model)."""
+    for name, value in (dim_params or {}).items():
+        options.dim_params[name] = int(value)
+
+
 def _device(device):
     """A DeviceSpec from None, a DeviceSpec or a dict of its fields."""
     if device is None:
@@ -325,7 +332,7 @@ class OrdoClient:
                 arena_planner="", inplace=None, count_weights=False,
                 return_reordered_onnx=False, rewrite="", max_latency_overhead=None,
                 beam_width=0, input_shapes=None, batch=0, io_outside_arena=False,
-                return_reordered_tflite=False, fusion=True):
+                return_reordered_tflite=False, fusion=True, dim_params=None):
         """Compiles `model` (path, ONNX or TFLite bytes, or ordo.v1.Graph).
 
         `device` is a DeviceSpec or a dict of its fields (e.g.
@@ -345,7 +352,9 @@ class OrdoClient:
         how many states the partition search keeps per round.
         `input_shapes` ({"input": (1, 3, 224, 224)}: every dim of a graph
         input) and `batch` (the value of the other inputs' symbolic batch dim:
-        the one named like "batch", else dim 0) give a dynamic ONNX export the one shape to compile for.
+        the one named like "batch", else dim 0) give a dynamic ONNX export the one shape to compile for;
+        `dim_params` ({"sequence": 128}) sets every symbolic input dim of a
+        name, in every input that has it.
         `io_outside_arena` leaves graph inputs and outputs out of the peak and
         the arena (their own buffers on the device). `fusion=False` rewrites
         without patch-wise fusion of layer chains (docs/rewriting.md).
@@ -360,18 +369,20 @@ class OrdoClient:
                                 return_reordered_tflite)
         request.options.io_outside_arena = io_outside_arena
         request.options.disable_fusion = not fusion
+        _set_dim_params(request.options, dim_params)
         return self._call(self._stub.Compile, request)
 
     def compile_stream(self, model, device=None, scheduler="best", time_limit_s=None,
                        arena_planner="", inplace=None, count_weights=False, rewrite="",
                        max_latency_overhead=None, beam_width=0, input_shapes=None, batch=0,
-                       io_outside_arena=False):
+                       io_outside_arena=False, dim_params=None):
         """Like compile(); yields CompileProgress messages as stages finish,
         then the CompileResponse (always last)."""
         request = self._build(pb.CompileRequest, model, device, scheduler, time_limit_s,
                                 arena_planner, inplace, count_weights, False, rewrite,
                                 max_latency_overhead, beam_width, input_shapes, batch)
         request.options.io_outside_arena = io_outside_arena
+        _set_dim_params(request.options, dim_params)
         delivered = False  # events went to the caller: not resent
         for remaining in self._attempts():
             try:
@@ -440,13 +451,14 @@ class OrdoClient:
             call.cancel()
 
     def estimate(self, model, device=None, scheduler="best", inplace=None,
-                 count_weights=False, input_shapes=None, batch=0):
+                 count_weights=False, input_shapes=None, batch=0, dim_params=None):
         """Fast figures without a search: model-order, greedy and cached
-        peaks, lower bound, parts and cached parts (`input_shapes` and
-        `batch` as in compile()). Returns the EstimateResponse."""
+        peaks, lower bound, parts and cached parts (`input_shapes`,
+        `batch` and `dim_params` as in compile()). Returns the EstimateResponse."""
         request = self._build(pb.EstimateRequest, model, device, scheduler, None, "",
                                 inplace, count_weights, input_shapes=input_shapes,
                                 batch=batch)
+        _set_dim_params(request.options, dim_params)
         return self._call(self._stub.Estimate, request)
 
     def info(self):

@@ -21,7 +21,7 @@ struct CompileRequestNames {
   std::string onnx_model = "onnx_model";
   std::string tflite_model = "tflite_model";
   std::string rewrite = "options.rewrite";
-  std::string input_shapes = "options.input_shapes / options.batch";
+  std::string input_shapes = "options.input_shapes / options.dim_params / options.batch";
   std::string reordered_onnx = "options.return_reordered_onnx";
   std::string reordered_tflite = "options.return_reordered_tflite";
   std::string scheduler = "options.scheduler";

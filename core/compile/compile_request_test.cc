@@ -68,7 +68,7 @@ TEST(CompileRequestTest, InputShapesNeedOnnx) {
   CompileRequest request = RequestOf(ModelFormat::kGraphProto);
   request.input_shapes.batch = 2;
   EXPECT_THAT(request.Validate(), StatusIs(absl::StatusCode::kInvalidArgument,
-                                           AllOf(HasSubstr("options.input_shapes / options.batch"),
+                                           AllOf(HasSubstr("options.input_shapes / options.dim_params / options.batch"),
                                                  HasSubstr("shapes are static"))));
   EXPECT_THAT(CheckInputShapesApply(ModelFormat::kTflite, request.input_shapes, request.names),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("a TFLite model")));

@@ -5,7 +5,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -21,7 +23,7 @@ namespace {
 using onnx::TensorShapeProto;
 
 // Where the user sets what these messages ask for.
-constexpr absl::string_view kApiNames = "API and Python client: input_shapes / batch";
+constexpr absl::string_view kApiNames = "API and Python client: input_shapes / dim_params / batch";
 
 bool HasValue(const TensorShapeProto::Dimension& dim) { return dim.has_dim_value(); }
 
@@ -50,7 +52,12 @@ std::string InputNames(const onnx::GraphProto& graph,
   return names.empty() ? "none" : absl::StrJoin(names, ", ");
 }
 
+std::string DimParamFlag(const std::string& param, int64_t value) {
+  return absl::StrCat("--dim-param ", param, "=", value);
+}
+
 absl::Status ApplyShape(const std::string& name, const std::vector<int64_t>& dims,
+                        const std::map<std::string, int64_t>& dim_params,
                         onnx::ValueInfoProto& input) {
   const std::string flag = InputShapeFlag(name, dims);
   for (size_t d = 0; d < dims.size(); ++d) {
@@ -77,6 +84,12 @@ absl::Status ApplyShape(const std::string& name, const std::vector<int64_t>& dim
   }
   for (int d = 0; d < shape.dim_size(); ++d) {
     TensorShapeProto::Dimension& dim = *shape.mutable_dim(d);
+    if (auto named = dim_params.find(dim.dim_param());
+        !HasValue(dim) && named != dim_params.end() && named->second != dims[d]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          flag, ": dim ", d, " (\"", named->first, "\") of graph input \"", name, "\" is ",
+          named->second, " by ", DimParamFlag(named->first, named->second), ", not ", dims[d]));
+    }
     if (HasValue(dim) && dim.dim_value() != dims[d]) {
       return absl::InvalidArgumentError(absl::StrCat(
           flag, ": dim ", d, " of graph input \"", name, "\" is static ", dim.dim_value(),
@@ -117,6 +130,59 @@ std::vector<std::optional<absl::string_view>> DimParams(const TensorShapeProto& 
                                    : std::optional<absl::string_view>(dim.dim_param()));
   }
   return params;
+}
+
+// The dim_params of the inputs' symbolic dims, in graph order, once each.
+std::vector<std::string> SymbolicDimNames(
+    const onnx::GraphProto& graph,
+    const absl::flat_hash_map<std::string, onnx::ValueInfoProto*>& inputs) {
+  std::vector<std::string> names;
+  absl::flat_hash_set<std::string> seen;
+  for (const onnx::ValueInfoProto& input : graph.input()) {
+    if (!inputs.contains(input.name())) continue;
+    for (const TensorShapeProto::Dimension& dim : input.type().tensor_type().shape().dim()) {
+      if (!HasValue(dim) && !dim.dim_param().empty() && seen.insert(dim.dim_param()).second) {
+        names.push_back(dim.dim_param());
+      }
+    }
+  }
+  return names;
+}
+
+// --dim-param NAME=N must name a symbolic input dim (like --batch, a value
+// that sets nothing would be silently ignored) and be positive.
+absl::Status CheckDimParams(const std::map<std::string, int64_t>& dim_params,
+                            const std::vector<std::string>& symbolic) {
+  for (const auto& [param, value] : dim_params) {
+    const std::string flag = DimParamFlag(param, value);
+    if (value <= 0) return absl::InvalidArgumentError(absl::StrCat(flag, ": must be positive"));
+    if (absl::c_linear_search(symbolic, param)) continue;
+    std::vector<std::string> quoted;
+    for (const std::string& name : symbolic) quoted.push_back(absl::StrCat("\"", name, "\""));
+    return absl::InvalidArgumentError(absl::StrCat(
+        flag, ": no graph input has a symbolic dim named \"", param, "\"; ",
+        quoted.empty() ? "the model's inputs have no named symbolic dims"
+                       : absl::StrCat("the named ones are ", absl::StrJoin(quoted, ", "))));
+  }
+  return absl::OkStatus();
+}
+
+// Sets every symbolic dim named in `dim_params` of the inputs `shapes` does
+// not name (those were checked against them in ApplyShape).
+void ApplyDimParams(const std::map<std::string, int64_t>& dim_params,
+                    const std::map<std::string, std::vector<int64_t>>& shapes,
+                    absl::flat_hash_map<std::string, onnx::ValueInfoProto*>& inputs) {
+  for (auto& [name, input] : inputs) {
+    if (shapes.contains(name)) continue;
+    onnx::TypeProto::Tensor& tensor = *input->mutable_type()->mutable_tensor_type();
+    if (!tensor.has_shape()) continue;
+    for (TensorShapeProto::Dimension& dim : *tensor.mutable_shape()->mutable_dim()) {
+      if (HasValue(dim)) continue;
+      if (auto it = dim_params.find(dim.dim_param()); it != dim_params.end()) {
+        dim.set_dim_value(it->second);
+      }
+    }
+  }
 }
 
 // What is left symbolic in an input after --batch set its batch axis
@@ -198,6 +264,7 @@ absl::Status ApplyInputShapesTo(const InputShapes& shapes, onnx::GraphProto& gra
         absl::StrCat("--batch ", shapes.batch, ": must be positive"));
   }
   absl::flat_hash_map<std::string, onnx::ValueInfoProto*> inputs = GraphInputs(graph);
+  ORDO_RETURN_IF_ERROR(CheckDimParams(shapes.dim_params, SymbolicDimNames(graph, inputs)));
   for (const auto& [name, dims] : shapes.shapes) {
     auto it = inputs.find(name);
     if (it == inputs.end()) {
@@ -209,12 +276,103 @@ absl::Status ApplyInputShapesTo(const InputShapes& shapes, onnx::GraphProto& gra
                  : absl::StrCat("the model has no graph input \"", name, "\""),
           "; its graph inputs are ", InputNames(graph, inputs)));
     }
-    ORDO_RETURN_IF_ERROR(ApplyShape(name, dims, *it->second));
+    ORDO_RETURN_IF_ERROR(ApplyShape(name, dims, shapes.dim_params, *it->second));
   }
+  ApplyDimParams(shapes.dim_params, shapes.shapes, inputs);
   if (shapes.batch == 0) return absl::OkStatus();
   ORDO_ASSIGN_OR_RETURN(const bool set_any, ApplyBatch(shapes.batch, shapes.shapes, inputs));
   return set_any ? absl::OkStatus() : CheckUnusedBatch(shapes, graph, inputs);
 }
+
+// The symbolic dims of a model's graph inputs, and the flags that would give
+// them values, for CheckStaticInputs's message.
+struct SymbolicInputs {
+  std::string first;                           // the first offending dim
+  std::vector<std::string> listed;             // every symbolic dim
+  std::vector<std::string> input_shape_flags;  // one per input with one
+  bool only_batch = true;                      // --batch 1 fixes everything
+  bool batch_symbolic = false;                 // some input's batch dim is symbolic
+  bool others_named = true;                    // every other symbolic dim has a dim_param
+  std::map<std::string, int> named;            // non-batch dim_param -> dims with it
+
+  void Add(absl::string_view name, const onnx_import::TensorType& type) {
+    if (!type.has_shape) {
+      if (first.empty()) first = absl::StrCat("graph input \"", name, "\": shape is unknown");
+      listed.push_back(absl::StrCat("\"", name, "\" (no shape)"));
+      input_shape_flags.push_back(absl::StrCat("--input-shape ", name, "=<dims>"));
+      only_batch = others_named = false;
+      return;
+    }
+    std::vector<std::optional<absl::string_view>> params;
+    for (size_t d = 0; d < type.dims.size(); ++d) {
+      params.push_back(type.dims[d] != onnx_import::kUnknownDim
+                           ? std::nullopt
+                           : std::optional<absl::string_view>(Symbol(type, d)));
+    }
+    const std::optional<size_t> batch_axis = BatchAxis(params);
+    std::vector<std::string> fix;
+    bool symbolic = false;
+    for (size_t d = 0; d < type.dims.size(); ++d) {
+      const int64_t value = type.dims[d];
+      if (value != onnx_import::kUnknownDim) {
+        if (value > 0) fix.push_back(absl::StrCat(value));  // else the importer's rule
+        continue;
+      }
+      symbolic = true;
+      AddSymbolicDim(name, d, Symbol(type, d), d == batch_axis, fix);
+    }
+    if (symbolic) {
+      input_shape_flags.push_back(
+          absl::StrCat("--input-shape ", name, "=", absl::StrJoin(fix, "x")));
+    }
+  }
+
+  // "--batch 1 (or --input-shape ...)" when the batch is all there is; else
+  // the --input-shape lines, and --dim-param when a name recurs (one flag
+  // then sets it in every input, as transformers' input_ids and
+  // attention_mask share "sequence").
+  std::string Fix() const {
+    const std::string flags = absl::StrJoin(input_shape_flags, " ");
+    if (only_batch) return absl::StrCat("--batch 1 (or ", flags, ")");
+    std::string fix = absl::StrCat(flags, " with each <...> replaced by the size to compile for");
+    const bool recurs = absl::c_any_of(named, [](const auto& entry) { return entry.second > 1; });
+    if (!recurs || !others_named) return fix;
+    std::vector<std::string> by_name;
+    if (batch_symbolic) by_name.push_back("--batch 1");
+    for (const auto& [param, count] : named) {
+      by_name.push_back(absl::StrCat("--dim-param ", param, "=<", param, ">"));
+    }
+    return absl::StrCat(fix, "; or, by dim name, ", absl::StrJoin(by_name, " "));
+  }
+
+ private:
+  static absl::string_view Symbol(const onnx_import::TensorType& type, size_t d) {
+    return d < type.symbols.size() ? absl::string_view(type.symbols[d]) : absl::string_view();
+  }
+
+  void AddSymbolicDim(absl::string_view name, size_t d, absl::string_view param, bool batch,
+                      std::vector<std::string>& fix) {
+    if (first.empty()) {
+      first = absl::StrCat("graph input \"", name, "\": dim ", d, " is ",
+                           param.empty() ? "unknown" : absl::StrCat("\"", param, "\" (symbolic)"),
+                           "; dims must be static and positive");
+    }
+    listed.push_back(absl::StrCat("\"", name, "\" dim ", d,
+                                  param.empty() ? "" : absl::StrCat(" (\"", param, "\")")));
+    if (batch) {
+      batch_symbolic = true;
+      fix.push_back("1");
+      return;
+    }
+    only_batch = false;
+    if (param.empty()) {
+      others_named = false;
+    } else {
+      ++named[std::string(param)];
+    }
+    fix.push_back(absl::StrCat("<", param.empty() ? absl::StrCat("dim", d) : param, ">"));
+  }
+};
 
 }  // namespace
 
@@ -243,66 +401,16 @@ absl::StatusOr<std::string> WithInputShapes(absl::string_view model_bytes,
 
 absl::Status CheckStaticInputs(const onnx_import::ModelView& graph,
                                const onnx_import::NodeGraph& nodes) {
-  std::string first;                 // the first offending dim, as the importer says it
-  std::vector<std::string> listed;   // every symbolic dim
-  std::vector<std::string> fixes;    // one --input-shape per input with one
-  bool only_leading = true;          // --batch 1 fixes everything
+  SymbolicInputs found;
   for (const onnx_import::ValueInfoView& input : graph.inputs) {
-    const absl::string_view name = input.name;
-    const int32_t id = nodes.FindValue(name);
+    const int32_t id = nodes.FindValue(input.name);
     if (id == onnx_import::kNoValue || !nodes.is_graph_input[id]) continue;
-    const onnx_import::TensorType& type = input.type;
-    if (!type.has_shape) {
-      if (first.empty()) first = absl::StrCat("graph input \"", name, "\": shape is unknown");
-      listed.push_back(absl::StrCat("\"", name, "\" (no shape)"));
-      fixes.push_back(absl::StrCat("--input-shape ", name, "=<dims>"));
-      only_leading = false;
-      continue;
-    }
-    std::vector<std::string> fix;
-    bool symbolic = false;
-    std::vector<std::optional<absl::string_view>> params;
-    for (size_t d = 0; d < type.dims.size(); ++d) {
-      const bool has_value = type.dims[d] != onnx_import::kUnknownDim;
-      const absl::string_view param =
-          d < type.symbols.size() ? absl::string_view(type.symbols[d]) : absl::string_view();
-      params.push_back(has_value ? std::nullopt : std::optional<absl::string_view>(param));
-    }
-    const std::optional<size_t> batch_axis = BatchAxis(params);
-    for (size_t d = 0; d < type.dims.size(); ++d) {
-      const int64_t value = type.dims[d];
-      if (value != onnx_import::kUnknownDim && value > 0) {
-        fix.push_back(absl::StrCat(value));
-        continue;
-      }
-      if (value != onnx_import::kUnknownDim) continue;  // zero or negative: the importer's rule
-      symbolic = true;
-      const absl::string_view param =
-          d < type.symbols.size() ? absl::string_view(type.symbols[d]) : absl::string_view();
-      if (first.empty()) {
-        first = absl::StrCat("graph input \"", name, "\": dim ", d, " is ",
-                             param.empty() ? "unknown" : absl::StrCat("\"", param, "\" (symbolic)"),
-                             "; dims must be static and positive");
-      }
-      listed.push_back(absl::StrCat("\"", name, "\" dim ", d,
-                                    param.empty() ? std::string()
-                                                  : absl::StrCat(" (\"", param, "\")")));
-      if (d == batch_axis) {
-        fix.push_back("1");
-      } else {
-        only_leading = false;
-        fix.push_back(absl::StrCat("<", param.empty() ? absl::StrCat("dim", d) : param, ">"));
-      }
-    }
-    if (symbolic) fixes.push_back(absl::StrCat("--input-shape ", name, "=", absl::StrJoin(fix, "x")));
+    found.Add(input.name, input.type);
   }
-  if (listed.empty()) return absl::OkStatus();
-  const std::string flags = absl::StrJoin(fixes, " ");
-  return absl::InvalidArgumentError(absl::StrCat(
-      first, ". Symbolic input dims: ", absl::StrJoin(listed, ", "), ". To compile one shape, add ",
-      only_leading ? absl::StrCat("--batch 1 (or ", flags, ")")
-                   : absl::StrCat(flags, " with each <...> replaced by the size to compile for"),
-      " (", kApiNames, ")"));
+  if (found.listed.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(found.first, ". Symbolic input dims: ", absl::StrJoin(found.listed, ", "),
+                   ". To compile one shape, add ", found.Fix(), " (", kApiNames, ")"));
 }
 
 absl::StatusOr<std::vector<int64_t>> ParseDims(absl::string_view text, absl::string_view what) {

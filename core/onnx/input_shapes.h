@@ -29,8 +29,14 @@ struct InputShapes {
   // not in `shapes`: the one symbolic dim whose name contains "batch", else
   // a symbolic dim 0.
   int64_t batch = 0;
+  // By name: the value of every symbolic input dim with that dim_param, in
+  // the inputs `shapes` does not name ("sequence" -> 128 sets it in
+  // input_ids and attention_mask alike; onnxruntime's
+  // make_dynamic_shape_fixed --dim_param). Before `batch`, so a dim named
+  // here is not the batch any more.
+  std::map<std::string, int64_t> dim_params;
 
-  bool empty() const { return shapes.empty() && batch == 0; }
+  bool empty() const { return shapes.empty() && batch == 0 && dim_params.empty(); }
 };
 
 // `graph` with the overrides written into its graph inputs' types (dim_value
@@ -38,9 +44,11 @@ struct InputShapes {
 // so every dim that follows from them becomes static. INVALID_ARGUMENT,
 // naming the input, the dim and the flag, when an override names no graph
 // input (or a weight), has a non-positive dim, has another rank than the
-// input, or contradicts a static dim; and when --batch sets nothing because
-// no input has a symbolic batch dim while some input's static dim 0 differs from
-// it. Symbolic dims left over are CheckStaticInputs's to report. O(inputs).
+// input, or contradicts a static dim or a --dim-param; when a --dim-param
+// names no symbolic input dim or is not positive; and when --batch sets
+// nothing because no input has a symbolic batch dim while some input's
+// static dim 0 differs from it. Symbolic dims left over are
+// CheckStaticInputs's to report. O(inputs).
 absl::Status ApplyInputShapes(const InputShapes& shapes, onnx::GraphProto& graph);
 
 // The model bytes with ApplyInputShapes done: what the importer, the

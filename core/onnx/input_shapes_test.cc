@@ -125,6 +125,72 @@ TEST(InputShapesTest, BatchFallsBackToDimZeroWhenTwoDimsSayBatch) {
   EXPECT_THAT(InputDims(model.graph(), 1), ElementsAre(3, -1, 4));
 }
 
+// Transformer-style inputs share a named dim; one --dim-param sets it in
+// all of them (onnxruntime's make_dynamic_shape_fixed --dim_param).
+onnx::ModelProto TwoInputsSharingSequence() {
+  onnx::ModelProto model = DynamicBatchModel();
+  AddValue(*model.mutable_graph()->mutable_input(), "ids", {"batch", "sequence"});
+  AddValue(*model.mutable_graph()->mutable_input(), "mask", {"batch", "sequence"});
+  AddNode(*model.mutable_graph(), "Add", {"ids", "mask"}, {"sum"});
+  return model;
+}
+
+TEST(InputShapesTest, DimParamSetsTheNamedDimInEveryInput) {
+  onnx::ModelProto model = TwoInputsSharingSequence();
+  ORDO_ASSERT_OK(
+      ApplyInputShapes({.batch = 1, .dim_params = {{"sequence", 128}}}, *model.mutable_graph()));
+  EXPECT_THAT(InputDims(model.graph(), 0), ElementsAre(1, 3, 8, 8));
+  EXPECT_THAT(InputDims(model.graph(), 1), ElementsAre(1, 128));
+  EXPECT_THAT(InputDims(model.graph(), 2), ElementsAre(1, 128));
+  ORDO_EXPECT_OK(ImportOnnx(model.SerializeAsString()));
+}
+
+// Named "batch" too: set by name, so --batch finds nothing left to set.
+TEST(InputShapesTest, DimParamCanSetTheBatchByItsName) {
+  onnx::ModelProto model = TwoInputsSharingSequence();
+  ORDO_ASSERT_OK(
+      ApplyInputShapes({.dim_params = {{"batch", 2}, {"sequence", 16}}}, *model.mutable_graph()));
+  EXPECT_THAT(InputDims(model.graph(), 0), ElementsAre(2, 3, 8, 8));
+  EXPECT_THAT(InputDims(model.graph(), 2), ElementsAre(2, 16));
+}
+
+TEST(InputShapesTest, DimParamMustNameASymbolicDimAndBePositive) {
+  onnx::ModelProto model = TwoInputsSharingSequence();
+  EXPECT_THAT(ApplyInputShapes({.dim_params = {{"seq_len", 128}}}, *model.mutable_graph()),
+              StatusIs(kInvalid, HasSubstr("--dim-param seq_len=128: no graph input has a "
+                                           "symbolic dim named \"seq_len\"; the named ones are "
+                                           "\"batch\", \"sequence\"")));
+  EXPECT_THAT(ApplyInputShapes({.dim_params = {{"sequence", 0}}}, *model.mutable_graph()),
+              StatusIs(kInvalid, HasSubstr("--dim-param sequence=0: must be positive")));
+  onnx::ModelProto fixed = DynamicBatchModel();
+  ORDO_ASSERT_OK(ApplyInputShapes({.batch = 1}, *fixed.mutable_graph()));
+  EXPECT_THAT(ApplyInputShapes({.dim_params = {{"batch", 1}}}, *fixed.mutable_graph()),
+              StatusIs(kInvalid, HasSubstr("the model's inputs have no named symbolic dims")));
+}
+
+TEST(InputShapesTest, InputShapeMustAgreeWithDimParam) {
+  onnx::ModelProto model = TwoInputsSharingSequence();
+  EXPECT_THAT(ApplyInputShapes({.shapes = {{"ids", {1, 64}}}, .dim_params = {{"sequence", 128}}},
+                               *model.mutable_graph()),
+              StatusIs(kInvalid, HasSubstr("--input-shape ids=1x64: dim 1 (\"sequence\") of "
+                                           "graph input \"ids\" is 128 by --dim-param "
+                                           "sequence=128, not 64")));
+  onnx::ModelProto agreeing = TwoInputsSharingSequence();
+  ORDO_ASSERT_OK(ApplyInputShapes(
+      {.shapes = {{"ids", {2, 128}}}, .batch = 2, .dim_params = {{"sequence", 128}}},
+      *agreeing.mutable_graph()));
+  EXPECT_THAT(InputDims(agreeing.graph(), 1), ElementsAre(2, 128));
+  EXPECT_THAT(InputDims(agreeing.graph(), 2), ElementsAre(2, 128));
+}
+
+TEST(InputShapesTest, ADimNamedInSeveralInputsGetsTheDimParamHint) {
+  EXPECT_THAT(ImportOnnx(TwoInputsSharingSequence().SerializeAsString()),
+              StatusIs(kInvalid, HasSubstr("x=1x3x8x8 --input-shape ids=1x<sequence> --input-shape "
+                                           "mask=1x<sequence> with each <...> replaced by the "
+                                           "size to compile for; or, by dim name, --batch 1 "
+                                           "--dim-param sequence=<sequence> (API")));
+}
+
 TEST(InputShapesTest, InputShapeSetsSymbolicDimsAndRepeatsStaticOnes) {
   onnx::ModelProto model = DynamicBatchModel();
   ORDO_ASSERT_OK(ApplyInputShapes({.shapes = {{"x", {2, 3, 8, 8}}}}, *model.mutable_graph()));
@@ -198,10 +264,12 @@ TEST(InputShapesTest, NonPositiveDimsAreRefused) {
 // The messages name the CLI's flags and, for a service client, the fields.
 TEST(InputShapesTest, RefusalsNameTheApiFieldsToo) {
   onnx::ModelProto model = DynamicBatchModel();
-  EXPECT_THAT(ApplyInputShapes({.batch = -2}, *model.mutable_graph()),
-              StatusIs(kInvalid, EndsWith("(API and Python client: input_shapes / batch)")));
-  EXPECT_THAT(ApplyInputShapes({.shapes = {{"y", {1, 3, 8, 8}}}}, *model.mutable_graph()),
-              StatusIs(kInvalid, EndsWith("(API and Python client: input_shapes / batch)")));
+  EXPECT_THAT(
+      ApplyInputShapes({.batch = -2}, *model.mutable_graph()),
+      StatusIs(kInvalid, EndsWith("(API and Python client: input_shapes / dim_params / batch)")));
+  EXPECT_THAT(
+      ApplyInputShapes({.shapes = {{"y", {1, 3, 8, 8}}}}, *model.mutable_graph()),
+      StatusIs(kInvalid, EndsWith("(API and Python client: input_shapes / dim_params / batch)")));
 }
 
 TEST(InputShapesTest, BatchOnAStaticModelMustAgreeWithIt) {

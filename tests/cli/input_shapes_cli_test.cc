@@ -1,4 +1,4 @@
-// `ordo compile/estimate/inspect --input-shape/--batch` on dynamic exports:
+// `ordo compile/estimate/inspect --input-shape/--dim-param/--batch` on dynamic exports:
 // real process, real files, exit codes.
 #include <sys/wait.h>
 #include <unistd.h>
@@ -98,6 +98,12 @@ TEST(InputShapesCliTest, BatchScalesThroughFoldedShapeComputations) {
   // Every activation carries the batch dim, so the peak is four times as big.
   EXPECT_EQ(four.peak_bytes(), 4 * one.peak_bytes());
   EXPECT_EQ(four.ops(), one.ops());
+  // The same dim set by its name, and echoed in the options.
+  const ordo::v1::CompileResponse named =
+      RunCompileJson("compile " + dynamic + " --dim-param batch=4");
+  EXPECT_EQ(named.peak_bytes(), four.peak_bytes());
+  EXPECT_THAT(named.schedule(), ElementsAreArray(four.schedule()));
+  EXPECT_EQ(named.options().dim_params().at("batch"), 4);
 
   const ordo::v1::EstimateResponse estimate =
       ordo::ParseEstimateJson(RunOrdo("estimate " + dynamic + " --batch 4 --json").out);
@@ -117,8 +123,9 @@ TEST(InputShapesCliTest, BadOverridesExitTwoNamingInputDimAndFlag) {
   };
   const Case cases[] = {
       {"", "add --batch 1 (or --input-shape"},
-      {"--input-shape image=1x8x16x16", "the model has no graph input \"image\"; its graph "
-                                        "inputs are \"x\""},
+      {"--input-shape image=1x8x16x16",
+       "the model has no graph input \"image\"; its graph "
+       "inputs are \"x\""},
       {"--input-shape x=1x4x16x16", "dim 1 of graph input \"x\" is static 8"},
       {"--input-shape x=1x8x16", "has rank 4"},
       {"--input-shape x=0x8x16x16", "dim 0 is \"0\"; dims must be positive integers"},
@@ -126,6 +133,14 @@ TEST(InputShapesCliTest, BadOverridesExitTwoNamingInputDimAndFlag) {
       {"--input-shape x=1x8x16x16 --input-shape x=2x8x16x16", "given twice"},
       {"--batch 0", "--batch: not a positive integer"},
       {"--batch many", "--batch: not a positive integer"},
+      {"--dim-param batch", "--dim-param batch: write NAME=N"},
+      {"--dim-param batch=-1", "write NAME=N with N a positive integer"},
+      {"--dim-param seq=4",
+       "--dim-param seq=4: no graph input has a symbolic dim named \"seq\"; "
+       "the named ones are \"batch\""},
+      {"--dim-param batch=1 --dim-param batch=2", "dim \"batch\" is given twice"},
+      {"--dim-param batch=2 --input-shape x=1x8x16x16",
+       "dim 0 (\"batch\") of graph input \"x\" is 2 by --dim-param batch=2, not 1"},
   };
   for (const Case& c : cases) {
     for (const char* command : {"compile", "estimate", "inspect"}) {
@@ -151,7 +166,7 @@ TEST(InputShapesCliTest, NativeGraphsHaveNoInputShapesToSet) {
       "inputs": ["x"], "outputs": ["y"]}], "inputs": ["x"], "outputs": ["y"]})";
   ProcessResult run = RunOrdo("compile " + json + " --batch 1");
   EXPECT_EQ(run.exit_code, 2);
-  EXPECT_THAT(run.out, HasSubstr("--input-shape/--batch apply to ONNX models"));
+  EXPECT_THAT(run.out, HasSubstr("--input-shape/--dim-param/--batch apply to ONNX models"));
   std::filesystem::remove(json);
 }
 

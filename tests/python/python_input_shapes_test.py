@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""input_shapes= and batch= of the Python client against a real ordo-server.
+"""input_shapes=, dim_params= and batch= of the Python client against a real ordo-server.
 
 Dynamic-batch models are made here with the onnx package (dim 0 of every
 graph input, output and value_info becomes "batch", as PyTorch's
@@ -76,6 +76,25 @@ class PythonInputShapesTest(unittest.TestCase):
         estimate = self.client.estimate(dynamic, batch=2)
         self.assertEqual(estimate.lower_bound_bytes,
                          2 * self.client.estimate(path).lower_bound_bytes)
+
+    def test_dim_params_set_a_dim_by_its_name(self):
+        path = os.path.join(EXAMPLES, "shape_subgraph.onnx")
+        dynamic = dynamic_batch(path)
+        by_batch = self.client.compile(dynamic, batch=3, time_limit_s=5)
+        by_name = self.client.compile(dynamic, dim_params={"batch": 3}, time_limit_s=5)
+        self.assert_same_compile(by_name, by_batch)
+        self.assertEqual(dict(by_name.options.dim_params), {"batch": 3})
+        streamed = list(self.client.compile_stream(dynamic, dim_params={"batch": 3},
+                                                   time_limit_s=5))
+        self.assert_same_compile(streamed[-1], by_batch)
+        self.assertEqual(self.client.estimate(dynamic, dim_params={"batch": 2}).lower_bound_bytes,
+                         self.client.estimate(dynamic, batch=2).lower_bound_bytes)
+        with self.assertRaises(OrdoError) as refused:
+            self.client.compile(dynamic, dim_params={"seq": 8}, time_limit_s=5)
+        self.assertEqual(refused.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn('--dim-param seq=8: no graph input has a symbolic dim named "seq"',
+                      refused.exception.message)
+        self.assertIn("dim_params", refused.exception.message)
 
     def test_bad_override_names_input_and_dim(self):
         dynamic = dynamic_batch(os.path.join(EXAMPLES, "shape_subgraph.onnx"))

@@ -109,7 +109,7 @@ TEST(InputShapesServiceTest, BadOverridesAreInvalidArgumentAndTheServerKeepsServ
   grpc::Status status = server.Compile(native, response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(),
-              HasSubstr("options.input_shapes / options.batch apply to ONNX models"));
+              HasSubstr("options.input_shapes / options.dim_params / options.batch apply to ONNX models"));
   EXPECT_EQ(server.Health(""), 1);
   v1::CompileRequest good = DynamicRequest();
   good.mutable_options()->set_batch(2);
