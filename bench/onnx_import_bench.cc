@@ -15,8 +15,8 @@
 #include "core/cache/lru_schedule_cache.h"
 #include "core/compile/compile.h"
 #include "core/memory/memory_model.h"
-#include "core/onnx/input_shapes.h"
 #include "core/onnx/onnx_import.h"
+#include "core/onnx/prepare_model.h"
 #include "core/testing/test_paths.h"
 
 namespace ordo {
@@ -59,7 +59,7 @@ void BM_ImportOnnx(benchmark::State& state, const std::string& name) {
 }
 
 // A dynamic export is imported as the service imports it after --batch 1:
-// WithInputShapes (outside the timed loop) first.
+// PrepareOnnxModel (outside the timed loop) first.
 void BM_ImportExport(benchmark::State& state, const std::string& name, bool dynamic) {
   std::string bytes = ReadFile(ordo::testing::ExportsDir() + "/" + name);
   if (bytes.empty()) {
@@ -70,7 +70,7 @@ void BM_ImportExport(benchmark::State& state, const std::string& name, bool dyna
   if (dynamic) {
     InputShapes batch;
     batch.batch = 1;
-    absl::StatusOr<std::string> shaped = WithInputShapes(bytes, batch);
+    absl::StatusOr<std::string> shaped = PreparedOnnxBytes(bytes, batch);
     if (!shaped.ok()) {
       state.SkipWithError(std::string(shaped.status().message()).c_str());
       return;

@@ -18,6 +18,7 @@
 #include "core/graph/graph_proto.h"
 #include "core/onnx/input_shapes.h"
 #include "core/onnx/onnx_import.h"
+#include "core/onnx/prepare_model.h"
 #include "core/parts/part_key.h"
 #include "core/schedule/scheduler_registry.h"
 #include "core/tflite/tflite_export.h"
@@ -35,20 +36,21 @@ namespace {
 
 constexpr absl::string_view kVersion = "0.1.0";
 
-// The bytes of the request's model as compiled: an ONNX model with
-// compile.input_shapes applied (then a copy, kept in `storage`, which must
-// outlive the view), so import, rewriting and reordering all see the same
-// shapes; a TFLite model as sent; nothing for a native graph.
+// The bytes of the request's model as compiled: an ONNX model prepared
+// (PrepareOnnxModel: local functions inlined, compile.input_shapes applied;
+// then a copy, kept in `storage`, which must outlive the view), so import,
+// rewriting and reordering all see the same model; a TFLite model as sent;
+// nothing for a native graph.
 template <typename Request>
 absl::StatusOr<absl::string_view> ModelBytes(const Request& request, const CompileRequest& compile,
-                                             std::string& storage) {
+                                             int64_t max_ops, std::string& storage) {
   switch (compile.format) {
     case ModelFormat::kOnnx: {
-      if (compile.input_shapes.empty()) return absl::string_view(request.onnx_model());
-      absl::StatusOr<std::string> shaped =
-          WithInputShapes(request.onnx_model(), compile.input_shapes);
-      if (!shaped.ok()) return WithPrintableMessage(shaped.status());
-      storage = *std::move(shaped);
+      absl::StatusOr<std::optional<std::string>> prepared =
+          PrepareOnnxModel(request.onnx_model(), compile.input_shapes, max_ops);
+      if (!prepared.ok()) return WithPrintableMessage(prepared.status());
+      if (!prepared->has_value()) return absl::string_view(request.onnx_model());
+      storage = **std::move(prepared);
       return absl::string_view(storage);
     }
     case ModelFormat::kTflite:
@@ -300,7 +302,7 @@ absl::Status CompilerService::CompileRequestNow(
   ORDO_ASSIGN_OR_RETURN(CompileRequest compile, ValidCompileRequest(request));
   std::string shaped_model;
   ORDO_ASSIGN_OR_RETURN(const absl::string_view model_bytes,
-                        ModelBytes(request, compile, shaped_model));
+                        ModelBytes(request, compile, limits_.max_ops, shaped_model));
   ORDO_ASSIGN_OR_RETURN(const Graph graph,
                         ImportRequestModel(request, compile.format, model_bytes, limits_));
   if (compile.reordered_onnx) ORDO_RETURN_IF_ERROR(CheckOnnxParses(model_bytes));
@@ -486,7 +488,7 @@ absl::Status CompilerService::RunEstimate(const rpc::CallInfo& call,
   ORDO_RETURN_IF_ERROR(estimate.Validate());
   std::string shaped_model;
   ORDO_ASSIGN_OR_RETURN(const absl::string_view model_bytes,
-                        ModelBytes(request, estimate, shaped_model));
+                        ModelBytes(request, estimate, limits_.max_ops, shaped_model));
   ORDO_ASSIGN_OR_RETURN(const Graph graph,
                         ImportRequestModel(request, estimate.format, model_bytes, limits_));
   std::optional<NamespacedScheduleCache> namespaced;

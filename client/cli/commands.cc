@@ -25,6 +25,7 @@
 #include "core/graph/dtype.h"
 #include "core/onnx/input_shapes.h"
 #include "core/onnx/onnx_import.h"
+#include "core/onnx/prepare_model.h"
 #include "core/pools/device_presets.h"
 #include "core/report/memory_svg.h"
 #include "core/schedule/scheduler_registry.h"
@@ -324,7 +325,7 @@ absl::StatusOr<InputShapes> InputShapesFromArgs(const Args& args) {
 struct LoadedModel {
   std::string path;
   std::string file_bytes;  // as read
-  std::string bytes;       // as compiled: file_bytes with `input_shapes` applied
+  std::string bytes;       // as compiled: file_bytes prepared (PrepareOnnxModel)
   InputShapes input_shapes;
   ModelFormat format = ModelFormat::kOnnx;
   Graph graph;
@@ -372,8 +373,11 @@ absl::StatusOr<LoadedModel> ReadModel(const Args& args) {
 // The read model's input shapes applied and its graph imported.
 absl::Status ImportReadModel(LoadedModel& loaded) {
   absl::StatusOr<Graph> graph = [&]() -> absl::StatusOr<Graph> {
-    if (!loaded.input_shapes.empty()) {
-      ORDO_ASSIGN_OR_RETURN(loaded.bytes, WithInputShapes(loaded.file_bytes, loaded.input_shapes));
+    if (loaded.format == ModelFormat::kOnnx) {
+      ORDO_ASSIGN_OR_RETURN(
+          std::optional<std::string> prepared,
+          PrepareOnnxModel(loaded.file_bytes, loaded.input_shapes, loaded.limits.max_ops));
+      if (prepared) loaded.bytes = *std::move(prepared);
     }
     return ImportModel(loaded.bytes, loaded.format, loaded.limits);
   }();

@@ -383,22 +383,6 @@ absl::Status ApplyInputShapes(const InputShapes& shapes, onnx::GraphProto& graph
   return absl::Status(status.code(), absl::StrCat(status.message(), " (", kApiNames, ")"));
 }
 
-absl::StatusOr<std::string> WithInputShapes(absl::string_view model_bytes,
-                                            const InputShapes& shapes) {
-  onnx::ModelProto model;
-  if (model_bytes.size() > static_cast<size_t>(INT_MAX) ||
-      !model.ParseFromArray(model_bytes.data(), static_cast<int>(model_bytes.size()))) {
-    return absl::InvalidArgumentError(
-        "not a valid ONNX model: the bytes do not parse as onnx.ModelProto");
-  }
-  ORDO_RETURN_IF_ERROR(ApplyInputShapes(shapes, *model.mutable_graph()));
-  std::string bytes;
-  if (!model.SerializeToString(&bytes)) {
-    return absl::InvalidArgumentError("the model does not serialize after setting input shapes");
-  }
-  return bytes;
-}
-
 absl::Status CheckStaticInputs(const onnx_import::ModelView& graph,
                                const onnx_import::NodeGraph& nodes) {
   SymbolicInputs found;

@@ -51,13 +51,6 @@ struct InputShapes {
 // CheckStaticInputs's to report. O(inputs).
 absl::Status ApplyInputShapes(const InputShapes& shapes, onnx::GraphProto& graph);
 
-// The model bytes with ApplyInputShapes done: what the importer, the
-// rewriter and the node reordering then all read, so the compiled, rewritten
-// and emitted models share the shapes. INVALID_ARGUMENT also when the bytes
-// do not parse as an ONNX model.
-absl::StatusOr<std::string> WithInputShapes(absl::string_view model_bytes,
-                                            const InputShapes& shapes);
-
 // OK when every dim of every graph input of `nodes` (graph.input entries
 // that are not initializers; `nodes` is AnalyzeNodeGraph(graph)) is static.
 // Otherwise INVALID_ARGUMENT whose message starts with the first offending

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/onnx/onnx_import.h"
+#include "core/onnx/prepare_model.h"
 #include "core/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -205,8 +206,8 @@ TEST(InputShapesTest, InputShapeWinsOverBatch) {
 }
 
 TEST(InputShapesTest, ShapesFlowThroughFoldedShapeComputations) {
-  ORDO_ASSERT_OK_AND_ASSIGN(std::string bytes,
-                            WithInputShapes(DynamicBatchModel().SerializeAsString(), {.batch = 2}));
+  ORDO_ASSERT_OK_AND_ASSIGN(
+      std::string bytes, PreparedOnnxBytes(DynamicBatchModel().SerializeAsString(), {.batch = 2}));
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(bytes));
   ASSERT_EQ(graph.num_ops(), 2);  // Relu, Reshape; the shape chain is folded
   EXPECT_THAT(graph.tensor(graph.FindTensor("y").value()).dims, ElementsAre(2, 192));
@@ -219,7 +220,7 @@ TEST(InputShapesTest, AnInputListedAsAnOutputTooTakesTheSetDims) {
   onnx::ModelProto model = DynamicBatchModel();
   AddValue(*model.mutable_graph()->mutable_output(), "x", {"batch", 3, 8, 8});
   ORDO_ASSERT_OK_AND_ASSIGN(std::string bytes,
-                            WithInputShapes(model.SerializeAsString(), {.batch = 2}));
+                            PreparedOnnxBytes(model.SerializeAsString(), {.batch = 2}));
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(bytes));
   EXPECT_THAT(graph.tensor(graph.FindTensor("x").value()).dims, ElementsAre(2, 3, 8, 8));
   EXPECT_THAT(graph.tensor(graph.FindTensor("y").value()).dims, ElementsAre(2, 192));
@@ -340,7 +341,7 @@ TEST(InputShapesTest, NonLeadingSymbolicDimsGetPlaceholders) {
                                            "replaced by the size to compile for")));
   // --batch alone leaves "height": the same message, about dim 2.
   ORDO_ASSERT_OK_AND_ASSIGN(std::string bytes,
-                            WithInputShapes(model.SerializeAsString(), {.batch = 1}));
+                            PreparedOnnxBytes(model.SerializeAsString(), {.batch = 1}));
   EXPECT_THAT(ImportOnnx(bytes),
               StatusIs(kInvalid, HasSubstr("graph input \"x\": dim 2 is \"height\" (symbolic)")));
 }

@@ -281,6 +281,15 @@ bool ScanOpset(absl::string_view bytes, OpsetView& opset) {
   });
 }
 
+// FunctionProto: name (1), domain (10).
+bool ScanFunction(absl::string_view bytes, FunctionView& function) {
+  return ForEachField(bytes, [&](const Field& f) {
+    if (Is(f, 1, kLengthDelimited)) function.name = f.payload;
+    if (Is(f, 10, kLengthDelimited)) function.domain = f.payload;
+    return true;
+  });
+}
+
 }  // namespace
 
 absl::StatusOr<ModelView> ScanModel(absl::string_view model_bytes, int64_t max_nodes) {
@@ -305,9 +314,13 @@ absl::StatusOr<ModelView> ScanModel(absl::string_view model_bytes, int64_t max_n
     view.ints.reserve(6 * *node_count);
   }
   bool has_graph = false;
-  // ModelProto.graph (7), whose occurrences merge, and opset_import (8).
+  // ModelProto.graph (7), whose occurrences merge, opset_import (8) and
+  // functions (25).
   if (!ForEachField(model_bytes, [&](const Field& f) {
         if (Is(f, 8, kLengthDelimited)) return ScanOpset(f.payload, view.opsets.emplace_back());
+        if (Is(f, 25, kLengthDelimited)) {
+          return ScanFunction(f.payload, view.functions.emplace_back());
+        }
         if (!Is(f, 7, kLengthDelimited)) return true;
         has_graph = true;
         return ScanGraph(f.payload, view);

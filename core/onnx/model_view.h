@@ -80,9 +80,16 @@ struct OpsetView {
   int64_t version = 0;
 };
 
+// FunctionProto (a model-local function): what a node calling it names.
+struct FunctionView {
+  absl::string_view domain;
+  absl::string_view name;
+};
+
 struct ModelView {
   absl::string_view graph_name;
   std::vector<OpsetView> opsets;  // ModelProto.opset_import
+  std::vector<FunctionView> functions;  // ModelProto.functions
   std::vector<NodeView> nodes;
   std::vector<ValueInfoView> inputs, outputs, value_info;
   std::vector<InitializerView> initializers;

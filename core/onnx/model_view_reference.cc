@@ -201,12 +201,25 @@ std::string OpsetsDifference(const onnx::ModelProto& expected, const ModelView& 
   return difference;
 }
 
+std::string FunctionsDifference(const onnx::ModelProto& expected, const ModelView& actual) {
+  std::string difference = Compare<int64_t>("functions count", expected.functions_size(),
+                                            static_cast<int64_t>(actual.functions.size()));
+  for (int i = 0; i < expected.functions_size() && difference.empty(); ++i) {
+    const onnx::FunctionProto& function = expected.functions(i);
+    difference = FirstOf({Compare<absl::string_view>(absl::StrCat("function ", i, " domain"),
+                                                     function.domain(), actual.functions[i].domain),
+                          Compare<absl::string_view>(absl::StrCat("function ", i, " name"),
+                                                     function.name(), actual.functions[i].name)});
+  }
+  return difference;
+}
+
 }  // namespace
 
 std::string FirstDifference(const onnx::ModelProto& expected, const ModelView& actual) {
   const onnx::GraphProto& graph = expected.graph();
   std::string difference =
-      FirstOf({OpsetsDifference(expected, actual),
+      FirstOf({OpsetsDifference(expected, actual), FunctionsDifference(expected, actual),
                Compare<absl::string_view>("graph name", graph.name(), actual.graph_name),
                ValueInfosDifference("input", graph.input(), actual.inputs),
                ValueInfosDifference("output", graph.output(), actual.outputs),

@@ -13,6 +13,7 @@
 #include "core/graph/onnx_domain.h"
 #include "core/onnx/constant_folding.h"
 #include "core/onnx/constant_tensor.h"
+#include "core/onnx/function_inlining.h"
 #include "core/onnx/input_shapes.h"
 #include "core/onnx/model_view.h"
 #include "core/onnx/node_graph.h"
@@ -655,6 +656,14 @@ absl::StatusOr<Graph> ImportOnnx(absl::string_view model_bytes, const GraphLimit
   // constant folding needs it (see FoldConstants).
   ORDO_ASSIGN_OR_RETURN(ModelView graph, onnx_import::ScanModel(model_bytes, limits.max_ops));
   std::vector<std::string> names = onnx_import::UniqueNodeNames(graph);
+  if (std::optional<int32_t> call = FirstLocalFunctionCall(graph)) {
+    // One op would hide the function's intermediate activations.
+    return absl::InvalidArgumentError(
+        absl::StrCat("node \"", names[*call], "\" calls the model-local function \"",
+                     graph.nodes[*call].domain, ".", graph.nodes[*call].op_type,
+                     "\"; local functions are inlined before import (PrepareOnnxModel), as a "
+                     "runtime runs them"));
+  }
   ORDO_RETURN_IF_ERROR(RejectControlFlow(graph, names));
   ORDO_RETURN_IF_ERROR(CheckWindowAttributes(graph, names));
   ORDO_ASSIGN_OR_RETURN(NodeGraph nodes, onnx_import::AnalyzeNodeGraph(graph, std::move(names)));

@@ -22,7 +22,8 @@ namespace ordo {
 //    defined, no cycle.
 //    Every graph input must have static dims (CheckStaticInputs lists the
 //    symbolic ones and the --batch / --input-shape flags that fix them;
-//    WithInputShapes applies such values to the bytes before import).
+//    PrepareOnnxModel applies such values to the bytes before import, and
+//    inlines model-local functions, which the import refuses).
 // 3. Runs ONNX shape inference when intermediate shapes are missing.
 // 4. Folds compile-time values (spec: an op whose inputs are all weights, and
 //    Shape/Size of statically shaped tensors), evaluating the small integer

@@ -11,6 +11,7 @@
 #include "absl/types/span.h"
 #include "core/graph/graph.h"
 #include "core/memory/memory_model.h"
+#include "core/onnx/function_inlining.h"
 #include "core/rewrite/op_semantics.h"
 #include "onnx/onnx_pb.h"
 
@@ -93,7 +94,7 @@ namespace ordo {
 // a ConstantOfShape for the workspace), so any ONNX runtime can execute the rewritten model and it
 // computes exactly what the original did.
 
-inline constexpr absl::string_view kFusionDomain = "ai.ordo";
+inline constexpr absl::string_view kFusionDomain = kOrdoFusionDomain;  // one definition
 
 enum class StageCaching : int8_t {
   kLineBuffer,  // rows kept in rings, nothing recomputed

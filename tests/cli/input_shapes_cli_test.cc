@@ -1,5 +1,6 @@
-// `ordo compile/estimate/inspect --input-shape/--dim-param/--batch` on dynamic exports:
-// real process, real files, exit codes.
+// `ordo compile/estimate/inspect` on exports that need preparing: dynamic
+// ones (--input-shape/--dim-param/--batch) and ones made of model-local
+// functions; real process, real files, exit codes.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include "tests/cli/compile_json.h"
 #include "tests/cli/run_ordo.h"
 #include "tests/data/dynamic_batch.h"
+#include "tests/data/local_functions.h"
 
 namespace {
 
@@ -155,6 +157,36 @@ TEST(InputShapesCliTest, BadOverridesExitTwoNamingInputDimAndFlag) {
   EXPECT_EQ(contradicts.exit_code, 2);
   EXPECT_THAT(contradicts.out, HasSubstr("--batch 2: no graph input has a symbolic batch dim"));
   std::filesystem::remove(dynamic);
+}
+
+// The whole network as one local function (PyTorch's dynamo exporter wrote
+// modules so): compiled inlined, it is the flat model op for op; the
+// emitted model is the inlined one. Before, the call was one op and the
+// network's activations were missing from the peak.
+TEST(InputShapesCliTest, AModelMadeOfLocalFunctionsCompilesInlined) {
+  const std::string wrapped = (std::filesystem::temp_directory_path() /
+                               absl::StrCat("ordo_input_shapes_", getpid(), "_wrapped.onnx"))
+                                  .string();
+  std::ofstream(wrapped, std::ios::binary)
+      << ordo::testing::WrapInOneFunction(ReadFile(kShapeSubgraph));
+  const ordo::v1::CompileResponse flat = RunCompileJson("compile " + kShapeSubgraph);
+  const std::string emitted = wrapped + ".out.onnx";
+  const ordo::v1::CompileResponse inlined =
+      RunCompileJson("compile " + wrapped + " --emit-onnx " + emitted);
+  EXPECT_GT(flat.ops(), 1);
+  EXPECT_EQ(inlined.ops(), flat.ops());
+  EXPECT_EQ(inlined.peak_bytes(), flat.peak_bytes());
+  EXPECT_EQ(inlined.arena().arena_bytes(), flat.arena().arena_bytes());
+  onnx::ModelProto out;
+  ASSERT_TRUE(out.ParseFromString(ReadFile(emitted)));
+  EXPECT_EQ(out.functions_size(), 0);
+  onnx::ModelProto original;
+  ASSERT_TRUE(original.ParseFromString(ReadFile(kShapeSubgraph)));
+  EXPECT_EQ(out.graph().node_size(), original.graph().node_size());
+  const nlohmann::json inspect = RunJson("inspect " + wrapped);
+  EXPECT_EQ(inspect["ops"].get<int>(), flat.ops()) << inspect.dump();
+  std::filesystem::remove(wrapped);
+  std::filesystem::remove(emitted);
 }
 
 TEST(InputShapesCliTest, NativeGraphsHaveNoInputShapesToSet) {

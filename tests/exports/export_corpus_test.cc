@@ -17,8 +17,8 @@
 #include "core/compile/compile.h"
 #include "core/memory/memory_model.h"
 #include "core/memory/simulator.h"
-#include "core/onnx/input_shapes.h"
 #include "core/onnx/onnx_import.h"
+#include "core/onnx/prepare_model.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_paths.h"
 #include "core/util/clock.h"
@@ -69,7 +69,7 @@ std::optional<std::string> ReadFile(const std::string& path) {
 CompileResult CompileExport(const std::string& path) {
   std::optional<std::string> bytes = ReadFile(path);
   EXPECT_TRUE(bytes.has_value()) << path;
-  absl::StatusOr<std::string> shaped = WithInputShapes(bytes.value_or(""), {.batch = 1});
+  absl::StatusOr<std::string> shaped = PreparedOnnxBytes(bytes.value_or(""), {.batch = 1});
   EXPECT_TRUE(shaped.ok()) << path << ": " << shaped.status();
   absl::StatusOr<Graph> graph = ImportOnnx(shaped.value_or(""));
   EXPECT_TRUE(graph.ok()) << path << ": " << graph.status();
@@ -146,10 +146,9 @@ absl::StatusOr<Graph> ImportAtSize(const std::string& stem, int64_t height, int6
   auto& dims = *input.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim();
   dims[2].set_dim_param("height");
   dims[3].set_dim_param("width");
-  ORDO_ASSIGN_OR_RETURN(
-      std::string shaped,
-      WithInputShapes(model.SerializeAsString(),
-                      {.shapes = {{input.name(), {1, 3, height, width}}}}));
+  ORDO_ASSIGN_OR_RETURN(std::string shaped,
+                        PreparedOnnxBytes(model.SerializeAsString(),
+                                          {.shapes = {{input.name(), {1, 3, height, width}}}}));
   return ImportOnnx(shaped);
 }
 
@@ -199,7 +198,7 @@ TEST(ExportSizeTest, AStaticExportWhoseBatchWasMadeSymbolicImportsAtAnotherBatch
       auto& dims = *input.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim();
       if (make_symbolic) dims[0].set_dim_param("batch");
       ORDO_ASSIGN_OR_RETURN(std::string shaped,
-                            WithInputShapes(model.SerializeAsString(), {.batch = 2}));
+                            PreparedOnnxBytes(model.SerializeAsString(), {.batch = 2}));
       return ImportOnnx(shaped);
     };
     absl::StatusOr<Graph> edited = at_batch_two(file, /*make_symbolic=*/true);

@@ -1,7 +1,8 @@
-// CompileOptions.input_shapes and .batch through a real ordo-server, from
-// gRPC and from `ordo --server`: dynamic exports compile, another shape is
-// another cache entry, bad overrides are INVALID_ARGUMENT and the server
-// keeps serving.
+// Models that need preparing through a real ordo-server, from gRPC and from
+// `ordo --server`: CompileOptions.input_shapes, .dim_params and .batch
+// (dynamic exports compile, another shape is another cache entry, bad
+// overrides are INVALID_ARGUMENT and the server keeps serving), and models
+// made of local functions (compiled inlined).
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "tests/cli/compile_json.h"
 #include "tests/cli/run_ordo.h"
 #include "tests/data/dynamic_batch.h"
+#include "tests/data/local_functions.h"
 #include "tests/service/service_harness.h"
 
 namespace ordo {
@@ -72,6 +74,32 @@ TEST(InputShapesServiceTest, BatchAndInputShapesCompileADynamicExport) {
   grpc::ClientContext context;
   ASSERT_TRUE(server.compiler().Estimate(&context, estimate, &estimated).ok());
   EXPECT_EQ(estimated.lower_bound_bytes(), 4 * expected.lower_bound_bytes());
+}
+
+TEST(InputShapesServiceTest, AModelMadeOfLocalFunctionsCompilesInlined) {
+  Server server({"--local-workers=1"});
+  ASSERT_TRUE(server.started());
+  v1::CompileResponse flat;
+  ASSERT_TRUE(server.Compile(OnnxRequest(kShapeSubgraph, absl::Seconds(5)), flat).ok());
+  v1::CompileRequest request = OnnxRequest(kShapeSubgraph, absl::Seconds(5));
+  request.set_onnx_model(testing::WrapInOneFunction(request.onnx_model()));
+  request.mutable_options()->set_return_reordered_onnx(true);
+  v1::CompileResponse inlined;
+  ASSERT_TRUE(server.Compile(request, inlined).ok());
+  ExpectValidSchedule(inlined);
+  EXPECT_GT(flat.ops(), 1);
+  EXPECT_EQ(inlined.ops(), flat.ops());
+  EXPECT_EQ(inlined.peak_bytes(), flat.peak_bytes());
+  onnx::ModelProto reordered;
+  ASSERT_TRUE(reordered.ParseFromString(inlined.reordered_onnx_model()));
+  EXPECT_EQ(reordered.functions_size(), 0);
+
+  v1::EstimateRequest estimate;
+  estimate.set_onnx_model(request.onnx_model());
+  v1::EstimateResponse estimated;
+  grpc::ClientContext context;
+  ASSERT_TRUE(server.compiler().Estimate(&context, estimate, &estimated).ok());
+  EXPECT_EQ(estimated.ops(), flat.ops());
 }
 
 TEST(InputShapesServiceTest, BadOverridesAreInvalidArgumentAndTheServerKeepsServing) {
