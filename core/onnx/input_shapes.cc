@@ -157,12 +157,11 @@ absl::Status CheckDimParams(const std::map<std::string, int64_t>& dim_params,
     const std::string flag = DimParamFlag(param, value);
     if (value <= 0) return absl::InvalidArgumentError(absl::StrCat(flag, ": must be positive"));
     if (absl::c_linear_search(symbolic, param)) continue;
-    std::vector<std::string> quoted;
-    for (const std::string& name : symbolic) quoted.push_back(absl::StrCat("\"", name, "\""));
     return absl::InvalidArgumentError(absl::StrCat(
         flag, ": no graph input has a symbolic dim named \"", param, "\"; ",
-        quoted.empty() ? "the model's inputs have no named symbolic dims"
-                       : absl::StrCat("the named ones are ", absl::StrJoin(quoted, ", "))));
+        symbolic.empty()
+            ? "the model's inputs have no named symbolic dims"
+            : absl::StrCat("the named ones are \"", absl::StrJoin(symbolic, "\", \""), "\"")));
   }
   return absl::OkStatus();
 }
