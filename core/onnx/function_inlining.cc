@@ -16,6 +16,11 @@ namespace {
 
 using FunctionKey = std::pair<std::string, std::string>;  // domain, name
 
+// Calls within calls, deepest: a module tree is far shallower, and the
+// expansion recurses once per level (a chain of thousands would overflow
+// the stack).
+constexpr size_t kMaxNesting = 64;
+
 bool Inlined(absl::string_view domain) { return domain != kOrdoFusionDomain; }
 
 // "" and "ai.onnx" are the one standard domain.
@@ -160,6 +165,11 @@ class Inliner {
       return absl::InvalidArgumentError(absl::StrCat("local function \"", FunctionName(function),
                                                      "\" calls itself (through node \"", prefix,
                                                      "\"); ONNX functions cannot recurse"));
+    }
+    if (stack.size() >= kMaxNesting) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "node \"", prefix, "\" calls local function \"", FunctionName(function),
+          "\" inside more than ", kMaxNesting, " nested calls; ordo inlines at most that deep"));
     }
     ORDO_RETURN_IF_ERROR(CheckOpsets(function));
     std::vector<std::pair<std::string, std::string>> passed;

@@ -41,8 +41,9 @@ std::optional<int32_t> FirstLocalFunctionCall(const onnx_import::ModelView& view
 // are added to the model's. The inlined functions are removed.
 //
 // INVALID_ARGUMENT naming the node and function when a call has more inputs
-// or outputs than the function, a function calls itself, or a function
-// imports another version of a domain than the model does;
+// or outputs than the function, a function calls itself, calls nest more
+// than 64 deep, or a function imports another version of a domain than the
+// model does;
 // RESOURCE_EXHAUSTED when the inlined graph would have more than `max_nodes`
 // nodes. O(nodes of the inlined graph).
 absl::Status InlineLocalFunctions(onnx::ModelProto& model,

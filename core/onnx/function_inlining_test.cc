@@ -230,6 +230,17 @@ TEST(FunctionInliningTest, BadFunctionsAreRefusedNamingThem) {
               StatusIs(kInvalid, HasSubstr("local function \"lib.ConvRelu\" imports opset 17 of "
                                            "domain \"ai.onnx\" but the model imports 13")));
 
+  // A chain of 70 functions, each calling the next.
+  onnx::ModelProto deep = BlockModel();
+  for (int level = 0; level < 70; ++level) {
+    AddFunction(deep, "lib", "F" + std::to_string(level), {"in"}, {"out"},
+                {Node(level == 69 ? "Relu" : "F" + std::to_string(level + 1), {"in"}, {"out"},
+                      level == 69 ? "" : "lib")});
+  }
+  *deep.mutable_graph()->mutable_node(0) = Node("F0", {"x"}, {"y"}, "lib");
+  EXPECT_THAT(InlineLocalFunctions(deep),
+              StatusIs(kInvalid, HasSubstr("inside more than 64 nested calls")));
+
   onnx::ModelProto big = BlockModel();
   EXPECT_THAT(InlineLocalFunctions(big, 4),
               StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("more than 4 nodes")));
