@@ -23,7 +23,10 @@ constexpr std::array<std::string_view, N> Sorted(std::array<std::string_view, N>
 
 // ONNX element-wise (unary, binary, activation) ops and reinterpreting ops:
 // the output has the input's layout, so it may be written over the input.
-constexpr std::array<std::string_view, 51> kInplaceOpTypes = Sorted<51>({
+// (Quantize/DequantizeLinear are element-wise conversions like Cast: of
+// the same byte size, as at --activation-dtype int8, a QDQ model's pairs
+// share one block, as the int8 graph a runtime fuses them into does.)
+constexpr std::array<std::string_view, 53> kInplaceOpTypes = Sorted<53>({
     // Reinterpreting (Dropout is the identity at inference).
     "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout",
     // Activations.
@@ -32,7 +35,7 @@ constexpr std::array<std::string_view, 51> kInplaceOpTypes = Sorted<51>({
     "Clip", "Mish",
     // Unary math.
     "Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round",
-    "Sign", "Erf", "Sin", "Cos", "Not", "Cast",
+    "Sign", "Erf", "Sin", "Cos", "Not", "Cast", "QuantizeLinear", "DequantizeLinear",
     // Binary math.
     "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Mod", "Sum", "Mean",
     "And", "Or", "Xor", "Where",
@@ -40,12 +43,12 @@ constexpr std::array<std::string_view, 51> kInplaceOpTypes = Sorted<51>({
 
 // The same rule with TFLite's builtin operator names (core/tflite keeps
 // them as Op::type): reinterpreting, activations, unary and binary math.
-constexpr std::array<std::string_view, 44> kTfliteInplaceOpTypes = Sorted<44>({
+constexpr std::array<std::string_view, 46> kTfliteInplaceOpTypes = Sorted<46>({
     "RESHAPE", "SQUEEZE", "EXPAND_DIMS",
     "RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "LEAKY_RELU", "PRELU", "ELU",
     "LOGISTIC", "TANH", "HARD_SWISH", "GELU",
     "ABS", "NEG", "EXP", "LOG", "SQRT", "RSQRT", "SQUARE", "FLOOR", "CEIL", "ROUND",
-    "SIN", "COS", "SIGN", "LOGICAL_NOT", "CAST",
+    "SIN", "COS", "SIGN", "LOGICAL_NOT", "CAST", "QUANTIZE", "DEQUANTIZE",
     "ADD", "SUB", "MUL", "DIV", "POW", "MAXIMUM", "MINIMUM", "FLOOR_DIV", "FLOOR_MOD",
     "SQUARED_DIFFERENCE", "ADD_N", "LOGICAL_AND", "LOGICAL_OR", "SELECT", "SELECT_V2",
 });

@@ -57,7 +57,8 @@ TEST(SimulatorTest, InplaceOpOverwritesDyingInputOfSameSize) {
 // between, the TFLite spellings, and near misses.
 TEST(SimulatorTest, InplaceOpTypesAreExactlyTheListedNames) {
   for (absl::string_view type : {"Abs", "Xor", "Relu", "Reshape", "Add", "Where", "ABS", "TANH",
-                                 "RELU6", "SELECT_V2", "ADD_N"}) {
+                                 "RELU6", "SELECT_V2", "ADD_N", "QuantizeLinear",
+                                 "DequantizeLinear", "QUANTIZE", "DEQUANTIZE"}) {
     EXPECT_TRUE(IsInplaceOpType(type)) << type;
   }
   for (absl::string_view type : {"Conv", "relu", "Relu ", "", "A", "Zzz", "MaxPool", "CONV_2D",
@@ -81,6 +82,35 @@ TEST(SimulatorTest, InplaceNeedsLastUseAndSameSize) {
   // step 0: x+y = 30; step 1: y+z = 40 (y still needed); step 2: y+z+q = 47;
   // step 3: y+q+w - y (Add overwrites y, its first input, last use) = 27.
   EXPECT_THAT(r.step_bytes, ElementsAre(30, 40, 47, 27));
+}
+
+// A QDQ model at int8 sizes (--activation-dtype int8): each Quantize or
+// Dequantize writes over its input, so the peak is the int8 graph's a
+// runtime fuses the pairs into (the conv's input and output, 3 + 8); at
+// the declared float sizes nothing is shared.
+TEST(SimulatorTest, QuantizeDequantizePairsShareABlockAtOneSize) {
+  Graph int8 = TestGraph(R"(
+    input x 3
+    op q QuantizeLinear x -> xq:3
+    op d DequantizeLinear xq -> xd:3
+    op c Conv xd -> y:8
+    op q2 QuantizeLinear y -> yq:8
+    op d2 DequantizeLinear yq -> z:8
+    output z
+  )");
+  EXPECT_THAT(SimulateOk(TestModel(int8), {0, 1, 2, 3, 4}).step_bytes,
+              ElementsAre(3, 3, 11, 8, 8));
+  Graph declared = TestGraph(R"(
+    input x 12
+    op q QuantizeLinear x -> xq:3
+    op d DequantizeLinear xq -> xd:12
+    op c Conv xd -> y:32
+    op q2 QuantizeLinear y -> yq:8
+    op d2 DequantizeLinear yq -> z:32
+    output z
+  )");
+  EXPECT_THAT(SimulateOk(TestModel(declared), {0, 1, 2, 3, 4}).step_bytes,
+              ElementsAre(15, 15, 44, 40, 40));
 }
 
 TEST(SimulatorTest, MultiOutputUnusedOutputFreedAtItsStep) {
