@@ -269,8 +269,26 @@ std::optional<int32_t> FirstLocalFunctionCall(const onnx_import::ModelView& view
   return std::nullopt;
 }
 
+namespace {
+
+// Two functions of one domain and name differ by `overload` (IR 10, newer
+// than the linked ONNX): which one a node calls is not known here.
+absl::Status CheckNoOverloads(const onnx::ModelProto& model) {
+  absl::flat_hash_set<FunctionKey> seen;
+  for (const onnx::FunctionProto& function : model.functions()) {
+    if (seen.insert({function.domain(), function.name()}).second) continue;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the model has two local functions \"", FunctionName(function),
+        "\" (overloads, ONNX IR 10), which ordo cannot tell apart; export with IR 9 or earlier"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status InlineLocalFunctions(onnx::ModelProto& model, int64_t max_nodes) {
   if (model.functions_size() == 0) return absl::OkStatus();
+  ORDO_RETURN_IF_ERROR(CheckNoOverloads(model));
   return Inliner(model, max_nodes).Run();
 }
 

@@ -42,8 +42,8 @@ std::optional<int32_t> FirstLocalFunctionCall(const onnx_import::ModelView& view
 //
 // INVALID_ARGUMENT naming the node and function when a call has more inputs
 // or outputs than the function, a function calls itself, calls nest more
-// than 64 deep, or a function imports another version of a domain than the
-// model does;
+// than 64 deep, a function imports another version of a domain than the
+// model does, or two functions share a domain and name (IR 10 overloads);
 // RESOURCE_EXHAUSTED when the inlined graph would have more than `max_nodes`
 // nodes. O(nodes of the inlined graph).
 absl::Status InlineLocalFunctions(onnx::ModelProto& model,

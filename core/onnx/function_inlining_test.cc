@@ -241,6 +241,11 @@ TEST(FunctionInliningTest, BadFunctionsAreRefusedNamingThem) {
   EXPECT_THAT(InlineLocalFunctions(deep),
               StatusIs(kInvalid, HasSubstr("inside more than 64 nested calls")));
 
+  onnx::ModelProto overloaded = BlockModel();
+  *overloaded.add_functions() = overloaded.functions(0);
+  EXPECT_THAT(InlineLocalFunctions(overloaded),
+              StatusIs(kInvalid, HasSubstr("two local functions \"lib.ConvRelu\" (overloads")));
+
   onnx::ModelProto big = BlockModel();
   EXPECT_THAT(InlineLocalFunctions(big, 4),
               StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("more than 4 nodes")));
