@@ -157,37 +157,19 @@ absl::StatusOr<rpc::ClientSecurity> SecurityFromArgs(const Args& args) {
 }
 
 const ArgSpec& CompileSpec() {
-  static const ArgSpec kSpec{{"scheduler",
-                              "memory-limit",
-                              "time-limit",
-                              "alignment",
-                              "activation-dtype",
-                              "emit-onnx",
-                              "emit-tflite",
-                              "max-ops",
-                              "arena",
-                              "on-chip",
-                              "out-dir",
-                              "server",
-                              "rewrite",
-                              "max-latency-overhead",
-                              "beam-width",
-                              "rewritten-model",
-                              "macs-per-second",
-                              "op-overhead-seconds",
-                              "tls-ca",
-                              "tls-cert",
-                              "tls-key",
-                              "auth-token-file",
-                              "input-shape",
-                              "dim-param",
-                              "batch",
-                              "pool",
-                              "device",
-                              "pin",
-                              "placement-effort"},
-                             {"no-inplace", "count-weights", "io-outside-arena", "pareto",
-                              "no-fusion", "json", "one-arena"}};
+  // Grouped by feature, one line each (clang-format would put one per line).
+  // clang-format off
+  static const ArgSpec kSpec{
+      {"scheduler", "memory-limit", "time-limit", "alignment", "activation-dtype",
+       "emit-onnx", "emit-tflite", "max-ops", "arena", "on-chip", "out-dir", "server",
+       "rewrite", "max-latency-overhead", "beam-width", "rewritten-model",
+       "macs-per-second", "op-overhead-seconds",
+       "tls-ca", "tls-cert", "tls-key", "auth-token-file",
+       "input-shape", "dim-param", "batch",
+       "pool", "device", "pin", "placement-effort"},
+      {"no-inplace", "count-weights", "io-outside-arena", "pareto", "no-fusion", "json",
+       "one-arena"}};
+  // clang-format on
   return kSpec;
 }
 

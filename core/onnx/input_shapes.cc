@@ -1,6 +1,5 @@
 #include "core/onnx/input_shapes.h"
 
-#include <climits>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -98,6 +97,12 @@ absl::Status ApplyShape(const std::string& name, const std::vector<int64_t>& dim
     dim.set_dim_value(dims[d]);
   }
   return absl::OkStatus();
+}
+
+// "<height>" for a symbolic dim `d` named "height", "<dim2>" unnamed: what
+// a suggested --input-shape line asks the user to replace.
+std::string Placeholder(absl::string_view param, size_t d) {
+  return absl::StrCat("<", param.empty() ? absl::StrCat("dim", d) : std::string(param), ">");
 }
 
 bool NamesBatch(absl::string_view param) {
@@ -201,7 +206,7 @@ absl::Status CheckRestOfBatchedInput(int64_t batch, const std::string& name, siz
     const std::string& param = dim.dim_param();
     left.push_back(
         absl::StrCat("dim ", d, param.empty() ? "" : absl::StrCat(" (\"", param, "\")")));
-    fix.push_back(absl::StrCat("<", param.empty() ? absl::StrCat("dim", d) : param, ">"));
+    fix.push_back(Placeholder(param, d));
   }
   if (left.empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
@@ -369,7 +374,7 @@ struct SymbolicInputs {
     } else {
       ++named[std::string(param)];
     }
-    fix.push_back(absl::StrCat("<", param.empty() ? absl::StrCat("dim", d) : param, ">"));
+    fix.push_back(Placeholder(param, d));
   }
 };
 

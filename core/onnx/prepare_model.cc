@@ -4,7 +4,7 @@
 
 #include "core/onnx/function_inlining.h"
 #include "core/util/status_macros.h"
-#include "core/util/wire_reader.h"
+#include "core/util/wire_field_count.h"
 
 namespace ordo {
 namespace {
@@ -12,12 +12,7 @@ namespace {
 // ModelProto.functions (25) at the top level: the payloads (the graph) are
 // skipped, not read. False for bytes that do not scan: the import says why.
 bool HasLocalFunctions(absl::string_view model_bytes) {
-  bool found = false;
-  wire::ForEachField(model_bytes, [&](const wire::Field& f) {
-    found = found || wire::Is(f, 25, wire::kLengthDelimited);
-    return !found;
-  });
-  return found;
+  return CountWireField(model_bytes, 25).value_or(0) > 0;
 }
 
 }  // namespace
