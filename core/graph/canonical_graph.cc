@@ -67,6 +67,9 @@ std::string TensorDescription(const Tensor& tensor) {
   writer.Words(tensor.dims);
   writer.Word(tensor.bytes);
   writer.Word(tensor.is_graph_output);
+  // Only when set, so the keys of every other graph (and the part caches
+  // that hold them) stay as they were.
+  if (tensor.is_runtime_buffer) writer.Word(1);
   return out;
 }
 

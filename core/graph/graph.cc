@@ -136,6 +136,12 @@ void GraphBuilder::AddGraphOutput(std::string tensor_name) {
   graph_outputs_.push_back(std::move(tensor_name));
 }
 
+void GraphBuilder::AddRuntimeBuffer(std::string tensor_name, bool lives_to_end) {
+  graph_inputs_.push_back(tensor_name);
+  if (lives_to_end) graph_outputs_.push_back(tensor_name);
+  runtime_buffers_.push_back(std::move(tensor_name));
+}
+
 namespace {
 
 absl::StatusOr<int64_t> TensorBytes(absl::string_view name, DataType dtype,
@@ -376,6 +382,9 @@ absl::Status GraphBuilder::ResolveGraphIo(Graph& graph) const {
     tensor.is_graph_output = true;
     if (tensor.kind == TensorKind::kActivation) tensor.kind = TensorKind::kOutput;
     graph.outputs_.push_back(*t);
+  }
+  for (const std::string& name : runtime_buffers_) {
+    graph.tensors_[*graph.FindTensor(name)].is_runtime_buffer = true;  // an input: found above
   }
   for (const Tensor& tensor : graph.tensors_) {
     if (tensor.producer == kNoId && (tensor.kind == TensorKind::kActivation ||

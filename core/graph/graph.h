@@ -48,10 +48,20 @@ struct Tensor {
   TensorKind kind = TensorKind::kActivation;
   // A graph input can be a graph output too, so this is not implied by kind.
   bool is_graph_output = false;
+  // A buffer the runtime keeps in the arena that is no model input or output
+  // (a TFLite variable, a tensor no operator writes such as Vela's scratch):
+  // a graph input (and output, when it lives to the end) for its lifetime,
+  // but --io-outside-arena leaves it in the arena.
+  bool is_runtime_buffer = false;
   OpId producer = kNoId;
   // Distinct consumers in op-id order.
   std::vector<OpId> consumers;
 };
+
+// The domain the TFLite importer gives custom operators (type = the custom
+// code): what they compute is unknown, so rules by op type (in-place) skip
+// them even where a custom code reads like an ONNX op ("Sin", "Mean").
+inline constexpr absl::string_view kTfliteCustomDomain = "tflite.custom";
 
 struct Op {
   std::string name;
@@ -152,6 +162,9 @@ class GraphBuilder {
                           int32_t source_index, std::string domain);
   void AddGraphInput(std::string tensor_name);
   void AddGraphOutput(std::string tensor_name);
+  // A runtime's own buffer (Tensor::is_runtime_buffer): live before step 0,
+  // and to the end of the schedule when `lives_to_end`.
+  void AddRuntimeBuffer(std::string tensor_name, bool lives_to_end);
 
   // Room for this many ops and tensors, for an importer that knows its
   // counts: no regrowth of the pending lists (a hint; more may be added).
@@ -197,6 +210,7 @@ class GraphBuilder {
   std::vector<PendingOp> pending_ops_;
   std::vector<std::string> graph_inputs_;
   std::vector<std::string> graph_outputs_;
+  std::vector<std::string> runtime_buffers_;
 };
 
 }  // namespace ordo

@@ -75,7 +75,7 @@ void AssignInplaceInputs(const Graph& graph, MemoryModel& model) {
     const Op& op = graph.op(id);
     MemoryModel::OpInfo& info = model.ops[id];
     info.inplace_input = kNoId;
-    if (!model.options.inplace || op.outputs.size() != 1 ||
+    if (!model.options.inplace || op.outputs.size() != 1 || op.domain == kTfliteCustomDomain ||
         !IsInplaceOpType(op.type)) {
       continue;
     }
@@ -113,7 +113,8 @@ absl::StatusOr<MemoryModel> BuildMemoryModel(const Graph& graph,
     info.live_at_end = tensor.is_graph_output;
     // The one place of the io_outside_arena rule: a 0-byte tensor is in no
     // footprint, and the simulator gives it no live interval (no arena block).
-    if (options.io_outside_arena && (tensor.producer == kNoId || tensor.is_graph_output)) {
+    if (options.io_outside_arena && !tensor.is_runtime_buffer &&
+        (tensor.producer == kNoId || tensor.is_graph_output)) {
       info.bytes = 0;
       continue;
     }

@@ -227,6 +227,40 @@ absl::StatusOr<std::vector<int32_t>> OperatorOrder(const Model& model, const Gra
   return order;
 }
 
+// The arena blocks of the variables. A variable lives for the whole run, so
+// no other tensor's block overlaps one: each lies in a gap between them.
+// TFLM keeps variables in its persistent tail, not where the plan puts
+// them, so the plan closes the gaps (every other block moves down by the
+// variable bytes below it); the planned area is then the arena less the
+// variables, which the tail holds (docs/tflite.md).
+struct VariableBlocks {
+  std::vector<std::pair<int64_t, int64_t>> blocks;  // (offset, size), by offset
+
+  int64_t BytesBelow(int64_t offset) const {
+    int64_t below = 0;
+    for (const auto& [start, size] : blocks) {
+      if (start >= offset) break;
+      below += size;
+    }
+    return below;
+  }
+};
+
+VariableBlocks PlacedVariables(const SubGraph& main, const std::vector<std::string>& names,
+                               const Graph& graph,
+                               const std::vector<const TensorPlacement*>& placement) {
+  VariableBlocks variables;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!main.tensors()->Get(i)->is_variable()) continue;
+    const std::optional<TensorId> t = graph.FindTensor(names[i]);
+    if (t && placement[*t] != nullptr) {
+      variables.blocks.emplace_back(placement[*t]->offset, placement[*t]->size);
+    }
+  }
+  std::sort(variables.blocks.begin(), variables.blocks.end());
+  return variables;
+}
+
 absl::StatusOr<std::vector<int32_t>> OfflinePlan(const Model& model, const Graph& graph,
                                                  const ArenaPlan& arena,
                                                  const TfliteExportOptions& options) {
@@ -254,16 +288,18 @@ absl::StatusOr<std::vector<int32_t>> OfflinePlan(const Model& model, const Graph
   plan.resize(3 + total, -1);
   const SubGraph& main = *model.subgraphs()->Get(0);
   const std::vector<std::string> names = TfliteTensorNames(main);
+  const VariableBlocks variables = PlacedVariables(main, names, graph, placement);
   for (size_t i = 0; i < names.size(); ++i) {
     if (main.tensors()->Get(i)->is_variable()) continue;  // TFLM keeps them persistent
     const std::optional<TensorId> t = graph.FindTensor(names[i]);
     if (!t || placement[*t] == nullptr) continue;
     const Tensor& tensor = graph.tensor(*t);
-    if (options.inputs_outputs_outside_plan &&
+    if (options.inputs_outputs_outside_plan && !tensor.is_runtime_buffer &&
         (tensor.kind == TensorKind::kInput || tensor.is_graph_output)) {
       continue;
     }
-    const TensorPlacement& p = *placement[*t];
+    TensorPlacement p = *placement[*t];
+    p.offset -= variables.BytesBelow(p.offset);
     if (p.size < tensor.bytes) {
       return absl::InvalidArgumentError(absl::StrCat(
           "tensor \"", tensor.name, "\": its arena block has ", p.size, " bytes but the file's ",

@@ -19,7 +19,8 @@ inline constexpr int64_t kTflmAlignment = 16;
 
 struct TfliteExportOptions {
   // Graph inputs and outputs get -1 (TFLM places them itself, e.g. in a
-  // buffer the application owns) instead of ordo's offsets.
+  // buffer the application owns) instead of ordo's offsets; runtime buffers
+  // (Tensor::is_runtime_buffer) keep theirs.
   bool inputs_outputs_outside_plan = false;
 };
 
@@ -28,6 +29,8 @@ struct TfliteExportOptions {
 // subgraph 0, N = tensors over all subgraphs, then one arena offset per
 // tensor in subgraph order; -1 = TFLM plans it at run time (weights,
 // variables, tensors of other subgraphs, tensors ordo did not place).
+// Variables live in TFLM's persistent tail: the other offsets move down
+// past their blocks, so the plan ends at the arena less the variables.
 // `graph` must be ImportTflite(model_bytes) and `arena` a verified plan of it.
 // INVALID_ARGUMENT when the arena's alignment is not a multiple of 16, its
 // tensors lie in more than one memory pool (TensorPlacement::pool; TFLM has

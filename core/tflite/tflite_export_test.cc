@@ -124,6 +124,58 @@ TEST(TfliteExportTest, OfflinePlanHoldsOrdoOffsetsAndMinusOneForTheRest) {
   }
 }
 
+// TFLM keeps variables in its persistent tail, not at their plan entry: the
+// plan closes the variables' blocks, so the planned area is the arena less
+// the variables (they lived whole, so nothing else overlapped them).
+TEST(TfliteExportTest, VariablesLeaveNoGapInThePlan) {
+  TfliteTestModel m;
+  const int32_t x = m.Tensor({"x", {1, 64}});
+  const int32_t h = m.Tensor({"h", {1, 4096}, kTfliteInt8, false, /*is_variable=*/true});
+  const int32_t c = m.Tensor({"c", {1, 2048}, kTfliteInt8, false, /*is_variable=*/true});
+  const int32_t a = m.Tensor({"a", {1, 64}});
+  const int32_t y = m.Tensor({"y", {1, 64}});
+  m.Operator({kTfliteAdd, {x, h}, {a}});
+  m.Operator({kTfliteAdd, {a, c}, {y}});
+  m.Inputs({x});
+  m.Outputs({y});
+  const std::string original = m.Build();
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportTflite(original));
+  const CompileResult result = CompileOf(graph);
+  for (const bool outside : {false, true}) {
+    TfliteExportOptions options;
+    options.inputs_outputs_outside_plan = outside;
+    ORDO_ASSERT_OK_AND_ASSIGN(std::vector<int32_t> plan,
+                              TfliteOfflinePlan(original, graph, result.arena, options));
+    EXPECT_EQ(plan[3 + h], -1);
+    EXPECT_EQ(plan[3 + c], -1);
+    int64_t planned_area = 0;
+    std::vector<std::pair<int64_t, int64_t>> blocks;
+    for (const TensorPlacement& p : result.arena.tensors) {
+      const std::string& name = graph.tensor(p.tensor).name;
+      const int32_t i = name == "x" ? x : name == "a" ? a : name == "y" ? y : -1;
+      if (i < 0 || plan[3 + i] < 0) continue;
+      EXPECT_EQ(plan[3 + i] % 16, 0) << name;
+      planned_area = std::max<int64_t>(planned_area, plan[3 + i] + p.size);
+    }
+    EXPECT_EQ(planned_area + 4096 + 2048, result.arena.arena_bytes) << outside;
+  }
+  // Co-live tensors still do not overlap after the move.
+  ORDO_ASSERT_OK_AND_ASSIGN(std::vector<int32_t> plan,
+                            TfliteOfflinePlan(original, graph, result.arena));
+  for (const TensorPlacement& p : result.arena.tensors) {
+    for (const TensorPlacement& q : result.arena.tensors) {
+      const std::string& pn = graph.tensor(p.tensor).name;
+      const std::string& qn = graph.tensor(q.tensor).name;
+      if (p.tensor >= q.tensor || pn == "h" || pn == "c" || qn == "h" || qn == "c") continue;
+      if (p.offset == q.offset && p.size == q.size) continue;  // an in-place pair
+      if (p.last_step < q.first_step || q.last_step < p.first_step) continue;
+      const auto index = [&](const std::string& n) { return n == "x" ? x : n == "a" ? a : y; };
+      const int64_t po = plan[3 + index(pn)], qo = plan[3 + index(qn)];
+      EXPECT_TRUE(po + p.size <= qo || qo + q.size <= po) << pn << " " << qn;
+    }
+  }
+}
+
 TEST(TfliteExportTest, ReplacesAnExistingPlanAndKeepsOtherMetadata) {
   TfliteTestModel model = Branches();
   model.Metadata(kOfflineMemoryAllocation, std::string(16, '\x01'));

@@ -1,5 +1,6 @@
 #include "core/tflite/tflite_import.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -52,8 +53,14 @@ ElementType TensorElementType(int8_t type) {
   }
 }
 
-bool IsControlFlow(absl::string_view type) {
-  return type == "IF" || type == "WHILE" || type == "CALL_ONCE" || type == "CALL";
+// Builtins that run another subgraph on tensors: its activations would be
+// missing from the peak. (STABLEHLO_REDUCE, _SCATTER, _SORT and
+// REDUCE_WINDOW name a subgraph too, but only as the scalar function they
+// apply element by element.)
+bool RunsASubgraph(absl::string_view builtin) {
+  return builtin == "IF" || builtin == "WHILE" || builtin == "CALL_ONCE" || builtin == "CALL" ||
+         builtin == "STABLEHLO_WHILE" || builtin == "STABLEHLO_CASE" ||
+         builtin == "STABLEHLO_COMPOSITE";
 }
 
 // Builds the Graph of subgraphs[0]; one instance per import.
@@ -64,7 +71,8 @@ class TfliteGraphAssembler {
         subgraph_(*model.subgraphs()->Get(0)),
         builder_(SubgraphName(), limits),
         names_(TfliteTensorNames(subgraph_)),
-        declared_(names_.size(), false) {}
+        declared_(names_.size(), false),
+        produced_(ProducedTensors()) {}
 
   absl::StatusOr<Graph> Assemble(const GraphLimits& limits) && {
     const int64_t ops = subgraph_.operators() ? subgraph_.operators()->size() : 0;
@@ -82,6 +90,27 @@ class TfliteGraphAssembler {
   std::string SubgraphName() const {
     if (subgraph_.name() != nullptr && subgraph_.name()->size() > 0) return subgraph_.name()->str();
     return model_.description() != nullptr ? model_.description()->str() : "";
+  }
+
+  // Tensors an operator writes (outputs and intermediates).
+  std::vector<bool> ProducedTensors() const {
+    std::vector<bool> produced(names_.size(), false);
+    if (subgraph_.operators() == nullptr) return produced;
+    for (const Operator* op : *subgraph_.operators()) {
+      for (const auto* list : {op->outputs(), op->intermediates()}) {
+        if (list == nullptr) continue;
+        for (int32_t t : *list) produced[t] = true;
+      }
+    }
+    return produced;
+  }
+
+  // A dim of 0: the tensor holds nothing (the converter's LSTM
+  // intermediates, the shape operand of a RESHAPE to a scalar). TFLite
+  // never allocates it, so it is left out of the graph.
+  bool HasNoElements(int32_t t) const {
+    const flatbuffers::Vector<int32_t>* shape = subgraph_.tensors()->Get(t)->shape();
+    return shape != nullptr && std::find(shape->begin(), shape->end(), 0) != shape->end();
   }
 
   std::string Where(int32_t t) const {
@@ -145,28 +174,49 @@ class TfliteGraphAssembler {
       builder_.AddTensorBytes(names_[t], (bits + 7) / 8, kind);
     }
     if (tensor.is_variable()) {
-      // Lives from before the first step to the end (spec: a graph input
-      // that is also a graph output).
-      builder_.AddGraphInput(names_[t]);
-      builder_.AddGraphOutput(names_[t]);
+      // State: lives from before the first step to the end (spec: a graph
+      // input that is also a graph output), but is no model input or output.
+      builder_.AddRuntimeBuffer(names_[t], /*lives_to_end=*/true);
+    } else if (!weight && !produced_[t] && !IsSubgraphInput(t) && !IsSubgraphOutput(t)) {
+      // Read but written by no operator (Vela's scratch for the Ethos-U
+      // operator): the runtime allocates it, uninitialised, before step 0.
+      builder_.AddRuntimeBuffer(names_[t], /*lives_to_end=*/false);
     }
     return absl::OkStatus();
+  }
+
+  bool IsSubgraphInput(int32_t t) const {
+    const auto* inputs = subgraph_.inputs();
+    return inputs != nullptr && std::find(inputs->begin(), inputs->end(), t) != inputs->end();
+  }
+  bool IsSubgraphOutput(int32_t t) const {
+    const auto* outputs = subgraph_.outputs();
+    return outputs != nullptr && std::find(outputs->begin(), outputs->end(), t) != outputs->end();
   }
 
   absl::Status DeclareGraphIo() {
     absl::flat_hash_set<int32_t> seen;
     if (subgraph_.inputs() != nullptr) {
       for (int32_t t : *subgraph_.inputs()) {
+        if (HasNoElements(t)) continue;
         ORDO_RETURN_IF_ERROR(DeclareTensor(t));
         if (seen.insert(t).second && !subgraph_.tensors()->Get(t)->is_variable()) {
           builder_.AddGraphInput(names_[t]);
         }
       }
     }
-    if (subgraph_.outputs() != nullptr) {
-      for (int32_t t : *subgraph_.outputs()) {
-        ORDO_RETURN_IF_ERROR(DeclareTensor(t));
-        builder_.AddGraphOutput(names_[t]);
+    if (subgraph_.outputs() == nullptr) return absl::OkStatus();
+    for (int32_t t : *subgraph_.outputs()) {
+      // A constant output takes no activation memory: the file keeps it.
+      if (HasNoElements(t) ||
+          (IsWeight(*subgraph_.tensors()->Get(t)) && !subgraph_.tensors()->Get(t)->is_variable())) {
+        continue;
+      }
+      ORDO_RETURN_IF_ERROR(DeclareTensor(t));
+      builder_.AddGraphOutput(names_[t]);
+      // Written by no operator: the runtime's buffer, live for the whole run.
+      if (!produced_[t] && !IsSubgraphInput(t) && !subgraph_.tensors()->Get(t)->is_variable()) {
+        builder_.AddGraphInput(names_[t]);
       }
     }
     return absl::OkStatus();
@@ -174,17 +224,20 @@ class TfliteGraphAssembler {
 
   absl::Status DeclareOperator(int32_t o) {
     const Operator& op = *subgraph_.operators()->Get(o);
-    const std::string type = OperatorTypeName(*model_.operator_codes()->Get(op.opcode_index()));
-    if (IsControlFlow(type)) {
+    const tflite_fb::OperatorCode& code = *model_.operator_codes()->Get(op.opcode_index());
+    const std::string type = OperatorTypeName(code);
+    const bool custom = IsCustomOperator(code);
+    if (!custom && RunsASubgraph(type)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "SubGraph 0 Operator ", o, " (", type,
-          "): control flow is not supported; ordo schedules one straight-line subgraph"));
+          ") runs another subgraph, whose memory ordo does not plan: control flow and "
+          "StableHLO composites are not supported; ordo schedules one straight-line subgraph"));
     }
     std::vector<std::string> inputs;
     std::vector<std::string> outputs;
     if (op.inputs() != nullptr) {
       for (int32_t t : *op.inputs()) {
-        if (t == -1) continue;
+        if (t == -1 || HasNoElements(t)) continue;
         ORDO_RETURN_IF_ERROR(DeclareTensor(t));
         inputs.push_back(names_[t]);
       }
@@ -192,11 +245,18 @@ class TfliteGraphAssembler {
     for (const auto* list : {op.outputs(), op.intermediates()}) {
       if (list == nullptr) continue;
       for (int32_t t : *list) {
+        if (HasNoElements(t)) continue;
         ORDO_RETURN_IF_ERROR(DeclareTensor(t));
         outputs.push_back(names_[t]);
       }
     }
-    builder_.AddOp(TfliteOpName(o, type), type, std::move(inputs), std::move(outputs), {}, o);
+    if (outputs.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "SubGraph 0 Operator ", o, " (", type,
+          "): every output has zero elements; ordo schedules operators that write memory"));
+    }
+    builder_.AddOp(TfliteOpName(o, type), type, std::move(inputs), std::move(outputs), {}, o,
+                   custom ? std::string(kTfliteCustomDomain) : std::string());
     return absl::OkStatus();
   }
 
@@ -205,6 +265,7 @@ class TfliteGraphAssembler {
   GraphBuilder builder_;
   std::vector<std::string> names_;
   std::vector<bool> declared_;
+  std::vector<bool> produced_;
 };
 
 }  // namespace

@@ -19,13 +19,17 @@ namespace ordo {
 // 3. Tensors: one Graph tensor per tensor an operator or the subgraph's
 //    inputs/outputs use, named by TfliteTensorNames. A tensor whose buffer
 //    holds data (or an offset/size past the flatbuffer) is a weight.
-//    `is_variable` tensors live for the whole run (declared as a graph input
-//    that is also a graph output). Sizes: `shape` x the element size of the
+//    `is_variable` tensors live for the whole run, and a tensor operators
+//    read but none writes (Vela's scratch) from before the first step: both
+//    are runtime buffers (Tensor::is_runtime_buffer), no model I/O. A tensor
+//    with a dim of 0 holds nothing and is left out, as is a constant
+//    subgraph output. Sizes: `shape` x the element size of the
 //    TensorType; INT4/UINT4 and INT2 count bits, rounded up to whole bytes per
 //    tensor; STRING, RESOURCE and VARIANT have no static size and are refused
 //    when they are activations.
 // 4. Operators keep file order (Op::source_index = index in the subgraph),
-//    type = TFLite's builtin name ("CONV_2D") or the custom code, name =
+//    type = TFLite's builtin name ("CONV_2D") or the custom code (domain
+//    kTfliteCustomDomain: never in place), name =
 //    TfliteOpName. Omitted inputs (-1) are dropped; intermediates are extra
 //    outputs nobody reads (alive during their operator's step, as TFLite
 //    allocates them). The memory model's in-place rule knows TFLite's

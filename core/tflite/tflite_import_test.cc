@@ -80,6 +80,78 @@ TEST(TfliteImportTest, VariableTensorsLiveTheWholeRun) {
   const Tensor& s = graph.tensor(*graph.FindTensor("state"));
   EXPECT_EQ(s.kind, TensorKind::kInput);
   EXPECT_TRUE(s.is_graph_output);
+  EXPECT_TRUE(s.is_runtime_buffer);
+  EXPECT_FALSE(graph.tensor(*graph.FindTensor("x")).is_runtime_buffer);
+  // State is no model input or output: outside-the-arena I/O keeps it in.
+  MemoryOptions outside;
+  outside.io_outside_arena = true;
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel model, BuildMemoryModel(graph, outside));
+  EXPECT_EQ(model.tensors[*graph.FindTensor("state")].bytes, 16);
+  EXPECT_EQ(model.tensors[*graph.FindTensor("x")].bytes, 0);
+}
+
+// Vela's scratch for the Ethos-U operator: read, written by no operator.
+TEST(TfliteImportTest, TensorsNoOperatorWritesAreRuntimeBuffersFromTheStart) {
+  TfliteTestModel m;
+  const int32_t x = m.Tensor({"x", {4}});
+  const int32_t scratch = m.Tensor({"scratch", {64}});
+  const int32_t y = m.Tensor({"y", {4}});
+  m.Operator({kTfliteCustom, {x, scratch}, {y}, "ethos-u"});
+  m.Inputs({x});
+  m.Outputs({y});
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportTflite(m.Build()));
+  const Tensor& s = graph.tensor(*graph.FindTensor("scratch"));
+  EXPECT_EQ(s.kind, TensorKind::kInput);  // live before step 0
+  EXPECT_FALSE(s.is_graph_output);        // freed after its last reader
+  EXPECT_TRUE(s.is_runtime_buffer);
+  EXPECT_EQ(graph.inputs().size(), 2u);
+}
+
+// TFLM allocates zero-byte tensors nowhere (the converter's int8 LSTM
+// writes its intermediates with shape [0]; a RESHAPE to a scalar reads a
+// shape operand of shape [0]).
+TEST(TfliteImportTest, TensorsWithoutElementsAreLeftOut) {
+  TfliteTestModel m;
+  const int32_t x = m.Tensor({"x", {4}});
+  const int32_t shape = m.Tensor({"shape", {0}, kTfliteFloat32});
+  const int32_t y = m.Tensor({"y", {4}});
+  const int32_t gate = m.Tensor({"gate_intermediate", {0}});
+  const int32_t z = m.Tensor({"z", {4}});
+  m.Operator({kTfliteReshape, {x, shape}, {y}});
+  m.Operator({kTfliteCustom, {y}, {z}, "UnidirectionalLstmLike", {gate}});
+  m.Inputs({x});
+  m.Outputs({z});
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportTflite(m.Build()));
+  EXPECT_FALSE(graph.FindTensor("shape").has_value());
+  EXPECT_FALSE(graph.FindTensor("gate_intermediate").has_value());
+  EXPECT_EQ(graph.op(0).inputs.size(), 1u);
+  EXPECT_EQ(graph.op(1).outputs.size(), 1u);
+
+  TfliteTestModel empty;
+  const int32_t a = empty.Tensor({"a", {4}});
+  const int32_t b = empty.Tensor({"b", {0, 4}});
+  empty.Operator({kTfliteRelu, {a}, {b}});
+  empty.Inputs({a});
+  EXPECT_THAT(ImportTflite(empty.Build()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("Operator 0 (RELU): every output has zero elements")));
+}
+
+TEST(TfliteImportTest, ConstantOutputsAreLeftOutAndUnwrittenOnesLiveThroughout) {
+  TfliteTestModel m;
+  const int32_t x = m.Tensor({"x", {4}});
+  const int32_t y = m.Tensor({"y", {4}});
+  const int32_t table = m.Tensor({"table", {8}, kTfliteInt8, /*weight=*/true});
+  const int32_t unwritten = m.Tensor({"unwritten", {32}});
+  m.Operator({kTfliteRelu, {x}, {y}});
+  m.Inputs({x});
+  m.Outputs({y, table, unwritten});
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportTflite(m.Build()));
+  EXPECT_EQ(graph.outputs().size(), 2u);
+  const Tensor& u = graph.tensor(*graph.FindTensor("unwritten"));
+  EXPECT_EQ(u.kind, TensorKind::kInput);
+  EXPECT_TRUE(u.is_graph_output);
+  EXPECT_FALSE(u.is_runtime_buffer);  // model output: --io-outside-arena moves it out
 }
 
 TEST(TfliteImportTest, UnnamedAndDuplicateTensorNamesGetIndexNames) {
@@ -105,6 +177,23 @@ TEST(TfliteImportTest, CustomOperatorsAreNamedByTheirCode) {
   m.Outputs({y});
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportTflite(m.Build()));
   EXPECT_EQ(graph.op(0).type, "MyOp");
+  EXPECT_EQ(graph.op(0).domain, kTfliteCustomDomain);
+}
+
+// A custom code may read like an in-place op ("Sin" is TF's own custom-op
+// example; TF's Mean is a reduction), but what the kernel does is unknown.
+TEST(TfliteImportTest, CustomOperatorsNeverWriteOverTheirInput) {
+  for (const char* code : {"Sin", "Mean", "Identity", "RELU"}) {
+    TfliteTestModel m;
+    const int32_t x = m.Tensor({"x", {4}});
+    const int32_t y = m.Tensor({"y", {4}});
+    m.Operator({kTfliteCustom, {x}, {y}, code});
+    m.Inputs({x});
+    m.Outputs({y});
+    ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportTflite(m.Build()));
+    ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel model, BuildMemoryModel(graph, MemoryOptions{}));
+    EXPECT_EQ(model.ops[0].inplace_input, kNoId) << code;
+  }
 }
 
 TEST(TfliteImportTest, RefusesControlFlowNamingTheOperator) {
@@ -116,6 +205,27 @@ TEST(TfliteImportTest, RefusesControlFlowNamingTheOperator) {
   m.Outputs({y});
   EXPECT_THAT(ImportTflite(m.Build()),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("Operator 0 (IF)")));
+}
+
+// LiteRT runs a composite's decomposition subgraph: its activations count.
+TEST(TfliteImportTest, RefusesStablehloOperatorsThatRunASubgraph) {
+  TfliteTestModel m;
+  const int32_t x = m.Tensor({"x", {4}});
+  const int32_t y = m.Tensor({"y", {4}});
+  m.Operator({kTfliteStablehloComposite, {x}, {y}});
+  m.Inputs({x});
+  m.Outputs({y});
+  EXPECT_THAT(ImportTflite(m.Build()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("Operator 0 (STABLEHLO_COMPOSITE) runs another subgraph")));
+  // A custom operator's code is only a name.
+  TfliteTestModel custom;
+  const int32_t a = custom.Tensor({"a", {4}});
+  const int32_t b = custom.Tensor({"b", {4}});
+  custom.Operator({kTfliteCustom, {a}, {b}, "WHILE"});
+  custom.Inputs({a});
+  custom.Outputs({b});
+  ORDO_EXPECT_OK(ImportTflite(custom.Build()).status());
 }
 
 TEST(TfliteImportTest, OutOfRangeIndicesNameTableAndIndex) {

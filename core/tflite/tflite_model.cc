@@ -184,6 +184,10 @@ int32_t BuiltinCode(const tflite_fb::OperatorCode& code) {
   return std::max<int32_t>(code.deprecated_builtin_code(), code.builtin_code());
 }
 
+bool IsCustomOperator(const tflite_fb::OperatorCode& code) {
+  return BuiltinCode(code) == kCustomCode;
+}
+
 std::string OperatorTypeName(const tflite_fb::OperatorCode& code) {
   const int32_t builtin = BuiltinCode(code);
   if (builtin == kCustomCode && code.custom_code() != nullptr && code.custom_code()->size() > 0) {

@@ -37,6 +37,7 @@ std::string BuiltinOperatorName(int32_t code);
 // (schema.fbs: files before version 2.4 only set the deprecated one).
 int32_t BuiltinCode(const tflite_fb::OperatorCode& code);
 std::string OperatorTypeName(const tflite_fb::OperatorCode& code);
+bool IsCustomOperator(const tflite_fb::OperatorCode& code);
 
 // One unique, non-empty name per tensor of `subgraph`, by index: the
 // tensor's own name, or "t<index>" when it is empty or already taken by an

@@ -37,8 +37,9 @@ std::string TfliteTestModel::Build() const {
           fbb, static_cast<int8_t>(std::min(op.builtin, 127)),
           op.custom_code.empty() ? 0 : fbb.CreateString(op.custom_code), 1, op.builtin));
     }
-    operators.push_back(tflite_fb::CreateOperator(fbb, code_index[key], fbb.CreateVector(op.inputs),
-                                                  fbb.CreateVector(op.outputs)));
+    operators.push_back(tflite_fb::CreateOperator(
+        fbb, code_index[key], fbb.CreateVector(op.inputs), fbb.CreateVector(op.outputs),
+        op.intermediates.empty() ? 0 : fbb.CreateVector(op.intermediates)));
   }
   std::vector<flatbuffers::Offset<tflite_fb::SubGraph>> subgraphs = {tflite_fb::CreateSubGraph(
       fbb, fbb.CreateVector(tensors), fbb.CreateVector(inputs_), fbb.CreateVector(outputs_),

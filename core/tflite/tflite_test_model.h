@@ -9,7 +9,8 @@ namespace ordo::testing {
 
 // TFLite builtin codes and tensor types used by tests.
 inline constexpr int32_t kTfliteAdd = 0, kTfliteConcat = 2, kTfliteConv2d = 3, kTfliteRelu = 19,
-                         kTfliteReshape = 22, kTfliteIf = 118, kTfliteCustom = 32;
+                         kTfliteReshape = 22, kTfliteIf = 118, kTfliteCustom = 32,
+                         kTfliteStablehloComposite = 206;
 inline constexpr int8_t kTfliteFloat32 = 0, kTfliteInt8 = 9, kTfliteInt4 = 17, kTfliteString = 5;
 
 // Writes small .tflite files for tests with flatbuffers' builder and ordo's
@@ -29,6 +30,7 @@ class TfliteTestModel {
     std::vector<int32_t> inputs;
     std::vector<int32_t> outputs;
     std::string custom_code;
+    std::vector<int32_t> intermediates;
   };
 
   int32_t Tensor(TensorSpec spec);

@@ -92,8 +92,8 @@ def lifetimes(model):
                 life.setdefault(t, [-1, k])[1] = k
         for t in outs:
             life[t] = [k, k]
-    for t in model["outputs"]:
-        life[t][1] = steps - 1
+    for t in model["outputs"]:  # an output no operator writes lives throughout
+        life.setdefault(t, [-1, -1])[1] = steps - 1
     return life
 
 
