@@ -1,10 +1,12 @@
 #include "client/cli/byte_size.h"
 
 #include <cmath>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "core/util/checked_math.h"
 
 namespace ordo::cli {
 
@@ -30,9 +32,21 @@ absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown unit \"", unit, "\" in \"", text, "\" (use B, KiB, MiB, GiB)"));
   }
-  double bytes = std::round(number * scale);
-  if (!(bytes >= 0 && bytes < 9.2e18)) {
+  const auto out_of_range = [&] {
     return absl::InvalidArgumentError(absl::StrCat("byte size out of range: \"", text, "\""));
+  };
+  // Whole numbers exactly (a double would round sizes past 2^53).
+  int64_t whole = 0;
+  if (absl::SimpleAtoi(trimmed.substr(0, unit_start), &whole)) {
+    const std::optional<int64_t> bytes = CheckedMul(whole, static_cast<int64_t>(scale));
+    if (!bytes || *bytes >= int64_t{9'200'000'000'000'000'000}) return out_of_range();
+    return *bytes;
+  }
+  const double bytes = number * scale;
+  if (!(bytes >= 0 && bytes < 9.2e18)) return out_of_range();
+  if (bytes != std::floor(bytes)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", text, "\" is not a whole number of bytes"));
   }
   return static_cast<int64_t>(bytes);
 }

@@ -766,6 +766,10 @@ int RunOrdo(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (args[0] == "inspect") return RunInspect(rest, out, err);
   if (args[0] == "estimate") return RunEstimate(rest, out, err);
   if (args[0] == "health") return RunHealth(rest, out, err);
+  if ((args[0] == "schedulers" || args[0] == "devices") && !rest.empty()) {
+    err << "ordo " << args[0] << ": takes no arguments, got \"" << rest[0] << "\"\n";
+    return kExitBadInput;
+  }
   if (args[0] == "schedulers") return RunSchedulers(out);
   if (args[0] == "devices") return RunDevices(out);
   err << "ordo: unknown command \"" << args[0] << "\"\n" << kUsage;

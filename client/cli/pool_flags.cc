@@ -14,25 +14,41 @@
 namespace ordo::cli {
 
 absl::StatusOr<double> ParseBandwidth(absl::string_view text) {
-  std::string unit = absl::AsciiStrToLower(absl::StripAsciiWhitespace(text));
-  for (absl::string_view suffix : {"/s", "b", "bps"}) {
-    if (absl::EndsWith(unit, suffix)) unit.resize(unit.size() - suffix.size());
-  }
-  double scale = 1;
-  if (!unit.empty()) {
-    switch (unit.back()) {
-      case 'k': scale = 1e3; break;
-      case 'm': scale = 1e6; break;
-      case 'g': scale = 1e9; break;
-      case 't': scale = 1e12; break;
-      default: break;
+  const auto refuse = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("not a positive bandwidth: \"", text, "\" (", why, ")"));
+  };
+  std::string unit(absl::StripAsciiWhitespace(text));
+  for (absl::string_view per_second : {"/s", "ps"}) {
+    if (absl::EndsWith(unit, per_second)) {
+      unit.resize(unit.size() - per_second.size());
+      break;
     }
-    if (scale != 1) unit.pop_back();
   }
+  // B is a byte, b a bit: "1.6Gbps" is 200 MB/s, not 1.6 GB/s.
+  if (absl::EndsWith(unit, "b")) {
+    return refuse("a lowercase b is bits; give bytes per second with B, e.g. 200MB/s for 1.6Gb/s");
+  }
+  if (absl::EndsWith(unit, "B")) unit.pop_back();
+  double scale = 1;
+  const bool binary = unit.size() >= 2 && (unit.back() == 'i' || unit.back() == 'I');
+  if (binary) unit.pop_back();
+  if (!unit.empty()) {
+    static constexpr absl::string_view kPrefixes = "kmgt";
+    const size_t power = kPrefixes.find(absl::ascii_tolower(unit.back()));
+    if (power != absl::string_view::npos) {
+      scale = std::pow(binary ? 1024.0 : 1000.0, static_cast<double>(power + 1));
+      unit.pop_back();
+    } else if (binary) {
+      return refuse("unknown unit; bytes per second, e.g. 1600000000, 1.6GB/s or 1.5GiB/s");
+    }
+  }
+  // Decimal only: strtod would also read hex ("0x10") and "inf".
+  const bool decimal =
+      !unit.empty() && unit.find_first_not_of("0123456789.eE+-") == std::string::npos;
   double number = 0;
-  if (!absl::SimpleAtod(unit, &number) || !std::isfinite(number) || number <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "not a positive bandwidth: \"", text, "\" (bytes per second, e.g. 1600000000 or 1.6GB/s)"));
+  if (!decimal || !absl::SimpleAtod(unit, &number) || !std::isfinite(number) || number <= 0) {
+    return refuse("bytes per second, e.g. 1600000000, 1.6GB/s or 1.5GiB/s");
   }
   return number * scale;
 }
@@ -99,7 +115,11 @@ absl::StatusOr<PoolOptions> PoolOptionsFromFlags(const std::string* device,
       return absl::InvalidArgumentError(
           absl::StrCat("--pin \"", pin, "\": expected TENSOR:POOL"));
     }
-    options.pinned[pin.substr(0, colon)] = pin.substr(colon + 1);
+    const std::string tensor = pin.substr(0, colon);
+    if (!options.pinned.emplace(tensor, pin.substr(colon + 1)).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--pin: tensor \"", tensor, "\" is pinned twice; give one pool"));
+    }
   }
   if (!options.pinned.empty() && options.pools.empty()) {
     return absl::InvalidArgumentError("--pin needs memory pools (--pool or --device)");

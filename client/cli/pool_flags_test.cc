@@ -17,6 +17,20 @@ TEST(PoolFlagsTest, BandwidthsArePlainOrSi) {
   EXPECT_DOUBLE_EQ(*ParseBandwidth("3.2G"), 3.2e9);
   EXPECT_THAT(ParseBandwidth("fast"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("")));
   EXPECT_THAT(ParseBandwidth("-1GB/s"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("")));
+  EXPECT_DOUBLE_EQ(*ParseBandwidth("1.5GiB/s"), 1.5 * 1024 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(*ParseBandwidth("200MBps"), 2e8);
+  EXPECT_DOUBLE_EQ(*ParseBandwidth("1e9"), 1e9);
+  // Bits are not bytes: refused rather than read 8 times too fast.
+  for (const char* bits : {"1.6Gbps", "1.6Gb/s", "8bps", "100mb/s"}) {
+    EXPECT_THAT(ParseBandwidth(bits),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("lowercase b is bits")))
+        << bits;
+  }
+  for (const char* odd : {"0x10", "0x1p30", "inf", "1.6XiB/s", "GB/s"}) {
+    EXPECT_THAT(ParseBandwidth(odd),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not a positive bandwidth")))
+        << odd;
+  }
 }
 
 TEST(PoolFlagsTest, PoolFlagHasDefaultsForMissingBandwidths) {
@@ -58,6 +72,9 @@ TEST(PoolFlagsTest, DevicePoolsAndPins) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not both")));
   EXPECT_THAT(PoolOptionsFromFlags(nullptr, {"a:1KiB", "a:2KiB"}, {}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"a\" is given twice")));
+  EXPECT_THAT(
+      PoolOptionsFromFlags(&device, {}, {"input:dtcm", "input:axi_sram"}),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("tensor \"input\" is pinned twice")));
   EXPECT_THAT(PoolOptionsFromFlags(nullptr, {"a:1KiB"}, {"x:b"}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown memory pool \"b\"")));
 }

@@ -1000,34 +1000,37 @@ absl::StatusOr<EstimateFit> EstimatePoolsFit(const Graph& graph, const MemoryMod
   estimate.pools_reason = PoolInfeasibility(graph, model, *problem, bound);
   if (!estimate.pools_reason.empty()) return EstimateFit::kNo;
   if (options.pools.one_arena) {
-    // One arena holds every order's peak in one pool; its layout needs an
-    // arena plan, which only a compile makes.
-    int64_t largest = 0;
-    for (const MemoryPool& pool : options.pools.pools) {
-      largest = std::max(largest, pool.capacity_bytes);
+    // One arena holds every order's peak in one pool that may hold every
+    // tensor (pins); its layout needs an arena plan, which only a compile
+    // makes. The weights (count_weights) are in the bound but in no pool.
+    std::optional<int64_t> largest;
+    for (int32_t p = 0; p < problem->num_pools(); ++p) {
+      if (MayHoldEveryBlock(*problem, p)) {
+        largest = std::max(largest.value_or(0), problem->pools[p].capacity_bytes);
+      }
     }
-    if (estimate.lower_bound_bytes > largest) {
-      estimate.pools_reason = absl::StrCat("one arena: every order's peak is at least ",
-                                           estimate.lower_bound_bytes,
-                                           " bytes, more than the largest pool's ", largest);
+    if (!largest) return absl::InvalidArgumentError(NoPoolHoldsEveryBlock(graph, *problem));
+    const int64_t activations_bound = estimate.lower_bound_bytes - model.constant_bytes;
+    if (activations_bound > *largest) {
+      estimate.pools_reason = absl::StrCat("one arena: every order's activations peak at ",
+                                           activations_bound, " bytes or more, more than the ",
+                                           *largest, " of the largest pool that may hold them");
       return EstimateFit::kNo;
     }
     // Any order's one arena is at most its tensors' aligned sizes end to end
     // (a planner puts each block at the lowest gap), so a pool holding them
-    // all holds it whatever the compile chooses. Pins may name another pool.
-    if (options.pools.pinned.empty()) {
-      std::optional<int64_t> end_to_end = 0;
-      for (int32_t t = 0; t < model.num_tensors() && end_to_end; ++t) {
-        if (!simulation.has_interval[t]) continue;
-        const std::optional<int64_t> size = AlignUp(model.tensors[t].bytes, options.alignment);
-        end_to_end = size ? CheckedAdd(*end_to_end, *size) : std::nullopt;
-      }
-      if (end_to_end && *end_to_end <= largest) {
-        estimate.pools_reason =
-            absl::StrCat("one arena: every activation end to end (", *end_to_end,
-                         " bytes) fits the largest pool's ", largest);
-        return EstimateFit::kYes;
-      }
+    // all holds it whatever the compile chooses.
+    std::optional<int64_t> end_to_end = 0;
+    for (int32_t t = 0; t < model.num_tensors() && end_to_end; ++t) {
+      if (!simulation.has_interval[t]) continue;
+      const std::optional<int64_t> size = AlignUp(model.tensors[t].bytes, options.alignment);
+      end_to_end = size ? CheckedAdd(*end_to_end, *size) : std::nullopt;
+    }
+    if (end_to_end && *end_to_end <= *largest) {
+      estimate.pools_reason =
+          absl::StrCat("one arena: every activation end to end (", *end_to_end,
+                       " bytes) fits the largest pool that may hold them, of ", *largest);
+      return EstimateFit::kYes;
     }
     estimate.pools_reason = "one arena: only a compile plans its layout";
     return EstimateFit::kUnknown;

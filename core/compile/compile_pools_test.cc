@@ -242,7 +242,35 @@ TEST(CompilePoolsTest, EstimateGivesTheBanksVerdictWithItsReason) {
   one_arena.pools.pools = {{"fast", 64, 8e9, 8e9}, {"slow", 64, 1e8, 1e8}};
   ORDO_ASSERT_OK_AND_ASSIGN(EstimateResult split_only, Estimate(chain, one_arena, nullptr));
   EXPECT_EQ(split_only.fits, EstimateFit::kNo);
-  EXPECT_THAT(split_only.pools_reason, HasSubstr("more than the largest pool's 64"));
+  EXPECT_THAT(split_only.pools_reason, HasSubstr("more than the 64 of the largest pool"));
+  // Counted weights are in the bound but in no pool: the compile fits them.
+  const Graph weighted = TestGraph(R"(
+    input x 8
+    weight w 4096
+    op p Conv x w -> y:8
+    output y
+  )");
+  CompileOptions with_weights = one_arena;
+  with_weights.memory.count_weights = true;
+  with_weights.pools.pools = {{"fast", 256, 8e9, 8e9}, {"slow", 256, 1e8, 1e8}};
+  ORDO_ASSERT_OK_AND_ASSIGN(EstimateResult light, Estimate(weighted, with_weights, nullptr));
+  EXPECT_EQ(light.fits, EstimateFit::kYes) << light.pools_reason;
+  ORDO_EXPECT_OK(Compile(weighted, with_weights, clock).status());
+  // Pins: only a pool that may hold every tensor counts; none is refused
+  // as the compile refuses it.
+  CompileOptions pinned = WithPools(64, 1024);
+  pinned.pools.one_arena = true;
+  pinned.pools.pinned["a"] = "fast";
+  ORDO_ASSERT_OK_AND_ASSIGN(EstimateResult small, Estimate(chain, pinned, nullptr));
+  EXPECT_EQ(small.fits, EstimateFit::kNo);
+  EXPECT_THAT(small.pools_reason, HasSubstr("more than the 64 of the largest pool"));
+  pinned.pools.pinned["b"] = "slow";
+  EXPECT_THAT(Estimate(chain, pinned, nullptr),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("no memory pool may hold every activation")));
+  EXPECT_THAT(Compile(chain, pinned, clock),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("no memory pool may hold every activation")));
   // Without pools nothing about them is said.
   ORDO_ASSERT_OK_AND_ASSIGN(EstimateResult none, Estimate(g, CompileOptions(), nullptr));
   EXPECT_EQ(none.fits, EstimateFit::kNoLimit);

@@ -131,10 +131,16 @@ absl::StatusOr<std::vector<int32_t>> PinnedPoolOfTensor(const Graph& graph,
           " (`ordo compile --json` lists the activations under arena.tensors)"));
     }
     if (!simulation.has_interval[*tensor]) {
+      const Tensor& pinned_tensor = graph.tensor(*tensor);
+      const bool interface =
+          pinned_tensor.kind == TensorKind::kInput || pinned_tensor.is_graph_output;
       return absl::InvalidArgumentError(absl::StrCat(
           "pinned tensor \"", name, "\" is not an activation tensor of the model (it is ",
-          graph.tensor(*tensor).kind == TensorKind::kWeight ? "a weight" : "never live",
-          "; only activations are placed in the pools)"));
+          pinned_tensor.kind == TensorKind::kWeight ? "a weight"
+          : interface ? "a graph input or output, kept outside the arena by --io-outside-arena "
+                        "(io_outside_arena)"
+                      : "never live",
+          "; only activations in the arena are placed in the pools)"));
     }
     for (int32_t p = 0; p < static_cast<int32_t>(options.pools.size()); ++p) {
       if (options.pools[p].name == pool_name) pinned[*tensor] = p;
@@ -175,6 +181,7 @@ absl::StatusOr<PoolProblem> BuildPoolProblem(const Graph& graph, const MemoryMod
   for (const ArenaBlock& block : problem.arena.blocks) {
     std::fill(seconds.begin(), seconds.end(), 0.0);
     int32_t pinned_to = kNoId;
+    int32_t pinned_tensor = block.tensors[0];  // the one to name: the user pinned it
     for (int32_t t : block.tensors) {
       for (int32_t p = 0; p < num_pools; ++p) {
         seconds[p] += TensorMemorySeconds(model, t, block.size, problem.pools[p]);
@@ -183,9 +190,12 @@ absl::StatusOr<PoolProblem> BuildPoolProblem(const Graph& graph, const MemoryMod
       if (pinned_to != kNoId && pinned_to != pinned[t]) {
         return absl::InvalidArgumentError(absl::StrCat(
             "tensor \"", graph.tensor(t).name, "\" shares its memory in place with tensor \"",
-            graph.tensor(block.tensors[0]).name, "\" but is pinned to another pool"));
+            graph.tensor(pinned_tensor).name,
+            "\" but is pinned to another pool; pin both to one pool, or compile with "
+            "--no-inplace (inplace=false) to give each its own block"));
       }
       pinned_to = pinned[t];
+      pinned_tensor = t;
     }
     bool any = false;
     for (int32_t p = 0; p < num_pools; ++p) {
@@ -194,9 +204,13 @@ absl::StatusOr<PoolProblem> BuildPoolProblem(const Graph& graph, const MemoryMod
       any = any || allowed[p];
     }
     if (!any) {
+      const std::string shares = pinned_tensor != block.tensors[0]
+                                     ? absl::StrCat(", its block shared in place with \"",
+                                                    graph.tensor(block.tensors[0]).name, "\"")
+                                     : "";
       absl::Status status = absl::InvalidArgumentError(absl::StrCat(
-          "tensor \"", graph.tensor(block.tensors[0]).name, "\" (", block.size,
-          " bytes) is larger than every memory pool it may use",
+          "tensor \"", graph.tensor(pinned_tensor).name, "\" (", block.size, " bytes", shares,
+          ") is larger than every memory pool it may use",
           pinned_to != kNoId ? absl::StrCat(" (pinned to \"", problem.pools[pinned_to].name, "\")")
                              : ""));
       const bool holds_interface = HoldsGraphInputOrOutput(graph, block);

@@ -161,6 +161,31 @@ TEST(MemoryPoolsTest, ProblemRejectsUnknownPinnedTensorsAndTensorsThatFitNowhere
   EXPECT_FALSE(IsTensorLargerThanEveryPool(absl::OkStatus()));
 }
 
+// A Relu writes over its input in place: one block. A pin of the Relu's
+// output is named as pinned, and two pins of the pair disagreeing say how
+// to undo the sharing.
+TEST(MemoryPoolsTest, PinsOfAnInPlacePairNameThePinnedTensor) {
+  const Graph graph = TestGraph(R"(
+    input x 64
+    op c Conv x -> conv:128
+    op r Relu conv -> relu:128
+    op o Conv relu -> out:64
+    output out
+  )");
+  const MemoryModel model = *BuildMemoryModel(graph, {});
+  const SimulationResult simulation = *Simulate(model, {0, 1, 2});
+  PoolOptions options = TwoPools(64, 1024);
+  options.pinned["relu"] = "fast";
+  EXPECT_THAT(BuildPoolProblem(graph, model, simulation, 64, options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("tensor \"relu\" (128 bytes, its block shared in place with "
+                                 "\"conv\") is larger than every memory pool it may use "
+                                 "(pinned to \"fast\")")));
+  options.pinned["conv"] = "slow";
+  EXPECT_THAT(BuildPoolProblem(graph, model, simulation, 64, options),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--no-inplace")));
+}
+
 TEST(MemoryPoolsTest, PinningRestrictsTheBlock) {
   Fixture f;
   PoolOptions options = TwoPools(1024, 1024);

@@ -170,10 +170,6 @@ absl::StatusOr<PoolReport> PlaceInPools(const Graph& graph, const MemoryModel& m
   return report;
 }
 
-namespace {
-
-// Why no pool may hold every block, one reason per pool: the first block
-// each pool is not allowed.
 std::string NoPoolHoldsEveryBlock(const Graph& graph, const PoolProblem& problem) {
   std::vector<std::string> reasons;
   for (int32_t p = 0; p < problem.num_pools(); ++p) {
@@ -192,6 +188,15 @@ std::string NoPoolHoldsEveryBlock(const Graph& graph, const PoolProblem& problem
       "activation tensor (",
       absl::StrJoin(reasons, "; "), ")");
 }
+
+bool MayHoldEveryBlock(const PoolProblem& problem, int32_t pool) {
+  for (int32_t b = 0; b < problem.num_blocks(); ++b) {
+    if (!problem.allowed[b][pool]) return false;
+  }
+  return true;
+}
+
+namespace {
 
 // The modelled time of every block in pool `p`, or nullopt when a block may
 // not live there. The same in any layout: the spec's time has no offsets.

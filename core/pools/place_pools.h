@@ -166,6 +166,14 @@ absl::StatusOr<PoolReport> PlaceOneArenaInPools(const Graph& graph, const Memory
 // O(blocks x pools).
 std::optional<PoolPlacement> OneArenaPlacement(const PoolProblem& problem, const ArenaPlan& arena);
 
+// Whether every block may live in `pool` (no pin elsewhere, none larger),
+// as one arena there needs. O(blocks).
+bool MayHoldEveryBlock(const PoolProblem& problem, int32_t pool);
+
+// Why no pool may hold every block (one arena), one reason per pool: the
+// first block each pool is not allowed, pinned elsewhere or larger than it.
+std::string NoPoolHoldsEveryBlock(const Graph& graph, const PoolProblem& problem);
+
 // The least modelled time of one arena in one pool for a schedule whose
 // aligned peak is `peak_bytes`: every block in a pool that may hold them
 // all and holds the peak (the time has no offsets, so no layout does

@@ -612,6 +612,9 @@ TEST(OrdoCliPoolsTest, DevicePresetHumanSummaryHasOneLinePerPool) {
   for (const char* name : {"stm32h743", "imxrt1170", "esp32s3", "rp2040"}) {
     EXPECT_THAT(devices.out, HasSubstr(name));
   }
+  ProcessResult flagged = RunOrdo("devices --json");
+  EXPECT_EQ(flagged.exit_code, 2);
+  EXPECT_THAT(flagged.out, HasSubstr("takes no arguments, got \"--json\""));
 }
 
 TEST(OrdoCliPoolsTest, BadPoolSpecsExitTwoNamingThePoolOrTensor) {
@@ -629,6 +632,9 @@ TEST(OrdoCliPoolsTest, BadPoolSpecsExitTwoNamingThePoolOrTensor) {
       {"--one-arena", "--one-arena needs memory pools"},
       {"--placement-effort thorough", "--placement-effort needs memory pools"},
       {"--device stm32h743 --placement-effort best", "unknown effort \"best\""},
+      {"--pool a:64MiB:1.6Gbps", "lowercase b is bits"},
+      {"--pool a:64MiB --pool b:64MiB --pin x:a --pin x:b", "\"x\" is pinned twice"},
+      {"--pool a:64MiB --pin x:a --io-outside-arena", "outside the arena by --io-outside-arena"},
   };
   for (const auto& [flags, message] : cases) {
     ProcessResult run = RunOrdo(absl::StrCat("compile ", model, " ", flags));
