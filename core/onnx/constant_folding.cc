@@ -215,6 +215,20 @@ onnx::ModelProto& ConstantFolder::Working() {
   // bulk of real weights keeps the copies made per round cheap.
   DropBulkInitializerData(*working_->mutable_graph());
   StripForgottenShapes(*working_->mutable_graph());
+  // A node using a newer opset's feature gets no inference from the
+  // library's older schema: in a domain it has no schema for, its declared
+  // shapes stand, as a custom op's do.
+  bool newer = false;
+  for (int32_t i = 0; i < view_.num_nodes(); ++i) {
+    if (FeatureNewerThanLibrary(view_, view_.nodes[i]).empty()) continue;
+    working_->mutable_graph()->mutable_node(i)->set_domain(std::string(kNewerOpsetDomain));
+    newer = true;
+  }
+  if (newer) {
+    onnx::OperatorSetIdProto& id = *working_->add_opset_import();
+    id.set_domain(std::string(kNewerOpsetDomain));
+    id.set_version(1);
+  }
   // ONNX's inference walks the nodes in file order: on a file that is not
   // topologically sorted it leaves shapes unknown, and libonnx 1.12
   // crashes on some (bench/onnx-sweep). It sees the order a runtime loads.

@@ -510,11 +510,15 @@ absl::Status GraphAssembler::ExplainUnknownOperator(const absl::Status& status, 
   const std::string op = absl::StrCat(
       "\"", nodes_.names[unknown], "\" (", node.op_type,
       domain.empty() ? std::string() : absl::StrCat(", domain \"", domain, "\""), ")");
-  const std::string unknown_to_onnx = absl::StrCat(
-      "is not an operator the ONNX library ordo uses knows",
+  const std::string library =
       standard == versions.end()
           ? std::string()
-          : absl::StrCat(" (standard operators up to opset ", standard->second.second, ")"));
+          : absl::StrCat(" (standard operators up to opset ", standard->second.second, ")");
+  const std::string newer = onnx_import::FeatureNewerThanLibrary(graph_, node);
+  const std::string unknown_to_onnx =
+      newer.empty()
+          ? absl::StrCat("is not an operator the ONNX library ordo uses knows", library)
+          : absl::StrCat("uses ", newer, ", newer than the ONNX library ordo uses knows", library);
   if (unknown == index) {
     return absl::InvalidArgumentError(absl::StrCat(
         status.message(), ". Op ", op, " ", unknown_to_onnx,

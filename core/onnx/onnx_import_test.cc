@@ -457,6 +457,40 @@ TEST(OnnxImportErrorTest, AnOpWithoutInferenceAtItsOpsetSaysToConvertTheModel) {
                                        HasSubstr("onnx.version_converter"))));
 }
 
+// AveragePool-19's dilations widen the window; libonnx 1.12's AveragePool-11
+// ignores them (14x14 instead of 12x12) and overrode the declaration. The
+// node is treated as unknown to the library: its declared shape stands, and
+// without one the refusal names the feature.
+TEST(OnnxImportErrorTest, AFeatureOfANewerOpsetIsSizedByItsDeclaration) {
+  for (const bool declared : {true, false}) {
+    TestModel m;
+    m.proto().mutable_opset_import(0)->set_version(19);
+    m.Input("x", {1, 8, 16, 16}).Output("z", {1, 8, 12, 12});
+    onnx::NodeProto& pool = m.Node("AveragePool", {"x"}, {"y"}, "pool");
+    AddIntsAttribute(pool, "kernel_shape", {3, 3});
+    AddIntsAttribute(pool, "dilations", {2, 2});
+    m.Node("Relu", {"y"}, {"z"}, "relu");
+    if (declared) m.ValueInfo("y", {1, 8, 12, 12});
+    absl::StatusOr<Graph> graph = ImportOnnx(m.Bytes());
+    if (declared) {
+      ORDO_ASSERT_OK(graph.status());
+      EXPECT_EQ(graph->tensor(*graph->FindTensor("y")).bytes, 8 * 12 * 12 * 4);
+    } else {
+      EXPECT_THAT(graph, StatusIs(kInvalid, HasSubstr("Op \"pool\" (AveragePool) uses dilations "
+                                                      "(AveragePool-19), newer than the ONNX "
+                                                      "library ordo uses knows")));
+    }
+  }
+  // Dilations of 1 (and the same op at opset 17) are the library's own.
+  TestModel plain;
+  plain.proto().mutable_opset_import(0)->set_version(19);
+  plain.Input("x", {1, 8, 16, 16}).Output("y", {1, 8, 14, 14});
+  onnx::NodeProto& pool = plain.Node("AveragePool", {"x"}, {"y"}, "pool");
+  AddIntsAttribute(pool, "kernel_shape", {3, 3});
+  AddIntsAttribute(pool, "dilations", {1, 1});
+  ORDO_EXPECT_OK(ImportOnnx(plain.Bytes()).status());
+}
+
 // Element types newer than the linked ONNX (1.12) are named, with the fix.
 TEST(OnnxImportErrorTest, NewerElementTypesAreNamedWithAFix) {
   TestModel m;

@@ -343,15 +343,62 @@ const onnx::OpSchema* SchemaOf(const ModelView& view, const NodeView& node) {
       IsStandardOnnxDomain(node.domain) ? std::string() : std::string(node.domain));
 }
 
+const AttributeView* FindAttribute(const ModelView& view, const NodeView& node,
+                                   absl::string_view name) {
+  for (int32_t a = node.attributes_begin; a < node.attributes_end; ++a) {
+    if (view.attributes[a].name == name) return &view.attributes[a];
+  }
+  return nullptr;
+}
+
+int64_t StandardOpset(const ModelView& view) {
+  for (const OpsetView& opset : view.opsets) {
+    if (IsStandardOnnxDomain(opset.domain)) return opset.version;
+  }
+  return 0;
+}
+
 }  // namespace
 
+std::string FeatureNewerThanLibrary(const ModelView& view, const NodeView& node) {
+  if (!IsStandardOnnxDomain(node.domain)) return "";
+  const int64_t opset = StandardOpset(view);
+  const auto ints_other_than_one = [&](absl::string_view name) {
+    const AttributeView* a = FindAttribute(view, node, name);
+    if (a == nullptr) return false;
+    for (int64_t v : view.ints_of(*a)) {
+      if (v != 1) return true;
+    }
+    return false;
+  };
+  if (node.op_type == "AveragePool" && opset >= 19 && ints_other_than_one("dilations")) {
+    return "dilations (AveragePool-19)";
+  }
+  if (node.op_type == "LpPool" && opset >= 18) {
+    if (ints_other_than_one("dilations")) return "dilations (LpPool-18)";
+    const AttributeView* ceil = FindAttribute(view, node, "ceil_mode");
+    if (ceil != nullptr && ceil->i != 0) return "ceil_mode (LpPool-18)";
+  }
+  if (node.op_type == "Resize" && opset >= 18) {
+    if (FindAttribute(view, node, "axes") != nullptr) return "axes (Resize-18)";
+    const AttributeView* policy = FindAttribute(view, node, "keep_aspect_ratio_policy");
+    if (policy != nullptr && policy->s != "stretch") return "keep_aspect_ratio_policy (Resize-18)";
+  }
+  if (node.op_type == "Pad" && opset >= 18 && node.inputs_end - node.inputs_begin >= 4 &&
+      !view.value_refs[node.inputs_begin + 3].empty()) {
+    return "the axes input (Pad-18)";
+  }
+  return "";
+}
+
 bool IsKnownToOnnx(const ModelView& view, const NodeView& node) {
-  return SchemaOf(view, node) != nullptr;
+  return SchemaOf(view, node) != nullptr && FeatureNewerThanLibrary(view, node).empty();
 }
 
 bool InfersShapesAtItsOpset(const ModelView& view, const NodeView& node) {
   const onnx::OpSchema* schema = SchemaOf(view, node);
-  return schema != nullptr && schema->has_type_and_shape_inference_function();
+  return schema != nullptr && schema->has_type_and_shape_inference_function() &&
+         FeatureNewerThanLibrary(view, node).empty();
 }
 
 absl::Status FirstInferenceError(const onnx::ModelProto& model,
