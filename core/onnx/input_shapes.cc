@@ -189,6 +189,27 @@ void ApplyDimParams(const std::map<std::string, int64_t>& dim_params,
   }
 }
 
+// A dim name is one size throughout the model (onnxruntime's
+// make_dim_param_fixed sets it everywhere): the value_info and graph outputs
+// that use a name the flags set get its value, so a declaration left at
+// "batch" cannot block the import and a stale static one is contradicted.
+void FixNamedDimsInDeclarations(const std::map<std::string, int64_t>& named,
+                                onnx::GraphProto& graph) {
+  if (named.empty()) return;
+  for (auto* list : {graph.mutable_value_info(), graph.mutable_output()}) {
+    for (onnx::ValueInfoProto& info : *list) {
+      if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape()) continue;
+      for (TensorShapeProto::Dimension& dim :
+           *info.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
+        if (HasValue(dim)) continue;
+        if (auto it = named.find(dim.dim_param()); it != named.end()) {
+          dim.set_dim_value(it->second);
+        }
+      }
+    }
+  }
+}
+
 // What is left symbolic in an input after --batch set its batch axis
 // `axis` at dim 1 or later: refused here, since once the axis has its value
 // the import would take a symbolic dim 0 (the sequence) for the batch and
@@ -220,7 +241,8 @@ absl::Status CheckRestOfBatchedInput(int64_t batch, const std::string& name, siz
 // name; true when it set one.
 absl::StatusOr<bool> ApplyBatch(int64_t batch,
                                 const std::map<std::string, std::vector<int64_t>>& shapes,
-                                absl::flat_hash_map<std::string, onnx::ValueInfoProto*>& inputs) {
+                                absl::flat_hash_map<std::string, onnx::ValueInfoProto*>& inputs,
+                                std::map<std::string, int64_t>& named) {
   bool set_any = false;
   for (auto& [name, input] : inputs) {
     if (shapes.contains(name)) continue;
@@ -233,6 +255,7 @@ absl::StatusOr<bool> ApplyBatch(int64_t batch,
     const std::string axis_param = dim.dim_param();
     dim.set_dim_value(batch);
     set_any = true;
+    if (!axis_param.empty()) named.emplace(axis_param, batch);
     if (*axis > 0) {
       ORDO_RETURN_IF_ERROR(CheckRestOfBatchedInput(batch, name, *axis, tensor.shape(), axis_param));
     }
@@ -283,9 +306,14 @@ absl::Status ApplyInputShapesTo(const InputShapes& shapes, onnx::GraphProto& gra
     ORDO_RETURN_IF_ERROR(ApplyShape(name, dims, shapes.dim_params, *it->second));
   }
   ApplyDimParams(shapes.dim_params, shapes.shapes, inputs);
-  if (shapes.batch == 0) return absl::OkStatus();
-  ORDO_ASSIGN_OR_RETURN(const bool set_any, ApplyBatch(shapes.batch, shapes.shapes, inputs));
-  return set_any ? absl::OkStatus() : CheckUnusedBatch(shapes, graph, inputs);
+  std::map<std::string, int64_t> named = shapes.dim_params;
+  if (shapes.batch != 0) {
+    ORDO_ASSIGN_OR_RETURN(const bool set_any,
+                          ApplyBatch(shapes.batch, shapes.shapes, inputs, named));
+    if (!set_any) ORDO_RETURN_IF_ERROR(CheckUnusedBatch(shapes, graph, inputs));
+  }
+  FixNamedDimsInDeclarations(named, graph);
+  return absl::OkStatus();
 }
 
 // The symbolic dims of a model's graph inputs, and the flags that would give

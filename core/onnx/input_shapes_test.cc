@@ -155,6 +155,34 @@ TEST(InputShapesTest, DimParamCanSetTheBatchByItsName) {
   EXPECT_THAT(InputDims(model.graph(), 2), ElementsAre(2, 16));
 }
 
+// onnxruntime's optimizer writes contrib ops (com.microsoft FusedMatMul)
+// whose outputs are declared with the input's dim names; the flags set a
+// name everywhere (make_dim_param_fixed), so the declaration sizes the op.
+TEST(InputShapesTest, NamedDimsAreSetInDeclarationsToo) {
+  for (const bool by_batch : {true, false}) {
+    onnx::ModelProto model;
+    model.set_ir_version(7);
+    model.add_opset_import()->set_version(13);
+    model.add_opset_import()->set_domain("com.microsoft");
+    model.mutable_opset_import(1)->set_version(1);
+    onnx::GraphProto& g = *model.mutable_graph();
+    g.set_name("contrib");
+    AddValue(*g.mutable_input(), "a", {"batch", 8, "sequence"});
+    AddValue(*g.mutable_input(), "b", {"batch", "sequence", 16});
+    AddNode(g, "FusedMatMul", {"a", "b"}, {"t"}).set_domain("com.microsoft");
+    AddValue(*g.mutable_value_info(), "t", {"batch", 8, 16});
+    AddNode(g, "Relu", {"t"}, {"y"});
+    AddValue(*g.mutable_output(), "y", {"batch", 8, 16});
+    const InputShapes shapes = by_batch
+                                   ? InputShapes{.batch = 2, .dim_params = {{"sequence", 4}}}
+                                   : InputShapes{.dim_params = {{"batch", 2}, {"sequence", 4}}};
+    ORDO_ASSERT_OK(ApplyInputShapes(shapes, g));
+    ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(model.SerializeAsString()));
+    EXPECT_EQ(graph.tensor(*graph.FindTensor("t")).bytes, 2 * 8 * 16 * 4);
+    EXPECT_EQ(graph.tensor(*graph.FindTensor("y")).bytes, 2 * 8 * 16 * 4);
+  }
+}
+
 TEST(InputShapesTest, DimParamMustNameASymbolicDimAndBePositive) {
   onnx::ModelProto model = TwoInputsSharingSequence();
   EXPECT_THAT(ApplyInputShapes({.dim_params = {{"seq_len", 128}}}, *model.mutable_graph()),

@@ -241,6 +241,20 @@ TEST(PartitionSearchTest, FusionGoesBelowPartitioningAlone) {
   EXPECT_TRUE(on_front);
 }
 
+// A fused stage fills its workspace with ConstantOfShape (opset 9): below
+// that the emitted model would be invalid, so the search does not fuse.
+TEST(PartitionSearchTest, NoFusionBelowOpsetNine) {
+  RewriteOptions options = PartitionOptions();
+  options.fusion = true;
+  onnx::ModelProto old = InvertedResidual().model();
+  for (onnx::OperatorSetIdProto& opset : *old.mutable_opset_import()) {
+    if (opset.domain().empty() || opset.domain() == "ai.onnx") opset.set_version(8);
+  }
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteResult result, RewriteForMemory(old, options));
+  for (const AppliedRewrite& r : result.rewrites) EXPECT_NE(r.kind, "fusion");
+  EXPECT_EQ(result.model.functions_size(), 0);
+}
+
 TEST(PartitionSearchTest, FusionInFitModeStopsAtAModelThatFits) {
   RewriteOptions options = PartitionOptions();
   ORDO_ASSERT_OK_AND_ASSIGN(RewriteResult partitioned,
