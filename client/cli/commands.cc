@@ -538,7 +538,12 @@ absl::StatusOr<CompileAnswer> CompileRemotely(const std::string& server, const L
   ORDO_ASSIGN_OR_RETURN(
       RewriteCompileResult result,
       rpc::RewriteCompileResultFromProto(model.graph, options, model.limits, *response));
-  return CompileAnswer{std::move(result), *std::move(response)};
+  // What --json prints comes from the re-checked result, as in local mode,
+  // not from the server's fields: only the service's own figures are its.
+  v1::CompileResponse printed =
+      rpc::CompileResponseOf(compile, result.graph, result.compile, result.rewrite);
+  *printed.mutable_stats() = response->stats();
+  return CompileAnswer{std::move(result), std::move(printed)};
 }
 
 absl::StatusOr<CompileAnswer> CompileLocally(const LoadedModel& model,

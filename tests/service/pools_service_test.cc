@@ -301,6 +301,9 @@ TEST(PoolsServiceTest, EmitTfliteWithPoolsPutsTheArenaInOnePoolLocallyAndServed)
     for (const v1::TensorPlacement& tensor : response.arena().tensors()) {
       EXPECT_EQ(tensor.pool(), "slow") << tensor.tensor();
     }
+    // The options echo what was asked, served too: the printed answer is
+    // made from the re-checked result, not copied from the server.
+    EXPECT_TRUE(response.options().return_reordered_tflite());
   }
   EXPECT_EQ(ReadBytes(dir + "/local.tflite"), ReadBytes(dir + "/served.tflite"));
 }
