@@ -230,6 +230,17 @@ bool HasDataDependentOutputSize(absl::string_view op_type) {
   return false;
 }
 
+// Ops whose output is a Sequence or an Optional, not a tensor.
+bool MakesSequenceOrOptional(absl::string_view op_type) {
+  static constexpr absl::string_view kTypes[] = {
+      "SequenceConstruct", "SequenceEmpty", "SequenceInsert", "SequenceErase",
+      "SplitToSequence",   "Optional",      "SequenceMap"};
+  for (absl::string_view type : kTypes) {
+    if (type == op_type) return true;
+  }
+  return false;
+}
+
 // Indices of the inputs of `op_type` whose values (not shapes) set the
 // output shape.
 std::vector<int> ShapeSettingInputs(absl::string_view op_type) {
@@ -387,6 +398,12 @@ absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status,
         "stride reach, so the model does not run at this input size (compile at a larger "
         "one, e.g. the size it was exported at)"));
   }
+  if (MakesSequenceOrOptional(op_type)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        status.message(), ". Op \"", op, "\" (", op_type,
+        ") makes a Sequence or Optional value, not a tensor; ordo plans tensors of static "
+        "size only: export the model without sequence and optional ops"));
+  }
   if (HasDataDependentOutputSize(op_type)) {
     return absl::InvalidArgumentError(absl::StrCat(
         status.message(), ". Op \"", op, "\" (", op_type,
@@ -404,12 +421,17 @@ absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status,
     return ExplainUnknownOperator(status, index, unknown);
   }
   if (!onnx_import::InfersShapesAtItsOpset(graph_, graph_.nodes[index])) {
-    // Known, but its schema at the model's (old) opset infers nothing.
-    return absl::InvalidArgumentError(absl::StrCat(
-        status.message(), ". Op \"", op, "\" (", op_type,
-        ") has no shape inference in ONNX's schema at this model's opset: convert the model to "
-        "a newer opset (onnx.version_converter.convert_version(model, 13)), or list the op's "
-        "output shapes in graph.value_info"));
+    // Known, but its schema at the model's opset infers nothing: the
+    // oldest standard versions (Relu-1), which a newer opset fixes, or an
+    // ai.onnx.ml op (Scaler), which none does.
+    const bool standard = IsStandardOnnxDomain(graph_.nodes[index].domain);
+    return absl::InvalidArgumentError(
+        absl::StrCat(status.message(), ". Op \"", op, "\" (", op_type,
+                     ") has no shape inference in ONNX's schema at this model's opset: ",
+                     standard ? "convert the model to a newer opset "
+                                "(onnx.version_converter.convert_version(model, 13)), or list"
+                              : "list",
+                     " the op's output shapes in graph.value_info"));
   }
   const absl::Span<const int32_t> inputs = nodes_.inputs(index);
   for (int k : ShapeSettingInputs(op_type)) {

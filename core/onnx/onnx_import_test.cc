@@ -29,6 +29,7 @@ using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr auto kInvalid = absl::StatusCode::kInvalidArgument;
 constexpr auto kExhausted = absl::StatusCode::kResourceExhausted;
@@ -455,6 +456,34 @@ TEST(OnnxImportErrorTest, AnOpWithoutInferenceAtItsOpsetSaysToConvertTheModel) {
               StatusIs(kInvalid, AllOf(HasSubstr("Op \"first\" (Relu) has no shape inference in "
                                                  "ONNX's schema at this model's opset"),
                                        HasSubstr("onnx.version_converter"))));
+}
+
+TEST(OnnxImportErrorTest, SequenceValuesAreNamedAsSuch) {
+  TestModel m;
+  m.Input("a", {2, 4}).Input("b", {2, 4}).Output("y", {4, 4});
+  m.Node("SequenceConstruct", {"a", "b"}, {"seq"}, "pack");
+  onnx::NodeProto& concat = m.Node("ConcatFromSequence", {"seq"}, {"y"}, "unpack");
+  onnx::AttributeProto& axis = *concat.add_attribute();
+  axis.set_name("axis");
+  axis.set_type(onnx::AttributeProto::INT);
+  axis.set_i(0);
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, HasSubstr("Op \"pack\" (SequenceConstruct) makes a Sequence or "
+                                           "Optional value, not a tensor")));
+}
+
+// An ai.onnx.ml op without inference (Scaler): no opset gives it one, so
+// the fix is the declaration alone.
+TEST(OnnxImportErrorTest, AnMlOpWithoutInferenceAsksForItsShapes) {
+  TestModel m;
+  m.Opset("ai.onnx.ml", 1);
+  m.Input("x", {1, 4}).Output("y", {1, 4});
+  m.Node("Scaler", {"x"}, {"s"}, "scale", "ai.onnx.ml");
+  m.Node("Relu", {"s"}, {"y"}, "relu");
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, AllOf(HasSubstr("Op \"scale\" (Scaler) has no shape inference"),
+                                       HasSubstr("list the op's output shapes in graph.value_info"),
+                                       Not(HasSubstr("version_converter")))));
 }
 
 // AveragePool-19's dilations widen the window; libonnx 1.12's AveragePool-11
