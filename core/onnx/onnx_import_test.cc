@@ -458,6 +458,27 @@ TEST(OnnxImportErrorTest, AnOpWithoutInferenceAtItsOpsetSaysToConvertTheModel) {
                                        HasSubstr("onnx.version_converter"))));
 }
 
+// IR 3 lists every initializer as a graph input too, often without a
+// shape: the initializer's dims are the value's.
+TEST(OnnxImportTest, AnInitializerListedAsAnInputWithoutAShapeKeepsItsDims) {
+  TestModel m;
+  m.proto().set_ir_version(3);
+  m.Input("x", {1, 4, 8, 8}).Input("W", {});
+  m.proto().mutable_graph()->mutable_input(1)->mutable_type()->mutable_tensor_type()->clear_shape();
+  m.Weight("W", {4, 4, 1, 1});
+  m.Node("Conv", {"x", "W"}, {"c"}, "conv");
+  m.Output("c", {});
+  m.proto()
+      .mutable_graph()
+      ->mutable_output(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->clear_shape();
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  EXPECT_EQ(graph.tensor(*graph.FindTensor("c")).bytes, 4 * 8 * 8 * 4);
+  EXPECT_EQ(graph.tensor(*graph.FindTensor("W")).kind, TensorKind::kWeight);
+}
+
 TEST(OnnxImportErrorTest, SequenceValuesAreNamedAsSuch) {
   TestModel m;
   m.Input("a", {2, 4}).Input("b", {2, 4}).Output("y", {4, 4});

@@ -231,6 +231,19 @@ namespace {
 // CollectTensorTypes takes the most complete: every declaration of a value
 // is made its most complete one first.
 void UseTheMostCompleteDeclarations(onnx::GraphProto& graph) {
+  // An initializer listed as a graph input (IR < 4 files list every one)
+  // is its own most complete declaration: its dims are the value's.
+  absl::flat_hash_map<std::string, const onnx::TensorProto*> initializers;
+  for (const onnx::TensorProto& t : graph.initializer()) initializers.emplace(t.name(), &t);
+  for (onnx::ValueInfoProto& input : *graph.mutable_input()) {
+    const auto it = initializers.find(input.name());
+    if (it == initializers.end()) continue;
+    onnx::TypeProto::Tensor& tensor = *input.mutable_type()->mutable_tensor_type();
+    tensor.set_elem_type(it->second->data_type());
+    onnx::TensorShapeProto& shape = *tensor.mutable_shape();
+    shape.clear_dim();
+    for (int64_t d : it->second->dims()) shape.add_dim()->set_dim_value(d);
+  }
   absl::flat_hash_map<std::string, const onnx::ValueInfoProto*> best;
   auto consider = [&](const onnx::ValueInfoProto& info) {
     const onnx::ValueInfoProto*& kept = best[info.name()];
