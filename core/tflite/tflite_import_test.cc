@@ -14,7 +14,6 @@ namespace {
 
 using ::ordo::testing::StatusIs;
 using ::ordo::testing::TfliteTestModel;
-using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using namespace ::ordo::testing;  // NOLINT: the kTflite* codes
 
