@@ -173,19 +173,21 @@ absl::Status CheckDimParams(const std::map<std::string, int64_t>& dim_params,
 
 // Sets every symbolic dim named in `dim_params` of the inputs `shapes` does
 // not name (those were checked against them in ApplyShape).
+// Gives the symbolic dims of `info` that `named` names their values.
+void SetNamedDims(const std::map<std::string, int64_t>& named, onnx::ValueInfoProto& info) {
+  if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape()) return;
+  for (TensorShapeProto::Dimension& dim :
+       *info.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
+    if (HasValue(dim)) continue;
+    if (auto it = named.find(dim.dim_param()); it != named.end()) dim.set_dim_value(it->second);
+  }
+}
+
 void ApplyDimParams(const std::map<std::string, int64_t>& dim_params,
                     const std::map<std::string, std::vector<int64_t>>& shapes,
                     absl::flat_hash_map<std::string, onnx::ValueInfoProto*>& inputs) {
   for (auto& [name, input] : inputs) {
-    if (shapes.contains(name)) continue;
-    onnx::TypeProto::Tensor& tensor = *input->mutable_type()->mutable_tensor_type();
-    if (!tensor.has_shape()) continue;
-    for (TensorShapeProto::Dimension& dim : *tensor.mutable_shape()->mutable_dim()) {
-      if (HasValue(dim)) continue;
-      if (auto it = dim_params.find(dim.dim_param()); it != dim_params.end()) {
-        dim.set_dim_value(it->second);
-      }
-    }
+    if (!shapes.contains(name)) SetNamedDims(dim_params, *input);
   }
 }
 
@@ -197,16 +199,7 @@ void FixNamedDimsInDeclarations(const std::map<std::string, int64_t>& named,
                                 onnx::GraphProto& graph) {
   if (named.empty()) return;
   for (auto* list : {graph.mutable_value_info(), graph.mutable_output()}) {
-    for (onnx::ValueInfoProto& info : *list) {
-      if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape()) continue;
-      for (TensorShapeProto::Dimension& dim :
-           *info.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
-        if (HasValue(dim)) continue;
-        if (auto it = named.find(dim.dim_param()); it != named.end()) {
-          dim.set_dim_value(it->second);
-        }
-      }
-    }
+    for (onnx::ValueInfoProto& info : *list) SetNamedDims(named, info);
   }
 }
 

@@ -342,8 +342,10 @@ absl::Status InferShapesInPlace(onnx::ModelProto& model) {
 namespace {
 
 // The schema ONNX applies to `node` at the model's opset of its domain, or
-// null.
+// null; null too when the node uses a newer opset's feature that the
+// library's schema would size wrongly (FeatureNewerThanLibrary).
 const onnx::OpSchema* SchemaOf(const ModelView& view, const NodeView& node) {
+  if (!FeatureNewerThanLibrary(view, node).empty()) return nullptr;
   int64_t version = INT_MAX;  // no import for the domain: whatever the library has
   for (const OpsetView& opset : view.opsets) {
     if (opset.domain == node.domain ||
@@ -405,13 +407,12 @@ std::string FeatureNewerThanLibrary(const ModelView& view, const NodeView& node)
 }
 
 bool IsKnownToOnnx(const ModelView& view, const NodeView& node) {
-  return SchemaOf(view, node) != nullptr && FeatureNewerThanLibrary(view, node).empty();
+  return SchemaOf(view, node) != nullptr;
 }
 
 bool InfersShapesAtItsOpset(const ModelView& view, const NodeView& node) {
   const onnx::OpSchema* schema = SchemaOf(view, node);
-  return schema != nullptr && schema->has_type_and_shape_inference_function() &&
-         FeatureNewerThanLibrary(view, node).empty();
+  return schema != nullptr && schema->has_type_and_shape_inference_function();
 }
 
 absl::Status FirstInferenceError(const onnx::ModelProto& model,

@@ -74,17 +74,18 @@ void SetShapeInferenceRunner(ShapeInferenceRunner runner);
 
 // Whether the linked ONNX library has a schema for the node's operator at
 // the opset `view` imports for its domain (the one inference looks up):
-// without one nothing infers its outputs.
-// Not when the node uses a feature of a newer opset whose outputs the
-// library's older schema would size wrongly (FeatureNewerThanLibrary).
+// without one nothing infers its outputs. Not when the node uses a feature
+// of a newer opset (FeatureNewerThanLibrary).
 bool IsKnownToOnnx(const ModelView& view, const NodeView& node);
 
 // The feature of an opset newer than the linked library's (17) that `node`
 // uses where that library's older schema of the op would size its outputs
-// wrongly or refuse them ("dilations (AveragePool-19)"), or "". Such a node
-// is treated as an op ONNX does not know: its declared shapes stand.
-inline constexpr absl::string_view kNewerOpsetDomain = "ai.ordo.newer_opset";
+// wrongly ("dilations (AveragePool-19)"), or "". Such a node is treated as
+// an op ONNX does not know: its declared shapes stand. Inference sees it in
+// kNewerOpsetDomain, for which the library has no schema.
 std::string FeatureNewerThanLibrary(const ModelView& view, const NodeView& node);
+inline constexpr absl::string_view kNewerOpsetDomain = "ai.ordo.newer_opset";
+
 // Known, and its schema at that opset infers output shapes (some of the
 // oldest versions do not: Relu-1 of opset 1).
 bool InfersShapesAtItsOpset(const ModelView& view, const NodeView& node);

@@ -95,6 +95,9 @@ namespace ordo {
 // computes exactly what the original did.
 
 inline constexpr absl::string_view kFusionDomain = kOrdoFusionDomain;  // one definition
+// The first standard opset with ConstantOfShape, which the function body's
+// workspace fill uses: no model below it is fused.
+inline constexpr int64_t kFirstFusionOpset = 9;
 
 enum class StageCaching : int8_t {
   kLineBuffer,  // rows kept in rings, nothing recomputed

@@ -10,13 +10,14 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "core/graph/onnx_domain.h"
 #include "core/memory/simulator.h"
 #include "core/onnx/onnx_import.h"
 #include "core/rewrite/concat_conv_rewrite.h"
 #include "core/rewrite/cost_model.h"
 #include "core/rewrite/fusion_search.h"
+#include "core/rewrite/model_edit.h"
 #include "core/rewrite/partition_search.h"
+#include "core/rewrite/patch_fusion.h"
 #include "core/rewrite/sum_reassociation.h"
 #include "core/schedule/divide_and_conquer_scheduler.h"
 #include "core/schedule/scheduler_registry.h"
@@ -281,24 +282,11 @@ absl::string_view RewriteModeName(RewriteMode mode) {
   return "none";
 }
 
-namespace {
-
-constexpr int64_t kFirstFusionOpset = 9;
-
-int64_t StandardOpsetOf(const onnx::ModelProto& model) {
-  for (const onnx::OperatorSetIdProto& opset : model.opset_import()) {
-    if (IsStandardOnnxDomain(opset.domain())) return opset.version();
-  }
-  return 0;
-}
-
-}  // namespace
-
 absl::StatusOr<RewriteResult> RewriteForMemory(const onnx::ModelProto& model,
                                                const RewriteOptions& options) {
-  // A fused stage fills its workspace with ConstantOfShape, an opset-9 op:
-  // below that the emitted model would not pass the checker.
-  if (options.fusion && StandardOpsetOf(model) < kFirstFusionOpset) {
+  // Below kFirstFusionOpset a fused stage's function body would not pass
+  // ONNX's checker.
+  if (options.fusion && StandardOpset(model) < kFirstFusionOpset) {
     RewriteOptions without_fusion = options;
     without_fusion.fusion = false;
     return RewriteForMemory(model, without_fusion);

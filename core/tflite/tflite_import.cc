@@ -185,14 +185,11 @@ class TfliteGraphAssembler {
     return absl::OkStatus();
   }
 
-  bool IsSubgraphInput(int32_t t) const {
-    const auto* inputs = subgraph_.inputs();
-    return inputs != nullptr && std::find(inputs->begin(), inputs->end(), t) != inputs->end();
+  static bool Lists(const flatbuffers::Vector<int32_t>* list, int32_t t) {
+    return list != nullptr && std::find(list->begin(), list->end(), t) != list->end();
   }
-  bool IsSubgraphOutput(int32_t t) const {
-    const auto* outputs = subgraph_.outputs();
-    return outputs != nullptr && std::find(outputs->begin(), outputs->end(), t) != outputs->end();
-  }
+  bool IsSubgraphInput(int32_t t) const { return Lists(subgraph_.inputs(), t); }
+  bool IsSubgraphOutput(int32_t t) const { return Lists(subgraph_.outputs(), t); }
 
   absl::Status DeclareGraphIo() {
     absl::flat_hash_set<int32_t> seen;
