@@ -128,6 +128,13 @@ void AddIntsAttribute(onnx::NodeProto& node, const std::string& name,
   for (int64_t v : values) a.add_ints(v);
 }
 
+void AddIntAttribute(onnx::NodeProto& node, const std::string& name, int64_t value) {
+  onnx::AttributeProto& a = *node.add_attribute();
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INT);
+  a.set_i(value);
+}
+
 std::string ReadFile(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   std::stringstream contents;
@@ -539,6 +546,41 @@ TEST(OnnxImportErrorTest, AFeatureOfANewerOpsetIsSizedByItsDeclaration) {
   AddIntsAttribute(pool, "kernel_shape", {3, 3});
   AddIntsAttribute(pool, "dilations", {1, 1});
   ORDO_EXPECT_OK(ImportOnnx(plain.Bytes()).status());
+}
+
+// Split-18's num_outputs over a dim it does not divide gives chunks of
+// ceil(dim / n) and a smaller last one (torch.chunk's convention, which the
+// spec adopted); libonnx 1.12 refused it as "not evenly splittable".
+TEST(OnnxImportTest, Split18SplitsUnevenlyWithTheLastChunkSmaller) {
+  TestModel m;
+  m.proto().mutable_opset_import(0)->set_version(18);
+  m.Input("x", {1, 10, 4, 4}).Output("a", {}).Output("b", {}).Output("c", {}).Output("d", {});
+  onnx::NodeProto& split = m.Node("Split", {"x"}, {"a", "b", "c", "d"}, "split");
+  AddIntAttribute(split, "axis", -3);
+  AddIntAttribute(split, "num_outputs", 4);
+  for (onnx::ValueInfoProto& out : *m.proto().mutable_graph()->mutable_output()) {
+    out.mutable_type()->mutable_tensor_type()->clear_shape();  // left to inference
+  }
+  absl::StatusOr<Graph> graph = ImportOnnx(m.Bytes());
+  ORDO_ASSERT_OK(graph.status());
+  std::vector<int64_t> bytes;
+  for (const char* name : {"a", "b", "c", "d"}) {
+    bytes.push_back(graph->tensor(*graph->FindTensor(name)).bytes);
+  }
+  EXPECT_THAT(bytes, ElementsAre(3 * 16 * 4, 3 * 16 * 4, 3 * 16 * 4, 1 * 16 * 4));
+
+  // Chunks of ceil(2 / 4) = 1 leave -1 for the last: refused, naming the op.
+  TestModel too_many;
+  too_many.proto().mutable_opset_import(0)->set_version(18);
+  too_many.Input("x", {2, 3}).Output("a", {}).Output("b", {}).Output("c", {}).Output("d", {});
+  onnx::NodeProto& bad = too_many.Node("Split", {"x"}, {"a", "b", "c", "d"}, "split");
+  AddIntAttribute(bad, "num_outputs", 4);
+  for (onnx::ValueInfoProto& out : *too_many.proto().mutable_graph()->mutable_output()) {
+    out.mutable_type()->mutable_tensor_type()->clear_shape();
+  }
+  EXPECT_THAT(ImportOnnx(too_many.Bytes()),
+              StatusIs(kInvalid, AllOf(HasSubstr("split"), HasSubstr("num_outputs 4 does not "
+                                                                     "split dim 2"))));
 }
 
 // Element types newer than the linked ONNX (1.12) are named, with the fix.

@@ -141,10 +141,51 @@ void InferConvWithMatchingRanks(onnx::InferenceContext& ctx, size_t weight,
   unchecked(ctx);
 }
 
+// Split-18's `num_outputs` splits a dim that it does not divide into equal
+// chunks of ceil(dim / num_outputs) and a smaller last one (the ONNX spec
+// since opset 18). libonnx 1.12 has no Split-18: its Split-13 ignores the
+// attribute and refuses such a dim ("not evenly splittable"), so that case
+// is sized here and the rest left to the library.
+void InferUnevenSplit(onnx::InferenceContext& ctx, const onnx::InferenceFunction& library) {
+  const onnx::AttributeProto* num_outputs = ctx.getAttribute("num_outputs");
+  const bool split_input = ctx.getNumInputs() > 1 && ctx.getInputType(1) != nullptr;
+  const onnx::TypeProto* input = ctx.getNumInputs() > 0 ? ctx.getInputType(0) : nullptr;
+  if (num_outputs == nullptr || split_input || input == nullptr ||
+      !input->tensor_type().has_shape()) {
+    return library(ctx);
+  }
+  const onnx::TensorShapeProto& shape = input->tensor_type().shape();
+  const onnx::AttributeProto* axis_attribute = ctx.getAttribute("axis");
+  int64_t axis = axis_attribute != nullptr ? axis_attribute->i() : 0;
+  if (axis < 0) axis += shape.dim_size();
+  const int64_t n = num_outputs->i();
+  if (axis < 0 || axis >= shape.dim_size() || !shape.dim(static_cast<int>(axis)).has_dim_value() ||
+      n < 1 || static_cast<size_t>(n) != ctx.getNumOutputs()) {
+    return library(ctx);
+  }
+  const int64_t dim = shape.dim(static_cast<int>(axis)).dim_value();
+  if (dim % n == 0) return library(ctx);
+  const int64_t chunk = dim / n + 1;
+  const int64_t last = dim - chunk * (n - 1);
+  if (last < 0) {
+    fail_shape_inference("num_outputs ", n, " does not split dim ", dim, " of axis ", axis,
+                         " (chunks of ", chunk, " leave none for the last output)");
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    onnx::TypeProto& out = *ctx.getOutputType(static_cast<size_t>(i));
+    out = *input;
+    out.mutable_tensor_type()
+        ->mutable_shape()
+        ->mutable_dim(static_cast<int>(axis))
+        ->set_dim_value(i + 1 < n ? chunk : last);
+  }
+}
+
 // ONNX's schemas, with InferEinsum in place of Einsum's inference, a
-// checked Shape data propagation and convolutions' inference checked by
-// InferConvWithMatchingRanks. Patched copies are made once per schema
-// version and live for the process.
+// checked Shape data propagation, convolutions' inference checked by
+// InferConvWithMatchingRanks and Split-18's uneven chunks
+// (InferUnevenSplit). Patched copies are made once per schema version and
+// live for the process.
 class SchemaRegistry final : public onnx::ISchemaRegistry {
  public:
   const onnx::OpSchema* GetSchema(const std::string& key, const int max_inclusive_version,
@@ -152,18 +193,25 @@ class SchemaRegistry final : public onnx::ISchemaRegistry {
     const onnx::OpSchema* schema =
         onnx::OpSchemaRegistry::Schema(key, max_inclusive_version, domain);
     const int conv_weight = ConvWeightInput(key);
-    if (schema == nullptr || (key != "Einsum" && key != "Shape" && conv_weight < 0) ||
+    // libonnx 1.12 answers opset 18 with Split-13, which knows no num_outputs.
+    const bool split_18 = key == "Split" && max_inclusive_version >= 18;
+    if (schema == nullptr || (key != "Einsum" && key != "Shape" && conv_weight < 0 && !split_18) ||
         !IsStandardOnnxDomain(domain)) {
       return schema;
     }
     std::lock_guard<std::mutex> lock(mutex_);
-    std::unique_ptr<onnx::OpSchema>& patched = patched_[schema];
+    std::unique_ptr<onnx::OpSchema>& patched = patched_[{schema, split_18}];
     if (patched == nullptr) {
       patched = std::make_unique<onnx::OpSchema>(*schema);
       if (key == "Einsum") {
         patched->TypeAndShapeInferenceFunction(
             [rank_only = schema->GetTypeAndShapeInferenceFunction()](
                 onnx::InferenceContext& ctx) { InferEinsum(ctx, rank_only); });
+      } else if (split_18) {
+        patched->TypeAndShapeInferenceFunction(
+            [library = schema->GetTypeAndShapeInferenceFunction()](onnx::InferenceContext& ctx) {
+              InferUnevenSplit(ctx, library);
+            });
       } else if (conv_weight >= 0) {
         patched->TypeAndShapeInferenceFunction(
             [weight = static_cast<size_t>(conv_weight),
@@ -180,7 +228,10 @@ class SchemaRegistry final : public onnx::ISchemaRegistry {
 
  private:
   mutable std::mutex mutex_;
-  mutable absl::flat_hash_map<const onnx::OpSchema*, std::unique_ptr<onnx::OpSchema>> patched_;
+  // By schema, and for Split whether the model's opset is 18 or later.
+  mutable absl::flat_hash_map<std::pair<const onnx::OpSchema*, bool>,
+                              std::unique_ptr<onnx::OpSchema>>
+      patched_;
 };
 
 }  // namespace

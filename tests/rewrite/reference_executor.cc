@@ -623,7 +623,12 @@ absl::StatusOr<TensorMap> RunReference(const onnx::ModelProto& model, const Tens
       if (axis < 0) axis += rank;
       std::vector<int64_t> sizes = IntsAttr(node, "split", {});
       if (std::optional<std::vector<int64_t>> s = int_input(node, 1)) sizes = *s;
-      if (sizes.empty()) sizes.assign(node.output_size(), x.dims[axis] / node.output_size());
+      if (sizes.empty()) {  // Split-18's num_outputs: equal chunks, the last smaller
+        const int64_t n = node.output_size();
+        const int64_t chunk = (x.dims[axis] + n - 1) / n;
+        sizes.assign(n, chunk);
+        sizes.back() = x.dims[axis] - chunk * (n - 1);
+      }
       int64_t begin = 0;
       for (int64_t size : sizes) {
         outs.push_back(SliceAxis(x, axis, begin, begin + size, 1));
