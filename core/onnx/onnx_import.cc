@@ -21,6 +21,7 @@
 #include "core/onnx/tensor_shapes.h"
 #include "core/util/checked_math.h"
 #include "core/util/status_macros.h"
+#include "core/util/wire_field_count.h"
 #include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
 
@@ -689,6 +690,12 @@ absl::StatusOr<Graph> ImportOnnx(absl::string_view model_bytes, const GraphLimit
                      graph.nodes[*call].domain, ".", graph.nodes[*call].op_type,
                      "\"; local functions are inlined before import (PrepareOnnxModel), as a "
                      "runtime runs them"));
+  }
+  if (CountNestedWireField(model_bytes, 7, 15).value_or(0) > 0) {
+    // ModelProto.graph (7) -> GraphProto.sparse_initializer (15).
+    return absl::InvalidArgumentError(
+        "the graph has sparse_initializer entries; they are made dense before import "
+        "(PrepareOnnxModel)");
   }
   ORDO_RETURN_IF_ERROR(RejectControlFlow(graph, names));
   ORDO_RETURN_IF_ERROR(CheckWindowAttributes(graph, names));

@@ -13,11 +13,12 @@
 namespace ordo {
 
 // The ONNX model as every stage reads it (import, rewriting, node
-// reordering, and so the emitted and rewritten models): model-local
-// functions inlined (InlineLocalFunctions, at most `max_nodes` nodes) and
-// the input shape overrides written into the graph inputs
-// (ApplyInputShapes), before shape inference and constant folding see it.
-// nullopt when there is nothing to do (no local function, no override):
+// reordering, and so the emitted and rewritten models): sparse initializers
+// made dense (DensifySparseInitializers), model-local functions inlined
+// (InlineLocalFunctions, at most `max_nodes` nodes) and the input shape
+// overrides written into the graph inputs (ApplyInputShapes), before shape
+// inference and constant folding see it. nullopt when there is nothing to
+// do (no sparse initializer, no local function, no override):
 // the bytes as given serve, uncopied. INVALID_ARGUMENT when the bytes do
 // not parse as an ONNX model, and the errors of the two steps. O(bytes)
 // when it changes the model; O(top-level fields) when not.

@@ -1,37 +1,13 @@
 #include "core/rewrite/initializer_split.h"
 
+#include <optional>
+#include <string>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/onnx/raw_data.h"
 
 namespace ordo {
-namespace {
-
-// Bytes per element of the fixed-size types raw_data may hold, or 0.
-int64_t RawElementBytes(int32_t data_type) {
-  switch (data_type) {
-    case onnx::TensorProto::BOOL:
-    case onnx::TensorProto::INT8:
-    case onnx::TensorProto::UINT8:
-      return 1;
-    case onnx::TensorProto::INT16:
-    case onnx::TensorProto::UINT16:
-    case onnx::TensorProto::FLOAT16:
-    case onnx::TensorProto::BFLOAT16:
-      return 2;
-    case onnx::TensorProto::FLOAT:
-    case onnx::TensorProto::INT32:
-    case onnx::TensorProto::UINT32:
-      return 4;
-    case onnx::TensorProto::DOUBLE:
-    case onnx::TensorProto::INT64:
-    case onnx::TensorProto::UINT64:
-      return 8;
-    default:
-      return 0;
-  }
-}
-
-}  // namespace
 
 absl::StatusOr<std::vector<onnx::TensorProto>> SplitInitializer(
     const onnx::TensorProto& tensor, int64_t axis, absl::Span<const int64_t> sizes,
@@ -59,22 +35,22 @@ absl::StatusOr<std::vector<onnx::TensorProto>> SplitInitializer(
   for (int64_t i = 0; i < axis; ++i) outer *= tensor.dims(i);
   for (int64_t i = axis + 1; i < rank; ++i) inner *= tensor.dims(i);
 
-  const bool has_raw = tensor.has_raw_data();
-  const bool has_float = tensor.float_data_size() > 0;
+  const bool has_float = tensor.float_data_size() > 0 && !tensor.has_raw_data();
   const bool external = tensor.data_location() == onnx::TensorProto::EXTERNAL;
-  if (!has_raw && !has_float && !external &&
-      (tensor.int32_data_size() > 0 || tensor.int64_data_size() > 0 ||
-       tensor.double_data_size() > 0 || tensor.uint64_data_size() > 0 ||
-       tensor.string_data_size() > 0)) {
-    return absl::UnimplementedError(absl::StrCat("initializer \"", tensor.name(),
-                                                 "\": only raw_data and float_data are split"));
+  const bool has_other_data = tensor.int32_data_size() > 0 || tensor.int64_data_size() > 0 ||
+                              tensor.double_data_size() > 0 || tensor.uint64_data_size() > 0 ||
+                              tensor.string_data_size() > 0;
+  // float_data stays float_data; raw_data and the other typed fields are
+  // split as raw_data.
+  std::optional<std::string> raw;
+  if (!external && !has_float && (tensor.has_raw_data() || has_other_data)) {
+    raw = onnx_import::RawDataOf(tensor, outer * total * inner);
+    if (!raw) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "initializer \"", tensor.name(), "\": its data does not match its dtype and dims"));
+    }
   }
-  const int64_t element_bytes = RawElementBytes(tensor.data_type());
-  if (has_raw && (element_bytes == 0 || static_cast<int64_t>(tensor.raw_data().size()) !=
-                                            outer * total * inner * element_bytes)) {
-    return absl::UnimplementedError(absl::StrCat("initializer \"", tensor.name(),
-                                                 "\": raw_data does not match its dtype and dims"));
-  }
+  const int64_t element_bytes = onnx_import::RawElementBytes(tensor.data_type());
   if (has_float && tensor.float_data_size() != outer * total * inner) {
     return absl::InvalidArgumentError(
         absl::StrCat("initializer \"", tensor.name(), "\": float_data does not match its dims"));
@@ -100,9 +76,8 @@ absl::StatusOr<std::vector<onnx::TensorProto>> SplitInitializer(
     for (int64_t o = 0; o < outer; ++o) {
       const int64_t begin = (o * total + offset) * inner;
       const int64_t count = sizes[p] * inner;
-      if (has_raw) {
-        part.mutable_raw_data()->append(tensor.raw_data(), begin * element_bytes,
-                                        count * element_bytes);
+      if (raw) {
+        part.mutable_raw_data()->append(*raw, begin * element_bytes, count * element_bytes);
       } else if (has_float) {
         for (int64_t i = 0; i < count; ++i) part.add_float_data(tensor.float_data(begin + i));
       }

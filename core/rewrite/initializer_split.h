@@ -13,13 +13,14 @@ namespace ordo {
 
 // Splits an initializer along `axis` into consecutive parts of `sizes`
 // (which must add up to dims[axis]), named `names`. The parts keep the
-// dtype, and the data when the tensor carries it (raw_data of any
-// fixed-size type, or float_data); a tensor without data (the weightless
+// dtype, and the data when the tensor carries it (float_data as
+// float_data; raw_data and the other typed fields of fixed-size types as
+// raw_data, onnx_import::RawDataOf); a tensor without data (the weightless
 // benchmark models: external data that is not shipped) gives parts without
 // data that point at the same external location, so a rewritten model
-// carries weights exactly when its source did. UNIMPLEMENTED for data in
-// other typed fields (int32_data, ...) or strings; INVALID_ARGUMENT when the
-// sizes or axis do not fit the dims. O(bytes).
+// carries weights exactly when its source did. INVALID_ARGUMENT when the
+// sizes or axis do not fit the dims, or the data does not match its dtype
+// and dims (strings included). O(bytes).
 absl::StatusOr<std::vector<onnx::TensorProto>> SplitInitializer(
     const onnx::TensorProto& tensor, int64_t axis, absl::Span<const int64_t> sizes,
     absl::Span<const std::string> names);

@@ -46,6 +46,29 @@ TEST(InitializerSplitTest, SplitsRawData) {
   EXPECT_EQ(parts[1].raw_data(), std::string("\x03\x00", 2));
 }
 
+// int8 weights in int32_data (one per entry, as ONNX stores them) split
+// as raw_data; a string tensor or data of the wrong length is refused.
+TEST(InitializerSplitTest, SplitsTheOtherTypedFieldsAsRawData) {
+  onnx::TensorProto t;
+  t.set_name("w");
+  t.set_data_type(onnx::TensorProto::INT8);
+  t.add_dims(3);
+  for (int v : {-1, 2, 3}) t.add_int32_data(v);
+  ORDO_ASSERT_OK_AND_ASSIGN(auto parts, SplitInitializer(t, 0, {1, 2}, {"a", "b"}));
+  EXPECT_EQ(parts[0].raw_data(), std::string("\xff", 1));
+  EXPECT_EQ(parts[1].raw_data(), std::string("\x02\x03", 2));
+
+  t.add_int32_data(4);
+  EXPECT_THAT(SplitInitializer(t, 0, {1, 2}, {"a", "b"}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("initializer \"w\": its data does not match")));
+  t.clear_int32_data();
+  t.set_data_type(onnx::TensorProto::STRING);
+  for (const char* v : {"x", "y", "z"}) t.add_string_data(v);
+  EXPECT_THAT(SplitInitializer(t, 0, {1, 2}, {"a", "b"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("does not match")));
+}
+
 TEST(InitializerSplitTest, WeightlessStaysWeightless) {
   onnx::TensorProto t;
   t.set_name("w");
