@@ -20,15 +20,36 @@ enum class FitRule : int8_t {
   kFirstFit,
 };
 
+// How PlaceInOrder finds the placed blocks a block overlaps in time. Both
+// give the same offsets; only the time differs.
+enum class PlacementScan : int8_t {
+  // Every placed block, checked (TFLite's loops): O(B^2), a few
+  // instructions per pair.
+  kAll,
+  // An index of the placed blocks by live steps: O(B (log S + k log k) +
+  // the blocks' total lifetime) for B blocks over S steps, k co-live.
+  kByTime,
+  // The one estimated cheaper from the blocks' lifetimes
+  // (IndexByTimePays).
+  kCheaper,
+};
+
+// Whether kByTime's work is estimated below kAll's for the blocks of
+// `order`: the full scan checks about B^2 / 2 pairs; the index collects and
+// sorts, for each block, the co-live blocks placed before it (about half
+// of its co-live ones, counted from prefix sums of first and last steps)
+// and walks its lifetime. O(B + S).
+bool IndexByTimePays(const ArenaProblem& problem, absl::Span<const int32_t> order);
+
 // The shared core of the greedy planners: places the blocks in `order` one by
-// one, each by `rule` against the placed blocks that overlap it in time, kept
-// in a list by offset (ties in placement order, as TFLite's upper_bound
-// insertion and TFLite Micro's linked list keep them). Blocks not in `order`
-// and zero-size blocks get offset 0 and are not in the list (TFLite's
-// Allocate returns early for them). Offsets are multiples of the alignment
-// because sizes are. O(B^2) for B blocks.
+// one, each by `rule` against the placed blocks that overlap it in time, in
+// offset order (as TFLite's and TFLite Micro's lists keep them; co-live
+// blocks never share an offset, so their tie order cannot matter). Blocks
+// not in `order`, zero-size blocks and blocks never live get offset 0 and
+// take no room (TFLite's Allocate returns early for them). Offsets are
+// multiples of the alignment because sizes are.
 std::vector<int64_t> PlaceInOrder(const ArenaProblem& problem, absl::Span<const int32_t> order,
-                                  FitRule rule);
+                                  FitRule rule, PlacementScan scan = PlacementScan::kCheaper);
 
 }  // namespace ordo
 
