@@ -14,7 +14,7 @@ using ::ordo::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-onnx::TensorProto FloatTensor(std::vector<int64_t> dims, int count) {
+onnx::TensorProto FloatTensor(const std::vector<int64_t>& dims, int count) {
   onnx::TensorProto t;
   t.set_name("w");
   t.set_data_type(onnx::TensorProto::FLOAT);
