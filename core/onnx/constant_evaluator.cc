@@ -229,9 +229,33 @@ Outputs Variadic(const NodeProto&, Inputs inputs) {
   return Single(std::move(acc));
 }
 
+// Add/Sub/Mul/Div-1 to -6 with broadcast=1 and an `axis` align B's dims
+// with A's from `axis` on, not with A's last dims (the legacy rule opset 7
+// replaced by numpy's): B is given the 1s around its dims that make it
+// broadcast the numpy way. nullopt when B does not fit there. Without an
+// axis the legacy rule matches B with A's last dims, as numpy does.
+std::optional<ConstantTensor> LegacyBroadcastOperand(const NodeProto& node, const ConstantTensor& a,
+                                                     const ConstantTensor& b) {
+  const int64_t rank = static_cast<int64_t>(a.dims.size());
+  const int64_t b_rank = static_cast<int64_t>(b.dims.size());
+  int64_t axis = IntAttribute(node, "axis", rank - b_rank);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis + b_rank > rank) return std::nullopt;
+  ConstantTensor aligned = b;
+  aligned.dims.assign(static_cast<size_t>(axis), 1);
+  aligned.dims.insert(aligned.dims.end(), b.dims.begin(), b.dims.end());
+  aligned.dims.resize(static_cast<size_t>(rank), 1);
+  return aligned;
+}
+
 template <typename Fn>
-Outputs Binary(const NodeProto&, Inputs inputs) {
+Outputs Binary(const NodeProto& node, Inputs inputs) {
   if (inputs.size() != 2) return std::nullopt;
+  if (IntAttribute(node, "broadcast", 0) == 1 && inputs[0] != nullptr && inputs[1] != nullptr) {
+    std::optional<ConstantTensor> b = LegacyBroadcastOperand(node, *inputs[0], *inputs[1]);
+    if (!b) return std::nullopt;
+    return Single(Arithmetic<Fn>(inputs[0], &*b));
+  }
   return Single(Arithmetic<Fn>(inputs[0], inputs[1]));
 }
 
@@ -561,7 +585,8 @@ Outputs Concat(const NodeProto& node, Inputs inputs) {
   if (inputs.empty() || inputs[0] == nullptr) return std::nullopt;
   const ConstantTensor& first = *inputs[0];
   const int64_t rank = static_cast<int64_t>(first.dims.size());
-  std::optional<int64_t> axis = NormalizeAxis(IntAttribute(node, "axis", 0), rank);
+  // Concat-1 defaults to axis 1; from Concat-4 on the axis is required.
+  std::optional<int64_t> axis = NormalizeAxis(IntAttribute(node, "axis", 1), rank);
   if (!axis) return std::nullopt;
   ConstantTensor out;
   out.elem_type = first.elem_type;

@@ -84,6 +84,29 @@ TEST(ConstantEvaluatorTest, ChannelSplitBounds) {
               Optional(IntTensor(std::vector<int64_t>{1}, std::vector<int64_t>{8})));
 }
 
+// Add-1..6 with broadcast=1 and an axis align B with A's dims from the axis
+// (a Model Zoo-era file's legacy rule), not with A's last dims; without an
+// axis B matches A's last dims, as numpy does. Concat-1 defaults to axis 1.
+TEST(ConstantEvaluatorTest, LegacyBroadcastAndConcatOneFollowTheirOpset) {
+  const ConstantTensor a = Ints({2, 2}, {1, 1, 2, 1});
+  const ConstantTensor b = Ints({2}, {0, 1});
+  onnx::NodeProto add = Node("Add", 2);
+  SetInt(add, "broadcast", 1);
+  onnx::NodeProto suffix = add;
+  SetInt(add, "axis", 0);
+  EXPECT_THAT(Eval(add, {&a, &b}),
+              Optional(IntTensor(std::vector<int64_t>{2, 2}, std::vector<int64_t>{1, 1, 3, 2})));
+  EXPECT_THAT(Eval(suffix, {&a, &b}),
+              Optional(IntTensor(std::vector<int64_t>{2, 2}, std::vector<int64_t>{1, 2, 2, 2})));
+  const ConstantTensor too_long = Ints({3}, {0, 1, 2});
+  EXPECT_EQ(Eval(add, {&a, &too_long}), std::nullopt);
+
+  const ConstantTensor x = Ints({1, 2}, {1, 2});
+  const ConstantTensor y = Ints({1, 1}, {3});
+  EXPECT_THAT(Eval(Node("Concat", 2), {&x, &y}),
+              Optional(IntTensor(std::vector<int64_t>{1, 3}, std::vector<int64_t>{1, 2, 3})));
+}
+
 TEST(ConstantEvaluatorTest, ShapeHonorsStartAndEnd) {
   onnx::NodeProto shape = Node("Shape", 1);
   SetInt(shape, "start", 1);

@@ -423,16 +423,15 @@ absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status,
   }
   if (!onnx_import::InfersShapesAtItsOpset(graph_, graph_.nodes[index])) {
     // Known, but its schema at the model's opset infers nothing: the
-    // oldest standard versions (Relu-1), which a newer opset fixes, or an
-    // ai.onnx.ml op (Scaler), which none does.
-    const bool standard = IsStandardOnnxDomain(graph_.nodes[index].domain);
+    // oldest standard versions whose newer one changed more than
+    // consumed_inputs (Reshape-1, Pad-1; InferenceDonor covers the rest),
+    // or an ai.onnx.ml op (Scaler). Not "convert the model": ONNX 1.12's
+    // version_converter turns opset 1-6 legacy broadcasts into other
+    // shapes (a probe: B [C] at axis 1 became [C,1,1,1]).
     return absl::InvalidArgumentError(
         absl::StrCat(status.message(), ". Op \"", op, "\" (", op_type,
-                     ") has no shape inference in ONNX's schema at this model's opset: ",
-                     standard ? "convert the model to a newer opset "
-                                "(onnx.version_converter.convert_version(model, 13)), or list"
-                              : "list",
-                     " the op's output shapes in graph.value_info"));
+                     ") has no shape inference in ONNX's schema at this model's opset: list "
+                     "the op's output shapes in graph.value_info"));
   }
   const absl::Span<const int32_t> inputs = nodes_.inputs(index);
   for (int k : ShapeSettingInputs(op_type)) {

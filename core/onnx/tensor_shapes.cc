@@ -13,6 +13,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/graph/onnx_domain.h"
@@ -181,10 +182,139 @@ void InferUnevenSplit(onnx::InferenceContext& ctx, const onnx::InferenceFunction
   }
 }
 
+// Static dims of input `i`, or nullopt.
+std::optional<std::vector<int64_t>> StaticInputDims(onnx::InferenceContext& ctx, size_t i) {
+  const onnx::TypeProto* type = i < ctx.getNumInputs() ? ctx.getInputType(i) : nullptr;
+  if (type == nullptr || !type->tensor_type().has_shape()) return std::nullopt;
+  std::vector<int64_t> dims;
+  for (const onnx::TensorShapeProto::Dimension& d : type->tensor_type().shape().dim()) {
+    if (!d.has_dim_value()) return std::nullopt;
+    dims.push_back(d.dim_value());
+  }
+  return dims;
+}
+
+void SetOutput(onnx::InferenceContext& ctx, int32_t elem_type, const std::vector<int64_t>& dims) {
+  onnx::TypeProto::Tensor& out = *ctx.getOutputType(0)->mutable_tensor_type();
+  out.set_elem_type(elem_type);
+  out.mutable_shape()->clear_dim();
+  for (int64_t d : dims) out.mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+// Concat-1: the axis attribute is optional and defaults to 1 (Concat-4
+// made it required); static input dims only.
+void InferConcatOne(onnx::InferenceContext& ctx) {
+  const onnx::AttributeProto* axis_attribute = ctx.getAttribute("axis");
+  const int64_t axis = axis_attribute != nullptr ? axis_attribute->i() : 1;
+  std::optional<std::vector<int64_t>> out = StaticInputDims(ctx, 0);
+  if (!out || axis < 0 || axis >= static_cast<int64_t>(out->size())) return;
+  for (size_t i = 1; i < ctx.getNumInputs(); ++i) {
+    std::optional<std::vector<int64_t>> dims = StaticInputDims(ctx, i);
+    if (!dims || dims->size() != out->size()) return;
+    (*out)[axis] += (*dims)[axis];
+  }
+  SetOutput(ctx, ctx.getInputType(0)->tensor_type().elem_type(), *out);
+}
+
+// Reshape-1: the target is the `shape` attribute (0 copies the input's dim,
+// one -1 takes what is left); static input dims only.
+void InferReshapeOne(onnx::InferenceContext& ctx) {
+  const onnx::AttributeProto* shape = ctx.getAttribute("shape");
+  std::optional<std::vector<int64_t>> in = StaticInputDims(ctx, 0);
+  if (shape == nullptr || !in) return;
+  int64_t elements = 1;
+  for (int64_t d : *in) elements *= d;
+  std::vector<int64_t> out;
+  int64_t known = 1;
+  int inferred = -1;
+  for (int i = 0; i < shape->ints_size(); ++i) {
+    int64_t d = shape->ints(i);
+    if (d == 0 && i < static_cast<int>(in->size())) d = (*in)[i];
+    if (d == -1 && inferred < 0) {
+      inferred = i;
+    } else if (d <= 0) {
+      fail_shape_inference("Reshape-1: bad dim ", shape->ints(i), " in shape");
+    } else {
+      known *= d;
+    }
+    out.push_back(d);
+  }
+  if (inferred >= 0) {
+    if (known == 0 || elements % known != 0) fail_shape_inference("Reshape-1: -1 does not divide");
+    out[inferred] = elements / known;
+  } else if (known != elements) {
+    fail_shape_inference("Reshape-1: shape has ", known, " elements, the input ", elements);
+  }
+  SetOutput(ctx, ctx.getInputType(0)->tensor_type().elem_type(), out);
+}
+
+// Inference for opset-1 schemas libonnx 1.12 gives none and whose newer
+// versions take their settings otherwise (Concat-1's default axis,
+// Reshape-1's attribute); null for any other.
+onnx::InferenceFunction OpsetOneInference(const onnx::OpSchema& schema) {
+  if (schema.has_type_and_shape_inference_function() || schema.since_version() != 1 ||
+      !IsStandardOnnxDomain(schema.domain())) {
+    return nullptr;
+  }
+  if (schema.Name() == "Concat") return InferConcatOne;
+  if (schema.Name() == "Reshape") return InferReshapeOne;
+  return nullptr;
+}
+
+// The schema whose inference an op's schema without one borrows: version 6
+// of the ops whose version 6 only dropped the `consumed_inputs` attribute
+// (Relu-1, Add-1, BatchNormalization-1, ...; ONNX's Changelog), which
+// libonnx 1.12 gives no inference though their outputs are shaped as in
+// version 6 (Model Zoo files of opsets 1-5 were refused at their first op).
+// Add-1..6's legacy broadcast is version 6's own. Null for any other.
+const onnx::OpSchema* InferenceDonor(const onnx::OpSchema& schema) {
+  static const absl::flat_hash_set<absl::string_view> kOnlyConsumedInputsDropped = {
+      "Abs",
+      "Add",
+      "BatchNormalization",
+      "Ceil",
+      "Clip",
+      "Div",
+      "Dropout",
+      "Elu",
+      "Exp",
+      "Floor",
+      "Gemm",
+      "HardSigmoid",
+      "InstanceNormalization",
+      "LeakyRelu",
+      "Log",
+      "Max",
+      "Mean",
+      "Min",
+      "Mul",
+      "Neg",
+      "PRelu",
+      "Reciprocal",
+      "Relu",
+      "Selu",
+      "Sigmoid",
+      "Sqrt",
+      "Sub",
+      "Sum",
+      "Tanh"};
+  if (schema.has_type_and_shape_inference_function() || schema.since_version() >= 6 ||
+      !IsStandardOnnxDomain(schema.domain()) ||
+      !kOnlyConsumedInputsDropped.contains(schema.Name())) {
+    return nullptr;
+  }
+  const onnx::OpSchema* donor = onnx::OpSchemaRegistry::Schema(schema.Name(), 6);
+  return donor != nullptr && donor->since_version() == 6 &&
+                 donor->has_type_and_shape_inference_function()
+             ? donor
+             : nullptr;
+}
+
 // ONNX's schemas, with InferEinsum in place of Einsum's inference, a
 // checked Shape data propagation, convolutions' inference checked by
-// InferConvWithMatchingRanks and Split-18's uneven chunks
-// (InferUnevenSplit). Patched copies are made once per schema version and
+// InferConvWithMatchingRanks, Split-18's uneven chunks (InferUnevenSplit)
+// and inference for the opset 1-5 ops without one (InferenceDonor,
+// OpsetOneInference). Patched copies are made once per schema version and
 // live for the process.
 class SchemaRegistry final : public onnx::ISchemaRegistry {
  public:
@@ -195,7 +325,11 @@ class SchemaRegistry final : public onnx::ISchemaRegistry {
     const int conv_weight = ConvWeightInput(key);
     // libonnx 1.12 answers opset 18 with Split-13, which knows no num_outputs.
     const bool split_18 = key == "Split" && max_inclusive_version >= 18;
-    if (schema == nullptr || (key != "Einsum" && key != "Shape" && conv_weight < 0 && !split_18) ||
+    const onnx::OpSchema* donor = schema != nullptr ? InferenceDonor(*schema) : nullptr;
+    onnx::InferenceFunction opset_one = schema != nullptr ? OpsetOneInference(*schema) : nullptr;
+    if (schema == nullptr ||
+        (key != "Einsum" && key != "Shape" && conv_weight < 0 && !split_18 && donor == nullptr &&
+         !opset_one) ||
         !IsStandardOnnxDomain(domain)) {
       return schema;
     }
@@ -207,6 +341,10 @@ class SchemaRegistry final : public onnx::ISchemaRegistry {
         patched->TypeAndShapeInferenceFunction(
             [rank_only = schema->GetTypeAndShapeInferenceFunction()](
                 onnx::InferenceContext& ctx) { InferEinsum(ctx, rank_only); });
+      } else if (opset_one) {
+        patched->TypeAndShapeInferenceFunction(opset_one);
+      } else if (donor != nullptr) {
+        patched->TypeAndShapeInferenceFunction(donor->GetTypeAndShapeInferenceFunction());
       } else if (split_18) {
         patched->TypeAndShapeInferenceFunction(
             [library = schema->GetTypeAndShapeInferenceFunction()](onnx::InferenceContext& ctx) {
@@ -463,7 +601,9 @@ bool IsKnownToOnnx(const ModelView& view, const NodeView& node) {
 
 bool InfersShapesAtItsOpset(const ModelView& view, const NodeView& node) {
   const onnx::OpSchema* schema = SchemaOf(view, node);
-  return schema != nullptr && schema->has_type_and_shape_inference_function();
+  return schema != nullptr &&
+         (schema->has_type_and_shape_inference_function() || InferenceDonor(*schema) != nullptr ||
+          OpsetOneInference(*schema) != nullptr);
 }
 
 absl::Status FirstInferenceError(const onnx::ModelProto& model,

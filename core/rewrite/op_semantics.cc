@@ -141,12 +141,24 @@ bool IsUnaryElementwiseType(absl::string_view type) {
          type == "Softplus" || type == "Softsign" || type == "Identity";
 }
 
+bool HasLegacySemantics(const Op& op) {
+  const std::string& t = op.type;
+  if (t == "Add" || t == "Sub" || t == "Mul" || t == "Div" || t == "Gemm") {
+    return IntAttribute(op, "broadcast").value_or(0) != 0;  // Add-1..6's axis alignment
+  }
+  if (t == "BatchNormalization") return IntAttribute(op, "spatial").value_or(1) == 0;
+  if (t == "Pad") return FindAttribute(op, "paddings") != nullptr;           // Pad-1
+  if (t == "Upsample") return FindAttribute(op, "height_scale") != nullptr;  // Upsample-1
+  return false;
+}
+
 OpKind ClassifyOp(const Op& op) {
   if (!IsStandardOnnxDomain(op.domain)) return OpKind::kUnknown;
   const std::string& t = op.type;
   // Optional extra outputs (MaxPool's Indices, training BatchNormalization's
   // running statistics) change what the op computes: not understood.
   const bool one_output = op.outputs.size() == 1;
+  if (HasLegacySemantics(op)) return OpKind::kUnknown;
   if (t == "Conv") return OpKind::kConv;
   if (t == "MaxPool" && one_output) return OpKind::kMaxPool;
   if (t == "AveragePool") return OpKind::kAveragePool;

@@ -55,6 +55,17 @@ enum class ChannelDependence : int8_t {
                  // operand values (not in the Graph) or dims tell
 };
 
+// Whether `op` carries an attribute of an opset before 7-9 that gives it
+// other semantics than the rewrites assume: Add/Sub/Mul/Div/Gemm's
+// `broadcast` (axis-aligned broadcasting, not numpy's), BatchNormalization's
+// `spatial` = 0 (parameters per activation), Pad-1's `paddings`,
+// Upsample-1's scales (a Concat without `axis`, Concat-1's, is refused by
+// ConcatAxis). ClassifyOp
+// calls such ops kUnknown and the tilers refuse them, so no rewrite reads
+// them wrongly (a probe of Model Zoo-style files: a tiled legacy bias Add
+// computed another result).
+bool HasLegacySemantics(const Op& op);
+
 OpKind ClassifyOp(const Op& op);
 // From the op alone. Resize is kPerChannel only when its `axes` attribute
 // (opset 18) names spatial axes only; otherwise kRearranges.

@@ -31,6 +31,19 @@ Op MakeOp(std::string type, std::vector<Attribute> attributes, int outputs = 1) 
 
 using Dims = std::vector<int64_t>;
 
+// Attributes of opsets before 7-9 change what an op computes: such ops are
+// not understood, so no rewrite tiles or splits them.
+TEST(OpSemanticsTest, LegacyAttributesMakeAnOpUnknown) {
+  EXPECT_EQ(ClassifyOp(MakeOp("Add", {{"broadcast", int64_t{1}}, {"axis", int64_t{1}}})),
+            OpKind::kUnknown);
+  EXPECT_EQ(ClassifyOp(MakeOp("Add", {})), OpKind::kBinaryElementwise);
+  EXPECT_EQ(ClassifyOp(MakeOp("BatchNormalization", {{"spatial", int64_t{0}}})), OpKind::kUnknown);
+  EXPECT_EQ(ClassifyOp(MakeOp("BatchNormalization", {{"spatial", int64_t{1}}})),
+            OpKind::kBatchNormalization);
+  EXPECT_TRUE(HasLegacySemantics(MakeOp("Pad", {{"paddings", Dims{0, 0, 1, 1}}})));
+  EXPECT_FALSE(HasLegacySemantics(MakeOp("Pad", {{"pads", Dims{0, 0, 1, 1}}})));
+}
+
 TEST(OpSemanticsTest, ConvWithGroupStridePadDilation) {
   const Op conv = MakeOp("Conv", {{"group", int64_t{2}},
                                   {"strides", Dims{2, 1}},

@@ -110,6 +110,7 @@ absl::StatusOr<RegionOp> AnalyzeRegionOp(const Graph& graph, OpId id) {
   }
   if (op.outputs.size() != 1) return Unimplemented(op, "ops with several outputs are not tiled");
   if (op.inputs.empty()) return Unimplemented(op, "has no inputs");
+  if (HasLegacySemantics(op)) return Unimplemented(op, "attributes of an opset before 7-9");
   const std::vector<int64_t>& out = graph.tensor(op.outputs[0]).dims;
   if (out.size() != 4) {
     return Unimplemented(op, absl::StrCat("output has rank ", out.size(), "; tiling needs NCHW"));
