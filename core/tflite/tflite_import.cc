@@ -117,13 +117,7 @@ class TfliteGraphAssembler {
     return absl::StrCat("SubGraph 0 Tensor ", t, " \"", names_[t], "\"");
   }
 
-  bool IsWeight(const tflite_fb::Tensor& tensor) const {
-    if (tensor.buffer() == 0 || model_.buffers() == nullptr) return false;
-    const tflite_fb::Buffer* buffer = model_.buffers()->Get(tensor.buffer());
-    if (buffer == nullptr) return false;
-    if (buffer->data() != nullptr && buffer->data()->size() > 0) return true;
-    return buffer->offset() > 1 && buffer->size() > 0;
-  }
+  bool IsWeight(const tflite_fb::Tensor& tensor) const { return HoldsConstantData(model_, tensor); }
 
   // Byte size of tensor `t`: product of `shape` x element bits, rounded up.
   absl::StatusOr<int64_t> TensorBits(int32_t t, const ElementType& element) const {
@@ -248,9 +242,12 @@ class TfliteGraphAssembler {
       }
     }
     if (outputs.empty()) {
+      const bool none = op.outputs() == nullptr || op.outputs()->size() == 0;
       return absl::InvalidArgumentError(absl::StrCat(
-          "SubGraph 0 Operator ", o, " (", type,
-          "): every output has zero elements; ordo schedules operators that write memory"));
+          "SubGraph 0 Operator ", o, " (", type, "): ",
+          none ? "writes no tensor (a sink, like a debug or logging op)"
+               : "every output has zero elements",
+          "; ordo schedules operators that write memory: export the model without it"));
     }
     builder_.AddOp(TfliteOpName(o, type), type, std::move(inputs), std::move(outputs), {}, o,
                    custom ? std::string(kTfliteCustomDomain) : std::string());

@@ -153,6 +153,30 @@ TEST(TfliteImportTest, ConstantOutputsAreLeftOutAndUnwrittenOnesLiveThroughout) 
   EXPECT_FALSE(u.is_runtime_buffer);  // model output: --io-outside-arena moves it out
 }
 
+// Tensor.external_buffer (schema field 10) keeps constant data outside the
+// flatbuffer: a weight, not an activation nothing writes.
+TEST(TfliteImportTest, ATensorInAnExternalBufferIsAWeight) {
+  TfliteTestModel m;
+  const int32_t x = m.Tensor({"x", {1, 16}});
+  const int32_t w = m.Tensor({.name = "w", .shape = {8, 16}, .external_buffer = 1});
+  const int32_t y = m.Tensor({"y", {1, 8}});
+  m.Operator({kTfliteAdd, {x, w}, {y}});
+  m.Inputs({x});
+  m.Outputs({y});
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportTflite(m.Build()));
+  EXPECT_EQ(graph.tensor(*graph.FindTensor("w")).kind, TensorKind::kWeight);
+}
+
+// Buffer 0 is the schema's empty sentinel; TFLM would read tensors that
+// point at it as constants if it held data.
+TEST(TfliteImportTest, RefusesDataInBufferZero) {
+  TfliteTestModel m = Chain();
+  m.DataInBufferZero();
+  EXPECT_THAT(ImportTflite(m.Build()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("Buffer 0: holds data, but the schema reserves it")));
+}
+
 TEST(TfliteImportTest, UnnamedAndDuplicateTensorNamesGetIndexNames) {
   TfliteTestModel m;
   const int32_t x = m.Tensor({"", {4}});

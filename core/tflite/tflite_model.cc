@@ -77,6 +77,16 @@ absl::Status IndexError(absl::string_view where, absl::string_view what, int64_t
 }
 
 absl::Status CheckBuffers(const Model& model, absl::string_view bytes) {
+  if (SizeOf(model.buffers()) > 0 && model.buffers()->Get(0) != nullptr) {
+    const Buffer& sentinel = *model.buffers()->Get(0);
+    if (SizeOf(sentinel.data()) > 0 || (sentinel.offset() > 1 && sentinel.size() > 0)) {
+      // TFLM reads buffer 0's data like any other's: the tensors that mean
+      // "no data" by it would be constants there.
+      return absl::InvalidArgumentError(
+          "Buffer 0: holds data, but the schema reserves it as the empty sentinel that "
+          "tensors without constant data point at");
+    }
+  }
   for (uint32_t b = 0; b < SizeOf(model.buffers()); ++b) {
     const Buffer* buffer = model.buffers()->Get(b);
     if (buffer == nullptr || buffer->offset() <= 1) continue;
@@ -224,6 +234,15 @@ std::vector<std::string> TfliteTensorNames(const tflite_fb::SubGraph& subgraph) 
 
 std::string TfliteOpName(int32_t index, absl::string_view type) {
   return absl::StrCat("op", index, "_", type);
+}
+
+bool HoldsConstantData(const Model& model, const tflite_fb::Tensor& tensor) {
+  if (tensor.external_buffer() != 0) return true;
+  if (tensor.buffer() == 0 || tensor.buffer() >= SizeOf(model.buffers())) return false;
+  const Buffer* buffer = model.buffers()->Get(tensor.buffer());
+  if (buffer == nullptr) return false;
+  if (SizeOf(buffer->data()) > 0) return true;
+  return buffer->offset() > 1 && buffer->size() > 0;
 }
 
 }  // namespace ordo

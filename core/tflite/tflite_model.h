@@ -39,6 +39,12 @@ int32_t BuiltinCode(const tflite_fb::OperatorCode& code);
 std::string OperatorTypeName(const tflite_fb::OperatorCode& code);
 bool IsCustomOperator(const tflite_fb::OperatorCode& code);
 
+// Whether `tensor` holds constant data (a weight): its buffer has data in
+// the file or after it (Buffer.offset), or it names an external buffer
+// (Tensor.external_buffer). Buffer 0 is the empty sentinel (CheckBuffers
+// refuses a file where it is not).
+bool HoldsConstantData(const tflite_fb::Model& model, const tflite_fb::Tensor& tensor);
+
 // One unique, non-empty name per tensor of `subgraph`, by index: the
 // tensor's own name, or "t<index>" when it is empty or already taken by an
 // earlier tensor (then "t<index>_1", ... if that is a name too). The reader

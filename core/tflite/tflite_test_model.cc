@@ -13,7 +13,9 @@ int32_t TfliteTestModel::Tensor(TensorSpec spec) {
 
 std::string TfliteTestModel::Build() const {
   flatbuffers::FlatBufferBuilder fbb;
-  std::vector<flatbuffers::Offset<tflite_fb::Buffer>> buffers = {tflite_fb::CreateBuffer(fbb)};
+  std::vector<flatbuffers::Offset<tflite_fb::Buffer>> buffers = {
+      data_in_buffer_zero_ ? tflite_fb::CreateBuffer(fbb, fbb.CreateVector(std::vector<uint8_t>(8)))
+                           : tflite_fb::CreateBuffer(fbb)};
   auto data_buffer = [&](const std::string& bytes) {
     fbb.ForceVectorAlignment(bytes.size(), 1, 16);
     auto data = fbb.CreateVector(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
@@ -24,7 +26,8 @@ std::string TfliteTestModel::Build() const {
   for (const TensorSpec& t : tensors_) {
     const uint32_t buffer = t.weight ? data_buffer(std::string(8, '\x5a')) : 0;
     tensors.push_back(tflite_fb::CreateTensor(fbb, fbb.CreateVector(t.shape), t.type, buffer,
-                                              fbb.CreateString(t.name), t.is_variable));
+                                              fbb.CreateString(t.name), t.is_variable, 0, false,
+                                              t.external_buffer));
   }
   std::map<std::pair<int32_t, std::string>, uint32_t> code_index;
   std::vector<flatbuffers::Offset<tflite_fb::OperatorCode>> codes;

@@ -24,6 +24,7 @@ class TfliteTestModel {
     int8_t type = kTfliteInt8;
     bool weight = false;  // gets a buffer with data
     bool is_variable = false;
+    uint32_t external_buffer = 0;  // Tensor.external_buffer: data outside the file
   };
   struct OperatorSpec {
     int32_t builtin = kTfliteAdd;
@@ -43,6 +44,8 @@ class TfliteTestModel {
   }
   // A second subgraph with one tensor (only to count tensors over subgraphs).
   void ExtraSubgraph() { extra_subgraph_ = true; }
+  // Buffer 0, the sentinel, with data (a malformed file).
+  void DataInBufferZero() { data_in_buffer_zero_ = true; }
 
   std::string Build() const;
 
@@ -53,6 +56,7 @@ class TfliteTestModel {
   std::vector<int32_t> outputs_;
   std::vector<std::pair<std::string, std::string>> metadata_;
   bool extra_subgraph_ = false;
+  bool data_in_buffer_zero_ = false;
 };
 
 }  // namespace ordo::testing
