@@ -211,10 +211,12 @@ grpc::Status TokenAuthenticator::Process(const InputMetadata& auth_metadata,
                         "missing \"authorization: Bearer <token>\" metadata");
   }
   absl::string_view value(header->second.data(), header->second.size());
-  if (!absl::ConsumePrefix(&value, kBearerPrefix)) {
+  // RFC 7235: the scheme is case-insensitive ("bearer", "BEARER").
+  if (!absl::StartsWithIgnoreCase(value, kBearerPrefix)) {
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                         "authorization metadata is not \"Bearer <token>\"");
   }
+  value.remove_prefix(kBearerPrefix.size());
   if (!Accepts(absl::StripAsciiWhitespace(value))) {
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "invalid bearer token");
   }

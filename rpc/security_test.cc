@@ -68,6 +68,11 @@ TEST(TokenAuthenticatorTest, ChecksBearerMetadataAndConsumesIt) {
   EXPECT_TRUE(Process(auth, "/ordo.v1.Compiler/GetInfo", &right, &consumed).ok());
   EXPECT_EQ(consumed.count("authorization"), 1u);
 
+  // RFC 7235: the scheme is case-insensitive.
+  for (const std::string scheme : {"bearer s3cret", "BEARER s3cret"}) {
+    EXPECT_TRUE(Process(auth, "/ordo.v1.Compiler/GetInfo", &scheme, &consumed).ok()) << scheme;
+  }
+
   const std::string wrong = "Bearer s3creT";
   const grpc::Status denied = Process(auth, "/ordo.v1.Compiler/GetInfo", &wrong, &consumed);
   EXPECT_EQ(denied.error_code(), grpc::StatusCode::UNAUTHENTICATED);

@@ -27,6 +27,9 @@
 namespace ordo::server {
 namespace {
 
+// The shortest interval between client pings the front accepts.
+constexpr int kMinClientPingIntervalMs = 1000;
+
 // How the front reaches its workers. Remote ones: as the flags say. Local
 // ones listen on loopback only, so TLS adds nothing there; a token (the
 // workers' own, else the front's) keeps other local users out.
@@ -230,6 +233,14 @@ absl::StatusOr<std::unique_ptr<OrdoServer>> OrdoServer::Start(const Options& opt
   builder.AddListeningPort(options.listen, *credentials, &server->port_);
   builder.SetMaxReceiveMessageSize(static_cast<int>(options.limits.max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(options.limits.max_message_bytes));
+  // Clients' HTTP/2 keepalive (grpc-go and grpc-java, load balancers:
+  // 10-30 s; NAS loops' idle channels) is welcome: gRPC's default, one ping
+  // per 5 minutes without data and then GOAWAY "too_many_pings", ended
+  // long compiles as UNAVAILABLE, which clients retry from the start (a
+  // probe: a 45 s rewrite with 10 s pings failed at 40 s).
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                             kMinClientPingIntervalMs);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.RegisterService(server->service_.get());
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <condition_variable>
+#include <fstream>
 #include <mutex>
 
 #include "core/testing/test_paths.h"
@@ -253,6 +254,33 @@ TEST(GrpcConventionsTest, ChannelzOnlyWithItsFlag) {
   std::string answer;
   ASSERT_TRUE(CallChannelz(server.channel(), "GetServers", answer).ok());
   EXPECT_FALSE(answer.empty());  // at least this server
+}
+
+// Clients with HTTP/2 keepalive (grpc-go, grpc-java, load balancers; here
+// a ping each second) keep their long calls: gRPC's default server policy
+// (one ping per 5 minutes without data) answered the third ping with
+// GOAWAY "too_many_pings" and the compile failed UNAVAILABLE after ~5 s.
+TEST(GrpcConventionsTest, KeepalivePingsDoNotEndALongCompile) {
+  const std::string path = ordo::testing::SharedModelsDir() + "/randwire1.onnx";
+  if (!std::ifstream(path).good()) GTEST_SKIP() << path << " is absent: ../shared not beside";
+  Server server({"--local-workers=1"});
+  ASSERT_TRUE(server.started());
+  grpc::ChannelArguments arguments;
+  arguments.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 1000);
+  arguments.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
+  arguments.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  arguments.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  auto stub = v1::Compiler::NewStub(
+      grpc::CreateCustomChannel(server.address(), grpc::InsecureChannelCredentials(), arguments));
+  v1::CompileRequest request = OnnxRequest(path, absl::Seconds(7));
+  request.mutable_options()->set_rewrite("all");  // searches to its 7 s limit
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(60)));
+  v1::CompileResponse response;
+  const absl::Time start = absl::Now();
+  const grpc::Status status = stub->Compile(&context, request, &response);
+  EXPECT_TRUE(status.ok()) << status.error_message() << " after " << absl::Now() - start;
+  EXPECT_GT(absl::Now() - start, absl::Seconds(5));  // long enough for the old policy to end it
 }
 
 }  // namespace
