@@ -13,7 +13,6 @@
 namespace ordo::onnx_import {
 namespace {
 
-using ::testing::ElementsAre;
 using ::testing::Optional;
 
 ConstantTensor Ints(std::vector<int64_t> dims, std::vector<int64_t> values,
@@ -58,7 +57,7 @@ void SetInts(onnx::NodeProto& node, const std::string& name,
 
 // Evaluates a single-output node; nullopt when the evaluator declines.
 std::optional<ConstantTensor> Eval(const onnx::NodeProto& node,
-                                   std::vector<const ConstantTensor*> inputs) {
+                                   const std::vector<const ConstantTensor*>& inputs) {
   auto outputs = EvaluateConstantNode(node, inputs);
   if (!outputs) return std::nullopt;
   return (*outputs)[0];
