@@ -57,6 +57,14 @@ class TestModel {
     SetType(model_.mutable_graph()->add_output(), name, dims, elem_type);
     return *this;
   }
+  // A graph output with an element type and no shape: left to inference.
+  TestModel& ShapelessOutput(const std::string& name,
+                             int32_t elem_type = onnx::TensorProto::FLOAT) {
+    onnx::ValueInfoProto& info = *model_.mutable_graph()->add_output();
+    info.set_name(name);
+    info.mutable_type()->mutable_tensor_type()->set_elem_type(elem_type);
+    return *this;
+  }
   // An opset_import entry, as a file using a custom domain's ops has.
   TestModel& Opset(const std::string& domain, int64_t version) {
     onnx::OperatorSetIdProto& opset = *model_.add_opset_import();
@@ -456,15 +464,9 @@ TEST(OnnxImportErrorTest, EmptyBytes) {
 TEST(OnnxImportErrorTest, AnOpWithoutInferenceAtItsOpsetAsksForItsShapes) {
   TestModel m;
   m.proto().mutable_opset_import(0)->set_version(1);
-  m.Input("x", {2, 4}).Output("y", {});
+  m.Input("x", {2, 4}).ShapelessOutput("y");
   AddIntsAttribute(m.Node("Pad", {"x"}, {"m"}, "first"), "paddings", {0, 1, 0, 1});
   m.Node("Relu", {"m"}, {"y"}, "second");
-  m.proto()
-      .mutable_graph()
-      ->mutable_output(0)
-      ->mutable_type()
-      ->mutable_tensor_type()
-      ->clear_shape();
   EXPECT_THAT(ImportOnnx(m.Bytes()),
               StatusIs(kInvalid,
                        AllOf(HasSubstr("Op \"first\" (Pad) has no shape inference "
@@ -476,13 +478,12 @@ TEST(OnnxImportErrorTest, AnOpWithoutInferenceAtItsOpsetAsksForItsShapes) {
 // Add-1 with its legacy broadcast, BatchNormalization-1) are sized by
 // version 6's inference, Concat-1 (axis 1 by default) and Reshape-1 (its
 // target an attribute) by their own, and a declaration the first op
-// contradicts is
-// stale (Model Zoo-era files were refused at their first Relu; a resized
-// input kept the old declarations).
+// contradicts is stale (Model Zoo-era files were refused at their first
+// Relu; a resized input kept the old declarations).
 TEST(OnnxImportTest, OpsetOneToFiveOpsAreSizedAsVersionSix) {
   TestModel m;
   m.proto().mutable_opset_import(0)->set_version(3);
-  m.Input("x", {1, 3, 8, 8}).Output("y", {}).Weight("mean", {3});
+  m.Input("x", {1, 3, 8, 8}).ShapelessOutput("y").Weight("mean", {3});
   m.Weight("s", {3}).Weight("b", {3}).Weight("mu", {3}).Weight("var", {3});
   onnx::NodeProto& sub = m.Node("Sub", {"x", "mean"}, {"centred"}, "centre");
   AddIntAttribute(sub, "broadcast", 1);
@@ -492,12 +493,6 @@ TEST(OnnxImportTest, OpsetOneToFiveOpsAreSizedAsVersionSix) {
   m.Node("Concat", {"n", "r"}, {"both"}, "concat");  // Concat-1: axis 1
   AddIntsAttribute(m.Node("Reshape", {"both"}, {"y"}, "flatten"), "shape", {0, -1});
   m.ValueInfo("centred", {1, 3, 16, 16});  // stale: the input was resized
-  m.proto()
-      .mutable_graph()
-      ->mutable_output(0)
-      ->mutable_type()
-      ->mutable_tensor_type()
-      ->clear_shape();
   absl::StatusOr<Graph> graph = ImportOnnx(m.Bytes());
   ORDO_ASSERT_OK(graph.status());
   for (const char* name : {"centred", "r", "n"}) {
@@ -516,13 +511,7 @@ TEST(OnnxImportTest, AnInitializerListedAsAnInputWithoutAShapeKeepsItsDims) {
   m.proto().mutable_graph()->mutable_input(1)->mutable_type()->mutable_tensor_type()->clear_shape();
   m.Weight("W", {4, 4, 1, 1});
   m.Node("Conv", {"x", "W"}, {"c"}, "conv");
-  m.Output("c", {});
-  m.proto()
-      .mutable_graph()
-      ->mutable_output(0)
-      ->mutable_type()
-      ->mutable_tensor_type()
-      ->clear_shape();
+  m.ShapelessOutput("c");
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
   EXPECT_EQ(graph.tensor(*graph.FindTensor("c")).bytes, 4 * 8 * 8 * 4);
   EXPECT_EQ(graph.tensor(*graph.FindTensor("W")).kind, TensorKind::kWeight);
@@ -596,13 +585,11 @@ TEST(OnnxImportErrorTest, AFeatureOfANewerOpsetIsSizedByItsDeclaration) {
 TEST(OnnxImportTest, Split18SplitsUnevenlyWithTheLastChunkSmaller) {
   TestModel m;
   m.proto().mutable_opset_import(0)->set_version(18);
-  m.Input("x", {1, 10, 4, 4}).Output("a", {}).Output("b", {}).Output("c", {}).Output("d", {});
+  m.Input("x", {1, 10, 4, 4}).ShapelessOutput("a").ShapelessOutput("b");
+  m.ShapelessOutput("c").ShapelessOutput("d");
   onnx::NodeProto& split = m.Node("Split", {"x"}, {"a", "b", "c", "d"}, "split");
   AddIntAttribute(split, "axis", -3);
   AddIntAttribute(split, "num_outputs", 4);
-  for (onnx::ValueInfoProto& out : *m.proto().mutable_graph()->mutable_output()) {
-    out.mutable_type()->mutable_tensor_type()->clear_shape();  // left to inference
-  }
   absl::StatusOr<Graph> graph = ImportOnnx(m.Bytes());
   ORDO_ASSERT_OK(graph.status());
   std::vector<int64_t> bytes;
@@ -614,12 +601,10 @@ TEST(OnnxImportTest, Split18SplitsUnevenlyWithTheLastChunkSmaller) {
   // Chunks of ceil(2 / 4) = 1 leave -1 for the last: refused, naming the op.
   TestModel too_many;
   too_many.proto().mutable_opset_import(0)->set_version(18);
-  too_many.Input("x", {2, 3}).Output("a", {}).Output("b", {}).Output("c", {}).Output("d", {});
+  too_many.Input("x", {2, 3}).ShapelessOutput("a").ShapelessOutput("b");
+  too_many.ShapelessOutput("c").ShapelessOutput("d");
   onnx::NodeProto& bad = too_many.Node("Split", {"x"}, {"a", "b", "c", "d"}, "split");
   AddIntAttribute(bad, "num_outputs", 4);
-  for (onnx::ValueInfoProto& out : *too_many.proto().mutable_graph()->mutable_output()) {
-    out.mutable_type()->mutable_tensor_type()->clear_shape();
-  }
   EXPECT_THAT(ImportOnnx(too_many.Bytes()),
               StatusIs(kInvalid, AllOf(HasSubstr("split"), HasSubstr("num_outputs 4 does not "
                                                                      "split dim 2"))));

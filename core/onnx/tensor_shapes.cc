@@ -77,6 +77,25 @@ void SetInitializerType(int32_t data_type, std::vector<int64_t> dims, TensorType
   type.symbols.clear();
 }
 
+// Static dims of input `i`, or nullopt.
+std::optional<std::vector<int64_t>> StaticInputDims(onnx::InferenceContext& ctx, size_t i) {
+  const onnx::TypeProto* type = i < ctx.getNumInputs() ? ctx.getInputType(i) : nullptr;
+  if (type == nullptr || !type->tensor_type().has_shape()) return std::nullopt;
+  std::vector<int64_t> dims;
+  for (const onnx::TensorShapeProto::Dimension& d : type->tensor_type().shape().dim()) {
+    if (!d.has_dim_value()) return std::nullopt;
+    dims.push_back(d.dim_value());
+  }
+  return dims;
+}
+
+void SetOutput(onnx::InferenceContext& ctx, int32_t elem_type, const std::vector<int64_t>& dims) {
+  onnx::TypeProto::Tensor& out = *ctx.getOutputType(0)->mutable_tensor_type();
+  out.set_elem_type(elem_type);
+  out.mutable_shape()->clear_dim();
+  for (int64_t d : dims) out.mutable_shape()->add_dim()->set_dim_value(d);
+}
+
 // ONNX's Einsum inference (before 1.14) gives the rank only; this one also
 // computes the dims when every input dim is known (EinsumOutputDims).
 void InferEinsum(onnx::InferenceContext& ctx, const onnx::InferenceFunction& rank_only) {
@@ -85,13 +104,9 @@ void InferEinsum(onnx::InferenceContext& ctx, const onnx::InferenceFunction& ran
   if (equation == nullptr || ctx.getNumOutputs() != 1) return;
   std::vector<std::vector<int64_t>> inputs;
   for (size_t i = 0; i < ctx.getNumInputs(); ++i) {
-    const onnx::TypeProto* type = ctx.getInputType(i);
-    if (type == nullptr || !type->tensor_type().has_shape()) return;
-    std::vector<int64_t>& dims = inputs.emplace_back();
-    for (const onnx::TensorShapeProto::Dimension& dim : type->tensor_type().shape().dim()) {
-      if (!dim.has_dim_value()) return;
-      dims.push_back(dim.dim_value());
-    }
+    std::optional<std::vector<int64_t>> dims = StaticInputDims(ctx, i);
+    if (!dims) return;
+    inputs.push_back(*std::move(dims));
   }
   std::optional<std::vector<int64_t>> out = EinsumOutputDims(equation->s(), inputs);
   if (!out) return;
@@ -180,25 +195,6 @@ void InferUnevenSplit(onnx::InferenceContext& ctx, const onnx::InferenceFunction
         ->mutable_dim(static_cast<int>(axis))
         ->set_dim_value(i + 1 < n ? chunk : last);
   }
-}
-
-// Static dims of input `i`, or nullopt.
-std::optional<std::vector<int64_t>> StaticInputDims(onnx::InferenceContext& ctx, size_t i) {
-  const onnx::TypeProto* type = i < ctx.getNumInputs() ? ctx.getInputType(i) : nullptr;
-  if (type == nullptr || !type->tensor_type().has_shape()) return std::nullopt;
-  std::vector<int64_t> dims;
-  for (const onnx::TensorShapeProto::Dimension& d : type->tensor_type().shape().dim()) {
-    if (!d.has_dim_value()) return std::nullopt;
-    dims.push_back(d.dim_value());
-  }
-  return dims;
-}
-
-void SetOutput(onnx::InferenceContext& ctx, int32_t elem_type, const std::vector<int64_t>& dims) {
-  onnx::TypeProto::Tensor& out = *ctx.getOutputType(0)->mutable_tensor_type();
-  out.set_elem_type(elem_type);
-  out.mutable_shape()->clear_dim();
-  for (int64_t d : dims) out.mutable_shape()->add_dim()->set_dim_value(d);
 }
 
 // Concat-1: the axis attribute is optional and defaults to 1 (Concat-4
