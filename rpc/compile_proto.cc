@@ -639,7 +639,13 @@ absl::StatusOr<CompileRequest> CompileRequestFromProto(const v1::CompileRequest&
 }
 
 absl::StatusOr<CompileRequest> CompileRequestFromProto(const v1::EstimateRequest& request) {
-  return RequestWithModel(request);
+  ORDO_ASSIGN_OR_RETURN(CompileRequest compile, RequestWithModel(request));
+  // Estimate rewrites nothing, but its options are Compile's: a value
+  // Compile refuses (an unknown rewrite mode, a NaN rate) is refused here
+  // too, not passed silently by the call meant to check a request cheaply.
+  ORDO_ASSIGN_OR_RETURN(compile.rewrite,
+                        RewriteCompileOptionsFromProto(request.options(), request.device()));
+  return compile;
 }
 
 }  // namespace ordo::rpc

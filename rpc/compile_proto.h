@@ -84,7 +84,8 @@ absl::StatusOr<RewriteCompileResult> RewriteCompileResultFromProto(
 // the conversions above, and "request has no model" when none is set. Not
 // validated yet (CompileRequest::Validate).
 absl::StatusOr<CompileRequest> CompileRequestFromProto(const v1::CompileRequest& request);
-// The same for Estimate (no rewriting, no models back).
+// The same for Estimate (no models back; the rewrite options are read, and
+// so checked as Compile checks them, though Estimate rewrites nothing).
 absl::StatusOr<CompileRequest> CompileRequestFromProto(const v1::EstimateRequest& request);
 
 // EstimateResult <-> EstimateResponse.

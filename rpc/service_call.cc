@@ -56,43 +56,69 @@ void RecordCallEnd(const CallEnvironment& env, const CallInfo& call, const absl:
                       status.ok() ? "" : ": ", status.message()));
 }
 
+absl::Status CheckResponseSize(const google::protobuf::MessageLite& response,
+                               const CallEnvironment& env) {
+  if (env.max_response_bytes <= 0) return absl::OkStatus();
+  const size_t bytes = response.ByteSizeLong();
+  if (bytes <= static_cast<size_t>(env.max_response_bytes)) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "the response is ", bytes, " bytes, over this server's limit of ", env.max_response_bytes,
+      " (--max-message-mb); ask for less (a returned model is most of a response: "
+      "return_reordered_onnx, return_reordered_tflite, or a rewritten model with its weights; "
+      "a model sent without weights comes back without them) or raise --max-message-mb on the "
+      "server and the client's receive limit"));
+}
+
 namespace {
 
+// The status a call ends with: the body's, or the size check's when the
+// body succeeded with a response too large to send.
+absl::Status SendableStatus(absl::Status status, const google::protobuf::MessageLite& response,
+                            const CallEnvironment& env) {
+  if (!status.ok()) return status;
+  return CheckResponseSize(response, env);
+}
+
 grpc::ServerUnaryReactor* Offload(CallInfo call, absl::Time start, const CallEnvironment& env,
+                                  const google::protobuf::MessageLite& response,
                                   std::function<absl::Status(const CallInfo&)> body) {
   auto* reactor = new OffloadedReactor(call.cancelled);
   if (env.metrics != nullptr) env.metrics->inflight_requests().Increment();
   Log(LogLevel::kDebug, call.request_id, absl::StrCat(call.method, " started"));
-  env.queue->Schedule([reactor, call = std::move(call), env, body = std::move(body), start] {
-    const absl::Status status = body(call);
-    RecordCallEnd(env, call, status, absl::Now() - start);
-    if (env.metrics != nullptr) env.metrics->inflight_requests().Decrement();
-    reactor->Finish(ToGrpcStatus(status));
-  });
+  env.queue->Schedule(
+      [reactor, call = std::move(call), env, &response, body = std::move(body), start] {
+        const absl::Status status = SendableStatus(body(call), response, env);
+        RecordCallEnd(env, call, status, absl::Now() - start);
+        if (env.metrics != nullptr) env.metrics->inflight_requests().Decrement();
+        reactor->Finish(ToGrpcStatus(status));
+      });
   return reactor;
 }
 
 }  // namespace
 
-grpc::ServerUnaryReactor* ServeUnary(grpc::CallbackServerContext* context,
-                                     absl::string_view method, const CallEnvironment& env,
+grpc::ServerUnaryReactor* ServeUnary(grpc::CallbackServerContext* context, absl::string_view method,
+                                     const CallEnvironment& env,
+                                     const google::protobuf::MessageLite& response,
                                      std::function<absl::Status(const CallInfo&)> body) {
-  return Offload(MakeCallInfo(context, method), absl::Now(), env, std::move(body));
+  return Offload(MakeCallInfo(context, method), absl::Now(), env, response, std::move(body));
 }
 
 grpc::ServerUnaryReactor* ServeUnaryWithFastPath(
     grpc::CallbackServerContext* context, absl::string_view method, const CallEnvironment& env,
+    const google::protobuf::MessageLite& response,
     const std::function<std::optional<absl::Status>(const CallInfo&)>& fast,
     std::function<absl::Status(const CallInfo&)> body) {
   CallInfo call = MakeCallInfo(context, method);
   const absl::Time start = absl::Now();
-  if (std::optional<absl::Status> status = fast(call)) {
-    RecordCallEnd(env, call, *status, absl::Now() - start);
+  if (std::optional<absl::Status> answered = fast(call)) {
+    const absl::Status status = SendableStatus(*std::move(answered), response, env);
+    RecordCallEnd(env, call, status, absl::Now() - start);
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    reactor->Finish(ToGrpcStatus(*status));
+    reactor->Finish(ToGrpcStatus(status));
     return reactor;
   }
-  return Offload(std::move(call), start, env, std::move(body));
+  return Offload(std::move(call), start, env, response, std::move(body));
 }
 
 }  // namespace ordo::rpc

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "google/protobuf/message_lite.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/server_callback.h"
 #include "rpc/metrics.h"
@@ -43,7 +44,17 @@ struct CallEnvironment {
   WorkQueue* queue = nullptr;
   // Not owned; may be null (no metrics). Must outlive every call.
   ServiceMetrics* metrics = nullptr;
+  // The largest message this server sends (--max-message-mb); 0: unchecked.
+  int64_t max_response_bytes = 0;
 };
+
+// OK, or RESOURCE_EXHAUSTED naming the response's size, the limit and the
+// fix when `response` is over env.max_response_bytes. Checked before a
+// response is written: gRPC would fail the write itself, which ends a
+// whole CompileMany stream and leaves the call counted as OK; checked here,
+// the one call or candidate fails, with a message that says what to do.
+absl::Status CheckResponseSize(const google::protobuf::MessageLite& response,
+                               const CallEnvironment& env);
 
 // ServeUnary with a fast path: `fast` runs first, on the reactor thread;
 // when it returns a status the call finishes there, recorded as ServeUnary
@@ -54,6 +65,7 @@ struct CallEnvironment {
 // never block.
 grpc::ServerUnaryReactor* ServeUnaryWithFastPath(
     grpc::CallbackServerContext* context, absl::string_view method, const CallEnvironment& env,
+    const google::protobuf::MessageLite& response,
     const std::function<std::optional<absl::Status>(const CallInfo&)>& fast,
     std::function<absl::Status(const CallInfo&)> body);
 
@@ -61,10 +73,12 @@ grpc::ServerUnaryReactor* ServeUnaryWithFastPath(
 // the reactor thread), then finishes the call with ToGrpcStatus of its
 // status. Around it: the request id, a debug log line at the start and an
 // info line (warning on error) with code and latency at the end, the
-// request metrics and the in-flight gauge. `body` fills the response it
-// captured; it must not touch the call after returning.
-grpc::ServerUnaryReactor* ServeUnary(grpc::CallbackServerContext* context,
-                                     absl::string_view method, const CallEnvironment& env,
+// request metrics and the in-flight gauge. `body` fills `response`, which
+// it captured; it must not touch the call after returning. A response over
+// the size limit fails the call (CheckResponseSize).
+grpc::ServerUnaryReactor* ServeUnary(grpc::CallbackServerContext* context, absl::string_view method,
+                                     const CallEnvironment& env,
+                                     const google::protobuf::MessageLite& response,
                                      std::function<absl::Status(const CallInfo&)> body);
 
 // The pieces of ServeUnary, for streaming methods.

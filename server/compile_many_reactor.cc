@@ -8,6 +8,7 @@
 #include "absl/synchronization/mutex.h"
 #include "rpc/grpc_status.h"
 #include "rpc/log.h"
+#include "rpc/service_call.h"
 #include "server/compiler_service.h"
 
 namespace ordo::server {
@@ -40,26 +41,33 @@ class CompileManyReactor final
       return;
     }
     bool read_next;
+    v1::CompileManyRequest candidate;
     {
       absl::MutexLock lock(&mu_);
+      // Taken under the lock: once read_in_flight_ is false, a finishing
+      // candidate may start the next read into reading_.
+      candidate = std::move(reading_);
       ++in_flight_;
       ++candidates_;
-      read_next = in_flight_ < max_in_flight_ && !call_.cancelled->load();
-      read_in_flight_ = read_next;
-      if (!read_next && call_.cancelled->load()) reads_done_ = true;
+      read_in_flight_ = false;
+      if (call_.cancelled->load()) reads_done_ = true;
+      read_next = StartReadIfRoom();
     }
-    RunCandidate(std::move(reading_));
+    RunCandidate(std::move(candidate));
     if (read_next) StartRead(&reading_);
   }
 
   void OnWriteDone(bool ok) override {
     bool finish = false;
     bool start_next = false;
+    bool read_next = false;
     {
       absl::MutexLock lock(&mu_);
       if (!ok) {  // the client went away: stop every candidate, drop results
         call_.cancelled->store(true);
         pending_.clear();
+        // No read is started on a cancelled call; one in flight fails.
+        if (!read_in_flight_) reads_done_ = true;
       }
       if (!pending_.empty()) {
         writing_ = std::move(pending_.front());
@@ -69,7 +77,9 @@ class CompileManyReactor final
         write_in_flight_ = false;
         finish = ReadyToFinish();
       }
+      read_next = StartReadIfRoom();
     }
+    if (read_next) StartRead(&reading_);
     if (start_next) {
       StartWrite(&writing_);
     } else if (finish) {
@@ -94,10 +104,14 @@ class CompileManyReactor final
       const absl::Time start = absl::Now();
       v1::CompileManyResponse result;
       result.set_id(candidate.id());
-      const absl::Status status =
+      absl::Status status =
           service_->RunCompile(call, candidate.request(), *result.mutable_response(), {});
+      // One result too large to send fails alone; written, it would end
+      // the stream and every candidate after it.
+      if (status.ok()) status = rpc::CheckResponseSize(result, env_);
       rpc::RecordCallEnd(env_, call, status, absl::Now() - start);
       if (!status.ok()) {
+        result.clear_response();
         const grpc::Status sent = rpc::ToGrpcStatus(status);
         v1::CompileManyError& error = *result.mutable_error();
         error.set_code(static_cast<int32_t>(sent.error_code()));
@@ -125,10 +139,7 @@ class CompileManyReactor final
         writing_ = std::move(result);
         write_now = true;
       }
-      if (!reads_done_ && !read_in_flight_ && in_flight_ < max_in_flight_) {
-        read_in_flight_ = true;
-        read_next = true;
-      }
+      read_next = StartReadIfRoom();
       finish = ReadyToFinish();
     }
     if (write_now) StartWrite(&writing_);
@@ -139,6 +150,20 @@ class CompileManyReactor final
   int64_t NextCandidateNumber() {
     absl::MutexLock lock(&mu_);
     return ++numbered_;
+  }
+
+  // True (and the read counted as in flight: the caller starts it) when
+  // another candidate may be read. Results not yet written count against
+  // the limit with the candidates compiling: a client that stops reading
+  // stops the reading of its candidates, instead of letting results
+  // (each up to --max-message-mb) pile up in this process.
+  bool StartReadIfRoom() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const int64_t held = in_flight_ + static_cast<int64_t>(pending_.size());
+    if (reads_done_ || read_in_flight_ || call_.cancelled->load() || held >= max_in_flight_) {
+      return false;
+    }
+    read_in_flight_ = true;
+    return true;
   }
 
   // True once (the caller finishes) when nothing is left to do.
@@ -170,7 +195,7 @@ class CompileManyReactor final
   const rpc::CallInfo call_;
   const int max_in_flight_;
   const absl::Time start_;
-  // Touched only by the read in flight (one at a time).
+  // Filled by the read in flight (one at a time); emptied under mu_.
   v1::CompileManyRequest reading_;
   // The result being written: touched only by whoever holds the write.
   v1::CompileManyResponse writing_;

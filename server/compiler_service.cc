@@ -29,6 +29,7 @@
 #include "rpc/log.h"
 #include "rpc/memory_model_proto.h"
 #include "rpc/pools_proto.h"
+#include "rpc/service_call.h"
 #include "server/compile_many_reactor.h"
 
 namespace ordo::server {
@@ -89,6 +90,21 @@ absl::StatusOr<Graph> ImportRequestModel(const Request& request, ModelFormat for
   absl::StatusOr<Graph> graph = GraphFromProto(request.graph(), graph_limits);
   if (!graph.ok()) return WithPrintableMessage(graph.status());
   return graph;
+}
+
+// The request in core's terms, within the server's limits and valid
+// (CompileRequest::Validate); INVALID_ARGUMENT naming the field otherwise.
+// Compile and Estimate carry the same options and device, so one request
+// is refused by both or by neither, even where Estimate reads less of it.
+template <typename Request>
+absl::StatusOr<CompileRequest> ValidRequest(const Request& request, const CompilerLimits& limits) {
+  ORDO_ASSIGN_OR_RETURN(CompileRequest compile, rpc::CompileRequestFromProto(request));
+  ORDO_ASSIGN_OR_RETURN(compile.options.max_state_bytes,
+                        StateBudget(request.options().max_state_bytes(), limits));
+  compile.rewrite.limits.max_ops = limits.max_ops;
+  ORDO_RETURN_IF_ERROR(compile.Validate());
+  ImplyOneArena(compile);
+  return compile;
 }
 
 v1::CompileStage StageToProto(CompileProgress::Stage stage) {
@@ -299,7 +315,7 @@ absl::Status CompilerService::CompileRequestNow(
     const std::function<void(const v1::CompileProgress&)>& on_progress) {
   ORDO_ASSIGN_OR_RETURN(const CompileAdmission::Slot slot, admission_.Admit());
   // Everything cheap is checked before any work.
-  ORDO_ASSIGN_OR_RETURN(CompileRequest compile, ValidCompileRequest(request));
+  ORDO_ASSIGN_OR_RETURN(CompileRequest compile, ValidRequest(request, limits_));
   std::string shaped_model;
   ORDO_ASSIGN_OR_RETURN(const absl::string_view model_bytes,
                         ModelBytes(request, compile, limits_.max_ops, shaped_model));
@@ -313,8 +329,8 @@ absl::Status CompilerService::CompileRequestNow(
     name_free_key =
         NamespacedScheduleCache::NamespacePrefix(ChosenNamespace(call, request.options())) +
                     NameFreeRequestKey(request, canonical);
-    if (AnswerFromNameFreeCache(call, key, compile, model_bytes, graph, canonical, name_free_key,
-                                start, response, on_progress)) {
+    if (AnswerFromNameFreeCache(call, key, request.device(), compile, model_bytes, graph, canonical,
+                                name_free_key, start, response, on_progress)) {
       return absl::OkStatus();
     }
   }
@@ -328,8 +344,8 @@ absl::Status CompilerService::CompileRequestNow(
   parts_generation_.fetch_add(1, std::memory_order_acq_rel);
   ORDO_ASSIGN_OR_RETURN(const RewriteCompileResult result, std::move(compiled));
   RecordCacheMetrics(result.compile, ChosenNamespace(call, request.options()));
-  ORDO_ASSIGN_OR_RETURN(response, ResponseOf(compile, model_bytes, graph, result.graph,
-                                             result.compile, result.rewrite));
+  ORDO_ASSIGN_OR_RETURN(response, ResponseOf(request.device(), compile, model_bytes, graph,
+                                             result.graph, result.compile, result.rewrite));
   *response.mutable_stats()->mutable_time() = rpc::DurationToProto(deps_.clock->Now() - start);
   if (deps_.responses != nullptr) deps_.responses->Insert(key, response);
   StoreNameFree(name_free_key, canonical, result);
@@ -339,9 +355,10 @@ absl::Status CompilerService::CompileRequestNow(
 }
 
 bool CompilerService::AnswerFromNameFreeCache(
-    const rpc::CallInfo& call, const std::string& key, const CompileRequest& compile,
-    absl::string_view model_bytes, const Graph& graph, const CanonicalGraph& canonical,
-    const std::string& name_free_key, absl::Time start, v1::CompileResponse& response,
+    const rpc::CallInfo& call, const std::string& key, const v1::DeviceSpec& device,
+    const CompileRequest& compile, absl::string_view model_bytes, const Graph& graph,
+    const CanonicalGraph& canonical, const std::string& name_free_key, absl::Time start,
+    v1::CompileResponse& response,
     const std::function<void(const v1::CompileProgress&)>& on_progress) const {
   const std::shared_ptr<const CompileResult> stored =
       deps_.name_free_results->Lookup(name_free_key);
@@ -350,7 +367,7 @@ bool CompilerService::AnswerFromNameFreeCache(
   absl::StatusOr<CompileResult> result =
       ResultForGraph(*stored, graph, canonical, compile.options);
   absl::StatusOr<v1::CompileResponse> answer =
-      result.ok() ? ResponseOf(compile, model_bytes, graph, graph, *result, std::nullopt)
+      result.ok() ? ResponseOf(device, compile, model_bytes, graph, graph, *result, std::nullopt)
                   : absl::StatusOr<v1::CompileResponse>(result.status());
   if (!answer.ok()) {
     rpc::Log(rpc::LogLevel::kWarning, call.request_id,
@@ -380,17 +397,6 @@ void CompilerService::StoreNameFree(const std::string& name_free_key,
     return;
   }
   deps_.name_free_results->Insert(name_free_key, CanonicalizeResult(result.compile, canonical));
-}
-
-absl::StatusOr<CompileRequest> CompilerService::ValidCompileRequest(
-    const v1::CompileRequest& request) const {
-  ORDO_ASSIGN_OR_RETURN(CompileRequest compile, rpc::CompileRequestFromProto(request));
-  ORDO_ASSIGN_OR_RETURN(compile.options.max_state_bytes,
-                        StateBudget(request.options().max_state_bytes(), limits_));
-  compile.rewrite.limits.max_ops = limits_.max_ops;
-  ORDO_RETURN_IF_ERROR(compile.Validate());
-  ImplyOneArena(compile);
-  return compile;
 }
 
 void CompilerService::ApplyBudget(const CompileBudget& budget, CompileRequest& compile) {
@@ -426,10 +432,13 @@ absl::StatusOr<RewriteCompileResult> CompilerService::CompileBefore(
 }
 
 absl::StatusOr<v1::CompileResponse> CompilerService::ResponseOf(
-    const CompileRequest& compile, absl::string_view model_bytes, const Graph& graph,
-    const Graph& compiled_graph, const CompileResult& compiled,
+    const v1::DeviceSpec& device, const CompileRequest& compile, absl::string_view model_bytes,
+    const Graph& graph, const Graph& compiled_graph, const CompileResult& compiled,
     const std::optional<RewriteSummary>& rewrite) {
   v1::CompileResponse response = rpc::CompileResponseOf(compile, compiled_graph, compiled, rewrite);
+  // The core keeps the activations' element size alone: its echo would be
+  // any type of that size (INT8 for UINT8, FLOAT32 for INT32).
+  response.mutable_device()->set_activation_dtype(device.activation_dtype());
   if (compile.reordered_onnx && response.rewritten_onnx_model().empty()) {
     ORDO_ASSIGN_OR_RETURN(*response.mutable_reordered_onnx_model(),
                           ReorderOnnxNodes(model_bytes, graph, compiled.schedule));
@@ -484,8 +493,7 @@ absl::Status CompilerService::RunEstimate(const rpc::CallInfo& call,
   const uint64_t parts_generation = parts_generation_.load(std::memory_order_acquire);
   ORDO_ASSIGN_OR_RETURN(const std::string cache_namespace,
                         CacheNamespaceOf(call, request.options()));
-  ORDO_ASSIGN_OR_RETURN(const CompileRequest estimate, rpc::CompileRequestFromProto(request));
-  ORDO_RETURN_IF_ERROR(estimate.Validate());
+  ORDO_ASSIGN_OR_RETURN(const CompileRequest estimate, ValidRequest(request, limits_));
   std::string shaped_model;
   ORDO_ASSIGN_OR_RETURN(const absl::string_view model_bytes,
                         ModelBytes(request, estimate, limits_.max_ops, shaped_model));
@@ -571,7 +579,7 @@ grpc::ServerUnaryReactor* CompilerService::Compile(grpc::CallbackServerContext* 
   // fast path, and handed to the compile on a miss.
   auto key = std::make_shared<std::string>();
   return rpc::ServeUnaryWithFastPath(
-      context, "Compile", deps_.env,
+      context, "Compile", deps_.env, *response,
       [this, request, response, key](const rpc::CallInfo& call) {
         return AnswerFromResponseCacheNow(call, *request, *response, *key);
       },
@@ -587,7 +595,7 @@ grpc::ServerUnaryReactor* CompilerService::Estimate(grpc::CallbackServerContext*
   // reactor thread, before any import.
   auto key = std::make_shared<std::string>();
   return rpc::ServeUnaryWithFastPath(
-      context, "Estimate", deps_.env,
+      context, "Estimate", deps_.env, *response,
       [this, request, response, key](const rpc::CallInfo& call) {
         return AnswerFromResponseCacheNow(call, *request, *response, *key);
       },
@@ -599,10 +607,11 @@ grpc::ServerUnaryReactor* CompilerService::Estimate(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* CompilerService::GetInfo(grpc::CallbackServerContext* context,
                                                    const v1::GetInfoRequest*,
                                                    v1::GetInfoResponse* response) {
-  return rpc::ServeUnary(context, "GetInfo", deps_.env, [this, response](const rpc::CallInfo&) {
-    FillInfo(*response);
-    return absl::OkStatus();
-  });
+  return rpc::ServeUnary(context, "GetInfo", deps_.env, *response,
+                         [this, response](const rpc::CallInfo&) {
+                           FillInfo(*response);
+                           return absl::OkStatus();
+                         });
 }
 
 namespace {
@@ -628,7 +637,8 @@ class CompileStreamReactor final : public grpc::ServerWriteReactor<v1::CompileEv
       if (status.ok()) {
         v1::CompileEvent event;
         *event.mutable_result() = std::move(response);
-        Push(std::move(event));
+        status = rpc::CheckResponseSize(event, env_);
+        if (status.ok()) Push(std::move(event));
       }
       Close(std::move(status));
     });

@@ -50,11 +50,14 @@ class CompilerService final : public v1::Compiler::CallbackService {
     // empty: the shared one. Valid (CheckCacheNamespace).
     std::string cache_namespace;
     const Clock* clock = nullptr;
+    // Its max_response_bytes is set from limits.max_message_bytes.
     rpc::CallEnvironment env;
   };
 
   CompilerService(CompilerLimits limits, Dependencies deps)
-      : limits_(limits), deps_(std::move(deps)), admission_(limits.max_concurrent_compiles) {}
+      : limits_(limits),
+        deps_(WithResponseLimit(std::move(deps), limits)),
+        admission_(limits.max_concurrent_compiles) {}
   CompilerService(const CompilerService&) = delete;
   CompilerService& operator=(const CompilerService&) = delete;
 
@@ -101,9 +104,10 @@ class CompilerService final : public v1::Compiler::CallbackService {
   // (ResultForGraph), as the response; also stored under `key` in the
   // response cache. False on a miss or when the entry fails the check.
   bool AnswerFromNameFreeCache(
-      const rpc::CallInfo& call, const std::string& key, const CompileRequest& compile,
-      absl::string_view model_bytes, const Graph& graph, const CanonicalGraph& canonical,
-      const std::string& name_free_key, absl::Time start, v1::CompileResponse& response,
+      const rpc::CallInfo& call, const std::string& key, const v1::DeviceSpec& device,
+      const CompileRequest& compile, absl::string_view model_bytes, const Graph& graph,
+      const CanonicalGraph& canonical, const std::string& name_free_key, absl::Time start,
+      v1::CompileResponse& response,
       const std::function<void(const v1::CompileProgress&)>& on_progress) const;
   // Stores an optimal result without rewriting or pools in the name-free
   // cache, in canonical numbering.
@@ -147,9 +151,6 @@ class CompilerService final : public v1::Compiler::CallbackService {
   // One Estimate answer from `source` (computed or response_cache) in
   // namespace `cache_namespace`.
   void RecordEstimateAnswer(absl::string_view source, absl::string_view cache_namespace) const;
-  // The request in core's terms, within this server's limits and valid
-  // (CompileRequest::Validate); INVALID_ARGUMENT naming the field otherwise.
-  absl::StatusOr<CompileRequest> ValidCompileRequest(const v1::CompileRequest& request) const;
   // The search time and the stages' deadline of `budget` into `compile`.
   static void ApplyBudget(const CompileBudget& budget, CompileRequest& compile);
   // CompileWithRewrite through this server's runner and cache; a search
@@ -161,10 +162,11 @@ class CompilerService final : public v1::Compiler::CallbackService {
       std::function<void(const CompileProgress&)> on_progress) const;
   // The result as the API's response, with the reordered models asked for.
   // `compiled_graph` is the graph `compiled` scheduled (the rewritten one,
-  // or `graph`); `rewrite` is set when a rewrite search ran.
+  // or `graph`); `rewrite` is set when a rewrite search ran. `device` is
+  // the request's, echoed where the core keeps less of it.
   static absl::StatusOr<v1::CompileResponse> ResponseOf(
-      const CompileRequest& compile, absl::string_view model_bytes, const Graph& graph,
-      const Graph& compiled_graph, const CompileResult& compiled,
+      const v1::DeviceSpec& device, const CompileRequest& compile, absl::string_view model_bytes,
+      const Graph& graph, const Graph& compiled_graph, const CompileResult& compiled,
       const std::optional<RewriteSummary>& rewrite);
   // One Compile answer from `source` for the call whose whole-answer key
   // is `key` (its namespace is the key's prefix).
@@ -186,6 +188,11 @@ class CompilerService final : public v1::Compiler::CallbackService {
   void FillInfo(v1::GetInfoResponse& response) const;
 
   const CompilerLimits limits_;
+  static Dependencies WithResponseLimit(Dependencies deps, const CompilerLimits& limits) {
+    deps.env.max_response_bytes = limits.max_message_bytes;
+    return deps;
+  }
+
   const Dependencies deps_;
   CompileAdmission admission_;
   // Identical Compile requests in flight, by CompileRequestKey.

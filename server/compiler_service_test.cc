@@ -9,6 +9,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -273,36 +276,34 @@ TEST_F(CompilerServiceTest, TwoCacheNamespacesShareNothing) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("ordo-cache-namespace")));
 }
 
-// The value of ordo_namespace_cache_events_total{namespace, event}, 0 when
-// the series does not exist.
-double NamespaceEvents(const rpc::ServiceMetrics& metrics, const std::string& cache_namespace,
-                       const std::string& event) {
-  for (const prometheus::MetricFamily& family : metrics.registry()->Collect()) {
-    if (family.name != "ordo_namespace_cache_events_total") continue;
-    for (const prometheus::ClientMetric& metric : family.metric) {
-      std::string ns, ev;
+// The value of the series of counter `family` with every label of
+// `labels`; 0 when there is none.
+double CounterValue(const rpc::ServiceMetrics& metrics, absl::string_view family,
+                    const std::map<std::string, std::string>& labels) {
+  for (const prometheus::MetricFamily& found : metrics.registry()->Collect()) {
+    if (found.name != family) continue;
+    for (const prometheus::ClientMetric& metric : found.metric) {
+      size_t matching = 0;
       for (const prometheus::ClientMetric::Label& label : metric.label) {
-        if (label.name == "namespace") ns = label.value;
-        if (label.name == "event") ev = label.value;
+        const auto wanted = labels.find(label.name);
+        if (wanted != labels.end() && wanted->second == label.value) ++matching;
       }
-      if (ns == cache_namespace && ev == event) return metric.counter.value;
+      if (matching == labels.size()) return metric.counter.value;
     }
   }
   return 0;
 }
 
-// The value of ordo_compile_answers_total{source}, 0 when the series does
-// not exist.
+// ordo_namespace_cache_events_total{namespace, event}.
+double NamespaceEvents(const rpc::ServiceMetrics& metrics, const std::string& cache_namespace,
+                       const std::string& event) {
+  return CounterValue(metrics, "ordo_namespace_cache_events_total",
+                      {{"namespace", cache_namespace}, {"event", event}});
+}
+
+// ordo_compile_answers_total{source}.
 double CompileAnswers(const rpc::ServiceMetrics& metrics, const std::string& source) {
-  for (const prometheus::MetricFamily& family : metrics.registry()->Collect()) {
-    if (family.name != "ordo_compile_answers_total") continue;
-    for (const prometheus::ClientMetric& metric : family.metric) {
-      for (const prometheus::ClientMetric::Label& label : metric.label) {
-        if (label.name == "source" && label.value == source) return metric.counter.value;
-      }
-    }
-  }
-  return 0;
+  return CounterValue(metrics, "ordo_compile_answers_total", {{"source", source}});
 }
 
 // The `namespace` label values of ordo_namespace_cache_events_total.
@@ -599,6 +600,125 @@ TEST_F(BusyCompilerServiceTest, OverCapacityIsResourceExhausted) {
   ORDO_EXPECT_OK(first_status);
   // The slot is free again.
   ORDO_EXPECT_OK(Compile(GraphRequest(ordo::testing::ManyBranches(4)), response));
+}
+
+// A chain of `ops` ops, for responses of a size that grows with it.
+v1::CompileRequest ChainRequest(int ops) {
+  std::string text = "input t0 4\n";
+  for (int i = 1; i <= ops; ++i) {
+    absl::StrAppend(&text, "op chain_op_", i, " Conv t", i - 1, " -> t", i, ":", 4 + i % 7, "\n");
+  }
+  absl::StrAppend(&text, "output t", ops, "\n");
+  return GraphRequest(ordo::testing::TestGraph(text));
+}
+
+class SmallMessagesCompilerServiceTest : public CompilerServiceTest {
+ protected:
+  SmallMessagesCompilerServiceTest() : CompilerServiceTest(Limits()) {}
+  static constexpr int64_t kLimit = 8 << 10;
+  static CompilerLimits Limits() {
+    CompilerLimits limits;
+    limits.max_message_bytes = kLimit;
+    return limits;
+  }
+};
+
+TEST_F(SmallMessagesCompilerServiceTest, AResponseOverTheMessageLimitFailsAloneNamingTheFix) {
+  const v1::CompileRequest small = ChainRequest(3);
+  const v1::CompileRequest big = ChainRequest(300);
+  {
+    v1::CompileResponse response;
+    ORDO_ASSERT_OK(Compile(small, response));
+    ASSERT_LT(response.ByteSizeLong(), kLimit / 2);
+    ORDO_ASSERT_OK(Compile(big, response));  // RunCompile does not check the size
+    ASSERT_GT(response.ByteSizeLong(), kLimit);
+  }
+  // Compile: RESOURCE_EXHAUSTED with the fix, counted as such; computed
+  // (a request not seen before) and then from the response cache.
+  const v1::CompileRequest unseen = ChainRequest(301);
+  for (int call = 0; call < 2; ++call) {
+    grpc::ClientContext context;
+    v1::CompileResponse response;
+    const grpc::Status unary = Stub()->Compile(&context, unseen, &response);
+    EXPECT_EQ(unary.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+    EXPECT_THAT(unary.error_message(),
+                AllOf(HasSubstr("--max-message-mb"), HasSubstr(absl::StrCat("limit of ", kLimit))));
+  }
+  EXPECT_EQ(CompileAnswers(metrics_, "response_cache"), 1);
+  EXPECT_EQ(CounterValue(metrics_, "ordo_requests_total",
+                         {{"method", "Compile"}, {"code", "RESOURCE_EXHAUSTED"}}),
+            2);
+  EXPECT_EQ(CounterValue(metrics_, "ordo_requests_total", {{"method", "Compile"}, {"code", "OK"}}),
+            0);
+
+  // CompileMany: that candidate fails alone; the stream goes on.
+  grpc::ClientContext many_context;
+  auto stream = Stub()->CompileMany(&many_context);
+  for (const auto& [id, request] : {std::pair{"big", &big}, std::pair{"small", &small}}) {
+    v1::CompileManyRequest candidate;
+    candidate.set_id(id);
+    *candidate.mutable_request() = *request;
+    ASSERT_TRUE(stream->Write(candidate));
+  }
+  stream->WritesDone();
+  std::map<std::string, v1::CompileManyResponse> results;
+  for (v1::CompileManyResponse result; stream->Read(&result);) results[result.id()] = result;
+  const grpc::Status many = stream->Finish();
+  ASSERT_TRUE(many.ok()) << many.error_message();
+  ASSERT_EQ(results.size(), 2);
+  EXPECT_EQ(results["big"].error().code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(results["big"].error().message(), HasSubstr("--max-message-mb"));
+  EXPECT_TRUE(results["small"].has_response());
+
+  // CompileStream: the progress, then the error instead of the result.
+  grpc::ClientContext stream_context;
+  auto events = Stub()->CompileStream(&stream_context, big);
+  for (v1::CompileEvent event; events->Read(&event);) EXPECT_FALSE(event.has_result());
+  EXPECT_EQ(events->Finish().error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+}
+
+TEST_F(CompilerServiceTest, EstimateRefusesWhatCompileRefuses) {
+  const Graph graph = BranchesGraph();
+  const std::vector<
+      std::pair<std::string, std::function<void(v1::CompileOptions&, v1::DeviceSpec&)>>>
+      bad = {
+          {"options.rewrite", [](auto& o, auto&) { o.set_rewrite("nope"); }},
+          {"options.beam_width", [](auto& o, auto&) { o.set_beam_width(17); }},
+          {"options.max_latency_overhead",
+           [](auto& o, auto&) { o.set_max_latency_overhead(std::nan("")); }},
+          {"options.max_state_bytes", [](auto& o, auto&) { o.set_max_state_bytes(-1); }},
+          {"device.macs_per_second", [](auto&, auto& d) { d.set_macs_per_second(-1); }},
+          {"device.op_overhead_seconds", [](auto&, auto& d) { d.set_op_overhead_seconds(-1); }},
+      };
+  for (const auto& [field, spoil] : bad) {
+    SCOPED_TRACE(field);
+    v1::CompileRequest compile = GraphRequest(graph);
+    spoil(*compile.mutable_options(), *compile.mutable_device());
+    v1::EstimateRequest estimate;
+    *estimate.mutable_graph() = compile.graph();
+    *estimate.mutable_options() = compile.options();
+    *estimate.mutable_device() = compile.device();
+    v1::CompileResponse compiled;
+    EXPECT_THAT(Compile(compile, compiled),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(field)));
+    grpc::ClientContext context;
+    v1::EstimateResponse estimated;
+    const grpc::Status status = Stub()->Estimate(&context, estimate, &estimated);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(status.error_message(), HasSubstr(field));
+  }
+}
+
+TEST_F(CompilerServiceTest, TheResponseEchoesTheActivationTypeAsked) {
+  for (const v1::DataType dtype : {v1::DATA_TYPE_UINT8, v1::DATA_TYPE_INT8, v1::DATA_TYPE_INT32,
+                                   v1::DATA_TYPE_BFLOAT16, v1::DATA_TYPE_UNSPECIFIED}) {
+    SCOPED_TRACE(v1::DataType_Name(dtype));
+    v1::CompileRequest request = GraphRequest(BranchesGraph());
+    request.mutable_device()->set_activation_dtype(dtype);
+    v1::CompileResponse response;
+    ORDO_ASSERT_OK(Compile(request, response));
+    EXPECT_EQ(response.device().activation_dtype(), dtype);
+  }
 }
 
 TEST_F(CompilerServiceTest, CompileThroughTheHandler) {

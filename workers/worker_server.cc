@@ -24,7 +24,8 @@ absl::StatusOr<std::unique_ptr<WorkerServer>> WorkerServer::Start(Options option
   }
   server->queue_ = std::make_unique<rpc::WorkQueue>(options.threads);
   server->service_ = std::make_unique<WorkerService>(
-      options.service, rpc::CallEnvironment{server->queue_.get(), &server->metrics_registry_});
+      options.service, rpc::CallEnvironment{server->queue_.get(), &server->metrics_registry_,
+                                            options.max_message_bytes});
 
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
       rpc::MakeServerCredentials(options.security);

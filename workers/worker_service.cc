@@ -40,7 +40,7 @@ absl::Status Schedule(const WorkerService::Options& options, rpc::ServiceMetrics
 grpc::ServerUnaryReactor* WorkerService::ScheduleSubgraph(grpc::CallbackServerContext* context,
                                                           const v1::SubgraphTask* task,
                                                           v1::SubgraphResult* result) {
-  return rpc::ServeUnary(context, "ScheduleSubgraph", env_,
+  return rpc::ServeUnary(context, "ScheduleSubgraph", env_, *result,
                          [this, task, result](const rpc::CallInfo& call) {
                            return Schedule(options_, env_.metrics, call, *task, *result);
                          });

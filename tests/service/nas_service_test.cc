@@ -239,6 +239,55 @@ TEST(NasServiceTest, CompileManyAnswersEveryCandidateWithItsIdAndGoesOnAfterABad
   }
 }
 
+TEST(NasServiceTest, AClientThatStopsReadingStopsTheReadingOfItsCandidates) {
+  // Results of about 1 MiB each (the reordered model of a padded one): a
+  // client that does not read soon fills the transport's flow-control
+  // window, and the front must not go on compiling into memory.
+  Server server({"--local-workers=1", "--max-concurrent=2"});
+  ASSERT_TRUE(server.started());
+  onnx::ModelProto model;
+  ASSERT_TRUE(
+      model.ParseFromString(ReadFile(ordo::testing::ExampleModelsDir() + "/tiny_cell.onnx")));
+  model.set_doc_string(std::string(1 << 20, 'x'));
+  v1::CompileRequest request;
+  request.set_onnx_model(model.SerializeAsString());
+  request.mutable_options()->set_return_reordered_onnx(true);
+  constexpr int kCandidates = 40;
+
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(120)));
+  auto stream = server.compiler().CompileMany(&context);
+  std::thread writer([&] {
+    for (int i = 0; i < kCandidates; ++i) {
+      v1::CompileManyRequest candidate;
+      candidate.set_id(absl::StrCat(i));
+      *candidate.mutable_request() = request;
+      if (!stream->Write(candidate)) return;
+    }
+    stream->WritesDone();
+  });
+  const auto finished = [&] {
+    return MetricValue(server.Metrics(), "ordo_requests_total", "method=\"CompileMany\"");
+  };
+  // Identical candidates are answered from the response cache in
+  // milliseconds: unchecked, all 40 would be done long before this.
+  absl::SleepFor(absl::Seconds(3));
+  const double before_reading = finished();
+  EXPECT_GE(before_reading, 1);
+  EXPECT_LT(before_reading, kCandidates / 2) << "candidates finished before the client read";
+
+  int results = 0;
+  for (v1::CompileManyResponse result; stream->Read(&result);) {
+    EXPECT_TRUE(result.has_response()) << result.error().message();
+    ++results;
+  }
+  writer.join();
+  const grpc::Status status = stream->Finish();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(results, kCandidates);
+  EXPECT_EQ(finished(), kCandidates);
+}
+
 TEST(NasServiceTest, CompileManyWithNoCandidatesEndsCleanly) {
   Server server({"--local-workers=1"});
   ASSERT_TRUE(server.started());
