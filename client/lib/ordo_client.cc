@@ -89,8 +89,8 @@ grpc::Status OrdoClient::Call(const std::function<grpc::Status(grpc::ClientConte
     context.set_deadline(absl::ToChronoTime(deadline));
     options_.security.Apply(context);
     const grpc::Status status = attempt(context);
-    if (status.error_code() != grpc::StatusCode::UNAVAILABLE || !options_.retry ||
-        !resendable() || absl::Now() + pause >= window_end) {
+    if (!IsResentCode(status.error_code()) || !options_.retry || !resendable() ||
+        absl::Now() + pause >= window_end) {
       return status;
     }
     absl::SleepFor(pause);

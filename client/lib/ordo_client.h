@@ -16,11 +16,13 @@
 namespace ordo::client {
 
 // The retry policy every ordo client should use, in two layers, for
-// UNAVAILABLE only (server restarting or draining, connection refused or
-// reset: nothing was computed, and every Compiler method is a pure function
-// of its request, so resending is safe). Nothing else is retried: the other
-// codes describe the request (INVALID_ARGUMENT, RESOURCE_EXHAUSTED) and
-// would fail again.
+// UNAVAILABLE (server restarting or draining, connection refused or reset)
+// and CANCELLED (which this client never causes itself: gRPC cancels a
+// call that reaches a front in the instant it shuts down, grpc/grpc#41785).
+// Nothing was computed, and every Compiler method is a pure function of its
+// request, so resending is safe. Nothing else is retried: the other codes
+// describe the request (INVALID_ARGUMENT, RESOURCE_EXHAUSTED) and would
+// fail again.
 //  1. gRPC's service config (below): up to 4 attempts, exponential back-off
 //     from 100 ms to 2 s with full jitter (at most 0.7 s in all): absorbs a
 //     connection reset or a single refused connect.
@@ -32,6 +34,10 @@ namespace ordo::client {
 //     reconnects every 100 ms to 1 s (not gRPC's 1 s to 120 s), so it sees
 //     the new server soon after it listens.
 // All attempts share the call's one deadline (Options::timeout).
+// Whether a call that ended with `code` is resent (both layers).
+inline bool IsResentCode(grpc::StatusCode code) {
+  return code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::CANCELLED;
+}
 inline constexpr char kRetryServiceConfig[] = R"json({
   "methodConfig": [{
     "name": [{"service": "ordo.v1.Compiler"}],
@@ -40,7 +46,7 @@ inline constexpr char kRetryServiceConfig[] = R"json({
       "initialBackoff": "0.1s",
       "maxBackoff": "2s",
       "backoffMultiplier": 2,
-      "retryableStatusCodes": ["UNAVAILABLE"]
+      "retryableStatusCodes": ["UNAVAILABLE", "CANCELLED"]
     }
   }]
 })json";

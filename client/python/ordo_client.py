@@ -12,7 +12,8 @@ carries the gRPC status code and the server's message (INVALID_ARGUMENT for a
 bad model names the node or tensor; RESOURCE_EXHAUSTED for limits).
 
 Retry policy (the one every ordo client should use; the C++ client's too,
-client/lib/ordo_client.h), for UNAVAILABLE only, in two layers. Layer 1:
+client/lib/ordo_client.h), for UNAVAILABLE and CANCELLED, in two layers.
+Layer 1:
 channels are created with `grpc.enable_retries` and this service config
 (RETRY_SERVICE_CONFIG):
 
@@ -21,10 +22,13 @@ channels are created with `grpc.enable_retries` and this service config
                                        "initialBackoff": "0.2s",
                                        "maxBackoff": "2s",
                                        "backoffMultiplier": 2,
-                                       "retryableStatusCodes": ["UNAVAILABLE"]}}]}
+                                       "retryableStatusCodes": ["UNAVAILABLE",
+                                                                "CANCELLED"]}}]}
 
-- Only UNAVAILABLE is retried: the server was unreachable, restarting or
-  draining, so nothing was computed and resending is safe. Every Compiler
+- Only UNAVAILABLE and CANCELLED are retried: the server was unreachable,
+  restarting or draining, so nothing was computed and resending is safe.
+  This client never cancels a call itself; gRPC cancels a call that reaches
+  a front in the instant it shuts down (grpc/grpc#41785). Every Compiler
   method is a pure function of its request, so a retry never duplicates an
   effect. INVALID_ARGUMENT (a bad model), RESOURCE_EXHAUSTED (too many
   compiles at once, a model over the limits) and DEADLINE_EXCEEDED are
@@ -76,6 +80,9 @@ except ImportError as error:  # The stubs are build outputs, not sources.
         f"ordo's Python stubs are not in {STUBS_DIR} ({error}); build them with "
         "`scripts/build ordo_python_stubs` or set ORDO_PYTHON_STUBS") from error
 
+# The codes both layers of the retry policy resend (module docstring).
+RESENT_CODES = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
+
 # The retry policy of the module docstring, as a gRPC service config.
 RETRY_SERVICE_CONFIG = {
     "methodConfig": [{
@@ -85,7 +92,7 @@ RETRY_SERVICE_CONFIG = {
             "initialBackoff": "0.2s",
             "maxBackoff": "2s",
             "backoffMultiplier": 2,
-            "retryableStatusCodes": ["UNAVAILABLE"],
+            "retryableStatusCodes": [code.name for code in RESENT_CODES],
         },
     }]
 }
@@ -233,6 +240,7 @@ class OrdoClient:
                         ("grpc.initial_reconnect_backoff_ms", 100),
                         ("grpc.max_reconnect_backoff_ms", 1000)]
         self.target = target
+        self._closed = False
         self.namespace = namespace or ""
         self.timeout_s = timeout_s
         self.unavailable_window_s = unavailable_window_s if retry else 0
@@ -252,6 +260,7 @@ class OrdoClient:
         self._stub = pb_grpc.CompilerStub(self._channel)
 
     def close(self):
+        self._closed = True  # calls in flight end CANCELLED, and are not resent
         self._channel.close()
 
     def __enter__(self):
@@ -308,7 +317,7 @@ class OrdoClient:
         pause = 0.1
         while True:
             yield self.timeout_s - (time.monotonic() - start)
-            if time.monotonic() + pause >= window_end:
+            if self._closed or time.monotonic() + pause >= window_end:
                 return
             time.sleep(pause)
             pause = min(2 * pause, 1.0)
@@ -324,7 +333,7 @@ class OrdoClient:
                 return method(request, timeout=remaining, metadata=self._metadata)
             except grpc.RpcError as error:
                 last = error
-                if error.code() != grpc.StatusCode.UNAVAILABLE:
+                if error.code() not in RESENT_CODES:
                     break
         raise OrdoError(last.code(), last.details()) from None
 
@@ -397,7 +406,7 @@ class OrdoClient:
                 return
             except grpc.RpcError as error:
                 last = error
-                if delivered or error.code() != grpc.StatusCode.UNAVAILABLE:
+                if delivered or error.code() not in RESENT_CODES:
                     break
         raise OrdoError(last.code(), last.details()) from None
 

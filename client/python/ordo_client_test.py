@@ -66,6 +66,17 @@ class RetryPolicyTest(unittest.TestCase):
         self.assertEqual(client.info().version, "scripted")
         self.assertEqual(servicer.attempts, 3)
 
+    def test_a_call_the_server_cancels_is_resent(self):
+        # What a front shutting down does to calls arriving in that instant
+        # (grpc/grpc#41785): too rare around a real SIGTERM to test there.
+        cancelled = grpc.StatusCode.CANCELLED
+        servicer, client = self.serve([cancelled])
+        self.assertEqual(client.info().version, "scripted")
+        self.assertEqual(servicer.attempts, 2)
+        servicer, client = self.serve([cancelled] * 6, unavailable_window_s=10)
+        self.assertEqual(client.info().version, "scripted")
+        self.assertEqual(servicer.attempts, 7)
+
     def test_at_most_four_attempts(self):
         servicer, client = self.serve([grpc.StatusCode.UNAVAILABLE] * 10)
         with self.assertRaises(OrdoError) as raised:
@@ -126,7 +137,7 @@ class RetryPolicyTest(unittest.TestCase):
     def test_policy_is_the_documented_one(self):
         policy = ordo_client.RETRY_SERVICE_CONFIG["methodConfig"][0]["retryPolicy"]
         self.assertEqual(policy["maxAttempts"], 4)
-        self.assertEqual(policy["retryableStatusCodes"], ["UNAVAILABLE"])
+        self.assertEqual(policy["retryableStatusCodes"], ["UNAVAILABLE", "CANCELLED"])
         self.assertIn('"maxAttempts": 4', ordo_client.__doc__)
 
 

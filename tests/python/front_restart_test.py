@@ -79,7 +79,7 @@ class FrontRestartTest(unittest.TestCase):
     def test_the_example_client_uses_the_retry_service_config(self):
         policy = ordo_client.RETRY_SERVICE_CONFIG["methodConfig"][0]
         self.assertEqual(policy["name"], [{"service": "ordo.v1.Compiler"}])
-        self.assertEqual(policy["retryPolicy"]["retryableStatusCodes"], ["UNAVAILABLE"])
+        self.assertEqual(policy["retryPolicy"]["retryableStatusCodes"], ["UNAVAILABLE", "CANCELLED"])
         self.assertGreaterEqual(policy["retryPolicy"]["maxAttempts"], 2)
         # The channel really gets it: capture the options OrdoClient passes.
         seen = {}
