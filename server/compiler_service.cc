@@ -117,21 +117,26 @@ v1::CompileStage StageToProto(CompileProgress::Stage stage) {
       return v1::COMPILE_STAGE_SCHEDULED;
     case CompileProgress::Stage::kFinished:
       return v1::COMPILE_STAGE_FINISHED;
+    case CompileProgress::Stage::kRewriting:
+      return v1::COMPILE_STAGE_REWRITING;
   }
   return v1::COMPILE_STAGE_UNSPECIFIED;
 }
 
 // The core's progress reports as the API's events (empty when nobody
-// listens).
+// listens). `elapsed` is the call's, from `start` (the core's restarts with
+// each compile and the search a call runs).
 std::function<void(const CompileProgress&)> ProgressToProto(
-    const std::function<void(const v1::CompileProgress&)>& on_progress) {
+    const std::function<void(const v1::CompileProgress&)>& on_progress, absl::Time start,
+    const Clock& clock) {
   if (!on_progress) return {};
-  return [&on_progress](const CompileProgress& progress) {
+  return [&on_progress, start, &clock](const CompileProgress& progress) {
     v1::CompileProgress event;
     event.set_stage(StageToProto(progress.stage));
-    *event.mutable_elapsed() = rpc::DurationToProto(progress.elapsed);
+    *event.mutable_elapsed() = rpc::DurationToProto(clock.Now() - start);
     event.set_parts_total(progress.parts_total);
     event.set_parts_done(progress.parts_done);
+    event.set_rewrite_schedules(progress.rewrite_schedules);
     on_progress(event);
   };
 }
@@ -336,9 +341,9 @@ absl::Status CompilerService::CompileRequestNow(
   }
   const absl::Time deadline = CallDeadline(call.deadline, start, limits_);
   ApplyBudget(SplitDeadline(compile.options.time_limit, deadline, deps_.clock->Now()), compile);
-  absl::StatusOr<RewriteCompileResult> compiled =
-      CompileBefore(deadline, call, compile, model_bytes, graph,
-                    ChosenNamespace(call, request.options()), ProgressToProto(on_progress));
+  absl::StatusOr<RewriteCompileResult> compiled = CompileBefore(
+      deadline, call, compile, model_bytes, graph, ChosenNamespace(call, request.options()),
+      ProgressToProto(on_progress, start, *deps_.clock));
   // After the compile's last part-cache store, so an Estimate that looked
   // the parts up before it cannot keep its answer.
   parts_generation_.fetch_add(1, std::memory_order_acq_rel);

@@ -27,6 +27,7 @@
 #include "core/graph/graph_proto.h"
 #include "core/memory/memory_model.h"
 #include "core/parts/part_runner.h"
+#include "core/rewrite/onnx_test_model.h"
 #include "core/schedule/scheduler_registry.h"
 #include "core/testing/fake_clock.h"
 #include "core/testing/status_matchers.h"
@@ -35,6 +36,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "rpc/compile_proto.h"
+#include "rpc/memory_model_proto.h"
 #include "rpc/metrics.h"
 #include "rpc/work_queue.h"
 
@@ -469,6 +471,59 @@ TEST_F(CompilerServiceTest, ProgressEventsFollowTheStagesAndEndFinished) {
       Call(), GraphRequest(BranchesGraph()), response,
       [&](const v1::CompileProgress& progress) { stages.push_back(progress.stage()); }));
   EXPECT_EQ(stages, std::vector<v1::CompileStage>{v1::COMPILE_STAGE_FINISHED});
+}
+
+TEST_F(CompilerServiceTest, ARewriteSearchReportsItsProgressOnTheCallsClock) {
+  // Four branches concatenated into a 1x1 Conv: a site every mode rewrites.
+  OnnxTestModel model;
+  model.Input("x", {1, 8, 16, 16});
+  std::vector<std::string> branches;
+  for (int i = 0; i < 4; ++i) {
+    model.Weight(absl::StrCat("w", i), {32, 8, 1, 1}, nullptr);
+    model.Node("Conv", {"x", absl::StrCat("w", i)}, {absl::StrCat("b", i)});
+    branches.push_back(absl::StrCat("b", i));
+  }
+  SetIntAttribute(model.Node("Concat", branches, {"cat"}), "axis", 1);
+  model.Weight("wy", {16, 128, 1, 1}, nullptr);
+  model.Node("Conv", {"cat", "wy"}, {"y"});
+  model.Output("y");
+  v1::CompileRequest request;
+  request.set_onnx_model(model.Bytes());
+  request.mutable_options()->set_rewrite("all");
+  request.mutable_options()->mutable_time_limit()->set_seconds(600);
+
+  std::vector<v1::CompileProgress> events;
+  v1::CompileResponse response;
+  ORDO_ASSERT_OK(
+      service().RunCompile(Call(), request, response, [&](const v1::CompileProgress& progress) {
+        events.push_back(progress);
+        // Each search report is a second
+        // apart on the fake clock, so the
+        // next schedule reports again.
+        if (progress.stage() == v1::COMPILE_STAGE_REWRITING) {
+          clock_.Advance(absl::Seconds(1));
+        }
+      }));
+  ASSERT_FALSE(response.rewrites().empty());
+  std::vector<int32_t> schedules;
+  for (const v1::CompileProgress& event : events) {
+    if (event.stage() == v1::COMPILE_STAGE_REWRITING)
+      schedules.push_back(event.rewrite_schedules());
+  }
+  ASSERT_GE(schedules.size(), 2);
+  EXPECT_EQ(schedules.front(), 1);
+  EXPECT_TRUE(std::is_sorted(schedules.begin(), schedules.end()));
+  EXPECT_LE(schedules.back(), response.rewrite().schedules_run());
+  EXPECT_EQ(events.back().stage(), v1::COMPILE_STAGE_FINISHED);
+  // One clock for the whole call: the rewritten model's compile, after
+  // the search, does not start again from zero.
+  for (size_t i = 1; i < events.size(); ++i) {
+    EXPECT_GE(rpc::DurationFromProto(events[i].elapsed()),
+              rpc::DurationFromProto(events[i - 1].elapsed()))
+        << "event " << i;
+  }
+  EXPECT_GE(rpc::DurationFromProto(events.back().elapsed()),
+            absl::Seconds(static_cast<int64_t>(schedules.size())));
 }
 
 TEST_F(CompilerServiceTest, BadRequestsAreInvalidArgumentNamingTheField) {

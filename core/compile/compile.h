@@ -61,12 +61,18 @@ struct CompileOptions {
 
 // How far a compile has got, for streaming progress.
 struct CompileProgress {
-  enum class Stage { kImported, kPartitioned, kScheduled, kFinished };
+  // kRewriting: a rewrite search is running (reported about once a second
+  // while it does; a compile with rewriting reports the stages of each
+  // compile it runs, and these between).
+  enum class Stage { kImported, kPartitioned, kScheduled, kFinished, kRewriting };
   Stage stage = Stage::kImported;
   // Parts of the model (0 before partitioning) and parts with a schedule.
   int32_t parts_total = 0;
   int32_t parts_done = 0;
+  // Since the reporting stage began (a compile, or the rewrite search).
   absl::Duration elapsed = absl::ZeroDuration();
+  // kRewriting: candidate schedules the search has run so far.
+  int32_t rewrite_schedules = 0;
 };
 
 // Where a compile schedules and caches parts (STYLE: the small interfaces

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <tuple>
 #include <utility>
 
@@ -55,6 +56,26 @@ absl::StatusOr<CompileResult> CompileStage(const Graph& graph, CompileOptions op
   return Compile(graph, options, services, clock);
 }
 
+// The search's progress as kRewriting reports, at most one per
+// kRewriteProgressInterval (a search runs hundreds of schedules a second);
+// empty when nobody listens.
+constexpr absl::Duration kRewriteProgressInterval = absl::Seconds(1);
+std::function<void()> RewriteProgress(const CompileServices& services, const Clock& clock) {
+  if (!services.on_progress) return {};
+  return [&services, &clock, start = clock.Now(), last = absl::InfinitePast(),
+          schedules_run = int32_t{0}]() mutable {
+    ++schedules_run;
+    const absl::Time now = clock.Now();
+    if (now - last < kRewriteProgressInterval) return;
+    last = now;
+    CompileProgress progress;
+    progress.stage = CompileProgress::Stage::kRewriting;
+    progress.elapsed = now - start;
+    progress.rewrite_schedules = schedules_run;
+    services.on_progress(progress);
+  };
+}
+
 RewriteOptions SearchOptions(const CompileOptions& compile, const RewriteCompileOptions& rewrite,
                              const CompileServices& services, RewriteMode mode, const Clock& clock,
                              int stages_left) {
@@ -81,6 +102,7 @@ RewriteOptions SearchOptions(const CompileOptions& compile, const RewriteCompile
   }
   options.clock = &clock;
   options.cancelled = services.cancelled;
+  options.on_schedule_run = RewriteProgress(services, clock);
   return options;
 }
 

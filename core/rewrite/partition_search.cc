@@ -417,7 +417,7 @@ absl::StatusOr<ScheduleResult> ModelEvaluator::RunScheduler(const MemoryModel& m
   // its whole budget).
   const absl::Time now = Now();
   limits.deadline = std::min(now + limit, std::max(now, start_ + options_.time_limit));
-  ++schedules_run_;
+  options_.CountScheduleRun(schedules_run_);
   return scheduler_.Schedule(memory, limits);
 }
 

@@ -53,7 +53,7 @@ class Search {
   }
 
   absl::StatusOr<ScheduleResult> Schedule(const Graph& graph) {
-    ++schedules_run_;
+    options_.CountScheduleRun(schedules_run_);
     ORDO_ASSIGN_OR_RETURN(MemoryModel memory, BuildMemoryModel(graph, options_.memory));
     ScheduleLimits limits;
     limits.clock = options_.clock;

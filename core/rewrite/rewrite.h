@@ -97,6 +97,16 @@ struct RewriteOptions {
   // ai.ordo nodes (with local functions any ONNX runtime runs); off for
   // deployments whose runtime executes standard ops only.
   bool fusion = true;
+  // Called as each candidate schedule starts (progress reports; a search
+  // in several steps counts each step's schedules from zero, this sees
+  // them all); from the searching thread. May be empty.
+  std::function<void()> on_schedule_run;
+
+  // Counts one candidate schedule in `schedules_run` and reports it.
+  void CountScheduleRun(int32_t& schedules_run) const {
+    ++schedules_run;
+    if (on_schedule_run) on_schedule_run();
+  }
 
   bool fit_mode() const { return memory_limit_bytes > 0 || fit_test != nullptr; }
   // Fit mode's one verdict on a candidate: its peak within

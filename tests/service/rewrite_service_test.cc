@@ -133,6 +133,29 @@ TEST(RewriteServiceTest, IdentityReturnsARewrittenModelWhoseScheduleResimulates)
   EXPECT_GT(plain.peak_bytes(), response.peak_bytes());
 }
 
+TEST(RewriteServiceTest, CompileStreamReportsTheRewriteSearchThenTheResult) {
+  Server server({"--local-workers=1"});
+  ASSERT_TRUE(server.started());
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(60)));
+  auto stream = server.compiler().CompileStream(&context, RewriteRequest(ConcatConvModel(), "all"));
+  std::vector<v1::CompileEvent> events;
+  for (v1::CompileEvent event; stream->Read(&event);) events.push_back(event);
+  const grpc::Status status = stream->Finish();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_FALSE(events.empty());
+  ASSERT_TRUE(events.back().has_result());
+  EXPECT_FALSE(events.back().result().rewrites().empty());
+  // The search reports as its first schedule starts, before the rewritten
+  // model's compile, whose stages end with FINISHED.
+  std::vector<v1::CompileStage> stages;
+  for (size_t i = 0; i + 1 < events.size(); ++i) stages.push_back(events[i].progress().stage());
+  ASSERT_FALSE(stages.empty());
+  EXPECT_EQ(stages.front(), v1::COMPILE_STAGE_REWRITING);
+  EXPECT_EQ(events.front().progress().rewrite_schedules(), 1);
+  EXPECT_EQ(stages.back(), v1::COMPILE_STAGE_FINISHED);
+}
+
 TEST(RewriteServiceTest, EveryModeKeepsThePeakAndVerifies) {
   Server server({"--local-workers=1"});
   ASSERT_TRUE(server.started());
