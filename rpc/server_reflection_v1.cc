@@ -57,7 +57,7 @@ class ReflectionV1Plugin final : public grpc::ServerBuilderPlugin {
     service_->SetServiceNames(*initializer->GetServiceList());
   }
   void ChangeArguments(const std::string& /*name*/, void* /*value*/) override {}
-  bool has_sync_methods() const override { return true; }
+  bool has_sync_methods() const override { return false; }
 
  private:
   std::shared_ptr<ServerReflectionV1> service_ = std::make_shared<ServerReflectionV1>();
@@ -136,14 +136,45 @@ ServerReflectionResponse ServerReflectionV1::Answer(const ServerReflectionReques
   return response;
 }
 
-grpc::Status ServerReflectionV1::ServerReflectionInfo(
-    grpc::ServerContext* /*context*/,
-    grpc::ServerReaderWriter<ServerReflectionResponse, ServerReflectionRequest>* stream) {
-  ServerReflectionRequest request;
-  while (stream->Read(&request)) {
-    if (!stream->Write(Answer(request))) break;
+namespace {
+
+// One ServerReflectionInfo stream: read a request, write its answer, read
+// the next; it ends when the client half-closes or goes away. Reads and
+// writes alternate, so only one callback runs at a time.
+class ReflectionStream final
+    : public grpc::ServerBidiReactor<ServerReflectionRequest, ServerReflectionResponse> {
+ public:
+  explicit ReflectionStream(const ServerReflectionV1* service) : service_(service) {
+    StartRead(&request_);
   }
-  return grpc::Status::OK;
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status::OK);
+      return;
+    }
+    response_ = service_->Answer(request_);
+    StartWrite(&response_);
+  }
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status::OK);
+      return;
+    }
+    StartRead(&request_);
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  const ServerReflectionV1* const service_;  // outlives the server
+  ServerReflectionRequest request_;
+  ServerReflectionResponse response_;
+};
+
+}  // namespace
+
+grpc::ServerBidiReactor<ServerReflectionRequest, ServerReflectionResponse>*
+ServerReflectionV1::ServerReflectionInfo(grpc::CallbackServerContext* /*context*/) {
+  return new ReflectionStream(this);
 }
 
 void AddServerReflectionV1(grpc::ServerBuilder& builder) {

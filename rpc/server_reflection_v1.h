@@ -21,9 +21,10 @@ namespace ordo::rpc {
 //    the file and all files it imports, each once per answer;
 //  - all_extension_numbers_of_type;
 // anything not found gets an error_response (NOT_FOUND) and the stream
-// goes on. Sync API, one thread per open stream, as gRPC's own v1alpha.
-// Thread-safe.
-class ServerReflectionV1 final : public grpc::reflection::v1::ServerReflection::Service {
+// goes on. Callback API: an open stream holds no thread while it waits for
+// the client's next request (gRPC's own v1alpha, sync, holds one per
+// stream; grpcurl and IDEs keep sessions open). Thread-safe.
+class ServerReflectionV1 final : public grpc::reflection::v1::ServerReflection::CallbackService {
  public:
   explicit ServerReflectionV1(
       const google::protobuf::DescriptorPool* pool =
@@ -31,15 +32,14 @@ class ServerReflectionV1 final : public grpc::reflection::v1::ServerReflection::
 
   void SetServiceNames(std::vector<std::string> names);
 
-  grpc::Status ServerReflectionInfo(
-      grpc::ServerContext* context,
-      grpc::ServerReaderWriter<grpc::reflection::v1::ServerReflectionResponse,
-                               grpc::reflection::v1::ServerReflectionRequest>* stream) override;
+  grpc::ServerBidiReactor<grpc::reflection::v1::ServerReflectionRequest,
+                          grpc::reflection::v1::ServerReflectionResponse>*
+  ServerReflectionInfo(grpc::CallbackServerContext* context) override;
 
- private:
   grpc::reflection::v1::ServerReflectionResponse Answer(
       const grpc::reflection::v1::ServerReflectionRequest& request) const;
 
+ private:
   const google::protobuf::DescriptorPool* pool_;  // must outlive the service
   mutable absl::Mutex mu_;
   std::vector<std::string> service_names_ ABSL_GUARDED_BY(mu_);

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <condition_variable>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 
@@ -119,6 +120,38 @@ TEST(GrpcConventionsTest, ReflectionV1DescribesTheCompilerToAV1OnlyClient) {
   EXPECT_THAT(error.error_response().error_message(), ::testing::HasSubstr("ordo.v1.NoSuchThing"));
   EXPECT_THAT(client.Services(), Contains("ordo.v1.Compiler"));
   EXPECT_TRUE(client.Close().ok());
+}
+
+int ThreadsOf(pid_t pid) {
+  int threads = 0;
+  for ([[maybe_unused]] const auto& task :
+       std::filesystem::directory_iterator(absl::StrCat("/proc/", pid, "/task"))) {
+    ++threads;
+  }
+  return threads;
+}
+
+TEST(GrpcConventionsTest, IdleReflectionV1StreamsHoldNoThreads) {
+  // grpcurl sessions and IDEs keep their reflection stream open between
+  // requests; a thread each would let open sessions grow the front.
+  Server server({"--local-workers=0"});
+  ASSERT_TRUE(server.started());
+  ReflectionV1Client warm(server.channel());  // the pools' threads start
+  ASSERT_THAT(warm.Services(), Contains("ordo.v1.Compiler"));
+  const int before = ThreadsOf(server.pid());
+  constexpr int kStreams = 48;
+  std::vector<std::unique_ptr<ReflectionV1Client>> open;
+  for (int i = 0; i < kStreams; ++i) {
+    open.push_back(std::make_unique<ReflectionV1Client>(server.channel()));
+    ASSERT_THAT(open.back()->Services(), Contains("ordo.v1.Compiler"));
+  }
+  EXPECT_LT(ThreadsOf(server.pid()) - before, kStreams / 4);
+  v1::CompileResponse response;
+  v1::CompileRequest request;
+  *request.mutable_graph() = WideGraph(3);
+  EXPECT_TRUE(server.Compile(request, response).ok());
+  for (auto& client : open) EXPECT_TRUE(client->Close().ok());
+  EXPECT_TRUE(warm.Close().ok());
 }
 
 TEST(GrpcConventionsTest, ReflectionV1alphaStillServesAV1alphaOnlyClient) {
