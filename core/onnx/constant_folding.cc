@@ -270,9 +270,12 @@ onnx::TypeProto TypeProtoOf(const TensorType& type) {
 bool HasExactInference(absl::string_view op_type) {
   static const absl::flat_hash_set<absl::string_view>* const kOps =
       new absl::flat_hash_set<absl::string_view>{
-          "Conv", "Gemm", "MatMul", "BatchNormalization", "Relu", "Sigmoid", "Tanh",
-          "LeakyRelu", "HardSigmoid", "HardSwish", "Clip", "Add", "Sub", "Mul", "Div",
-          "Transpose", "Flatten", "Identity"};
+          "Conv", "Gemm", "MatMul", "BatchNormalization", "Relu", "Sigmoid", "Tanh", "LeakyRelu",
+          "HardSigmoid", "HardSwish", "Clip", "Add", "Sub", "Mul", "Div", "Transpose", "Flatten",
+          "Identity",
+          // A quantized model's first op quantizes its input.
+          "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinearConv",
+          "QLinearMatMul", "ConvInteger", "MatMulInteger"};
   return kOps->contains(op_type);
 }
 

@@ -346,6 +346,15 @@ absl::StatusOr<ModelView> ScanModel(absl::string_view model_bytes, int64_t max_n
     return absl::ResourceExhaustedError(
         "the model's attributes hold more than 2^31 values; ordo reads at most that many");
   }
+  for (const InitializerView& initializer : view.initializers) {
+    view.declared_element_types.emplace(initializer.name, initializer.data_type);
+  }
+  for (const auto* declared : {&view.inputs, &view.value_info}) {
+    for (const ValueInfoView& value : *declared) {
+      if (value.type.elem_type != 0)
+        view.declared_element_types.emplace(value.name, value.type.elem_type);
+    }
+  }
   return view;
 }
 

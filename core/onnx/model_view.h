@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
@@ -97,6 +98,9 @@ struct ModelView {
   std::vector<AttributeView> attributes;
   std::vector<int64_t> ints;
   std::vector<float> floats;
+  // The element type the file gives each name that has one: initializers
+  // first, then declared graph inputs and value_info (ScanModel fills it).
+  absl::flat_hash_map<absl::string_view, int32_t> declared_element_types;
 
   int32_t num_nodes() const { return static_cast<int32_t>(nodes.size()); }
   absl::Span<const absl::string_view> inputs_of(int32_t node) const {

@@ -545,6 +545,83 @@ TEST(OnnxImportErrorTest, AnMlOpWithoutInferenceAsksForItsShapes) {
                                        Not(HasSubstr("version_converter")))));
 }
 
+// A scalar initializer of `elem_type` holding `value`: a quantization scale
+// or zero point.
+void AddScalar(TestModel& m, const std::string& name, int32_t elem_type, float value) {
+  onnx::TensorProto& t = *m.proto().mutable_graph()->add_initializer();
+  t.set_name(name);
+  t.set_data_type(elem_type);
+  if (elem_type == onnx::TensorProto::FLOAT) {
+    t.add_float_data(value);
+  } else if (elem_type == onnx::TensorProto::FLOAT16) {
+    t.add_int32_data(0x2e66);  // 0.1 as float16 bits
+  } else {
+    t.add_int32_data(static_cast<int32_t>(value));
+  }
+}
+
+// QuantizeLinear-21's output_dtype and DequantizeLinear-19's scale type set
+// the output's element type; libonnx 1.12 applies version 13, which gives
+// uint8 and float32. Such a node is treated as unknown to the library: its
+// declaration stands, and without one the refusal names the feature.
+TEST(OnnxImportErrorTest, NewerQuantizationTypesAreSizedByTheirDeclarations) {
+  struct Case {
+    int64_t opset;
+    std::string op;
+    int32_t input_type;
+    int32_t scale_type;
+    int64_t output_dtype;  // 0: none
+    int32_t output_type;
+    std::string feature;
+  };
+  const Case cases[] = {
+      {21, "QuantizeLinear", onnx::TensorProto::FLOAT, onnx::TensorProto::FLOAT,
+       onnx::TensorProto::INT16, onnx::TensorProto::INT16, "output_dtype (QuantizeLinear-21)"},
+      {19, "DequantizeLinear", onnx::TensorProto::INT8, onnx::TensorProto::FLOAT16, 0,
+       onnx::TensorProto::FLOAT16, "an x_scale that is not float32"},
+  };
+  for (const Case& c : cases) {
+    for (const bool declared : {true, false}) {
+      SCOPED_TRACE(absl::StrCat(c.op, declared ? " declared" : " undeclared"));
+      TestModel m;
+      m.proto().mutable_opset_import(0)->set_version(c.opset);
+      m.Input("x", {1, 8, 4, 4}, c.input_type).Output("z", {1, 8, 4, 4}, c.output_type);
+      AddScalar(m, "s", c.scale_type, 0.1F);
+      onnx::NodeProto& node = m.Node(c.op, {"x", "s"}, {"y"}, "q");
+      if (c.output_dtype != 0) AddIntAttribute(node, "output_dtype", c.output_dtype);
+      m.Node("Identity", {"y"}, {"z"}, "copy");
+      if (declared) m.ValueInfo("y", {1, 8, 4, 4}, c.output_type);
+      absl::StatusOr<Graph> graph = ImportOnnx(m.Bytes());
+      if (declared) {
+        ORDO_ASSERT_OK(graph.status());
+        EXPECT_EQ(graph->tensor(*graph->FindTensor("y")).bytes, 8 * 4 * 4 * 2);
+      } else {
+        EXPECT_THAT(graph, StatusIs(kInvalid, HasSubstr(absl::StrCat("uses ", c.feature))));
+      }
+    }
+  }
+}
+
+// A quantized model starts with QuantizeLinear: resized without touching
+// its declarations (onnx.tools.update_model_dims, then --batch), every
+// shape was the old size's (a helper's probe: 4x too small at batch 4).
+TEST(OnnxImportTest, AQuantizedModelResizedWithoutItsDeclarationsIsInferredAgain) {
+  TestModel m;
+  m.Input("x", {4, 3, 8, 8}).Weight("w", {4, 3, 1, 1});
+  AddScalar(m, "s", onnx::TensorProto::FLOAT, 0.1F);
+  AddScalar(m, "zp", onnx::TensorProto::UINT8, 128);
+  m.Node("QuantizeLinear", {"x", "s", "zp"}, {"q"}, "quantize");
+  m.Node("DequantizeLinear", {"q", "s", "zp"}, {"d"}, "dequantize");
+  m.Node("Conv", {"d", "w"}, {"y"}, "conv");
+  m.Output("y", {1, 4, 8, 8})
+      .ValueInfo("q", {1, 3, 8, 8}, onnx::TensorProto::UINT8)
+      .ValueInfo("d", {1, 3, 8, 8});
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  EXPECT_EQ(graph.tensor(*graph.FindTensor("q")).bytes, 4 * 3 * 8 * 8);
+  EXPECT_EQ(graph.tensor(*graph.FindTensor("d")).bytes, 4 * 3 * 8 * 8 * 4);
+  EXPECT_THAT(graph.tensor(*graph.FindTensor("y")).dims, ElementsAre(4, 4, 8, 8));
+}
+
 // AveragePool-19's dilations widen the window; libonnx 1.12's AveragePool-11
 // ignores them (14x14 instead of 12x12) and overrode the declaration. The
 // node is treated as unknown to the library: its declared shape stands, and

@@ -588,6 +588,23 @@ std::string FeatureNewerThanLibrary(const ModelView& view, const NodeView& node)
       !view.value_refs[node.inputs_begin + 3].empty()) {
     return "the axes input (Pad-18)";
   }
+  // Quantization: version 13's inference gives y the zero point's type (or
+  // uint8) and DequantizeLinear's output float32 whatever the scale.
+  if (node.op_type == "QuantizeLinear" && opset >= 21) {
+    const AttributeView* output_dtype = FindAttribute(view, node, "output_dtype");
+    if (output_dtype != nullptr && output_dtype->i != 0) return "output_dtype (QuantizeLinear-21)";
+  }
+  if (node.op_type == "DequantizeLinear" && opset >= 19 &&
+      node.inputs_end - node.inputs_begin >= 2) {
+    // A scale whose type the file does not give (a Constant's output) is
+    // taken as float32, the common case.
+    const auto scale = view.declared_element_types.find(view.value_refs[node.inputs_begin + 1]);
+    if (scale != view.declared_element_types.end() && scale->second != 0 &&
+        scale->second != onnx::TensorProto::FLOAT) {
+      return "an x_scale that is not float32, which sets the output's type "
+             "(DequantizeLinear-19)";
+    }
+  }
   return "";
 }
 
