@@ -6,6 +6,7 @@
 #include <tuple>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/compile/compile_request.h"
@@ -131,7 +132,31 @@ RewriteSummary SummaryOf(RewriteMode mode, const RewriteResult& result) {
 
 // Appends to the summary's note (one line of several remarks).
 void AddNote(RewriteSummary& summary, absl::string_view note) {
+  if (note.empty()) return;
   summary.note = summary.note.empty() ? std::string(note) : absl::StrCat(summary.note, "; ", note);
+}
+
+bool IsQuantizationOp(absl::string_view type) {
+  return type == "QuantizeLinear" || type == "DequantizeLinear" ||
+         type == "DynamicQuantizeLinear" || absl::StartsWith(type, "QLinear") ||
+         absl::EndsWith(type, "Integer");
+}
+
+// Why a quantized model got no rewrite, and what to do instead; "" for a
+// float model. The rewrites do not read the quantization ops, which sit
+// between every pair of layers of a QDQ or QOperator model.
+std::string QuantizedModelNote(const Graph& graph) {
+  int32_t quantization_ops = 0;
+  for (OpId op = 0; op < graph.num_ops(); ++op) {
+    if (IsQuantizationOp(graph.op(op).type)) ++quantization_ops;
+  }
+  if (quantization_ops == 0) return "";
+  return absl::StrCat(
+      "the model is quantized (", quantization_ops,
+      " quantization ops such as QuantizeLinear, DequantizeLinear, QLinearConv), which "
+      "rewriting does not read, and they sit between the layers it rewrites: rewrite the float "
+      "model (with --activation-dtype int8 for its int8 memory plan) and quantize the rewritten "
+      "model");
 }
 
 // Fit-mode verdict on the schedule actually returned (not the search's).
@@ -343,6 +368,7 @@ class RewriteCompile {
   absl::StatusOr<RewriteCompileResult> Finish(RewriteCompileResult result,
                                               RewriteSummary summary) const {
     JudgeFit(options_, result, summary);
+    if (summary.rewrites.empty()) AddNote(summary, QuantizedModelNote(graph_));
     summary.time = clock_.Now() - start_;
     result.rewrite = std::move(summary);
     return result;

@@ -22,6 +22,7 @@ namespace ordo {
 namespace {
 
 using ::ordo::testing::StatusIs;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
@@ -122,6 +123,55 @@ TEST(CompileWithRewriteTest, EveryModeKeepsThePeakAndReturnsAConsistentModel) {
     EXPECT_FALSE(result.rewrite->fit_mode);
     EXPECT_THAT(result.rewrite->note, HasSubstr("no weight data"));
   }
+}
+
+// The concat->conv site of WideConcatOnnx with every branch quantized and
+// dequantized (QDQ, as onnxruntime's quantize_static writes): rewriting
+// does not read the quantization ops, and the note says what to do.
+TEST(CompileWithRewriteTest, AQuantizedModelIsToldWhyNothingWasRewritten) {
+  OnnxTestModel m;
+  m.Input("x", {1, 8, 16, 16});
+  m.FloatWeight("scale", {0.1F});
+  // Every activation a layer reads goes through QuantizeLinear and
+  // DequantizeLinear.
+  const auto qdq = [&](const std::string& value) {
+    m.Node("QuantizeLinear", {value, "scale"}, {"q_" + value});
+    m.Node("DequantizeLinear", {"q_" + value, "scale"}, {"dq_" + value});
+    return "dq_" + value;
+  };
+  const std::string x = qdq("x");
+  std::vector<std::string> branches;
+  for (int i = 0; i < 4; ++i) {
+    const std::string b = "b" + std::to_string(i);
+    m.Weight("w" + b, {32, 8, 1, 1}, nullptr);
+    m.Node("Conv", {x, "w" + b}, {b});
+    branches.push_back(qdq(b));
+  }
+  SetIntAttribute(m.Node("Concat", branches, {"cat"}), "axis", 1);
+  m.Weight("wy", {16, 128, 1, 1}, nullptr);
+  m.Node("Conv", {qdq("cat"), "wy"}, {"y"});
+  m.Output("y");
+  const std::string bytes = m.Bytes();
+  ORDO_ASSERT_OK_AND_ASSIGN(const Graph graph, ImportOnnx(bytes));
+  RewriteCompileOptions rewrite;
+  rewrite.mode = RewriteMode::kAll;
+  rewrite.time_limit = absl::Seconds(2);
+  RealClock clock;
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteCompileResult result,
+                            CompileWithRewrite(RequestOf(bytes, CompileOptions(), rewrite), bytes,
+                                               graph, CompileServices(), clock));
+  ASSERT_TRUE(result.rewrite.has_value());
+  EXPECT_THAT(result.rewrite->rewrites, IsEmpty());
+  EXPECT_THAT(result.rewrite->note, AllOf(HasSubstr("the model is quantized (12 quantization ops"),
+                                          HasSubstr("rewrite the float model")));
+  // A float model that is not rewritten is not told so.
+  Fixture f;
+  RewriteCompileOptions identity;
+  identity.mode = RewriteMode::kIdentity;
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteCompileResult plain,
+                            CompileWithRewrite(RequestOf(f.bytes, CompileOptions(), identity),
+                                               f.bytes, f.graph, CompileServices(), f.clock));
+  EXPECT_THAT(plain.rewrite->note, Not(HasSubstr("quantized")));
 }
 
 TEST(CompileWithRewriteTest, IdentityLowersThePeakOfAConcatConvSite) {
