@@ -602,6 +602,53 @@ TEST(OnnxImportErrorTest, NewerQuantizationTypesAreSizedByTheirDeclarations) {
   }
 }
 
+// onnxruntime's QOperator files (its quantizer, ONNX Model Zoo's int8
+// models) use com.microsoft ops libonnx does not know; ordo sizes the
+// common ones itself (microsoft_quantized_ops.h), so a file without
+// value_info for them imports, and a resized file's stale declarations for
+// them are inferred again.
+TEST(OnnxImportTest, MicrosoftQuantizedOpsAreSizedWithoutDeclarations) {
+  for (const bool stale : {false, true}) {
+    SCOPED_TRACE(stale ? "declared at another batch" : "undeclared");
+    constexpr int32_t kU8 = onnx::TensorProto::UINT8;
+    TestModel m;
+    m.Opset("com.microsoft", 1);
+    m.Input("x", {2, 4, 9, 9});
+    AddScalar(m, "s", onnx::TensorProto::FLOAT, 0.1F);
+    AddScalar(m, "z", kU8, 128);
+    m.Node("QuantizeLinear", {"x", "s", "z"}, {"q"}, "quantize");
+    m.Node("QLinearAdd", {"q", "s", "z", "q", "s", "z", "s", "z"}, {"add"}, "add", "com.microsoft");
+    m.Node("QLinearSigmoid", {"add", "s", "z", "s", "z"}, {"sig"}, "sig", "com.microsoft");
+    AddIntAttribute(m.Node("QLinearConcat", {"s", "z", "add", "s", "z", "sig", "s", "z"}, {"cat"},
+                           "cat", "com.microsoft"),
+                    "axis", 1);
+    onnx::NodeProto& pool = m.Node("QLinearAveragePool", {"cat", "s", "z", "s", "z"}, {"pool"},
+                                   "pool", "com.microsoft");
+    AddIntsAttribute(pool, "kernel_shape", {3, 3});
+    AddIntsAttribute(pool, "strides", {2, 2});
+    AddIntAttribute(pool, "ceil_mode", 1);
+    m.Node("QLinearGlobalAveragePool", {"pool", "s", "z", "s", "z"}, {"gap"}, "gap",
+           "com.microsoft");
+    m.Node("DequantizeLinear", {"gap", "s", "z"}, {"y"}, "dequantize");
+    m.Output("y", {2, 8, 1, 1});
+    if (stale) {  // the file's own batch was 1
+      m.ValueInfo("add", {1, 4, 9, 9}, kU8).ValueInfo("cat", {1, 8, 9, 9}, kU8);
+      m.ValueInfo("pool", {1, 8, 4, 4}, kU8).ValueInfo("gap", {1, 8, 1, 1}, kU8);
+      m.ValueInfo("q", {1, 4, 9, 9}, kU8);
+    }
+    ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+    const auto dims = [&](const std::string& name) {
+      return graph.tensor(*graph.FindTensor(name)).dims;
+    };
+    EXPECT_THAT(dims("add"), ElementsAre(2, 4, 9, 9));
+    EXPECT_THAT(dims("sig"), ElementsAre(2, 4, 9, 9));
+    EXPECT_THAT(dims("cat"), ElementsAre(2, 8, 9, 9));
+    EXPECT_THAT(dims("pool"), ElementsAre(2, 8, 4, 4));  // ceil((9 - 3) / 2) + 1
+    EXPECT_THAT(dims("gap"), ElementsAre(2, 8, 1, 1));
+    EXPECT_EQ(graph.tensor(*graph.FindTensor("cat")).bytes, 2 * 8 * 9 * 9);  // uint8
+  }
+}
+
 // A quantized model starts with QuantizeLinear: resized without touching
 // its declarations (onnx.tools.update_model_dims, then --batch), every
 // shape was the old size's (a helper's probe: 4x too small at batch 4).

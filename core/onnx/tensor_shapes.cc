@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/graph/onnx_domain.h"
 #include "core/onnx/einsum_shape.h"
+#include "core/onnx/microsoft_quantized_ops.h"
 #include "core/util/status_macros.h"
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
@@ -318,6 +319,7 @@ class SchemaRegistry final : public onnx::ISchemaRegistry {
                                   const std::string& domain) const override {
     const onnx::OpSchema* schema =
         onnx::OpSchemaRegistry::Schema(key, max_inclusive_version, domain);
+    if (schema == nullptr) return MicrosoftQuantizedSchema(key, domain);
     const int conv_weight = ConvWeightInput(key);
     // libonnx 1.12 answers opset 18 with Split-13, which knows no num_outputs.
     const bool split_18 = key == "Split" && max_inclusive_version >= 18;
@@ -538,9 +540,10 @@ const onnx::OpSchema* SchemaOf(const ModelView& view, const NodeView& node) {
       version = std::min<int64_t>(opset.version, INT_MAX);
     }
   }
-  return onnx::OpSchemaRegistry::Schema(
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(
       std::string(node.op_type), static_cast<int>(version),
       IsStandardOnnxDomain(node.domain) ? std::string() : std::string(node.domain));
+  return schema != nullptr ? schema : MicrosoftQuantizedSchema(node.op_type, node.domain);
 }
 
 const AttributeView* FindAttribute(const ModelView& view, const NodeView& node,

@@ -1,0 +1,223 @@
+#include "core/onnx/microsoft_quantized_ops.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "onnx/defs/shape_inference.h"
+
+namespace ordo::onnx_import {
+namespace {
+
+using onnx::InferenceContext;
+using onnx::OpSchema;
+
+constexpr const char* kEightBit[] = {"tensor(uint8)", "tensor(int8)"};
+
+// The quantized data operand `name` at input `n` (type T), then its scale
+// and zero point.
+void DataScaleZeroPoint(OpSchema& schema, int n, const std::string& name) {
+  schema.Input(n, name, "", "T");
+  schema.Input(n + 1, name + "_scale", "", "tensor(float)");
+  schema.Input(n + 2, name + "_zero_point", "", "T", OpSchema::Optional);
+}
+
+OpSchema Named(const char* name) {
+  OpSchema schema;
+  schema.SetName(name).SetDomain(std::string(kMicrosoftDomain)).SinceVersion(1);
+  schema.TypeConstraint("T", {kEightBit[0], kEightBit[1]}, "");
+  return schema;
+}
+
+// QLinearAdd, QLinearMul: C = A op B with numpy broadcasting.
+OpSchema Binary(const char* name) {
+  OpSchema schema = Named(name);
+  DataScaleZeroPoint(schema, 0, "A");
+  DataScaleZeroPoint(schema, 3, "B");
+  schema.Input(6, "C_scale", "", "tensor(float)");
+  schema.Input(7, "C_zero_point", "", "T", OpSchema::Optional);
+  schema.Output(0, "C", "", "T");
+  schema.TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
+    onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+    if (onnx::hasInputShape(ctx, 0) && onnx::hasInputShape(ctx, 3)) {
+      onnx::bidirectionalBroadcastShapeInference(
+          onnx::getInputShape(ctx, 0), onnx::getInputShape(ctx, 3),
+          *ctx.getOutputType(0)->mutable_tensor_type()->mutable_shape());
+    }
+  });
+  return schema;
+}
+
+// X (with scale and zero point) to Y (scale, zero point) of X's shape.
+OpSchema Unary(const char* name) {
+  OpSchema schema = Named(name);
+  DataScaleZeroPoint(schema, 0, "X");
+  schema.Input(3, "Y_scale", "", "tensor(float)");
+  schema.Input(4, "Y_zero_point", "", "T", OpSchema::Optional);
+  schema.Output(0, "Y", "", "T");
+  return schema;
+}
+
+OpSchema ElementWise(const char* name) {
+  OpSchema schema = Unary(name);
+  schema.TypeAndShapeInferenceFunction(onnx::propagateShapeAndTypeFromFirstInput);
+  return schema;
+}
+
+// QLinearGlobalAveragePool: N x C x D1 x ... to N x C x 1 x ...
+// (channels_last: N x D1 x ... x C to N x 1 x ... x C).
+OpSchema GlobalAveragePool() {
+  OpSchema schema = Unary("QLinearGlobalAveragePool");
+  schema.TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
+    onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+    if (!onnx::hasInputShape(ctx, 0)) return;
+    const onnx::TensorShapeProto& input = onnx::getInputShape(ctx, 0);
+    if (input.dim_size() < 2) fail_shape_inference("input must have rank 2 or more");
+    const bool channels_last = onnx::getAttribute(ctx, "channels_last", int64_t{0}) != 0;
+    const int channel = channels_last ? input.dim_size() - 1 : 1;
+    onnx::TensorShapeProto& output =
+        *ctx.getOutputType(0)->mutable_tensor_type()->mutable_shape();
+    for (int d = 0; d < input.dim_size(); ++d) {
+      if (d == 0 || d == channel) {
+        *output.add_dim() = input.dim(d);
+      } else {
+        output.add_dim()->set_dim_value(1);
+      }
+    }
+  });
+  return schema;
+}
+
+// One spatial dim of a pooling window's output (ONNX AveragePool's rule).
+int64_t PooledDim(int64_t in, int64_t kernel, int64_t stride, int64_t pads,
+                  const std::string& auto_pad, bool ceil_mode) {
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") return (in + stride - 1) / stride;
+  if (auto_pad == "VALID") return (in - kernel + stride) / stride;
+  const int64_t span = in + pads - kernel;
+  return (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+}
+
+// QLinearAveragePool, NCHW: AveragePool's output shape. channels_last
+// (NHWC) leaves the shape to a declaration.
+OpSchema AveragePool() {
+  OpSchema schema = Unary("QLinearAveragePool");
+  schema.TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
+    onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+    if (!onnx::hasInputShape(ctx, 0) || onnx::getAttribute(ctx, "channels_last", int64_t{0}) != 0) return;
+    const onnx::TensorShapeProto& input = onnx::getInputShape(ctx, 0);
+    std::vector<int64_t> kernel, strides, pads;
+    onnx::getRepeatedAttribute(ctx, "kernel_shape", kernel);
+    onnx::getRepeatedAttribute(ctx, "strides", strides);
+    onnx::getRepeatedAttribute(ctx, "pads", pads);
+    const size_t spatial = input.dim_size() < 2 ? 0 : static_cast<size_t>(input.dim_size() - 2);
+    if (kernel.size() != spatial || (!strides.empty() && strides.size() != spatial) ||
+        (!pads.empty() && pads.size() != 2 * spatial)) {
+      fail_shape_inference("kernel_shape, strides and pads must match the input's spatial rank");
+    }
+    const std::string auto_pad = onnx::getAttribute(ctx, "auto_pad", std::string("NOTSET"));
+    const bool ceil_mode = onnx::getAttribute(ctx, "ceil_mode", int64_t{0}) != 0;
+    onnx::TensorShapeProto& output =
+        *ctx.getOutputType(0)->mutable_tensor_type()->mutable_shape();
+    *output.add_dim() = input.dim(0);
+    *output.add_dim() = input.dim(1);
+    for (size_t i = 0; i < spatial; ++i) {
+      const onnx::TensorShapeProto::Dimension& in = input.dim(static_cast<int>(i + 2));
+      onnx::TensorShapeProto::Dimension& out = *output.add_dim();
+      const int64_t stride = strides.empty() ? 1 : strides[i];
+      if (!in.has_dim_value() || stride < 1 || kernel[i] < 1) continue;
+      const int64_t padded = pads.empty() ? 0 : pads[i] + pads[i + spatial];
+      const int64_t dim = PooledDim(in.dim_value(), kernel[i], stride, padded, auto_pad, ceil_mode);
+      if (dim < 1) fail_shape_inference("the pooling window does not fit the input");
+      out.set_dim_value(dim);
+    }
+  });
+  return schema;
+}
+
+// QLinearConcat: Y_scale, Y_zero_point, then (tensor, scale, zero point)
+// for each operand, concatenated along `axis`.
+OpSchema Concat() {
+  OpSchema schema;
+  schema.SetName("QLinearConcat").SetDomain(std::string(kMicrosoftDomain)).SinceVersion(1);
+  schema.Input(0, "Y_scale", "", "TF");
+  schema.Input(1, "Y_zero_point", "", "T8");
+  schema.Input(2, "inputs", "", "TV", OpSchema::Variadic, /*is_homogeneous=*/false);
+  schema.Output(0, "Y", "", "T8");
+  schema.TypeConstraint("T8", {kEightBit[0], kEightBit[1]}, "");
+  schema.TypeConstraint("TF", {"tensor(float)"}, "");
+  schema.TypeConstraint("TV", {kEightBit[0], kEightBit[1], "tensor(float)"}, "");
+  schema.TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
+    onnx::propagateElemTypeFromInputToOutput(ctx, 1, 0);
+    const size_t inputs = ctx.getNumInputs();
+    if (inputs < 5 || (inputs - 2) % 3 != 0) {
+      fail_shape_inference("expects Y_scale, Y_zero_point and (tensor, scale, zero point) triples");
+    }
+    for (size_t i = 2; i < inputs; i += 3) {
+      if (!onnx::hasInputShape(ctx, i)) return;
+    }
+    const int rank = onnx::getInputShape(ctx, 2).dim_size();
+    int64_t axis = onnx::getAttribute(ctx, "axis", int64_t{0});
+    if (axis < -rank || axis >= rank) fail_shape_inference("axis ", axis, " is outside the rank");
+    if (axis < 0) axis += rank;
+    onnx::TensorShapeProto& output =
+        *ctx.getOutputType(0)->mutable_tensor_type()->mutable_shape();
+    for (int d = 0; d < rank; ++d) output.add_dim();
+    int64_t total = 0;
+    bool known = true;
+    for (size_t i = 2; i < inputs; i += 3) {
+      const onnx::TensorShapeProto& shape = onnx::getInputShape(ctx, i);
+      if (shape.dim_size() != rank) fail_shape_inference("every operand must have one rank");
+      for (int d = 0; d < rank; ++d) {
+        if (d == axis) {
+          known = known && shape.dim(d).has_dim_value();
+          total += shape.dim(d).dim_value();
+        } else if (shape.dim(d).has_dim_value()) {
+          onnx::TensorShapeProto::Dimension& out = *output.mutable_dim(d);
+          if (out.has_dim_value() && out.dim_value() != shape.dim(d).dim_value()) {
+            fail_shape_inference("operands differ in dim ", d, " off the axis");
+          }
+          out.set_dim_value(shape.dim(d).dim_value());
+        }
+      }
+    }
+    if (known) output.mutable_dim(static_cast<int>(axis))->set_dim_value(total);
+  });
+  return schema;
+}
+
+using SchemaMap = absl::flat_hash_map<std::string, std::unique_ptr<OpSchema>>;
+
+const SchemaMap& Schemas() {
+  static const SchemaMap* const schemas = [] {
+    auto* map = new SchemaMap;
+    auto add = [&](OpSchema schema) {
+      schema.Finalize();
+      const std::string name = schema.Name();
+      (*map)[name] = std::make_unique<OpSchema>(std::move(schema));
+    };
+    add(Binary("QLinearAdd"));
+    add(Binary("QLinearMul"));
+    add(ElementWise("QLinearLeakyRelu"));
+    add(ElementWise("QLinearSigmoid"));
+    add(ElementWise("QLinearSoftmax"));
+    add(GlobalAveragePool());
+    add(AveragePool());
+    add(Concat());
+    return map;
+  }();
+  return *schemas;
+}
+
+}  // namespace
+
+const onnx::OpSchema* MicrosoftQuantizedSchema(absl::string_view op_type,
+                                               absl::string_view domain) {
+  if (domain != kMicrosoftDomain) return nullptr;
+  const SchemaMap& schemas = Schemas();
+  const auto it = schemas.find(op_type);
+  return it == schemas.end() ? nullptr : it->second.get();
+}
+
+}  // namespace ordo::onnx_import
