@@ -14,8 +14,10 @@ class CompilerService;
 // exactly as a Compile call would be), writes each result with its id as it
 // finishes.
 //
-// Flow: one read in flight while fewer than `max_in_flight` candidates
-// run; a finished candidate queues its result and lets the next read start.
+// Flow: one read in flight while the candidates running and the results
+// not yet written are fewer than `max_in_flight` (a client that stops
+// reading stops the reading of its candidates); a finished candidate
+// queues its result, and a written result lets the next read start.
 // The callback API allows one write at a time: results wait in a queue and
 // OnWriteDone starts the next. Finish comes once, when the client has
 // half-closed, no candidate runs and every result is written; a cancelled

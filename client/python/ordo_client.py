@@ -321,11 +321,25 @@ class OrdoClient:
                 return
             time.sleep(pause)
             pause = min(2 * pause, 1.0)
-            try:  # until the server listens again, at most the window
-                grpc.channel_ready_future(self._channel).result(
-                    timeout=max(window_end - time.monotonic(), 0.001))
-            except grpc.FutureTimeoutError:
+            if not self._wait_until_ready(window_end):
                 return
+
+    def _wait_until_ready(self, until):
+        """Waits until the channel connects (True), or until the monotonic
+        time `until` or close() (False). In slices, so a close() from another
+        thread ends the wait: the ready future of a closed channel never
+        resolves."""
+        ready = grpc.channel_ready_future(self._channel)
+        try:
+            while not self._closed and time.monotonic() < until:
+                try:
+                    ready.result(timeout=max(min(until - time.monotonic(), 0.25), 0.001))
+                    return True
+                except grpc.FutureTimeoutError:
+                    continue
+            return False
+        finally:
+            ready.cancel()
 
     def _call(self, method, request):
         for remaining in self._attempts():

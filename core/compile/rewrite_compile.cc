@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <tuple>
 #include <utility>
 
@@ -63,16 +64,23 @@ absl::StatusOr<CompileResult> CompileStage(const Graph& graph, CompileOptions op
 constexpr absl::Duration kRewriteProgressInterval = absl::Seconds(1);
 std::function<void()> RewriteProgress(const CompileServices& services, const Clock& clock) {
   if (!services.on_progress) return {};
-  return [&services, &clock, start = clock.Now(), last = absl::InfinitePast(),
-          schedules_run = int32_t{0}]() mutable {
-    ++schedules_run;
+  // Shared: the search copies its options for later steps, and every copy
+  // counts into the one total and the one throttle.
+  struct Reported {
+    absl::Time start;
+    absl::Time last = absl::InfinitePast();
+    int32_t schedules_run = 0;
+  };
+  auto reported = std::make_shared<Reported>(Reported{clock.Now()});
+  return [&services, &clock, reported] {
+    ++reported->schedules_run;
     const absl::Time now = clock.Now();
-    if (now - last < kRewriteProgressInterval) return;
-    last = now;
+    if (now - reported->last < kRewriteProgressInterval) return;
+    reported->last = now;
     CompileProgress progress;
     progress.stage = CompileProgress::Stage::kRewriting;
-    progress.elapsed = now - start;
-    progress.rewrite_schedules = schedules_run;
+    progress.elapsed = now - reported->start;
+    progress.rewrite_schedules = reported->schedules_run;
     services.on_progress(progress);
   };
 }

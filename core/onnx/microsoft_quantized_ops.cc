@@ -90,13 +90,27 @@ OpSchema GlobalAveragePool() {
   return schema;
 }
 
-// One spatial dim of a pooling window's output (ONNX AveragePool's rule).
-int64_t PooledDim(int64_t in, int64_t kernel, int64_t stride, int64_t pads,
+// Attribute values beyond this are refused: every sum below stays far from
+// overflowing int64, and no real window or pad is near it.
+constexpr int64_t kMaxWindowValue = int64_t{1} << 31;
+// Dims beyond this are refused (a tensor that large fits no memory).
+constexpr int64_t kMaxDim = int64_t{1} << 62;
+
+// One spatial dim of a pooling window's output, as onnxruntime allocates
+// it (pool_attributes.h ComputeOutputSize): floor or, with ceil_mode, ceil
+// of (in + pads - kernel) / stride, plus one; with ceil_mode a last window
+// that would start in the tail padding is dropped (onnx/onnx#5741). SAME
+// pads to ceil(in / stride); VALID pads nothing. `in` is a dim of a shape
+// (below 2^62, GraphLimits).
+int64_t PooledDim(int64_t in, int64_t kernel, int64_t stride, int64_t pad_head, int64_t pad_tail,
                   const std::string& auto_pad, bool ceil_mode) {
   if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") return (in + stride - 1) / stride;
-  if (auto_pad == "VALID") return (in - kernel + stride) / stride;
-  const int64_t span = in + pads - kernel;
-  return (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  if (auto_pad == "VALID") pad_head = pad_tail = 0;
+  const int64_t span = in + pad_head + pad_tail - kernel;
+  if (span < 0) fail_shape_inference("the pooling window (", kernel, ") exceeds its padded input");
+  int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  if (ceil_mode && (out - 1) * stride >= in + pad_head) --out;
+  return out;
 }
 
 // QLinearAveragePool, NCHW: AveragePool's output shape. channels_last
@@ -105,16 +119,29 @@ OpSchema AveragePool() {
   OpSchema schema = Unary("QLinearAveragePool");
   schema.TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
     onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
-    if (!onnx::hasInputShape(ctx, 0) || onnx::getAttribute(ctx, "channels_last", int64_t{0}) != 0) return;
+    if (!onnx::hasInputShape(ctx, 0) || onnx::getAttribute(ctx, "channels_last", int64_t{0}) != 0) {
+      return;
+    }
     const onnx::TensorShapeProto& input = onnx::getInputShape(ctx, 0);
     std::vector<int64_t> kernel, strides, pads;
     onnx::getRepeatedAttribute(ctx, "kernel_shape", kernel);
     onnx::getRepeatedAttribute(ctx, "strides", strides);
     onnx::getRepeatedAttribute(ctx, "pads", pads);
-    const size_t spatial = input.dim_size() < 2 ? 0 : static_cast<size_t>(input.dim_size() - 2);
+    if (input.dim_size() < 3) fail_shape_inference("the input must have rank 3 or more");
+    const size_t spatial = static_cast<size_t>(input.dim_size() - 2);
     if (kernel.size() != spatial || (!strides.empty() && strides.size() != spatial) ||
         (!pads.empty() && pads.size() != 2 * spatial)) {
-      fail_shape_inference("kernel_shape, strides and pads must match the input's spatial rank");
+      fail_shape_inference(
+          "kernel_shape (required), strides and pads must match the input's spatial rank");
+    }
+    for (const std::vector<int64_t>* values : {&kernel, &strides}) {
+      for (int64_t v : *values) {
+        if (v < 1 || v > kMaxWindowValue)
+          fail_shape_inference("kernel_shape and strides must be from 1 to 2^31");
+      }
+    }
+    for (int64_t v : pads) {
+      if (v < 0 || v > kMaxWindowValue) fail_shape_inference("pads must be from 0 to 2^31");
     }
     const std::string auto_pad = onnx::getAttribute(ctx, "auto_pad", std::string("NOTSET"));
     const bool ceil_mode = onnx::getAttribute(ctx, "ceil_mode", int64_t{0}) != 0;
@@ -125,12 +152,13 @@ OpSchema AveragePool() {
     for (size_t i = 0; i < spatial; ++i) {
       const onnx::TensorShapeProto::Dimension& in = input.dim(static_cast<int>(i + 2));
       onnx::TensorShapeProto::Dimension& out = *output.add_dim();
-      const int64_t stride = strides.empty() ? 1 : strides[i];
-      if (!in.has_dim_value() || stride < 1 || kernel[i] < 1) continue;
-      const int64_t padded = pads.empty() ? 0 : pads[i] + pads[i + spatial];
-      const int64_t dim = PooledDim(in.dim_value(), kernel[i], stride, padded, auto_pad, ceil_mode);
-      if (dim < 1) fail_shape_inference("the pooling window does not fit the input");
-      out.set_dim_value(dim);
+      if (!in.has_dim_value()) continue;
+      if (in.dim_value() < 0 || in.dim_value() > kMaxDim) {
+        fail_shape_inference("spatial dim ", i, " is negative or over 2^62");
+      }
+      out.set_dim_value(PooledDim(in.dim_value(), kernel[i], strides.empty() ? 1 : strides[i],
+                                  pads.empty() ? 0 : pads[i], pads.empty() ? 0 : pads[i + spatial],
+                                  auto_pad, ceil_mode));
     }
   });
   return schema;
@@ -171,8 +199,12 @@ OpSchema Concat() {
       if (shape.dim_size() != rank) fail_shape_inference("every operand must have one rank");
       for (int d = 0; d < rank; ++d) {
         if (d == axis) {
+          const int64_t length = shape.dim(d).dim_value();
+          if (length < 0 || length > kMaxDim - total) {
+            fail_shape_inference("the concatenated dim ", d, " is negative or over 2^62");
+          }
           known = known && shape.dim(d).has_dim_value();
-          total += shape.dim(d).dim_value();
+          total += length;
         } else if (shape.dim(d).has_dim_value()) {
           onnx::TensorShapeProto::Dimension& out = *output.mutable_dim(d);
           if (out.has_dim_value() && out.dim_value() != shape.dim(d).dim_value()) {

@@ -58,9 +58,9 @@ absl::Status RejectControlFlow(const ModelView& graph, const std::vector<std::st
 }
 
 bool IsConvOrPool(absl::string_view op_type) {
-  static constexpr absl::string_view kTypes[] = {"Conv",        "ConvTranspose", "ConvInteger",
-                                                 "QLinearConv", "MaxPool",       "AveragePool",
-                                                 "LpPool",      "MaxUnpool",     "MaxRoiPool"};
+  static constexpr absl::string_view kTypes[] = {
+      "Conv",        "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool",
+      "AveragePool", "LpPool",        "MaxUnpool",   "MaxRoiPool",  "QLinearAveragePool"};
   for (absl::string_view type : kTypes) {
     if (type == op_type) return true;
   }

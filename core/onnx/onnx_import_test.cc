@@ -643,10 +643,71 @@ TEST(OnnxImportTest, MicrosoftQuantizedOpsAreSizedWithoutDeclarations) {
     EXPECT_THAT(dims("add"), ElementsAre(2, 4, 9, 9));
     EXPECT_THAT(dims("sig"), ElementsAre(2, 4, 9, 9));
     EXPECT_THAT(dims("cat"), ElementsAre(2, 8, 9, 9));
-    EXPECT_THAT(dims("pool"), ElementsAre(2, 8, 4, 4));  // ceil((9 - 3) / 2) + 1
+    EXPECT_THAT(dims("pool"), ElementsAre(2, 8, 4, 4));  // (9 - 3) / 2 + 1
     EXPECT_THAT(dims("gap"), ElementsAre(2, 8, 1, 1));
     EXPECT_EQ(graph.tensor(*graph.FindTensor("cat")).bytes, 2 * 8 * 9 * 9);  // uint8
   }
+}
+
+// QLinearAveragePool's output dims are onnxruntime's (pool_attributes.h):
+// floor or ceil, VALID with ceil_mode, and a last window that would start
+// in the tail padding dropped; hostile attributes are refused.
+TEST(OnnxImportTest, QLinearAveragePoolIsSizedAsOnnxruntimeAllocatesIt) {
+  struct Case {
+    int64_t in, kernel, stride, pad_head, pad_tail;
+    std::string auto_pad;
+    bool ceil_mode;
+    int64_t out;  // 0: refused
+  };
+  const Case cases[] = {
+      {10, 3, 2, 0, 0, "NOTSET", false, 4},
+      {10, 3, 2, 0, 0, "NOTSET", true, 5},
+      {10, 3, 2, 0, 0, "VALID", true, 5},
+      {10, 3, 2, 0, 0, "SAME_UPPER", false, 5},
+      {4, 2, 3, 0, 2, "NOTSET", true, 2},  // the third window starts in the padding
+      {4, 2, 3, 0, 2, "NOTSET", false, 2},
+      {3, 5, 1, 0, 0, "NOTSET", false, 0},                 // window over the input
+      {8, 2, 1, -1, 0, "NOTSET", false, 0},                // negative pad
+      {8, 2, int64_t{1} << 40, 0, 0, "NOTSET", false, 0},  // stride over 2^31
+      {8, 2, 1, int64_t{1} << 62, 0, "NOTSET", false, 0},  // pad over 2^31
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrCat(c.in, " k", c.kernel, " s", c.stride, " p", c.pad_head, ",",
+                              c.pad_tail, " ", c.auto_pad, c.ceil_mode ? " ceil" : ""));
+    TestModel m;
+    m.Opset("com.microsoft", 1);
+    m.Input("x", {1, 2, 1, c.in}, onnx::TensorProto::UINT8);
+    AddScalar(m, "s", onnx::TensorProto::FLOAT, 0.1F);
+    onnx::NodeProto& pool =
+        m.Node("QLinearAveragePool", {"x", "s", "", "s", ""}, {"y"}, "pool", "com.microsoft");
+    AddIntsAttribute(pool, "kernel_shape", {1, c.kernel});
+    AddIntsAttribute(pool, "strides", {1, c.stride});
+    AddIntsAttribute(pool, "pads", {0, c.pad_head, 0, c.pad_tail});
+    onnx::AttributeProto& auto_pad = *pool.add_attribute();
+    auto_pad.set_name("auto_pad");
+    auto_pad.set_type(onnx::AttributeProto::STRING);
+    auto_pad.set_s(c.auto_pad);
+    AddIntAttribute(pool, "ceil_mode", c.ceil_mode ? 1 : 0);
+    m.ShapelessOutput("y", onnx::TensorProto::UINT8);
+    absl::StatusOr<Graph> graph = ImportOnnx(m.Bytes());
+    if (c.out == 0) {
+      EXPECT_THAT(graph, StatusIs(kInvalid, HasSubstr("pool")));
+    } else {
+      ORDO_ASSERT_OK(graph.status());
+      EXPECT_THAT(graph->tensor(*graph->FindTensor("y")).dims, ElementsAre(1, 2, 1, c.out));
+    }
+  }
+  // Global pooling with channels last keeps the last dim.
+  TestModel m;
+  m.Opset("com.microsoft", 1);
+  m.Input("x", {1, 5, 5, 16}, onnx::TensorProto::UINT8);
+  AddScalar(m, "s", onnx::TensorProto::FLOAT, 0.1F);
+  AddIntAttribute(
+      m.Node("QLinearGlobalAveragePool", {"x", "s", "", "s", ""}, {"y"}, "gap", "com.microsoft"),
+      "channels_last", 1);
+  m.ShapelessOutput("y", onnx::TensorProto::UINT8);
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  EXPECT_THAT(graph.tensor(*graph.FindTensor("y")).dims, ElementsAre(1, 1, 1, 16));
 }
 
 // A quantized model starts with QuantizeLinear: resized without touching

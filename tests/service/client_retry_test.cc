@@ -18,7 +18,9 @@ namespace {
 // what a client sees of a front that shuts down as its call arrives (gRPC
 // cancels calls not yet given to a handler, grpc/grpc#41785). A real
 // server shows it about once in hundreds of calls around a SIGTERM, too
-// rarely to test; this fake shows it on every call.
+// rarely to test; this fake returns the status from its handler instead,
+// which is what the client sees: these tests check the client's policy,
+// not gRPC's shutdown.
 class CancellingCompiler final : public v1::Compiler::Service {
  public:
   explicit CancellingCompiler(int failures) : failures_(failures) {}
