@@ -15,6 +15,7 @@
 #include "core/rewrite/onnx_test_model.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
+#include "core/util/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -151,27 +152,26 @@ TEST(CompileWithRewriteTest, AQuantizedModelIsToldWhyNothingWasRewritten) {
   m.Weight("wy", {16, 128, 1, 1}, nullptr);
   m.Node("Conv", {qdq("cat"), "wy"}, {"y"});
   m.Output("y");
-  const std::string bytes = m.Bytes();
-  ORDO_ASSERT_OK_AND_ASSIGN(const Graph graph, ImportOnnx(bytes));
-  RewriteCompileOptions rewrite;
-  rewrite.mode = RewriteMode::kAll;
-  rewrite.time_limit = absl::Seconds(2);
-  RealClock clock;
-  ORDO_ASSERT_OK_AND_ASSIGN(RewriteCompileResult result,
-                            CompileWithRewrite(RequestOf(bytes, CompileOptions(), rewrite), bytes,
-                                               graph, CompileServices(), clock));
-  ASSERT_TRUE(result.rewrite.has_value());
-  EXPECT_THAT(result.rewrite->rewrites, IsEmpty());
-  EXPECT_THAT(result.rewrite->note, AllOf(HasSubstr("the model is quantized (12 quantization ops"),
-                                          HasSubstr("rewrite the float model")));
-  // A float model that is not rewritten is not told so.
-  Fixture f;
-  RewriteCompileOptions identity;
-  identity.mode = RewriteMode::kIdentity;
-  ORDO_ASSERT_OK_AND_ASSIGN(RewriteCompileResult plain,
-                            CompileWithRewrite(RequestOf(f.bytes, CompileOptions(), identity),
-                                               f.bytes, f.graph, CompileServices(), f.clock));
-  EXPECT_THAT(plain.rewrite->note, Not(HasSubstr("quantized")));
+  // Searched in every mode: the quantized model and, for contrast, the float
+  // one, whose note says nothing of quantization.
+  const auto search = [](const std::string& bytes) -> absl::StatusOr<RewriteCompileResult> {
+    ORDO_ASSIGN_OR_RETURN(const Graph graph, ImportOnnx(bytes));
+    RewriteCompileOptions rewrite;
+    rewrite.mode = RewriteMode::kAll;
+    rewrite.time_limit = absl::Seconds(2);
+    RealClock clock;
+    return CompileWithRewrite(RequestOf(bytes, CompileOptions(), rewrite), bytes, graph,
+                              CompileServices(), clock);
+  };
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteCompileResult quantized, search(m.Bytes()));
+  ASSERT_TRUE(quantized.rewrite.has_value());
+  EXPECT_THAT(quantized.rewrite->rewrites, IsEmpty());
+  EXPECT_THAT(quantized.rewrite->note,
+              AllOf(HasSubstr("the model is quantized (12 quantization ops"),
+                    HasSubstr("rewrite the float model")));
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteCompileResult float_model, search(WideConcatOnnx()));
+  ASSERT_TRUE(float_model.rewrite.has_value());
+  EXPECT_THAT(float_model.rewrite->note, Not(HasSubstr("quantized")));
 }
 
 TEST(CompileWithRewriteTest, IdentityLowersThePeakOfAConcatConvSite) {
