@@ -4,6 +4,8 @@
 #include <fstream>
 #include <functional>
 #include <initializer_list>
+#include <limits>
+#include <limits>
 #include <queue>
 #include <random>
 #include <sstream>
@@ -708,6 +710,43 @@ TEST(OnnxImportTest, QLinearAveragePoolIsSizedAsOnnxruntimeAllocatesIt) {
   m.ShapelessOutput("y", onnx::TensorProto::UINT8);
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
   EXPECT_THAT(graph.tensor(*graph.FindTensor("y")).dims, ElementsAre(1, 1, 1, 16));
+}
+
+// Slice-1 (opsets 1-9) counts a negative start or end from the dim's end
+// and clamps both; libonnx 1.12 left such a dim unknown and the file was
+// refused.
+TEST(OnnxImportTest, ANegativeSliceOneIndexCountsFromTheEnd) {
+  struct Case {
+    std::vector<int64_t> starts, ends, axes;
+    std::vector<int64_t> dims;
+  };
+  const Case cases[] = {
+      {{-3}, {std::numeric_limits<int64_t>::max()}, {3}, {1, 3, 8, 3}},
+      {{1}, {-1}, {2}, {1, 3, 6, 8}},
+      {{-100, 0}, {-2, 100}, {2, -1}, {1, 3, 6, 8}},
+      {{0, 0, -2}, {1, 2, 100}, {}, {1, 2, 2, 8}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::PrintToString(c.starts) + " " + ::testing::PrintToString(c.ends));
+    TestModel m;
+    m.proto().mutable_opset_import(0)->set_version(9);
+    m.Input("x", {1, 3, 8, 8});
+    onnx::NodeProto& slice = m.Node("Slice", {"x"}, {"y"}, "slice");
+    const auto ints = [&](const std::string& name, const std::vector<int64_t>& values) {
+      if (values.empty()) return;
+      onnx::AttributeProto& a = *slice.add_attribute();
+      a.set_name(name);
+      a.set_type(onnx::AttributeProto::INTS);
+      for (int64_t v : values) a.add_ints(v);
+    };
+    ints("starts", c.starts);
+    ints("ends", c.ends);
+    ints("axes", c.axes);
+    m.Node("Relu", {"y"}, {"z"}, "relu");
+    m.ShapelessOutput("z");
+    ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+    EXPECT_EQ(graph.tensor(*graph.FindTensor("y")).dims, c.dims);
+  }
 }
 
 // A quantized model starts with QuantizeLinear: resized without touching

@@ -245,6 +245,35 @@ void InferReshapeOne(onnx::InferenceContext& ctx) {
   SetOutput(ctx, ctx.getInputType(0)->tensor_type().elem_type(), out);
 }
 
+// Slice-1 (opsets 1-9: starts, ends and axes are attributes). libonnx 1.12
+// leaves a dim unknown where a start or end is negative (Model Zoo-era
+// files were refused); they count from the dim's end, as in every later
+// version, and are clamped to the dim.
+void InferSliceOne(onnx::InferenceContext& ctx, const onnx::InferenceFunction& library) {
+  library(ctx);
+  std::optional<std::vector<int64_t>> out = StaticInputDims(ctx, 0);
+  if (!out) return;
+  std::vector<int64_t> starts, ends, axes;
+  onnx::getRepeatedAttribute(ctx, "starts", starts);
+  onnx::getRepeatedAttribute(ctx, "ends", ends);
+  onnx::getRepeatedAttribute(ctx, "axes", axes);
+  if (axes.empty()) {
+    for (size_t j = 0; j < starts.size(); ++j) axes.push_back(static_cast<int64_t>(j));
+  }
+  const auto rank = static_cast<int64_t>(out->size());
+  if (starts.size() != ends.size() || axes.size() != starts.size()) return;  // the library said
+  for (size_t j = 0; j < axes.size(); ++j) {
+    const int64_t axis = axes[j] < 0 ? axes[j] + rank : axes[j];
+    if (axis < 0 || axis >= rank) return;
+    const int64_t dim = (*out)[axis];
+    const auto from_end = [dim](int64_t index) {
+      return std::clamp(index < 0 ? index + dim : index, int64_t{0}, dim);  // no overflow: dim >= 0
+    };
+    (*out)[axis] = std::max(from_end(ends[j]) - from_end(starts[j]), int64_t{0});
+  }
+  SetOutput(ctx, ctx.getInputType(0)->tensor_type().elem_type(), *out);
+}
+
 // Inference for opset-1 schemas libonnx 1.12 gives none and whose newer
 // versions take their settings otherwise (Concat-1's default axis,
 // Reshape-1's attribute); null for any other.
@@ -309,10 +338,10 @@ const onnx::OpSchema* InferenceDonor(const onnx::OpSchema& schema) {
 
 // ONNX's schemas, with InferEinsum in place of Einsum's inference, a
 // checked Shape data propagation, convolutions' inference checked by
-// InferConvWithMatchingRanks, Split-18's uneven chunks (InferUnevenSplit)
-// and inference for the opset 1-5 ops without one (InferenceDonor,
-// OpsetOneInference). Patched copies are made once per schema version and
-// live for the process.
+// InferConvWithMatchingRanks, Split-18's uneven chunks (InferUnevenSplit),
+// Slice-1's negative indices (InferSliceOne) and inference for the opset 1-5 ops without one
+// (InferenceDonor, OpsetOneInference). Patched copies are made once per schema version and live for
+// the process.
 class SchemaRegistry final : public onnx::ISchemaRegistry {
  public:
   const onnx::OpSchema* GetSchema(const std::string& key, const int max_inclusive_version,
@@ -323,11 +352,12 @@ class SchemaRegistry final : public onnx::ISchemaRegistry {
     const int conv_weight = ConvWeightInput(key);
     // libonnx 1.12 answers opset 18 with Split-13, which knows no num_outputs.
     const bool split_18 = key == "Split" && max_inclusive_version >= 18;
+    const bool slice_one = key == "Slice" && schema != nullptr && schema->since_version() == 1;
     const onnx::OpSchema* donor = schema != nullptr ? InferenceDonor(*schema) : nullptr;
     onnx::InferenceFunction opset_one = schema != nullptr ? OpsetOneInference(*schema) : nullptr;
     if (schema == nullptr ||
-        (key != "Einsum" && key != "Shape" && conv_weight < 0 && !split_18 && donor == nullptr &&
-         !opset_one) ||
+        (key != "Einsum" && key != "Shape" && conv_weight < 0 && !split_18 && !slice_one &&
+         donor == nullptr && !opset_one) ||
         !IsStandardOnnxDomain(domain)) {
       return schema;
     }
@@ -347,6 +377,11 @@ class SchemaRegistry final : public onnx::ISchemaRegistry {
         patched->TypeAndShapeInferenceFunction(
             [library = schema->GetTypeAndShapeInferenceFunction()](onnx::InferenceContext& ctx) {
               InferUnevenSplit(ctx, library);
+            });
+      } else if (slice_one) {
+        patched->TypeAndShapeInferenceFunction(
+            [library = schema->GetTypeAndShapeInferenceFunction()](onnx::InferenceContext& ctx) {
+              InferSliceOne(ctx, library);
             });
       } else if (conv_weight >= 0) {
         patched->TypeAndShapeInferenceFunction(
