@@ -100,8 +100,8 @@ constexpr int64_t kMaxDim = int64_t{1} << 62;
 // it (pool_attributes.h ComputeOutputSize): floor or, with ceil_mode, ceil
 // of (in + pads - kernel) / stride, plus one; with ceil_mode a last window
 // that would start in the tail padding is dropped (onnx/onnx#5741). SAME
-// pads to ceil(in / stride); VALID pads nothing. `in` is a dim of a shape
-// (below 2^62, GraphLimits).
+// pads to ceil(in / stride); VALID pads nothing. The caller bounds `in` by
+// kMaxDim and the window values by kMaxWindowValue, so nothing overflows.
 int64_t PooledDim(int64_t in, int64_t kernel, int64_t stride, int64_t pad_head, int64_t pad_tail,
                   const std::string& auto_pad, bool ceil_mode) {
   if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") return (in + stride - 1) / stride;
