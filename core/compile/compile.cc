@@ -1065,6 +1065,14 @@ absl::StatusOr<EstimateResult> Estimate(const Graph& graph, const CompileOptions
     estimate.lower_bound_bytes = result.lower_bound_bytes;
     if (peak == &estimate.greedy_peak_bytes) greedy_order = std::move(result.order);
   }
+  // Estimate plans no arena, but refuses the alignment a compile's layout
+  // refuses (aligned sizes past int64), by the same rule. The tensors'
+  // bytes add up to at most 2^62 (the memory model's cap), so only an
+  // alignment over 2^62 / tensors can break it: the check is skipped below.
+  if (options.alignment > (int64_t{1} << 62) / (model.num_tensors() + 1)) {
+    ORDO_ASSIGN_OR_RETURN(const SimulationResult simulation, Simulate(model, greedy_order));
+    ORDO_RETURN_IF_ERROR(BuildArenaProblem(model, simulation, options.alignment).status());
+  }
   if (cache != nullptr) {
     PartScheduleOptions part_options;
     part_options.scheduler = options.scheduler;
