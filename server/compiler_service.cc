@@ -255,22 +255,38 @@ absl::Status CompilerService::CompileOrShare(
     const std::function<void(const v1::CompileProgress&)>& on_progress) {
   const Clock& clock = *deps_.clock;
   // Identical concurrent requests compile once: the first runs (and alone
-  // takes a compile slot), the others wait for its answer.
-  std::optional<SingleFlight<SharedCompile>::Outcome> outcome =
-      // Waiting is real time, as the call's deadline is (the clock may be
-      // a test's fake).
-      flights_.Do(key, CallDeadline(call.deadline, absl::Now(), limits_), [&] {
+  // takes a compile slot), the others wait for its answer and stream its
+  // progress as their own.
+  SharedCompileFlights::Wait wait;
+  // Waiting is real time, as the call's deadline is (the clock may be a
+  // test's fake).
+  wait.deadline = CallDeadline(call.deadline, absl::Now(), limits_);
+  wait.cancelled = call.cancelled.get();
+  if (on_progress) {
+    wait.on_progress = [&](const v1::CompileProgress& leaders) {
+      // This call's own FINISHED comes with the shared result, once (a
+      // rewriting leader finishes a compile before its search, too).
+      if (leaders.stage() == v1::COMPILE_STAGE_FINISHED) return;
+      v1::CompileProgress progress = leaders;
+      *progress.mutable_elapsed() = rpc::DurationToProto(clock.Now() - start);
+      on_progress(progress);
+    };
+  }
+  absl::StatusOr<SharedCompileFlights::Outcome> outcome =
+      flights_.Do(key, wait, [&](const SharedCompileFlights::ReportFn& report_to_followers) {
+        const std::function<void(const v1::CompileProgress&)> report =
+            [&](const v1::CompileProgress& progress) {
+              report_to_followers(progress);
+              if (on_progress) on_progress(progress);
+            };
         SharedCompile shared;
         // An identical call may have finished between the lookup above and
         // this flight: its answer is stored by now.
-        if (AnswerFromResponseCache(key, start, shared.response, on_progress)) return shared;
-        shared.status = CompileRequestNow(call, request, key, start, shared.response, on_progress);
+        if (AnswerFromResponseCache(key, start, shared.response, report)) return shared;
+        shared.status = CompileRequestNow(call, request, key, start, shared.response, report);
         return shared;
       });
-  if (!outcome) {
-    return absl::DeadlineExceededError(
-        "deadline passed while waiting for an identical request's compile");
-  }
+  if (!outcome.ok()) return outcome.status();
   const absl::Status& status = outcome->value.status;
   if (outcome->shared && (absl::IsCancelled(status) || absl::IsDeadlineExceeded(status))) {
     // The other call ended on its own client's cancel or deadline, which

@@ -89,6 +89,8 @@ class CompilerService final : public v1::Compiler::CallbackService {
     absl::Status status;
     v1::CompileResponse response;
   };
+  // Its followers stream the leader's progress.
+  using SharedCompileFlights = SingleFlight<SharedCompile, v1::CompileProgress>;
   // The response cache's answer to `key`, if any, marked as cached.
   bool AnswerFromResponseCache(
       const std::string& key, absl::Time start, v1::CompileResponse& response,
@@ -196,7 +198,7 @@ class CompilerService final : public v1::Compiler::CallbackService {
   const Dependencies deps_;
   CompileAdmission admission_;
   // Identical Compile requests in flight, by CompileRequestKey.
-  SingleFlight<SharedCompile> flights_;
+  SharedCompileFlights flights_;
   // Compiles that may have stored parts in the part cache, counted when
   // each ends: an Estimate answer that found parts missing holds only
   // while this is unchanged.

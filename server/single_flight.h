@@ -1,9 +1,12 @@
 #ifndef ORDO_SERVER_SINGLE_FLIGHT_H_
 #define ORDO_SERVER_SINGLE_FLIGHT_H_
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -13,10 +16,15 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
 namespace ordo::server {
+
+// What a flight without progress reports.
+struct NoProgress {};
 
 // Computes each key once among concurrent callers (Go's singleflight): the
 // first caller of a key (the leader) runs `compute`; callers that arrive
@@ -24,13 +32,20 @@ namespace ordo::server {
 // without running anything. When the leader returns, the key is forgotten:
 // a later call computes again (caching is someone else's job).
 //
-// A follower waits until the leader finishes or until its own deadline;
-// then it gets nothing (std::nullopt) and decides itself what to do. The
-// leader's value is shared whatever it is; callers that must not share some
-// values (a leader cancelled by its own client) check `shared` and
-// recompute. Waiting costs one condition variable per key in flight; the map
-// holds only keys being computed. Thread-safe.
-template <typename Value>
+// The leader may report progress (`Progress`, e.g. a streamed event) while
+// it computes; a follower sees the latest report as it joins and each later
+// one, in its own thread, so a streaming follower is never silent while it
+// waits. Reports may be coalesced: a follower busy with one report sees only
+// the newest after it.
+//
+// A follower waits until the leader finishes, its own deadline passes, or
+// its call is cancelled; then it gets DEADLINE_EXCEEDED or CANCELLED and
+// decides itself what to do. The leader's value is shared whatever it is;
+// callers that must not share some values (a leader cancelled by its own
+// client) check `shared` and recompute. Waiting costs one condition
+// variable per key in flight; the map holds only keys being computed.
+// Thread-safe.
+template <typename Value, typename Progress = NoProgress>
 class SingleFlight {
  public:
   struct Outcome {
@@ -38,15 +53,26 @@ class SingleFlight {
     // True for a follower: `value` was computed by another call.
     bool shared = false;
   };
+  using ReportFn = std::function<void(const Progress&)>;
+  // How a follower waits.
+  struct Wait {
+    absl::Time deadline = absl::InfiniteFuture();
+    // The leader's reports, called in the follower's thread; may be empty.
+    ReportFn on_progress;
+    // The follower's call was cancelled: checked every kCancelPoll.
+    const std::atomic<bool>* cancelled = nullptr;
+  };
+  static constexpr absl::Duration kCancelPoll = absl::Milliseconds(100);
 
   SingleFlight() = default;
   SingleFlight(const SingleFlight&) = delete;
   SingleFlight& operator=(const SingleFlight&) = delete;
 
-  // The value of `key`: computed by this call or shared from a concurrent
-  // one. Nothing when this call waited and `deadline` passed first.
-  std::optional<Outcome> Do(const std::string& key, absl::Time deadline,
-                            absl::FunctionRef<Value()> compute) {
+  // The value of `key`: computed by this call (`compute`, given the
+  // function that reports its progress to the followers) or shared from a
+  // concurrent one.
+  absl::StatusOr<Outcome> Do(const std::string& key, const Wait& wait,
+                             absl::FunctionRef<Value(const ReportFn&)> compute) {
     std::shared_ptr<Flight> flight;
     bool leader = false;
     {
@@ -61,8 +87,9 @@ class SingleFlight {
       }
       flight = slot;
     }
-    if (!leader) return flight->Await(deadline);
-    Value value = compute();
+    if (!leader) return flight->Await(wait);
+    const ReportFn report = [&flight](const Progress& progress) { flight->Report(progress); };
+    Value value = compute(report);
     int followers = 0;
     {
       absl::MutexLock lock(&mu_);
@@ -74,6 +101,18 @@ class SingleFlight {
     // value (a whole response) is neither copied nor kept.
     if (followers > 0) flight->Publish(value);
     return Outcome{std::move(value), false};
+  }
+
+  // Without progress: the value, or nothing when this call waited and
+  // `deadline` passed first.
+  std::optional<Outcome> Do(const std::string& key, absl::Time deadline,
+                            absl::FunctionRef<Value()> compute) {
+    Wait wait;
+    wait.deadline = deadline;
+    absl::StatusOr<Outcome> outcome =
+        Do(key, wait, [&compute](const ReportFn& /*report*/) { return compute(); });
+    if (!outcome.ok()) return std::nullopt;
+    return *std::move(outcome);
   }
 
   // Keys being computed now.
@@ -93,26 +132,59 @@ class SingleFlight {
   // not see the atomics inside Debian's (uninstrumented) libabsl.
   struct Flight {
     std::mutex mu;
-    std::condition_variable published;
-    std::optional<Value> value;  // set once by the leader, under `mu`
+    std::condition_variable changed;   // a report or the value
+    std::optional<Value> value;        // set once by the leader, under `mu`
+    std::optional<Progress> progress;  // the leader's latest report
+    uint64_t reports = 0;              // how many, under `mu`
     // Calls that joined, guarded by SingleFlight::mu_ (not `mu`), and final
     // once the flight has left the map.
     int followers = 0;
 
+    void Report(const Progress& latest) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        progress = latest;
+        ++reports;
+      }
+      changed.notify_all();
+    }
     void Publish(Value computed) {
       {
         std::lock_guard<std::mutex> lock(mu);
         value.emplace(std::move(computed));
       }
-      published.notify_all();
+      changed.notify_all();
     }
-    std::optional<Outcome> Await(absl::Time deadline) {
+    absl::StatusOr<Outcome> Await(const Wait& wait) {
       std::unique_lock<std::mutex> lock(mu);
-      const auto ready = [this] { return value.has_value(); };
-      if (deadline == absl::InfiniteFuture()) {
-        published.wait(lock, ready);
-      } else if (!published.wait_until(lock, absl::ToChronoTime(deadline), ready)) {
-        return std::nullopt;
+      uint64_t seen = 0;
+      while (!value.has_value()) {
+        if (wait.on_progress && reports != seen) {
+          seen = reports;
+          const Progress latest = *progress;
+          lock.unlock();  // the callback may write to a stream
+          wait.on_progress(latest);
+          lock.lock();
+          continue;
+        }
+        if (wait.cancelled != nullptr && wait.cancelled->load()) {
+          return absl::CancelledError("cancelled while waiting for an identical call's result");
+        }
+        const absl::Time now = absl::Now();
+        if (now >= wait.deadline) {
+          return absl::DeadlineExceededError(
+              "deadline passed while waiting for an identical call's result");
+        }
+        const absl::Time until =
+            wait.cancelled == nullptr ? wait.deadline : std::min(wait.deadline, now + kCancelPoll);
+        const auto woken = [&] {
+          return value.has_value() || (wait.on_progress && reports != seen);
+        };
+        if (until == absl::InfiniteFuture()) {
+          changed.wait(lock, woken);
+        } else {
+          changed.wait_until(lock, absl::ToChronoTime(until), woken);
+        }
       }
       return Outcome{*value, true};
     }

@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 
@@ -135,6 +136,62 @@ TEST(SingleFlightTest, AFollowerGivesUpAtItsDeadlineAndTheLeaderStillFinishes) {
   });
   EXPECT_FALSE(late.has_value());
   EXPECT_FALSE(ran);
+  release.Notify();
+  leader.join();
+}
+
+TEST(SingleFlightTest, AFollowerSeesTheLeadersProgressAsItJoinsAndAfter) {
+  SingleFlight<int, int> flight;
+  std::atomic<int> follower_saw{0};
+  std::thread leader([&] {
+    SingleFlight<int, int>::Wait wait;
+    auto outcome = flight.Do("k", wait, [&](const SingleFlight<int, int>::ReportFn& report) {
+      report(1);  // before anyone joined: the follower sees it as it joins
+      EXPECT_TRUE(Eventually([&] { return follower_saw.load() == 1; }));
+      report(2);
+      EXPECT_TRUE(Eventually([&] { return follower_saw.load() == 2; }));
+      return 7;
+    });
+    ASSERT_TRUE(outcome.ok());
+    EXPECT_FALSE(outcome->shared);
+  });
+  ASSERT_TRUE(Eventually([&] { return flight.InFlight() == 1; }));
+  std::vector<int> seen;
+  SingleFlight<int, int>::Wait wait;
+  wait.on_progress = [&](const int& progress) {
+    seen.push_back(progress);
+    follower_saw = progress;
+  };
+  auto outcome = flight.Do("k", wait, [](const SingleFlight<int, int>::ReportFn&) { return 0; });
+  leader.join();
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_TRUE(outcome->shared);
+  EXPECT_EQ(outcome->value, 7);
+  EXPECT_EQ(seen, (std::vector<int>{1, 2}));
+}
+
+TEST(SingleFlightTest, AFollowerWhoseCallIsCancelledStopsWaiting) {
+  SingleFlight<int> flight;
+  absl::Notification release;
+  std::thread leader([&] {
+    auto outcome = flight.Do("k", kNoDeadline, [&] {
+      release.WaitForNotification();
+      return 7;
+    });
+    EXPECT_EQ(outcome->value, 7);
+  });
+  ASSERT_TRUE(Eventually([&] { return flight.InFlight() == 1; }));
+  std::atomic<bool> cancelled{false};
+  SingleFlight<int>::Wait wait;
+  wait.cancelled = &cancelled;
+  absl::StatusOr<SingleFlight<int>::Outcome> outcome;
+  std::thread follower([&] {
+    outcome = flight.Do("k", wait, [](const SingleFlight<int>::ReportFn&) { return 0; });
+  });
+  ASSERT_TRUE(Eventually([&] { return flight.FollowersTotal() == 1; }));
+  cancelled = true;
+  follower.join();  // while the leader still runs
+  EXPECT_EQ(outcome.status().code(), absl::StatusCode::kCancelled);
   release.Notify();
   leader.join();
 }
