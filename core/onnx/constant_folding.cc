@@ -8,11 +8,13 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "core/graph/onnx_domain.h"
 #include "core/onnx/constant_evaluator.h"
+#include "core/onnx/constant_tensor.h"
+#include "core/onnx/input_shapes.h"
 #include "google/protobuf/arena.h"
 #include "onnx/defs/schema.h"
-#include "core/onnx/constant_tensor.h"
 
 namespace ordo::onnx_import {
 namespace {
@@ -131,6 +133,7 @@ class ConstantFolder {
   void CopyNodesInOrder();
   bool DeclarationsAreStale() const;
   void ForgetDeclaredShapes();
+  absl::Status CheckCustomOpDeclarations() const;
   void StripForgottenShapes(onnx::GraphProto& graph) const;
   bool NeedsInference() const;
   bool HasUnknownActivation() const;
@@ -160,6 +163,9 @@ class ConstantFolder {
   absl::Status parse_status_;
   // By value id: a declared shape not to be believed (ForgetDeclaredShapes).
   std::vector<bool> forgotten_;
+  // By value id: the types as declared, kept when the declarations were
+  // found stale (empty otherwise).
+  TensorTypes declared_;
 };
 
 ConstantFolder::ConstantFolder(const ModelView& view, absl::string_view bytes,
@@ -362,10 +368,51 @@ bool ConstantFolder::DeclarationsAreStale() const {
   return false;
 }
 
+// In a resized model (its declarations found stale), a custom op's
+// declared output still carries the old size where it copied an input's
+// dim that changed: the input's dim k was declared d and is now d', and the
+// output's dim k is declared d (the batch of a batch-major op, every dim of
+// an element-wise one). Nothing infers a custom op, so planning that
+// declaration would plan the old size: refused, naming the op and the fix.
+// A declared dim that matches no changed input dim stands (a custom op may
+// well fix its output's size).
+absl::Status ConstantFolder::CheckCustomOpDeclarations() const {
+  if (declared_.empty()) return absl::OkStatus();
+  for (int32_t i = 0; i < view_.num_nodes(); ++i) {
+    if (IsKnownToOnnx(view_, view_.nodes[i])) continue;
+    for (int32_t output : nodes_.outputs(i)) {
+      if (output == kNoValue || !types_[output].IsStatic()) continue;
+      const std::vector<int64_t>& said = types_[output].dims;
+      for (int32_t input : nodes_.inputs(i)) {
+        if (input == kNoValue || !declared_[input].IsStatic() || !types_[input].IsStatic()) {
+          continue;
+        }
+        const std::vector<int64_t>&old_dims = declared_[input].dims, &now = types_[input].dims;
+        if (old_dims.size() != now.size()) continue;
+        for (size_t k = 0; k < std::min(now.size(), said.size()); ++k) {
+          if (old_dims[k] == now[k] || said[k] != old_dims[k]) continue;
+          return absl::InvalidArgumentError(absl::StrCat(
+              "op \"", nodes_.names[i], "\" (", view_.nodes[i].op_type,
+              ") has no shape inference, and its output \"", nodes_.value_names[output],
+              "\" is declared ", FormatDims(said), " for the model's old size: its input \"",
+              nodes_.value_names[input], "\" was declared ", FormatDims(old_dims), " and is now ",
+              FormatDims(now), " (the model was resized, e.g. by --batch or --input-shape), so ",
+              "that declaration is stale. Give \"", nodes_.value_names[output],
+              "\"'s dims at the new size in graph.value_info (dim ", k,
+              " may be a named dim such as \"batch\", which the new size binds), or compile ",
+              "at the model's own input shape"));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Every shape declared for a value an op ONNX knows writes is dropped:
 // inference gives it (the op's element type stays; a custom op's outputs
 // keep their declarations, the only source there is).
 void ConstantFolder::ForgetDeclaredShapes() {
+  if (declared_.empty()) declared_ = types_;
   forgotten_.assign(nodes_.num_values(), false);
   for (int32_t i = 0; i < view_.num_nodes(); ++i) {
     if (!IsKnownToOnnx(view_, view_.nodes[i])) continue;
@@ -415,6 +462,7 @@ absl::StatusOr<FoldingResult> ConstantFolder::Run() && {
     type.symbols.clear();
   }
   if (!parse_status_.ok()) return parse_status_;
+  if (absl::Status stale = CheckCustomOpDeclarations(); !stale.ok()) return stale;
   // A node left unknown without an exception was skipped by ONNX's lenient
   // mode; the strict mode's first error says why, for the message (and an
   // exception about element types is traced to its origin).

@@ -1151,6 +1151,41 @@ TEST(OnnxImportTest, DeclarationsOfCustomOpsStandWhenOthersAreInferredAgain) {
   EXPECT_THAT(graph.tensor(graph.FindTensor("z").value()).dims, ElementsAre(1, 4, 2, 2));
 }
 
+// A resized model (here its batch, 1 in the file, now 4) whose custom op
+// copied an input's dim into its declared output: that declaration is the
+// old size's and nothing infers the op, so it was planned 4x too small. It
+// is refused with the fix; a declared dim that copies no changed input dim
+// stands.
+TEST(OnnxImportErrorTest, ACustomOpsDeclarationAtTheOldSizeOfAResizedModelIsRefused) {
+  for (const bool batch_major : {true, false}) {
+    SCOPED_TRACE(batch_major ? "batch-major output" : "fixed-size output");
+    TestModel m;
+    m.Input("x", {4, 3, 8, 8}).Weight("w", {4, 3, 1, 1});
+    m.Node("Conv", {"x", "w"}, {"y"}, "conv");
+    m.Node("Foo", {"y"}, {"f"}, "foo", "com.example");
+    m.Node("Relu", {"f"}, {"z"}, "relu");
+    m.Opset("com.example", 1);
+    m.ValueInfo("y", {1, 4, 8, 8});
+    if (batch_major) {
+      m.ValueInfo("f", {1, 4, 8, 8}).Output("z", {1, 4, 8, 8});
+    } else {
+      m.ValueInfo("f", {2, 16}).Output("z", {2, 16});
+    }
+    absl::StatusOr<Graph> graph = ImportOnnx(m.Bytes());
+    if (batch_major) {
+      EXPECT_THAT(graph, StatusIs(kInvalid,
+                                  AllOf(HasSubstr("op \"foo\" (Foo) has no shape inference"),
+                                        HasSubstr("output \"f\" is declared 1x4x8x8"),
+                                        HasSubstr("\"y\" was declared 1x4x8x8 and is now 4x4x8x8"),
+                                        HasSubstr("in graph.value_info"))));
+    } else {
+      ORDO_ASSERT_OK(graph.status());
+      EXPECT_THAT(graph->tensor(*graph->FindTensor("f")).dims, ElementsAre(2, 16));
+      EXPECT_THAT(graph->tensor(*graph->FindTensor("y")).dims, ElementsAre(4, 4, 8, 8));
+    }
+  }
+}
+
 TEST(OnnxImportErrorTest, ZeroDim) {
   TestModel m;
   m.Input("x", {0, 4}).Output("y", {0, 4});
