@@ -796,10 +796,16 @@ TEST_F(SmallMessagesCompilerServiceTest, AResponseOverTheMessageLimitFailsAloneN
   EXPECT_THAT(results["big"].error().message(), HasSubstr("--max-message-mb"));
   EXPECT_TRUE(results["small"].has_response());
 
-  // CompileStream: the progress, then the error instead of the result.
+  // CompileStream: the progress, then the error instead of the result,
+  // and no FINISHED before it.
   grpc::ClientContext stream_context;
-  auto events = Stub()->CompileStream(&stream_context, big);
-  for (v1::CompileEvent event; events->Read(&event);) EXPECT_FALSE(event.has_result());
+  auto events = Stub()->CompileStream(&stream_context, ChainRequest(302));  // computed
+  int progress_events = 0;
+  for (v1::CompileEvent event; events->Read(&event); ++progress_events) {
+    EXPECT_FALSE(event.has_result());
+    EXPECT_NE(event.progress().stage(), v1::COMPILE_STAGE_FINISHED);
+  }
+  EXPECT_GT(progress_events, 0);
   EXPECT_EQ(events->Finish().error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
 }
 
