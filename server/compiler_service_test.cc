@@ -619,38 +619,61 @@ TEST_F(CompilerServiceTest, ACancelledCallPastItsDeadlineIsDeadlineExceeded) {
               StatusIs(absl::StatusCode::kCancelled, ::testing::_));
 }
 
+// A compile on its own thread that holds its flight and its compile slot
+// open in its first progress event, until released.
+class HeldCompile {
+ public:
+  HeldCompile(CompilerService& service, const rpc::CallInfo& call,
+              const v1::CompileRequest& request)
+      : thread_([this, &service, call, request] {
+          v1::CompileResponse response;
+          bool held = false;
+          status_ = service.RunCompile(call, request, response, [&](const v1::CompileProgress&) {
+            if (held) return;
+            held = true;
+            running_.Notify();
+            release_.WaitForNotification();
+          });
+        }) {
+    running_.WaitForNotification();
+  }
+  ~HeldCompile() { Join(); }
+  HeldCompile(const HeldCompile&) = delete;
+  HeldCompile& operator=(const HeldCompile&) = delete;
+
+  void Release() {
+    if (!release_.HasBeenNotified()) release_.Notify();
+  }
+  // Releases it and waits for its end.
+  absl::Status Join() {
+    Release();
+    if (thread_.joinable()) thread_.join();
+    return status_;
+  }
+
+ private:
+  absl::Notification running_;
+  absl::Notification release_;
+  absl::Status status_;
+  std::thread thread_;  // last: started once the rest exists
+};
+
 TEST_F(CompilerServiceTest, AStreamWaitingForAnIdenticalCompileStreamsItsProgress) {
   const v1::CompileRequest request = GraphRequest(ordo::testing::ManyBranches(4));
-  absl::Notification leader_running;
-  absl::Notification follower_heard;
-  absl::Status leader_status;
-  std::thread leader([&] {
-    v1::CompileResponse response;
-    bool blocked = false;
-    // The leader holds its flight open in its first progress event until
-    // the stream that joined it has heard that event.
-    leader_status =
-        service().RunCompile(Call(), request, response, [&](const v1::CompileProgress&) {
-          if (blocked) return;
-          blocked = true;
-          leader_running.Notify();
-          follower_heard.WaitForNotification();
-        });
-  });
-  leader_running.WaitForNotification();
+  // The first call holds its flight open in its first progress event until
+  // the stream that joined it has heard that event.
+  HeldCompile leader(service(), Call(), request);
   grpc::ClientContext context;
   // A stream that hears nothing ends at its deadline and fails the test.
   context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
   auto stream = Stub()->CompileStream(&context, request);
   std::vector<v1::CompileEvent> events;
   for (v1::CompileEvent event; stream->Read(&event);) {
-    if (events.empty()) follower_heard.Notify();
+    leader.Release();
     events.push_back(event);
   }
   const grpc::Status status = stream->Finish();
-  if (!follower_heard.HasBeenNotified()) follower_heard.Notify();
-  leader.join();
-  ORDO_ASSERT_OK(leader_status);
+  ORDO_ASSERT_OK(leader.Join());
   ASSERT_TRUE(status.ok()) << status.error_message();
   ASSERT_GE(events.size(), 3u);
   // The leader's event as the stream joined, then the rest of its stages,
@@ -665,27 +688,14 @@ TEST_F(CompilerServiceTest, AStreamWaitingForAnIdenticalCompileStreamsItsProgres
 
 TEST_F(CompilerServiceTest, ACallWaitingForAnIdenticalCompileStopsWhenCancelled) {
   const v1::CompileRequest request = GraphRequest(ordo::testing::ManyBranches(4));
-  absl::Notification leader_running;
-  absl::Notification release_leader;
-  std::thread leader([&] {
-    v1::CompileResponse response;
-    bool blocked = false;
-    ORDO_EXPECT_OK(service().RunCompile(Call(), request, response, [&](const v1::CompileProgress&) {
-      if (blocked) return;
-      blocked = true;
-      leader_running.Notify();
-      release_leader.WaitForNotification();
-    }));
-  });
-  leader_running.WaitForNotification();
+  HeldCompile leader(service(), Call(), request);
   // A follower that hears nothing waits until this deadline and fails.
   const rpc::CallInfo call = Call(absl::Now() + absl::Seconds(20));
   v1::CompileResponse response;
   // The follower's client cancels as soon as it hears the leader's event.
   const absl::Status status = service().RunCompile(
       call, request, response, [&](const v1::CompileProgress&) { call.cancelled->store(true); });
-  release_leader.Notify();
-  leader.join();
+  ORDO_EXPECT_OK(leader.Join());
   EXPECT_THAT(status, StatusIs(absl::StatusCode::kCancelled,
                                HasSubstr("waiting for an identical call's result")));
 }
@@ -701,30 +711,16 @@ class BusyCompilerServiceTest : public CompilerServiceTest {
 };
 
 TEST_F(BusyCompilerServiceTest, OverCapacityIsResourceExhausted) {
-  absl::Notification first_running;
-  absl::Notification release_first;
-  absl::Status first_status;
-  std::thread first([&] {
+  {
+    // The first compile holds the one slot.
+    HeldCompile first(service(), Call(), GraphRequest(ordo::testing::ManyBranches(3)));
     v1::CompileResponse response;
-    bool blocked = false;
-    // The first compile holds its slot while it waits in its progress
-    // callback.
-    first_status = service().RunCompile(Call(), GraphRequest(ordo::testing::ManyBranches(3)),
-                                        response, [&](const v1::CompileProgress&) {
-                                          if (blocked) return;
-                                          blocked = true;
-                                          first_running.Notify();
-                                          release_first.WaitForNotification();
-                                        });
-  });
-  first_running.WaitForNotification();
-  v1::CompileResponse response;
-  EXPECT_THAT(Compile(GraphRequest(ordo::testing::ManyBranches(4)), response),
-              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("1 compiles running")));
-  release_first.Notify();
-  first.join();
-  ORDO_EXPECT_OK(first_status);
+    EXPECT_THAT(Compile(GraphRequest(ordo::testing::ManyBranches(4)), response),
+                StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("1 compiles running")));
+    ORDO_EXPECT_OK(first.Join());
+  }
   // The slot is free again.
+  v1::CompileResponse response;
   ORDO_EXPECT_OK(Compile(GraphRequest(ordo::testing::ManyBranches(4)), response));
 }
 

@@ -26,6 +26,20 @@ bool Eventually(const std::function<bool()>& condition) {
   return condition();
 }
 
+// A leader of key "k" on its own thread whose compute returns 7 once
+// `release` is notified; returns when the flight is open.
+std::thread HeldLeader(SingleFlight<int>& flight, absl::Notification& release) {
+  std::thread leader([&flight, &release] {
+    auto outcome = flight.Do("k", kNoDeadline, [&] {
+      release.WaitForNotification();
+      return 7;
+    });
+    EXPECT_EQ(outcome->value, 7);
+  });
+  EXPECT_TRUE(Eventually([&] { return flight.InFlight() == 1; }));
+  return leader;
+}
+
 TEST(SingleFlightTest, ALoneCallComputesAndTheKeyIsForgottenAfter) {
   SingleFlight<int> flight;
   int runs = 0;
@@ -121,14 +135,7 @@ TEST(SingleFlightTest, DifferentKeysDoNotWaitForEachOther) {
 TEST(SingleFlightTest, AFollowerGivesUpAtItsDeadlineAndTheLeaderStillFinishes) {
   SingleFlight<int> flight;
   absl::Notification release;
-  std::thread leader([&] {
-    auto outcome = flight.Do("k", kNoDeadline, [&] {
-      release.WaitForNotification();
-      return 7;
-    });
-    EXPECT_EQ(outcome->value, 7);
-  });
-  ASSERT_TRUE(Eventually([&] { return flight.InFlight() == 1; }));
+  std::thread leader = HeldLeader(flight, release);
   bool ran = false;
   auto late = flight.Do("k", absl::Now() + absl::Milliseconds(20), [&] {
     ran = true;
@@ -173,14 +180,7 @@ TEST(SingleFlightTest, AFollowerSeesTheLeadersProgressAsItJoinsAndAfter) {
 TEST(SingleFlightTest, AFollowerWhoseCallIsCancelledStopsWaiting) {
   SingleFlight<int> flight;
   absl::Notification release;
-  std::thread leader([&] {
-    auto outcome = flight.Do("k", kNoDeadline, [&] {
-      release.WaitForNotification();
-      return 7;
-    });
-    EXPECT_EQ(outcome->value, 7);
-  });
-  ASSERT_TRUE(Eventually([&] { return flight.InFlight() == 1; }));
+  std::thread leader = HeldLeader(flight, release);
   std::atomic<bool> cancelled{false};
   SingleFlight<int>::Wait wait;
   wait.cancelled = &cancelled;
