@@ -88,6 +88,105 @@ absl::Status CheckWindowAttributes(const ModelView& graph, const std::vector<std
   return absl::OkStatus();
 }
 
+// The ints of node `index`'s attribute `name`; empty when absent.
+absl::Span<const int64_t> IntsAttribute(const ModelView& graph, int32_t index,
+                                        absl::string_view name) {
+  for (const AttributeView& attribute : graph.attributes_of(index)) {
+    if (attribute.name == name) return graph.ints_of(attribute);
+  }
+  return {};
+}
+
+std::optional<absl::string_view> StringAttribute(const ModelView& graph, int32_t index,
+                                                 absl::string_view name) {
+  for (const AttributeView& attribute : graph.attributes_of(index)) {
+    if (attribute.name == name) return attribute.s;
+  }
+  return std::nullopt;
+}
+
+int64_t IntAttribute(const ModelView& graph, int32_t index, absl::string_view name,
+                     int64_t otherwise) {
+  for (const AttributeView& attribute : graph.attributes_of(index)) {
+    if (attribute.name == name) return attribute.i;
+  }
+  return otherwise;
+}
+
+// A convolution or pooling whose window does not fit its padded input even
+// once: the spec's output size, floor((in + pads - window) / stride) + 1
+// (ceil with ceil_mode), is below 1, and onnxruntime and PyTorch refuse to
+// run it ("output size is too small"). libonnx 1.12 divides with C++'s
+// truncation, which makes the negative quotient 0, so it sized the output 1
+// long and the model was planned at a size at which it cannot run (a probe
+// of PyTorch audio exports: MaxPool of kernel 4 over 1-3 samples). Refused
+// here, before the op after it fails on a dim the bad one left unknown.
+// SAME padding always leaves ceil(in / stride) >= 1.
+absl::Status CheckWindowsFitTheirInputs(const ModelView& graph, const NodeGraph& nodes,
+                                        const FoldingResult& folding) {
+  struct Windowed {
+    absl::string_view op_type;
+    int weight_input;  // -1: kernel_shape only
+  };
+  static constexpr Windowed kWindowed[] = {{"Conv", 1},     {"ConvInteger", 1},  {"QLinearConv", 3},
+                                           {"MaxPool", -1}, {"AveragePool", -1}, {"LpPool", -1}};
+  for (int32_t i = 0; i < graph.num_nodes(); ++i) {
+    const NodeView& node = graph.nodes[i];
+    if (folding.folded[i] || !IsStandardOnnxDomain(node.domain)) continue;
+    const Windowed* windowed = nullptr;
+    for (const Windowed& w : kWindowed) {
+      if (w.op_type == node.op_type) windowed = &w;
+    }
+    if (windowed == nullptr) continue;
+    const absl::string_view auto_pad = StringAttribute(graph, i, "auto_pad").value_or("NOTSET");
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") continue;
+    const absl::Span<const int32_t> inputs = nodes.inputs(i);
+    if (inputs.empty() || inputs[0] == onnx_import::kNoValue) continue;
+    const TensorType& x = folding.types[inputs[0]];
+    if (!x.IsStatic() || x.dims.size() < 3) continue;
+    const size_t spatial = x.dims.size() - 2;
+    std::vector<int64_t> kernel(IntsAttribute(graph, i, "kernel_shape").begin(),
+                                IntsAttribute(graph, i, "kernel_shape").end());
+    if (kernel.empty() && windowed->weight_input >= 0 &&
+        windowed->weight_input < static_cast<int>(inputs.size()) &&
+        inputs[windowed->weight_input] != onnx_import::kNoValue) {
+      const TensorType& w = folding.types[inputs[windowed->weight_input]];
+      if (w.IsStatic() && w.dims.size() == x.dims.size()) {
+        kernel.assign(w.dims.begin() + 2, w.dims.end());
+      }
+    }
+    if (kernel.size() != spatial) continue;  // inference reports a malformed window
+    const absl::Span<const int64_t> strides = IntsAttribute(graph, i, "strides");
+    const absl::Span<const int64_t> dilations = IntsAttribute(graph, i, "dilations");
+    const absl::Span<const int64_t> pads =
+        auto_pad == "VALID" ? absl::Span<const int64_t>() : IntsAttribute(graph, i, "pads");
+    const bool ceil_mode = IntAttribute(graph, i, "ceil_mode", 0) != 0;
+    for (size_t axis = 0; axis < spatial; ++axis) {
+      const int64_t stride = axis < strides.size() ? strides[axis] : 1;
+      const int64_t dilation = axis < dilations.size() ? dilations[axis] : 1;
+      const int64_t padded =
+          x.dims[axis + 2] + (pads.size() == 2 * spatial ? pads[axis] + pads[axis + spatial] : 0);
+      // Attributes are positive (CheckWindowAttributes); bounded so that
+      // the products cannot overflow.
+      if (kernel[axis] > (int64_t{1} << 31) || dilation > (int64_t{1} << 31) ||
+          stride > (int64_t{1} << 31) || padded > (int64_t{1} << 61)) {
+        continue;
+      }
+      const int64_t window = dilation * (kernel[axis] - 1) + 1;
+      const bool fits = ceil_mode ? padded - window + stride > 0 : padded >= window;
+      if (fits) continue;
+      return absl::InvalidArgumentError(absl::StrCat(
+          "op \"", nodes.names[i], "\" (", node.op_type,
+          ") gets an empty output from its inputs: they are smaller than its window (it spans ",
+          window, " along spatial axis ", axis, ", dim ", axis + 2, ", where input \"",
+          nodes.value_names[inputs[0]], "\" is ", x.dims[axis + 2], " long, ", padded,
+          " padded), so the model does not run at this input size (onnxruntime and PyTorch "
+          "refuse it); compile at a larger one, e.g. the size it was exported at"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 std::optional<DataType> FromOnnxElemType(int32_t elem_type) {
   switch (elem_type) {
     case TensorProto::FLOAT:
@@ -703,6 +802,7 @@ absl::StatusOr<Graph> ImportOnnx(absl::string_view model_bytes, const GraphLimit
   TensorTypes types = onnx_import::TakeTensorTypes(graph, nodes);
   ORDO_ASSIGN_OR_RETURN(FoldingResult folding,
                         onnx_import::FoldConstants(graph, model_bytes, nodes, std::move(types)));
+  ORDO_RETURN_IF_ERROR(CheckWindowsFitTheirInputs(graph, nodes, folding));
   ORDO_ASSIGN_OR_RETURN(Graph imported, GraphAssembler(graph, nodes, folding, limits).Assemble());
   ORDO_RETURN_IF_ERROR(CheckReshapeElementCounts(imported));
   return imported;

@@ -1186,6 +1186,51 @@ TEST(OnnxImportErrorTest, ACustomOpsDeclarationAtTheOldSizeOfAResizedModelIsRefu
   }
 }
 
+// libonnx 1.12 truncates (in - window) / stride toward zero, so a window
+// up to stride - 1 longer than its input got a 1-long output where the spec
+// (floor) gives none and runtimes refuse to run (a probe of PyTorch audio
+// exports: MaxPool of kernel 4 over 3 samples). With ceil_mode the spec
+// gives 1, and the model runs.
+TEST(OnnxImportErrorTest, AWindowLongerThanItsInputIsRefusedAtAnyStride) {
+  for (const int64_t ceil_mode : {0, 1}) {
+    SCOPED_TRACE(ceil_mode);
+    TestModel m;
+    m.Input("x", {1, 2, 3});
+    onnx::NodeProto& pool = m.Node("MaxPool", {"x"}, {"y"}, "pool4");
+    AddIntsAttribute(pool, "kernel_shape", {4});
+    AddIntsAttribute(pool, "strides", {4});
+    AddIntAttribute(pool, "ceil_mode", ceil_mode);
+    m.proto().mutable_graph()->add_output()->set_name("y");
+    absl::StatusOr<Graph> graph = ImportOnnx(m.Bytes());
+    if (ceil_mode == 0) {
+      EXPECT_THAT(graph,
+                  StatusIs(kInvalid, HasSubstr("op \"pool4\" (MaxPool) gets an empty "
+                                               "output from its inputs: they are smaller "
+                                               "than its window (it spans 4 along spatial "
+                                               "axis 0, dim 2, where input \"x\" is 3 long")));
+    } else {
+      ORDO_ASSERT_OK(graph.status());
+      EXPECT_THAT(graph->tensor(*graph->FindTensor("y")).dims, ElementsAre(1, 2, 1));
+    }
+  }
+  // A strided convolution whose kernel (from its weight) outgrows the input:
+  // the refusal names it, not the op after it.
+  TestModel conv;
+  conv.Input("x", {1, 1, 70}).Weight("w", {4, 1, 80});
+  AddIntsAttribute(conv.Node("Conv", {"x", "w"}, {"c"}, "conv1"), "strides", {16});
+  conv.Node("Relu", {"c"}, {"y"}, "relu");
+  conv.proto().mutable_graph()->add_output()->set_name("y");
+  EXPECT_THAT(ImportOnnx(conv.Bytes()),
+              StatusIs(kInvalid, HasSubstr("op \"conv1\" (Conv) gets an empty output")));
+  // Padding that makes room is counted.
+  TestModel padded;
+  padded.Input("x", {1, 1, 70}).Weight("w", {4, 1, 80});
+  AddIntsAttribute(padded.Node("Conv", {"x", "w"}, {"y"}, "conv1"), "pads", {5, 5});
+  padded.proto().mutable_graph()->add_output()->set_name("y");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph fits, ImportOnnx(padded.Bytes()));
+  EXPECT_THAT(fits.tensor(*fits.FindTensor("y")).dims, ElementsAre(1, 4, 1));
+}
+
 TEST(OnnxImportErrorTest, ZeroDim) {
   TestModel m;
   m.Input("x", {0, 4}).Output("y", {0, 4});
@@ -1203,7 +1248,7 @@ TEST(OnnxImportErrorTest, AnInputTooSmallForAWindowNamesTheOpAndTheFix) {
   m.Node("Conv", {"x", "w"}, {"y"}, "conv3x3");
   m.proto().mutable_graph()->add_output()->set_name("y");
   EXPECT_THAT(ImportOnnx(m.Bytes()),
-              StatusIs(kInvalid, HasSubstr("Op \"conv3x3\" (Conv) gets an empty output from its "
+              StatusIs(kInvalid, HasSubstr("op \"conv3x3\" (Conv) gets an empty output from its "
                                            "inputs: they are smaller than its window")));
 }
 
