@@ -134,6 +134,7 @@ class ConstantFolder {
   bool DeclarationsAreStale() const;
   void ForgetDeclaredShapes();
   absl::Status CheckCustomOpDeclarations() const;
+  absl::Status CheckCompileTimeIndices() const;
   void StripForgottenShapes(onnx::GraphProto& graph) const;
   bool NeedsInference() const;
   bool HasUnknownActivation() const;
@@ -408,6 +409,47 @@ absl::Status ConstantFolder::CheckCustomOpDeclarations() const {
   return absl::OkStatus();
 }
 
+// A Gather whose indices are known at compile time (computed from the
+// input size, as Range(sequence length) over a position table) but fall
+// outside its data: the spec makes that an error at run time (PyTorch:
+// IndexError), and inference sized the output from the indices' count, so a
+// GPT longer than its position table was planned as if it ran. The
+// evaluator only declines to fold such a Gather; refused here, naming the
+// op, the table and how far the indices reach.
+absl::Status ConstantFolder::CheckCompileTimeIndices() const {
+  for (int32_t i = 0; i < view_.num_nodes(); ++i) {
+    const NodeView& node = view_.nodes[i];
+    if (node.op_type != "Gather" || !IsStandardOnnxDomain(node.domain)) continue;
+    const absl::Span<const int32_t> inputs = nodes_.inputs(i);
+    if (inputs.size() != 2 || inputs[0] == kNoValue || inputs[1] == kNoValue) continue;
+    const auto indices = values_.find(inputs[1]);
+    const TensorType& data = types_[inputs[0]];
+    if (indices == values_.end() || indices->second.is_real() || !data.IsStatic() ||
+        data.dims.empty()) {
+      continue;
+    }
+    int64_t axis = 0;
+    for (const AttributeView& attribute : view_.attributes_of(i)) {
+      if (attribute.name == "axis") axis = attribute.i;
+    }
+    const int64_t rank = static_cast<int64_t>(data.dims.size());
+    if (axis < -rank || axis >= rank) continue;  // inference reports it
+    if (axis < 0) axis += rank;
+    const int64_t extent = data.dims[axis];
+    for (const int64_t index : indices->second.ints) {
+      if (index >= -extent && index < extent) continue;
+      return absl::InvalidArgumentError(absl::StrCat(
+          "op \"", nodes_.names[i], "\" (Gather) reads index ", index, " of \"",
+          nodes_.value_names[inputs[0]], "\", which has ", extent, " along axis ", axis,
+          ": its indices are computed at compile time (from the input size, as a position "
+          "table's), so the model does not run at this input size; compile at one within the "
+          "table (e.g. a sequence of at most ",
+          extent, "), or export the model with a larger table"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Every shape declared for a value an op ONNX knows writes is dropped:
 // inference gives it (the op's element type stays; a custom op's outputs
 // keep their declarations, the only source there is).
@@ -463,6 +505,7 @@ absl::StatusOr<FoldingResult> ConstantFolder::Run() && {
   }
   if (!parse_status_.ok()) return parse_status_;
   if (absl::Status stale = CheckCustomOpDeclarations(); !stale.ok()) return stale;
+  if (absl::Status indices = CheckCompileTimeIndices(); !indices.ok()) return indices;
   // A node left unknown without an exception was skipped by ONNX's lenient
   // mode; the strict mode's first error says why, for the message (and an
   // exception about element types is traced to its origin).

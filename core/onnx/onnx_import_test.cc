@@ -1231,6 +1231,40 @@ TEST(OnnxImportErrorTest, AWindowLongerThanItsInputIsRefusedAtAnyStride) {
   EXPECT_THAT(fits.tensor(*fits.FindTensor("y")).dims, ElementsAre(1, 4, 1));
 }
 
+// A position table indexed by Range(sequence length): at a length past the
+// table the Gather cannot run (PyTorch: IndexError), but inference sized its
+// output from the indices' count and the model was planned (a probe: a GPT
+// of 256 positions compiled at 300 tokens).
+TEST(OnnxImportErrorTest, AGatherPastItsTableAtThisInputSizeIsRefused) {
+  for (const int64_t tokens : {4, 6}) {
+    SCOPED_TRACE(tokens);
+    TestModel m;
+    m.Input("x", {1, tokens, 2}).Weight("table", {4, 2});
+    for (const auto& [name, value] : {std::pair{"zero", 0}, {"one", 1}}) {
+      onnx::TensorProto& t = *m.proto().mutable_graph()->add_initializer();
+      t.set_name(name);
+      t.set_data_type(onnx::TensorProto::INT64);
+      t.add_int64_data(value);
+    }
+    m.Node("Shape", {"x"}, {"shape"}, "shape");
+    m.Node("Gather", {"shape", "one"}, {"n"}, "length");
+    m.Node("Range", {"zero", "n", "one"}, {"positions"}, "range");
+    m.Node("Gather", {"table", "positions"}, {"pos"}, "positions_of_table");
+    m.Node("Add", {"x", "pos"}, {"y"}, "add");
+    m.proto().mutable_graph()->add_output()->set_name("y");
+    absl::StatusOr<Graph> graph = ImportOnnx(m.Bytes());
+    if (tokens <= 4) {
+      ORDO_ASSERT_OK(graph.status());
+      EXPECT_THAT(graph->tensor(*graph->FindTensor("y")).dims, ElementsAre(1, 4, 2));
+    } else {
+      EXPECT_THAT(graph, StatusIs(kInvalid, AllOf(HasSubstr("op \"positions_of_table\" (Gather) "
+                                                            "reads index 4 of \"table\", which "
+                                                            "has 4 along axis 0"),
+                                                  HasSubstr("a sequence of at most 4"))));
+    }
+  }
+}
+
 TEST(OnnxImportErrorTest, ZeroDim) {
   TestModel m;
   m.Input("x", {0, 4}).Output("y", {0, 4});
