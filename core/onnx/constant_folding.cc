@@ -513,7 +513,7 @@ absl::StatusOr<FoldingResult> ConstantFolder::Run() && {
     inference_error_ = std::string(FirstInferenceError(*working_, inference_error_).message());
   }
   return FoldingResult{std::move(folded_), std::move(types_), std::move(inference_error_),
-                       rounds_exhausted};
+                       rounds_exhausted, std::move(values_)};
 }
 
 // A value a run-time op writes whose shape is still unknown: the import

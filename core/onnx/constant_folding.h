@@ -4,8 +4,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/onnx/constant_tensor.h"
 #include "core/onnx/model_view.h"
 #include "core/onnx/node_graph.h"
 #include "core/onnx/tensor_shapes.h"
@@ -32,6 +34,9 @@ struct FoldingResult {
   // kMaxFoldingRounds ran out while rounds still resolved shapes: unknown
   // shapes are then the folder's limit, not the model's.
   bool rounds_exhausted = false;
+  // By value id: the values computed at compile time (small ones only:
+  // kMaxConstantElements).
+  absl::flat_hash_map<int32_t, ConstantTensor> values;
 };
 
 // Constant folding as the spec defines it ("An op whose inputs are all

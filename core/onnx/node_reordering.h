@@ -26,8 +26,21 @@ namespace ordo::onnx_import {
 // reads a compile-time value derived from an activation that the schedule
 // produces later (the schedule is valid for the Graph, which does not see
 // that dependency, but no file order can express it).
+//
+// `frozen`: compile-time nodes whose outputs the caller writes as
+// initializers instead (FrozenValuesReadTooEarly): they are left out, their
+// readers do not wait for them, and compile-time nodes left with no reader
+// (the Shape that fed a frozen value) are dropped.
 absl::StatusOr<std::vector<int32_t>> InterleaveCompileTimeNodes(
-    const onnx::GraphProto& graph, const NodeGraph& nodes, absl::Span<const int32_t> scheduled);
+    const onnx::GraphProto& graph, const NodeGraph& nodes, absl::Span<const int32_t> scheduled,
+    absl::Span<const int32_t> frozen = {});
+
+// The compile-time nodes whose outputs a scheduled node reads although they
+// are computed from an activation (a Shape of it, through any chain of
+// compile-time nodes): the nodes InterleaveCompileTimeNodes may have to
+// leave out when the schedule runs the reader before that activation.
+std::vector<int32_t> CompileTimeNodesOfActivationsReadByScheduled(
+    const NodeGraph& nodes, absl::Span<const int32_t> scheduled);
 
 }  // namespace ordo::onnx_import
 

@@ -813,6 +813,44 @@ absl::Status CheckOnnxParses(absl::string_view model_bytes) {
   return ParseModel(model_bytes, model);
 }
 
+// The schedule runs a node before an activation whose shape it reads
+// through compile-time nodes (a dynamic export's Reshape target computed
+// from Shape of a later tensor: the Graph sees the shape as a constant, so
+// the schedule is valid, but no file order can run Shape before its input
+// exists). At the size compiled those values are constants: each such
+// compile-time node's outputs are written as initializers (the file is then
+// that size's, as the plan is) and the node is left out. `why` is the
+// refusal when a value cannot be computed. Returns the nodes left out.
+absl::StatusOr<std::vector<int32_t>> FreezeValuesOfActivations(absl::string_view model_bytes,
+                                                               const NodeGraph& nodes,
+                                                               absl::Span<const int32_t> scheduled,
+                                                               const absl::Status& why,
+                                                               onnx::ModelProto& model) {
+  const std::vector<int32_t> frozen =
+      onnx_import::CompileTimeNodesOfActivationsReadByScheduled(nodes, scheduled);
+  if (frozen.empty()) return why;
+  // The import's own folding, on a view of its own (TakeTensorTypes takes
+  // the view's dims).
+  ORDO_ASSIGN_OR_RETURN(ModelView view, onnx_import::ScanModel(model_bytes));
+  TensorTypes types = onnx_import::TakeTensorTypes(view, nodes);
+  ORDO_ASSIGN_OR_RETURN(const FoldingResult folding,
+                        onnx_import::FoldConstants(view, model_bytes, nodes, std::move(types)));
+  for (int32_t node : frozen) {
+    for (int32_t output : nodes.outputs(node)) {
+      if (output == onnx_import::kNoValue) continue;
+      const auto value = folding.values.find(output);
+      if (value == folding.values.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(why.message(), " (and its value, at the size compiled, is not one the ",
+                         "importer computes, to write it as a constant)"));
+      }
+      *model.mutable_graph()->add_initializer() =
+          ConstantToProto(value->second, std::string(nodes.value_names[output]));
+    }
+  }
+  return frozen;
+}
+
 absl::StatusOr<std::string> ReorderOnnxNodes(absl::string_view model_bytes, const Graph& graph,
                                              absl::Span<const OpId> schedule) {
   onnx::ModelProto model;
@@ -828,12 +866,19 @@ absl::StatusOr<std::string> ReorderOnnxNodes(absl::string_view model_bytes, cons
   std::vector<int32_t> scheduled;
   scheduled.reserve(schedule.size());
   for (OpId op : schedule) scheduled.push_back(node_of_op[op]);
-  ORDO_ASSIGN_OR_RETURN(std::vector<int32_t> order,
-                        onnx_import::InterleaveCompileTimeNodes(model.graph(), nodes, scheduled));
+  absl::StatusOr<std::vector<int32_t>> order =
+      onnx_import::InterleaveCompileTimeNodes(model.graph(), nodes, scheduled);
+  if (!order.ok()) {
+    ORDO_ASSIGN_OR_RETURN(
+        const std::vector<int32_t> frozen,
+        FreezeValuesOfActivations(model_bytes, nodes, scheduled, order.status(), model));
+    order = onnx_import::InterleaveCompileTimeNodes(model.graph(), nodes, scheduled, frozen);
+    if (!order.ok()) return order.status();
+  }
   GraphProto& out = *model.mutable_graph();
   google::protobuf::RepeatedPtrField<NodeProto> original;
   original.Swap(out.mutable_node());
-  for (int32_t index : order) *out.add_node() = std::move(*original.Mutable(index));
+  for (int32_t index : *order) *out.add_node() = std::move(*original.Mutable(index));
   std::string bytes;
   if (!model.SerializeToString(&bytes)) {
     return absl::InvalidArgumentError("reordered model does not serialize (over 2 GiB?)");
