@@ -256,6 +256,22 @@ absl::StatusOr<bool> ApplyBatch(int64_t batch,
   return set_any;
 }
 
+// --batch and --input-shape of one input must agree on its symbolic batch
+// axis (BatchAxis): the shape wins for the input it names, so a different
+// --batch was ignored without a word when the shapes named every input.
+absl::Status CheckBatchAgrees(int64_t batch, const std::string& name,
+                              const std::vector<int64_t>& dims, const onnx::ValueInfoProto& input) {
+  if (batch == 0) return absl::OkStatus();
+  const onnx::TypeProto::Tensor& tensor = input.type().tensor_type();
+  if (!tensor.has_shape()) return absl::OkStatus();
+  const std::optional<size_t> axis = BatchAxis(DimParams(tensor.shape()));
+  if (!axis || *axis >= dims.size() || dims[*axis] == batch) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("--batch ", batch, " and ", InputShapeFlag(name, dims), " disagree: dim ", *axis,
+                   " of graph input \"", name, "\" is its batch dim, ", dims[*axis],
+                   " by the shape; give the same batch in both, or leave --batch out"));
+}
+
 // --batch that sets nothing is fine when it says what the model has; a
 // different number would be silently ignored.
 absl::Status CheckUnusedBatch(const InputShapes& shapes, const onnx::GraphProto& graph,
@@ -296,6 +312,7 @@ absl::Status ApplyInputShapesTo(const InputShapes& shapes, onnx::GraphProto& gra
                  : absl::StrCat("the model has no graph input \"", name, "\""),
           "; its graph inputs are ", InputNames(graph, inputs)));
     }
+    ORDO_RETURN_IF_ERROR(CheckBatchAgrees(shapes.batch, name, dims, *it->second));
     ORDO_RETURN_IF_ERROR(ApplyShape(name, dims, shapes.dim_params, *it->second));
   }
   ApplyDimParams(shapes.dim_params, shapes.shapes, inputs);

@@ -226,10 +226,19 @@ TEST(InputShapesTest, InputShapeSetsSymbolicDimsAndRepeatsStaticOnes) {
   EXPECT_THAT(InputDims(model.graph(), 0), ElementsAre(2, 3, 8, 8));
 }
 
-TEST(InputShapesTest, InputShapeWinsOverBatch) {
+// --batch sets the inputs --input-shape does not give; where the shape
+// gives an input's batch dim another value, the two disagree, as a
+// --dim-param would (a probe: --batch 2 beside a shape of batch 4 for the
+// only input was ignored without a word).
+TEST(InputShapesTest, InputShapeAndBatchMustAgree) {
   onnx::ModelProto model = DynamicBatchModel();
-  ORDO_ASSERT_OK(ApplyInputShapes({.shapes = {{"x", {2, 3, 8, 8}}}, .batch = 5},
-                                  *model.mutable_graph()));
+  EXPECT_THAT(
+      ApplyInputShapes({.shapes = {{"x", {2, 3, 8, 8}}}, .batch = 5}, *model.mutable_graph()),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("--batch 5 and --input-shape x=2x3x8x8 disagree: dim 0 of graph "
+                         "input \"x\" is its batch dim, 2 by the shape")));
+  ORDO_ASSERT_OK(
+      ApplyInputShapes({.shapes = {{"x", {2, 3, 8, 8}}}, .batch = 2}, *model.mutable_graph()));
   EXPECT_THAT(InputDims(model.graph(), 0), ElementsAre(2, 3, 8, 8));
 }
 
