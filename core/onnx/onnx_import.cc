@@ -1,5 +1,6 @@
 #include "core/onnx/onnx_import.h"
 
+#include <algorithm>
 #include <climits>
 #include <iterator>
 #include <optional>
@@ -10,6 +11,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/graph/onnx_domain.h"
 #include "core/onnx/constant_folding.h"
 #include "core/onnx/constant_tensor.h"
@@ -745,13 +747,52 @@ std::optional<int64_t> ElementCount(const std::vector<int64_t>& dims) {
   return count;
 }
 
+// The graph inputs whose shapes the compile-time value `value` is computed
+// from (Shape or Size of a tensor computed from them, through any chain),
+// in first-reached order; empty for a value of the export's constants.
+std::vector<absl::string_view> InputsWhoseShapesMake(const NodeGraph& nodes, const ModelView& view,
+                                                     int32_t value) {
+  std::vector<absl::string_view> inputs;
+  std::vector<bool> seen(nodes.num_values(), false);
+  std::vector<int32_t> values = {value};
+  std::vector<int32_t> shaped;  // tensors whose shape a Shape or Size reads
+  while (!values.empty()) {
+    const int32_t v = values.back();
+    values.pop_back();
+    if (v == onnx_import::kNoValue || seen[v]) continue;
+    seen[v] = true;
+    const int32_t producer = nodes.producer[v];
+    if (producer == onnx_import::kNoValue) continue;
+    const absl::Span<const int32_t> reads = nodes.inputs(producer);
+    const bool shape_of =
+        view.nodes[producer].op_type == "Shape" || view.nodes[producer].op_type == "Size";
+    for (int32_t input : reads) (shape_of ? shaped : values).push_back(input);
+  }
+  // Every tensor a shaped tensor is computed from, up to the graph inputs.
+  std::fill(seen.begin(), seen.end(), false);
+  while (!shaped.empty()) {
+    const int32_t v = shaped.back();
+    shaped.pop_back();
+    if (v == onnx_import::kNoValue || seen[v]) continue;
+    seen[v] = true;
+    if (nodes.is_graph_input[v]) inputs.push_back(nodes.value_names[v]);
+    const int32_t producer = nodes.producer[v];
+    if (producer == onnx_import::kNoValue) continue;
+    for (int32_t input : nodes.inputs(producer)) shaped.push_back(input);
+  }
+  return inputs;
+}
+
 // ONNX's inference takes a Reshape's output dims from its target shape
 // without checking that the element counts agree (libonnx 1.12, even in
 // strict mode). A traced export bakes sizes derived from its input into
 // such targets (torchvision's MaxViT: its window partition's Reshape), so at
 // another input size the model cannot run, and its plan would be silently
-// wrong (bench/onnx-sweep with --input-shape).
-absl::Status CheckReshapeElementCounts(const Graph& graph) {
+// wrong (bench/onnx-sweep with --input-shape). A target computed from the
+// shapes of two inputs that disagree (a token sequence and its mask of
+// other lengths) fails the same way, and the fix is another.
+absl::Status CheckReshapeElementCounts(const Graph& graph, const ModelView& view,
+                                       const NodeGraph& nodes) {
   for (const Op& op : graph.ops()) {
     // Both inputs present, so input 0 is the data (an omitted one is dropped).
     if (op.type != "Reshape" || !IsStandardOnnxDomain(op.domain) ||
@@ -764,12 +805,27 @@ absl::Status CheckReshapeElementCounts(const Graph& graph) {
     const std::optional<int64_t> in = ElementCount(data.dims);
     const std::optional<int64_t> out = ElementCount(reshaped.dims);
     if (!in || !out || *in == *out) continue;
-    return absl::InvalidArgumentError(absl::StrCat(
+    const std::string mismatch = absl::StrCat(
         "op \"", op.name, "\" (Reshape): input \"", data.name, "\" has ", *in, " elements (",
-        FormatDims(data.dims), ") but the target shape ", FormatDims(reshaped.dims), " has ",
-        *out, ", so the model cannot run at these input shapes. The target is a constant of the "
-        "export (a traced export fixes sizes derived from the input size it was exported at): "
-        "compile at that input size, or export the model at the size you want"));
+        FormatDims(data.dims), ") but the target shape ", FormatDims(reshaped.dims), " has ", *out,
+        ", so the model cannot run at these input shapes. ");
+    std::vector<absl::string_view> sources;
+    if (op.source_index >= 0 && op.source_index < view.num_nodes()) {
+      const absl::Span<const int32_t> inputs = nodes.inputs(op.source_index);
+      if (inputs.size() >= 2) sources = InputsWhoseShapesMake(nodes, view, inputs[1]);
+    }
+    if (!sources.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          mismatch, "The target is computed from the shape of graph input",
+          sources.size() == 1 ? " \"" : "s \"", absl::StrJoin(sources, "\", \""),
+          "\", which does not match the data: give the graph inputs sizes that agree (e.g. "
+          "one --dim-param for a dim they share, such as a sequence length)"));
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        mismatch,
+        "The target is a constant of the export (a traced export fixes sizes derived from the "
+        "input size it was exported at): compile at that input size, or export the model at "
+        "the size you want"));
   }
   return absl::OkStatus();
 }
@@ -804,7 +860,7 @@ absl::StatusOr<Graph> ImportOnnx(absl::string_view model_bytes, const GraphLimit
                         onnx_import::FoldConstants(graph, model_bytes, nodes, std::move(types)));
   ORDO_RETURN_IF_ERROR(CheckWindowsFitTheirInputs(graph, nodes, folding));
   ORDO_ASSIGN_OR_RETURN(Graph imported, GraphAssembler(graph, nodes, folding, limits).Assemble());
-  ORDO_RETURN_IF_ERROR(CheckReshapeElementCounts(imported));
+  ORDO_RETURN_IF_ERROR(CheckReshapeElementCounts(imported, graph, nodes));
   return imported;
 }
 

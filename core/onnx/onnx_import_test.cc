@@ -1085,7 +1085,8 @@ TEST(OnnxImportErrorTest, ReshapeToAnotherElementCountIsRefused) {
   EXPECT_THAT(ImportOnnx(model({1, 8, 3, 4}).Bytes()),
               StatusIs(kInvalid, HasSubstr("op \"flatten_patches\" (Reshape): input \"r\" has 96 "
                                            "elements (1x8x3x4) but the target shape 1x8x49 has "
-                                           "392, so the model cannot run at these input shapes")));
+                                           "392, so the model cannot run at these input shapes. "
+                                           "The target is a constant of the export")));
 }
 
 // A model whose input a tool resized (16x16 to 8x8) without touching
@@ -1263,6 +1264,24 @@ TEST(OnnxImportErrorTest, AGatherPastItsTableAtThisInputSizeIsRefused) {
                                                   HasSubstr("a sequence of at most 4"))));
     }
   }
+}
+
+// A Reshape target computed from one input's shape and data of another's
+// (a token sequence and its mask given different lengths): the fix is sizes
+// that agree, not "the target is a constant of the export" (a probe of
+// transformer exports).
+TEST(OnnxImportErrorTest, AReshapeTargetFromAnotherInputsShapeNamesThatInput) {
+  TestModel m;
+  m.Input("tokens", {3}).Input("mask", {4});
+  m.Node("Shape", {"tokens"}, {"s"}, "shape");
+  m.Node("Reshape", {"mask", "s"}, {"r"}, "reshape");
+  m.proto().mutable_graph()->add_output()->set_name("r");
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, AllOf(HasSubstr("op \"reshape\" (Reshape): input \"mask\" has "
+                                                 "4 elements"),
+                                       HasSubstr("computed from the shape of graph input "
+                                                 "\"tokens\", which does not match the data"),
+                                       Not(HasSubstr("a constant of the export")))));
 }
 
 TEST(OnnxImportErrorTest, ZeroDim) {
