@@ -172,6 +172,12 @@ class GraphBuilder {
 
   // Number of ops added so far (lets importers refuse early).
   int64_t num_ops() const { return static_cast<int64_t>(pending_ops_.size()); }
+  // The dims a tensor was added with (for an importer's messages); empty
+  // for an id not returned.
+  absl::Span<const int64_t> dims_of(TensorId id) const {
+    if (id < 0 || id >= static_cast<TensorId>(pending_tensors_.size())) return {};
+    return pending_tensors_[id].dims;
+  }
 
   absl::StatusOr<Graph> Build() &&;
 

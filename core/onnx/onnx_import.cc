@@ -390,6 +390,7 @@ class GraphAssembler {
   absl::Status DeclareWeight(int32_t value);
   absl::Status ExplainUnknownShape(const absl::Status& status, int32_t index) const;
   bool HasEmptyOutput(int32_t index) const;
+  std::string ExplainBroadcastMismatch(int32_t index) const;
   int32_t UnknownOperatorUpstream(int32_t index) const;
   absl::Status ExplainUnknownOperator(const absl::Status& status, int32_t index,
                                       int32_t unknown) const;
@@ -500,6 +501,9 @@ absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status,
         "stride reach, so the model does not run at this input size (compile at a larger "
         "one, e.g. the size it was exported at)"));
   }
+  if (std::string reason = ExplainBroadcastMismatch(index); !reason.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(status.message(), ". ", reason));
+  }
   if (MakesSequenceOrOptional(op_type)) {
     return absl::InvalidArgumentError(absl::StrCat(
         status.message(), ". Op \"", op, "\" (", op_type,
@@ -551,6 +555,54 @@ absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status,
 // A windowed op (convolution, pooling) with an output dim of zero or less
 // (not an unknown one): its inputs shrank past what its window and stride
 // take (SSD300's extra layers at 97x131).
+// An element-wise op whose inputs' dims do not broadcast (ONNX's
+// "Incompatible dimensions"): at the size compiled, one input is another
+// size than the op expects, e.g. a position table sized at export added to
+// a longer sequence, or a mask of another length than its tokens. Names
+// both inputs, their dims and the dim that disagrees; "" for other ops or
+// when the dims broadcast.
+std::string GraphAssembler::ExplainBroadcastMismatch(int32_t index) const {
+  static const absl::flat_hash_set<absl::string_view>* const kBroadcasting =
+      new absl::flat_hash_set<absl::string_view>{
+          "Add",     "Sub",   "Mul",     "Div",         "Pow",
+          "Mod",     "Max",   "Min",     "Sum",         "Mean",
+          "Equal",   "Less",  "Greater", "And",         "Or",
+          "Xor",     "Where", "PRelu",   "LessOrEqual", "GreaterOrEqual",
+          "BitShift"};
+  if (!kBroadcasting->contains(graph_.nodes[index].op_type)) return "";
+  struct Operand {
+    absl::string_view name;
+    std::vector<int64_t> dims;
+  };
+  std::vector<Operand> operands;
+  for (int32_t input : nodes_.inputs(index)) {
+    if (input == onnx_import::kNoValue) continue;
+    const TensorId tensor = tensor_of_[input];
+    const absl::Span<const int64_t> dims =
+        tensor != kNoId ? builder_.dims_of(tensor) : absl::MakeConstSpan(TypeOf(input).dims);
+    if (tensor == kNoId && !TypeOf(input).IsStatic()) continue;
+    operands.push_back({nodes_.value_names[input], {dims.begin(), dims.end()}});
+  }
+  for (size_t a = 0; a < operands.size(); ++a) {
+    for (size_t b = a + 1; b < operands.size(); ++b) {
+      const std::vector<int64_t>&x = operands[a].dims, &y = operands[b].dims;
+      for (size_t k = 1; k <= std::min(x.size(), y.size()); ++k) {
+        const int64_t dx = x[x.size() - k], dy = y[y.size() - k];
+        if (dx == dy || dx == 1 || dy == 1) continue;
+        return absl::StrCat(
+            "Op \"", nodes_.names[index], "\" (", graph_.nodes[index].op_type, ") gets \"",
+            operands[a].name, "\" (", FormatDims(x), ") and \"", operands[b].name, "\" (",
+            FormatDims(y), "), whose dims ", x.size() - k, " and ", y.size() - k, " (", dx, " and ",
+            dy, ") do not broadcast, so the model does not run at this input size: ",
+            "give the graph inputs sizes that agree, within what the model holds (a tensor "
+            "sized at export, such as a position table, allows at most ",
+            std::min(dx, dy), " there)");
+      }
+    }
+  }
+  return "";
+}
+
 bool GraphAssembler::HasEmptyOutput(int32_t index) const {
   static const absl::flat_hash_set<absl::string_view>* const kWindowed =
       new absl::flat_hash_set<absl::string_view>{"Conv", "ConvTranspose", "MaxPool",

@@ -1284,6 +1284,22 @@ TEST(OnnxImportErrorTest, AReshapeTargetFromAnotherInputsShapeNamesThatInput) {
                                        Not(HasSubstr("a constant of the export")))));
 }
 
+// Inputs that do not broadcast (a sequence longer than a position table
+// sized at export, a mask of another length than its tokens): ONNX says
+// only "Incompatible dimensions"; the refusal names both inputs, their dims
+// and the dim that disagrees (a probe of transformer exports).
+TEST(OnnxImportErrorTest, InputsThatDoNotBroadcastAreNamedWithTheirDims) {
+  TestModel m;
+  m.Input("tokens", {1, 5, 4}).Input("table", {1, 3, 4});
+  m.Node("Add", {"tokens", "table"}, {"y"}, "add_positions");
+  m.proto().mutable_graph()->add_output()->set_name("y");
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, AllOf(HasSubstr("Op \"add_positions\" (Add) gets \"tokens\" "
+                                                 "(1x5x4) and \"table\" (1x3x4), whose dims 1 "
+                                                 "and 1 (5 and 3) do not broadcast"),
+                                       HasSubstr("allows at most 3 there"))));
+}
+
 TEST(OnnxImportErrorTest, ZeroDim) {
   TestModel m;
   m.Input("x", {0, 4}).Output("y", {0, 4});
