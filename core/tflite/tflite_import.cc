@@ -9,7 +9,6 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/types/span.h"
 #include "core/tflite/tflite_model.h"
 #include "core/util/checked_math.h"
 #include "core/util/printable_text.h"
@@ -217,10 +216,8 @@ class TfliteGraphAssembler {
   }
 
   // One tensor (`first`): the sentence in full. More: the count, then the
-  // graph inputs among them (at most kNamedAtMost; `first` when no input is
-  // dynamic), each with its signature and planned shape.
+  // tensors NamedInNote gives, each with its signature and planned shape.
   std::string DynamicDimsNote(int64_t count, int32_t first) const {
-    constexpr size_t kNamedAtMost = 4;
     auto signature = [&](int32_t t) {
       return DimsText(subgraph_.tensors()->Get(t)->shape_signature());
     };
@@ -230,6 +227,23 @@ class TfliteGraphAssembler {
                           " has dynamic dims; planned at shape ", shape(first),
                           ", as TensorFlow Lite Micro runs it");
     }
+    const std::vector<int32_t> named = NamedInNote(first);
+    std::vector<std::string> listed;
+    for (int32_t t : named) {
+      listed.push_back(absl::StrCat(Described(t), " ", signature(t), " at ", shape(t)));
+    }
+    const int64_t others = count - static_cast<int64_t>(named.size());
+    return absl::StrCat(count,
+                        " tensors have dynamic dims in shape_signature; each is planned at its "
+                        "shape, as TensorFlow Lite Micro runs it: ",
+                        absl::StrJoin(listed, ", "),
+                        others > 0 ? absl::StrCat(" and ", others, " more") : "");
+  }
+
+  // The graph inputs with dynamic dims, at most four (what the user feeds
+  // and may have meant to resize), or `first` when no input has one.
+  std::vector<int32_t> NamedInNote(int32_t first) const {
+    constexpr size_t kNamedAtMost = 4;
     std::vector<int32_t> named;
     if (subgraph_.inputs() != nullptr) {
       for (int32_t t : *subgraph_.inputs()) {
@@ -241,16 +255,7 @@ class TfliteGraphAssembler {
       }
     }
     if (named.empty()) named.push_back(first);
-    std::vector<std::string> listed;
-    for (int32_t t : named) {
-      listed.push_back(absl::StrCat(Described(t), " ", signature(t), " at ", shape(t)));
-    }
-    const int64_t others = count - static_cast<int64_t>(named.size());
-    return absl::StrCat(count,
-                        " tensors have dynamic dims in shape_signature; each is planned at its "
-                        "shape, as TensorFlow Lite Micro runs it: ",
-                        absl::StrJoin(listed, ", "),
-                        others > 0 ? absl::StrCat(" and ", others, " more") : "");
+    return named;
   }
 
   static bool Lists(const flatbuffers::Vector<int32_t>* list, int32_t t) {
