@@ -250,6 +250,7 @@ v1::CompileResponse CompileResultToProto(const Graph& graph, const CompileResult
   response.set_model_name(graph.name());
   response.set_ops(graph.num_ops());
   response.set_tensors(graph.num_tensors());
+  for (const std::string& note : graph.notes()) response.add_import_notes(note);
   for (OpId op : result.schedule) response.add_schedule(graph.op(op).name);
   response.set_peak_bytes(result.peak_bytes);
   response.set_lower_bound_bytes(result.lower_bound_bytes);

@@ -1,6 +1,7 @@
 // CompileResponseOf, the one builder of a compile's response (server and
-// `ordo compile --json`): fits, gap, and the options and device in force,
-// which read back as the request they describe; Estimate's fit verdict.
+// `ordo compile --json`): fits, gap, the options and device in force,
+// which read back as the request they describe, and the import's notes;
+// Estimate's fit verdict.
 
 #include "rpc/compile_proto.h"
 
@@ -16,6 +17,8 @@ namespace ordo::rpc {
 namespace {
 
 using ::ordo::testing::TestGraph;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
 
 // A request with something other than the default in most fields.
 CompileRequest TwoBranchesRequest(int64_t memory_limit_bytes) {
@@ -96,6 +99,32 @@ TEST(CompileResponseOfTest, ARewriteSummaryAddsItsFields) {
   EXPECT_EQ(response.rewrite().original_peak_bytes(), result.peak_bytes + 10);
   ASSERT_EQ(response.rewrites_size(), 1);
   EXPECT_EQ(response.rewrites(0).description(), "cat -> conv");
+}
+
+// What the import told (a TFLite dim planned at its shape) reaches the
+// response: the server's answer and `ordo compile --json` carry it, as the
+// CLI's text report prints it.
+TEST(CompileResponseOfTest, CarriesTheImportsNotes) {
+  GraphBuilder builder("noted");
+  builder.AddTensorBytes("x", 4, TensorKind::kInput);
+  builder.AddTensorBytes("y", 4);
+  builder.AddOp("relu", "Relu", {"x"}, {"y"});
+  builder.AddGraphInput("x");
+  builder.AddGraphOutput("y");
+  builder.AddNote("input \"x\": shape_signature [-1] has dynamic dims; planned at shape [1]");
+  ORDO_ASSERT_OK_AND_ASSIGN(const Graph noted, std::move(builder).Build());
+  RealClock clock;
+  const CompileRequest request = TwoBranchesRequest(0);
+  ORDO_ASSERT_OK_AND_ASSIGN(const CompileResult result, Compile(noted, request.options, clock));
+  EXPECT_THAT(CompileResponseOf(request, noted, result, std::nullopt).import_notes(),
+              ElementsAre("input \"x\": shape_signature [-1] has dynamic dims; planned at "
+                          "shape [1]"));
+
+  const Graph plain = TestGraph(::ordo::testing::kTwoBranchesGraph);
+  ORDO_ASSERT_OK_AND_ASSIGN(const CompileResult plain_result,
+                            Compile(plain, request.options, clock));
+  EXPECT_THAT(CompileResponseOf(request, plain, plain_result, std::nullopt).import_notes(),
+              IsEmpty());
 }
 
 // Estimate's verdict against the memory limit (core's one rule) survives

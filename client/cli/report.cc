@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -9,8 +11,8 @@
 #include "core/memory/simulator.h"
 #include "core/report/memory_svg.h"
 #include "core/util/check.h"
-#include "rpc/compile_proto.h"
 #include "google/protobuf/util/json_util.h"
+#include "rpc/compile_proto.h"
 
 namespace ordo::cli {
 namespace {
@@ -131,6 +133,7 @@ std::string CompileReportText(const std::string& model_path, const Graph& graph,
   std::string out;
   out += Row("model", model_path);
   out += Row("ops", absl::StrCat(graph.num_ops(), " (", graph.num_tensors(), " tensors)"));
+  for (const std::string& note : graph.notes()) out += Row("note", note);
   out += Row("scheduler", absl::StrCat(result.scheduler, " (schedule by ", result.algorithm,
                                        ", ", ScheduleStatusName(result.status), ")"));
   out += Row("peak", absl::StrCat(FormatBytes(result.peak_bytes), " (", result.peak_bytes, " B)",
@@ -251,7 +254,8 @@ nlohmann::ordered_json InspectJson(const std::string& model_path, const Graph& g
           {"lower_bound_bytes", MemoryLowerBound(model)},
           {"inputs", inputs},
           {"outputs", outputs},
-          {"op_types", op_types}};
+          {"op_types", op_types},
+          {"notes", std::vector<std::string>(graph.notes().begin(), graph.notes().end())}};
 }
 
 std::string InspectText(const std::string& model_path, const Graph& graph,
@@ -278,6 +282,7 @@ std::string InspectText(const std::string& model_path, const Graph& graph,
     absl::StrAppend(&types, types.empty() ? "" : ", ", type, " ", count.get<int>());
   }
   out += Row("op types", types);
+  for (const std::string& note : graph.notes()) out += Row("note", note);
   return out;
 }
 

@@ -30,7 +30,8 @@ Graph::Graph(const Graph& other)
       ops_(other.ops_),
       tensors_(other.tensors_),
       inputs_(other.inputs_),
-      outputs_(other.outputs_) {
+      outputs_(other.outputs_),
+      notes_(other.notes_) {
   IndexNames();
 }
 
@@ -206,6 +207,7 @@ absl::StatusOr<Graph> GraphBuilder::Build() && {
   }
   Graph graph;
   graph.name_ = name_;
+  graph.notes_ = std::move(notes_);
   ORDO_RETURN_IF_ERROR(ResolveTensors(graph));
   ORDO_RETURN_IF_ERROR(ResolveOps(graph));
   ORDO_RETURN_IF_ERROR(ResolveGraphIo(graph));

@@ -105,6 +105,12 @@ class Graph {
   const Tensor& tensor(TensorId id) const { return tensors_[id]; }
   absl::Span<const TensorId> inputs() const { return inputs_; }
   absl::Span<const TensorId> outputs() const { return outputs_; }
+  // What the importer tells the user about how it read the model, one
+  // sentence each (a dynamic dim it planned at a fixed size): the compile's
+  // answer carries them (CompileResponse.import_notes, the CLI's `note`
+  // rows). They describe the file, not the graph: no memory rule, schedule
+  // or cache key reads them.
+  absl::Span<const std::string> notes() const { return notes_; }
 
   std::optional<OpId> FindOp(absl::string_view name) const;
   std::optional<TensorId> FindTensor(absl::string_view name) const;
@@ -122,6 +128,7 @@ class Graph {
   std::vector<Tensor> tensors_;
   std::vector<TensorId> inputs_;
   std::vector<TensorId> outputs_;
+  std::vector<std::string> notes_;
   // Keys view ops_[id].name and tensors_[id].name: no second copy of every
   // name (a large import's most frequent allocation).
   absl::flat_hash_map<absl::string_view, OpId> op_index_;
@@ -165,6 +172,8 @@ class GraphBuilder {
   // A runtime's own buffer (Tensor::is_runtime_buffer): live before step 0,
   // and to the end of the schedule when `lives_to_end`.
   void AddRuntimeBuffer(std::string tensor_name, bool lives_to_end);
+  // A sentence for Graph::notes(), in the order added.
+  void AddNote(std::string note) { notes_.push_back(std::move(note)); }
 
   // Room for this many ops and tensors, for an importer that knows its
   // counts: no regrowth of the pending lists (a hint; more may be added).
@@ -217,6 +226,7 @@ class GraphBuilder {
   std::vector<std::string> graph_inputs_;
   std::vector<std::string> graph_outputs_;
   std::vector<std::string> runtime_buffers_;
+  std::vector<std::string> notes_;
 };
 
 }  // namespace ordo

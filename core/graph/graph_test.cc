@@ -41,6 +41,7 @@ TEST(GraphTest, ResolvesProducersConsumersAndKinds) {
 
 // The name indexes view the Graph's own names; a copy must find names in
 // its own copies and a move must keep them, short (inline) names included.
+// The import's notes travel with the graph too.
 TEST(GraphTest, CopiesAndMovesFindEveryNameAfterTheSourceIsGone) {
   const std::string long_name = "/cells.0/pre1/f/f.0/Relu_output_0_long_enough";
   std::optional<Graph> copy;
@@ -54,6 +55,7 @@ TEST(GraphTest, CopiesAndMovesFindEveryNameAfterTheSourceIsGone) {
     builder.AddTensorBytes("z", 8);
     builder.AddGraphInput("x");
     builder.AddGraphOutput("z");
+    builder.AddNote("input \"x\" has a dynamic dim");
     ORDO_ASSERT_OK_AND_ASSIGN(Graph built, std::move(builder).Build());
     copy.emplace(built);
     Graph assigned;
@@ -69,6 +71,7 @@ TEST(GraphTest, CopiesAndMovesFindEveryNameAfterTheSourceIsGone) {
     EXPECT_EQ(g->FindOp("a"), 0);
     EXPECT_EQ(g->FindOp(long_name + "_op"), 1);
     EXPECT_EQ(g->FindTensor("missing"), std::nullopt);
+    EXPECT_THAT(g->notes(), ElementsAre("input \"x\" has a dynamic dim"));
   }
 }
 

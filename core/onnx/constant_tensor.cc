@@ -1,6 +1,8 @@
 #include "core/onnx/constant_tensor.h"
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -21,6 +23,7 @@ int RawElementSize(int32_t elem_type) {
       return 1;
     case TensorProto::INT16:
     case TensorProto::UINT16:
+    case TensorProto::FLOAT16:
       return 2;
     case TensorProto::INT32:
     case TensorProto::UINT32:
@@ -55,6 +58,12 @@ void AppendRawElement(const char* p, int32_t elem_type, ConstantTensor& out) {
       uint16_t v;
       std::memcpy(&v, p, sizeof(v));
       out.ints.push_back(v);
+      return;
+    }
+    case TensorProto::FLOAT16: {
+      uint16_t bits;
+      std::memcpy(&bits, p, sizeof(bits));
+      out.reals.push_back(HalfToDouble(bits));
       return;
     }
     case TensorProto::INT32: {
@@ -115,6 +124,12 @@ std::optional<ConstantTensor> ReadTypedData(const TensorProto& proto, ConstantTe
     case TensorProto::DOUBLE:
       header.reals.assign(proto.double_data().begin(), proto.double_data().end());
       break;
+    case TensorProto::FLOAT16:
+      // The 16 bits of each value, in the low half of an int32_data entry.
+      for (int32_t bits : proto.int32_data()) {
+        header.reals.push_back(HalfToDouble(static_cast<uint16_t>(bits)));
+      }
+      break;
     case TensorProto::INT64:
       header.ints.assign(proto.int64_data().begin(), proto.int64_data().end());
       break;
@@ -145,7 +160,8 @@ bool IsIntegerElemType(int32_t elem_type) {
 }
 
 bool IsRealElemType(int32_t elem_type) {
-  return elem_type == TensorProto::FLOAT || elem_type == TensorProto::DOUBLE;
+  return elem_type == TensorProto::FLOAT16 || elem_type == TensorProto::FLOAT ||
+         elem_type == TensorProto::DOUBLE;
 }
 
 std::optional<int64_t> SmallElementCount(absl::Span<const int64_t> dims) {
@@ -184,6 +200,9 @@ TensorProto ConstantToProto(const ConstantTensor& value, const std::string& name
       break;
     case TensorProto::DOUBLE:
       for (double v : value.reals) proto.add_double_data(v);
+      break;
+    case TensorProto::FLOAT16:
+      for (double v : value.reals) proto.add_int32_data(HalfFromDouble(v));
       break;
     case TensorProto::INT64:
       for (int64_t v : value.ints) proto.add_int64_data(v);
@@ -246,5 +265,52 @@ int64_t WrapToElemType(int64_t value, int32_t elem_type) {
       return value;
   }
 }
+
+double HalfToDouble(uint16_t bits) {
+  const double sign = (bits & 0x8000) != 0 ? -1.0 : 1.0;
+  const int exponent = (bits >> 10) & 0x1f;
+  const int mantissa = bits & 0x3ff;
+  if (exponent == 0x1f) {
+    return mantissa != 0 ? std::numeric_limits<double>::quiet_NaN()
+                         : sign * std::numeric_limits<double>::infinity();
+  }
+  if (exponent == 0) return sign * std::ldexp(mantissa, -24);  // subnormal
+  return sign * std::ldexp(0x400 + mantissa, exponent - 25);
+}
+
+namespace {
+
+// `x` (>= 0, an integer plus a fraction exact in double) rounded to the
+// nearest integer, ties to even.
+double RoundHalfToEven(double x) {
+  const double floor = std::floor(x);
+  const double fraction = x - floor;
+  if (fraction > 0.5 || (fraction == 0.5 && std::fmod(floor, 2.0) != 0.0)) return floor + 1.0;
+  return floor;
+}
+
+}  // namespace
+
+uint16_t HalfFromDouble(double value) {
+  const uint16_t sign = std::signbit(value) ? 0x8000 : 0;
+  if (std::isnan(value)) return sign | 0x7e00;
+  const double magnitude = std::fabs(value);
+  // 65520 is halfway between 65504, the largest float16, and 2^16: from
+  // there on, round to nearest gives infinity.
+  if (magnitude >= 65520.0) return sign | 0x7c00;
+  if (magnitude < std::ldexp(1.0, -14)) {
+    // Subnormal: a multiple of 2^-24. 1024 of them is the smallest normal,
+    // whose bits are the same number.
+    return sign | static_cast<uint16_t>(RoundHalfToEven(std::ldexp(magnitude, 24)));
+  }
+  int exponent = 0;
+  const double fraction = std::frexp(magnitude, &exponent);  // [0.5, 1) x 2^exponent
+  // 11 significant bits: the mantissa's 10 and the implicit 1. A carry out
+  // of the mantissa (1024) moves to the exponent, as it should.
+  const double significand = RoundHalfToEven(std::ldexp(fraction, 11));  // [1024, 2048]
+  return sign | static_cast<uint16_t>(((exponent + 14) << 10) + (significand - 1024));
+}
+
+double RoundToHalf(double value) { return HalfToDouble(HalfFromDouble(value)); }
 
 }  // namespace ordo::onnx_import

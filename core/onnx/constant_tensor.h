@@ -17,8 +17,10 @@ inline constexpr int64_t kMaxConstantElements = int64_t{1} << 16;
 
 // A tensor whose values are known at compile time, for the small evaluator of
 // shape computations (see constant_evaluator.h). Integer-like element types
-// (int8..int64, uint8..uint32, bool) keep their values in `ints`; float and
-// double in `reals`. float16/bfloat16/uint64/string are not represented.
+// (int8..int64, uint8..uint32, bool) keep their values in `ints`; float16,
+// float and double in `reals` (each value one of the type's: double holds
+// every float16 and float exactly). bfloat16/uint64/string are not
+// represented.
 // Row-major; a scalar has empty `dims` and one element. A plain value.
 struct ConstantTensor {
   int32_t elem_type = onnx::TensorProto::INT64;
@@ -55,6 +57,14 @@ void DropBulkInitializerData(onnx::GraphProto& graph);
 // Wraps an integer to the width of an integer element type (C++ conversion
 // semantics, as runtimes implement Cast); bool becomes 0/1.
 int64_t WrapToElemType(int64_t value, int32_t elem_type);
+
+// IEEE 754 binary16 (ONNX FLOAT16, stored as its 16 bits in raw_data or
+// int32_data). HalfToDouble is exact; HalfFromDouble rounds to nearest,
+// ties to even, past the largest finite value (65504) to infinity, as a
+// Cast to FLOAT16 does. RoundToHalf is the value a float16 stores.
+double HalfToDouble(uint16_t bits);
+uint16_t HalfFromDouble(double value);
+double RoundToHalf(double value);
 
 }  // namespace ordo::onnx_import
 

@@ -1,7 +1,9 @@
 #include "core/onnx/constant_tensor.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -73,6 +75,47 @@ TEST(ConstantTensorTest, RoundTripsThroughProto) {
   EXPECT_EQ(back->elem_type, onnx::TensorProto::INT32);
   EXPECT_THAT(back->dims, ElementsAre(2, 2));
   EXPECT_THAT(back->ints, ElementsAre(1, -2, 3, -4));
+}
+
+// Every float16 reads back as itself; values between round to nearest,
+// ties to even, and past 65504 (from 65520) to infinity, as Cast does.
+TEST(ConstantTensorTest, Float16RoundsToNearestEvenAndEveryValueRoundTrips) {
+  for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
+    const double value = HalfToDouble(static_cast<uint16_t>(bits));
+    if (std::isnan(value)) continue;
+    EXPECT_EQ(HalfFromDouble(value), bits) << std::hex << bits;
+  }
+  EXPECT_EQ(HalfToDouble(0x3c00), 1.0);
+  EXPECT_EQ(HalfToDouble(0x7bff), 65504.0);
+  EXPECT_EQ(HalfToDouble(0x0001), std::ldexp(1.0, -24));  // smallest subnormal
+  EXPECT_EQ(RoundToHalf(2049), 2048);                     // a tie: to the even 2048
+  EXPECT_EQ(RoundToHalf(2051), 2052);                     // a tie: to the even 2052
+  EXPECT_EQ(RoundToHalf(2050.5), 2050);
+  EXPECT_EQ(RoundToHalf(1.0 / 3), 0.333251953125);
+  EXPECT_EQ(RoundToHalf(65519), 65504);
+  EXPECT_EQ(RoundToHalf(-65520), -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(RoundToHalf(std::ldexp(1.0, -25)), 0.0);  // half the smallest: to even 0
+  EXPECT_EQ(RoundToHalf(std::ldexp(3.0, -25)), std::ldexp(1.0, -23));
+  EXPECT_TRUE(std::isnan(RoundToHalf(std::numeric_limits<double>::quiet_NaN())));
+}
+
+// float16 initializers hold their 16 bits in raw_data or in int32_data.
+TEST(ConstantTensorTest, ReadsAndWritesFloat16) {
+  onnx::TensorProto raw;
+  raw.set_data_type(onnx::TensorProto::FLOAT16);
+  raw.add_dims(3);
+  const uint16_t values[] = {0x3c00, 0xc000, 0x3555};  // 1, -2, 0.333251953125
+  raw.set_raw_data(std::string(reinterpret_cast<const char*>(values), sizeof(values)));
+  std::optional<ConstantTensor> t = ConstantFromProto(raw);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_TRUE(t->is_real());
+  EXPECT_THAT(t->reals, ElementsAre(1.0, -2.0, 0.333251953125));
+  const onnx::TensorProto typed = ConstantToProto(*t, "t");
+  EXPECT_THAT(typed.int32_data(), ElementsAre(0x3c00, 0xc000, 0x3555));
+  std::optional<ConstantTensor> back = ConstantFromProto(typed);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->elem_type, onnx::TensorProto::FLOAT16);
+  EXPECT_EQ(back->reals, t->reals);
 }
 
 TEST(ConstantTensorTest, DropsOnlyBulkInitializerData) {

@@ -388,7 +388,10 @@ class GraphAssembler {
   absl::Status DeclareInputs();
   absl::Status DeclareOp(int32_t index);
   absl::Status DeclareWeight(int32_t value);
-  absl::Status ExplainUnknownShape(const absl::Status& status, int32_t index) const;
+  absl::Status ExplainUnknownShape(const absl::Status& status, int32_t index,
+                                   size_t position) const;
+  absl::Status RefuseTrainingOnlyOutput(int32_t index, size_t position,
+                                        absl::string_view spec_name) const;
   bool HasEmptyOutput(int32_t index) const;
   std::string ExplainBroadcastMismatch(int32_t index) const;
   int32_t UnknownOperatorUpstream(int32_t index) const;
@@ -462,7 +465,7 @@ absl::Status GraphAssembler::DeclareOp(int32_t index) {
                               nodes_.names[index], "\")");
         },
         TypeOf(output), folding_.inference_error);
-    if (!dtype.ok()) return ExplainUnknownShape(dtype.status(), index);
+    if (!dtype.ok()) return ExplainUnknownShape(dtype.status(), index, i);
     tensor_of_[output] = builder_.AddTensor(NameOf(output), *dtype, TakeDims(output));
     outputs.push_back(tensor_of_[output]);
   }
@@ -490,10 +493,15 @@ absl::Status GraphAssembler::DeclareOp(int32_t index) {
 // A shape that stays unknown after folding is either data-dependent by
 // nature (NonZero) or set by an input computed from activation values; the
 // message says which, since no input shape the user gives can fix it.
-absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status,
-                                                 int32_t index) const {
+absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status, int32_t index,
+                                                 size_t position) const {
   const absl::string_view op_type = graph_.nodes[index].op_type;
   const std::string& op = nodes_.names[index];
+  if (const std::string training = onnx_import::TrainingOnlyOutputName(graph_, graph_.nodes[index],
+                                                                       static_cast<int>(position));
+      !training.empty()) {
+    return RefuseTrainingOnlyOutput(index, position, training);
+  }
   if (HasEmptyOutput(index)) {
     return absl::InvalidArgumentError(absl::StrCat(
         status.message(), ". Op \"", op, "\" (", op_type,
@@ -550,6 +558,22 @@ absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status,
         "run time, so it cannot be folded to a constant (a data-dependent shape)"));
   }
   return status;
+}
+
+// A training graph's BatchNormalization (opsets 1-13): its extra outputs
+// have no inference-time meaning, and their presence alone makes runtimes
+// normalize by the batch (onnxruntime: is_train_ when it has more than one
+// output), so the model computes something else than its eval-mode export.
+// Only the user's export can fix that; sizing the outputs would not.
+absl::Status GraphAssembler::RefuseTrainingOnlyOutput(int32_t index, size_t position,
+                                                      absl::string_view spec_name) const {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "op \"", nodes_.names[index], "\" (", graph_.nodes[index].op_type, "): output ", position,
+      " \"", graph_.outputs_of(index)[position], "\" (the spec's \"", spec_name,
+      "\") exists only in training mode. Before opset 14, a BatchNormalization with more than "
+      "one output is a training op: runtimes normalize by the batch's statistics, and at "
+      "inference the op has one output. Export the model in eval mode (model.eval() before "
+      "torch.onnx.export), or drop every output of the op but the first"));
 }
 
 // A windowed op (convolution, pooling) with an output dim of zero or less

@@ -1704,6 +1704,29 @@ TEST(OnnxImportDataDependentTest, TopKWithAFoldedKCompiles) {
   EXPECT_THAT(graph.tensor(graph.FindTensor("values").value()).dims, ElementsAre(1, 4));
 }
 
+// onnxconverter-common's float16 conversion turns a shape computation's
+// Cast to FLOAT into one to FLOAT16: Shape -> Cast(FLOAT16) -> Mul ->
+// Cast(INT64) -> Reshape must fold as the float one does. Before, the
+// Reshape's shape stayed unknown and the model was refused.
+TEST(OnnxImportTest, Float16ShapeArithmeticIsFolded) {
+  TestModel m;
+  m.Input("x", {1, 3, 8, 8}).ShapelessOutput("y");
+  onnx::TensorProto& scale = *m.proto().mutable_graph()->add_initializer();
+  scale.set_name("scale");
+  scale.set_data_type(onnx::TensorProto::FLOAT16);
+  scale.add_dims(4);
+  for (int32_t bits : {0x3c00, 0x3c00, 0x4800, 0x3000}) scale.add_int32_data(bits);  // 1 1 8 1/8
+  m.Node("Shape", {"x"}, {"s"}, "shape");
+  AddIntAttribute(m.Node("Cast", {"s"}, {"s16"}, "to_half"), "to", onnx::TensorProto::FLOAT16);
+  m.Node("Mul", {"s16", "scale"}, {"scaled"}, "mul");
+  AddIntAttribute(m.Node("Cast", {"scaled"}, {"target"}, "to_int"), "to", onnx::TensorProto::INT64);
+  m.Node("Reshape", {"x", "target"}, {"r"}, "reshape");
+  m.Node("Relu", {"r"}, {"y"}, "relu");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  ASSERT_EQ(graph.num_ops(), 2);
+  EXPECT_THAT(graph.tensor(*graph.FindTensor("r")).dims, ElementsAre(1, 3, 64, 1));
+}
+
 TEST(OnnxImportDropoutTest, UnreadMaskIsDroppedAndDropoutIsAnInPlaceView) {
   TestModel m;
   m.Input("x", {1, 16}).Output("z", {1, 16});
@@ -1716,6 +1739,79 @@ TEST(OnnxImportDropoutTest, UnreadMaskIsDroppedAndDropoutIsAnInPlaceView) {
   EXPECT_FALSE(graph.FindTensor("mask").has_value());
   ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel model, BuildMemoryModel(graph, {}));
   EXPECT_EQ(model.ops[1].inplace_input, graph.FindTensor("r").value());
+}
+
+// A mask that is read has the input's shape: of type T (the input's) before
+// Dropout-10, bool from then on (the ONNX spec's versions; onnxruntime's
+// kernels agree). Before, opsets 1-9 refused it as of unknown shape.
+TEST(OnnxImportDropoutTest, AReadMaskHasTheInputsShapeAndItsOpsetsType) {
+  struct Case {
+    int64_t opset;
+    DataType mask;
+  };
+  for (const Case c : {Case{3, DataType::kFloat32}, Case{7, DataType::kFloat32},
+                       Case{9, DataType::kFloat32}, Case{12, DataType::kBool}}) {
+    TestModel m;
+    m.proto().mutable_opset_import(0)->set_version(c.opset);
+    m.Input("x", {1, 16})
+        .ShapelessOutput("z")
+        .ShapelessOutput(
+            "mask", c.mask == DataType::kBool ? onnx::TensorProto::BOOL : onnx::TensorProto::FLOAT);
+    m.Node("Dropout", {"x"}, {"d", "mask"}, "dropout");
+    m.Node("Relu", {"d"}, {"z"}, "relu");
+    absl::StatusOr<Graph> graph = ImportOnnx(m.Bytes());
+    ORDO_ASSERT_OK(graph.status()) << "opset " << c.opset;
+    const Tensor& mask = graph->tensor(*graph->FindTensor("mask"));
+    EXPECT_THAT(mask.dims, ElementsAre(1, 16)) << "opset " << c.opset;
+    EXPECT_EQ(mask.dtype, c.mask) << "opset " << c.opset;
+  }
+}
+
+// BatchNormalization before opset 14 with its training outputs (mean, var,
+// saved_mean, saved_var) is a training op, read or not: the refusal names
+// the op and output, says why, and how to export the model instead.
+TEST(OnnxImportErrorTest, BatchNormalizationTrainingOutputsSayWhyAndHowToExport) {
+  for (const bool read : {false, true}) {
+    TestModel m;
+    m.proto().mutable_opset_import(0)->set_version(9);
+    m.Input("x", {1, 3, 8, 8}).ShapelessOutput("z");
+    if (read) m.ShapelessOutput("running_mean");
+    m.Weight("s", {3}).Weight("b", {3}).Weight("mu", {3}).Weight("var", {3});
+    m.Node("BatchNormalization", {"x", "s", "b", "mu", "var"},
+           {"y", "running_mean", "running_var", "saved_mean", "saved_var"}, "bn");
+    m.Node("Relu", {"y"}, {"z"}, "relu");
+    EXPECT_THAT(ImportOnnx(m.Bytes()),
+                StatusIs(kInvalid, AllOf(HasSubstr("op \"bn\" (BatchNormalization): output 1 "
+                                                   "\"running_mean\" (the spec's \"mean\") "
+                                                   "exists only in training mode"),
+                                         HasSubstr("model.eval() before torch.onnx.export"),
+                                         HasSubstr("drop every output of the op but the first"))))
+        << (read ? "read" : "unread");
+  }
+}
+
+// Their declared shapes are still taken as declared (as before), and
+// opset 14's running_mean / running_var are inferred.
+TEST(OnnxImportTest, BatchNormalizationTrainingOutputsWithShapesStillImport) {
+  TestModel declared;
+  declared.proto().mutable_opset_import(0)->set_version(9);
+  declared.Input("x", {1, 3, 8, 8}).ShapelessOutput("z");
+  declared.Weight("s", {3}).Weight("b", {3}).Weight("mu", {3}).Weight("var", {3});
+  declared.Node("BatchNormalization", {"x", "s", "b", "mu", "var"}, {"y", "m1", "v1"}, "bn");
+  declared.Node("Relu", {"y"}, {"z"}, "relu");
+  declared.ValueInfo("m1", {3}).ValueInfo("v1", {3});
+  ORDO_ASSERT_OK(ImportOnnx(declared.Bytes()).status());
+
+  TestModel opset15;
+  opset15.proto().mutable_opset_import(0)->set_version(15);
+  opset15.Input("x", {1, 3, 8, 8}).ShapelessOutput("z");
+  opset15.Weight("s", {3}).Weight("b", {3}).Weight("mu", {3}).Weight("var", {3});
+  AddIntAttribute(
+      opset15.Node("BatchNormalization", {"x", "s", "b", "mu", "var"}, {"y", "m1", "v1"}, "bn"),
+      "training_mode", 1);
+  opset15.Node("Relu", {"y"}, {"z"}, "relu");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(opset15.Bytes()));
+  EXPECT_THAT(graph.tensor(*graph.FindTensor("m1")).dims, ElementsAre(3));
 }
 
 }  // namespace

@@ -274,6 +274,20 @@ void InferSliceOne(onnx::InferenceContext& ctx, const onnx::InferenceFunction& l
   SetOutput(ctx, ctx.getInputType(0)->tensor_type().elem_type(), *out);
 }
 
+// Dropout before version 10 (opsets 1-9): its optional mask has type T,
+// the input's element type (version 10 made it bool), and is element-wise,
+// so the input's shape; libonnx 1.12 infers only the output. onnxruntime's
+// kernel writes such a mask (of zeros) at opsets 7-9. A mask nobody reads
+// is never allocated (the importer drops it); one that is read is sized
+// here instead of being refused as unknown.
+void InferDropoutMaskBeforeTen(onnx::InferenceContext& ctx,
+                               const onnx::InferenceFunction& output_only) {
+  output_only(ctx);
+  if (ctx.getNumOutputs() < 2) return;
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 1);
+  if (onnx::hasNInputShapes(ctx, 1)) onnx::propagateShapeFromInputToOutput(ctx, 0, 1);
+}
+
 // Inference for opset-1 schemas libonnx 1.12 gives none and whose newer
 // versions take their settings otherwise (Concat-1's default axis,
 // Reshape-1's attribute); null for any other.
@@ -339,7 +353,8 @@ const onnx::OpSchema* InferenceDonor(const onnx::OpSchema& schema) {
 // ONNX's schemas, with InferEinsum in place of Einsum's inference, a
 // checked Shape data propagation, convolutions' inference checked by
 // InferConvWithMatchingRanks, Split-18's uneven chunks (InferUnevenSplit),
-// Slice-1's negative indices (InferSliceOne) and inference for the opset 1-5 ops without one
+// Slice-1's negative indices (InferSliceOne), Dropout-1..7's mask (InferDropoutMaskBeforeTen) and
+// inference for the opset 1-5 ops without one
 // (InferenceDonor, OpsetOneInference). Patched copies are made once per schema version and live for
 // the process.
 class SchemaRegistry final : public onnx::ISchemaRegistry {
@@ -355,9 +370,10 @@ class SchemaRegistry final : public onnx::ISchemaRegistry {
     const bool slice_one = key == "Slice" && schema != nullptr && schema->since_version() == 1;
     const onnx::OpSchema* donor = schema != nullptr ? InferenceDonor(*schema) : nullptr;
     onnx::InferenceFunction opset_one = schema != nullptr ? OpsetOneInference(*schema) : nullptr;
+    const bool dropout_mask = key == "Dropout" && schema->since_version() < 10;
     if (schema == nullptr ||
         (key != "Einsum" && key != "Shape" && conv_weight < 0 && !split_18 && !slice_one &&
-         donor == nullptr && !opset_one) ||
+         donor == nullptr && !opset_one && !dropout_mask) ||
         !IsStandardOnnxDomain(domain)) {
       return schema;
     }
@@ -371,6 +387,11 @@ class SchemaRegistry final : public onnx::ISchemaRegistry {
                 onnx::InferenceContext& ctx) { InferEinsum(ctx, rank_only); });
       } else if (opset_one) {
         patched->TypeAndShapeInferenceFunction(opset_one);
+      } else if (dropout_mask) {
+        patched->TypeAndShapeInferenceFunction(
+            [output_only = donor != nullptr ? donor->GetTypeAndShapeInferenceFunction()
+                                            : schema->GetTypeAndShapeInferenceFunction()](
+                onnx::InferenceContext& ctx) { InferDropoutMaskBeforeTen(ctx, output_only); });
       } else if (donor != nullptr) {
         patched->TypeAndShapeInferenceFunction(donor->GetTypeAndShapeInferenceFunction());
       } else if (split_18) {
@@ -648,6 +669,16 @@ std::string FeatureNewerThanLibrary(const ModelView& view, const NodeView& node)
 
 bool IsKnownToOnnx(const ModelView& view, const NodeView& node) {
   return SchemaOf(view, node) != nullptr;
+}
+
+std::string TrainingOnlyOutputName(const ModelView& view, const NodeView& node, int output) {
+  if (node.op_type != "BatchNormalization" || output < 1) return "";
+  const onnx::OpSchema* schema = SchemaOf(view, node);
+  if (schema == nullptr || schema->since_version() >= 14 ||
+      output >= static_cast<int>(schema->outputs().size())) {
+    return "";
+  }
+  return schema->outputs()[output].GetName();
 }
 
 bool InfersShapesAtItsOpset(const ModelView& view, const NodeView& node) {

@@ -90,6 +90,14 @@ inline constexpr absl::string_view kNewerOpsetDomain = "ai.ordo.newer_opset";
 // oldest versions do not: Relu-1 of opset 1).
 bool InfersShapesAtItsOpset(const ModelView& view, const NodeView& node);
 
+// The spec's name of output `output` of `node` when that output exists
+// only in training mode, else "": BatchNormalization's mean, var,
+// saved_mean and saved_var before version 14 (opsets 1-13), which the spec
+// lists as the training mode's outputs ("Output case #1"; test mode has Y
+// alone) and libonnx 1.12 does not infer. Runtimes read their presence as
+// training mode (onnxruntime: batch statistics instead of the running ones).
+std::string TrainingOnlyOutputName(const ModelView& view, const NodeView& node, int output);
+
 // Why ONNX's inference cannot infer some node of `model`, for messages
 // only: `lenient_error`, the error InferShapesInPlace returned, or when it
 // returned none (it skips such nodes silently) the first of the errors the

@@ -8,8 +8,10 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/tflite/tflite_model.h"
 #include "core/util/checked_math.h"
+#include "core/util/printable_text.h"
 #include "core/util/status_macros.h"
 
 namespace ordo {
@@ -83,6 +85,7 @@ class TfliteGraphAssembler {
     }
     ORDO_RETURN_IF_ERROR(DeclareGraphIo());
     for (int32_t o = 0; o < ops; ++o) ORDO_RETURN_IF_ERROR(DeclareOperator(o));
+    NoteDynamicDims();
     return std::move(builder_).Build();
   }
 
@@ -177,6 +180,82 @@ class TfliteGraphAssembler {
       builder_.AddRuntimeBuffer(names_[t], /*lives_to_end=*/false);
     }
     return absl::OkStatus();
+  }
+
+  // A converter that leaves a dim dynamic (batch -1) writes it in
+  // shape_signature and a size in `shape`. TFLM never resizes, so `shape`
+  // is what runs and what ordo plans; the user is told, in one note
+  // however many tensors it concerns (a model exported with a dynamic
+  // batch has hundreds): their count and the graph inputs among them.
+  void NoteDynamicDims() {
+    int64_t count = 0;
+    int32_t first = -1;
+    for (int32_t t = 0; t < static_cast<int32_t>(declared_.size()); ++t) {
+      if (declared_[t] && HasDynamicDims(t) && count++ == 0) first = t;
+    }
+    if (count > 0) builder_.AddNote(PrintableText(DynamicDimsNote(count, first)));
+  }
+
+  // Planned (not a weight) with a negative dim in shape_signature.
+  bool HasDynamicDims(int32_t t) const {
+    const tflite_fb::Tensor& tensor = *subgraph_.tensors()->Get(t);
+    const flatbuffers::Vector<int32_t>* signature = tensor.shape_signature();
+    if (signature == nullptr || (IsWeight(tensor) && !tensor.is_variable())) return false;
+    return std::any_of(signature->begin(), signature->end(), [](int32_t dim) { return dim < 0; });
+  }
+
+  static std::string DimsText(const flatbuffers::Vector<int32_t>* dims) {
+    if (dims == nullptr) return "[]";
+    return absl::StrCat("[", absl::StrJoin(dims->begin(), dims->end(), ","), "]");
+  }
+
+  // `input "x"`, `output "y"` or `tensor "conv"`.
+  std::string Described(int32_t t) const {
+    const char* role = IsSubgraphInput(t) ? "input" : IsSubgraphOutput(t) ? "output" : "tensor";
+    return absl::StrCat(role, " \"", names_[t], "\"");
+  }
+
+  // One tensor (`first`): the sentence in full. More: the count, then the
+  // tensors NamedInNote gives, each with its signature and planned shape.
+  std::string DynamicDimsNote(int64_t count, int32_t first) const {
+    auto signature = [&](int32_t t) {
+      return DimsText(subgraph_.tensors()->Get(t)->shape_signature());
+    };
+    auto shape = [&](int32_t t) { return DimsText(subgraph_.tensors()->Get(t)->shape()); };
+    if (count == 1) {
+      return absl::StrCat(Described(first), ": shape_signature ", signature(first),
+                          " has dynamic dims; planned at shape ", shape(first),
+                          ", as TensorFlow Lite Micro runs it");
+    }
+    const std::vector<int32_t> named = NamedInNote(first);
+    std::vector<std::string> listed;
+    for (int32_t t : named) {
+      listed.push_back(absl::StrCat(Described(t), " ", signature(t), " at ", shape(t)));
+    }
+    const int64_t others = count - static_cast<int64_t>(named.size());
+    return absl::StrCat(count,
+                        " tensors have dynamic dims in shape_signature; each is planned at its "
+                        "shape, as TensorFlow Lite Micro runs it: ",
+                        absl::StrJoin(listed, ", "),
+                        others > 0 ? absl::StrCat(" and ", others, " more") : "");
+  }
+
+  // The graph inputs with dynamic dims, at most four (what the user feeds
+  // and may have meant to resize), or `first` when no input has one.
+  std::vector<int32_t> NamedInNote(int32_t first) const {
+    constexpr size_t kNamedAtMost = 4;
+    std::vector<int32_t> named;
+    if (subgraph_.inputs() != nullptr) {
+      for (int32_t t : *subgraph_.inputs()) {
+        if (named.size() == kNamedAtMost) break;
+        if (declared_[t] && HasDynamicDims(t) &&
+            std::find(named.begin(), named.end(), t) == named.end()) {
+          named.push_back(t);
+        }
+      }
+    }
+    if (named.empty()) named.push_back(first);
+    return named;
   }
 
   static bool Lists(const flatbuffers::Vector<int32_t>* list, int32_t t) {

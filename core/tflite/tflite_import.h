@@ -26,7 +26,9 @@ namespace ordo {
 //    subgraph output. Sizes: `shape` x the element size of the
 //    TensorType; INT4/UINT4 and INT2 count bits, rounded up to whole bytes per
 //    tensor; STRING, RESOURCE and VARIANT have no static size and are refused
-//    when they are activations.
+//    when they are activations. A dynamic dim in `shape_signature` (-1) is
+//    planned at `shape`, as TFLite Micro runs it, and one Graph note says so
+//    for all such tensors (their count and the graph inputs among them).
 // 4. Operators keep file order (Op::source_index = index in the subgraph),
 //    type = TFLite's builtin name ("CONV_2D") or the custom code (domain
 //    kTfliteCustomDomain: never in place), name =

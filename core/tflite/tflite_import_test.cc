@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "core/memory/memory_model.h"
 #include "core/testing/status_matchers.h"
 #include "core/tflite/tflite_model.h"
@@ -14,7 +15,10 @@ namespace {
 
 using ::ordo::testing::StatusIs;
 using ::ordo::testing::TfliteTestModel;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::StartsWith;
 using namespace ::ordo::testing;  // NOLINT: the kTflite* codes
 
 // input -> CONV_2D(w) -> RELU -> RESHAPE -> output, int8.
@@ -297,6 +301,62 @@ TEST(TfliteImportTest, RefusesDynamicDims) {
   m.Outputs({y});
   EXPECT_THAT(ImportTflite(m.Build()),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("dim 0 is -1")));
+}
+
+// A converter's dynamic batch: shape_signature -1, shape 1. TFLM runs (and
+// ordo plans) `shape`; the import says so, naming the tensor.
+TEST(TfliteImportTest, ADynamicDimInTheSignatureIsPlannedAtItsShapeAndNoted) {
+  TfliteTestModel m;
+  const int32_t x = m.Tensor({.name = "serving_default_x:0",
+                              .shape = {1, 224, 224, 3},
+                              .shape_signature = {-1, 224, 224, 3}});
+  const int32_t y = m.Tensor({"y", {1, 224, 224, 3}});
+  m.Operator({kTfliteRelu, {x}, {y}});
+  m.Inputs({x});
+  m.Outputs({y});
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportTflite(m.Build()));
+  EXPECT_EQ(graph.tensor(*graph.FindTensor("serving_default_x:0")).bytes, 224 * 224 * 3);
+  EXPECT_THAT(graph.notes(),
+              ElementsAre("input \"serving_default_x:0\": shape_signature [-1,224,224,3] has "
+                          "dynamic dims; planned at shape [1,224,224,3], as TensorFlow Lite "
+                          "Micro runs it"));
+  // A signature without -1, or none, says nothing.
+  EXPECT_THAT(ImportTflite(Chain().Build())->notes(), IsEmpty());
+}
+
+// A dynamic batch reaches every activation: one note for all of them, with
+// the count and the graph inputs named, not a line per tensor.
+TEST(TfliteImportTest, ManyDynamicTensorsGiveOneNoteNamingTheInputs) {
+  TfliteTestModel m;
+  const int32_t a = m.Tensor({.name = "a", .shape = {1, 4}, .shape_signature = {-1, 4}});
+  const int32_t b = m.Tensor({.name = "b", .shape = {2, 4}, .shape_signature = {2, 4}});
+  int32_t last = a;
+  for (int i = 0; i < 300; ++i) {
+    const int32_t next =
+        m.Tensor({.name = absl::StrCat("t", i), .shape = {1, 4}, .shape_signature = {-1, 4}});
+    m.Operator({kTfliteAdd, {last, b}, {next}});
+    last = next;
+  }
+  m.Inputs({a, b});
+  m.Outputs({last});
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportTflite(m.Build()));
+  EXPECT_THAT(graph.notes(),
+              ElementsAre("301 tensors have dynamic dims in shape_signature; each is planned at "
+                          "its shape, as TensorFlow Lite Micro runs it: input \"a\" [-1,4] at "
+                          "[1,4] and 300 more"));
+}
+
+// Names come from the file: the note stays one printable line.
+TEST(TfliteImportTest, ANoteQuotesHostileNamesPrintably) {
+  TfliteTestModel m;
+  const int32_t c = m.Tensor({"c", {4}});
+  const int32_t x = m.Tensor({.name = "x\nforged line", .shape = {4}, .shape_signature = {-1}});
+  m.Operator({kTfliteRelu, {c}, {x}});
+  m.Inputs({c});
+  m.Outputs({x});
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportTflite(m.Build()));
+  ASSERT_EQ(graph.notes().size(), 1u);
+  EXPECT_THAT(graph.notes()[0], StartsWith("output \"x\\nforged line\": shape_signature [-1]"));
 }
 
 TEST(TfliteImportTest, GarbageAndEveryTruncationAreInvalidArgument) {

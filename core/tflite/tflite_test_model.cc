@@ -25,9 +25,10 @@ std::string TfliteTestModel::Build() const {
   std::vector<flatbuffers::Offset<tflite_fb::Tensor>> tensors;
   for (const TensorSpec& t : tensors_) {
     const uint32_t buffer = t.weight ? data_buffer(std::string(8, '\x5a')) : 0;
+    const auto signature = t.shape_signature.empty() ? 0 : fbb.CreateVector(t.shape_signature);
     tensors.push_back(tflite_fb::CreateTensor(fbb, fbb.CreateVector(t.shape), t.type, buffer,
-                                              fbb.CreateString(t.name), t.is_variable, 0, false,
-                                              t.external_buffer));
+                                              fbb.CreateString(t.name), t.is_variable, signature,
+                                              false, t.external_buffer));
   }
   std::map<std::pair<int32_t, std::string>, uint32_t> code_index;
   std::vector<flatbuffers::Offset<tflite_fb::OperatorCode>> codes;

@@ -25,6 +25,7 @@ class TfliteTestModel {
     bool weight = false;  // gets a buffer with data
     bool is_variable = false;
     uint32_t external_buffer = 0;  // Tensor.external_buffer: data outside the file
+    std::vector<int32_t> shape_signature;  // empty: none written
   };
   struct OperatorSpec {
     int32_t builtin = kTfliteAdd;

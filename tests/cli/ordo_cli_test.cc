@@ -7,10 +7,12 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/rewrite/onnx_test_model.h"
 #include "core/testing/test_paths.h"
+#include "core/tflite/tflite_test_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -515,6 +517,34 @@ TEST(OrdoCliTest, InspectAndSchedulers) {
   ProcessResult schedulers = RunOrdo("schedulers");
   EXPECT_EQ(schedulers.exit_code, 0);
   EXPECT_THAT(schedulers.out, HasSubstr("greedy"));
+}
+
+// A converter's dynamic batch (shape_signature -1, shape 1) is planned at
+// `shape`, as TFLite Micro runs it, and the import's note says so in the
+// text report, in --json and in `ordo inspect`.
+TEST(OrdoCliTest, ATfliteDynamicBatchIsPlannedAtItsShapeAndSaysSo) {
+  ordo::testing::TfliteTestModel m;
+  const int32_t x =
+      m.Tensor({.name = "serving_default_x:0", .shape = {1, 8}, .shape_signature = {-1, 8}});
+  const int32_t y = m.Tensor({"y", {1, 8}});
+  m.Operator({ordo::testing::kTfliteRelu, {x}, {y}});
+  m.Inputs({x});
+  m.Outputs({y});
+  const std::string model = WriteTemp("dynamic_batch.tflite", m.Build());
+  const std::string note =
+      "input \"serving_default_x:0\": shape_signature [-1,8] has dynamic dims; planned at "
+      "shape [1,8], as TensorFlow Lite Micro runs it";
+  ProcessResult text = RunOrdo(absl::StrCat("compile ", model));
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_THAT(text.out, HasSubstr(absl::StrCat("\nnote          ", note, "\n")));
+  ProcessResult json = RunOrdo(absl::StrCat("compile ", model, " --json"));
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  EXPECT_THAT(ParseCompileJson(json.out).import_notes(), ElementsAre(note));
+  ProcessResult inspect = RunOrdo(absl::StrCat("inspect ", model, " --json"));
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.out;
+  EXPECT_THAT(nlohmann::json::parse(inspect.out)["notes"].get<std::vector<std::string>>(),
+              ElementsAre(note));
+  std::filesystem::remove(model);
 }
 
 // Memory pools (docs/pools.md): placement report, presets and bad specs.
