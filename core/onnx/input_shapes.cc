@@ -211,6 +211,8 @@ absl::Status CheckRestOfBatchedInput(int64_t batch, const std::string& name, siz
                                      const TensorShapeProto& shape, const std::string& axis_param) {
   std::vector<std::string> left;
   std::vector<std::string> fix;
+  std::vector<std::string> by_name;  // --dim-param flags, when every dim left is named
+  bool all_named = true;
   for (int d = 0; d < shape.dim_size(); ++d) {
     const TensorShapeProto::Dimension& dim = shape.dim(d);
     if (HasValue(dim)) {
@@ -221,13 +223,20 @@ absl::Status CheckRestOfBatchedInput(int64_t batch, const std::string& name, siz
     left.push_back(
         absl::StrCat("dim ", d, param.empty() ? "" : absl::StrCat(" (\"", param, "\")")));
     fix.push_back(Placeholder(param, d));
+    all_named = all_named && !param.empty();
+    if (!param.empty()) by_name.push_back(absl::StrCat("--dim-param ", param, "=<", param, ">"));
   }
   if (left.empty()) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "--batch ", batch, " set dim ", axis, " (\"", axis_param, "\") of graph input \"", name,
-      "\", its batch dim; ", absl::StrJoin(left, ", "), left.size() == 1 ? " is" : " are",
-      " still symbolic. To compile one shape, add --input-shape ", name, "=",
-      absl::StrJoin(fix, "x"), " with each <...> replaced by the size to compile for"));
+  // A named dim is set in every input by one --dim-param (several inputs
+  // share a sequence length), where --input-shape needs one flag per input.
+  const std::string flags =
+      all_named ? absl::StrCat(absl::StrJoin(by_name, " "), " (every input's dim of that name)")
+                : absl::StrCat("--input-shape ", name, "=", absl::StrJoin(fix, "x"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("--batch ", batch, " set dim ", axis, " (\"", axis_param,
+                   "\") of graph input \"", name, "\", its batch dim; ", absl::StrJoin(left, ", "),
+                   left.size() == 1 ? " is" : " are", " still symbolic. To compile one shape, add ",
+                   flags, " with each <...> replaced by the size to compile for"));
 }
 
 // Sets the symbolic batch axis (BatchAxis) of the inputs `shapes` does not

@@ -361,7 +361,8 @@ TEST(InputShapesTest, BatchAtDimOneRefusesASymbolicSequenceLeftBehind) {
       ApplyInputShapes({.batch = 1}, *model.mutable_graph()),
       StatusIs(kInvalid, HasSubstr("--batch 1 set dim 1 (\"batch\") of graph input \"frames\", its "
                                    "batch dim; dim 0 (\"seq\") is still symbolic. To compile one "
-                                   "shape, add --input-shape frames=<seq>x1x8 with each <...>")));
+                                   "shape, add --dim-param seq=<seq> (every input's dim of that "
+                                   "name) with each <...>")));
   onnx::ModelProto given = DynamicBatchModel();
   AddValue(*given.mutable_graph()->mutable_input(), "frames", {"seq", "batch", 8});
   ORDO_ASSERT_OK(
