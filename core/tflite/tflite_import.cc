@@ -229,6 +229,7 @@ class TfliteGraphAssembler {
     }
     const std::vector<int32_t> named = NamedInNote(first);
     std::vector<std::string> listed;
+    listed.reserve(named.size());
     for (int32_t t : named) {
       listed.push_back(absl::StrCat(Described(t), " ", signature(t), " at ", shape(t)));
     }
