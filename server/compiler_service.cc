@@ -649,16 +649,29 @@ class CompileStreamReactor final : public grpc::ServerWriteReactor<v1::CompileEv
     if (env_.metrics != nullptr) env_.metrics->inflight_requests().Increment();
     env_.queue->Schedule([this, service, request] {
       v1::CompileResponse response;
-      absl::Status status =
-          service->RunCompile(call_, *request, response,
-                              [this](const v1::CompileProgress& progress) { Progress(progress); });
-      std::optional<v1::CompileEvent> finished = TakeHeldFinished();
+      // FINISHED goes out once, with the result and only after its size
+      // check: a result over the message limit ends the stream
+      // RESOURCE_EXHAUSTED, which must not follow a FINISHED, and a rewrite
+      // finishes a compile before its search.
+      absl::Status status = service->RunCompile(
+          call_, *request, response, [this](const v1::CompileProgress& progress) {
+            if (progress.stage() == v1::COMPILE_STAGE_FINISHED) {
+              return;
+            }
+            v1::CompileEvent event;
+            *event.mutable_progress() = progress;
+            Push(std::move(event));
+          });
       if (status.ok()) {
+        v1::CompileEvent finished;
+        ReportFinished(response, [&finished](const v1::CompileProgress& progress) {
+          *finished.mutable_progress() = progress;
+        });
         v1::CompileEvent event;
         *event.mutable_result() = std::move(response);
         status = rpc::CheckResponseSize(event, env_);
         if (status.ok()) {
-          if (finished) Push(*std::move(finished));
+          Push(std::move(finished));
           Push(std::move(event));
         }
       }
@@ -701,25 +714,6 @@ class CompileStreamReactor final : public grpc::ServerWriteReactor<v1::CompileEv
   }
 
  private:
-  // Progress goes out as it comes, but FINISHED waits for the next event
-  // or the result: a result over the message limit ends the stream
-  // RESOURCE_EXHAUSTED, which must not follow a FINISHED.
-  void Progress(const v1::CompileProgress& progress) {
-    std::optional<v1::CompileEvent> before = TakeHeldFinished();
-    v1::CompileEvent event;
-    *event.mutable_progress() = progress;
-    if (before) Push(*std::move(before));
-    if (progress.stage() == v1::COMPILE_STAGE_FINISHED) {
-      absl::MutexLock lock(&mu_);
-      held_finished_ = std::move(event);
-      return;
-    }
-    Push(std::move(event));
-  }
-  std::optional<v1::CompileEvent> TakeHeldFinished() {
-    absl::MutexLock lock(&mu_);
-    return std::exchange(held_finished_, std::nullopt);
-  }
   void Push(v1::CompileEvent event) {
     {
       absl::MutexLock lock(&mu_);
@@ -750,7 +744,6 @@ class CompileStreamReactor final : public grpc::ServerWriteReactor<v1::CompileEv
   const absl::Time start_;
   absl::Mutex mu_;
   std::deque<v1::CompileEvent> pending_ ABSL_GUARDED_BY(mu_);
-  std::optional<v1::CompileEvent> held_finished_ ABSL_GUARDED_BY(mu_);
   bool write_in_flight_ ABSL_GUARDED_BY(mu_) = false;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status status_ ABSL_GUARDED_BY(mu_);
