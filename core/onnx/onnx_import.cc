@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
@@ -166,14 +167,18 @@ absl::Status CheckWindowsFitTheirInputs(const ModelView& graph, const NodeGraph&
     for (size_t axis = 0; axis < spatial; ++axis) {
       const int64_t stride = axis < strides.size() ? strides[axis] : 1;
       const int64_t dilation = axis < dilations.size() ? dilations[axis] : 1;
-      const int64_t padded =
-          x.dims[axis + 2] + (pads.size() == 2 * spatial ? pads[axis] + pads[axis + spatial] : 0);
-      // Attributes are positive (CheckWindowAttributes); bounded so that
-      // the products cannot overflow.
-      if (kernel[axis] > (int64_t{1} << 31) || dilation > (int64_t{1} << 31) ||
-          stride > (int64_t{1} << 31) || padded > (int64_t{1} << 61)) {
+      // Pads of any value, dims up to 2^62, and kernels, dilations and
+      // strides (positive: CheckWindowAttributes) bounded before the
+      // arithmetic, which then cannot overflow; ONNX's inference reports
+      // whatever is left out.
+      const int64_t pad_head = pads.size() == 2 * spatial ? pads[axis] : 0;
+      const int64_t pad_tail = pads.size() == 2 * spatial ? pads[axis + spatial] : 0;
+      constexpr int64_t kLarge = int64_t{1} << 31;
+      if (kernel[axis] > kLarge || dilation > kLarge || stride > kLarge || pad_head < -kLarge ||
+          pad_head > kLarge || pad_tail < -kLarge || pad_tail > kLarge) {
         continue;
       }
+      const int64_t padded = x.dims[axis + 2] + pad_head + pad_tail;
       const int64_t window = dilation * (kernel[axis] - 1) + 1;
       const bool fits = ceil_mode ? padded - window + stride > 0 : padded >= window;
       if (fits) continue;
@@ -618,9 +623,8 @@ std::string GraphAssembler::ExplainBroadcastMismatch(int32_t index) const {
             operands[a].name, "\" (", FormatDims(x), ") and \"", operands[b].name, "\" (",
             FormatDims(y), "), whose dims ", x.size() - k, " and ", y.size() - k, " (", dx, " and ",
             dy, ") do not broadcast, so the model does not run at this input size: ",
-            "give the graph inputs sizes that agree, within what the model holds (a tensor "
-            "sized at export, such as a position table, allows at most ",
-            std::min(dx, dy), " there)");
+            "give the graph inputs sizes that make them agree (one of them may be sized at "
+            "export, as a position table is)");
       }
     }
   }
@@ -808,6 +812,13 @@ absl::Status CheckSchedule(const Graph& graph, absl::Span<const OpId> schedule) 
       return absl::InvalidArgumentError(
           absl::StrCat("schedule runs op \"", graph.op(op).name, "\" twice"));
     }
+    for (TensorId input : graph.op(op).inputs) {
+      const OpId producer = graph.tensor(input).producer;
+      if (producer == kNoId || seen[producer]) continue;
+      return absl::InvalidArgumentError(absl::StrCat(
+          "schedule runs op \"", graph.op(op).name, "\" before op \"", graph.op(producer).name,
+          "\", which produces its input \"", graph.tensor(input).name, "\""));
+    }
     seen[op] = true;
   }
   return absl::OkStatus();
@@ -821,6 +832,25 @@ std::optional<int64_t> ElementCount(const std::vector<int64_t>& dims) {
     count = *product;
   }
   return count;
+}
+
+// The graph inputs `value` is computed from (itself included), by walking
+// its producers.
+std::vector<absl::string_view> GraphInputsUpstream(const NodeGraph& nodes, int32_t value) {
+  std::vector<absl::string_view> inputs;
+  std::vector<bool> seen(nodes.num_values(), false);
+  std::vector<int32_t> stack = {value};
+  while (!stack.empty()) {
+    const int32_t v = stack.back();
+    stack.pop_back();
+    if (v == onnx_import::kNoValue || seen[v]) continue;
+    seen[v] = true;
+    if (nodes.is_graph_input[v]) inputs.push_back(nodes.value_names[v]);
+    const int32_t producer = nodes.producer[v];
+    if (producer == onnx_import::kNoValue) continue;
+    for (int32_t input : nodes.inputs(producer)) stack.push_back(input);
+  }
+  return inputs;
 }
 
 // The graph inputs whose shapes the compile-time value `value` is computed
@@ -844,17 +874,10 @@ std::vector<absl::string_view> InputsWhoseShapesMake(const NodeGraph& nodes, con
         view.nodes[producer].op_type == "Shape" || view.nodes[producer].op_type == "Size";
     for (int32_t input : reads) (shape_of ? shaped : values).push_back(input);
   }
-  // Every tensor a shaped tensor is computed from, up to the graph inputs.
-  std::fill(seen.begin(), seen.end(), false);
-  while (!shaped.empty()) {
-    const int32_t v = shaped.back();
-    shaped.pop_back();
-    if (v == onnx_import::kNoValue || seen[v]) continue;
-    seen[v] = true;
-    if (nodes.is_graph_input[v]) inputs.push_back(nodes.value_names[v]);
-    const int32_t producer = nodes.producer[v];
-    if (producer == onnx_import::kNoValue) continue;
-    for (int32_t input : nodes.inputs(producer)) shaped.push_back(input);
+  for (int32_t v : shaped) {
+    for (absl::string_view input : GraphInputsUpstream(nodes, v)) {
+      if (!absl::c_linear_search(inputs, input)) inputs.push_back(input);
+    }
   }
   return inputs;
 }
@@ -885,10 +908,18 @@ absl::Status CheckReshapeElementCounts(const Graph& graph, const ModelView& view
         "op \"", op.name, "\" (Reshape): input \"", data.name, "\" has ", *in, " elements (",
         FormatDims(data.dims), ") but the target shape ", FormatDims(reshaped.dims), " has ", *out,
         ", so the model cannot run at these input shapes. ");
+    // A target made from the shapes of graph inputs the data is not
+    // computed from: those inputs disagree. One made from the data's own
+    // input (a dynamic batch beside a window size baked in) is the export's.
     std::vector<absl::string_view> sources;
     if (op.source_index >= 0 && op.source_index < view.num_nodes()) {
       const absl::Span<const int32_t> inputs = nodes.inputs(op.source_index);
-      if (inputs.size() >= 2) sources = InputsWhoseShapesMake(nodes, view, inputs[1]);
+      if (inputs.size() >= 2) {
+        const std::vector<absl::string_view> data_inputs = GraphInputsUpstream(nodes, inputs[0]);
+        for (absl::string_view source : InputsWhoseShapesMake(nodes, view, inputs[1])) {
+          if (!absl::c_linear_search(data_inputs, source)) sources.push_back(source);
+        }
+      }
     }
     if (!sources.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -967,17 +998,34 @@ absl::StatusOr<std::vector<int32_t>> FreezeValuesOfActivations(absl::string_view
   TensorTypes types = onnx_import::TakeTensorTypes(view, nodes);
   ORDO_ASSIGN_OR_RETURN(const FoldingResult folding,
                         onnx_import::FoldConstants(view, model_bytes, nodes, std::move(types)));
+  std::vector<bool> read(nodes.num_values(), false);
+  for (int32_t node = 0; node < view.num_nodes(); ++node) {
+    for (int32_t input : nodes.inputs(node)) {
+      if (input != onnx_import::kNoValue) read[input] = true;
+    }
+  }
+  for (const onnx::ValueInfoProto& output : model.graph().output()) {
+    const auto id = nodes.value_ids.find(output.name());
+    if (id != nodes.value_ids.end()) read[id->second] = true;
+  }
   for (int32_t node : frozen) {
     for (int32_t output : nodes.outputs(node)) {
-      if (output == onnx_import::kNoValue) continue;
+      if (output == onnx_import::kNoValue || !read[output]) continue;
       const auto value = folding.values.find(output);
       if (value == folding.values.end()) {
         return absl::InvalidArgumentError(
             absl::StrCat(why.message(), " (and its value, at the size compiled, is not one the ",
                          "importer computes, to write it as a constant)"));
       }
-      *model.mutable_graph()->add_initializer() =
+      const onnx::TensorProto& constant = *model.mutable_graph()->add_initializer() =
           ConstantToProto(value->second, std::string(nodes.value_names[output]));
+      if (model.ir_version() < 4) {  // before IR 4 every initializer is a graph input too
+        onnx::ValueInfoProto& input = *model.mutable_graph()->add_input();
+        input.set_name(constant.name());
+        onnx::TypeProto::Tensor& type = *input.mutable_type()->mutable_tensor_type();
+        type.set_elem_type(constant.data_type());
+        for (int64_t dim : constant.dims()) type.mutable_shape()->add_dim()->set_dim_value(dim);
+      }
     }
   }
   return frozen;

@@ -64,10 +64,12 @@ absl::Status CheckOnnxParses(absl::string_view model_bytes);
 // produces it. Everything else is kept as it was.
 //
 // `graph` must be ImportOnnx(model_bytes). INVALID_ARGUMENT when the schedule
-// is not a permutation of the ops, runs an op before the producer of one of
-// its inputs, or makes an op read a folded value derived from an activation
-// that the schedule produces later (no topologically sorted file expresses
-// that; it needs Shape of a tensor the op does not otherwise depend on).
+// is not a permutation of the ops or runs an op before the producer of one of
+// its inputs. An op that reads a folded value derived from an activation the
+// schedule produces later (no topologically sorted file runs Shape of a
+// tensor before it exists) reads it as an initializer instead: the value at
+// the size compiled, written into the file, the nodes that computed it left
+// out (refused when the importer does not compute that value).
 absl::StatusOr<std::string> ReorderOnnxNodes(absl::string_view model_bytes, const Graph& graph,
                                              absl::Span<const OpId> schedule);
 
