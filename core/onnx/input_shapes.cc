@@ -224,7 +224,8 @@ absl::Status CheckRestOfBatchedInput(int64_t batch, const std::string& name, siz
         absl::StrCat("dim ", d, param.empty() ? "" : absl::StrCat(" (\"", param, "\")")));
     fix.push_back(Placeholder(param, d));
     all_named = all_named && !param.empty();
-    if (!param.empty()) by_name.push_back(absl::StrCat("--dim-param ", param, "=<", param, ">"));
+    const std::string flag = absl::StrCat("--dim-param ", param, "=<", param, ">");
+    if (!param.empty() && !absl::c_linear_search(by_name, flag)) by_name.push_back(flag);
   }
   if (left.empty()) return absl::OkStatus();
   // A named dim is set in every input by one --dim-param (several inputs

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "core/onnx/onnx_import.h"
 #include "core/onnx/prepare_model.h"
 #include "core/testing/status_matchers.h"
@@ -363,6 +364,12 @@ TEST(InputShapesTest, BatchAtDimOneRefusesASymbolicSequenceLeftBehind) {
                                    "batch dim; dim 0 (\"seq\") is still symbolic. To compile one "
                                    "shape, add --dim-param seq=<seq> (every input's dim of that "
                                    "name) with each <...>")));
+  // A name used twice in the input is one flag.
+  onnx::ModelProto twice = DynamicBatchModel();
+  AddValue(*twice.mutable_graph()->mutable_input(), "pairs", {"seq", "batch", "seq"});
+  const absl::Status repeated = ApplyInputShapes({.batch = 1}, *twice.mutable_graph());
+  EXPECT_THAT(repeated, StatusIs(kInvalid, HasSubstr("add --dim-param seq=<seq> (every input's")));
+  EXPECT_EQ(absl::StrContains(repeated.message(), "seq=<seq> --dim-param"), false);
   onnx::ModelProto given = DynamicBatchModel();
   AddValue(*given.mutable_graph()->mutable_input(), "frames", {"seq", "batch", 8});
   ORDO_ASSERT_OK(
