@@ -838,6 +838,19 @@ TEST_F(CompilerServiceTest, EstimateRefusesWhatCompileRefuses) {
     EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
     EXPECT_THAT(status.error_message(), HasSubstr(field));
   }
+  // Without an arena the alignment is never applied: both accept it.
+  v1::CompileRequest no_arena = GraphRequest(graph);
+  no_arena.mutable_options()->set_arena_planner("none");
+  no_arena.mutable_device()->set_alignment_bytes(int64_t{1} << 62);
+  v1::CompileResponse compiled;
+  ORDO_EXPECT_OK(Compile(no_arena, compiled));
+  v1::EstimateRequest estimate;
+  *estimate.mutable_graph() = no_arena.graph();
+  *estimate.mutable_options() = no_arena.options();
+  *estimate.mutable_device() = no_arena.device();
+  grpc::ClientContext context;
+  v1::EstimateResponse estimated;
+  EXPECT_TRUE(Stub()->Estimate(&context, estimate, &estimated).ok());
 }
 
 TEST_F(CompilerServiceTest, TheResponseEchoesTheActivationTypeAsked) {

@@ -1066,10 +1066,12 @@ absl::StatusOr<EstimateResult> Estimate(const Graph& graph, const CompileOptions
     if (peak == &estimate.greedy_peak_bytes) greedy_order = std::move(result.order);
   }
   // Estimate plans no arena, but refuses the alignment a compile's layout
-  // refuses (aligned sizes past int64), by the same rule. The tensors'
+  // refuses (aligned sizes past int64; nothing without a layout), by the
+  // same rule. The tensors'
   // bytes add up to at most 2^62 (the memory model's cap), so only an
   // alignment over 2^62 / tensors can break it: the check is skipped below.
-  if (options.alignment > (int64_t{1} << 62) / (model.num_tensors() + 1)) {
+  const bool plans_a_layout = options.arena_planner != kNoArenaPlanner || options.pools.enabled();
+  if (plans_a_layout && options.alignment > (int64_t{1} << 62) / (model.num_tensors() + 1)) {
     ORDO_ASSIGN_OR_RETURN(const SimulationResult simulation, Simulate(model, greedy_order));
     ORDO_RETURN_IF_ERROR(BuildArenaProblem(model, simulation, options.alignment).status());
   }
