@@ -226,7 +226,10 @@ onnx::ModelProto& ConstantFolder::Working() {
   // library's older schema: in a domain it has no schema for, its declared
   // shapes stand, as a custom op's do.
   bool newer = false;
-  for (int32_t i = 0; i < view_.num_nodes(); ++i) {
+  // Bytes protobuf refused leave the model empty (Run reports it; the
+  // fuzzer found this loop indexing past its nodes): none to mark.
+  const int32_t nodes = working_->graph().node_size() == view_.num_nodes() ? view_.num_nodes() : 0;
+  for (int32_t i = 0; i < nodes; ++i) {
     if (FeatureNewerThanLibrary(view_, view_.nodes[i]).empty()) continue;
     working_->mutable_graph()->mutable_node(i)->set_domain(std::string(kNewerOpsetDomain));
     newer = true;

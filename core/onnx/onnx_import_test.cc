@@ -1319,6 +1319,17 @@ TEST(OnnxImportErrorTest, InputsThatDoNotBroadcastAreNamedWithTheirDims) {
                                        HasSubstr("one of them may be sized at export"))));
 }
 
+// scripts/fuzz-all: bytes the importer's scan accepts but protobuf refuses,
+// with a node using a newer opset's feature: the folder's working copy of
+// the (empty) model was indexed by the scan's node numbers (an abort).
+TEST(OnnxImportErrorTest, UnparsableBytesWithANewerFeatureAreRefused) {
+  const std::string bytes = ReadFile(ordo::testing::SourceDir() +
+                                     "/tests/fuzz/corpus/onnx_import_fuzzer/"
+                                     "unparsable_with_a_newer_feature.onnx");
+  ASSERT_FALSE(bytes.empty());
+  EXPECT_THAT(ImportOnnx(bytes), StatusIs(kInvalid, ::testing::_));
+}
+
 TEST(OnnxImportErrorTest, ZeroDim) {
   TestModel m;
   m.Input("x", {0, 4}).Output("y", {0, 4});
