@@ -431,10 +431,8 @@ absl::Status ConstantFolder::CheckCompileTimeIndices() const {
         data.dims.empty()) {
       continue;
     }
-    int64_t axis = 0;
-    for (const AttributeView& attribute : view_.attributes_of(i)) {
-      if (attribute.name == "axis") axis = attribute.i;
-    }
+    const AttributeView* axis_attribute = view_.FindAttribute(node, "axis");
+    int64_t axis = axis_attribute != nullptr ? axis_attribute->i : 0;
     const int64_t rank = static_cast<int64_t>(data.dims.size());
     if (axis < -rank || axis >= rank) continue;  // inference reports it
     if (axis < 0) axis += rank;

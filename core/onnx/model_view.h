@@ -112,6 +112,14 @@ struct ModelView {
   absl::Span<const AttributeView> attributes_of(int32_t node) const {
     return Range(attributes, nodes[node].attributes_begin, nodes[node].attributes_end);
   }
+  // `node`'s attribute `name` (the first, as ONNX's own lookup), or null.
+  const AttributeView* FindAttribute(const NodeView& node, absl::string_view name) const {
+    for (const AttributeView& attribute :
+         Range(attributes, node.attributes_begin, node.attributes_end)) {
+      if (attribute.name == name) return &attribute;
+    }
+    return nullptr;
+  }
   absl::Span<const int64_t> ints_of(const AttributeView& a) const {
     return Range(ints, a.ints_begin, a.ints_end);
   }

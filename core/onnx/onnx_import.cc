@@ -91,29 +91,11 @@ absl::Status CheckWindowAttributes(const ModelView& graph, const std::vector<std
   return absl::OkStatus();
 }
 
-// The ints of node `index`'s attribute `name`; empty when absent.
-absl::Span<const int64_t> IntsAttribute(const ModelView& graph, int32_t index,
+// The ints of `node`'s attribute `name`; empty when absent.
+absl::Span<const int64_t> IntsAttribute(const ModelView& graph, const NodeView& node,
                                         absl::string_view name) {
-  for (const AttributeView& attribute : graph.attributes_of(index)) {
-    if (attribute.name == name) return graph.ints_of(attribute);
-  }
-  return {};
-}
-
-std::optional<absl::string_view> StringAttribute(const ModelView& graph, int32_t index,
-                                                 absl::string_view name) {
-  for (const AttributeView& attribute : graph.attributes_of(index)) {
-    if (attribute.name == name) return attribute.s;
-  }
-  return std::nullopt;
-}
-
-int64_t IntAttribute(const ModelView& graph, int32_t index, absl::string_view name,
-                     int64_t otherwise) {
-  for (const AttributeView& attribute : graph.attributes_of(index)) {
-    if (attribute.name == name) return attribute.i;
-  }
-  return otherwise;
+  const AttributeView* attribute = graph.FindAttribute(node, name);
+  return attribute != nullptr ? graph.ints_of(*attribute) : absl::Span<const int64_t>();
 }
 
 // A convolution or pooling whose window does not fit its padded input even
@@ -141,15 +123,17 @@ absl::Status CheckWindowsFitTheirInputs(const ModelView& graph, const NodeGraph&
       if (w.op_type == node.op_type) windowed = &w;
     }
     if (windowed == nullptr) continue;
-    const absl::string_view auto_pad = StringAttribute(graph, i, "auto_pad").value_or("NOTSET");
+    const AttributeView* auto_pad_attribute = graph.FindAttribute(node, "auto_pad");
+    const absl::string_view auto_pad =
+        auto_pad_attribute != nullptr ? auto_pad_attribute->s : "NOTSET";
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") continue;
     const absl::Span<const int32_t> inputs = nodes.inputs(i);
     if (inputs.empty() || inputs[0] == onnx_import::kNoValue) continue;
     const TensorType& x = folding.types[inputs[0]];
     if (!x.IsStatic() || x.dims.size() < 3) continue;
     const size_t spatial = x.dims.size() - 2;
-    std::vector<int64_t> kernel(IntsAttribute(graph, i, "kernel_shape").begin(),
-                                IntsAttribute(graph, i, "kernel_shape").end());
+    const absl::Span<const int64_t> kernel_shape = IntsAttribute(graph, node, "kernel_shape");
+    std::vector<int64_t> kernel(kernel_shape.begin(), kernel_shape.end());
     if (kernel.empty() && windowed->weight_input >= 0 &&
         windowed->weight_input < static_cast<int>(inputs.size()) &&
         inputs[windowed->weight_input] != onnx_import::kNoValue) {
@@ -159,11 +143,12 @@ absl::Status CheckWindowsFitTheirInputs(const ModelView& graph, const NodeGraph&
       }
     }
     if (kernel.size() != spatial) continue;  // inference reports a malformed window
-    const absl::Span<const int64_t> strides = IntsAttribute(graph, i, "strides");
-    const absl::Span<const int64_t> dilations = IntsAttribute(graph, i, "dilations");
+    const absl::Span<const int64_t> strides = IntsAttribute(graph, node, "strides");
+    const absl::Span<const int64_t> dilations = IntsAttribute(graph, node, "dilations");
     const absl::Span<const int64_t> pads =
-        auto_pad == "VALID" ? absl::Span<const int64_t>() : IntsAttribute(graph, i, "pads");
-    const bool ceil_mode = IntAttribute(graph, i, "ceil_mode", 0) != 0;
+        auto_pad == "VALID" ? absl::Span<const int64_t>() : IntsAttribute(graph, node, "pads");
+    const AttributeView* ceil_mode_attribute = graph.FindAttribute(node, "ceil_mode");
+    const bool ceil_mode = ceil_mode_attribute != nullptr && ceil_mode_attribute->i != 0;
     for (size_t axis = 0; axis < spatial; ++axis) {
       const int64_t stride = axis < strides.size() ? strides[axis] : 1;
       const int64_t dilation = axis < dilations.size() ? dilations[axis] : 1;

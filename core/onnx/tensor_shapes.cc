@@ -602,14 +602,6 @@ const onnx::OpSchema* SchemaOf(const ModelView& view, const NodeView& node) {
   return schema != nullptr ? schema : MicrosoftQuantizedSchema(node.op_type, node.domain);
 }
 
-const AttributeView* FindAttribute(const ModelView& view, const NodeView& node,
-                                   absl::string_view name) {
-  for (int32_t a = node.attributes_begin; a < node.attributes_end; ++a) {
-    if (view.attributes[a].name == name) return &view.attributes[a];
-  }
-  return nullptr;
-}
-
 int64_t StandardOpset(const ModelView& view) {
   for (const OpsetView& opset : view.opsets) {
     if (IsStandardOnnxDomain(opset.domain)) return opset.version;
@@ -623,7 +615,7 @@ std::string FeatureNewerThanLibrary(const ModelView& view, const NodeView& node)
   if (!IsStandardOnnxDomain(node.domain)) return "";
   const int64_t opset = StandardOpset(view);
   const auto ints_other_than_one = [&](absl::string_view name) {
-    const AttributeView* a = FindAttribute(view, node, name);
+    const AttributeView* a = view.FindAttribute(node, name);
     if (a == nullptr) return false;
     for (int64_t v : view.ints_of(*a)) {
       if (v != 1) return true;
@@ -635,12 +627,12 @@ std::string FeatureNewerThanLibrary(const ModelView& view, const NodeView& node)
   }
   if (node.op_type == "LpPool" && opset >= 18) {
     if (ints_other_than_one("dilations")) return "dilations (LpPool-18)";
-    const AttributeView* ceil = FindAttribute(view, node, "ceil_mode");
+    const AttributeView* ceil = view.FindAttribute(node, "ceil_mode");
     if (ceil != nullptr && ceil->i != 0) return "ceil_mode (LpPool-18)";
   }
   if (node.op_type == "Resize" && opset >= 18) {
-    if (FindAttribute(view, node, "axes") != nullptr) return "axes (Resize-18)";
-    const AttributeView* policy = FindAttribute(view, node, "keep_aspect_ratio_policy");
+    if (view.FindAttribute(node, "axes") != nullptr) return "axes (Resize-18)";
+    const AttributeView* policy = view.FindAttribute(node, "keep_aspect_ratio_policy");
     if (policy != nullptr && policy->s != "stretch") return "keep_aspect_ratio_policy (Resize-18)";
   }
   if (node.op_type == "Pad" && opset >= 18 && node.inputs_end - node.inputs_begin >= 4 &&
@@ -650,7 +642,7 @@ std::string FeatureNewerThanLibrary(const ModelView& view, const NodeView& node)
   // Quantization: version 13's inference gives y the zero point's type (or
   // uint8) and DequantizeLinear's output float32 whatever the scale.
   if (node.op_type == "QuantizeLinear" && opset >= 21) {
-    const AttributeView* output_dtype = FindAttribute(view, node, "output_dtype");
+    const AttributeView* output_dtype = view.FindAttribute(node, "output_dtype");
     if (output_dtype != nullptr && output_dtype->i != 0) return "output_dtype (QuantizeLinear-21)";
   }
   if (node.op_type == "DequantizeLinear" && opset >= 19 &&
