@@ -47,12 +47,14 @@ ServiceMetrics::ServiceMetrics()
                             .Name("ordo_estimate_answers_total")
                             .Help("Estimate answers, by source: computed or response_cache.")
                             .Register(*registry_)),
-      worker_tasks_(prometheus::BuildCounter()
-                        .Name("ordo_worker_tasks_total")
-                        .Help("Part tasks, by result (ok; rejected: the answer failed the "
-                              "check; retry, fallback, error; in_server: a part proved in the front's own "
-                              "thread, never sent; in_server_unproved: tried there, then sent).")
-                        .Register(*registry_)),
+      worker_tasks_(
+          prometheus::BuildCounter()
+              .Name("ordo_worker_tasks_total")
+              .Help("Part tasks, by result (ok; rejected: the answer failed the "
+                    "check; retry, fallback, error; in_server: a part proved in the front's own "
+                    "thread, never sent; in_server_unproved: tried there, then sent; stopped: "
+                    "called back from a worker once other parts settled it).")
+              .Register(*registry_)),
       worker_task_duration_(prometheus::BuildHistogram()
                                 .Name("ordo_worker_task_duration_seconds")
                                 .Help("Latency of part tasks.")

@@ -17,10 +17,15 @@
 
 namespace ordo::server {
 
-// The in-flight RPC contexts of one RunAll call, so cancellation reaches them.
+// The in-flight RPC contexts of one RunAll call, each with its task's stop
+// flag, so cancellation and stops reach them.
 struct GrpcPartRunner::Call {
+  struct Rpc {
+    grpc::ClientContext* context;
+    const std::atomic<bool>* stop;
+  };
   absl::Mutex mu;
-  std::vector<grpc::ClientContext*> active ABSL_GUARDED_BY(mu);
+  std::vector<Rpc> active ABSL_GUARDED_BY(mu);
   int done ABSL_GUARDED_BY(mu) = 0;
   int expected = 0;
 };
@@ -89,6 +94,10 @@ PartOutcome GrpcPartRunner::RunOne(const PartTask& task, const ScheduleLimits& l
       outcome.result = absl::CancelledError("compile cancelled");
       return outcome;
     }
+    if (task.stop != nullptr && task.stop->load()) {
+      outcome.result = absl::CancelledError("part no longer needed");
+      return outcome;
+    }
     const absl::Time now = limits.Now();
     const absl::Duration budget = std::min(task.time_limit, limits.deadline - now);
     if (budget <= absl::ZeroDuration()) break;
@@ -106,14 +115,16 @@ PartOutcome GrpcPartRunner::RunOne(const PartTask& task, const ScheduleLimits& l
     options_.security.Apply(context);
     {
       absl::MutexLock lock(&call.mu);
-      call.active.push_back(&context);
+      call.active.push_back({&context, task.stop});
     }
     v1::SubgraphResult response;
     const absl::Time start = absl::Now();
     const grpc::Status status = StubFor(*worker)->ScheduleSubgraph(&context, request, &response);
     {
       absl::MutexLock lock(&call.mu);
-      call.active.erase(std::find(call.active.begin(), call.active.end(), &context));
+      call.active.erase(
+          std::find_if(call.active.begin(), call.active.end(),
+                       [&](const Call::Rpc& rpc) { return rpc.context == &context; }));
     }
     if (status.ok()) {
       absl::StatusOr<ScheduleResult> checked =
@@ -137,6 +148,12 @@ PartOutcome GrpcPartRunner::RunOne(const PartTask& task, const ScheduleLimits& l
       wrong.insert(address);
       directory_->ReportWrongAnswer(address);
       continue;
+    }
+    if (task.stop != nullptr && task.stop->load()) {
+      // Stopped by RunAll's wait (the caller's wish, no fault of the worker).
+      if (metrics_ != nullptr) metrics_->RecordWorkerTask("stopped", absl::Now() - start);
+      outcome.result = absl::CancelledError("part no longer needed");
+      return outcome;
     }
     const absl::Status error = rpc::FromGrpcStatus(status);
     rpc::Log(rpc::LogLevel::kWarning, task.request_id,
@@ -168,19 +185,22 @@ std::vector<PartOutcome> GrpcPartRunner::RunAll(absl::Span<const PartTask> tasks
     pool.emplace_back([&] {
       for (size_t i = next++; i < tasks.size(); i = next++) {
         outcomes[i] = RunOne(tasks[i], limits, call);
+        if (tasks[i].on_done) tasks[i].on_done(outcomes[i]);
       }
       absl::MutexLock lock(&call.mu);
       ++call.done;
     });
   }
-  // Wait; pass a cancellation on to the RPCs in flight.
+  // Wait; pass a cancellation, and each task's stop, on to the RPCs in
+  // flight.
   {
     absl::MutexLock lock(&call.mu);
     const absl::Condition all_done(
         +[](Call* c) ABSL_NO_THREAD_SAFETY_ANALYSIS { return c->done == c->expected; }, &call);
     while (!call.mu.AwaitWithTimeout(all_done, absl::Milliseconds(50))) {
-      if (limits.cancelled != nullptr && limits.cancelled->load()) {
-        for (grpc::ClientContext* context : call.active) context->TryCancel();
+      const bool cancelled = limits.cancelled != nullptr && limits.cancelled->load();
+      for (const Call::Rpc& rpc : call.active) {
+        if (cancelled || (rpc.stop != nullptr && rpc.stop->load())) rpc.context->TryCancel();
       }
     }
   }

@@ -126,14 +126,18 @@ std::vector<PartOutcome> LocalFirstPartRunner::RunAll(absl::Span<const PartTask>
       unproved.push_back(i);
       continue;
     }
-    std::optional<ScheduleResult> kept = Attempt(tasks[i], limits, std::min(options_.budget, left));
-    if (options_.on_attempt) options_.on_attempt(kept.has_value());
+    std::optional<ScheduleResult> kept;
+    if (tasks[i].stop == nullptr || !tasks[i].stop->load()) {
+      kept = Attempt(tasks[i], limits, std::min(options_.budget, left));
+      if (options_.on_attempt) options_.on_attempt(kept.has_value());
+    }
     if (!kept) {
       unproved.push_back(i);
       continue;
     }
     outcomes[i].result = *std::move(kept);
     outcomes[i].runner = kInProcessRunner;
+    if (tasks[i].on_done) tasks[i].on_done(outcomes[i]);
   }
   run_remote(unproved);
   if (big_parts.joinable()) big_parts.join();

@@ -39,8 +39,10 @@ SchedulerRegistry AttemptSchedulers();
 //    kInProcessRunner): no worker could do better. Anything else (a bound,
 //    a heuristic, an error, a cancel) is dropped and the task goes to
 //    `remote` with its whole budget. Tasks left when `total_budget` is
-//    spent go to `remote` untried.
-// 3. One outcome per task, in task order.
+//    spent go to `remote` untried, and so do tasks stopped already (whose
+//    `stop` the remote runner honours as at once).
+// 3. One outcome per task, in task order; `on_done` is called here for the
+//    kept answers, by `remote` for the others.
 //
 // So the small parts of one call wait at most `total_budget` (plus the
 // overshoot of one attempt past its deadline) before the unproved ones

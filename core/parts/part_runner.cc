@@ -16,6 +16,7 @@ absl::StatusOr<ScheduleResult> RunPartTask(const SchedulerRegistry& schedulers,
   ORDO_ASSIGN_OR_RETURN(std::unique_ptr<Scheduler> scheduler, schedulers.Create(task.scheduler));
   ScheduleLimits own = limits;
   own.deadline = std::min(limits.deadline, limits.Now() + task.time_limit);
+  if (task.stop != nullptr) own.stop = task.stop;
   return scheduler->Schedule(*task.model, own);
 }
 
@@ -35,9 +36,12 @@ std::vector<PartOutcome> ThreadPartRunner::RunAll(absl::Span<const PartTask> tas
       outcomes[i].runner = kInProcessRunner;
       if (limits.cancelled != nullptr && limits.cancelled->load()) {
         outcomes[i].result = absl::CancelledError("compile cancelled");
-        continue;
+      } else if (tasks[i].stop != nullptr && tasks[i].stop->load()) {
+        outcomes[i].result = absl::CancelledError("part no longer needed");
+      } else {
+        outcomes[i].result = RunPartTask(schedulers_, tasks[i], limits);
       }
-      outcomes[i].result = RunPartTask(schedulers_, tasks[i], limits);
+      if (tasks[i].on_done) tasks[i].on_done(outcomes[i]);
     }
   };
   const size_t helpers = std::min<size_t>(threads_, tasks.size());

@@ -1,7 +1,9 @@
 #ifndef ORDO_CORE_PARTS_PART_RUNNER_H_
 #define ORDO_CORE_PARTS_PART_RUNNER_H_
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -10,10 +12,12 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "core/memory/memory_model.h"
-#include "core/schedule/scheduler.h"
 #include "core/schedule/part_schedulers.h"
+#include "core/schedule/scheduler.h"
 
 namespace ordo {
+
+struct PartOutcome;
 
 // One part to schedule.
 struct PartTask {
@@ -25,6 +29,14 @@ struct PartTask {
   absl::Duration time_limit = absl::Seconds(10);
   // Request id, for the runner's logs.
   std::string request_id;
+  // Set by the caller once the part's result is no longer wanted: the
+  // runner ends the task as soon as it can, with whatever the search had or
+  // CANCELLED. May be null; must outlive RunAll.
+  const std::atomic<bool>* stop = nullptr;
+  // Called once the task's outcome is final, from any thread, before RunAll
+  // returns, so that the caller may stop other tasks. May be empty; a
+  // runner that never calls it only loses that chance.
+  std::function<void(const PartOutcome&)> on_done;
 };
 
 // PartOutcome::runner of a task run in this process, not by a worker.
@@ -54,7 +66,8 @@ class PartRunner {
  public:
   virtual ~PartRunner() = default;
   // One outcome per task, in task order. Stops early when
-  // limits.cancelled is set. `limits.clock` may be null (real clock).
+  // limits.cancelled is set, and a task when its `stop` is; calls each
+  // task's `on_done`. `limits.clock` may be null (real clock).
   virtual std::vector<PartOutcome> RunAll(absl::Span<const PartTask> tasks,
                                           const ScheduleLimits& limits) = 0;
   // How many tasks it runs at once; ScheduleByParts sends rounds of at

@@ -1,15 +1,18 @@
 #include "core/parts/schedule_by_parts.h"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 #include <map>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "core/memory/simulator.h"
 #include "core/parts/part_key.h"
 #include "core/schedule/best_part_scheduler.h"
@@ -284,17 +287,79 @@ absl::Status CheckCancelled(const PartScheduleOptions& options, const ScheduleLi
   return absl::CancelledError("compile cancelled");
 }
 
+// Step 3b while a round runs: SettleCheapParts' rule applied as each task
+// ends. A finished task raises the floor by what RunRound will keep for its
+// part (the lower of its checked result and the part's cheap schedule); a
+// task still running whose parts' cheap schedules all peak at most the
+// floor can no longer change the whole peak, and is stopped rather than
+// waited for (with several tasks in flight, a part proved in a millisecond
+// used to wait seconds for a part its result had settled). Thread-safe:
+// Done() runs on the runner's threads, reading only what no one writes
+// during the round.
+class RoundStops {
+ public:
+  RoundStops(const DividedModel& divided, const std::vector<size_t>& task_part,
+             const std::vector<std::vector<size_t>>& parts_of_task)
+      : divided_(divided),
+        task_part_(task_part),
+        stop_(task_part.size()),
+        done_(task_part.size(), false),
+        highest_cheap_(task_part.size(), 0),
+        floor_(PeakFloor(divided)) {
+    for (size_t t = 0; t < task_part.size(); ++t) {
+      for (size_t p : parts_of_task[t]) {
+        highest_cheap_[t] = std::max(highest_cheap_[t], divided.cheap[p]->peak_bytes);
+      }
+    }
+  }
+
+  const std::atomic<bool>* stop(size_t t) const { return &stop_[t]; }
+  bool stopped(size_t t) const { return stop_[t].load(); }
+
+  void Done(size_t t, const PartOutcome& outcome) {
+    std::optional<int64_t> kept_peak;
+    if (outcome.result.ok() && !stopped(t)) {
+      const size_t p = task_part_[t];
+      absl::StatusOr<ScheduleResult> checked =
+          CheckClaimedSchedule(divided_.part(p), *outcome.result);
+      if (checked.ok()) {
+        kept_peak = std::min(checked->peak_bytes, divided_.cheap[p]->peak_bytes);
+      }
+    }
+    absl::MutexLock lock(&mu_);
+    done_[t] = true;
+    if (!kept_peak || *kept_peak <= floor_) return;
+    floor_ = *kept_peak;
+    for (size_t u = 0; u < stop_.size(); ++u) {
+      if (!done_[u] && highest_cheap_[u] <= floor_) stop_[u].store(true);
+    }
+  }
+
+ private:
+  const DividedModel& divided_;
+  const std::vector<size_t>& task_part_;
+  std::vector<std::atomic<bool>> stop_;
+  absl::Mutex mu_;
+  std::vector<bool> done_ ABSL_GUARDED_BY(mu_);
+  std::vector<int64_t> highest_cheap_;
+  int64_t floor_ ABSL_GUARDED_BY(mu_);
+};
+
 // Step 4: one round of tasks, one per distinct key, on `runner`; then step
 // 5, its valid results stored in `cache`. Results are re-checked on each
 // part they serve; a part whose task failed or returned an invalid order
-// gets Fallback(), so a schedule exists whatever the runner does.
+// gets Fallback(), so a schedule exists whatever the runner does. With
+// `stop_settled` (search_only_peak_parts, not step 4b) a task that
+// RoundStops stops leaves its parts unsettled and never searched here, for
+// SettleCheapParts (or the next round).
 absl::Status RunRound(const std::vector<size_t>& round, size_t remaining_keys,
                       const PartScheduleOptions& options, const ScheduleLimits& limits,
-                      PartRunner& runner, ScheduleCache* cache, DividedModel& divided,
-                      absl::flat_hash_set<std::string>& runners) {
+                      bool stop_settled, PartRunner& runner, ScheduleCache* cache,
+                      DividedModel& divided, absl::flat_hash_set<std::string>& runners) {
   PartScheduleStats& stats = divided.out.stats;
   std::vector<PartTask> tasks;
   std::vector<size_t> task_part;                   // task -> representative part
+  std::vector<std::vector<size_t>> parts_of_task;
   absl::flat_hash_map<std::string, size_t> task_of;  // key -> task
   absl::flat_hash_map<size_t, size_t> part_task;
   for (size_t p : round) {
@@ -303,10 +368,20 @@ absl::Status RunRound(const std::vector<size_t>& round, size_t remaining_keys,
       tasks.push_back(
           PartTask{&divided.part(p), options.scheduler, options.time_limit, options.request_id});
       task_part.push_back(p);
+      parts_of_task.emplace_back();
     } else {
       ++stats.deduplicated_parts;
     }
     part_task[p] = it->second;
+    parts_of_task[it->second].push_back(p);
+  }
+  std::optional<RoundStops> stops;
+  if (stop_settled && tasks.size() > 1) {
+    stops.emplace(divided, task_part, parts_of_task);
+    for (size_t t = 0; t < tasks.size(); ++t) {
+      tasks[t].stop = stops->stop(t);
+      tasks[t].on_done = [&stops, t](const PartOutcome& outcome) { stops->Done(t, outcome); };
+    }
   }
   // A round gets its share of the time left: rounds run one after another.
   ScheduleLimits round_limits = limits;
@@ -333,8 +408,17 @@ absl::Status RunRound(const std::vector<size_t>& round, size_t remaining_keys,
     }
   }
   std::vector<bool> task_valid(tasks.size(), false);
+  for (size_t t = 0; stops && t < tasks.size(); ++t) {
+    if (stops->stopped(t)) ++stats.stopped_tasks;
+  }
   for (size_t p : round) {
     const size_t t = part_task[p];
+    if (stops && stops->stopped(t)) {
+      // Whatever a stopped search returned had less than the budget a
+      // stored entry would claim; SettleCheapParts settles the part.
+      divided.given[p] = absl::ZeroDuration();
+      continue;
+    }
     std::optional<ScheduleResult> checked;
     if (t < outcomes.size() && outcomes[t].result.ok()) {
       // Runners check what they return (GrpcPartRunner: before accepting a
@@ -444,8 +528,8 @@ absl::Status SearchPeakPartsAgain(const PartScheduleOptions& options,
       // So that the round stores the second result only if it is better.
       divided.existing[p] = EntryOf(first.back(), divided.keys[p], divided.given[p]);
     }
-    ORDO_RETURN_IF_ERROR(
-        RunRound(holders, holders.size(), options, limits, runner, cache, divided, runners));
+    ORDO_RETURN_IF_ERROR(RunRound(holders, holders.size(), options, limits, /*stop_settled=*/false,
+                                  runner, cache, divided, runners));
     for (size_t i = 0; i < holders.size(); ++i) {
       const size_t p = holders[i];
       divided.results[p] =
@@ -548,8 +632,8 @@ absl::StatusOr<PartScheduleResult> ScheduleByParts(const MemoryModel& model,
   for (size_t remaining = UnsettledKeys(divided); remaining > 0;
        remaining = UnsettledKeys(divided)) {
     const std::vector<size_t> round = NextRound(divided, runner.max_parallel_tasks());
-    ORDO_RETURN_IF_ERROR(
-        RunRound(round, remaining, options, limits, runner, cache, divided, runners));
+    ORDO_RETURN_IF_ERROR(RunRound(round, remaining, options, limits, options.search_only_peak_parts,
+                                  runner, cache, divided, runners));
     if (options.search_only_peak_parts) SettleCheapParts(cache, divided);
   }
   ORDO_RETURN_IF_ERROR(SearchPeakPartsAgain(options, limits, runner, cache, divided, runners));

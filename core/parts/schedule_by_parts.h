@@ -63,6 +63,9 @@ struct PartScheduleStats {
   // Parts the runner could not schedule (even with its own fallback), given
   // a greedy order here instead.
   int32_t fallback_parts = 0;
+  // Tasks stopped in flight: other tasks of their round finished meanwhile
+  // and settled their parts (step 4).
+  int32_t stopped_tasks = 0;
   // Distinct workers (runners other than kInProcessRunner) that returned
   // a part.
   int32_t runners_used = 0;
@@ -102,7 +105,9 @@ struct PartScheduleResult {
 // 4. RunRound: the unsettled parts go to `runner`, one task per distinct
 //    key, at most runner.max_parallel_tasks() keys per round, highest cheap
 //    peak first, each round with its share of the time left; after each
-//    round step 3 runs again (the solved parts raise the floor). Results are
+//    round step 3 runs again (the solved parts raise the floor), and within
+//    a round too: a task still running whose parts a finished task's answer
+//    settles is stopped (PartTask::stop), not waited for. Results are
 //    re-checked on each part they serve and kept only if below the part's
 //    cheap order; a part whose task failed or returned an invalid order
 //    gets its cheap (or greedy) order, so a schedule exists whatever the

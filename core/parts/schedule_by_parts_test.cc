@@ -4,11 +4,12 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
-#include "core/cache/lru_schedule_cache.h"
 #include "absl/container/flat_hash_map.h"
+#include "core/cache/lru_schedule_cache.h"
 #include "core/memory/simulator.h"
 #include "core/parts/part_key.h"
 #include "core/schedule/hmcos_scheduler.h"
@@ -297,6 +298,86 @@ TEST(ScheduleByPartsTest, RoundsOfOneTaskSettleWhatEarlierRoundsMadeIrrelevant) 
     fewer += one_at_a_time.tasks() < one_round.tasks();
   }
   EXPECT_GT(fewer, 0) << "no round ever settled a part a later round would have searched";
+}
+
+// Runs each task of a call on a thread of its own, as workers do. The task
+// whose part has the highest optimum (brute force; the whole model's, by
+// the partition theorem) answers at once; the others, like searches that
+// take long, first wait for their `stop` (at most `wait`): stopped, they
+// end CANCELLED, else they answer their optimum. Calls `on_done`.
+class StallingRunner final : public PartRunner {
+ public:
+  explicit StallingRunner(absl::Duration wait) : wait_(wait) {}
+  std::vector<PartOutcome> RunAll(absl::Span<const PartTask> tasks,
+                                  const ScheduleLimits& limits) override {
+    std::vector<testing::BruteForceResult> optima;
+    int64_t highest = 0;
+    for (const PartTask& task : tasks) {
+      optima.push_back(testing::BruteForceMinPeak(*task.model));
+      highest = std::max(highest, optima.back().peak_bytes);
+    }
+    std::vector<PartOutcome> outcomes(tasks.size());
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < tasks.size(); ++t) {
+      threads.emplace_back([&, t] {
+        const PartTask& task = tasks[t];
+        const absl::Time give_up = absl::Now() + wait_;
+        bool stopped = false;
+        while (optima[t].peak_bytes < highest && !stopped && absl::Now() < give_up) {
+          absl::SleepFor(absl::Milliseconds(1));
+          stopped = task.stop != nullptr && task.stop->load();
+        }
+        outcomes[t].runner = kInProcessRunner;
+        if (stopped) {
+          ++stopped_;
+          outcomes[t].result = absl::CancelledError("part no longer needed");
+        } else {
+          outcomes[t].result =
+              FinishSchedule(*task.model, optima[t].order, "scripted", absl::Now(), limits);
+        }
+        if (task.on_done) task.on_done(outcomes[t]);
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+    return outcomes;
+  }
+  int stopped() const { return stopped_; }
+
+ private:
+  const absl::Duration wait_;
+  std::atomic<int> stopped_{0};
+};
+
+// A task running beside the one that holds the peak is stopped as soon as
+// that one's answer settles its part (its cheap order peaks no higher), not
+// waited for; the answer is still the optimum.
+TEST(ScheduleByPartsTest, TasksThatOtherAnswersSettleAreStoppedInFlight) {
+  std::mt19937_64 rng(23);
+  int stopped = 0;
+  for (int trial = 0; trial < ::ordo::testing::Trials(150); ++trial) {
+    testing::RandomHourglassOptions graph_options;
+    graph_options.num_cells = 3 + static_cast<int32_t>(rng() % 4);
+    graph_options.max_cell_ops = 6;
+    graph_options.skip_chance = 0;
+    absl::StatusOr<MemoryModel> model =
+        BuildMemoryModel(testing::RandomHourglass(rng, graph_options), {});
+    ASSERT_TRUE(model.ok());
+    if (model->num_ops() > 24) continue;
+    PartScheduleOptions options = Options();
+    options.scheduler = "best";
+    options.search_only_peak_parts = true;
+    StallingRunner runner(absl::Milliseconds(300));
+    ORDO_ASSERT_OK_AND_ASSIGN(PartScheduleResult result,
+                              ScheduleByParts(*model, options, {}, runner, nullptr));
+    ASSERT_EQ(result.schedule.peak_bytes, testing::BruteForceMinPeak(*model).peak_bytes)
+        << "trial " << trial;
+    EXPECT_EQ(SimulatePeak(*model, result.schedule.order).value_or(-1), result.schedule.peak_bytes);
+    EXPECT_EQ(result.stats.stopped_tasks, runner.stopped()) << "trial " << trial;
+    EXPECT_EQ(result.stats.fallback_parts, 0) << "trial " << trial;
+    stopped += runner.stopped();
+  }
+  EXPECT_GT(stopped, 0) << "no task was ever stopped in flight";
+  std::printf("%d tasks stopped in flight\n", stopped);
 }
 
 // One task at a time on its own fake clock, scripted like a search that

@@ -167,7 +167,7 @@ SearchEnd BestFirstSearch::Run() {
 // (DoublingForecast: the records and the open list grow with the table).
 // One clock read per call, as before.
 SearchEnd BestFirstSearch::CheckLimits() {
-  if (limits_.cancelled != nullptr && limits_.cancelled->load(std::memory_order_relaxed)) {
+  if (limits_.StopRequested()) {
     return SearchEnd::kCancelled;
   }
   if (limits_.deadline == absl::InfiniteFuture()) return SearchEnd::kProved;

@@ -24,8 +24,13 @@ absl::Time ScheduleLimits::Now() const {
   return clock != nullptr ? clock->Now() : absl::Now();
 }
 
+bool ScheduleLimits::StopRequested() const {
+  return (cancelled != nullptr && cancelled->load(std::memory_order_relaxed)) ||
+         (stop != nullptr && stop->load(std::memory_order_relaxed));
+}
+
 bool ScheduleLimits::Expired() const {
-  if (cancelled != nullptr && cancelled->load(std::memory_order_relaxed)) return true;
+  if (StopRequested()) return true;
   return deadline != absl::InfiniteFuture() && Now() >= deadline;
 }
 

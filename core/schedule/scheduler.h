@@ -34,8 +34,15 @@ struct ScheduleLimits {
   int64_t max_state_bytes = int64_t{2} << 30;
   // Set by another thread to stop early; may be null. Must outlive the call.
   const std::atomic<bool>* cancelled = nullptr;
+  // Set by another thread when this search's result is no longer wanted
+  // (ScheduleByParts: a part that can no longer change the whole peak). The
+  // search ends as on `cancelled`; only the caller tells them apart. May be
+  // null. Must outlive the call.
+  const std::atomic<bool>* stop = nullptr;
 
   absl::Time Now() const;
+  // `cancelled` or `stop` is set.
+  bool StopRequested() const;
   bool Expired() const;
 };
 

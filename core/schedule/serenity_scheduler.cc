@@ -125,7 +125,7 @@ bool BudgetedDp::Step(int64_t budget, Attempt& attempt) {
 }
 
 Flag BudgetedDp::CheckLimits() const {
-  if (limits_.cancelled != nullptr && limits_.cancelled->load(std::memory_order_relaxed)) {
+  if (limits_.StopRequested()) {
     return Flag::kCancelled;
   }
   // Entries are numbered with int32_t: a step that large is a timeout too.

@@ -288,6 +288,59 @@ TEST(NasServiceTest, AClientThatStopsReadingStopsTheReadingOfItsCandidates) {
   EXPECT_EQ(finished(), kCandidates);
 }
 
+// WideGraph(17) (a part whose exact search takes a worker seconds) and
+// then a part whose optimum is proved at once: a long edge `e` held across
+// a chain, 250 B, which no single op's step shows (its spec bound is lower).
+// The wide part's cheapest order peaks at 249 B, above every bound, so it is
+// sent to be searched; once the other part's 250 B is known it cannot
+// change the model's peak.
+v1::Graph WideThenLongEdge() {
+  v1::Graph graph = WideGraph(17);
+  graph.clear_outputs();
+  auto add = [&](const std::string& name, std::vector<std::string> inputs, int64_t bytes) {
+    v1::Tensor* tensor = graph.add_tensors();
+    tensor->set_name(name);
+    tensor->set_size_bytes(bytes);
+    v1::Op* op = graph.add_ops();
+    op->set_name(name);
+    op->set_type("Conv");
+    for (std::string& input : inputs) op->add_inputs(std::move(input));
+    op->add_outputs(name);
+  };
+  add("e", {"y"}, 110);
+  std::string previous = "e";
+  for (int i = 0; i < 4; ++i) {
+    add(absl::StrCat("m", i), {previous}, 70);
+    previous = absl::StrCat("m", i);
+  }
+  add("z", {previous, "e"}, 8);
+  graph.add_outputs("z");
+  return graph;
+}
+
+TEST(NasServiceTest, APartThatAnotherPartsAnswerSettlesIsNotSearched) {
+  // Its parts run side by side: before, the wide one was searched to the
+  // end (seconds, millions of states) although the other's answer, a
+  // millisecond in, had settled it.
+  Server server({"--local-workers=2", "--cache-mb=0"});
+  ASSERT_TRUE(server.started());
+  v1::CompileRequest request;
+  *request.mutable_graph() = WideThenLongEdge();
+  request.mutable_options()->mutable_time_limit()->set_seconds(30);
+  v1::CompileResponse response;
+  const grpc::Status status = server.Compile(request, response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ExpectValidSchedule(response);
+  EXPECT_EQ(response.status(), v1::SCHEDULE_STATUS_OPTIMAL);
+  EXPECT_EQ(response.peak_bytes(), 250);
+  ASSERT_EQ(response.parts_size(), 3);
+  const v1::PartStats& wide = response.parts(1);
+  EXPECT_EQ(wide.ops(), 35);
+  EXPECT_EQ(wide.peak_bytes(), 249);  // its cheapest order, kept
+  EXPECT_EQ(wide.states_expanded(), 0);
+  EXPECT_EQ(MetricValue(server.Metrics(), "ordo_worker_tasks_total", "result=\"ok\""), 0);
+}
+
 TEST(NasServiceTest, CompileManyWithNoCandidatesEndsCleanly) {
   Server server({"--local-workers=1"});
   ASSERT_TRUE(server.started());
