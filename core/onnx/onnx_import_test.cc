@@ -1820,9 +1820,17 @@ TEST(OnnxImportErrorTest, BatchNormalizationTrainingOutputsSayWhyAndHowToExport)
   }
 }
 
-// Their declared shapes are still taken as declared (as before), and
-// opset 14's running_mean / running_var are inferred.
-TEST(OnnxImportTest, BatchNormalizationTrainingOutputsWithShapesStillImport) {
+// Declared in value_info they are refused too (they were planned as
+// declared): the file is a training graph whatever it declares. From opset
+// 14, training_mode=1 is refused with or without the outputs, and
+// running_mean / running_var without it; an eval-mode op still imports.
+TEST(OnnxImportErrorTest, BatchNormalizationTrainingModeIsRefusedWhateverTheFileDeclares) {
+  const auto refused = [](absl::string_view what) {
+    return StatusIs(kInvalid,
+                    AllOf(HasSubstr(absl::StrCat("op \"bn\" (BatchNormalization): ", what)),
+                          HasSubstr("model.eval() before torch.onnx.export"),
+                          HasSubstr("drop every output of the op but the first")));
+  };
   TestModel declared;
   declared.proto().mutable_opset_import(0)->set_version(9);
   declared.Input("x", {1, 3, 8, 8}).ShapelessOutput("z");
@@ -1830,18 +1838,41 @@ TEST(OnnxImportTest, BatchNormalizationTrainingOutputsWithShapesStillImport) {
   declared.Node("BatchNormalization", {"x", "s", "b", "mu", "var"}, {"y", "m1", "v1"}, "bn");
   declared.Node("Relu", {"y"}, {"z"}, "relu");
   declared.ValueInfo("m1", {3}).ValueInfo("v1", {3});
-  ORDO_ASSERT_OK(ImportOnnx(declared.Bytes()).status());
+  EXPECT_THAT(ImportOnnx(declared.Bytes()),
+              refused("output 1 \"m1\" (the spec's \"mean\") exists only in training mode"));
 
-  TestModel opset15;
-  opset15.proto().mutable_opset_import(0)->set_version(15);
-  opset15.Input("x", {1, 3, 8, 8}).ShapelessOutput("z");
-  opset15.Weight("s", {3}).Weight("b", {3}).Weight("mu", {3}).Weight("var", {3});
-  AddIntAttribute(
-      opset15.Node("BatchNormalization", {"x", "s", "b", "mu", "var"}, {"y", "m1", "v1"}, "bn"),
-      "training_mode", 1);
-  opset15.Node("Relu", {"y"}, {"z"}, "relu");
-  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(opset15.Bytes()));
-  EXPECT_THAT(graph.tensor(*graph.FindTensor("m1")).dims, ElementsAre(3));
+  struct Case {
+    int64_t training_mode;
+    std::vector<std::string> outputs;
+    std::string refusal;  // "" when it imports
+  };
+  for (const Case& c : {
+           Case{1, {"y", "m1", "v1"}, "attribute training_mode=1 sets training mode"},
+           Case{1, {"y"}, "attribute training_mode=1 sets training mode"},
+           Case{0,
+                {"y", "m1", "v1"},
+                "output 1 \"m1\" (the spec's \"running_mean\") exists only in training mode"},
+           Case{0,
+                {"y", "", "v1"},
+                "output 2 \"v1\" (the spec's \"running_var\") exists only in training mode"},
+           Case{0, {"y"}, ""},
+       }) {
+    TestModel opset15;
+    opset15.proto().mutable_opset_import(0)->set_version(15);
+    opset15.Input("x", {1, 3, 8, 8}).ShapelessOutput("z");
+    opset15.Weight("s", {3}).Weight("b", {3}).Weight("mu", {3}).Weight("var", {3});
+    AddIntAttribute(
+        opset15.Node("BatchNormalization", {"x", "s", "b", "mu", "var"}, c.outputs, "bn"),
+        "training_mode", c.training_mode);
+    opset15.Node("Relu", {"y"}, {"z"}, "relu");
+    const std::string name =
+        absl::StrCat("training_mode=", c.training_mode, ", ", c.outputs.size(), " outputs");
+    if (c.refusal.empty()) {
+      ORDO_EXPECT_OK(ImportOnnx(opset15.Bytes()).status()) << name;
+    } else {
+      EXPECT_THAT(ImportOnnx(opset15.Bytes()), refused(c.refusal)) << name;
+    }
+  }
 }
 
 }  // namespace
