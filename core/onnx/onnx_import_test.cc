@@ -1757,6 +1757,27 @@ TEST(OnnxImportTest, Float16ShapeArithmeticIsFolded) {
   EXPECT_THAT(graph.tensor(*graph.FindTensor("r")).dims, ElementsAre(1, 3, 64, 1));
 }
 
+// The same model converted to bfloat16 folds too (it was refused as of
+// unknown shape).
+TEST(OnnxImportTest, BFloat16ShapeArithmeticIsFolded) {
+  TestModel m;
+  m.Input("x", {1, 3, 8, 8}).ShapelessOutput("y");
+  onnx::TensorProto& scale = *m.proto().mutable_graph()->add_initializer();
+  scale.set_name("scale");
+  scale.set_data_type(onnx::TensorProto::BFLOAT16);
+  scale.add_dims(4);
+  for (int32_t bits : {0x3f80, 0x3f80, 0x4100, 0x3e00}) scale.add_int32_data(bits);  // 1 1 8 1/8
+  m.Node("Shape", {"x"}, {"s"}, "shape");
+  AddIntAttribute(m.Node("Cast", {"s"}, {"s16"}, "to_bfloat16"), "to", onnx::TensorProto::BFLOAT16);
+  m.Node("Mul", {"s16", "scale"}, {"scaled"}, "mul");
+  AddIntAttribute(m.Node("Cast", {"scaled"}, {"target"}, "to_int"), "to", onnx::TensorProto::INT64);
+  m.Node("Reshape", {"x", "target"}, {"r"}, "reshape");
+  m.Node("Relu", {"r"}, {"y"}, "relu");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  ASSERT_EQ(graph.num_ops(), 2);
+  EXPECT_THAT(graph.tensor(*graph.FindTensor("r")).dims, ElementsAre(1, 3, 64, 1));
+}
+
 TEST(OnnxImportDropoutTest, UnreadMaskIsDroppedAndDropoutIsAnInPlaceView) {
   TestModel m;
   m.Input("x", {1, 16}).Output("z", {1, 16});
