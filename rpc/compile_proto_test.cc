@@ -127,6 +127,31 @@ TEST(CompileResponseOfTest, CarriesTheImportsNotes) {
               IsEmpty());
 }
 
+// Estimate carries them too, in its result and its response, and back.
+TEST(EstimateProtoTest, CarriesTheImportsNotes) {
+  GraphBuilder builder("noted");
+  builder.AddTensorBytes("x", 4, TensorKind::kInput);
+  builder.AddTensorBytes("y", 4);
+  builder.AddOp("relu", "Relu", {"x"}, {"y"});
+  builder.AddGraphInput("x");
+  builder.AddGraphOutput("y");
+  const std::string note =
+      "input \"x\": shape_signature [-1] has dynamic dims; planned at shape [1]";
+  builder.AddNote(note);
+  ORDO_ASSERT_OK_AND_ASSIGN(const Graph noted, std::move(builder).Build());
+  ORDO_ASSERT_OK_AND_ASSIGN(const EstimateResult estimate,
+                            Estimate(noted, CompileOptions(), nullptr));
+  EXPECT_THAT(estimate.import_notes, ElementsAre(note));
+  const v1::EstimateResponse response = EstimateResultToProto(estimate);
+  EXPECT_THAT(response.import_notes(), ElementsAre(note));
+  EXPECT_THAT(EstimateResultFromProto(response).import_notes, ElementsAre(note));
+
+  const Graph plain = TestGraph(::ordo::testing::kTwoBranchesGraph);
+  ORDO_ASSERT_OK_AND_ASSIGN(const EstimateResult plain_estimate,
+                            Estimate(plain, CompileOptions(), nullptr));
+  EXPECT_THAT(EstimateResultToProto(plain_estimate).import_notes(), IsEmpty());
+}
+
 // Estimate's verdict against the memory limit (core's one rule) survives
 // the response: no limit, a limit the greedy order fits, one between the
 // lower bound and greedy's peak, one below the lower bound.

@@ -547,6 +547,29 @@ TEST(OrdoCliTest, ATfliteDynamicBatchIsPlannedAtItsShapeAndSaysSo) {
   std::filesystem::remove(model);
 }
 
+// `ordo estimate` says so too, in its text and in --json.
+TEST(OrdoCliTest, EstimateShowsTheImportsNotes) {
+  ordo::testing::TfliteTestModel m;
+  const int32_t x =
+      m.Tensor({.name = "serving_default_x:0", .shape = {1, 8}, .shape_signature = {-1, 8}});
+  const int32_t y = m.Tensor({"y", {1, 8}});
+  m.Operator({ordo::testing::kTfliteRelu, {x}, {y}});
+  m.Inputs({x});
+  m.Outputs({y});
+  const std::string model = WriteTemp("estimate_dynamic_batch.tflite", m.Build());
+  const std::string note =
+      "input \"serving_default_x:0\": shape_signature [-1,8] has dynamic dims; planned at "
+      "shape [1,8], as TensorFlow Lite Micro runs it";
+  ProcessResult text = RunOrdo(absl::StrCat("estimate ", model));
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_THAT(text.out, HasSubstr(absl::StrCat("\nnote          ", note, "\n")));
+  ProcessResult json = RunOrdo(absl::StrCat("estimate ", model, " --json"));
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  EXPECT_THAT(nlohmann::json::parse(json.out)["import_notes"].get<std::vector<std::string>>(),
+              ElementsAre(note));
+  std::filesystem::remove(model);
+}
+
 // Memory pools (docs/pools.md): placement report, presets and bad specs.
 TEST(OrdoCliPoolsTest, JsonReportsThePlacementAndEachTensorsPool) {
   ProcessResult run = RunOrdo(absl::StrCat(
