@@ -1734,25 +1734,35 @@ TEST(OnnxImportDataDependentTest, TopKWithAFoldedKCompiles) {
   EXPECT_THAT(graph.tensor(graph.FindTensor("values").value()).dims, ElementsAre(1, 4));
 }
 
+// Shape -> Cast(elem_type) -> Mul(scale) -> Cast(INT64) -> Reshape of x
+// (1x3x8x8), scale [1, 1, 8, 1/8] as `scale_bits` in `elem_type`, a 16-bit
+// float: a model converted to it.
+TestModel SixteenBitShapeArithmetic(int32_t elem_type, std::initializer_list<int32_t> scale_bits) {
+  TestModel m;
+  m.Input("x", {1, 3, 8, 8}).ShapelessOutput("y");
+  onnx::TensorProto& scale = *m.proto().mutable_graph()->add_initializer();
+  scale.set_name("scale");
+  scale.set_data_type(elem_type);
+  scale.add_dims(4);
+  for (int32_t bits : scale_bits) scale.add_int32_data(bits);
+  m.Node("Shape", {"x"}, {"s"}, "shape");
+  AddIntAttribute(m.Node("Cast", {"s"}, {"s16"}, "to_16_bits"), "to", elem_type);
+  m.Node("Mul", {"s16", "scale"}, {"scaled"}, "mul");
+  AddIntAttribute(m.Node("Cast", {"scaled"}, {"target"}, "to_int"), "to", onnx::TensorProto::INT64);
+  m.Node("Reshape", {"x", "target"}, {"r"}, "reshape");
+  m.Node("Relu", {"r"}, {"y"}, "relu");
+  return m;
+}
+
 // onnxconverter-common's float16 conversion turns a shape computation's
 // Cast to FLOAT into one to FLOAT16: Shape -> Cast(FLOAT16) -> Mul ->
 // Cast(INT64) -> Reshape must fold as the float one does. Before, the
 // Reshape's shape stayed unknown and the model was refused.
 TEST(OnnxImportTest, Float16ShapeArithmeticIsFolded) {
-  TestModel m;
-  m.Input("x", {1, 3, 8, 8}).ShapelessOutput("y");
-  onnx::TensorProto& scale = *m.proto().mutable_graph()->add_initializer();
-  scale.set_name("scale");
-  scale.set_data_type(onnx::TensorProto::FLOAT16);
-  scale.add_dims(4);
-  for (int32_t bits : {0x3c00, 0x3c00, 0x4800, 0x3000}) scale.add_int32_data(bits);  // 1 1 8 1/8
-  m.Node("Shape", {"x"}, {"s"}, "shape");
-  AddIntAttribute(m.Node("Cast", {"s"}, {"s16"}, "to_half"), "to", onnx::TensorProto::FLOAT16);
-  m.Node("Mul", {"s16", "scale"}, {"scaled"}, "mul");
-  AddIntAttribute(m.Node("Cast", {"scaled"}, {"target"}, "to_int"), "to", onnx::TensorProto::INT64);
-  m.Node("Reshape", {"x", "target"}, {"r"}, "reshape");
-  m.Node("Relu", {"r"}, {"y"}, "relu");
-  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph,
+                            ImportOnnx(SixteenBitShapeArithmetic(onnx::TensorProto::FLOAT16,
+                                                                 {0x3c00, 0x3c00, 0x4800, 0x3000})
+                                           .Bytes()));
   ASSERT_EQ(graph.num_ops(), 2);
   EXPECT_THAT(graph.tensor(*graph.FindTensor("r")).dims, ElementsAre(1, 3, 64, 1));
 }
@@ -1760,20 +1770,10 @@ TEST(OnnxImportTest, Float16ShapeArithmeticIsFolded) {
 // The same model converted to bfloat16 folds too (it was refused as of
 // unknown shape).
 TEST(OnnxImportTest, BFloat16ShapeArithmeticIsFolded) {
-  TestModel m;
-  m.Input("x", {1, 3, 8, 8}).ShapelessOutput("y");
-  onnx::TensorProto& scale = *m.proto().mutable_graph()->add_initializer();
-  scale.set_name("scale");
-  scale.set_data_type(onnx::TensorProto::BFLOAT16);
-  scale.add_dims(4);
-  for (int32_t bits : {0x3f80, 0x3f80, 0x4100, 0x3e00}) scale.add_int32_data(bits);  // 1 1 8 1/8
-  m.Node("Shape", {"x"}, {"s"}, "shape");
-  AddIntAttribute(m.Node("Cast", {"s"}, {"s16"}, "to_bfloat16"), "to", onnx::TensorProto::BFLOAT16);
-  m.Node("Mul", {"s16", "scale"}, {"scaled"}, "mul");
-  AddIntAttribute(m.Node("Cast", {"scaled"}, {"target"}, "to_int"), "to", onnx::TensorProto::INT64);
-  m.Node("Reshape", {"x", "target"}, {"r"}, "reshape");
-  m.Node("Relu", {"r"}, {"y"}, "relu");
-  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph,
+                            ImportOnnx(SixteenBitShapeArithmetic(onnx::TensorProto::BFLOAT16,
+                                                                 {0x3f80, 0x3f80, 0x4100, 0x3e00})
+                                           .Bytes()));
   ASSERT_EQ(graph.num_ops(), 2);
   EXPECT_THAT(graph.tensor(*graph.FindTensor("r")).dims, ElementsAre(1, 3, 64, 1));
 }

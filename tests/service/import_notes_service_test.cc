@@ -18,22 +18,12 @@ namespace {
 using namespace ::ordo::testing_service;  // NOLINT: the harness is the test's vocabulary
 using ::ordo::testing::ProcessResult;
 using ::ordo::testing::RunOrdo;
-using ::ordo::testing::TfliteTestModel;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 TEST(ImportNotesServiceTest, CompileAndEstimateCarryTheImportsNotes) {
-  TfliteTestModel m;
-  const int32_t x =
-      m.Tensor({.name = "serving_default_x:0", .shape = {1, 8}, .shape_signature = {-1, 8}});
-  const int32_t y = m.Tensor({"y", {1, 8}});
-  m.Operator({ordo::testing::kTfliteRelu, {x}, {y}});
-  m.Inputs({x});
-  m.Outputs({y});
-  const std::string bytes = m.Build();
-  const std::string note =
-      "input \"serving_default_x:0\": shape_signature [-1,8] has dynamic dims; planned at "
-      "shape [1,8], as TensorFlow Lite Micro runs it";
+  const std::string bytes = ordo::testing::DynamicBatchTfliteModel();
+  const std::string note = ordo::testing::kDynamicBatchTfliteNote;
   Server server({"--local-workers=1"});
   ASSERT_TRUE(server.started());
 
