@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "core/graph/dtype.h"
 #include "core/graph/graph_proto.h"
 #include "core/memory/simulator.h"
@@ -184,6 +185,13 @@ absl::StatusOr<std::vector<OpId>> ScheduleFromNames(
   return schedule;
 }
 
+// What the import told about how it read the model (Graph::notes), in a
+// response's import_notes: Compile's and Estimate's by one rule.
+template <typename Response>
+void AddImportNotes(absl::Span<const std::string> notes, Response& response) {
+  response.mutable_import_notes()->Add(notes.begin(), notes.end());
+}
+
 }  // namespace
 
 absl::StatusOr<CompileOptions> CompileOptionsFromProto(const v1::CompileOptions& options,
@@ -250,7 +258,7 @@ v1::CompileResponse CompileResultToProto(const Graph& graph, const CompileResult
   response.set_model_name(graph.name());
   response.set_ops(graph.num_ops());
   response.set_tensors(graph.num_tensors());
-  for (const std::string& note : graph.notes()) response.add_import_notes(note);
+  AddImportNotes(graph.notes(), response);
   for (OpId op : result.schedule) response.add_schedule(graph.op(op).name);
   response.set_peak_bytes(result.peak_bytes);
   response.set_lower_bound_bytes(result.lower_bound_bytes);
@@ -579,6 +587,7 @@ v1::EstimateResponse EstimateResultToProto(const EstimateResult& estimate) {
       : estimate.fits == EstimateFit::kUnknown ? v1::EstimateFit::VERDICT_UNKNOWN
                                                : v1::EstimateFit::VERDICT_UNSPECIFIED);
   response.mutable_fit()->set_pools_reason(estimate.pools_reason);
+  AddImportNotes(estimate.import_notes, response);
   return response;
 }
 
@@ -599,6 +608,7 @@ EstimateResult EstimateResultFromProto(const v1::EstimateResponse& response) {
     default: estimate.fits = EstimateFit::kNoLimit; break;
   }
   estimate.pools_reason = response.fit().pools_reason();
+  estimate.import_notes.assign(response.import_notes().begin(), response.import_notes().end());
   return estimate;
 }
 

@@ -101,30 +101,53 @@ TEST(CompileResponseOfTest, ARewriteSummaryAddsItsFields) {
   EXPECT_EQ(response.rewrites(0).description(), "cat -> conv");
 }
 
-// What the import told (a TFLite dim planned at its shape) reaches the
-// response: the server's answer and `ordo compile --json` carry it, as the
-// CLI's text report prints it.
-TEST(CompileResponseOfTest, CarriesTheImportsNotes) {
+constexpr char kNote[] = "input \"x\": shape_signature [-1] has dynamic dims; planned at shape [1]";
+
+// x -> Relu -> y, with the import's note kNote.
+absl::StatusOr<Graph> NotedGraph() {
   GraphBuilder builder("noted");
   builder.AddTensorBytes("x", 4, TensorKind::kInput);
   builder.AddTensorBytes("y", 4);
   builder.AddOp("relu", "Relu", {"x"}, {"y"});
   builder.AddGraphInput("x");
   builder.AddGraphOutput("y");
-  builder.AddNote("input \"x\": shape_signature [-1] has dynamic dims; planned at shape [1]");
-  ORDO_ASSERT_OK_AND_ASSIGN(const Graph noted, std::move(builder).Build());
+  builder.AddNote(kNote);
+  return std::move(builder).Build();
+}
+
+// What the import told (a TFLite dim planned at its shape) reaches the
+// response: the server's answer and `ordo compile --json` carry it, as the
+// CLI's text report prints it.
+TEST(CompileResponseOfTest, CarriesTheImportsNotes) {
+  ORDO_ASSERT_OK_AND_ASSIGN(const Graph noted, NotedGraph());
   RealClock clock;
   const CompileRequest request = TwoBranchesRequest(0);
   ORDO_ASSERT_OK_AND_ASSIGN(const CompileResult result, Compile(noted, request.options, clock));
   EXPECT_THAT(CompileResponseOf(request, noted, result, std::nullopt).import_notes(),
-              ElementsAre("input \"x\": shape_signature [-1] has dynamic dims; planned at "
-                          "shape [1]"));
+              ElementsAre(kNote));
 
   const Graph plain = TestGraph(::ordo::testing::kTwoBranchesGraph);
   ORDO_ASSERT_OK_AND_ASSIGN(const CompileResult plain_result,
                             Compile(plain, request.options, clock));
   EXPECT_THAT(CompileResponseOf(request, plain, plain_result, std::nullopt).import_notes(),
               IsEmpty());
+}
+
+// Estimate carries them too, in its result and its response, and back.
+TEST(EstimateProtoTest, CarriesTheImportsNotes) {
+  ORDO_ASSERT_OK_AND_ASSIGN(const Graph noted, NotedGraph());
+  const std::string note = kNote;
+  ORDO_ASSERT_OK_AND_ASSIGN(const EstimateResult estimate,
+                            Estimate(noted, CompileOptions(), nullptr));
+  EXPECT_THAT(estimate.import_notes, ElementsAre(note));
+  const v1::EstimateResponse response = EstimateResultToProto(estimate);
+  EXPECT_THAT(response.import_notes(), ElementsAre(note));
+  EXPECT_THAT(EstimateResultFromProto(response).import_notes, ElementsAre(note));
+
+  const Graph plain = TestGraph(::ordo::testing::kTwoBranchesGraph);
+  ORDO_ASSERT_OK_AND_ASSIGN(const EstimateResult plain_estimate,
+                            Estimate(plain, CompileOptions(), nullptr));
+  EXPECT_THAT(EstimateResultToProto(plain_estimate).import_notes(), IsEmpty());
 }
 
 // Estimate's verdict against the memory limit (core's one rule) survives

@@ -201,6 +201,7 @@ std::string EstimateText(const std::string& model_path, const EstimateResult& es
   std::string out;
   out += Row("model", model_path);
   out += Row("ops", absl::StrCat(estimate.ops));
+  for (const std::string& note : estimate.import_notes) out += Row("note", note);
   out += Row("model order", FormatBytes(estimate.model_order_peak_bytes));
   out += Row("greedy", FormatBytes(estimate.greedy_peak_bytes));
   out += Row("lower bound", FormatBytes(estimate.lower_bound_bytes));

@@ -1054,6 +1054,7 @@ absl::StatusOr<EstimateResult> Estimate(const Graph& graph, const CompileOptions
   const SchedulerRegistry& registry = BuiltinSchedulers();
   EstimateResult estimate;
   estimate.ops = graph.num_ops();
+  estimate.import_notes.assign(graph.notes().begin(), graph.notes().end());
   std::vector<int32_t> greedy_order;
   for (const auto& [name, peak] :
        {std::pair{"model", &estimate.model_order_peak_bytes},

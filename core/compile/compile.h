@@ -200,6 +200,9 @@ struct EstimateResult {
   // With pools: why the banks' verdict is what it is (the proof that no
   // order fits, or what was placed); empty without pools.
   std::string pools_reason;
+  // The graph's notes (Graph::notes): what the import told about how it
+  // read the model, as a compile's answer carries them.
+  std::vector<std::string> import_notes;
 };
 absl::StatusOr<EstimateResult> Estimate(const Graph& graph, const CompileOptions& options,
                                         ScheduleCache* cache);

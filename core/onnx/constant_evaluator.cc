@@ -147,18 +147,23 @@ Dims BroadcastSource(const Dims& in_dims, const Dims& out_dims) {
   return source;
 }
 
-// Rounds float16 and float results to their precision and wraps integers
-// to their width, so a value equals what a runtime would store. One
-// rounding of the double result is IEEE arithmetic in the narrow type for
-// + - * / and sqrt: double's 53 bits are at least 2p+2 for p = 11 and 24,
-// so rounding twice never differs from rounding once (Figueroa, "When is
-// double rounding innocuous?", 1995).
+// Rounds float16, bfloat16 and float results to their precision and wraps
+// integers to their width, so a value equals what a runtime would store.
+// One rounding of the double result is IEEE arithmetic in the narrow type
+// for + - * / and sqrt: double's 53 bits are at least 2p+2 for p = 8, 11
+// and 24, so rounding twice never differs from rounding once (Figueroa,
+// "When is double rounding innocuous?", 1995). A runtime that computes
+// bfloat16 in float and rounds the result is covered by the same bound
+// (24 >= 2 x 8 + 2).
 void NormalizeValues(ConstantTensor& t) {
   if (t.elem_type == TensorProto::FLOAT) {
     for (double& v : t.reals) v = static_cast<float>(v);
   }
   if (t.elem_type == TensorProto::FLOAT16) {
     for (double& v : t.reals) v = RoundToHalf(v);
+  }
+  if (t.elem_type == TensorProto::BFLOAT16) {
+    for (double& v : t.reals) v = RoundToBFloat16(v);
   }
   for (int64_t& v : t.ints) v = WrapToElemType(v, t.elem_type);
 }
@@ -285,12 +290,12 @@ std::optional<int64_t> IntPow(int64_t base, int64_t exponent) {
 
 // Pow: the output has the base's type and the exponent may have another
 // (PyTorch writes `head_dim ** -0.5` as Pow(float, float) and squares of
-// shape values as Pow(int64, int64) or Pow(int64, float)). A float16 base
-// is declined: std::pow is not correctly rounded, so its double result
-// rounded to float16 may differ from a runtime's.
+// shape values as Pow(int64, int64) or Pow(int64, float)). A float16 or
+// bfloat16 base is declined: std::pow is not correctly rounded, so its
+// double result rounded to 16 bits may differ from a runtime's.
 Outputs Pow(const NodeProto&, Inputs inputs) {
   if (inputs.size() != 2 || inputs[0] == nullptr || inputs[1] == nullptr ||
-      inputs[0]->elem_type == TensorProto::FLOAT16) {
+      IsSixteenBitRealElemType(inputs[0]->elem_type)) {
     return std::nullopt;
   }
   const ConstantTensor& base = *inputs[0];
@@ -898,13 +903,13 @@ Outputs ConstantOfShape(const NodeProto& node, Inputs inputs) {
   return Single(Take(fill, std::move(*dims), source));
 }
 
-// float16 is declined: a runtime rounds i * delta and the sum each to
-// float16, which one rounding of the double result does not match.
+// float16 and bfloat16 are declined: a runtime rounds i * delta and the sum
+// each to 16 bits, which one rounding of the double result does not match.
 Outputs Range(const NodeProto&, Inputs inputs) {
   if (inputs.size() != 3 || inputs[0] == nullptr || inputs[1] == nullptr || inputs[2] == nullptr ||
       inputs[0]->elem_type != inputs[1]->elem_type ||
       inputs[0]->elem_type != inputs[2]->elem_type ||
-      inputs[0]->elem_type == TensorProto::FLOAT16) {
+      IsSixteenBitRealElemType(inputs[0]->elem_type)) {
     return std::nullopt;
   }
   std::optional<double> start = RealScalar(inputs[0]);
@@ -937,9 +942,10 @@ Outputs Range(const NodeProto&, Inputs inputs) {
 
 template <typename Fn>
 Outputs Reduce(const NodeProto& node, Inputs inputs) {
-  // float16 is declined: runtimes accumulate it in float16 or in float,
-  // rounding at each step or once, so no one result is the runtime's.
-  if (inputs.empty() || inputs[0] == nullptr || inputs[0]->elem_type == TensorProto::FLOAT16) {
+  // float16 and bfloat16 are declined: runtimes accumulate them in 16 bits
+  // or in float, rounding at each step or once, so no one result is the
+  // runtime's.
+  if (inputs.empty() || inputs[0] == nullptr || IsSixteenBitRealElemType(inputs[0]->elem_type)) {
     return std::nullopt;
   }
   const ConstantTensor& in = *inputs[0];

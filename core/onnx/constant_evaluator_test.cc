@@ -219,6 +219,35 @@ TEST(ConstantEvaluatorTest, Float16ShapeArithmeticFoldsRoundedToFloat16) {
   EXPECT_EQ(Eval(Node("Pow", 2), {&three, &three}), std::nullopt);
 }
 
+// The same in bfloat16 (float32's top half: 8 significant bits), each
+// result rounded to nearest even as a runtime's Cast stores it, not
+// truncated.
+TEST(ConstantEvaluatorTest, BFloat16ShapeArithmeticFoldsRoundedToBFloat16) {
+  onnx::NodeProto to_bfloat16 = Node("Cast", 1);
+  SetInt(to_bfloat16, "to", onnx::TensorProto::BFLOAT16);
+  onnx::NodeProto to_int = Node("Cast", 1);
+  SetInt(to_int, "to", onnx::TensorProto::INT64);
+  ConstantTensor shape = Ints({4}, {1, 3, 257, 259});
+  std::optional<ConstantTensor> narrow = Eval(to_bfloat16, {&shape});
+  ASSERT_TRUE(narrow.has_value());
+  EXPECT_EQ(narrow->elem_type, onnx::TensorProto::BFLOAT16);
+  EXPECT_EQ(narrow->reals, (std::vector<double>{1, 3, 256, 260}));  // ties, to even
+  ConstantTensor scale = Floats({4}, {1, 1, 0.125, 0.5});
+  scale.elem_type = onnx::TensorProto::BFLOAT16;
+  std::optional<ConstantTensor> scaled = Eval(Node("Mul", 2), {&*narrow, &scale});
+  ASSERT_TRUE(scaled.has_value());
+  EXPECT_THAT(Eval(to_int, {&*scaled}),
+              Optional(IntTensor(std::vector<int64_t>{4}, std::vector<int64_t>{1, 3, 32, 130})));
+  ConstantTensor one = Floats({}, {1}), three = Floats({}, {3}), zero = Floats({}, {0});
+  for (ConstantTensor* t : {&one, &three, &zero}) t->elem_type = onnx::TensorProto::BFLOAT16;
+  std::optional<ConstantTensor> third = Eval(Node("Div", 2), {&one, &three});
+  ASSERT_TRUE(third.has_value());
+  EXPECT_EQ(third->reals, std::vector<double>{0.333984375});  // bfloat16's 1/3, rounded up
+  EXPECT_EQ(Eval(Node("Range", 3), {&zero, &three, &one}), std::nullopt);
+  EXPECT_EQ(Eval(Node("ReduceSum", 1), {&scale}), std::nullopt);
+  EXPECT_EQ(Eval(Node("Pow", 2), {&three, &three}), std::nullopt);
+}
+
 TEST(ConstantEvaluatorTest, DeclinesWhatItCannotComputeExactly) {
   ConstantTensor zero = Ints({}, {0});
   ConstantTensor one = Ints({}, {1});

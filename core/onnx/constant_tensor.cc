@@ -24,6 +24,7 @@ int RawElementSize(int32_t elem_type) {
     case TensorProto::INT16:
     case TensorProto::UINT16:
     case TensorProto::FLOAT16:
+    case TensorProto::BFLOAT16:
       return 2;
     case TensorProto::INT32:
     case TensorProto::UINT32:
@@ -60,10 +61,11 @@ void AppendRawElement(const char* p, int32_t elem_type, ConstantTensor& out) {
       out.ints.push_back(v);
       return;
     }
-    case TensorProto::FLOAT16: {
+    case TensorProto::FLOAT16:
+    case TensorProto::BFLOAT16: {
       uint16_t bits;
       std::memcpy(&bits, p, sizeof(bits));
-      out.reals.push_back(HalfToDouble(bits));
+      out.reals.push_back(SixteenBitRealToDouble(bits, elem_type));
       return;
     }
     case TensorProto::INT32: {
@@ -125,9 +127,11 @@ std::optional<ConstantTensor> ReadTypedData(const TensorProto& proto, ConstantTe
       header.reals.assign(proto.double_data().begin(), proto.double_data().end());
       break;
     case TensorProto::FLOAT16:
+    case TensorProto::BFLOAT16:
       // The 16 bits of each value, in the low half of an int32_data entry.
       for (int32_t bits : proto.int32_data()) {
-        header.reals.push_back(HalfToDouble(static_cast<uint16_t>(bits)));
+        header.reals.push_back(
+            SixteenBitRealToDouble(static_cast<uint16_t>(bits), header.elem_type));
       }
       break;
     case TensorProto::INT64:
@@ -160,8 +164,12 @@ bool IsIntegerElemType(int32_t elem_type) {
 }
 
 bool IsRealElemType(int32_t elem_type) {
-  return elem_type == TensorProto::FLOAT16 || elem_type == TensorProto::FLOAT ||
+  return IsSixteenBitRealElemType(elem_type) || elem_type == TensorProto::FLOAT ||
          elem_type == TensorProto::DOUBLE;
+}
+
+bool IsSixteenBitRealElemType(int32_t elem_type) {
+  return elem_type == TensorProto::FLOAT16 || elem_type == TensorProto::BFLOAT16;
 }
 
 std::optional<int64_t> SmallElementCount(absl::Span<const int64_t> dims) {
@@ -202,7 +210,10 @@ TensorProto ConstantToProto(const ConstantTensor& value, const std::string& name
       for (double v : value.reals) proto.add_double_data(v);
       break;
     case TensorProto::FLOAT16:
-      for (double v : value.reals) proto.add_int32_data(HalfFromDouble(v));
+    case TensorProto::BFLOAT16:
+      for (double v : value.reals) {
+        proto.add_int32_data(SixteenBitRealFromDouble(v, value.elem_type));
+      }
       break;
     case TensorProto::INT64:
       for (int64_t v : value.ints) proto.add_int64_data(v);
@@ -266,18 +277,6 @@ int64_t WrapToElemType(int64_t value, int32_t elem_type) {
   }
 }
 
-double HalfToDouble(uint16_t bits) {
-  const double sign = (bits & 0x8000) != 0 ? -1.0 : 1.0;
-  const int exponent = (bits >> 10) & 0x1f;
-  const int mantissa = bits & 0x3ff;
-  if (exponent == 0x1f) {
-    return mantissa != 0 ? std::numeric_limits<double>::quiet_NaN()
-                         : sign * std::numeric_limits<double>::infinity();
-  }
-  if (exponent == 0) return sign * std::ldexp(mantissa, -24);  // subnormal
-  return sign * std::ldexp(0x400 + mantissa, exponent - 25);
-}
-
 namespace {
 
 // `x` (>= 0, an integer plus a fraction exact in double) rounded to the
@@ -289,28 +288,73 @@ double RoundHalfToEven(double x) {
   return floor;
 }
 
+// A 16-bit IEEE-style binary float: a sign, then 15 - kMantissaBits bits of
+// exponent, then kMantissaBits of mantissa (10: float16; 7: bfloat16,
+// float32's top half).
+template <int kMantissaBits>
+struct SixteenBitFormat {
+  static constexpr int kExponentBits = 15 - kMantissaBits;
+  static constexpr int kMaxExponent = (1 << kExponentBits) - 1;  // infinity and NaN
+  static constexpr int kBias = (1 << (kExponentBits - 1)) - 1;   // 15; 127
+
+  static double ToDouble(uint16_t bits) {
+    const double sign = (bits & 0x8000) != 0 ? -1.0 : 1.0;
+    const int exponent = (bits >> kMantissaBits) & kMaxExponent;
+    const int mantissa = bits & ((1 << kMantissaBits) - 1);
+    if (exponent == kMaxExponent) {
+      return mantissa != 0 ? std::numeric_limits<double>::quiet_NaN()
+                           : sign * std::numeric_limits<double>::infinity();
+    }
+    if (exponent == 0) return sign * std::ldexp(mantissa, 1 - kBias - kMantissaBits);  // subnormal
+    return sign * std::ldexp((1 << kMantissaBits) + mantissa, exponent - kBias - kMantissaBits);
+  }
+
+  static uint16_t FromDouble(double value) {
+    const uint16_t sign = std::signbit(value) ? 0x8000 : 0;
+    const uint16_t infinity = kMaxExponent << kMantissaBits;
+    if (std::isnan(value)) return sign | infinity | (1 << (kMantissaBits - 1));
+    const double magnitude = std::fabs(value);
+    // Halfway between the largest finite value, (2 - 2^-m) x 2^bias
+    // (float16: 65504), and 2^(bias+1): from there on, round to nearest
+    // gives infinity.
+    if (magnitude >= std::ldexp(2.0 - std::ldexp(1.0, -kMantissaBits - 1), kBias)) {
+      return sign | infinity;
+    }
+    if (magnitude < std::ldexp(1.0, 1 - kBias)) {
+      // Subnormal: a multiple of 2^(1 - bias - m). 2^m of them is the
+      // smallest normal, whose bits are the same number.
+      return sign | static_cast<uint16_t>(
+                        RoundHalfToEven(std::ldexp(magnitude, kBias - 1 + kMantissaBits)));
+    }
+    int exponent = 0;
+    const double fraction = std::frexp(magnitude, &exponent);  // [0.5, 1) x 2^exponent
+    // m + 1 significant bits: the mantissa's and the implicit 1. A carry
+    // out of the mantissa (2^m) moves to the exponent, as it should.
+    const double significand = RoundHalfToEven(std::ldexp(fraction, kMantissaBits + 1));
+    return sign | static_cast<uint16_t>(((exponent + kBias - 1) << kMantissaBits) +
+                                        (significand - (1 << kMantissaBits)));
+  }
+};
+
+using Half = SixteenBitFormat<10>;
+using BFloat16 = SixteenBitFormat<7>;
+
 }  // namespace
 
-uint16_t HalfFromDouble(double value) {
-  const uint16_t sign = std::signbit(value) ? 0x8000 : 0;
-  if (std::isnan(value)) return sign | 0x7e00;
-  const double magnitude = std::fabs(value);
-  // 65520 is halfway between 65504, the largest float16, and 2^16: from
-  // there on, round to nearest gives infinity.
-  if (magnitude >= 65520.0) return sign | 0x7c00;
-  if (magnitude < std::ldexp(1.0, -14)) {
-    // Subnormal: a multiple of 2^-24. 1024 of them is the smallest normal,
-    // whose bits are the same number.
-    return sign | static_cast<uint16_t>(RoundHalfToEven(std::ldexp(magnitude, 24)));
-  }
-  int exponent = 0;
-  const double fraction = std::frexp(magnitude, &exponent);  // [0.5, 1) x 2^exponent
-  // 11 significant bits: the mantissa's 10 and the implicit 1. A carry out
-  // of the mantissa (1024) moves to the exponent, as it should.
-  const double significand = RoundHalfToEven(std::ldexp(fraction, 11));  // [1024, 2048]
-  return sign | static_cast<uint16_t>(((exponent + 14) << 10) + (significand - 1024));
+double HalfToDouble(uint16_t bits) { return Half::ToDouble(bits); }
+uint16_t HalfFromDouble(double value) { return Half::FromDouble(value); }
+double RoundToHalf(double value) { return HalfToDouble(HalfFromDouble(value)); }
+
+double BFloat16ToDouble(uint16_t bits) { return BFloat16::ToDouble(bits); }
+uint16_t BFloat16FromDouble(double value) { return BFloat16::FromDouble(value); }
+double RoundToBFloat16(double value) { return BFloat16ToDouble(BFloat16FromDouble(value)); }
+
+double SixteenBitRealToDouble(uint16_t bits, int32_t elem_type) {
+  return elem_type == TensorProto::BFLOAT16 ? BFloat16ToDouble(bits) : HalfToDouble(bits);
 }
 
-double RoundToHalf(double value) { return HalfToDouble(HalfFromDouble(value)); }
+uint16_t SixteenBitRealFromDouble(double value, int32_t elem_type) {
+  return elem_type == TensorProto::BFLOAT16 ? BFloat16FromDouble(value) : HalfFromDouble(value);
+}
 
 }  // namespace ordo::onnx_import

@@ -18,9 +18,9 @@ inline constexpr int64_t kMaxConstantElements = int64_t{1} << 16;
 // A tensor whose values are known at compile time, for the small evaluator of
 // shape computations (see constant_evaluator.h). Integer-like element types
 // (int8..int64, uint8..uint32, bool) keep their values in `ints`; float16,
-// float and double in `reals` (each value one of the type's: double holds
-// every float16 and float exactly). bfloat16/uint64/string are not
-// represented.
+// bfloat16, float and double in `reals` (each value one of the type's:
+// double holds every float16, bfloat16 and float exactly). uint64/string
+// are not represented.
 // Row-major; a scalar has empty `dims` and one element. A plain value.
 struct ConstantTensor {
   int32_t elem_type = onnx::TensorProto::INT64;
@@ -35,6 +35,10 @@ struct ConstantTensor {
 // Whether ConstantTensor can hold elements of this onnx::TensorProto type.
 bool IsIntegerElemType(int32_t elem_type);
 bool IsRealElemType(int32_t elem_type);
+// float16 or bfloat16: real types whose runtimes differ in how they round
+// some ops (accumulate in the type or in float), so the evaluator declines
+// those.
+bool IsSixteenBitRealElemType(int32_t elem_type);
 
 // Product of dims, or nullopt when a dim is negative or the product exceeds
 // kMaxConstantElements.
@@ -65,6 +69,18 @@ int64_t WrapToElemType(int64_t value, int32_t elem_type);
 double HalfToDouble(uint16_t bits);
 uint16_t HalfFromDouble(double value);
 double RoundToHalf(double value);
+
+// bfloat16 (ONNX BFLOAT16: float32's top 16 bits, 8 exponent bits and 7
+// mantissa bits; stored like FLOAT16), the same way: BFloat16ToDouble is
+// exact; BFloat16FromDouble rounds to nearest, ties to even, as a Cast to
+// BFLOAT16 does (not truncation); RoundToBFloat16 is the value it stores.
+double BFloat16ToDouble(uint16_t bits);
+uint16_t BFloat16FromDouble(double value);
+double RoundToBFloat16(double value);
+
+// The two above by ONNX element type (FLOAT16 or BFLOAT16).
+double SixteenBitRealToDouble(uint16_t bits, int32_t elem_type);
+uint16_t SixteenBitRealFromDouble(double value, int32_t elem_type);
 
 }  // namespace ordo::onnx_import
 

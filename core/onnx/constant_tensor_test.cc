@@ -118,6 +118,59 @@ TEST(ConstantTensorTest, ReadsAndWritesFloat16) {
   EXPECT_EQ(back->reals, t->reals);
 }
 
+// Every bfloat16 is float32's top 16 bits and reads back as itself; values
+// between round to nearest, ties to even (not truncation), and past the
+// largest finite value to infinity, as Cast does.
+TEST(ConstantTensorTest, BFloat16RoundsToNearestEvenAndEveryValueRoundTrips) {
+  for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
+    const double value = BFloat16ToDouble(static_cast<uint16_t>(bits));
+    const uint32_t float_bits = bits << 16;
+    float as_float;
+    std::memcpy(&as_float, &float_bits, sizeof(as_float));
+    if (std::isnan(value)) {
+      EXPECT_TRUE(std::isnan(as_float)) << std::hex << bits;
+      continue;
+    }
+    EXPECT_EQ(value, static_cast<double>(as_float)) << std::hex << bits;
+    EXPECT_EQ(BFloat16FromDouble(value), bits) << std::hex << bits;
+  }
+  EXPECT_EQ(BFloat16ToDouble(0x3f80), 1.0);
+  EXPECT_EQ(RoundToBFloat16(257), 256);  // a tie: to the even 256
+  EXPECT_EQ(RoundToBFloat16(259), 260);  // a tie: to the even 260
+  EXPECT_EQ(RoundToBFloat16(257.5), 258);
+  EXPECT_EQ(RoundToBFloat16(1.0 / 3), 0.333984375);  // rounded up; truncation gives 0.33203125
+  const double largest = BFloat16ToDouble(0x7f7f);   // (2 - 2^-7) x 2^127
+  EXPECT_EQ(largest, std::ldexp(2.0 - std::ldexp(1.0, -7), 127));
+  // Halfway from it to 2^128: infinity from there on (float's max too).
+  const double halfway = std::ldexp(2.0 - std::ldexp(1.0, -8), 127);
+  EXPECT_EQ(RoundToBFloat16(halfway - std::ldexp(1.0, 100)), largest);
+  EXPECT_EQ(RoundToBFloat16(-halfway), -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(RoundToBFloat16(std::numeric_limits<float>::max()),
+            std::numeric_limits<double>::infinity());
+  EXPECT_EQ(BFloat16ToDouble(0x0001), std::ldexp(1.0, -133));  // smallest subnormal
+  EXPECT_EQ(RoundToBFloat16(std::ldexp(1.0, -134)), 0.0);      // half the smallest: to even 0
+  EXPECT_TRUE(std::isnan(RoundToBFloat16(std::numeric_limits<double>::quiet_NaN())));
+}
+
+// bfloat16 initializers hold their 16 bits as float16's do.
+TEST(ConstantTensorTest, ReadsAndWritesBFloat16) {
+  onnx::TensorProto raw;
+  raw.set_data_type(onnx::TensorProto::BFLOAT16);
+  raw.add_dims(3);
+  const uint16_t values[] = {0x3f80, 0xc000, 0x3eab};  // 1, -2, 0.333984375
+  raw.set_raw_data(std::string(reinterpret_cast<const char*>(values), sizeof(values)));
+  std::optional<ConstantTensor> t = ConstantFromProto(raw);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_TRUE(t->is_real());
+  EXPECT_THAT(t->reals, ElementsAre(1.0, -2.0, 0.333984375));
+  const onnx::TensorProto typed = ConstantToProto(*t, "t");
+  EXPECT_THAT(typed.int32_data(), ElementsAre(0x3f80, 0xc000, 0x3eab));
+  std::optional<ConstantTensor> back = ConstantFromProto(typed);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->elem_type, onnx::TensorProto::BFLOAT16);
+  EXPECT_EQ(back->reals, t->reals);
+}
+
 TEST(ConstantTensorTest, DropsOnlyBulkInitializerData) {
   onnx::GraphProto graph;
   onnx::TensorProto& small = *graph.add_initializer();

@@ -378,10 +378,8 @@ class GraphAssembler {
   absl::Status DeclareInputs();
   absl::Status DeclareOp(int32_t index);
   absl::Status DeclareWeight(int32_t value);
-  absl::Status ExplainUnknownShape(const absl::Status& status, int32_t index,
-                                   size_t position) const;
-  absl::Status RefuseTrainingOnlyOutput(int32_t index, size_t position,
-                                        absl::string_view spec_name) const;
+  absl::Status ExplainUnknownShape(const absl::Status& status, int32_t index) const;
+  absl::Status RefuseTrainingMode(int32_t index) const;
   bool HasEmptyOutput(int32_t index) const;
   std::string ExplainBroadcastMismatch(int32_t index) const;
   int32_t UnknownOperatorUpstream(int32_t index) const;
@@ -439,6 +437,7 @@ absl::Status GraphAssembler::DeclareInputs() {
 }
 
 absl::Status GraphAssembler::DeclareOp(int32_t index) {
+  ORDO_RETURN_IF_ERROR(RefuseTrainingMode(index));
   const NodeView& node = graph_.nodes[index];
   const absl::Span<const int32_t> output_ids = nodes_.outputs(index);
   std::vector<TensorId> outputs;
@@ -455,7 +454,7 @@ absl::Status GraphAssembler::DeclareOp(int32_t index) {
                               nodes_.names[index], "\")");
         },
         TypeOf(output), folding_.inference_error);
-    if (!dtype.ok()) return ExplainUnknownShape(dtype.status(), index, i);
+    if (!dtype.ok()) return ExplainUnknownShape(dtype.status(), index);
     tensor_of_[output] = builder_.AddTensor(NameOf(output), *dtype, TakeDims(output));
     outputs.push_back(tensor_of_[output]);
   }
@@ -483,15 +482,9 @@ absl::Status GraphAssembler::DeclareOp(int32_t index) {
 // A shape that stays unknown after folding is either data-dependent by
 // nature (NonZero) or set by an input computed from activation values; the
 // message says which, since no input shape the user gives can fix it.
-absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status, int32_t index,
-                                                 size_t position) const {
+absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status, int32_t index) const {
   const absl::string_view op_type = graph_.nodes[index].op_type;
   const std::string& op = nodes_.names[index];
-  if (const std::string training = onnx_import::TrainingOnlyOutputName(graph_, graph_.nodes[index],
-                                                                       static_cast<int>(position));
-      !training.empty()) {
-    return RefuseTrainingOnlyOutput(index, position, training);
-  }
   if (HasEmptyOutput(index)) {
     return absl::InvalidArgumentError(absl::StrCat(
         status.message(), ". Op \"", op, "\" (", op_type,
@@ -550,20 +543,21 @@ absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status, int
   return status;
 }
 
-// A training graph's BatchNormalization (opsets 1-13): its extra outputs
-// have no inference-time meaning, and their presence alone makes runtimes
-// normalize by the batch (onnxruntime: is_train_ when it has more than one
-// output), so the model computes something else than its eval-mode export.
-// Only the user's export can fix that; sizing the outputs would not.
-absl::Status GraphAssembler::RefuseTrainingOnlyOutput(int32_t index, size_t position,
-                                                      absl::string_view spec_name) const {
+// A training graph's BatchNormalization: its extra outputs have no
+// inference-time meaning, and they or training_mode make runtimes
+// normalize by the batch, so the model computes something else than its
+// eval-mode export. Only the user's export can fix that; sizing the
+// outputs would not, so this holds whether or not the file declares them.
+absl::Status GraphAssembler::RefuseTrainingMode(int32_t index) const {
+  const std::string feature = onnx_import::TrainingModeFeature(graph_, graph_.nodes[index]);
+  if (feature.empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
-      "op \"", nodes_.names[index], "\" (", graph_.nodes[index].op_type, "): output ", position,
-      " \"", graph_.outputs_of(index)[position], "\" (the spec's \"", spec_name,
-      "\") exists only in training mode. Before opset 14, a BatchNormalization with more than "
-      "one output is a training op: runtimes normalize by the batch's statistics, and at "
-      "inference the op has one output. Export the model in eval mode (model.eval() before "
-      "torch.onnx.export), or drop every output of the op but the first"));
+      "op \"", nodes_.names[index], "\" (", graph_.nodes[index].op_type, "): ", feature,
+      ". A BatchNormalization with more than one output, or "
+      "with training_mode=1 (opset 14 on), is a training op: runtimes normalize by the "
+      "batch's statistics, and at inference the op has one output and training_mode=0. "
+      "Export the model in eval mode (model.eval() before torch.onnx.export), or drop every "
+      "output of the op but the first and its training_mode attribute"));
 }
 
 // A windowed op (convolution, pooling) with an output dim of zero or less

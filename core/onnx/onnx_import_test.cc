@@ -1734,25 +1734,46 @@ TEST(OnnxImportDataDependentTest, TopKWithAFoldedKCompiles) {
   EXPECT_THAT(graph.tensor(graph.FindTensor("values").value()).dims, ElementsAre(1, 4));
 }
 
+// Shape -> Cast(elem_type) -> Mul(scale) -> Cast(INT64) -> Reshape of x
+// (1x3x8x8), scale [1, 1, 8, 1/8] as `scale_bits` in `elem_type`, a 16-bit
+// float: a model converted to it.
+TestModel SixteenBitShapeArithmetic(int32_t elem_type, std::initializer_list<int32_t> scale_bits) {
+  TestModel m;
+  m.Input("x", {1, 3, 8, 8}).ShapelessOutput("y");
+  onnx::TensorProto& scale = *m.proto().mutable_graph()->add_initializer();
+  scale.set_name("scale");
+  scale.set_data_type(elem_type);
+  scale.add_dims(4);
+  for (int32_t bits : scale_bits) scale.add_int32_data(bits);
+  m.Node("Shape", {"x"}, {"s"}, "shape");
+  AddIntAttribute(m.Node("Cast", {"s"}, {"s16"}, "to_16_bits"), "to", elem_type);
+  m.Node("Mul", {"s16", "scale"}, {"scaled"}, "mul");
+  AddIntAttribute(m.Node("Cast", {"scaled"}, {"target"}, "to_int"), "to", onnx::TensorProto::INT64);
+  m.Node("Reshape", {"x", "target"}, {"r"}, "reshape");
+  m.Node("Relu", {"r"}, {"y"}, "relu");
+  return m;
+}
+
 // onnxconverter-common's float16 conversion turns a shape computation's
 // Cast to FLOAT into one to FLOAT16: Shape -> Cast(FLOAT16) -> Mul ->
 // Cast(INT64) -> Reshape must fold as the float one does. Before, the
 // Reshape's shape stayed unknown and the model was refused.
 TEST(OnnxImportTest, Float16ShapeArithmeticIsFolded) {
-  TestModel m;
-  m.Input("x", {1, 3, 8, 8}).ShapelessOutput("y");
-  onnx::TensorProto& scale = *m.proto().mutable_graph()->add_initializer();
-  scale.set_name("scale");
-  scale.set_data_type(onnx::TensorProto::FLOAT16);
-  scale.add_dims(4);
-  for (int32_t bits : {0x3c00, 0x3c00, 0x4800, 0x3000}) scale.add_int32_data(bits);  // 1 1 8 1/8
-  m.Node("Shape", {"x"}, {"s"}, "shape");
-  AddIntAttribute(m.Node("Cast", {"s"}, {"s16"}, "to_half"), "to", onnx::TensorProto::FLOAT16);
-  m.Node("Mul", {"s16", "scale"}, {"scaled"}, "mul");
-  AddIntAttribute(m.Node("Cast", {"scaled"}, {"target"}, "to_int"), "to", onnx::TensorProto::INT64);
-  m.Node("Reshape", {"x", "target"}, {"r"}, "reshape");
-  m.Node("Relu", {"r"}, {"y"}, "relu");
-  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph,
+                            ImportOnnx(SixteenBitShapeArithmetic(onnx::TensorProto::FLOAT16,
+                                                                 {0x3c00, 0x3c00, 0x4800, 0x3000})
+                                           .Bytes()));
+  ASSERT_EQ(graph.num_ops(), 2);
+  EXPECT_THAT(graph.tensor(*graph.FindTensor("r")).dims, ElementsAre(1, 3, 64, 1));
+}
+
+// The same model converted to bfloat16 folds too (it was refused as of
+// unknown shape).
+TEST(OnnxImportTest, BFloat16ShapeArithmeticIsFolded) {
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph,
+                            ImportOnnx(SixteenBitShapeArithmetic(onnx::TensorProto::BFLOAT16,
+                                                                 {0x3f80, 0x3f80, 0x4100, 0x3e00})
+                                           .Bytes()));
   ASSERT_EQ(graph.num_ops(), 2);
   EXPECT_THAT(graph.tensor(*graph.FindTensor("r")).dims, ElementsAre(1, 3, 64, 1));
 }
@@ -1820,9 +1841,17 @@ TEST(OnnxImportErrorTest, BatchNormalizationTrainingOutputsSayWhyAndHowToExport)
   }
 }
 
-// Their declared shapes are still taken as declared (as before), and
-// opset 14's running_mean / running_var are inferred.
-TEST(OnnxImportTest, BatchNormalizationTrainingOutputsWithShapesStillImport) {
+// Declared in value_info they are refused too (they were planned as
+// declared): the file is a training graph whatever it declares. From opset
+// 14, training_mode=1 is refused with or without the outputs, and
+// running_mean / running_var without it; an eval-mode op still imports.
+TEST(OnnxImportErrorTest, BatchNormalizationTrainingModeIsRefusedWhateverTheFileDeclares) {
+  const auto refused = [](absl::string_view what) {
+    return StatusIs(kInvalid,
+                    AllOf(HasSubstr(absl::StrCat("op \"bn\" (BatchNormalization): ", what)),
+                          HasSubstr("model.eval() before torch.onnx.export"),
+                          HasSubstr("drop every output of the op but the first")));
+  };
   TestModel declared;
   declared.proto().mutable_opset_import(0)->set_version(9);
   declared.Input("x", {1, 3, 8, 8}).ShapelessOutput("z");
@@ -1830,18 +1859,41 @@ TEST(OnnxImportTest, BatchNormalizationTrainingOutputsWithShapesStillImport) {
   declared.Node("BatchNormalization", {"x", "s", "b", "mu", "var"}, {"y", "m1", "v1"}, "bn");
   declared.Node("Relu", {"y"}, {"z"}, "relu");
   declared.ValueInfo("m1", {3}).ValueInfo("v1", {3});
-  ORDO_ASSERT_OK(ImportOnnx(declared.Bytes()).status());
+  EXPECT_THAT(ImportOnnx(declared.Bytes()),
+              refused("output 1 \"m1\" (the spec's \"mean\") exists only in training mode"));
 
-  TestModel opset15;
-  opset15.proto().mutable_opset_import(0)->set_version(15);
-  opset15.Input("x", {1, 3, 8, 8}).ShapelessOutput("z");
-  opset15.Weight("s", {3}).Weight("b", {3}).Weight("mu", {3}).Weight("var", {3});
-  AddIntAttribute(
-      opset15.Node("BatchNormalization", {"x", "s", "b", "mu", "var"}, {"y", "m1", "v1"}, "bn"),
-      "training_mode", 1);
-  opset15.Node("Relu", {"y"}, {"z"}, "relu");
-  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(opset15.Bytes()));
-  EXPECT_THAT(graph.tensor(*graph.FindTensor("m1")).dims, ElementsAre(3));
+  struct Case {
+    int64_t training_mode;
+    std::vector<std::string> outputs;
+    std::string refusal;  // "" when it imports
+  };
+  for (const Case& c : {
+           Case{1, {"y", "m1", "v1"}, "attribute training_mode=1 sets training mode"},
+           Case{1, {"y"}, "attribute training_mode=1 sets training mode"},
+           Case{0,
+                {"y", "m1", "v1"},
+                "output 1 \"m1\" (the spec's \"running_mean\") exists only in training mode"},
+           Case{0,
+                {"y", "", "v1"},
+                "output 2 \"v1\" (the spec's \"running_var\") exists only in training mode"},
+           Case{0, {"y"}, ""},
+       }) {
+    TestModel opset15;
+    opset15.proto().mutable_opset_import(0)->set_version(15);
+    opset15.Input("x", {1, 3, 8, 8}).ShapelessOutput("z");
+    opset15.Weight("s", {3}).Weight("b", {3}).Weight("mu", {3}).Weight("var", {3});
+    AddIntAttribute(
+        opset15.Node("BatchNormalization", {"x", "s", "b", "mu", "var"}, c.outputs, "bn"),
+        "training_mode", c.training_mode);
+    opset15.Node("Relu", {"y"}, {"z"}, "relu");
+    const std::string name =
+        absl::StrCat("training_mode=", c.training_mode, ", ", c.outputs.size(), " outputs");
+    if (c.refusal.empty()) {
+      ORDO_EXPECT_OK(ImportOnnx(opset15.Bytes()).status()) << name;
+    } else {
+      EXPECT_THAT(ImportOnnx(opset15.Bytes()), refused(c.refusal)) << name;
+    }
+  }
 }
 
 }  // namespace

@@ -663,14 +663,27 @@ bool IsKnownToOnnx(const ModelView& view, const NodeView& node) {
   return SchemaOf(view, node) != nullptr;
 }
 
-std::string TrainingOnlyOutputName(const ModelView& view, const NodeView& node, int output) {
-  if (node.op_type != "BatchNormalization" || output < 1) return "";
+std::string TrainingModeFeature(const ModelView& view, const NodeView& node) {
+  if (node.op_type != "BatchNormalization") return "";
   const onnx::OpSchema* schema = SchemaOf(view, node);
-  if (schema == nullptr || schema->since_version() >= 14 ||
-      output >= static_cast<int>(schema->outputs().size())) {
-    return "";
+  if (schema == nullptr) return "";
+  // From version 14 the attribute says so; an extra output (below) is
+  // invalid without it, and named too.
+  if (schema->since_version() >= 14) {
+    const AttributeView* training_mode = view.FindAttribute(node, "training_mode");
+    if (training_mode != nullptr && training_mode->i != 0) {
+      return absl::StrCat("attribute training_mode=", training_mode->i, " sets training mode");
+    }
   }
-  return schema->outputs()[output].GetName();
+  const absl::Span<const absl::string_view> outputs =
+      absl::MakeConstSpan(view.value_refs)
+          .subspan(node.outputs_begin, node.outputs_end - node.outputs_begin);
+  for (size_t k = 1; k < outputs.size() && k < schema->outputs().size(); ++k) {
+    if (outputs[k].empty()) continue;  // omitted
+    return absl::StrCat("output ", k, " \"", outputs[k], "\" (the spec's \"",
+                        schema->outputs()[k].GetName(), "\") exists only in training mode");
+  }
+  return "";
 }
 
 bool InfersShapesAtItsOpset(const ModelView& view, const NodeView& node) {

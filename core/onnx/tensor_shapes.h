@@ -90,13 +90,16 @@ inline constexpr absl::string_view kNewerOpsetDomain = "ai.ordo.newer_opset";
 // oldest versions do not: Relu-1 of opset 1).
 bool InfersShapesAtItsOpset(const ModelView& view, const NodeView& node);
 
-// The spec's name of output `output` of `node` when that output exists
-// only in training mode, else "": BatchNormalization's mean, var,
-// saved_mean and saved_var before version 14 (opsets 1-13), which the spec
-// lists as the training mode's outputs ("Output case #1"; test mode has Y
-// alone) and libonnx 1.12 does not infer. Runtimes read their presence as
-// training mode (onnxruntime: batch statistics instead of the running ones).
-std::string TrainingOnlyOutputName(const ModelView& view, const NodeView& node, int output);
+// What makes `node` a training op, for a message, else "": a
+// BatchNormalization's attribute `training_mode` set (versions 14 and 15),
+// or its first output after Y (`output 1 "m" (the spec's "mean") exists
+// only in training mode`). The spec defines those outputs in training mode
+// only (mean, var, saved_mean, saved_var before version 14; running_mean,
+// running_var from 14; test mode has Y alone), and runtimes read their
+// presence, or the attribute, as training mode: Y normalized by the
+// batch's statistics instead of the running ones (onnxruntime: is_train_
+// when it has more than one output).
+std::string TrainingModeFeature(const ModelView& view, const NodeView& node);
 
 // Why ONNX's inference cannot infer some node of `model`, for messages
 // only: `lenient_error`, the error InferShapesInPlace returned, or when it

@@ -66,4 +66,15 @@ std::string TfliteTestModel::Build() const {
   return std::string(reinterpret_cast<const char*>(fbb.GetBufferPointer()), fbb.GetSize());
 }
 
+std::string DynamicBatchTfliteModel() {
+  TfliteTestModel m;
+  const int32_t x =
+      m.Tensor({.name = "serving_default_x:0", .shape = {1, 8}, .shape_signature = {-1, 8}});
+  const int32_t y = m.Tensor({"y", {1, 8}});
+  m.Operator({kTfliteRelu, {x}, {y}});
+  m.Inputs({x});
+  m.Outputs({y});
+  return m.Build();
+}
+
 }  // namespace ordo::testing

@@ -60,6 +60,14 @@ class TfliteTestModel {
   bool data_in_buffer_zero_ = false;
 };
 
+// A converter's dynamic batch, as small as it gets: Relu of the input
+// "serving_default_x:0", shape [1,8] and shape_signature [-1,8]. The
+// import plans it at its shape and notes kDynamicBatchTfliteNote.
+std::string DynamicBatchTfliteModel();
+inline constexpr char kDynamicBatchTfliteNote[] =
+    "input \"serving_default_x:0\": shape_signature [-1,8] has dynamic dims; planned at "
+    "shape [1,8], as TensorFlow Lite Micro runs it";
+
 }  // namespace ordo::testing
 
 #endif  // ORDO_CORE_TFLITE_TFLITE_TEST_MODEL_H_

@@ -521,25 +521,24 @@ TEST(OrdoCliTest, InspectAndSchedulers) {
 
 // A converter's dynamic batch (shape_signature -1, shape 1) is planned at
 // `shape`, as TFLite Micro runs it, and the import's note says so in the
-// text report, in --json and in `ordo inspect`.
+// text reports of `compile` and `estimate`, in their --json and in
+// `ordo inspect`.
 TEST(OrdoCliTest, ATfliteDynamicBatchIsPlannedAtItsShapeAndSaysSo) {
-  ordo::testing::TfliteTestModel m;
-  const int32_t x =
-      m.Tensor({.name = "serving_default_x:0", .shape = {1, 8}, .shape_signature = {-1, 8}});
-  const int32_t y = m.Tensor({"y", {1, 8}});
-  m.Operator({ordo::testing::kTfliteRelu, {x}, {y}});
-  m.Inputs({x});
-  m.Outputs({y});
-  const std::string model = WriteTemp("dynamic_batch.tflite", m.Build());
-  const std::string note =
-      "input \"serving_default_x:0\": shape_signature [-1,8] has dynamic dims; planned at "
-      "shape [1,8], as TensorFlow Lite Micro runs it";
-  ProcessResult text = RunOrdo(absl::StrCat("compile ", model));
-  ASSERT_EQ(text.exit_code, 0) << text.out;
-  EXPECT_THAT(text.out, HasSubstr(absl::StrCat("\nnote          ", note, "\n")));
+  const std::string model =
+      WriteTemp("dynamic_batch.tflite", ordo::testing::DynamicBatchTfliteModel());
+  const std::string note = ordo::testing::kDynamicBatchTfliteNote;
+  for (const char* command : {"compile", "estimate"}) {
+    ProcessResult text = RunOrdo(absl::StrCat(command, " ", model));
+    ASSERT_EQ(text.exit_code, 0) << text.out;
+    EXPECT_THAT(text.out, HasSubstr(absl::StrCat("\nnote          ", note, "\n"))) << command;
+  }
   ProcessResult json = RunOrdo(absl::StrCat("compile ", model, " --json"));
   ASSERT_EQ(json.exit_code, 0) << json.out;
   EXPECT_THAT(ParseCompileJson(json.out).import_notes(), ElementsAre(note));
+  ProcessResult estimate = RunOrdo(absl::StrCat("estimate ", model, " --json"));
+  ASSERT_EQ(estimate.exit_code, 0) << estimate.out;
+  EXPECT_THAT(nlohmann::json::parse(estimate.out)["import_notes"].get<std::vector<std::string>>(),
+              ElementsAre(note));
   ProcessResult inspect = RunOrdo(absl::StrCat("inspect ", model, " --json"));
   ASSERT_EQ(inspect.exit_code, 0) << inspect.out;
   EXPECT_THAT(nlohmann::json::parse(inspect.out)["notes"].get<std::vector<std::string>>(),
