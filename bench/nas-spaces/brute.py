@@ -4,10 +4,10 @@ Exact DP over the executed-op sets (every topological order is a path through th
 footprint of a step depends only on the set executed before and the op), and for <= 9 ops
 also a literal enumeration of every order. Compared with ordo's CLI --json.
 """
-import itertools, json, os, subprocess, sys
+import json, os, subprocess, sys
 import numpy as np
 import onnx
-from onnx import shape_inference, numpy_helper
+from onnx import shape_inference
 
 ELEM = {1: 4, 10: 2, 16: 2, 3: 1, 2: 1, 9: 1, 6: 4, 7: 8, 11: 8}
 UNARY = {"Relu", "Clip", "Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "LeakyRelu", "Abs", "Neg", "Exp", "Log",

@@ -1,5 +1,5 @@
 """NAS-Bench-201 candidates: cell = 4 nodes, 6 edges, ops none/skip/conv1x1/conv3x3/avgpool."""
-import itertools, json, os, sys
+import json, os, sys
 import numpy as np
 import onnx
 from onnxb import B, rename

@@ -1,8 +1,8 @@
 """Once-for-all MobileNetV3 subnets (depth 2-4/stage, k 3/5/7, expand 3/4/6, SE, h-swish forms)."""
-import json, os, sys
+import os, sys
 import numpy as np
 import onnx
-from onnxb import B, rename
+from onnxb import B, write_renamed_duplicates
 
 
 def make_div(v, d=8):
@@ -90,14 +90,7 @@ def main(out_dir, count=100, seed=7):
         m = build(cfg, i, weight_data=(i % 5 == 0))
         onnx.save(m, os.path.join(out_dir, fn))
         index.append({"file": fn, **cfg})
-    for i in (3, 10, 42):
-        src = index[i]
-        m = onnx.load(os.path.join(out_dir, src["file"]), load_external_data=False)
-        fn = "dup_" + src["file"]
-        onnx.save(rename(m, f"re{i}"), os.path.join(out_dir, fn))
-        index.append({"file": fn, "dup_of": src["file"]})
-    json.dump(index, open(os.path.join(out_dir, "index.json"), "w"))
-    print(len(index), "models")
+    write_renamed_duplicates(out_dir, index, (3, 10, 42))
 
 
 if __name__ == "__main__":

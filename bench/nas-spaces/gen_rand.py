@@ -1,8 +1,8 @@
 """Random-graph networks: WS / ER / BA DAGs (oriented by node index), 3 stages at 56/28/14."""
-import json, os, sys
+import os, sys
 import numpy as np
 import onnx
-from onnxb import B, rename
+from onnxb import B, write_renamed_duplicates
 
 
 def ws(n, k, p, rng):
@@ -109,14 +109,7 @@ def main(out_dir, count=50, seed=11):
         fn = f"rand_{i:03d}_{kind}_{'-'.join(map(str, ns))}_{cfg['agg']}.onnx"
         onnx.save(build(cfg, i), os.path.join(out_dir, fn))
         index.append({"file": fn, "kind": kind, "n": ns, "edges": sum(len(e) for e in es), "C": cfg["C"], "agg": cfg["agg"]})
-    for i in (1, 2):
-        src = index[i]
-        m = onnx.load(os.path.join(out_dir, src["file"]), load_external_data=False)
-        fn = "dup_" + src["file"]
-        onnx.save(rename(m, f"re{i}"), os.path.join(out_dir, fn))
-        index.append({"file": fn, "dup_of": src["file"]})
-    json.dump(index, open(os.path.join(out_dir, "index.json"), "w"))
-    print(len(index), "models")
+    write_renamed_duplicates(out_dir, index, (1, 2))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,7 @@
 """Small candidates (<= 14 ops) for the brute-force check: NB201 cells, MBv3 SE blocks, random DAGs."""
-import json, os, sys
+import os, sys
 import numpy as np
 import onnx
-from onnx import helper
 from onnxb import B
 import gen_nb201 as nb
 import gen_ofa as ofa

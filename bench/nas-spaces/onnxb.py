@@ -1,4 +1,7 @@
 """Small ONNX builder for probe candidates (shapes tracked by hand)."""
+import json
+import os
+
 import numpy as np
 import onnx
 from onnx import helper, TensorProto, numpy_helper
@@ -154,3 +157,16 @@ def rename(model, tag):
         node.name = f"{tag}::node{i}"
     g.name = f"renamed_{tag}"
     return m
+
+
+def write_renamed_duplicates(out_dir, index, picks):
+    """Adds a renamed copy of each picked model (same network, other names)
+    to out_dir and to index, and writes index.json."""
+    for i in picks:
+        src = index[i]
+        m = onnx.load(os.path.join(out_dir, src["file"]), load_external_data=False)
+        fn = "dup_" + src["file"]
+        onnx.save(rename(m, f"re{i}"), os.path.join(out_dir, fn))
+        index.append({"file": fn, "dup_of": src["file"]})
+    json.dump(index, open(os.path.join(out_dir, "index.json"), "w"))
+    print(len(index), "models")
