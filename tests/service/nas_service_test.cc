@@ -341,6 +341,27 @@ TEST(NasServiceTest, APartThatAnotherPartsAnswerSettlesIsNotSearched) {
   EXPECT_EQ(MetricValue(server.Metrics(), "ordo_worker_tasks_total", "result=\"ok\""), 0);
 }
 
+TEST(NasServiceTest, AWorkerSearchingASettledPartIsCalledBack) {
+  // Every part to the workers: the wide part's call is in flight when the
+  // other part's answer settles it, and the front cancels it.
+  Server server({"--local-workers=2", "--cache-mb=0", "--in-server-part-budget=0"});
+  ASSERT_TRUE(server.started());
+  v1::CompileRequest request;
+  *request.mutable_graph() = WideThenLongEdge();
+  request.mutable_options()->mutable_time_limit()->set_seconds(30);
+  v1::CompileResponse response;
+  const grpc::Status status = server.Compile(request, response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.status(), v1::SCHEDULE_STATUS_OPTIMAL);
+  EXPECT_EQ(response.peak_bytes(), 250);
+  ASSERT_EQ(response.parts_size(), 3);
+  EXPECT_EQ(response.parts(1).peak_bytes(), 249);
+  EXPECT_EQ(response.parts(1).states_expanded(), 0);
+  const std::string metrics = server.Metrics();
+  EXPECT_EQ(MetricValue(metrics, "ordo_worker_tasks_total", "result=\"stopped\""), 1) << metrics;
+  EXPECT_EQ(MetricValue(metrics, "ordo_worker_tasks_total", "result=\"error\""), 0) << metrics;
+}
+
 TEST(NasServiceTest, CompileManyWithNoCandidatesEndsCleanly) {
   Server server({"--local-workers=1"});
   ASSERT_TRUE(server.started());
