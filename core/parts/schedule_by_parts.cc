@@ -288,8 +288,8 @@ absl::Status CheckCancelled(const PartScheduleOptions& options, const ScheduleLi
 }
 
 // Step 3b while a round runs: SettleCheapParts' rule applied as each task
-// ends. A finished task raises the floor by what RunRound will keep for its
-// part (the lower of its checked result and the part's cheap schedule); a
+// ends. A finished task whose part is proved optimal raises the floor to
+// that part's peak, which no later search lowers; a
 // task still running whose parts' cheap schedules all peak at most the
 // floor can no longer change the whole peak, and is stopped rather than
 // waited for (with several tasks in flight, a part proved in a millisecond
@@ -322,8 +322,11 @@ class RoundStops {
       const size_t p = task_part_[t];
       absl::StatusOr<ScheduleResult> checked =
           CheckClaimedSchedule(divided_.part(p), *outcome.result);
-      if (checked.ok()) {
-        kept_peak = std::min(checked->peak_bytes, divided_.cheap[p]->peak_bytes);
+      // Only a proved optimum: a part's peak that is not may still fall
+      // (SearchPeakPartsAgain), and a part stopped below it would then hold
+      // the whole peak unsearched.
+      if (checked.ok() && checked->status == ScheduleStatus::kOptimal) {
+        kept_peak = checked->peak_bytes;
       }
     }
     absl::MutexLock lock(&mu_);

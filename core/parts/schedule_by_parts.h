@@ -106,8 +106,9 @@ struct PartScheduleResult {
 //    key, at most runner.max_parallel_tasks() keys per round, highest cheap
 //    peak first, each round with its share of the time left; after each
 //    round step 3 runs again (the solved parts raise the floor), and within
-//    a round too: a task still running whose parts a finished task's answer
-//    settles is stopped (PartTask::stop), not waited for. Results are
+//    a round too: a task still running whose parts a finished task's
+//    proved optimum settles is stopped (PartTask::stop), not waited for.
+//    Results are
 //    re-checked on each part they serve and kept only if below the part's
 //    cheap order; a part whose task failed or returned an invalid order
 //    gets its cheap (or greedy) order, so a schedule exists whatever the

@@ -302,12 +302,13 @@ TEST(ScheduleByPartsTest, RoundsOfOneTaskSettleWhatEarlierRoundsMadeIrrelevant) 
 
 // Runs each task of a call on a thread of its own, as workers do. The task
 // whose part has the highest optimum (brute force; the whole model's, by
-// the partition theorem) answers at once; the others, like searches that
-// take long, first wait for their `stop` (at most `wait`): stopped, they
-// end CANCELLED, else they answer their optimum. Calls `on_done`.
+// the partition theorem) answers at once, proved optimal; the others, like
+// searches that take long, first wait for their `stop` (at most `wait`):
+// stopped, they end CANCELLED, else they answer their optimum. Calls
+// `on_done`. With `proved` false the answers claim no optimality.
 class StallingRunner final : public PartRunner {
  public:
-  explicit StallingRunner(absl::Duration wait) : wait_(wait) {}
+  explicit StallingRunner(absl::Duration wait, bool proved = true) : wait_(wait), proved_(proved) {}
   std::vector<PartOutcome> RunAll(absl::Span<const PartTask> tasks,
                                   const ScheduleLimits& limits) override {
     std::vector<testing::BruteForceResult> optima;
@@ -332,8 +333,13 @@ class StallingRunner final : public PartRunner {
           ++stopped_;
           outcomes[t].result = absl::CancelledError("part no longer needed");
         } else {
+          // Proved optimal, as the brute force proves it.
           outcomes[t].result =
               FinishSchedule(*task.model, optima[t].order, "scripted", absl::Now(), limits);
+          if (outcomes[t].result.ok() && proved_) {
+            ApplyLowerBound(optima[t].peak_bytes, MemoryLowerBound(*task.model),
+                            *outcomes[t].result);
+          }
         }
         if (task.on_done) task.on_done(outcomes[t]);
       });
@@ -345,6 +351,7 @@ class StallingRunner final : public PartRunner {
 
  private:
   const absl::Duration wait_;
+  const bool proved_;
   std::atomic<int> stopped_{0};
 };
 
@@ -378,6 +385,31 @@ TEST(ScheduleByPartsTest, TasksThatOtherAnswersSettleAreStoppedInFlight) {
   }
   EXPECT_GT(stopped, 0) << "no task was ever stopped in flight";
   std::printf("%d tasks stopped in flight\n", stopped);
+}
+
+// An answer not proved optimal may still be lowered by a later search
+// (SearchPeakPartsAgain), so it stops nothing: a part stopped below it
+// could end up holding the whole peak unsearched.
+TEST(ScheduleByPartsTest, AnswersNotProvedOptimalStopNoTask) {
+  std::mt19937_64 rng(23);
+  for (int trial = 0; trial < ::ordo::testing::Trials(40); ++trial) {
+    testing::RandomHourglassOptions graph_options;
+    graph_options.num_cells = 3 + static_cast<int32_t>(rng() % 4);
+    graph_options.max_cell_ops = 6;
+    graph_options.skip_chance = 0;
+    absl::StatusOr<MemoryModel> model =
+        BuildMemoryModel(testing::RandomHourglass(rng, graph_options), {});
+    ASSERT_TRUE(model.ok());
+    if (model->num_ops() > 24) continue;
+    PartScheduleOptions options = Options();
+    options.scheduler = "best";
+    options.search_only_peak_parts = true;
+    StallingRunner runner(absl::Milliseconds(20), /*proved=*/false);
+    ORDO_ASSERT_OK_AND_ASSIGN(PartScheduleResult result,
+                              ScheduleByParts(*model, options, {}, runner, nullptr));
+    EXPECT_EQ(result.stats.stopped_tasks, 0) << "trial " << trial;
+    EXPECT_EQ(runner.stopped(), 0) << "trial " << trial;
+  }
 }
 
 // One task at a time on its own fake clock, scripted like a search that
