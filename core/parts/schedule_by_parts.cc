@@ -289,13 +289,12 @@ absl::Status CheckCancelled(const PartScheduleOptions& options, const ScheduleLi
 
 // Step 3b while a round runs: SettleCheapParts' rule applied as each task
 // ends. A finished task whose part is proved optimal raises the floor to
-// that part's peak, which no later search lowers; a
-// task still running whose parts' cheap schedules all peak at most the
-// floor can no longer change the whole peak, and is stopped rather than
-// waited for (with several tasks in flight, a part proved in a millisecond
-// used to wait seconds for a part its result had settled). Thread-safe:
-// Done() runs on the runner's threads, reading only what no one writes
-// during the round.
+// that part's peak, which no later search lowers; a task still running
+// whose parts' cheap schedules all peak at most the floor can no longer
+// change the whole peak, and is stopped rather than waited for (with
+// several tasks in flight, a part proved in a millisecond used to wait
+// seconds for a part its result had settled). Thread-safe: Done() runs on
+// the runner's threads, reading only what no one writes during the round.
 class RoundStops {
  public:
   RoundStops(const DividedModel& divided, const std::vector<size_t>& task_part,

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -355,6 +356,27 @@ class StallingRunner final : public PartRunner {
   std::atomic<int> stopped_{0};
 };
 
+// `best` on the parts that can lower the whole peak, as the server runs it.
+PartScheduleOptions PeakPartsOptions() {
+  PartScheduleOptions options = Options();
+  options.scheduler = "best";
+  options.search_only_peak_parts = true;
+  return options;
+}
+
+// A random hourglass of 3-6 cells, or nullopt past 24 ops (for the brute
+// force).
+std::optional<MemoryModel> SmallHourglass(std::mt19937_64& rng) {
+  testing::RandomHourglassOptions graph_options;
+  graph_options.num_cells = 3 + static_cast<int32_t>(rng() % 4);
+  graph_options.max_cell_ops = 6;
+  graph_options.skip_chance = 0;
+  absl::StatusOr<MemoryModel> model =
+      BuildMemoryModel(testing::RandomHourglass(rng, graph_options), {});
+  if (!model.ok() || model->num_ops() > 24) return std::nullopt;
+  return *std::move(model);
+}
+
 // A task running beside the one that holds the peak is stopped as soon as
 // that one's answer settles its part (its cheap order peaks no higher), not
 // waited for; the answer is still the optimum.
@@ -362,20 +384,11 @@ TEST(ScheduleByPartsTest, TasksThatOtherAnswersSettleAreStoppedInFlight) {
   std::mt19937_64 rng(23);
   int stopped = 0;
   for (int trial = 0; trial < ::ordo::testing::Trials(150); ++trial) {
-    testing::RandomHourglassOptions graph_options;
-    graph_options.num_cells = 3 + static_cast<int32_t>(rng() % 4);
-    graph_options.max_cell_ops = 6;
-    graph_options.skip_chance = 0;
-    absl::StatusOr<MemoryModel> model =
-        BuildMemoryModel(testing::RandomHourglass(rng, graph_options), {});
-    ASSERT_TRUE(model.ok());
-    if (model->num_ops() > 24) continue;
-    PartScheduleOptions options = Options();
-    options.scheduler = "best";
-    options.search_only_peak_parts = true;
+    const std::optional<MemoryModel> model = SmallHourglass(rng);
+    if (!model) continue;
     StallingRunner runner(absl::Milliseconds(300));
     ORDO_ASSERT_OK_AND_ASSIGN(PartScheduleResult result,
-                              ScheduleByParts(*model, options, {}, runner, nullptr));
+                              ScheduleByParts(*model, PeakPartsOptions(), {}, runner, nullptr));
     ASSERT_EQ(result.schedule.peak_bytes, testing::BruteForceMinPeak(*model).peak_bytes)
         << "trial " << trial;
     EXPECT_EQ(SimulatePeak(*model, result.schedule.order).value_or(-1), result.schedule.peak_bytes);
@@ -393,20 +406,11 @@ TEST(ScheduleByPartsTest, TasksThatOtherAnswersSettleAreStoppedInFlight) {
 TEST(ScheduleByPartsTest, AnswersNotProvedOptimalStopNoTask) {
   std::mt19937_64 rng(23);
   for (int trial = 0; trial < ::ordo::testing::Trials(40); ++trial) {
-    testing::RandomHourglassOptions graph_options;
-    graph_options.num_cells = 3 + static_cast<int32_t>(rng() % 4);
-    graph_options.max_cell_ops = 6;
-    graph_options.skip_chance = 0;
-    absl::StatusOr<MemoryModel> model =
-        BuildMemoryModel(testing::RandomHourglass(rng, graph_options), {});
-    ASSERT_TRUE(model.ok());
-    if (model->num_ops() > 24) continue;
-    PartScheduleOptions options = Options();
-    options.scheduler = "best";
-    options.search_only_peak_parts = true;
+    const std::optional<MemoryModel> model = SmallHourglass(rng);
+    if (!model) continue;
     StallingRunner runner(absl::Milliseconds(20), /*proved=*/false);
     ORDO_ASSERT_OK_AND_ASSIGN(PartScheduleResult result,
-                              ScheduleByParts(*model, options, {}, runner, nullptr));
+                              ScheduleByParts(*model, PeakPartsOptions(), {}, runner, nullptr));
     EXPECT_EQ(result.stats.stopped_tasks, 0) << "trial " << trial;
     EXPECT_EQ(runner.stopped(), 0) << "trial " << trial;
   }
