@@ -5,10 +5,13 @@ served_vs_local.py MODELS_DIR LABEL=ORDO_SERVER [LABEL=ORDO_SERVER ...]
 Compiles every .onnx in MODELS_DIR with the CLI (`ORDO`, default
 build/client/ordo; one process at a time, default options), then through
 each server in turn (a fresh ordo-server with --local-workers=2 and no
-cache, one CompileMany stream at concurrency 4, default options) and prints,
+cache, one CompileMany stream at concurrency CONCURRENCY, default 4, default
+options) and prints,
 per server, how many answers equal the local peak, are above it (served
 worse) or below it, how many are optimal, and the wall time of the stream
-and of the slowest answer. Prints the load average before and after."""
+and of the slowest answer. Prints the load average before and after. With
+OUT=DIR set, writes DIR/LABEL.jsonl: per candidate its local and served
+peak, served status, seconds, and when its answer arrived in the stream."""
 import os, socket, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -17,6 +20,7 @@ from ordo_client import OrdoClient, OrdoError, status_name  # noqa: E402
 import json  # noqa: E402
 
 ORDO = os.environ.get("ORDO", os.path.join(HERE, "../../build/client/ordo"))
+CONCURRENCY = int(os.environ.get("CONCURRENCY", "4"))
 
 
 def load():
@@ -45,10 +49,11 @@ def served(server, files):
                     time.sleep(0.1)
             start = time.monotonic()
             data = [open(f, "rb").read() for f in files]
-            for r in client.compile_many(iter(data), concurrency=4):
+            for r in client.compile_many(iter(data), concurrency=CONCURRENCY):
                 x = r.response if r.error is None else None
                 answers[files[r.index]] = (x.peak_bytes if x else None,
-                                           status_name(x.status) if x else str(r.error.code), r.seconds)
+                                           status_name(x.status) if x else str(r.error.code), r.seconds,
+                                           time.monotonic() - start)
             wall = time.monotonic() - start
     finally:
         srv.terminate(); srv.wait()
@@ -63,9 +68,16 @@ def main(folder, servers):
     print(f"{len(files)} models compiled locally", flush=True)
     for label, server in (s.split("=", 1) for s in servers):
         answers, wall = served(server, files)
+        if os.environ.get("OUT"):
+            with open(os.path.join(os.environ["OUT"], f"{label}.jsonl"), "w") as out:
+                for f in files:
+                    peak, status, seconds, arrived = answers[f]
+                    out.write(json.dumps({"model": os.path.basename(f), "local": local[f], "served": peak,
+                                          "status": status, "seconds": round(seconds, 3),
+                                          "arrived": round(arrived, 3)}) + "\n")
         equal = worse = better = optimal = 0
         for f in files:
-            peak, status, _ = answers[f]
+            peak, status = answers[f][:2]
             if peak is None or local[f] is None:
                 continue
             if peak != local[f] and os.environ.get("VERBOSE"):
