@@ -12,6 +12,7 @@
 #include "benchmark/benchmark.h"
 #include "core/graph/graph_proto.h"
 #include "core/memory/memory_model.h"
+#include "core/schedule/chain_symmetry.h"
 #include "core/schedule/dp_scheduler.h"
 #include "core/schedule/schedule_state_space.h"
 #include "core/schedule/scheduler_registry.h"
@@ -78,6 +79,49 @@ void BM_DpExpandManyBranches(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(expanded), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_DpExpandManyBranches)->Arg(64)->Arg(200)->Unit(benchmark::kMillisecond);
+
+// Proving the optimum of `state.range(0)` alike Conv-Relu-Conv branches
+// summed by one op (the symmetry edges of chain_symmetry.h at work; without
+// them this ends at the state limit), and the cost of finding the edges
+// on the same model.
+void BM_DpSolveAlikeBranches(benchmark::State& state) {
+  std::string text = "input x 4\n";
+  std::string sum = "op join Sum";
+  for (int64_t i = 0; i < state.range(0); ++i) {
+    absl::StrAppend(&text, "op c", i, " Conv x -> c", i, ":10\nop r", i, " Relu c", i, " -> r", i,
+                    ":10\nop o", i, " Conv r", i, " -> o", i, ":1\n");
+    absl::StrAppend(&sum, " o", i);
+  }
+  const MemoryModel model =
+      *BuildMemoryModel(testing::TestGraph(absl::StrCat(text, sum, " -> y:1\noutput y\n")), {});
+  for (auto _ : state) {
+    absl::StatusOr<ScheduleResult> result = DpScheduler().Schedule(model, {});
+    if (!result.ok() || result->status != ScheduleStatus::kOptimal) {
+      return state.SkipWithError("the branches were not proved optimal");
+    }
+  }
+}
+BENCHMARK(BM_DpSolveAlikeBranches)->Arg(48)->Arg(128)->Unit(benchmark::kMillisecond);
+
+void BM_InterchangeableChainEdges(benchmark::State& state) {
+  const MemoryModel model = RandomWired(static_cast<int>(state.range(0)), 3);
+  size_t edges = 0;
+  for (auto _ : state) {
+    std::vector<OrderEdge> found = InterchangeableChainEdges(model);
+    edges = found.size();
+    benchmark::DoNotOptimize(found);
+  }
+  state.counters["edges"] = static_cast<double>(edges);
+}
+BENCHMARK(BM_InterchangeableChainEdges)->Arg(800);
+
+// Building the state space of one search, with the symmetry edges and
+// without: what the edges add to every exact search of a part.
+void BM_StateSpaceBuild(benchmark::State& state) {
+  const MemoryModel model = RandomWired(static_cast<int>(state.range(0)), 3);
+  for (auto _ : state) benchmark::DoNotOptimize(ScheduleStateSpace(model, state.range(1) != 0));
+}
+BENCHMARK(BM_StateSpaceBuild)->Args({800, 0})->Args({800, 1});
 
 // SERENITY's level-by-level DP on the same random DAGs.
 void BM_SerenitySolveRandomDag(benchmark::State& state) {

@@ -588,7 +588,7 @@ TEST_F(CompilerServiceTest, APassedDeadlineStillAnswersWithAVerifiedSchedule) {
   // returned, verified, and marked as not proved (docs/service.md: a
   // deadline returns the best schedule so far; DEADLINE_EXCEEDED only when
   // none exists).
-  const Graph graph = ordo::testing::ManyBranches(10);
+  const Graph graph = ordo::testing::DistinctBranches(14);
   const v1::CompileRequest request = GraphRequest(graph);
   v1::CompileResponse response;
   ORDO_ASSERT_OK(Compile(request, response, Call(clock_.Now() - absl::Seconds(1))));

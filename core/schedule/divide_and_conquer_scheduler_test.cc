@@ -24,7 +24,7 @@ namespace {
 using ::ordo::testing::ExpectValidSchedule;
 using ::ordo::testing::TestModel;
 
-using ::ordo::testing::ManyBranches;
+using ::ordo::testing::DistinctBranches;
 
 using ::ordo::testing::BruteForceMinPeak;
 using ::ordo::testing::RandomDag;
@@ -206,7 +206,7 @@ TEST(DivideAndConquerSchedulerTest, NeverWorseThanGreedyWithoutTheSearch) {
 }
 
 TEST(DivideAndConquerSchedulerTest, DeadlineIsHonouredOnAnUnsolvablePart) {
-  MemoryModel model = TestModel(ManyBranches(200));
+  MemoryModel model = TestModel(DistinctBranches(200));
   ScheduleLimits limits;
   const absl::Time start = absl::Now();
   limits.deadline = start + absl::Milliseconds(200);
@@ -221,7 +221,7 @@ TEST(DivideAndConquerSchedulerTest, DeadlineIsHonouredOnAnUnsolvablePart) {
 }
 
 TEST(DivideAndConquerSchedulerTest, CancelledCallReturnsAValidSchedule) {
-  MemoryModel model = TestModel(ManyBranches(200));
+  MemoryModel model = TestModel(DistinctBranches(200));
   std::atomic<bool> cancelled{true};
   ScheduleLimits limits;
   limits.cancelled = &cancelled;

@@ -348,7 +348,7 @@ absl::StatusOr<ScheduleResult> DpScheduler::Improve(const MemoryModel& model,
     return FinishSchedule(model, std::move(incumbent), std::move(incumbent_algorithm), start,
                           limits, floor);
   }
-  ScheduleStateSpace space(model);
+  const ScheduleStateSpace space(model, options_.break_symmetry);
   BestFirstSearch search(space, options_, limits, floor, std::move(incumbent), *incumbent_peak);
   search.Run();
   ORDO_ASSIGN_OR_RETURN(

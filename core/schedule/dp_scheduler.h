@@ -14,6 +14,9 @@ struct DpOptions {
   // Expand only an op that is free to run now when there is one (see the
   // class comment). Off only to test that it changes nothing.
   bool dominance = true;
+  // Advance interchangeable chains in one order (ScheduleStateSpace). Off
+  // only to test that it changes nothing.
+  bool break_symmetry = true;
   // Expansions between two reads of the clock and the cancellation flag.
   int32_t check_every = 1024;
   // Expansions between two greedy completions of the state being expanded,

@@ -25,6 +25,7 @@ using ::ordo::testing::TestModel;
 
 using ::ordo::testing::TickingClock;
 
+using ::ordo::testing::DistinctBranches;
 using ::ordo::testing::ManyBranches;
 
 using ::ordo::testing::BruteForceMinPeak;
@@ -204,7 +205,7 @@ TEST(DpSchedulerTest, ImprovesOnAGivenIncumbentAndNamesItWhenKept) {
 }
 
 TEST(DpSchedulerTest, DeadlineOnFakeClockReturnsTheIncumbent) {
-  MemoryModel model = TestModel(ManyBranches(200));
+  MemoryModel model = TestModel(DistinctBranches(200));
   TickingClock clock(absl::Milliseconds(1));
   ScheduleLimits limits;
   limits.clock = &clock;
@@ -217,7 +218,7 @@ TEST(DpSchedulerTest, DeadlineOnFakeClockReturnsTheIncumbent) {
 }
 
 TEST(DpSchedulerTest, RealDeadlineIsHonoured) {
-  MemoryModel model = TestModel(ManyBranches(200));
+  MemoryModel model = TestModel(DistinctBranches(200));
   ScheduleLimits limits;
   const absl::Time start = absl::Now();
   limits.deadline = start + absl::Milliseconds(200);
@@ -231,7 +232,7 @@ TEST(DpSchedulerTest, RealDeadlineIsHonoured) {
 }
 
 TEST(DpSchedulerTest, CancelledCallReturnsAValidScheduleAtOnce) {
-  MemoryModel model = TestModel(ManyBranches(200));
+  MemoryModel model = TestModel(DistinctBranches(200));
   std::atomic<bool> cancelled{true};
   ScheduleLimits limits;
   limits.cancelled = &cancelled;
@@ -242,7 +243,7 @@ TEST(DpSchedulerTest, CancelledCallReturnsAValidScheduleAtOnce) {
 }
 
 TEST(DpSchedulerTest, StateMemoryLimitStopsTheSearch) {
-  MemoryModel model = TestModel(ManyBranches(200));
+  MemoryModel model = TestModel(DistinctBranches(200));
   ScheduleLimits limits;
   limits.max_state_bytes = 4 << 20;
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult result, DpScheduler().Schedule(model, limits));

@@ -324,11 +324,12 @@ TEST(HierarchicalSchedulerTest, CancelledCallReturnsAValidSchedule) {
 }
 
 // `best` with the hierarchical scheduler as the fallback for parts the
-// exact search cannot prove quickly: twenty identical branches (2^20 sets
-// to prove anything) beside a branch pair where greedy goes wrong
-// (dp_scheduler_test), all in one part, with a search too small to prove
-// it. The hierarchical order wins (72 bytes against 77), and every bound
-// is honest.
+// exact search cannot prove quickly: twenty branches (2^20 sets to prove
+// anything; branch i has i in-place Relus, which cost nothing, so that no
+// two are alike and the search's symmetry edges do not apply) beside a
+// branch pair where greedy goes wrong (dp_scheduler_test), all in one part,
+// with a search too small to prove it. The hierarchical order wins (72
+// bytes against 77), and every bound is honest.
 TEST(HierarchicalSchedulerTest, BestFallsBackToItWhenTheSearchCannotProveAPart) {
   std::string text = R"(
     input x 1
@@ -339,8 +340,12 @@ TEST(HierarchicalSchedulerTest, BestFallsBackToItWhenTheSearchCannotProveAPart) 
   )";
   std::string join = "op j Concat a_small b_small";
   for (int i = 0; i < 20; ++i) {
-    absl::StrAppend(&text, "op p", i, " Conv x -> p", i, ":10\n", "op r", i, " Conv p", i, " -> r",
-                    i, ":1\n");
+    absl::StrAppend(&text, "op p", i, " Conv x -> p", i, "_0:10\n");
+    for (int k = 1; k <= i; ++k) {
+      absl::StrAppend(&text, "op q", i, "_", k, " Relu p", i, "_", k - 1, " -> p", i, "_", k,
+                      ":10\n");
+    }
+    absl::StrAppend(&text, "op r", i, " Conv p", i, "_", i, " -> r", i, ":1\n");
     absl::StrAppend(&join, " r", i);
   }
   absl::StrAppend(&text, join, " -> y:1\noutput y\n");

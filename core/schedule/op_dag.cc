@@ -8,8 +8,11 @@ namespace ordo {
 // and per baseline): each op's distinct producers in a reused scratch list,
 // then successors by counting, filled in ascending op order so that each
 // list comes out ascending and distinct.
-OpDag::OpDag(const MemoryModel& model) {
+OpDag::OpDag(const MemoryModel& model) : OpDag(model, {}) {}
+
+OpDag::OpDag(const MemoryModel& model, absl::Span<const OrderEdge> order) {
   const int32_t n = model.num_ops();
+  size_t next_order = 0;
   pred_begin_.reserve(n + 1);
   pred_begin_.push_back(0);
   std::vector<int32_t> producers;
@@ -18,6 +21,9 @@ OpDag::OpDag(const MemoryModel& model) {
     for (int32_t t : model.ops[op].inputs) {
       const int32_t producer = model.tensors[t].producer;
       if (producer != kNoId) producers.push_back(producer);
+    }
+    for (; next_order < order.size() && order[next_order].after == op; ++next_order) {
+      producers.push_back(order[next_order].before);
     }
     std::sort(producers.begin(), producers.end());
     producers.erase(std::unique(producers.begin(), producers.end()), producers.end());

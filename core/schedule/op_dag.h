@@ -6,6 +6,7 @@
 
 #include "absl/types/span.h"
 #include "core/memory/memory_model.h"
+#include "core/schedule/chain_symmetry.h"
 
 namespace ordo {
 
@@ -15,6 +16,9 @@ namespace ordo {
 class OpDag {
  public:
   explicit OpDag(const MemoryModel& model);
+  // The model's dependencies plus `order` (sorted by `after`, each edge
+  // from a lower op id to a higher one): constraints on top of the data.
+  OpDag(const MemoryModel& model, absl::Span<const OrderEdge> order);
 
   int32_t num_ops() const { return static_cast<int32_t>(pred_begin_.size()) - 1; }
   absl::Span<const int32_t> successors(int32_t op) const {

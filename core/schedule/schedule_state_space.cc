@@ -18,11 +18,11 @@ uint64_t SplitMix64(uint64_t x) {
 
 }  // namespace
 
-ScheduleStateSpace::ScheduleStateSpace(const MemoryModel& model)
+ScheduleStateSpace::ScheduleStateSpace(const MemoryModel& model, bool break_symmetry)
     : num_ops_(model.num_ops()),
       words_(std::max(1, (model.num_ops() + 63) / 64)),
       steps_(model),
-      dag_(model) {
+      dag_(model, break_symmetry ? InterchangeableChainEdges(model) : std::vector<OrderEdge>{}) {
   initial_live_ = InitialLiveBytes(model);
   initial_footprint_ = InitialBytes(model);
   zobrist_.resize(num_ops_);

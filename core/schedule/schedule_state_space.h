@@ -27,11 +27,16 @@ namespace ordo {
 // O(ops + their predecessors) in the worst case, usually one check per op
 // of the 64-op words that can hold a ready op (see word_min_last_pred_);
 // ReadyAfter updates a parent's ready list in O(ready + u's consumers).
+// With `break_symmetry`, an op is also ready only after the ops that
+// InterchangeableChainEdges orders before it: identical branches are then
+// advanced in one order instead of every one, and an optimal schedule is
+// still among the complete sets (chain_symmetry.h says why).
+//
 // Copies what it needs from the model (no reference kept). Immutable after
 // construction; thread-compatible.
 class ScheduleStateSpace {
  public:
-  explicit ScheduleStateSpace(const MemoryModel& model);
+  explicit ScheduleStateSpace(const MemoryModel& model, bool break_symmetry = true);
 
   int32_t num_ops() const { return num_ops_; }
   int32_t words() const { return words_; }
@@ -93,7 +98,8 @@ class ScheduleStateSpace {
   // Per op, compressed: distinct producers, latest id first (the one most
   // likely still unscheduled, so IsReady usually stops at the first).
   std::vector<int32_t> pred_begin_, preds_;
-  // Producers and consumers of each op (ReadyAfter reads the consumers).
+  // Producers and consumers of each op (ReadyAfter reads the consumers),
+  // with the symmetry edges.
   OpDag dag_;
   // Per 64-op word of a set, the least "latest producer" of its ops (-1
   // when one has none): a ready op's latest producer is in the set, so a

@@ -23,7 +23,7 @@ using ::ordo::testing::TestModel;
 
 using ::ordo::testing::TickingClock;
 
-using ::ordo::testing::ManyBranches;
+using ::ordo::testing::DistinctBranches;
 
 using ::ordo::testing::BruteForceMinPeak;
 using ::ordo::testing::RandomDag;
@@ -137,7 +137,7 @@ TEST(SerenitySchedulerTest, EveryBudgetOutcomeIsSound) {
 }
 
 TEST(SerenitySchedulerTest, DeadlineReturnsAValidSchedule) {
-  MemoryModel model = TestModel(ManyBranches(200));
+  MemoryModel model = TestModel(DistinctBranches(200));
   ScheduleLimits limits;
   const absl::Time start = absl::Now();
   limits.deadline = start + absl::Milliseconds(200);
@@ -150,7 +150,7 @@ TEST(SerenitySchedulerTest, DeadlineReturnsAValidSchedule) {
 }
 
 TEST(SerenitySchedulerTest, CancelledCallReturnsAValidSchedule) {
-  MemoryModel model = TestModel(ManyBranches(200));
+  MemoryModel model = TestModel(DistinctBranches(200));
   std::atomic<bool> cancelled{true};
   ScheduleLimits limits;
   limits.cancelled = &cancelled;

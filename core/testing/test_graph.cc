@@ -226,6 +226,18 @@ Graph ManyBranches(int branches) {
   return TestGraph(text);
 }
 
+Graph DistinctBranches(int branches) {
+  std::string text = "input x 1\n";
+  std::string join = "op join Concat";
+  for (int i = 0; i < branches; ++i) {
+    absl::StrAppend(&text, "op a", i, " Conv x -> p", i, ":1000\n");
+    absl::StrAppend(&text, "op b", i, " Conv p", i, " -> r", i, ":", 10 + i, "\n");
+    absl::StrAppend(&join, " r", i);
+  }
+  absl::StrAppend(&text, join, " -> y:1\noutput y\n");
+  return TestGraph(text);
+}
+
 std::vector<int32_t> RandomTopologicalOrder(const MemoryModel& model, std::mt19937_64& rng) {
   std::vector<int32_t> missing(model.num_ops(), 0);
   for (int32_t op = 0; op < model.num_ops(); ++op) {

@@ -126,9 +126,15 @@ Graph RandomHourglass(std::mt19937_64& rng, const RandomHourglassOptions& option
 
 // `branches` identical branches x -> p_i (10 bytes) -> r_i (1 byte), all
 // joined by one Concat: whatever the order, the last branch runs beside the
-// other branches' results, so the optimum is above the spec's bound and
-// proving it means visiting every subset of branches.
+// other branches' results, so the optimum is above the spec's bound. The
+// exact search orders identical branches (chain_symmetry.h) and proves it
+// at once; searches without that visit every subset of branches.
 Graph ManyBranches(int branches);
+
+// ManyBranches with no two branches alike: x -> p_i (1000 bytes) -> r_i
+// (10 + i bytes). The optimum is above the spec's bound too, and proving it
+// means visiting about every subset of branches, for every search.
+Graph DistinctBranches(int branches);
 
 // A uniformly random ready op at every step: a random valid schedule.
 std::vector<int32_t> RandomTopologicalOrder(const MemoryModel& model, std::mt19937_64& rng);

@@ -1,0 +1,46 @@
+#ifndef ORDO_CORE_SCHEDULE_CHAIN_SYMMETRY_H_
+#define ORDO_CORE_SCHEDULE_CHAIN_SYMMETRY_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "core/memory/memory_model.h"
+
+namespace ordo {
+
+// An extra scheduling constraint: `before` runs before `after`. It carries
+// no tensor and costs no memory.
+struct OrderEdge {
+  int32_t before = 0;
+  int32_t after = 0;
+};
+
+// Ordering edges that break the symmetry of interchangeable chains, so that
+// an exact search does not visit every permutation of identical branches
+// (48 identical Conv-BN-Relu branches summed by one op are 4^48 sets of
+// scheduled ops, and 20,825 sets once ordered).
+//
+// A chain is a maximal path of ops in which each op's one output is read by
+// the next op only, and that next op has no other such input. Two chains
+// are interchangeable when swapping them maps the memory model onto
+// itself: position by position the same output sizes and in-place input,
+// the same shared inputs (tensor ids) and inputs of their own of the same
+// size and producer (a Split's outputs, say), and last outputs read by the
+// same ops. Swapping them then changes no footprint of any schedule.
+//
+// The edges say: among interchangeable chains c_1..c_k (ordered by their
+// first op), op i of c_j runs after op i of c_(j-1). That keeps an optimal
+// schedule: in any schedule, let each step that advances some chain of the
+// group from progress p advance instead the first chain at progress p.
+// Chains of equal progress swap freely, so every step's footprint stays
+// the same, and the chains' progress then never increases from c_1 to c_k,
+// which is what the edges require. Any subset of the edges is satisfied
+// too; only edges from a lower op id to a higher one are returned, so the
+// ids stay a topological order of the constrained graph.
+//
+// O(ops + edges of the model), sorted by `after`.
+std::vector<OrderEdge> InterchangeableChainEdges(const MemoryModel& model);
+
+}  // namespace ordo
+
+#endif  // ORDO_CORE_SCHEDULE_CHAIN_SYMMETRY_H_
