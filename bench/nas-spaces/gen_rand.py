@@ -113,4 +113,6 @@ def main(out_dir, count=50, seed=11):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "models/rand")
+    # gen_rand.py DIR [COUNT [SEED]]: another SEED draws other networks.
+    main(sys.argv[1] if len(sys.argv) > 1 else "models/rand",
+         int(sys.argv[2]) if len(sys.argv) > 2 else 50, int(sys.argv[3]) if len(sys.argv) > 3 else 11)

@@ -46,7 +46,7 @@ absl::StatusOr<ScheduleResult> Search(const MemoryModel& model, const BestPartOp
   ORDO_ASSIGN_OR_RETURN(
       ScheduleResult hierarchical,
       HierarchicalScheduler(options.hierarchical_options)
-          .Schedule(model, ShareOf(limits, 0.5, limits.max_state_bytes)));
+          .Schedule(model, ShareOf(limits, options.hierarchical_share, limits.max_state_bytes)));
   const ScheduleResult& incumbent =
       hierarchical.peak_bytes < quick.peak_bytes ? hierarchical : quick;
   ORDO_ASSIGN_OR_RETURN(ScheduleResult result,

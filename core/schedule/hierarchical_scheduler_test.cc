@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "core/memory/simulator.h"
 #include "core/schedule/divide_and_conquer_scheduler.h"
 #include "core/schedule/hmcos_scheduler.h"
@@ -368,6 +370,18 @@ TEST(HierarchicalSchedulerTest, BestFallsBackToItWhenTheSearchCannotProveAPart) 
                             HierarchicalScheduler().Schedule(model, {}));
   EXPECT_LE(helped.peak_bytes, hierarchical.peak_bytes);
   EXPECT_LE(helped.lower_bound_bytes, hierarchical.peak_bytes);
+  // The hierarchical scheduler's time is its share of what the quick
+  // attempt left: with none, its order is the cheap one it starts from.
+  ScheduleLimits timed = limits;
+  timed.deadline = absl::Now() + absl::Seconds(60);
+  DivideAndConquerOptions no_time = with;
+  no_time.part.hierarchical_share = 0;
+  ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult hurried,
+                            DivideAndConquerScheduler("best", no_time).Schedule(model, timed));
+  ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult given,
+                            DivideAndConquerScheduler("best", with).Schedule(model, timed));
+  EXPECT_EQ(hurried.peak_bytes, alone.peak_bytes);
+  EXPECT_EQ(given.peak_bytes, helped.peak_bytes);
 }
 
 }  // namespace
