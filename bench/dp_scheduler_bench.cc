@@ -164,7 +164,7 @@ BENCHMARK(BM_BestDartsCandidates)->Arg(40)->Unit(benchmark::kMillisecond);
 // One step of the incremental count: ready ops and their footprints.
 void BM_StateSpaceExpand(benchmark::State& state) {
   const MemoryModel model = RandomWired(static_cast<int>(state.range(0)), 3);
-  const ScheduleStateSpace space(model);
+  const ScheduleStateSpace space(model, /*break_symmetry=*/true);
   std::vector<uint64_t> set(space.words(), 0);
   std::vector<int32_t> ready;
   // Half the ops scheduled, in id order (a topological order).

@@ -22,11 +22,14 @@ struct OrderEdge {
 //
 // A chain is a maximal path of ops in which each op's one output is read by
 // the next op only, and that next op has no other such input. Two chains
-// are interchangeable when swapping them maps the memory model onto
-// itself: position by position the same output sizes and in-place input,
-// the same shared inputs (tensor ids) and inputs of their own of the same
-// size and producer (a Split's outputs, say), and last outputs read by the
-// same ops. Swapping them then changes no footprint of any schedule.
+// are interchangeable when position by position they have the same output
+// sizes and in-place input, the same shared inputs (tensor ids), inputs of
+// their own of the same size, producer and lifetime (a Split's outputs,
+// say), and last outputs read by the same ops. Swapping them then maps the
+// memory model onto itself but for one thing: an op outside that reads
+// both chains' ends and may write over one of them would write over the
+// other. The two are of one size and die at the same step (they have the
+// same readers), so no footprint of any schedule changes.
 //
 // The edges say: among interchangeable chains c_1..c_k (ordered by their
 // first op), op i of c_j runs after op i of c_(j-1). That keeps an optimal

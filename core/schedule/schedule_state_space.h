@@ -29,14 +29,15 @@ namespace ordo {
 // ReadyAfter updates a parent's ready list in O(ready + u's consumers).
 // With `break_symmetry`, an op is also ready only after the ops that
 // InterchangeableChainEdges orders before it: identical branches are then
-// advanced in one order instead of every one, and an optimal schedule is
-// still among the complete sets (chain_symmetry.h says why).
+// advanced in one order instead of every one, and a minimum-peak schedule
+// is still among the complete sets (chain_symmetry.h says why; a search for
+// another objective may need every order, so the caller says which).
 //
 // Copies what it needs from the model (no reference kept). Immutable after
 // construction; thread-compatible.
 class ScheduleStateSpace {
  public:
-  explicit ScheduleStateSpace(const MemoryModel& model, bool break_symmetry = true);
+  ScheduleStateSpace(const MemoryModel& model, bool break_symmetry);
 
   int32_t num_ops() const { return num_ops_; }
   int32_t words() const { return words_; }
