@@ -37,6 +37,7 @@ std::string Fan(int branches, absl::string_view join = "Sum") {
 
 std::vector<std::pair<int32_t, int32_t>> Pairs(const std::vector<OrderEdge>& edges) {
   std::vector<std::pair<int32_t, int32_t>> pairs;
+  pairs.reserve(edges.size());
   for (const OrderEdge& edge : edges) pairs.emplace_back(edge.before, edge.after);
   return pairs;
 }
