@@ -5,15 +5,9 @@
 #include <vector>
 
 #include "core/memory/memory_model.h"
+#include "core/schedule/op_dag.h"
 
 namespace ordo {
-
-// An extra scheduling constraint: `before` runs before `after`. It carries
-// no tensor and costs no memory.
-struct OrderEdge {
-  int32_t before = 0;
-  int32_t after = 0;
-};
 
 // Ordering edges that break the symmetry of interchangeable chains, so that
 // an exact search does not visit every permutation of identical branches

@@ -6,9 +6,15 @@
 
 #include "absl/types/span.h"
 #include "core/memory/memory_model.h"
-#include "core/schedule/chain_symmetry.h"
 
 namespace ordo {
+
+// An extra scheduling constraint: `before` runs before `after`. It carries
+// no tensor and costs no memory (chain_symmetry.h makes them).
+struct OrderEdge {
+  int32_t before = 0;
+  int32_t after = 0;
+};
 
 // The dependency graph between the ops of a MemoryModel, as compressed
 // adjacency arrays (distinct, ascending neighbours). Built once per call;

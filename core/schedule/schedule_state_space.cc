@@ -4,6 +4,7 @@
 
 #include "core/memory/live_memory.h"
 #include "core/memory/simulator.h"
+#include "core/schedule/chain_symmetry.h"
 
 namespace ordo {
 namespace {
