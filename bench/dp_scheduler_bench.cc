@@ -81,19 +81,11 @@ void BM_DpExpandManyBranches(benchmark::State& state) {
 BENCHMARK(BM_DpExpandManyBranches)->Arg(64)->Arg(200)->Unit(benchmark::kMillisecond);
 
 // Proving the optimum of `state.range(0)` alike Conv-Relu-Conv branches
-// summed by one op (the symmetry edges of chain_symmetry.h at work; without
-// them this ends at the state limit), and the cost of finding the edges
-// on the same model.
+// summed by one op (testing::SummedBranches: the symmetry edges of
+// chain_symmetry.h at work; without them this ends at the state limit).
 void BM_DpSolveAlikeBranches(benchmark::State& state) {
-  std::string text = "input x 4\n";
-  std::string sum = "op join Sum";
-  for (int64_t i = 0; i < state.range(0); ++i) {
-    absl::StrAppend(&text, "op c", i, " Conv x -> c", i, ":10\nop r", i, " Relu c", i, " -> r", i,
-                    ":10\nop o", i, " Conv r", i, " -> o", i, ":1\n");
-    absl::StrAppend(&sum, " o", i);
-  }
   const MemoryModel model =
-      *BuildMemoryModel(testing::TestGraph(absl::StrCat(text, sum, " -> y:1\noutput y\n")), {});
+      *BuildMemoryModel(testing::SummedBranches(static_cast<int>(state.range(0))), {});
   for (auto _ : state) {
     absl::StatusOr<ScheduleResult> result = DpScheduler().Schedule(model, {});
     if (!result.ok() || result->status != ScheduleStatus::kOptimal) {
@@ -103,6 +95,7 @@ void BM_DpSolveAlikeBranches(benchmark::State& state) {
 }
 BENCHMARK(BM_DpSolveAlikeBranches)->Arg(48)->Arg(128)->Unit(benchmark::kMillisecond);
 
+// Finding the edges on a random DAG (few of its chains are alike).
 void BM_InterchangeableChainEdges(benchmark::State& state) {
   const MemoryModel model = RandomWired(static_cast<int>(state.range(0)), 3);
   size_t edges = 0;

@@ -8,21 +8,18 @@ load, at the default options, and prints the candidates whose peak or
 status differ or whose wall time differs by more than a second, then the
 counts (same peak, lower, higher; optimal with each) and the summed wall
 times. Prints the load average before and after."""
-import json, os, subprocess, sys, time
+import os, sys
 
-
-def load():
-    return " ".join(open("/proc/loadavg").read().split()[:3])
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run_cli import load, run  # noqa: E402
 
 
 def compile_one(ordo, path):
-    start = time.monotonic()
-    p = subprocess.run([ordo, "compile", path, "--json"], capture_output=True, text=True)
-    wall = time.monotonic() - start
-    if p.returncode != 0:
-        return None, f"exit {p.returncode}", wall
-    answer = json.loads(p.stdout)
-    return int(answer["peak_bytes"]), answer["status"].replace("SCHEDULE_STATUS_", "").lower(), wall
+    """(peak or None, status or exit code, wall seconds) of one default compile."""
+    r = run(path, "default", ordo)
+    if r["rc"] != 0:
+        return None, f"exit {r['rc']}", r["wall"]
+    return r["peak"], r["status"].replace("SCHEDULE_STATUS_", "").lower(), r["wall"]
 
 
 def main(old, new, dirs):

@@ -4,9 +4,14 @@ ORDO = os.environ.get("ORDO", os.path.join(os.path.dirname(os.path.abspath(__fil
 CONFIGS = {"default": [], "int8": ["--activation-dtype", "int8"], "tl2": ["--time-limit", "2"]}
 
 
-def run(path, cfg):
+def load():
+    """The load average over 1, 5 and 15 minutes, as printed beside a measurement."""
+    return " ".join(open("/proc/loadavg").read().split()[:3])
+
+
+def run(path, cfg, ordo=ORDO):
     t0 = time.monotonic()
-    p = subprocess.run([ORDO, "compile", path, "--json"] + CONFIGS[cfg], capture_output=True, text=True)
+    p = subprocess.run([ordo, "compile", path, "--json"] + CONFIGS[cfg], capture_output=True, text=True)
     wall = time.monotonic() - t0
     rec = {"file": path, "cfg": cfg, "rc": p.returncode, "wall": wall, "stderr": p.stderr[-2000:]}
     if p.returncode == 0:

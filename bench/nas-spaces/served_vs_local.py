@@ -16,22 +16,19 @@ import os, socket, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "../../client/python"))
+sys.path.insert(0, HERE)
 from ordo_client import OrdoClient, OrdoError, status_name  # noqa: E402
+from run_cli import ORDO, load, run  # noqa: E402
 import json  # noqa: E402
 
-ORDO = os.environ.get("ORDO", os.path.join(HERE, "../../build/client/ordo"))
 CONCURRENCY = int(os.environ.get("CONCURRENCY", "4"))
-
-
-def load():
-    return open("/proc/loadavg").read().split()[:3]
 
 
 def local_peaks(files):
     peaks = {}
     for f in files:
-        p = subprocess.run([ORDO, "compile", f, "--json"], capture_output=True, text=True)
-        peaks[f] = int(json.loads(p.stdout)["peak_bytes"]) if p.returncode == 0 else None
+        r = run(f, "default")
+        peaks[f] = r["peak"] if r["rc"] == 0 else None
     return peaks
 
 
@@ -63,7 +60,7 @@ def served(server, files):
 def main(folder, servers):
     files = sorted(os.path.join(folder, f) for f in os.listdir(folder)
                    if f.endswith(".onnx") and not f.startswith("dup_"))
-    print("load average at start:", *load(), flush=True)
+    print("load average at start:", load(), flush=True)
     local = local_peaks(files)
     print(f"{len(files)} models compiled locally", flush=True)
     for label, server in (s.split("=", 1) for s in servers):
@@ -89,7 +86,7 @@ def main(folder, servers):
         slowest = max(a[2] for a in answers.values())
         print(f"{label}: {len(files)} served, equal to local {equal}, worse {worse}, better {better}, "
               f"optimal {optimal}; stream {wall:.1f} s, slowest answer {slowest:.1f} s", flush=True)
-    print("load average at end:", *load())
+    print("load average at end:", load())
 
 
 if __name__ == "__main__":

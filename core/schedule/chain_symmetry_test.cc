@@ -18,22 +18,10 @@ namespace {
 
 using ::ordo::testing::BruteForceMinPeak;
 using ::ordo::testing::ExpectValidSchedule;
+using ::ordo::testing::SummedBranches;
 using ::ordo::testing::TestModel;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
-
-// `branches` copies of x -> Conv (c:10) -> Relu (in place) -> Conv (o:1),
-// summed by one op: the probe's fan-in of identical branches.
-std::string Fan(int branches, absl::string_view join = "Sum") {
-  std::string text = "input x 4\n";
-  std::string sum = absl::StrCat("op join ", join);
-  for (int i = 0; i < branches; ++i) {
-    absl::StrAppend(&text, "op c", i, " Conv x -> c", i, ":10\n", "op r", i, " Relu c", i, " -> r",
-                    i, ":10\n", "op o", i, " Conv r", i, " -> o", i, ":1\n");
-    absl::StrAppend(&sum, " o", i);
-  }
-  return absl::StrCat(text, sum, " -> y:1\noutput y\n");
-}
 
 std::vector<std::pair<int32_t, int32_t>> Pairs(const std::vector<OrderEdge>& edges) {
   std::vector<std::pair<int32_t, int32_t>> pairs;
@@ -44,7 +32,7 @@ std::vector<std::pair<int32_t, int32_t>> Pairs(const std::vector<OrderEdge>& edg
 
 TEST(ChainSymmetryTest, IdenticalBranchesAreOrderedPositionByPosition) {
   // Ops: c0 r0 o0 c1 r1 o1 c2 r2 o2 join.
-  const MemoryModel model = TestModel(Fan(3));
+  const MemoryModel model = TestModel(SummedBranches(3));
   EXPECT_THAT(Pairs(InterchangeableChainEdges(model)),
               ::testing::ElementsAre(std::pair(0, 3), std::pair(1, 4), std::pair(2, 5),
                                      std::pair(3, 6), std::pair(4, 7), std::pair(5, 8)));
@@ -394,7 +382,7 @@ TEST(ChainSymmetryTest, ChangesNoOptimumOnMediumGraphs) {
 // and the peak (the last branch beside the others' results) is above the
 // spec's bound, so nothing short of the search proves it.
 TEST(ChainSymmetryTest, ProvesAFanOfIdenticalBranchesTheSearchCouldNot) {
-  const MemoryModel model = TestModel(Fan(48));
+  const MemoryModel model = TestModel(SummedBranches(48));
   ScheduleLimits limits;
   limits.max_state_bytes = 64 << 20;
   ORDO_ASSERT_OK_AND_ASSIGN(ScheduleResult with, DpScheduler().Schedule(model, limits));

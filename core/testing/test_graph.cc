@@ -226,6 +226,17 @@ Graph ManyBranches(int branches) {
   return TestGraph(text);
 }
 
+Graph SummedBranches(int branches) {
+  std::string text = "input x 4\n";
+  std::string sum = "op join Sum";
+  for (int i = 0; i < branches; ++i) {
+    absl::StrAppend(&text, "op c", i, " Conv x -> c", i, ":10\n", "op r", i, " Relu c", i, " -> r",
+                    i, ":10\n", "op o", i, " Conv r", i, " -> o", i, ":1\n");
+    absl::StrAppend(&sum, " o", i);
+  }
+  return TestGraph(absl::StrCat(text, sum, " -> y:1\noutput y\n"));
+}
+
 Graph DistinctBranches(int branches) {
   std::string text = "input x 1\n";
   std::string join = "op join Concat";

@@ -131,6 +131,12 @@ Graph RandomHourglass(std::mt19937_64& rng, const RandomHourglassOptions& option
 // at once; searches without that visit every subset of branches.
 Graph ManyBranches(int branches);
 
+// The probe's fan-in of alike branches: `branches` copies of x -> Conv
+// (c:10) -> Relu (in place) -> Conv (o:1), summed by one op (in place over
+// the first branch's o). The optimum is above the spec's bound; the exact
+// search proves it through its symmetry edges (chain_symmetry.h).
+Graph SummedBranches(int branches);
+
 // ManyBranches with no two branches alike: x -> p_i (1000 bytes) -> r_i
 // (10 + i bytes). The optimum is above the spec's bound too, and proving it
 // means visiting about every subset of branches, for every search.
