@@ -1,11 +1,14 @@
 #include "core/graph/graph.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/util/checked_math.h"
 #include "core/util/status_macros.h"
 
@@ -188,6 +191,27 @@ absl::Status CheckTopologicalOrder(const Graph& graph) {
   return absl::OkStatus();
 }
 
+// Graph outputs that are weights (initializers, or folded from weights
+// alone), for Graph::notes(). At most four named: a detection head may list
+// dozens of constant anchors.
+std::string ConstantOutputsNote(const std::vector<std::string>& names) {
+  constexpr size_t kNamed = 4;
+  std::vector<std::string> quoted;
+  for (size_t i = 0; i < names.size() && i < kNamed; ++i) {
+    quoted.push_back(absl::StrCat("\"", names[i], "\""));
+  }
+  const std::string more =
+      names.size() > kNamed ? absl::StrCat(" and ", names.size() - kNamed, " more") : "";
+  const bool one = names.size() == 1;
+  const char* it = one ? "it" : "them";
+  return absl::StrCat(one ? "graph output " : "graph outputs ", absl::StrJoin(quoted, ", "), more,
+                      one ? " is a constant" : " are constants",
+                      " (initializers, or computed at compile time from weights and static "
+                      "shapes): no op computes ",
+                      it, " at run time, so the schedule and the arena leave ", it,
+                      " out; the runtime reads ", it, " from the model's weights");
+}
+
 }  // namespace
 
 absl::StatusOr<Graph> GraphBuilder::Build() && {
@@ -366,6 +390,7 @@ absl::Status GraphBuilder::ResolveGraphIo(Graph& graph) const {
     tensor.kind = TensorKind::kInput;
     graph.inputs_.push_back(*t);
   }
+  std::vector<std::string> constant_outputs;
   for (const std::string& name : graph_outputs_) {
     std::optional<TensorId> t = graph.FindTensor(name);
     if (!t) {
@@ -375,16 +400,19 @@ absl::Status GraphBuilder::ResolveGraphIo(Graph& graph) const {
     Tensor& tensor = graph.tensors_[*t];
     if (tensor.is_graph_output) continue;
     if (tensor.kind == TensorKind::kWeight) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "graph output \"", name,
-          "\" is a weight (computed at compile time, from weights only): it takes no "
-          "activation memory and no op computes it at run time; remove it from the graph "
-          "outputs (the application can keep the constant)"));
+      // A constant the application reads from the weights: no op computes
+      // it at run time, so it is no part of the schedule or the arena.
+      if (std::find(constant_outputs.begin(), constant_outputs.end(), name) ==
+          constant_outputs.end()) {
+        constant_outputs.push_back(name);
+      }
+      continue;
     }
     tensor.is_graph_output = true;
     if (tensor.kind == TensorKind::kActivation) tensor.kind = TensorKind::kOutput;
     graph.outputs_.push_back(*t);
   }
+  if (!constant_outputs.empty()) graph.notes_.push_back(ConstantOutputsNote(constant_outputs));
   for (const std::string& name : runtime_buffers_) {
     graph.tensors_[*graph.FindTensor(name)].is_runtime_buffer = true;  // an input: found above
   }

@@ -250,6 +250,26 @@ TEST(GraphValidationTest, GraphOutputNotDeclared) {
   )").status(), StatusIs(kInvalid, HasSubstr("graph output \"nothing\"")));
 }
 
+// A weight listed as a graph output (any front end: ONNX folding, a
+// TFLite buffer, the native format) is a constant the runtime reads from
+// the weights: it is no graph output of the schedule, and a note says so,
+// once however often it is listed.
+TEST(GraphTest, AWeightListedAsAnOutputIsLeftOutWithANote) {
+  GraphBuilder builder("g");
+  builder.AddTensorBytes("x", 4, TensorKind::kInput);
+  builder.AddTensorBytes("w", 8, TensorKind::kWeight);
+  builder.AddTensorBytes("y", 4);
+  builder.AddOp("relu", "Relu", {"x"}, {"y"});
+  builder.AddGraphInput("x");
+  builder.AddGraphOutput("w");
+  builder.AddGraphOutput("y");
+  builder.AddGraphOutput("w");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph g, std::move(builder).Build());
+  EXPECT_THAT(g.outputs(), ElementsAre(*g.FindTensor("y")));
+  EXPECT_FALSE(g.tensor(*g.FindTensor("w")).is_graph_output);
+  EXPECT_THAT(g.notes(), ElementsAre(HasSubstr("graph output \"w\" is a constant")));
+}
+
 TEST(GraphTest, DeepChainDoesNotRecurse) {
   GraphBuilder builder;
   builder.AddTensorBytes("t0", 1, TensorKind::kInput);

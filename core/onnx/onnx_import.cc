@@ -412,7 +412,7 @@ absl::StatusOr<Graph> GraphAssembler::Assemble() && {
     if (!folding_.folded[i]) ORDO_RETURN_IF_ERROR(DeclareOp(i));
   }
   for (const ValueInfoView& output : graph_.outputs) {
-    // Declared so that the builder can say a folded output is a weight.
+    // Declared so that the builder knows a folded output is a weight.
     const int32_t id = nodes_.FindValue(output.name);
     if (id != onnx_import::kNoValue && IsWeight(id)) ORDO_RETURN_IF_ERROR(DeclareWeight(id));
     builder_.AddGraphOutput(std::string(output.name));

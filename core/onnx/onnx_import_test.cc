@@ -1459,22 +1459,56 @@ TEST(OnnxImportErrorTest, EverythingFolds) {
               StatusIs(kInvalid, HasSubstr("graph \"test\" has no ops to schedule")));
 }
 
-TEST(OnnxImportErrorTest, FoldedGraphOutput) {
+// A graph output computed from weights alone (PyTorch exports a returned
+// constant, or anchors, this way) is read by the application from the
+// weights: the model compiles without it, and the answer says so.
+TEST(OnnxImportTest, AFoldedGraphOutputIsLeftOutWithANote) {
   TestModel m;
   m.Input("x", {4}).Weight("w", {4}, {1, 2, 3, 4}).Output("y", {4}).Output("r", {4});
   m.Node("Neg", {"w"}, {"y"}, "neg");
   m.Node("Relu", {"x"}, {"r"}, "relu");
-  EXPECT_THAT(ImportOnnx(m.Bytes()),
-              StatusIs(kInvalid, HasSubstr("graph output \"y\" is a weight")));
-  EXPECT_THAT(ImportOnnx(m.Bytes()),
-              StatusIs(kInvalid, HasSubstr("remove it from the graph outputs")));
+  absl::StatusOr<Graph> graph = ImportOnnx(m.Bytes());
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_EQ(graph->num_ops(), 1);
+  ASSERT_EQ(graph->outputs().size(), 1u);
+  EXPECT_EQ(graph->tensor(graph->outputs()[0]).name, "r");
+  EXPECT_THAT(graph->notes(), ElementsAre(AllOf(HasSubstr("graph output \"y\" is a constant"),
+                                                HasSubstr("from the model's weights"))));
+}
+
+// Every constant output is named up to four, then counted; an initializer
+// listed as an output is one too.
+TEST(OnnxImportTest, ManyConstantOutputsShareOneNote) {
+  TestModel m;
+  m.Input("x", {4}).Output("r", {4});
+  m.Node("Relu", {"x"}, {"r"}, "relu");
+  for (int i = 0; i < 6; ++i) {
+    const std::string name = absl::StrCat("anchor", i);
+    m.Weight(name, {2}, {1, 2});
+    m.Output(name, {2});
+  }
+  absl::StatusOr<Graph> graph = ImportOnnx(m.Bytes());
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_EQ(graph->outputs().size(), 1u);
+  EXPECT_THAT(graph->notes(),
+              ElementsAre(AllOf(HasSubstr("graph outputs \"anchor0\", \"anchor1\", \"anchor2\", "
+                                          "\"anchor3\" and 2 more are constants"))));
+}
+
+// When every output folds, nothing is left to run.
+TEST(OnnxImportErrorTest, OnlyConstantOutputsLeaveNothingToSchedule) {
+  TestModel m;
+  m.Input("x", {4}).Weight("w", {4}, {1, 2, 3, 4}).Output("y", {4});
+  m.Node("Neg", {"w"}, {"y"}, "neg");
+  EXPECT_THAT(ImportOnnx(m.Bytes()), StatusIs(kInvalid, HasSubstr("has no ops to schedule")));
 }
 
 // bench/onnx-sweep: a weight listed as a graph output without dims (a
 // tool dropped the outputs' shapes) hid the weight's dims from ONNX's
 // inference, so the Conv reading it was refused as unknown, with no
-// reason; the refusal names the weight output as it does with dims.
-TEST(OnnxImportErrorTest, AWeightOutputWithoutDimsIsNamedNotTheConvReadingIt) {
+// reason. The weight output is a constant the runtime reads; the Conv is
+// sized from the weight's own dims.
+TEST(OnnxImportTest, AWeightOutputWithoutDimsLeavesTheConvReadingItSized) {
   TestModel m;
   m.Input("x", {1, 3, 8, 8}).Weight("w", {4, 3, 1, 1});
   m.Node("Conv", {"x", "w"}, {"y"}, "conv");
@@ -1483,8 +1517,11 @@ TEST(OnnxImportErrorTest, AWeightOutputWithoutDimsIsNamedNotTheConvReadingIt) {
     info.set_name(output);
     info.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
   }
-  EXPECT_THAT(ImportOnnx(m.Bytes()),
-              StatusIs(kInvalid, HasSubstr("graph output \"w\" is a weight")));
+  absl::StatusOr<Graph> graph = ImportOnnx(m.Bytes());
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  ASSERT_EQ(graph->outputs().size(), 1u);
+  EXPECT_EQ(graph->tensor(graph->outputs()[0]).dims, (std::vector<int64_t>{1, 4, 8, 8}));
+  EXPECT_THAT(graph->notes(), ElementsAre(HasSubstr("graph output \"w\" is a constant")));
 }
 
 // Flipped and truncated bytes of real models must come back as a status:
