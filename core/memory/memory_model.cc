@@ -30,19 +30,19 @@ constexpr std::array<std::string_view, N> Sorted(std::array<std::string_view, N>
 // inputs the output still goes over the first (the spec's "other
 // element-wise ONNX ops"; a brute force that reads "binary" strictly
 // differs on NAS-Bench-201 cells, whose sums have three terms).
-constexpr std::array<std::string_view, 53> kInplaceOpTypes = Sorted<53>({
+constexpr std::array<std::string_view, 58> kInplaceOpTypes = Sorted<58>({
     // Reinterpreting (Dropout is the identity at inference).
     "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout",
     // Activations.
     "Relu", "LeakyRelu", "PRelu", "Elu", "Selu", "Celu", "Gelu", "Sigmoid",
     "HardSigmoid", "HardSwish", "Tanh", "Softplus", "Softsign", "ThresholdedRelu",
-    "Clip", "Mish",
+    "Clip", "Mish", "Swish",
     // Unary math.
     "Abs", "Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round",
     "Sign", "Erf", "Sin", "Cos", "Not", "Cast", "QuantizeLinear", "DequantizeLinear",
     // Binary math.
     "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Mod", "Sum", "Mean",
-    "And", "Or", "Xor", "Where",
+    "And", "Or", "Xor", "Where", "BitwiseNot", "BitwiseAnd", "BitwiseOr", "BitwiseXor",
 });
 
 // The same rule with TFLite's builtin operator names (core/tflite keeps

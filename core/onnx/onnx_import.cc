@@ -19,6 +19,7 @@
 #include "core/onnx/function_inlining.h"
 #include "core/onnx/input_shapes.h"
 #include "core/onnx/model_view.h"
+#include "core/onnx/newer_standard_ops.h"
 #include "core/onnx/node_graph.h"
 #include "core/onnx/node_reordering.h"
 #include "core/onnx/tensor_shapes.h"
@@ -697,10 +698,24 @@ absl::Status GraphAssembler::ExplainUnknownOperator(const absl::Status& status, 
           ? std::string()
           : absl::StrCat(" (standard operators up to opset ", standard->second.second, ")");
   const std::string newer = onnx_import::FeatureNewerThanLibrary(graph_, node);
-  const std::string unknown_to_onnx =
+  std::string unknown_to_onnx =
       newer.empty()
           ? absl::StrCat("is not an operator the ONNX library ordo uses knows", library)
           : absl::StrCat("uses ", newer, ", newer than the ONNX library ordo uses knows", library);
+  // An op ordo sizes itself, at an opset before the op existed: the file is
+  // invalid, and the fix is the export's opset, not value_info.
+  if (const onnx::OpSchema* later =
+          onnx_import::NewerStandardSchema(node.op_type, INT_MAX, node.domain)) {
+    int64_t imported = 0;
+    for (const onnx_import::OpsetView& opset : graph_.opsets) {
+      if (IsStandardOnnxDomain(opset.domain)) imported = opset.version;
+    }
+    unknown_to_onnx = absl::StrCat("is a standard operator only from opset ", later->since_version(),
+                                   " on, and the model imports opset ", imported,
+                                   " (export at opset ", later->since_version(),
+                                   " or later, e.g. torch.onnx.export(..., opset_version=",
+                                   later->since_version(), "))");
+  }
   if (unknown == index) {
     return absl::InvalidArgumentError(absl::StrCat(
         status.message(), ". Op ", op, " ", unknown_to_onnx,

@@ -651,6 +651,61 @@ TEST(OnnxImportTest, MicrosoftQuantizedOpsAreSizedWithoutDeclarations) {
   }
 }
 
+// Standard ops of opsets 18-24 that libonnx 1.12 does not know are sized
+// by ordo (newer_standard_ops.h) at their opset and later, with no
+// value_info: PyTorch writes nn.GELU as Gelu at opset 20 and nn.Mish as
+// Mish at 18. At an opset before the op existed the file is invalid, and
+// the refusal names the opset to export at.
+TEST(OnnxImportTest, StandardOpsNewerThanTheLibraryAreSizedAtTheirOpset) {
+  struct Case {
+    std::string op;
+    int64_t since;
+    std::vector<std::string> inputs;  // after "r"
+    int32_t elem_type = onnx::TensorProto::FLOAT;
+  };
+  const std::vector<Case> cases = {
+      {"Mish", 18, {}},
+      {"BitwiseNot", 18, {}, onnx::TensorProto::INT32},
+      {"BitwiseAnd", 18, {"row"}, onnx::TensorProto::INT32},
+      {"BitwiseXor", 18, {"row"}, onnx::TensorProto::INT32},
+      {"GroupNormalization", 18, {"scale", "bias"}},
+      {"Gelu", 20, {}},
+      {"RMSNormalization", 23, {"scale"}},
+      {"RotaryEmbedding", 23, {"scale", "scale"}},
+      {"Swish", 24, {}},
+  };
+  for (const Case& c : cases) {
+    for (const int64_t opset : {c.since - 1, c.since, int64_t{24}}) {
+      SCOPED_TRACE(absl::StrCat(c.op, " at opset ", opset));
+      TestModel m;
+      m.proto().mutable_opset_import(0)->set_version(opset);
+      m.Input("x", {2, 4, 5, 6}, c.elem_type);
+      if (c.elem_type == onnx::TensorProto::FLOAT) {
+        m.Weight("scale", {4}, {1, 1, 1, 1}).Weight("bias", {4}, {0, 0, 0, 0});
+      }
+      m.Input("row", {6}, c.elem_type);  // broadcast over the last dim
+      m.Node("Neg", {"x"}, {"r"}, "neg");
+      std::vector<std::string> inputs = {"r"};
+      inputs.insert(inputs.end(), c.inputs.begin(), c.inputs.end());
+      onnx::NodeProto& node = m.Node(c.op, inputs, {"y"}, "newer");
+      if (c.op == "GroupNormalization") AddIntAttribute(node, "num_groups", 2);
+      m.ShapelessOutput("y", c.elem_type);
+      absl::StatusOr<Graph> graph = ImportOnnx(m.Bytes());
+      if (opset < c.since) {
+        EXPECT_THAT(graph, StatusIs(kInvalid, HasSubstr(absl::StrCat(
+                                                  "is a standard operator only from opset ",
+                                                  c.since, " on, and the model imports opset ",
+                                                  opset))));
+        continue;
+      }
+      ASSERT_TRUE(graph.ok()) << graph.status();
+      const Tensor& y = graph->tensor(*graph->FindTensor("y"));
+      EXPECT_THAT(y.dims, ElementsAre(2, 4, 5, 6));
+      EXPECT_EQ(y.bytes, 2 * 4 * 5 * 6 * 4);
+    }
+  }
+}
+
 // QLinearAveragePool's output dims are onnxruntime's (pool_attributes.h):
 // floor or ceil, VALID with ceil_mode, and a last window that would start
 // in the tail padding dropped; hostile attributes are refused.

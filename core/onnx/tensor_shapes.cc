@@ -19,12 +19,21 @@
 #include "core/graph/onnx_domain.h"
 #include "core/onnx/einsum_shape.h"
 #include "core/onnx/microsoft_quantized_ops.h"
+#include "core/onnx/newer_standard_ops.h"
 #include "core/util/status_macros.h"
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
 
 namespace ordo::onnx_import {
 namespace {
+
+// Schemas of ops libonnx 1.12 has none for, which ordo writes itself:
+// onnxruntime's quantized ops and standard ops of opsets 18-24.
+const onnx::OpSchema* SchemaLibonnxLacks(absl::string_view op_type, int max_inclusive_version,
+                                         absl::string_view domain) {
+  const onnx::OpSchema* schema = MicrosoftQuantizedSchema(op_type, domain);
+  return schema != nullptr ? schema : NewerStandardSchema(op_type, max_inclusive_version, domain);
+}
 
 TensorType FromTypeProto(const onnx::TypeProto& type) {
   TensorType out;
@@ -363,7 +372,7 @@ class SchemaRegistry final : public onnx::ISchemaRegistry {
                                   const std::string& domain) const override {
     const onnx::OpSchema* schema =
         onnx::OpSchemaRegistry::Schema(key, max_inclusive_version, domain);
-    if (schema == nullptr) return MicrosoftQuantizedSchema(key, domain);
+    if (schema == nullptr) return SchemaLibonnxLacks(key, max_inclusive_version, domain);
     const int conv_weight = ConvWeightInput(key);
     // libonnx 1.12 answers opset 18 with Split-13, which knows no num_outputs.
     const bool split_18 = key == "Split" && max_inclusive_version >= 18;
@@ -599,7 +608,8 @@ const onnx::OpSchema* SchemaOf(const ModelView& view, const NodeView& node) {
   const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(
       std::string(node.op_type), static_cast<int>(version),
       IsStandardOnnxDomain(node.domain) ? std::string() : std::string(node.domain));
-  return schema != nullptr ? schema : MicrosoftQuantizedSchema(node.op_type, node.domain);
+  return schema != nullptr ? schema
+                           : SchemaLibonnxLacks(node.op_type, static_cast<int>(version), node.domain);
 }
 
 int64_t StandardOpset(const ModelView& view) {
