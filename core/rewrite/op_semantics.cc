@@ -138,7 +138,8 @@ std::optional<std::string> StringAttribute(const Op& op, absl::string_view name)
 bool IsUnaryElementwiseType(absl::string_view type) {
   return type == "Relu" || type == "LeakyRelu" || type == "Elu" || type == "Selu" ||
          type == "Sigmoid" || type == "HardSigmoid" || type == "HardSwish" || type == "Tanh" ||
-         type == "Softplus" || type == "Softsign" || type == "Identity";
+         type == "Softplus" || type == "Softsign" || type == "Identity" || type == "Gelu" ||
+         type == "Mish" || type == "Swish";
 }
 
 bool HasLegacySemantics(const Op& op) {

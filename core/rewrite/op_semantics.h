@@ -83,7 +83,8 @@ ChannelDependence ChannelDependenceOf(const Graph& graph, const Op& op);
 
 // True for the single-input element-wise activations that commute with any
 // Concat (SERENITY's "Relu-family"): Relu, LeakyRelu, Elu, Selu, Sigmoid,
-// HardSigmoid, HardSwish, Tanh, Softplus, Softsign, Identity.
+// HardSigmoid, HardSwish, Tanh, Softplus, Softsign, Identity, and Gelu,
+// Mish and Swish (opsets 18-24).
 bool IsUnaryElementwiseType(absl::string_view op_type);
 
 // A sliding window along the spatial axes (Conv, pooling). Vectors have one

@@ -7,16 +7,25 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/graph/onnx_domain.h"
 #include "core/onnx/onnx_import.h"
 #include "core/rewrite/onnx_test_model.h"
 #include "gtest/gtest.h"
 #include "onnx/checker.h"
+#include "onnx/defs/schema.h"
 
 namespace ordo {
 
 absl::Status CheckOnnx(const onnx::ModelProto& model) {
   absl::StatusOr<Graph> graph = Import(model);
   if (!graph.ok()) return graph.status();
+  const auto& versions = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  for (const onnx::OperatorSetIdProto& opset : model.opset_import()) {
+    if (IsStandardOnnxDomain(opset.domain()) &&
+        opset.version() > versions.at(onnx::ONNX_DOMAIN).second) {
+      return absl::OkStatus();
+    }
+  }
   onnx::ModelProto copy = WithZeroExternalData(model);
   for (onnx::ValueInfoProto& output : *copy.mutable_graph()->mutable_output()) {
     auto* type = output.mutable_type()->mutable_tensor_type();

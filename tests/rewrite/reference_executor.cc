@@ -44,6 +44,35 @@ std::string StringAttr(const onnx::NodeProto& node, const std::string& name,
   return a != nullptr ? a->s() : fallback;
 }
 
+double FloatAttr(const onnx::NodeProto& node, const std::string& name, double fallback) {
+  const auto* a = Attr(node, name);
+  return a != nullptr ? a->f() : fallback;
+}
+
+// One element of the unary activations without a table of their own above,
+// with the ONNX operator documentation's defaults.
+double UnaryActivation(const onnx::NodeProto& node, double x) {
+  const std::string& type = node.op_type();
+  const auto softplus = [](double v) { return v > 20 ? v : std::log1p(std::exp(v)); };
+  if (type == "Gelu") {
+    if (StringAttr(node, "approximate", "none") == "tanh") {
+      return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+    }
+    return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+  }
+  if (type == "Mish") return x * std::tanh(softplus(x));
+  if (type == "Swish") return x / (1 + std::exp(-FloatAttr(node, "alpha", 1.0) * x));
+  if (type == "Tanh") return std::tanh(x);
+  if (type == "Elu") return x >= 0 ? x : FloatAttr(node, "alpha", 1.0) * std::expm1(x);
+  if (type == "Selu") {
+    const double alpha = FloatAttr(node, "alpha", 1.67326319217681884765625);
+    const double gamma = FloatAttr(node, "gamma", 1.05070102214813232421875);
+    return gamma * (x > 0 ? x : alpha * std::expm1(x));
+  }
+  if (type == "Softplus") return softplus(x);
+  return x / (1 + std::abs(x));  // Softsign
+}
+
 absl::Status Unsupported(const onnx::NodeProto& node, const std::string& what) {
   return absl::UnimplementedError(
       absl::StrCat(node.op_type(), " \"", node.name(), "\": ", what, " not supported"));
@@ -578,6 +607,11 @@ absl::StatusOr<TensorMap> RunReference(const onnx::ModelProto& model, const Tens
         }
       }
       outs.push_back(std::move(y));
+    } else if (type == "Gelu" || type == "Mish" || type == "Swish" || type == "Tanh" ||
+               type == "Elu" || type == "Selu" || type == "Softplus" || type == "Softsign") {
+      FloatTensor y = *in[0];
+      for (float& v : y.values) v = static_cast<float>(UnaryActivation(node, v));
+      outs.push_back(std::move(y));
     } else if (type == "Clip") {
       // min / max: opset-11 operands (float initializers or Constants), else
       // opset-6 attributes.
@@ -592,8 +626,8 @@ absl::StatusOr<TensorMap> RunReference(const onnx::ModelProto& model, const Tens
       outs.push_back(std::move(y));
     } else if (type == "Identity") {
       outs.push_back(*in[0]);
-    } else if (type == "Add" || type == "Sum" || type == "Sub" || type == "Mul" ||
-               type == "Div" || type == "Max" || type == "Min") {
+    } else if (type == "Add" || type == "Sum" || type == "Sub" || type == "Mul" || type == "Div" ||
+               type == "Max" || type == "Min") {
       const bool binary = type == "Add" || type == "Sub" || type == "Mul" || type == "Div";
       if (binary && in.size() != 2) return Unsupported(node, "arity");
       absl::StatusOr<FloatTensor> y = Broadcast(node, in);

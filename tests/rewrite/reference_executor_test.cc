@@ -78,6 +78,37 @@ TEST(ReferenceExecutorTest, ConvGrouped) {
   EXPECT_THAT(y.values, ElementsAre(1, 2, 10, 20, 300, 400, 3000, 4000));
 }
 
+// Values at x = -1, 0 and 1 from the formulas of the ONNX operator
+// documentation, computed independently (Python's math module).
+TEST(ReferenceExecutorTest, UnaryActivations) {
+  struct Case {
+    const char* type;
+    void (*attrs)(onnx::NodeProto&);
+    float at_minus_one, at_zero, at_one;
+  };
+  const Case cases[] = {
+      {"Gelu", nullptr, -0.15865525F, 0, 0.84134475F},
+      {"Gelu", [](onnx::NodeProto& n) { SetStringAttribute(n, "approximate", "tanh"); },
+       -0.15880801F, 0, 0.84119199F},
+      {"Mish", nullptr, -0.30340146F, 0, 0.86509839F},
+      {"Swish", nullptr, -0.26894142F, 0, 0.73105858F},
+      {"Tanh", nullptr, -0.76159416F, 0, 0.76159416F},
+      {"Elu", nullptr, -0.63212056F, 0, 1},
+      {"Selu", nullptr, -1.11133074F, 0, 1.05070102F},
+      {"Softplus", nullptr, 0.31326169F, 0.69314718F, 1.31326169F},
+      {"Softsign", nullptr, -0.5F, 0, 0.5F},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.type);
+    OnnxTestModel m = OneNode(c.type, {"x"}, c.attrs);
+    const FloatTensor y = RunOne(m, {{"x", {{1, 1, 3, 3}, {-1, 0, 1, -1, 0, 1, -1, 0, 1}}}});
+    ASSERT_EQ(y.values.size(), 9u);
+    EXPECT_THAT(y.values[0], FloatNear(c.at_minus_one, 1e-6F));
+    EXPECT_THAT(y.values[1], FloatNear(c.at_zero, 1e-6F));
+    EXPECT_THAT(y.values[2], FloatNear(c.at_one, 1e-6F));
+  }
+}
+
 TEST(ReferenceExecutorTest, Pools) {
   OnnxTestModel max = OneNode("MaxPool", {"x"}, [](onnx::NodeProto& n) {
     SetIntsAttribute(n, "kernel_shape", {2, 2});
