@@ -127,6 +127,29 @@ TEST(TfliteExportTest, OfflinePlanHoldsOrdoOffsetsAndZeroForTensorsNothingUses) 
   }
 }
 
+// A subgraph output held in a buffer (a constant the converter kept as an
+// output) is read by the runtime from the file: the import leaves it out of
+// the schedule with a note, and the emitted plan keeps -1 for it, as for
+// every constant.
+TEST(TfliteExportTest, AConstantOutputKeepsMinusOneAndIsNoted) {
+  TfliteTestModel model = Branches();
+  model.Outputs({6, 1});  // y, then the weight w
+  const std::string original = model.Build();
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportTflite(original));
+  ASSERT_EQ(graph.outputs().size(), 1u);
+  EXPECT_EQ(graph.tensor(graph.outputs()[0]).name, "y");
+  EXPECT_THAT(graph.notes(), ::testing::ElementsAre(HasSubstr("graph output \"w\" is a constant")));
+  const CompileResult result = CompileOf(graph);
+  ORDO_ASSERT_OK_AND_ASSIGN(std::string emitted,
+                            ReorderTfliteModel(original, graph, result.schedule, result.arena));
+  int entries = 0;
+  const std::vector<int32_t> plan = ReadPlan(emitted, &entries);
+  ASSERT_EQ(plan.size(), 3u + 7);
+  EXPECT_EQ(plan[3 + 1], -1);  // the weight
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph reordered, ImportTflite(emitted));
+  EXPECT_EQ(reordered.outputs().size(), 1u);
+}
+
 // TFLM keeps variables in its persistent tail, not at their plan entry: the
 // plan closes the variables' blocks, so the planned area is the arena less
 // the variables (they lived whole, so nothing else overlapped them).

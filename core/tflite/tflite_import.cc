@@ -278,13 +278,13 @@ class TfliteGraphAssembler {
     }
     if (subgraph_.outputs() == nullptr) return absl::OkStatus();
     for (int32_t t : *subgraph_.outputs()) {
-      // A constant output takes no activation memory: the file keeps it.
-      if (HasNoElements(t) ||
-          (IsWeight(*subgraph_.tensors()->Get(t)) && !subgraph_.tensors()->Get(t)->is_variable())) {
+      if (HasNoElements(t)) continue;
+      ORDO_RETURN_IF_ERROR(DeclareTensor(t));
+      // A constant output is left out by the builder, with its note.
+      builder_.AddGraphOutput(names_[t]);
+      if (IsWeight(*subgraph_.tensors()->Get(t)) && !subgraph_.tensors()->Get(t)->is_variable()) {
         continue;
       }
-      ORDO_RETURN_IF_ERROR(DeclareTensor(t));
-      builder_.AddGraphOutput(names_[t]);
       // Written by no operator: the runtime's buffer, live for the whole run.
       if (!produced_[t] && !IsSubgraphInput(t) && !subgraph_.tensors()->Get(t)->is_variable()) {
         builder_.AddGraphInput(names_[t]);
