@@ -1,11 +1,10 @@
 #include "core/onnx/microsoft_quantized_ops.h"
 
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "core/onnx/owned_schemas.h"
 #include "onnx/defs/shape_inference.h"
 
 namespace ordo::onnx_import {
@@ -39,14 +38,7 @@ OpSchema Binary(const char* name) {
   schema.Input(6, "C_scale", "", "tensor(float)");
   schema.Input(7, "C_zero_point", "", "T", OpSchema::Optional);
   schema.Output(0, "C", "", "T");
-  schema.TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
-    onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
-    if (onnx::hasInputShape(ctx, 0) && onnx::hasInputShape(ctx, 3)) {
-      onnx::bidirectionalBroadcastShapeInference(
-          onnx::getInputShape(ctx, 0), onnx::getInputShape(ctx, 3),
-          *ctx.getOutputType(0)->mutable_tensor_type()->mutable_shape());
-    }
-  });
+  schema.TypeAndShapeInferenceFunction([](InferenceContext& ctx) { InferBroadcastOf(ctx, 0, 3); });
   return schema;
 }
 
@@ -219,25 +211,18 @@ OpSchema Concat() {
   return schema;
 }
 
-using SchemaMap = absl::flat_hash_map<std::string, std::unique_ptr<OpSchema>>;
-
-const SchemaMap& Schemas() {
-  static const SchemaMap* const schemas = [] {
-    auto* map = new SchemaMap;
-    auto add = [&](OpSchema schema) {
-      schema.Finalize();
-      const std::string name = schema.Name();
-      (*map)[name] = std::make_unique<OpSchema>(std::move(schema));
-    };
-    add(Binary("QLinearAdd"));
-    add(Binary("QLinearMul"));
-    add(ElementWise("QLinearLeakyRelu"));
-    add(ElementWise("QLinearSigmoid"));
-    add(ElementWise("QLinearSoftmax"));
-    add(GlobalAveragePool());
-    add(AveragePool());
-    add(Concat());
-    return map;
+const OwnedSchemas& Schemas() {
+  static const OwnedSchemas* const schemas = [] {
+    auto* owned = new OwnedSchemas;
+    owned->Add(Binary("QLinearAdd"));
+    owned->Add(Binary("QLinearMul"));
+    owned->Add(ElementWise("QLinearLeakyRelu"));
+    owned->Add(ElementWise("QLinearSigmoid"));
+    owned->Add(ElementWise("QLinearSoftmax"));
+    owned->Add(GlobalAveragePool());
+    owned->Add(AveragePool());
+    owned->Add(Concat());
+    return owned;
   }();
   return *schemas;
 }
@@ -247,9 +232,7 @@ const SchemaMap& Schemas() {
 const onnx::OpSchema* MicrosoftQuantizedSchema(absl::string_view op_type,
                                                absl::string_view domain) {
   if (domain != kMicrosoftDomain) return nullptr;
-  const SchemaMap& schemas = Schemas();
-  const auto it = schemas.find(op_type);
-  return it == schemas.end() ? nullptr : it->second.get();
+  return Schemas().Find(op_type);
 }
 
 }  // namespace ordo::onnx_import

@@ -1,13 +1,12 @@
 #include "core/onnx/newer_standard_ops.h"
 
-#include <memory>
 #include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "core/graph/onnx_domain.h"
+#include "core/onnx/owned_schemas.h"
 #include "onnx/defs/shape_inference.h"
 
 namespace ordo::onnx_import {
@@ -60,14 +59,7 @@ OpSchema Broadcasting(const char* name, int since_version) {
   schema.Input(0, "A", "", "T");
   schema.Input(1, "B", "", "T");
   schema.Output(0, "C", "", "T");
-  schema.TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
-    onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
-    if (onnx::hasInputShape(ctx, 0) && onnx::hasInputShape(ctx, 1)) {
-      onnx::bidirectionalBroadcastShapeInference(
-          onnx::getInputShape(ctx, 0), onnx::getInputShape(ctx, 1),
-          *ctx.getOutputType(0)->mutable_tensor_type()->mutable_shape());
-    }
-  });
+  schema.TypeAndShapeInferenceFunction([](InferenceContext& ctx) { InferBroadcastOf(ctx, 0, 1); });
   return schema;
 }
 
@@ -81,28 +73,21 @@ OpSchema RmsNormalization() {
   return schema;
 }
 
-using SchemaMap = absl::flat_hash_map<std::string, std::unique_ptr<OpSchema>>;
-
-const SchemaMap& Schemas() {
-  static const SchemaMap* const schemas = [] {
-    auto* map = new SchemaMap;
-    auto add = [&](OpSchema schema) {
-      schema.Finalize();
-      const std::string name = schema.Name();
-      (*map)[name] = std::make_unique<OpSchema>(std::move(schema));
-    };
-    add(LikeFirstInput("Mish", 18));
-    add(LikeFirstInput("BitwiseNot", 18));
-    add(Broadcasting("BitwiseAnd", 18));
-    add(Broadcasting("BitwiseOr", 18));
-    add(Broadcasting("BitwiseXor", 18));
-    add(LikeFirstInput("GroupNormalization", 18, /*extra_inputs=*/2));  // scale, bias
-    add(LikeFirstInput("Gelu", 20));
-    add(RmsNormalization());
+const OwnedSchemas& Schemas() {
+  static const OwnedSchemas* const schemas = [] {
+    auto* owned = new OwnedSchemas;
+    owned->Add(LikeFirstInput("Mish", 18));
+    owned->Add(LikeFirstInput("BitwiseNot", 18));
+    owned->Add(Broadcasting("BitwiseAnd", 18));
+    owned->Add(Broadcasting("BitwiseOr", 18));
+    owned->Add(Broadcasting("BitwiseXor", 18));
+    owned->Add(LikeFirstInput("GroupNormalization", 18, /*extra_inputs=*/2));  // scale, bias
+    owned->Add(LikeFirstInput("Gelu", 20));
+    owned->Add(RmsNormalization());
     // cos_cache, sin_cache, position_ids (optional)
-    add(LikeFirstInput("RotaryEmbedding", 23, /*extra_inputs=*/3, /*optional_inputs=*/1));
-    add(LikeFirstInput("Swish", 24));
-    return map;
+    owned->Add(LikeFirstInput("RotaryEmbedding", 23, /*extra_inputs=*/3, /*optional_inputs=*/1));
+    owned->Add(LikeFirstInput("Swish", 24));
+    return owned;
   }();
   return *schemas;
 }
@@ -112,10 +97,8 @@ const SchemaMap& Schemas() {
 const onnx::OpSchema* NewerStandardSchema(absl::string_view op_type, int max_inclusive_version,
                                           absl::string_view domain) {
   if (!IsStandardOnnxDomain(domain)) return nullptr;
-  const SchemaMap& schemas = Schemas();
-  const auto it = schemas.find(op_type);
-  if (it == schemas.end() || it->second->since_version() > max_inclusive_version) return nullptr;
-  return it->second.get();
+  const onnx::OpSchema* schema = Schemas().Find(op_type);
+  return schema != nullptr && schema->since_version() <= max_inclusive_version ? schema : nullptr;
 }
 
 }  // namespace ordo::onnx_import
