@@ -391,6 +391,7 @@ absl::Status GraphBuilder::ResolveGraphIo(Graph& graph) const {
     graph.inputs_.push_back(*t);
   }
   std::vector<std::string> constant_outputs;
+  absl::flat_hash_set<TensorId> listed_constants;  // a detection head lists thousands
   for (const std::string& name : graph_outputs_) {
     std::optional<TensorId> t = graph.FindTensor(name);
     if (!t) {
@@ -402,10 +403,7 @@ absl::Status GraphBuilder::ResolveGraphIo(Graph& graph) const {
     if (tensor.kind == TensorKind::kWeight) {
       // A constant the application reads from the weights: no op computes
       // it at run time, so it is no part of the schedule or the arena.
-      if (std::find(constant_outputs.begin(), constant_outputs.end(), name) ==
-          constant_outputs.end()) {
-        constant_outputs.push_back(name);
-      }
+      if (listed_constants.insert(*t).second) constant_outputs.push_back(name);
       continue;
     }
     tensor.is_graph_output = true;
