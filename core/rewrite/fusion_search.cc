@@ -250,7 +250,9 @@ absl::StatusOr<FusionSearchResult> SearchFusion(const std::shared_ptr<const Eval
       result.time_limit_hit = true;
       break;
     }
-    const FusionPlan& plan = *within[index];
+    ORDO_ASSIGN_OR_RETURN(FusionPlan plan,
+                          WithoutStagesFoldedNodesRead(start->model, start->graph, *within[index]));
+    if (plan.stages.empty()) continue;
     ORDO_ASSIGN_OR_RETURN(onnx::ModelProto fused,
                           ApplyPatchFusion(start->model, start->graph, memory, plan));
     ORDO_ASSIGN_OR_RETURN(

@@ -268,6 +268,30 @@ TEST(PartitionSearchTest, FusionInFitModeStopsAtAModelThatFits) {
   EXPECT_LE(fused.schedule.peak_bytes, options.memory_limit_bytes);
 }
 
+// The shape of a tensor inside the fusible chain, returned as a graph output
+// (a constant: Shape folds): no op of the Graph reads "er", but the file's
+// Shape node does. Fusing a stage that keeps "er" inside itself would leave
+// that node reading a tensor no node writes, and the rewritten model would
+// not import (the whole compile failed with 'reads tensor "er", which is not
+// defined'); the search rewrites around it instead.
+TEST(PartitionSearchTest, FusionLeavesATensorAFoldedNodeReads) {
+  RewriteOptions options = PartitionOptions();
+  options.fusion = true;
+  OnnxTestModel m = InvertedResidual();
+  m.Node("Shape", {"er"}, {"er_shape"});
+  m.Output("er_shape");
+  onnx::ModelProto model = m.model();
+  model.mutable_graph()->mutable_output(1)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::INT64);
+  ORDO_ASSERT_OK_AND_ASSIGN(RewriteResult result, RewriteForMemory(model, options));
+  ExpectConsistent(result, options);
+  bool written = false;
+  for (const onnx::NodeProto& node : result.model.graph().node()) {
+    for (const std::string& output : node.output()) written = written || output == "er";
+  }
+  EXPECT_TRUE(written);
+}
+
 TEST(PartitionSearchTest, ATinyMemoryBudgetStillGivesAValidResult) {
   RewriteOptions options = PartitionOptions();
   options.max_search_bytes = 1;  // every cached candidate is over it

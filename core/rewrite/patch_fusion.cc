@@ -4,7 +4,9 @@
 #include <functional>
 #include <optional>
 #include <queue>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -965,6 +967,23 @@ absl::StatusOr<onnx::ModelProto> ApplyFusedNodes(const onnx::ModelProto& model,
       if (!stage_outputs.contains(out)) gone.insert(out);
     }
   }
+  // A node the Graph does not show (a folded Shape) may read a stage's
+  // intermediate by name; the fused node no longer writes it.
+  for (const onnx::NodeProto& node : nodes) {
+    for (const std::string& in : node.input()) {
+      if (gone.contains(in)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("node \"", node.name(), "\" reads \"", in,
+                         "\", which a fused stage keeps inside itself"));
+      }
+    }
+  }
+  for (const onnx::ValueInfoProto& output : g.output()) {
+    if (gone.contains(output.name())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("graph output \"", output.name(), "\" is kept inside a fused stage"));
+    }
+  }
   const size_t count = nodes.size();
   nodes = SortTopologically(std::move(nodes));
   if (nodes.size() != count) {
@@ -995,6 +1014,37 @@ absl::StatusOr<onnx::ModelProto> ApplyFusedNodes(const onnx::ModelProto& model,
     }
   }
   return out;
+}
+
+absl::StatusOr<FusionPlan> WithoutStagesFoldedNodesRead(const onnx::ModelProto& model,
+                                                        const Graph& graph, FusionPlan plan) {
+  const onnx::GraphProto& g = model.graph();
+  std::vector<bool> shown(g.node_size(), false);
+  for (const Op& op : graph.ops()) {
+    // An op that matches no node leaves its node's reads counted: a stage
+    // is dropped rather than a model emitted that reads a missing tensor.
+    if (absl::StatusOr<int32_t> index = NodeOf(g, op); index.ok()) shown[*index] = true;
+  }
+  absl::flat_hash_set<std::string> read;
+  for (int32_t i = 0; i < g.node_size(); ++i) {
+    if (!shown[i]) read.insert(g.node(i).input().begin(), g.node(i).input().end());
+  }
+  if (read.empty()) return plan;
+  std::vector<FusedStage> kept;
+  for (FusedStage& stage : plan.stages) {
+    ORDO_ASSIGN_OR_RETURN(std::vector<Layer> layers, StageLayers(graph, stage.ops));
+    bool hides = false;
+    for (const Layer& layer : layers) {
+      for (OpId op : layer.ops) {
+        for (TensorId t : graph.op(op).outputs) {
+          hides = hides || (t != layers.back().out && read.contains(graph.tensor(t).name));
+        }
+      }
+    }
+    if (!hides) kept.push_back(std::move(stage));
+  }
+  plan.stages = std::move(kept);
+  return plan;
 }
 
 absl::StatusOr<onnx::ModelProto> ApplyPatchFusion(const onnx::ModelProto& model,

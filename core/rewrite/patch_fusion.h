@@ -201,6 +201,15 @@ struct FusionPlan {
 // O(pieces x (rows + candidates)), pieces <= (9 x 64 + 8 x 24^2) x L per chain of L ops.
 absl::StatusOr<std::vector<FusionPlan>> FusionFront(const Graph& graph, const MemoryModel& memory);
 
+// `plan` without the stages that would keep inside themselves a tensor a
+// node of `model` outside the Graph reads: a node the import folded (a
+// Shape of a stage's intermediate, returned as a constant graph output or
+// sizing a Reshape) names the tensor, which the fused node no longer
+// writes. `graph` is ImportOnnx(model). The plan's chain_peak_bytes and
+// extra_macs stay those of the whole plan (the caller schedules the result).
+absl::StatusOr<FusionPlan> WithoutStagesFoldedNodesRead(const onnx::ModelProto& model,
+                                                        const Graph& graph, FusionPlan plan);
+
 // The model with each stage of `plan` replaced by one fused node (see above)
 // named after the stage's first layer, and a local function per stage; the
 // model's IR version is raised to 8 (local functions) when lower. `graph`
@@ -233,7 +242,8 @@ struct FusedNodeSpec {
 // nodes sorted topologically again (a fused node goes where everything it
 // reads exists), the value_info of tensors no longer in the model dropped,
 // and the IR version raised to 8 when lower. INVALID_ARGUMENT when a node is
-// fused twice or a stage is not convex (it would read its own output).
+// fused twice, a stage is not convex (it would read its own output), or a
+// node left outside the stages reads a tensor a stage keeps inside itself.
 absl::StatusOr<onnx::ModelProto> ApplyFusedNodes(const onnx::ModelProto& model,
                                                  absl::Span<const FusedNodeSpec> specs);
 

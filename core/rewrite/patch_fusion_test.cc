@@ -838,6 +838,45 @@ TEST(PatchFusionTest, SiluStemIsOneStageInEitherOperandOrder) {
   }
 }
 
+// The Mish's "sp" is read by a Shape node the import folds (its value is a
+// constant graph output), which the Graph does not show: fusing the chain
+// would leave that node reading a tensor no node writes. The emitter
+// refuses, and the stage is dropped from the plan.
+TEST(PatchFusionTest, AStageHidingATensorAFoldedNodeReadsIsDropped) {
+  OnnxTestModel m;
+  m.Input("x", {1, 3, 8, 8});
+  m.Weight("wc", {4, 3, 1, 1}, nullptr);
+  m.Node("Conv", {"x", "wc"}, {"c"});
+  m.Node("Softplus", {"c"}, {"sp"});
+  m.Node("Tanh", {"sp"}, {"t"});
+  m.Node("Mul", {"c", "t"}, {"mish"});
+  m.Weight("wd", {4, 1, 3, 3}, nullptr);
+  onnx::NodeProto& dw = m.Node("Conv", {"mish", "wd"}, {"d"});
+  SetIntAttribute(dw, "group", 4);
+  SetIntsAttribute(dw, "pads", {1, 1, 1, 1});
+  m.Output("d");
+  const onnx::ModelProto without_shape = m.model();
+  m.Node("Shape", {"sp"}, {"sp_shape"});
+  m.Output("sp_shape");
+  onnx::ModelProto model = m.model();
+  model.mutable_graph()->mutable_output(1)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::INT64);
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(model));
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
+  const std::vector<std::vector<OpId>> chains = FindFusibleChains(graph);
+  ASSERT_EQ(chains.size(), 1);
+  const FusionPlan plan{{{chains[0], StageRun{}}}, 0, 0};
+  EXPECT_THAT(ApplyPatchFusion(model, graph, memory, plan),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("reads \"sp\", which a fused stage keeps inside itself")));
+  ORDO_ASSERT_OK_AND_ASSIGN(FusionPlan kept, WithoutStagesFoldedNodesRead(model, graph, plan));
+  EXPECT_TRUE(kept.stages.empty());
+  // Without the Shape node the stage stays.
+  ORDO_ASSERT_OK_AND_ASSIGN(FusionPlan all,
+                            WithoutStagesFoldedNodesRead(without_shape, graph, plan));
+  EXPECT_EQ(all.stages.size(), 1u);
+}
+
 // Mish, x * Tanh(Softplus(x)): a composite whose gate is a path of two ops,
 // both intermediates held (one row each with line buffers) and both in the
 // fused body.
