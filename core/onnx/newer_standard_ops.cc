@@ -33,21 +33,24 @@ OpSchema Named(const char* name, int since_version) {
 }
 
 // Y of X's shape and type; `extra_inputs` more inputs after X (scales,
-// biases, caches), the last `optional_inputs` of them optional.
+// biases, caches), the last `optional_inputs` of them optional. Each has a
+// type parameter of its own (T1, T2, ...): one shared would bind inputs
+// the real operator types apart (RotaryEmbedding's int64 position_ids
+// beside float caches), and a type-checking inference would then refuse a
+// valid node.
 OpSchema LikeFirstInput(const char* name, int since_version, int extra_inputs = 0,
-                        int optional_inputs = 0) {
+                        int optional_inputs = 0, const char* output_type = "T") {
   OpSchema schema = Named(name, since_version);
   schema.Input(0, "X", "", "T");
   for (int i = 1; i <= extra_inputs; ++i) {
     const bool optional = i > extra_inputs - optional_inputs;
-    schema.Input(i, "input" + std::to_string(i), "", "T1",
+    const std::string type = "T" + std::to_string(i);
+    schema.Input(i, "input" + std::to_string(i), "", type,
                  optional ? OpSchema::Optional : OpSchema::Single);
-  }
-  if (extra_inputs > 0) {
     schema.TypeConstraint(
-        "T1", std::vector<std::string>(std::begin(kAnyTensor), std::end(kAnyTensor)), "");
+        type, std::vector<std::string>(std::begin(kAnyTensor), std::end(kAnyTensor)), "");
   }
-  schema.Output(0, "Y", "", "T");
+  schema.Output(0, "Y", "", output_type);
   schema.AllowUncheckedAttributes();
   schema.TypeAndShapeInferenceFunction(onnx::propagateShapeAndTypeFromFirstInput);
   return schema;
@@ -65,7 +68,8 @@ OpSchema Broadcasting(const char* name, int since_version) {
 
 // RMSNormalization-23: Y of X's shape and of the scale's type (V).
 OpSchema RmsNormalization() {
-  OpSchema schema = LikeFirstInput("RMSNormalization", 23, /*extra_inputs=*/1);
+  OpSchema schema =
+      LikeFirstInput("RMSNormalization", 23, /*extra_inputs=*/1, /*optional_inputs=*/0, "T1");
   schema.TypeAndShapeInferenceFunction([](InferenceContext& ctx) {
     onnx::propagateElemTypeFromInputToOutput(ctx, 1, 0);
     if (onnx::hasInputShape(ctx, 0)) onnx::propagateShapeFromInputToOutput(ctx, 0, 0);

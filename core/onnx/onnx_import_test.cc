@@ -706,6 +706,32 @@ TEST(OnnxImportTest, StandardOpsNewerThanTheLibraryAreSizedAtTheirOpset) {
   }
 }
 
+// Inputs of these ops have types of their own: RotaryEmbedding's
+// position_ids are int64 beside float caches, and RMSNormalization's Y has
+// the scale's type, not X's. When a type error elsewhere makes the import
+// check every node's types, the refusal names the op at fault (the Relu
+// whose output is declared int32), not a newer op taking valid types.
+TEST(OnnxImportErrorTest, ATypeErrorAfterNewerOpsIsNamedWhereItIs) {
+  for (const std::string op : {"RotaryEmbedding", "RMSNormalization"}) {
+    SCOPED_TRACE(op);
+    TestModel m;
+    m.proto().mutable_opset_import(0)->set_version(23);
+    m.Input("x", {1, 2, 4, 8},
+            op == "RMSNormalization" ? onnx::TensorProto::FLOAT16 : onnx::TensorProto::FLOAT);
+    m.Weight("cache", {4, 4}).Weight("scale", {8});
+    m.Input("positions", {1, 4}, onnx::TensorProto::INT64);
+    if (op == "RotaryEmbedding") {
+      m.Node(op, {"x", "cache", "cache", "positions"}, {"n"}, "newer");
+    } else {
+      m.Node(op, {"x", "scale"}, {"n"}, "newer");
+    }
+    m.Node("Relu", {"n"}, {"y"}, "relu");
+    m.ShapelessOutput("y", onnx::TensorProto::INT32);
+    EXPECT_THAT(ImportOnnx(m.Bytes()), StatusIs(kInvalid, AllOf(HasSubstr("node name: relu"),
+                                                                HasSubstr("(FLOAT) vs (INT32)"))));
+  }
+}
+
 // QLinearAveragePool's output dims are onnxruntime's (pool_attributes.h):
 // floor or ceil, VALID with ceil_mode, and a last window that would start
 // in the tail padding dropped; hostile attributes are refused.
