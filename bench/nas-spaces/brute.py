@@ -11,8 +11,10 @@ from onnx import shape_inference
 
 ELEM = {1: 4, 10: 2, 16: 2, 3: 1, 2: 1, 9: 1, 6: 4, 7: 8, 11: 8}
 UNARY = {"Relu", "Clip", "Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "LeakyRelu", "Abs", "Neg", "Exp", "Log",
-         "Sqrt", "Elu", "Selu", "Softplus", "Erf", "Not", "Floor", "Ceil", "Reciprocal", "Identity", "Gelu", "Mish"}
-BINARY = {"Add", "Mul", "Sub", "Div", "Pow", "Max", "Min", "And", "Or", "Xor", "Equal", "Less", "Greater", "PRelu"}
+         "Sqrt", "Elu", "Selu", "Softplus", "Erf", "Not", "Floor", "Ceil", "Reciprocal", "Identity", "Gelu", "Mish",
+         "Swish", "BitwiseNot"}
+BINARY = {"Add", "Mul", "Sub", "Div", "Pow", "Max", "Min", "And", "Or", "Xor", "Equal", "Less", "Greater", "PRelu",
+          "BitwiseAnd", "BitwiseOr", "BitwiseXor"}
 REINTERPRET = {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}
 
 
