@@ -162,7 +162,12 @@ class TfliteGraphAssembler {
           element.name.empty() ? " is not a TensorType" : " has no static size",
           "; ordo plans tensors of fixed size only"));
     }
-    ORDO_ASSIGN_OR_RETURN(int64_t bits, TensorBits(t, element));
+    // TFLM allocates a sub-byte activation a byte per element (its
+    // TfLiteTypeSizeOf gives INT4 one byte; LiteRT packs it): planned so,
+    // a plan holds in either. A weight keeps its packed size in the file.
+    ElementType sized = element;
+    if (!weight) sized.bits = std::max(sized.bits, 8);
+    ORDO_ASSIGN_OR_RETURN(int64_t bits, TensorBits(t, sized));
     if (element.dtype != DataType::kUnknown) {
       std::vector<int64_t> dims;
       if (tensor.shape() != nullptr) dims.assign(tensor.shape()->begin(), tensor.shape()->end());

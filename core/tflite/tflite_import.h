@@ -22,13 +22,14 @@ namespace ordo {
 //    `is_variable` tensors live for the whole run, and a tensor operators
 //    read but none writes (Vela's scratch) from before the first step: both
 //    are runtime buffers (Tensor::is_runtime_buffer), no model I/O. A tensor
-//    with a dim of 0 holds nothing and is left out, as is a constant
-//    subgraph output. Sizes: `shape` x the element size of the
-//    TensorType; INT4/UINT4 and INT2 count bits, rounded up to whole bytes per
-//    tensor; STRING, RESOURCE and VARIANT have no static size and are refused
-//    when they are activations. A dynamic dim in `shape_signature` (-1) is
-//    planned at `shape`, as TFLite Micro runs it, and one Graph note says so
-//    for all such tensors (their count and the graph inputs among them).
+//    with a dim of 0 holds nothing and is left out, and a constant subgraph
+//    output is left out of the graph's outputs with a note. Sizes: `shape` x
+//    the element size of the TensorType; an INT4/UINT4/INT2 activation a
+//    byte per element (as TFLM allocates it), such a weight its bits,
+//    rounded up to whole bytes per tensor; STRING, RESOURCE and VARIANT have no static size and are
+//    refused when they are activations. A dynamic dim in `shape_signature` (-1) is planned at
+//    `shape`, as TFLite Micro runs it, and one Graph note says so for all such tensors (their count
+//    and the graph inputs among them).
 // 4. Operators keep file order (Op::source_index = index in the subgraph),
 //    type = TFLite's builtin name ("CONV_2D") or the custom code (domain
 //    kTfliteCustomDomain: never in place), name =

@@ -60,15 +60,21 @@ TEST(TfliteImportTest, ElementwiseAndReshapeRunInPlace) {
   EXPECT_EQ(model.ops[2].inplace_input, *graph.FindTensor("relu"));
 }
 
-TEST(TfliteImportTest, SubByteTypesCountBitsRoundedUpPerTensor) {
+// TFLM allocates an INT4 activation a byte per element (TfLiteTypeSizeOf),
+// so a plan at the packed size would let its neighbours overlap it; a
+// weight is stored packed in the file, and counts so under count_weights.
+TEST(TfliteImportTest, SubByteActivationsTakeAByteAWeightCountsBits) {
   TfliteTestModel m;
   const int32_t x = m.Tensor({"x", {3, 3}, kTfliteInt4});
+  const int32_t w = m.Tensor({"w", {3, 3}, kTfliteInt4, /*weight=*/true});
   const int32_t y = m.Tensor({"y", {3, 3}, kTfliteInt4});
-  m.Operator({kTfliteRelu, {x}, {y}});
+  m.Operator({kTfliteAdd, {x, w}, {y}});
   m.Inputs({x});
   m.Outputs({y});
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportTflite(m.Build()));
-  EXPECT_EQ(graph.tensor(*graph.FindTensor("y")).bytes, 5);  // 36 bits
+  EXPECT_EQ(graph.tensor(*graph.FindTensor("x")).bytes, 9);
+  EXPECT_EQ(graph.tensor(*graph.FindTensor("y")).bytes, 9);
+  EXPECT_EQ(graph.tensor(*graph.FindTensor("w")).bytes, 5);  // 36 bits
 }
 
 TEST(TfliteImportTest, VariableTensorsLiveTheWholeRun) {

@@ -62,11 +62,13 @@ def read_model(data):
     main = subgraphs[0]
     tensors = []
     for t in r.tables(main, 0):
-        bits = ELEMENT_BITS[r.scalar(t, 1, N.Int8Flags)]
-        for d in r.ints(t, 0):
-            bits *= d
         buffer = r.scalar(t, 2, N.Uint32Flags)
         has_data = buffer > 0 and len(r.bytes_(buffers[buffer], 0)[1]) > 0
+        bits = ELEMENT_BITS[r.scalar(t, 1, N.Int8Flags)]
+        if not has_data:
+            bits = max(bits, 8)  # TFLM's TfLiteTypeSizeOf: an INT4 activation takes a byte
+        for d in r.ints(t, 0):
+            bits *= d
         tensors.append({"name": r.string(t, 3), "bytes": (bits + 7) // 8, "weight": has_data,
                         "variable": bool(r.scalar(t, 5, N.BoolFlags))})
     operators = [(r.ints(op, 1), r.ints(op, 2)) for op in r.tables(main, 3)]
