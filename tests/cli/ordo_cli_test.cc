@@ -16,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "onnx/onnx_pb.h"
 #include "tests/cli/compile_json.h"
 #include "tests/cli/run_ordo.h"
 
@@ -544,6 +545,42 @@ TEST(OrdoCliTest, ATfliteDynamicBatchIsPlannedAtItsShapeAndSaysSo) {
   EXPECT_THAT(nlohmann::json::parse(inspect.out)["notes"].get<std::vector<std::string>>(),
               ElementsAre(note));
   std::filesystem::remove(model);
+}
+
+// A graph output held in an initializer (a detector's anchors) compiles:
+// the text and JSON reports carry the note, and the reordered and rewritten
+// models keep it as an output, where the application reads it.
+TEST(OrdoCliTest, AConstantGraphOutputIsNotedAndKeptInTheWrittenModels) {
+  ordo::OnnxTestModel m;
+  m.Input("x", {1, 8, 16, 16});
+  m.Weight("w", {16, 8, 3, 3}, nullptr);
+  ordo::SetIntsAttribute(m.Node("Conv", {"x", "w"}, {"c"}), "pads", {1, 1, 1, 1});
+  m.Node("Relu", {"c"}, {"y"});
+  m.FloatWeight("anchors", {1, 2, 3, 4});
+  m.Output("y");
+  m.Output("anchors");
+  const std::string model = WriteTemp("constant_output.onnx", m.Bytes());
+  const std::string reordered = WriteTemp("constant_output.ordo.onnx", "");
+  const std::string rewritten = WriteTemp("constant_output.rewritten.onnx", "");
+  const char* note_start = "graph output \"anchors\" is a constant";
+  ProcessResult text = RunOrdo(absl::StrCat("compile ", model));
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_THAT(text.out, HasSubstr(absl::StrCat("\nnote          ", note_start)));
+  ProcessResult json = RunOrdo(absl::StrCat("compile ", model, " --json --emit-onnx ", reordered,
+                                            " --rewrite partition --rewritten-model ", rewritten));
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  EXPECT_THAT(ParseCompileJson(json.out).import_notes(), ElementsAre(HasSubstr(note_start)));
+  for (const std::string& written : {reordered, rewritten}) {
+    onnx::ModelProto proto;
+    std::ifstream file(written, std::ios::binary);
+    ASSERT_TRUE(proto.ParseFromIstream(&file)) << written;
+    std::vector<std::string> outputs;
+    for (const onnx::ValueInfoProto& output : proto.graph().output()) {
+      outputs.push_back(output.name());
+    }
+    EXPECT_THAT(outputs, ElementsAre("y", "anchors")) << written;
+  }
+  for (const std::string& path : {model, reordered, rewritten}) std::filesystem::remove(path);
 }
 
 // Memory pools (docs/pools.md): placement report, presets and bad specs.
