@@ -506,7 +506,9 @@ absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status, int
     return absl::InvalidArgumentError(absl::StrCat(
         status.message(), ". Op \"", op, "\" (", op_type,
         ") has an output whose size depends on the values of its inputs, known only at run "
-        "time, so no static memory plan can size it"));
+        "time, so no static memory plan can size it: end the export before it (run it in the "
+        "application, as post-processing), or, where the runtime gives it a fixed maximum "
+        "size, declare that size for its outputs in graph.value_info"));
   }
   if (folding_.rounds_exhausted) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -1816,6 +1816,19 @@ TEST(OnnxImportDataDependentTest, NonZeroNamesTheOpAndWhy) {
   EXPECT_THAT(ImportOnnx(m.Bytes()),
               StatusIs(kInvalid, HasSubstr("Op \"nz\" (NonZero) has an output whose size depends "
                                            "on the values of its inputs")));
+  EXPECT_THAT(ImportOnnx(m.Bytes()),
+              StatusIs(kInvalid, HasSubstr("declare that size for its outputs in graph.value_info")));
+}
+
+// The fix the refusal offers: a runtime that gives such an output a fixed
+// maximum size (NonMaxSuppression's max_output_boxes_per_class) declares
+// it, and the model is planned at that size.
+TEST(OnnxImportDataDependentTest, ADeclaredMaximumSizeIsPlanned) {
+  TestModel m;
+  m.Input("x", {4}).Output("idx", {1, 3}, onnx::TensorProto::INT64);
+  m.Node("NonZero", {"x"}, {"idx"}, "nz");
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, ImportOnnx(m.Bytes()));
+  EXPECT_EQ(graph.tensor(*graph.FindTensor("idx")).bytes, 3 * 8);
 }
 
 TEST(OnnxImportDataDependentTest, TopKWithKFromActivationsNamesTheInput) {
