@@ -131,7 +131,9 @@ class TfliteGraphAssembler {
         const int32_t dim = tensor.shape()->Get(d);
         if (dim <= 0) {
           return absl::InvalidArgumentError(absl::StrCat(
-              Where(t), ": dim ", d, " is ", dim, "; dims must be static and positive"));
+              Where(t), ": dim ", d, " is ", dim,
+              "; dims must be static and positive: convert the model at a fixed input size "
+              "(a concrete function with a static input signature)"));
         }
         std::optional<int64_t> product = CheckedMul(bits, dim);
         if (!product) {
@@ -160,7 +162,8 @@ class TfliteGraphAssembler {
       return absl::InvalidArgumentError(absl::StrCat(
           Where(t), ": type ", element.name.empty() ? absl::StrCat(tensor.type()) : element.name,
           element.name.empty() ? " is not a TensorType" : " has no static size",
-          "; ordo plans tensors of fixed size only"));
+          "; ordo plans tensors of fixed size only: convert the model without such tensors "
+          "(resource variables and tensor lists disabled, strings handled outside the model)"));
     }
     // TFLM allocates a sub-byte activation a byte per element (its
     // TfLiteTypeSizeOf gives INT4 one byte; LiteRT packs it): planned so,
@@ -307,7 +310,9 @@ class TfliteGraphAssembler {
       return absl::InvalidArgumentError(absl::StrCat(
           "SubGraph 0 Operator ", o, " (", type,
           ") runs another subgraph, whose memory ordo does not plan: control flow and "
-          "StableHLO composites are not supported; ordo schedules one straight-line subgraph"));
+          "StableHLO composites are not supported; ordo schedules one straight-line subgraph: "
+          "convert the model without it (loops unrolled, conditionals resolved, composites "
+          "lowered to their builtin operators)"));
     }
     std::vector<std::string> inputs;
     std::vector<std::string> outputs;
