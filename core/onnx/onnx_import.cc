@@ -54,8 +54,12 @@ absl::Status RejectControlFlow(const ModelView& graph, const std::vector<std::st
                      attribute.type == AttributeProto::GRAPHS || attribute.has_graph;
     }
     if (has_subgraph) {
-      return absl::InvalidArgumentError(absl::StrCat("control-flow op \"", names[i], "\" (",
-                                                     op_type, ") is not supported yet"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "control-flow op \"", names[i], "\" (", op_type,
+          ") is not supported yet: ordo plans one straight-line graph; export the model "
+          "without it (a traced export such as torch.onnx.export's default writes Python "
+          "branches and loops as straight-line ops; keep data-dependent branches and "
+          "post-processing loops out of the exported module)"));
     }
   }
   return absl::OkStatus();
@@ -540,8 +544,11 @@ absl::Status GraphAssembler::ExplainUnknownShape(const absl::Status& status, int
     }
     return absl::InvalidArgumentError(absl::StrCat(
         status.message(), ". Input ", k, " (\"", graph_.inputs_of(index)[k], "\") of op \"", op,
-        "\" (", op_type, ") sets this shape and is computed from activation values at "
-        "run time, so it cannot be folded to a constant (a data-dependent shape)"));
+        "\" (", op_type,
+        ") sets this shape and is computed from activation values at "
+        "run time, so it cannot be folded to a constant (a data-dependent shape): export it as "
+        "a constant (a Python int, not a tensor, in the exported module), or declare the "
+        "fixed size the runtime gives this op's outputs in graph.value_info"));
   }
   return status;
 }
