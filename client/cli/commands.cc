@@ -16,6 +16,7 @@
 #include "client/cli/byte_size.h"
 #include "client/cli/files.h"
 #include "client/cli/pool_flags.h"
+#include "client/cli/plan_header.h"
 #include "client/cli/report.h"
 #include "client/lib/ordo_client.h"
 #include "core/compile/compile.h"
@@ -466,7 +467,7 @@ ArenaPlan StackedPools(const CompileResult& result) {
   return plan;
 }
 
-// schedule.json, arena.json and memory.svg (plus memory.png when
+// schedule.json, arena.json, plan.h and memory.svg (plus memory.png when
 // rsvg-convert, Debian package librsvg2-bin, is installed) in `dir`.
 absl::Status WriteReportFiles(const std::string& dir, const std::string& model_path,
                               const Graph& graph, const CompileOptions& options,
@@ -480,6 +481,7 @@ absl::Status WriteReportFiles(const std::string& dir, const std::string& model_p
   ORDO_RETURN_IF_ERROR(
       WriteFile(dir + "/schedule.json", CompileResponseJson(response, model_path)));
   ORDO_RETURN_IF_ERROR(WriteFile(dir + "/arena.json", ArenaJson(response)));
+  ORDO_RETURN_IF_ERROR(WriteFile(dir + "/plan.h", PlanHeader(response, model_path)));
   MemorySvgOptions svg;
   svg.title = absl::StrCat(std::filesystem::path(model_path).filename().string(),
                            ": memory profile");

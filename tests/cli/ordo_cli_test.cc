@@ -583,6 +583,122 @@ TEST(OrdoCliTest, AConstantGraphOutputIsNotedAndKeptInTheWrittenModels) {
   for (const std::string& path : {model, reordered, rewritten}) std::filesystem::remove(path);
 }
 
+// plan.h (--out-dir): a C header firmware includes. A C compiler must take
+// it (-std=c99 -pedantic -Werror), and the values it holds must be the
+// compile's own (arena.json, schedule.json): pools, offsets, sizes and the
+// op order, with tensor names that need escaping in C, two pools whose
+// macros would collide and a pool name that would end a comment.
+std::string RunShell(const std::string& command, int* exit_code) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while (pipe != nullptr && (n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
+    out.append(buffer.data(), n);
+  }
+  const int status = pipe != nullptr ? pclose(pipe) : -1;
+  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+TEST(OrdoCliTest, PlanHeaderCompilesAndHoldsThePlan) {
+  if (!std::filesystem::exists("/usr/bin/cc")) GTEST_SKIP() << "no C compiler at /usr/bin/cc";
+  // A chain whose tensor names need escaping in a C string literal (an
+  // escaped byte followed by a digit, which a hex escape would swallow).
+  const std::vector<std::string> names = {"in\"put",
+                                          "back\\slash",
+                                          "\xc3\xa9t\xc3\xa9"
+                                          "7",
+                                          "end*/comment",
+                                          "tri??=graph",
+                                          "out"};
+  nlohmann::json graph;
+  graph["name"] = "odd \"names\"";
+  graph["inputs"] = {names[0]};
+  graph["outputs"] = {names.back()};
+  for (size_t i = 0; i < names.size(); ++i) {
+    graph["tensors"].push_back({{"name", names[i]}, {"sizeBytes", 4096 * (1 + i % 3)}});
+    if (i > 0) {
+      graph["ops"].push_back({{"name", absl::StrCat("op\"", i)},
+                              {"type", "Conv"},
+                              {"inputs", {names[i - 1]}},
+                              {"outputs", {names[i]}}});
+    }
+  }
+  const std::string model = WriteTemp("odd_names.json", graph.dump());
+  const std::filesystem::path dir = TempPath("plan_header");
+  std::filesystem::remove_all(dir);
+  ProcessResult run = RunOrdo(absl::StrCat("compile ", model, " --out-dir ", dir.string(),
+                                           " --pool fast:12KiB:4GB/s --pool FAST:1MiB:1GB/s",
+                                           " --pool 'slow*/bank:1MiB:0.1GB/s'"));
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  std::ofstream(dir / "check.c") << R"(#include <stdio.h>
+#include "plan.h"
+int main(void) {
+  int i;
+  printf("%d %d %d %d\n", ORDO_PLAN_FITS, ORDO_POOL_COUNT, ORDO_POOL_FAST, ORDO_POOL_FAST_1);
+  printf("%ld %ld\n", (long)ORDO_POOL_FAST_BYTES, (long)ORDO_POOL_FAST_1_BYTES);
+  for (i = 0; i < ORDO_TENSOR_COUNT; ++i) {
+    printf("%s\t%u\t%lu\t%lu\n", ordo_tensors[i].name, (unsigned)ordo_tensors[i].pool,
+           (unsigned long)ordo_tensors[i].offset, (unsigned long)ordo_tensors[i].bytes);
+  }
+  for (i = 0; i < ORDO_SCHEDULE_LENGTH; ++i) printf("%s\n", ordo_schedule[i]);
+  return 0;
+}
+)";
+  int exit_code = 0;
+  const std::string built =
+      RunShell(absl::StrCat("/usr/bin/cc -std=c99 -pedantic -Wall -Werror -o ",
+                            (dir / "check").string(), " ", (dir / "check.c").string()),
+               &exit_code);
+  ASSERT_EQ(exit_code, 0) << built;
+  const std::string printed = RunShell((dir / "check").string(), &exit_code);
+  ASSERT_EQ(exit_code, 0) << printed;
+
+  // What the header should hold, from the compile's own files.
+  std::ifstream arena_file(dir / "arena.json");
+  const nlohmann::json arena = nlohmann::json::parse(arena_file);
+  std::ifstream schedule_file(dir / "schedule.json");
+  const nlohmann::json report = nlohmann::json::parse(schedule_file);
+  std::string expected = "1 3 0 1\n";
+  int64_t used[3] = {0, 0, 0};
+  std::string tensors;
+  for (const nlohmann::json& t : arena["tensors"]) {
+    const std::string name = t.value("pool", "");
+    const int pool = name == "fast" ? 0 : name == "FAST" ? 1 : 2;
+    const int64_t offset = std::stoll(t.value("offset_bytes", "0"));
+    const int64_t bytes = std::stoll(t["size_bytes"].get<std::string>());
+    used[pool] = std::max(used[pool], offset + bytes);
+    absl::StrAppend(&tensors, t["tensor"].get<std::string>(), "\t", pool, "\t", offset, "\t", bytes,
+                    "\n");
+  }
+  absl::StrAppend(&expected, used[0], " ", used[1], "\n", tensors);
+  for (const nlohmann::json& op : report["schedule"]) {
+    absl::StrAppend(&expected, op.get<std::string>(), "\n");
+  }
+  EXPECT_EQ(printed, expected);
+
+  // A plan that does not fit stops the build that includes it, unless asked.
+  std::filesystem::remove_all(dir);
+  run =
+      RunOrdo(absl::StrCat("compile ", model, " --out-dir ", dir.string(), " --memory-limit 1KiB"));
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  std::ofstream(dir / "unfit.c")
+      << "#include \"plan.h\"\nint main(void) { return ORDO_PLAN_FITS; }\n";
+  const std::string refused =
+      RunShell(absl::StrCat("/usr/bin/cc -std=c99 -c -o /dev/null ", (dir / "unfit.c").string()),
+               &exit_code);
+  EXPECT_NE(exit_code, 0);
+  EXPECT_THAT(refused, HasSubstr("ordo: this plan does not fit the device"));
+  RunShell(absl::StrCat("/usr/bin/cc -std=c99 -pedantic -Werror -DORDO_PLAN_ALLOW_UNFIT -c -o "
+                        "/dev/null ",
+                        (dir / "unfit.c").string()),
+           &exit_code);
+  EXPECT_EQ(exit_code, 0);
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove(model);
+}
+
 // Memory pools (docs/pools.md): placement report, presets and bad specs.
 TEST(OrdoCliPoolsTest, JsonReportsThePlacementAndEachTensorsPool) {
   ProcessResult run = RunOrdo(absl::StrCat(

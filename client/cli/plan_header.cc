@@ -1,0 +1,167 @@
+#include "client/cli/plan_header.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+
+namespace ordo::cli {
+namespace {
+
+// `text` as a C string literal. Octal escapes take at most three digits, so
+// a digit after one cannot extend it (as it would a hex escape); '?' is
+// escaped against trigraphs.
+std::string CString(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\' || c == '?') {
+      absl::StrAppend(&out, "\\", std::string(1, c));
+    } else if (byte < 0x20 || byte >= 0x7f) {
+      absl::StrAppend(&out, "\\", std::string(1, static_cast<char>('0' + (byte >> 6))),
+                      std::string(1, static_cast<char>('0' + ((byte >> 3) & 7))),
+                      std::string(1, static_cast<char>('0' + (byte & 7))));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// Text for a /* */ comment: no "*/" can end it early.
+std::string CommentText(std::string text) {
+  for (size_t at = text.find("*/"); at != std::string::npos; at = text.find("*/", at)) {
+    text[at + 1] = '_';
+  }
+  for (char& c : text) {
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  }
+  return text;
+}
+
+struct Pool {
+  std::string name;
+  std::string macro;  // ORDO_POOL_<NAME>
+  int64_t used_bytes = 0;
+  int64_t capacity_bytes = 0;  // 0: none given
+};
+
+// The pools in the device's order (or the one arena), with unique macros.
+std::vector<Pool> PoolsOf(const v1::CompileResponse& response) {
+  std::vector<Pool> pools;
+  if (response.has_placement()) {
+    for (const v1::PoolUsageReport& pool : response.placement().pools()) {
+      pools.push_back({pool.name(), "", pool.used_bytes(), pool.capacity_bytes()});
+    }
+  } else {
+    const int64_t limit = response.device().memory_capacity_bytes();
+    pools.push_back({"arena", "", response.arena().arena_bytes(), limit});
+  }
+  absl::flat_hash_set<std::string> taken;
+  for (size_t i = 0; i < pools.size(); ++i) {
+    std::string macro = "ORDO_POOL_";
+    for (const char c : pools[i].name) {
+      macro += std::isalnum(static_cast<unsigned char>(c)) != 0
+                   ? static_cast<char>(std::toupper(static_cast<unsigned char>(c)))
+                   : '_';
+    }
+    // ORDO_POOL_X and ORDO_POOL_X_BYTES must not meet another pool's.
+    if (!taken.insert(macro).second || !taken.insert(macro + "_BYTES").second) {
+      absl::StrAppend(&macro, "_", i);
+      taken.insert(macro);
+      taken.insert(macro + "_BYTES");
+    }
+    pools[i].macro = std::move(macro);
+  }
+  return pools;
+}
+
+// Whether the plan fits the device, and why not.
+std::pair<bool, std::string> Fits(const v1::CompileResponse& response) {
+  if (response.has_placement()) {
+    return {response.placement().fits(), response.placement().overflow()};
+  }
+  const int64_t limit = response.device().memory_capacity_bytes();
+  if (limit > 0 && response.arena().arena_bytes() > limit) {
+    return {false, absl::StrCat("the arena takes ", response.arena().arena_bytes(),
+                                " bytes of the ", limit, " the device has")};
+  }
+  return {true, ""};
+}
+
+}  // namespace
+
+std::string PlanHeader(const v1::CompileResponse& response, const std::string& model_path) {
+  const std::vector<Pool> pools = PoolsOf(response);
+  absl::flat_hash_map<std::string, size_t> pool_index;
+  for (size_t i = 0; i < pools.size(); ++i) pool_index[pools[i].name] = i;
+  int64_t largest = 0;
+  for (const v1::TensorPlacement& t : response.arena().tensors()) {
+    largest = std::max(largest, t.offset_bytes() + t.size_bytes());
+  }
+  const bool narrow = largest <= std::numeric_limits<uint32_t>::max();
+  const auto [fits, why_not] = Fits(response);
+
+  std::string out = absl::StrCat(
+      "/* Memory plan of ", CommentText(model_path), " (model \"",
+      CommentText(response.model_name()),
+      "\"), written by `ordo compile --out-dir`.\n"
+      " * Generated: do not edit; compile the model again instead.\n"
+      " *\n"
+      " * Run the ops in the order of ordo_schedule[]. Define one buffer per pool,\n"
+      " * ORDO_POOL_<NAME>_BYTES long and aligned to ORDO_ALIGNMENT, in that memory\n"
+      " * bank; tensor ordo_tensors[i] lives at its pool's buffer + offset, for\n"
+      " * bytes (its aligned size). Tensors live at once never overlap in a pool;\n"
+      " * two that share a block are an in-place pair (the op writes its output\n"
+      " * over its input). */\n"
+      "#ifndef ORDO_PLAN_H_\n#define ORDO_PLAN_H_\n\n#include <stdint.h>\n\n",
+      "#define ORDO_ALIGNMENT ", response.arena().alignment_bytes(), "\n",
+      "#define ORDO_PEAK_BYTES ", response.peak_bytes(), "\n",
+      "#define ORDO_PLAN_FITS ", fits ? 1 : 0, "\n");
+  if (!fits) {
+    absl::StrAppend(&out, "#ifndef ORDO_PLAN_ALLOW_UNFIT\n#error ",
+                    CString(absl::StrCat("ordo: this plan does not fit the device: ", why_not)),
+                    "\n#endif\n");
+  }
+  absl::StrAppend(&out, "\n#define ORDO_POOL_COUNT ", pools.size(), "\n");
+  for (size_t i = 0; i < pools.size(); ++i) {
+    absl::StrAppend(&out, "/* pool ", CommentText(CString(pools[i].name)),
+                    pools[i].capacity_bytes > 0
+                        ? absl::StrCat(": ", pools[i].capacity_bytes, " bytes in the device")
+                        : std::string(),
+                    " */\n#define ", pools[i].macro, " ", i, "\n#define ", pools[i].macro,
+                    "_BYTES ", pools[i].used_bytes, "\n");
+  }
+  const char* type = narrow ? "uint32_t" : "uint64_t";
+  absl::StrAppend(&out, "\ntypedef struct {\n  const char* name;\n  uint32_t pool;\n  ", type,
+                  " offset;\n  ", type, " bytes;\n} ordo_tensor_plan_t;\n\n",
+                  "#define ORDO_TENSOR_COUNT ", response.arena().tensors_size(), "\n",
+                  "static const ordo_tensor_plan_t ordo_tensors[",
+                  std::max(1, response.arena().tensors_size()), "] = {\n");
+  for (const v1::TensorPlacement& t : response.arena().tensors()) {
+    const auto pool = pool_index.find(t.pool().empty() ? pools[0].name : t.pool());
+    const std::string& macro = pool != pool_index.end() ? pools[pool->second].macro : pools[0].macro;
+    absl::StrAppend(&out, "    {", CString(t.tensor()), ", ", macro, ", ", t.offset_bytes(),
+                    "u, ", t.size_bytes(), "u},\n");
+  }
+  // C has no empty initializer list (before C23): a placeholder, the
+  // count says 0.
+  if (response.arena().tensors_size() == 0) absl::StrAppend(&out, "    {0, 0, 0, 0},\n");
+  absl::StrAppend(&out, "};\n\n#define ORDO_SCHEDULE_LENGTH ", response.schedule_size(), "\n",
+                  "static const char* const ordo_schedule[", std::max(1, response.schedule_size()),
+                  "] = {\n");
+  for (const std::string& op : response.schedule()) {
+    absl::StrAppend(&out, "    ", CString(op), ",\n");
+  }
+  if (response.schedule_size() == 0) absl::StrAppend(&out, "    0,\n");
+  absl::StrAppend(&out, "};\n\n#endif  /* ORDO_PLAN_H_ */\n");
+  return out;
+}
+
+}  // namespace ordo::cli
