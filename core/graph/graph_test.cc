@@ -4,8 +4,6 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
-#include "absl/time/time.h"
 #include "core/testing/status_matchers.h"
 #include "core/testing/test_graph.h"
 #include "gmock/gmock.h"
@@ -274,9 +272,11 @@ TEST(GraphTest, AWeightListedAsAnOutputIsLeftOutWithANote) {
 }
 
 // A detection export may list thousands of constants as outputs, and a
-// hostile one a few hundred thousand in a few megabytes: telling them apart
-// was quadratic (80,000 took 9 s in ordo compile, 160,000 28 s).
-TEST(GraphTest, ManyConstantOutputsBuildInLinearTime) {
+// hostile one a few hundred thousand in a few megabytes: one note names
+// four and counts the rest. (Telling them apart was quadratic: 160,000 took
+// 28 s in ordo compile; onnx_import_bench's BM_BuildManyConstantOutputs
+// times it.)
+TEST(GraphTest, ManyConstantOutputsGetOneNote) {
   GraphBuilder builder("g");
   builder.AddTensorBytes("x", 4, TensorKind::kInput);
   builder.AddTensorBytes("y", 4);
@@ -289,9 +289,7 @@ TEST(GraphTest, ManyConstantOutputsBuildInLinearTime) {
     builder.AddGraphOutput("c" + std::to_string(i));
   }
   builder.AddGraphOutput("c0");
-  const absl::Time start = absl::Now();
   ORDO_ASSERT_OK_AND_ASSIGN(Graph g, std::move(builder).Build());
-  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
   EXPECT_EQ(g.outputs().size(), 1u);
   EXPECT_THAT(g.notes(), ElementsAre(HasSubstr(absl::StrCat("and ", kConstants - 4, " more"))));
 }

@@ -838,11 +838,9 @@ TEST(PatchFusionTest, SiluStemIsOneStageInEitherOperandOrder) {
   }
 }
 
-// The Mish's "sp" is read by a Shape node the import folds (its value is a
-// constant graph output), which the Graph does not show: fusing the chain
-// would leave that node reading a tensor no node writes. The emitter
-// refuses, and the stage is dropped from the plan.
-TEST(PatchFusionTest, AStageHidingATensorAFoldedNodeReadsIsDropped) {
+// 1x1 Conv "c" -> Mish written out, x * Tanh(Softplus(x)) ("sp", "t",
+// "mish") -> 3x3 depthwise Conv "d", the output.
+OnnxTestModel MishThenDepthwise() {
   OnnxTestModel m;
   m.Input("x", {1, 3, 8, 8});
   m.Weight("wc", {4, 3, 1, 1}, nullptr);
@@ -855,6 +853,15 @@ TEST(PatchFusionTest, AStageHidingATensorAFoldedNodeReadsIsDropped) {
   SetIntAttribute(dw, "group", 4);
   SetIntsAttribute(dw, "pads", {1, 1, 1, 1});
   m.Output("d");
+  return m;
+}
+
+// The Mish's "sp" is read by a Shape node the import folds (its value is a
+// constant graph output), which the Graph does not show: fusing the chain
+// would leave that node reading a tensor no node writes. The emitter
+// refuses, and the stage is dropped from the plan.
+TEST(PatchFusionTest, AStageHidingATensorAFoldedNodeReadsIsDropped) {
+  OnnxTestModel m = MishThenDepthwise();
   const onnx::ModelProto without_shape = m.model();
   m.Node("Shape", {"sp"}, {"sp_shape"});
   m.Output("sp_shape");
@@ -881,18 +888,7 @@ TEST(PatchFusionTest, AStageHidingATensorAFoldedNodeReadsIsDropped) {
 // both intermediates held (one row each with line buffers) and both in the
 // fused body.
 TEST(PatchFusionTest, MishIsACompositeOfThreeOps) {
-  OnnxTestModel m;
-  m.Input("x", {1, 3, 8, 8});
-  m.Weight("wc", {4, 3, 1, 1}, nullptr);
-  m.Node("Conv", {"x", "wc"}, {"c"});
-  m.Node("Softplus", {"c"}, {"sp"});
-  m.Node("Tanh", {"sp"}, {"t"});
-  m.Node("Mul", {"c", "t"}, {"mish"});
-  m.Weight("wd", {4, 1, 3, 3}, nullptr);
-  onnx::NodeProto& dw = m.Node("Conv", {"mish", "wd"}, {"d"});
-  SetIntAttribute(dw, "group", 4);
-  SetIntsAttribute(dw, "pads", {1, 1, 1, 1});
-  m.Output("d");
+  OnnxTestModel m = MishThenDepthwise();
   ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, Import(m.model()));
   ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel memory, BuildMemoryModel(graph, MemoryOptions{}));
   const std::vector<std::vector<OpId>> chains = FindFusibleChains(graph);
