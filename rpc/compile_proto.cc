@@ -315,6 +315,7 @@ v1::CompileResponse CompileResponseOf(const CompileRequest& request, const Graph
   options.set_max_state_bytes(request.options.max_state_bytes);
   options.set_return_reordered_onnx(request.reordered_onnx);
   options.set_return_reordered_tflite(request.reordered_tflite);
+  options.set_return_plan_header(request.plan_header);
   if (rewrite) RewriteSummaryToProto(*rewrite, response);
   return response;
 }
@@ -646,6 +647,7 @@ absl::StatusOr<CompileRequest> CompileRequestFromProto(const v1::CompileRequest&
                         RewriteCompileOptionsFromProto(request.options(), request.device()));
   compile.reordered_onnx = request.options().return_reordered_onnx();
   compile.reordered_tflite = request.options().return_reordered_tflite();
+  compile.plan_header = request.options().return_plan_header();
   return compile;
 }
 

@@ -28,6 +28,7 @@
 #include "rpc/grpc_status.h"
 #include "rpc/log.h"
 #include "rpc/memory_model_proto.h"
+#include "rpc/plan_header.h"
 #include "rpc/pools_proto.h"
 #include "rpc/service_call.h"
 #include "server/compile_many_reactor.h"
@@ -469,6 +470,7 @@ absl::StatusOr<v1::CompileResponse> CompilerService::ResponseOf(
         *response.mutable_reordered_tflite_model(),
         ReorderTfliteModel(model_bytes, graph, compiled.schedule, compiled.arena));
   }
+  if (compile.plan_header) response.set_plan_header(rpc::PlanHeader(response, ""));
   return response;
 }
 

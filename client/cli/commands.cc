@@ -16,7 +16,6 @@
 #include "client/cli/byte_size.h"
 #include "client/cli/files.h"
 #include "client/cli/pool_flags.h"
-#include "client/cli/plan_header.h"
 #include "client/cli/report.h"
 #include "client/lib/ordo_client.h"
 #include "core/compile/compile.h"
@@ -35,6 +34,7 @@
 #include "rpc/compile_proto.h"
 #include "rpc/input_shapes_proto.h"
 #include "rpc/memory_model_proto.h"
+#include "rpc/plan_header.h"
 
 namespace ordo::cli {
 namespace {
@@ -481,7 +481,7 @@ absl::Status WriteReportFiles(const std::string& dir, const std::string& model_p
   ORDO_RETURN_IF_ERROR(
       WriteFile(dir + "/schedule.json", CompileResponseJson(response, model_path)));
   ORDO_RETURN_IF_ERROR(WriteFile(dir + "/arena.json", ArenaJson(response)));
-  ORDO_RETURN_IF_ERROR(WriteFile(dir + "/plan.h", PlanHeader(response, model_path)));
+  ORDO_RETURN_IF_ERROR(WriteFile(dir + "/plan.h", rpc::PlanHeader(response, model_path)));
   MemorySvgOptions svg;
   svg.title = absl::StrCat(std::filesystem::path(model_path).filename().string(),
                            ": memory profile");

@@ -355,7 +355,8 @@ class OrdoClient:
                 arena_planner="", inplace=None, count_weights=False,
                 return_reordered_onnx=False, rewrite="", max_latency_overhead=None,
                 beam_width=0, input_shapes=None, batch=0, io_outside_arena=False,
-                return_reordered_tflite=False, fusion=True, dim_params=None):
+                return_reordered_tflite=False, fusion=True, dim_params=None,
+                return_plan_header=False):
         """Compiles `model` (path, ONNX or TFLite bytes, or ordo.v1.Graph).
 
         `device` is a DeviceSpec or a dict of its fields (e.g.
@@ -384,7 +385,10 @@ class OrdoClient:
         `return_reordered_tflite` (TFLite input) returns the model in
         schedule order with ordo's arena as TFLite Micro's offline plan in
         `reordered_tflite_model` (with pools, TFLM's one arena goes whole
-        into one pool: DeviceSpec.one_arena). Returns the CompileResponse.
+        into one pool: DeviceSpec.one_arena). `return_plan_header` returns the
+        plan as a C header in `plan_header` (the CLI's plan.h: a buffer size
+        per pool, each tensor's pool and offset, the op order). Returns the
+        CompileResponse.
         """
         request = self._build(pb.CompileRequest, model, device, scheduler, time_limit_s,
                                 arena_planner, inplace, count_weights, return_reordered_onnx,
@@ -392,6 +396,7 @@ class OrdoClient:
                                 return_reordered_tflite)
         request.options.io_outside_arena = io_outside_arena
         request.options.disable_fusion = not fusion
+        request.options.return_plan_header = return_plan_header
         _set_dim_params(request.options, dim_params)
         return self._call(self._stub.Compile, request)
 

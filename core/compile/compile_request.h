@@ -47,6 +47,9 @@ struct CompileRequest {
   // The TFLite model in schedule order with the arena as its offline plan:
   // `--emit-tflite`, CompileOptions.return_reordered_tflite.
   bool reordered_tflite = false;
+  // The plan as a C header: CompileOptions.return_plan_header (the CLI
+  // writes plan.h in --out-dir itself).
+  bool plan_header = false;
   CompileRequestNames names;
 
   // OK, or INVALID_ARGUMENT naming the first flag or field (by `names`)

@@ -189,6 +189,12 @@ class PythonClientTest(unittest.TestCase):
         self.assertTrue(thorough.placement.fits)
         self.assertLessEqual(thorough.placement.modelled_time_seconds,
                              by_preset.placement.modelled_time_seconds * (1 + 1e-9))
+        # The plan as a C header, on request only.
+        self.assertEqual(response.plan_header, "")
+        header = self.client.compile(path, device=device, time_limit_s=5,
+                                     return_plan_header=True).plan_header
+        self.assertIn("#define ORDO_POOL_COUNT 2\n", header)
+        self.assertIn("static const ordo_tensor_plan_t ordo_tensors[", header)
         with self.assertRaises(OrdoError) as raised:
             self.client.compile(path, device={**device, "pinned_tensors": {"x": "dram"}})
         self.assertEqual(raised.exception.code, grpc.StatusCode.INVALID_ARGUMENT)

@@ -308,5 +308,44 @@ TEST(PoolsServiceTest, EmitTfliteWithPoolsPutsTheArenaInOnePoolLocallyAndServed)
   EXPECT_EQ(ReadBytes(dir + "/local.tflite"), ReadBytes(dir + "/served.tflite"));
 }
 
+// CompileOptions.return_plan_header: the server returns the CLI's plan.h
+// for the same compile (the header names the model, not the file), on a
+// computed answer and on the cached one; without the option, none.
+TEST(PoolsServiceTest, ThePlanHeaderIsTheClisPlanH) {
+  Server server({"--local-workers=1"});
+  ASSERT_TRUE(server.started());
+  v1::CompileRequest request = TwoPoolRequest();
+  v1::CompileResponse plain;
+  ASSERT_TRUE(server.Compile(request, plain).ok());
+  EXPECT_TRUE(plain.plan_header().empty());
+  request.mutable_options()->set_return_plan_header(true);
+  v1::CompileResponse computed, cached;
+  ASSERT_TRUE(server.Compile(request, computed).ok());
+  ASSERT_TRUE(server.Compile(request, cached).ok());
+  EXPECT_TRUE(cached.stats().response_cached());
+  EXPECT_EQ(cached.plan_header(), computed.plan_header());
+  EXPECT_THAT(computed.plan_header(), HasSubstr("#define ORDO_POOL_COUNT 2\n"));
+  for (const v1::TensorPlacement& tensor : computed.arena().tensors()) {
+    EXPECT_THAT(computed.plan_header(),
+                HasSubstr(absl::StrCat("{\"", tensor.tensor(), "\", ORDO_POOL_",
+                                       tensor.pool() == "fast" ? "FAST" : "SLOW", ", ",
+                                       tensor.offset_bytes(), "u, ", tensor.size_bytes(), "u}")));
+  }
+  const std::string dir = ::testing::TempDir() + "/plan_header_cli";
+  ProcessResult cli =
+      RunOrdo(absl::StrCat("compile ", kModel, " --time-limit 5s --out-dir ", dir,
+                           " --pool fast:64KiB:4GB/s --pool slow:64MiB:0.1GB/s:50MB/s"));
+  ASSERT_EQ(cli.exit_code, 0) << cli.out;
+  std::ifstream file(dir + "/plan.h");
+  std::stringstream written;
+  written << file.rdbuf();
+  // The CLI's names the file too; the rest is the same.
+  const std::string served = computed.plan_header();
+  const std::string local = written.str();
+  ASSERT_NE(served.find("#ifndef ORDO_PLAN_H_"), std::string::npos);
+  EXPECT_EQ(local.substr(local.find("#ifndef ORDO_PLAN_H_")),
+            served.substr(served.find("#ifndef ORDO_PLAN_H_")));
+}
+
 }  // namespace
 }  // namespace ordo

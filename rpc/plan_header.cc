@@ -1,4 +1,4 @@
-#include "client/cli/plan_header.h"
+#include "rpc/plan_header.h"
 
 #include <algorithm>
 #include <cctype>
@@ -11,7 +11,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 
-namespace ordo::cli {
+namespace ordo::rpc {
 namespace {
 
 // `text` as a C string literal. Octal escapes take at most three digits, so
@@ -108,10 +108,11 @@ std::string PlanHeader(const v1::CompileResponse& response, const std::string& m
   const bool narrow = largest <= std::numeric_limits<uint32_t>::max();
   const auto [fits, why_not] = Fits(response);
 
+  const std::string model = absl::StrCat("model \"", CommentText(response.model_name()), "\"");
   std::string out = absl::StrCat(
-      "/* Memory plan of ", CommentText(model_path), " (model \"",
-      CommentText(response.model_name()),
-      "\"), written by `ordo compile --out-dir`.\n"
+      "/* Memory plan of ",
+      model_path.empty() ? model : absl::StrCat(CommentText(model_path), " (", model, ")"),
+      ", written by ordo.\n"
       " * Generated: do not edit; compile the model again instead.\n"
       " *\n"
       " * Run the ops in the order of ordo_schedule[]. Define one buffer per pool,\n"
@@ -122,8 +123,8 @@ std::string PlanHeader(const v1::CompileResponse& response, const std::string& m
       " * over its input). */\n"
       "#ifndef ORDO_PLAN_H_\n#define ORDO_PLAN_H_\n\n#include <stdint.h>\n\n",
       "#define ORDO_ALIGNMENT ", response.arena().alignment_bytes(), "\n",
-      "#define ORDO_PEAK_BYTES ", response.peak_bytes(), "\n",
-      "#define ORDO_PLAN_FITS ", fits ? 1 : 0, "\n");
+      "#define ORDO_PEAK_BYTES ", response.peak_bytes(), "\n", "#define ORDO_PLAN_FITS ",
+      fits ? 1 : 0, "\n");
   if (!fits) {
     absl::StrAppend(&out, "#ifndef ORDO_PLAN_ALLOW_UNFIT\n#error ",
                     CString(absl::StrCat("ordo: this plan does not fit the device: ", why_not)),
@@ -146,9 +147,10 @@ std::string PlanHeader(const v1::CompileResponse& response, const std::string& m
                   std::max(1, response.arena().tensors_size()), "] = {\n");
   for (const v1::TensorPlacement& t : response.arena().tensors()) {
     const auto pool = pool_index.find(t.pool().empty() ? pools[0].name : t.pool());
-    const std::string& macro = pool != pool_index.end() ? pools[pool->second].macro : pools[0].macro;
-    absl::StrAppend(&out, "    {", CString(t.tensor()), ", ", macro, ", ", t.offset_bytes(),
-                    "u, ", t.size_bytes(), "u},\n");
+    const std::string& macro =
+        pool != pool_index.end() ? pools[pool->second].macro : pools[0].macro;
+    absl::StrAppend(&out, "    {", CString(t.tensor()), ", ", macro, ", ", t.offset_bytes(), "u, ",
+                    t.size_bytes(), "u},\n");
   }
   // C has no empty initializer list (before C23): a placeholder, the
   // count says 0.
@@ -164,4 +166,4 @@ std::string PlanHeader(const v1::CompileResponse& response, const std::string& m
   return out;
 }
 
-}  // namespace ordo::cli
+}  // namespace ordo::rpc
