@@ -312,7 +312,11 @@ class TfliteGraphAssembler {
           ") runs another subgraph, whose memory ordo does not plan: control flow and "
           "StableHLO composites are not supported; ordo schedules one straight-line subgraph: "
           "convert the model without it (loops unrolled, conditionals resolved, composites "
-          "lowered to their builtin operators)"));
+          "lowered to their builtin operators",
+          type == "CALL_ONCE" ? "; CALL_ONCE initializes resource variables: convert without "
+                                "them, with the state as a model input and output"
+                              : "",
+          ")"));
     }
     std::vector<std::string> inputs;
     std::vector<std::string> outputs;

@@ -15,6 +15,7 @@ namespace {
 
 using ::ordo::testing::StatusIs;
 using ::ordo::testing::TfliteTestModel;
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -238,6 +239,24 @@ TEST(TfliteImportTest, RefusesControlFlowNamingTheOperator) {
   m.Outputs({y});
   EXPECT_THAT(ImportTflite(m.Build()),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("Operator 0 (IF)")));
+}
+
+// A converter's stateful model (resource variables) starts with CALL_ONCE;
+// the refusal says how to convert it instead.
+TEST(TfliteImportTest, CallOnceIsRefusedWithTheStatefulConversionToUse) {
+  constexpr int32_t kTfliteCallOnce = 129;
+  TfliteTestModel m;
+  const int32_t x = m.Tensor({"x", {4}});
+  const int32_t y = m.Tensor({"y", {4}});
+  m.Operator({kTfliteCallOnce, {}, {}});
+  m.Operator({kTfliteRelu, {x}, {y}});
+  m.Inputs({x});
+  m.Outputs({y});
+  EXPECT_THAT(ImportTflite(m.Build()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("Operator 0 (CALL_ONCE)"),
+                             HasSubstr("convert without them, with the state as a model input "
+                                       "and output"))));
 }
 
 // LiteRT runs a composite's decomposition subgraph: its activations count.
