@@ -63,7 +63,13 @@ std::vector<Pool> PoolsOf(const v1::CompileResponse& response) {
     const int64_t limit = response.device().memory_capacity_bytes();
     pools.push_back({"arena", "", response.arena().arena_bytes(), limit});
   }
-  absl::flat_hash_set<std::string> taken;
+  // ORDO_POOL_X and ORDO_POOL_X_BYTES must not meet another pool's, nor
+  // the header's own ORDO_POOL_COUNT (a pool named "count"). An index added
+  // can meet a name too ("b_2", "b", "B"), hence the loop.
+  absl::flat_hash_set<std::string> taken = {"ORDO_POOL_COUNT"};
+  const auto is_free = [&taken](const std::string& macro) {
+    return !taken.contains(macro) && !taken.contains(macro + "_BYTES");
+  };
   for (size_t i = 0; i < pools.size(); ++i) {
     std::string macro = "ORDO_POOL_";
     for (const char c : pools[i].name) {
@@ -71,12 +77,13 @@ std::vector<Pool> PoolsOf(const v1::CompileResponse& response) {
                    ? static_cast<char>(std::toupper(static_cast<unsigned char>(c)))
                    : '_';
     }
-    // ORDO_POOL_X and ORDO_POOL_X_BYTES must not meet another pool's.
-    if (!taken.insert(macro).second || !taken.insert(macro + "_BYTES").second) {
-      absl::StrAppend(&macro, "_", i);
-      taken.insert(macro);
-      taken.insert(macro + "_BYTES");
+    if (!is_free(macro)) {
+      const std::string indexed = absl::StrCat(macro, "_", i);
+      macro = indexed;
+      for (int n = 2; !is_free(macro); ++n) macro = absl::StrCat(indexed, "_", n);
     }
+    taken.insert(macro);
+    taken.insert(macro + "_BYTES");
     pools[i].macro = std::move(macro);
   }
   return pools;

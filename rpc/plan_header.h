@@ -17,7 +17,8 @@ namespace ordo::rpc {
 // fit the device stops a build that includes it with #error, unless
 // ORDO_PLAN_ALLOW_UNFIT is defined. Names are escaped as C string literals;
 // pool macros are the pool names upper-cased, anything but letters and
-// digits as '_' (with the pool's index added where two would collide).
+// digits as '_' (with the pool's index added where two would collide, or
+// one would be ORDO_POOL_COUNT).
 // `model_path` names the file in the header's comment ("": the model's
 // name only, as the server has no path).
 std::string PlanHeader(const v1::CompileResponse& response, const std::string& model_path);

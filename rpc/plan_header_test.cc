@@ -1,0 +1,65 @@
+// PlanHeader: the header stays valid C for any pool names. (The CLI test
+// builds a real header with cc; the service test compares the served header
+// with the CLI's.)
+
+#include "rpc/plan_header.h"
+
+#include <string>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ordo::rpc {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A compile of one 64-byte tensor "t" in the first of `pools`.
+v1::CompileResponse WithPools(const std::vector<std::string>& pools) {
+  v1::CompileResponse response;
+  response.set_model_name("m");
+  response.set_peak_bytes(64);
+  response.add_schedule("op");
+  response.mutable_arena()->set_planner("best");
+  response.mutable_arena()->set_alignment_bytes(64);
+  response.mutable_arena()->set_arena_bytes(64);
+  v1::TensorPlacement& tensor = *response.mutable_arena()->add_tensors();
+  tensor.set_tensor("t");
+  tensor.set_size_bytes(64);
+  tensor.set_pool(pools[0]);
+  response.mutable_placement()->set_fits(true);
+  for (const std::string& name : pools) {
+    v1::PoolUsageReport& pool = *response.mutable_placement()->add_pools();
+    pool.set_name(name);
+    pool.set_used_bytes(&name == &pools[0] ? 64 : 0);
+  }
+  return response;
+}
+
+// Every macro the header #defines, each once.
+void ExpectEachMacroOnce(const std::string& header) {
+  absl::flat_hash_set<std::string> defined;
+  for (absl::string_view line : absl::StrSplit(header, '\n')) {
+    if (!absl::ConsumePrefix(&line, "#define ")) continue;
+    const std::string macro(line.substr(0, line.find(' ')));
+    EXPECT_TRUE(defined.insert(macro).second) << macro << " defined twice in\n" << header;
+  }
+}
+
+TEST(PlanHeaderTest, APoolNamedCountKeepsThePoolCount) {
+  const std::string header = PlanHeader(WithPools({"count", "other"}), "");
+  EXPECT_THAT(header, HasSubstr("#define ORDO_POOL_COUNT 2\n"));
+  ExpectEachMacroOnce(header);
+}
+
+TEST(PlanHeaderTest, AnIndexedMacroMeetsNoOtherPools) {
+  // "b" and "B" both make ORDO_POOL_B; the third pool's ORDO_POOL_B_2 is
+  // the first's name.
+  ExpectEachMacroOnce(PlanHeader(WithPools({"b_2", "b", "B"}), ""));
+  ExpectEachMacroOnce(PlanHeader(WithPools({"x", "X", "x_1", "x-1"}), ""));
+}
+
+}  // namespace
+}  // namespace ordo::rpc
