@@ -34,10 +34,13 @@ std::string CString(const std::string& text) {
   return out + "\"";
 }
 
-// Text for a /* */ comment: no "*/" can end it early.
+// Text for a /* */ comment: no "*/" can end it early, and no "/*" in it
+// (gcc and clang warn of one, -Wcomment in -Wall).
 std::string CommentText(std::string text) {
-  for (size_t at = text.find("*/"); at != std::string::npos; at = text.find("*/", at)) {
-    text[at + 1] = '_';
+  for (const char* mark : {"*/", "/*"}) {
+    for (size_t at = text.find(mark); at != std::string::npos; at = text.find(mark, at)) {
+      text[at + 1] = '_';
+    }
   }
   for (char& c : text) {
     if (static_cast<unsigned char>(c) < 0x20) c = ' ';

@@ -1,6 +1,6 @@
-// PlanHeader: the header stays valid C for any pool names. (The CLI test
-// builds a real header with cc; the service test compares the served header
-// with the CLI's.)
+// PlanHeader: the header stays valid C for any pool and model names. (The
+// CLI test builds a real header with cc; the service test compares the
+// served header with the CLI's.)
 
 #include "rpc/plan_header.h"
 
@@ -15,6 +15,7 @@ namespace ordo::rpc {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // A compile of one 64-byte tensor "t" in the first of `pools`.
 v1::CompileResponse WithPools(const std::vector<std::string>& pools) {
@@ -59,6 +60,18 @@ TEST(PlanHeaderTest, AnIndexedMacroMeetsNoOtherPools) {
   // the first's name.
   ExpectEachMacroOnce(PlanHeader(WithPools({"b_2", "b", "B"}), ""));
   ExpectEachMacroOnce(PlanHeader(WithPools({"x", "X", "x_1", "x-1"}), ""));
+}
+
+// gcc and clang warn of "/*" within a comment (-Wcomment, in -Wall).
+TEST(PlanHeaderTest, NoNameOpensACommentInAComment) {
+  v1::CompileResponse response = WithPools({"p/*q*/", "r"});
+  response.set_model_name("a/*b");
+  const std::string header = PlanHeader(response, "dir/*/model.onnx");
+  for (absl::string_view line : absl::StrSplit(header, '\n')) {
+    if (!absl::ConsumePrefix(&line, "/*")) continue;
+    EXPECT_THAT(line, Not(HasSubstr("/*"))) << line;
+  }
+  EXPECT_THAT(header, HasSubstr("{\"t\", ORDO_POOL_P__Q__, 0u, 64u}"));
 }
 
 }  // namespace
