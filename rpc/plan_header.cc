@@ -92,13 +92,20 @@ std::vector<Pool> PoolsOf(const v1::CompileResponse& response) {
   return pools;
 }
 
-// Whether the plan fits the device, and why not.
+// Whether the plan fits the device, and why not: the compile's verdict
+// (CompileResponse.fits, with pools the placement's and the peak within any
+// memory limit) and, in one arena, the arena within the limit (alignment
+// and fragmentation can take it past a peak that fits).
 std::pair<bool, std::string> Fits(const v1::CompileResponse& response) {
-  if (response.has_placement()) {
-    return {response.placement().fits(), response.placement().overflow()};
-  }
   const int64_t limit = response.device().memory_capacity_bytes();
-  if (limit > 0 && response.arena().arena_bytes() > limit) {
+  if (response.has_placement() && !response.placement().fits()) {
+    return {false, response.placement().overflow()};
+  }
+  if (response.has_fits() && !response.fits()) {
+    return {false, absl::StrCat("the peak takes ", response.peak_bytes(), " bytes of the ", limit,
+                                " the device has")};
+  }
+  if (!response.has_placement() && limit > 0 && response.arena().arena_bytes() > limit) {
     return {false, absl::StrCat("the arena takes ", response.arena().arena_bytes(),
                                 " bytes of the ", limit, " the device has")};
   }
@@ -139,6 +146,13 @@ std::string PlanHeader(const v1::CompileResponse& response, const std::string& m
     absl::StrAppend(&out, "#ifndef ORDO_PLAN_ALLOW_UNFIT\n#error ",
                     CString(absl::StrCat("ordo: this plan does not fit the device: ", why_not)),
                     "\n#endif\n");
+  }
+  // Arena planner "none": no offsets to run from, whatever the limit.
+  if (!response.has_arena()) {
+    absl::StrAppend(&out, "#error ",
+                    CString("ordo: the compile planned no arena (arena planner \"none\"); "
+                            "compile with an arena planner"),
+                    "\n");
   }
   absl::StrAppend(&out, "\n#define ORDO_POOL_COUNT ", pools.size(), "\n");
   for (size_t i = 0; i < pools.size(); ++i) {

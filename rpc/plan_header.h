@@ -14,8 +14,10 @@ namespace ordo::rpc {
 // --emit-tflite there): per pool a buffer size to define in that bank, per
 // activation tensor its pool, offset and aligned size, and the op order.
 // One pool named "arena" when the device has no pools. A plan that does not
-// fit the device stops a build that includes it with #error, unless
-// ORDO_PLAN_ALLOW_UNFIT is defined. Names are escaped as C string literals;
+// fit the device (CompileResponse.fits false, a placement that overflows, or
+// one arena larger than the limit) stops a build that includes it with
+// #error, unless ORDO_PLAN_ALLOW_UNFIT is defined; so does, always, a
+// compile without an arena plan. Names are escaped as C string literals;
 // pool macros are the pool names upper-cased, anything but letters and
 // digits as '_' (with the pool's index added where two would collide, or
 // one would be ORDO_POOL_COUNT).

@@ -1,6 +1,7 @@
-// PlanHeader: the header stays valid C for any pool and model names. (The
-// CLI test builds a real header with cc; the service test compares the
-// served header with the CLI's.)
+// PlanHeader: the header stays valid C for any pool and model names, and
+// stops a build whenever the compile says the plan does not fit. (The CLI
+// test builds a real header with cc; the service test compares the served
+// header with the CLI's.)
 
 #include "rpc/plan_header.h"
 
@@ -72,6 +73,36 @@ TEST(PlanHeaderTest, NoNameOpensACommentInAComment) {
     EXPECT_THAT(line, Not(HasSubstr("/*"))) << line;
   }
   EXPECT_THAT(header, HasSubstr("{\"t\", ORDO_POOL_P__Q__, 0u, 64u}"));
+}
+
+// CompileResponse.fits also holds the peak against the memory limit, which
+// a placement that fits its pools can exceed.
+TEST(PlanHeaderTest, StopsTheBuildWhenTheCompileSaysItDoesNotFit) {
+  v1::CompileResponse response = WithPools({"fast", "slow"});
+  response.set_fits(false);
+  response.mutable_device()->set_memory_capacity_bytes(32);
+  const std::string header = PlanHeader(response, "");
+  EXPECT_THAT(header, HasSubstr("#define ORDO_PLAN_FITS 0\n"));
+  EXPECT_THAT(header, HasSubstr("#ifndef ORDO_PLAN_ALLOW_UNFIT\n#error \"ordo: this plan does not "
+                                "fit the device: the peak takes 64 bytes of the 32"));
+}
+
+// Arena planner "none": the peak can be over the limit with an arena of 0
+// bytes, and there are no offsets to use.
+TEST(PlanHeaderTest, StopsTheBuildWithoutAnArena) {
+  v1::CompileResponse response;
+  response.set_model_name("m");
+  response.set_peak_bytes(64);
+  response.add_schedule("op");
+  response.set_fits(false);
+  response.mutable_device()->set_memory_capacity_bytes(32);
+  std::string header = PlanHeader(response, "");
+  EXPECT_THAT(header, HasSubstr("#define ORDO_PLAN_FITS 0\n"));
+  response.clear_fits();
+  response.mutable_device()->clear_memory_capacity_bytes();
+  header = PlanHeader(response, "");
+  EXPECT_THAT(header, HasSubstr("\n#error \"ordo: the compile planned no arena"));
+  EXPECT_THAT(header, Not(HasSubstr("ORDO_PLAN_ALLOW_UNFIT\n#error \"ordo: the compile planned")));
 }
 
 }  // namespace
