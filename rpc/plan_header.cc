@@ -112,19 +112,8 @@ std::pair<bool, std::string> Fits(const v1::CompileResponse& response) {
   return {true, ""};
 }
 
-}  // namespace
-
-std::string PlanHeader(const v1::CompileResponse& response, const std::string& model_path) {
-  const std::vector<Pool> pools = PoolsOf(response);
-  absl::flat_hash_map<std::string, size_t> pool_index;
-  for (size_t i = 0; i < pools.size(); ++i) pool_index[pools[i].name] = i;
-  int64_t largest = 0;
-  for (const v1::TensorPlacement& t : response.arena().tensors()) {
-    largest = std::max(largest, t.offset_bytes() + t.size_bytes());
-  }
-  const bool narrow = largest <= std::numeric_limits<uint32_t>::max();
-  const auto [fits, why_not] = Fits(response);
-
+// The comment that says how to use the header, and what is not in it.
+std::string Preamble(const v1::CompileResponse& response, const std::string& model_path) {
   const std::string model = absl::StrCat("model \"", CommentText(response.model_name()), "\"");
   std::string out = absl::StrCat(
       "/* Memory plan of ",
@@ -134,14 +123,28 @@ std::string PlanHeader(const v1::CompileResponse& response, const std::string& m
       " *\n"
       " * Run the ops in the order of ordo_schedule[]. Define one buffer per pool,\n"
       " * ORDO_POOL_<NAME>_BYTES long and aligned to ORDO_ALIGNMENT, in that memory\n"
-      " * bank; tensor ordo_tensors[i] lives at its pool's buffer + offset, for\n"
-      " * bytes (its aligned size). Tensors live at once never overlap in a pool;\n"
-      " * two that share a block are an in-place pair (the op writes its output\n"
-      " * over its input). */\n"
-      "#ifndef ORDO_PLAN_H_\n#define ORDO_PLAN_H_\n\n#include <stdint.h>\n\n",
-      "#define ORDO_ALIGNMENT ", response.arena().alignment_bytes(), "\n",
-      "#define ORDO_PEAK_BYTES ", response.peak_bytes(), "\n", "#define ORDO_PLAN_FITS ",
-      fits ? 1 : 0, "\n");
+      " * bank (none for a pool of 0 bytes: nothing is placed there); tensor\n"
+      " * ordo_tensors[i] lives at its pool's buffer + offset, for bytes (its\n"
+      " * aligned size). Tensors live at once never overlap in a pool; two that\n"
+      " * share a block are an in-place pair (the op writes its output over its\n"
+      " * input).\n");
+  if (response.io_outside_arena()) {
+    absl::StrAppend(&out,
+                    " * The model's inputs and outputs are not in ordo_tensors[]: they live in\n"
+                    " * buffers of their own (io_outside_arena).\n");
+  }
+  if (response.rewrites_size() > 0) {
+    absl::StrAppend(&out,
+                    " * The ops and tensors are the rewritten model's (ordo's rewritten ONNX\n"
+                    " * model), not the file's.\n");
+  }
+  return out + " */\n";
+}
+
+// ORDO_PLAN_FITS, and the #error that stops a build of a plan that cannot run.
+std::string FitChecks(const v1::CompileResponse& response) {
+  const auto [fits, why_not] = Fits(response);
+  std::string out = absl::StrCat("#define ORDO_PLAN_FITS ", fits ? 1 : 0, "\n");
   if (!fits) {
     absl::StrAppend(&out, "#ifndef ORDO_PLAN_ALLOW_UNFIT\n#error ",
                     CString(absl::StrCat("ordo: this plan does not fit the device: ", why_not)),
@@ -154,22 +157,37 @@ std::string PlanHeader(const v1::CompileResponse& response, const std::string& m
                             "compile with an arena planner"),
                     "\n");
   }
-  absl::StrAppend(&out, "\n#define ORDO_POOL_COUNT ", pools.size(), "\n");
+  return out;
+}
+
+std::string PoolMacros(const std::vector<Pool>& pools) {
+  std::string out = absl::StrCat("\n#define ORDO_POOL_COUNT ", pools.size(), "\n");
   for (size_t i = 0; i < pools.size(); ++i) {
     absl::StrAppend(&out, "/* pool ", CommentText(CString(pools[i].name)),
                     pools[i].capacity_bytes > 0
                         ? absl::StrCat(": ", pools[i].capacity_bytes, " bytes in the device")
                         : std::string(),
-                    " */\n#define ", pools[i].macro, " ", i, "\n#define ", pools[i].macro,
-                    "_BYTES ", pools[i].used_bytes, "\n");
+                    pools[i].used_bytes == 0 ? "; nothing placed here" : "", " */\n#define ",
+                    pools[i].macro, " ", i, "\n#define ", pools[i].macro, "_BYTES ",
+                    pools[i].used_bytes, "\n");
   }
-  const char* type = narrow ? "uint32_t" : "uint64_t";
-  absl::StrAppend(&out, "\ntypedef struct {\n  const char* name;\n  uint32_t pool;\n  ", type,
-                  " offset;\n  ", type, " bytes;\n} ordo_tensor_plan_t;\n\n",
-                  "#define ORDO_TENSOR_COUNT ", response.arena().tensors_size(), "\n",
-                  "static const ordo_tensor_plan_t ordo_tensors[",
-                  std::max(1, response.arena().tensors_size()), "] = {\n");
-  for (const v1::TensorPlacement& t : response.arena().tensors()) {
+  return out;
+}
+
+std::string TensorTable(const v1::ArenaPlan& arena, const std::vector<Pool>& pools) {
+  absl::flat_hash_map<std::string, size_t> pool_index;
+  for (size_t i = 0; i < pools.size(); ++i) pool_index[pools[i].name] = i;
+  int64_t largest = 0;
+  for (const v1::TensorPlacement& t : arena.tensors()) {
+    largest = std::max(largest, t.offset_bytes() + t.size_bytes());
+  }
+  const char* type = largest <= std::numeric_limits<uint32_t>::max() ? "uint32_t" : "uint64_t";
+  std::string out = absl::StrCat("\ntypedef struct {\n  const char* name;\n  uint32_t pool;\n  ",
+                                 type, " offset;\n  ", type, " bytes;\n} ordo_tensor_plan_t;\n\n",
+                                 "#define ORDO_TENSOR_COUNT ", arena.tensors_size(), "\n",
+                                 "static const ordo_tensor_plan_t ordo_tensors[",
+                                 std::max(1, arena.tensors_size()), "] = {\n");
+  for (const v1::TensorPlacement& t : arena.tensors()) {
     const auto pool = pool_index.find(t.pool().empty() ? pools[0].name : t.pool());
     const std::string& macro =
         pool != pool_index.end() ? pools[pool->second].macro : pools[0].macro;
@@ -178,16 +196,31 @@ std::string PlanHeader(const v1::CompileResponse& response, const std::string& m
   }
   // C has no empty initializer list (before C23): a placeholder, the
   // count says 0.
-  if (response.arena().tensors_size() == 0) absl::StrAppend(&out, "    {0, 0, 0, 0},\n");
-  absl::StrAppend(&out, "};\n\n#define ORDO_SCHEDULE_LENGTH ", response.schedule_size(), "\n",
-                  "static const char* const ordo_schedule[", std::max(1, response.schedule_size()),
-                  "] = {\n");
+  if (arena.tensors_size() == 0) absl::StrAppend(&out, "    {0, 0, 0, 0},\n");
+  return out + "};\n";
+}
+
+std::string Schedule(const v1::CompileResponse& response) {
+  std::string out = absl::StrCat("\n#define ORDO_SCHEDULE_LENGTH ", response.schedule_size(), "\n",
+                                 "static const char* const ordo_schedule[",
+                                 std::max(1, response.schedule_size()), "] = {\n");
   for (const std::string& op : response.schedule()) {
     absl::StrAppend(&out, "    ", CString(op), ",\n");
   }
   if (response.schedule_size() == 0) absl::StrAppend(&out, "    0,\n");
-  absl::StrAppend(&out, "};\n\n#endif  /* ORDO_PLAN_H_ */\n");
-  return out;
+  return out + "};\n";
+}
+
+}  // namespace
+
+std::string PlanHeader(const v1::CompileResponse& response, const std::string& model_path) {
+  const std::vector<Pool> pools = PoolsOf(response);
+  return absl::StrCat(Preamble(response, model_path),
+                      "#ifndef ORDO_PLAN_H_\n#define ORDO_PLAN_H_\n\n#include <stdint.h>\n\n",
+                      "#define ORDO_ALIGNMENT ", response.arena().alignment_bytes(), "\n",
+                      "#define ORDO_PEAK_BYTES ", response.peak_bytes(), "\n", FitChecks(response),
+                      PoolMacros(pools), TensorTable(response.arena(), pools), Schedule(response),
+                      "\n#endif  /* ORDO_PLAN_H_ */\n");
 }
 
 }  // namespace ordo::rpc

@@ -105,5 +105,23 @@ TEST(PlanHeaderTest, StopsTheBuildWithoutAnArena) {
   EXPECT_THAT(header, Not(HasSubstr("ORDO_PLAN_ALLOW_UNFIT\n#error \"ordo: the compile planned")));
 }
 
+// What the table leaves out is said where a firmware engineer reads it: a
+// pool nothing is placed in (a zero-length buffer is no C), the model's
+// inputs and outputs under io_outside_arena, and that a rewritten model's
+// ops are not the file's.
+TEST(PlanHeaderTest, SaysWhatTheTableLeavesOut) {
+  v1::CompileResponse response = WithPools({"fast", "slow"});
+  std::string header = PlanHeader(response, "");
+  EXPECT_THAT(header, HasSubstr("/* pool \"slow\"; nothing placed here */"));
+  EXPECT_THAT(header, HasSubstr("none for a pool of 0 bytes"));
+  EXPECT_THAT(header, Not(HasSubstr("io_outside_arena")));
+  EXPECT_THAT(header, Not(HasSubstr("rewritten model")));
+  response.set_io_outside_arena(true);
+  response.add_rewrites()->set_kind("fusion");
+  header = PlanHeader(response, "");
+  EXPECT_THAT(header, HasSubstr("not in ordo_tensors[]: they live in\n * buffers of their own"));
+  EXPECT_THAT(header, HasSubstr("The ops and tensors are the rewritten model's"));
+}
+
 }  // namespace
 }  // namespace ordo::rpc

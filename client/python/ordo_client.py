@@ -403,13 +403,14 @@ class OrdoClient:
     def compile_stream(self, model, device=None, scheduler="best", time_limit_s=None,
                        arena_planner="", inplace=None, count_weights=False, rewrite="",
                        max_latency_overhead=None, beam_width=0, input_shapes=None, batch=0,
-                       io_outside_arena=False, dim_params=None):
+                       io_outside_arena=False, dim_params=None, return_plan_header=False):
         """Like compile(); yields CompileProgress messages as stages finish,
         then the CompileResponse (always last)."""
         request = self._build(pb.CompileRequest, model, device, scheduler, time_limit_s,
                                 arena_planner, inplace, count_weights, False, rewrite,
                                 max_latency_overhead, beam_width, input_shapes, batch)
         request.options.io_outside_arena = io_outside_arena
+        request.options.return_plan_header = return_plan_header
         _set_dim_params(request.options, dim_params)
         delivered = False  # events went to the caller: not resent
         for remaining in self._attempts():

@@ -4,11 +4,13 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "core/util/printable_text.h"
 
 namespace ordo {
 namespace {
@@ -37,7 +39,11 @@ std::string Color(size_t index) {
   return absl::StrFormat("hsl(%d,55%%,60%%)", hue);
 }
 
-std::string Escape(absl::string_view text) {
+// XML text: names from a model may hold control bytes or invalid UTF-8,
+// which no XML document may (rsvg-convert refused the picture), so they
+// are written as PrintableText's escapes first.
+std::string Escape(absl::string_view raw) {
+  const std::string text = PrintableText(raw, std::string::npos);
   std::string out;
   out.reserve(text.size());
   for (char c : text) {

@@ -91,6 +91,32 @@ TEST_F(MemorySvgTest, DrawsTheMemoryLimitAndEscapesNames) {
   EXPECT_THAT(svg, Not(HasSubstr("side<&>")));
 }
 
+// A model's names may hold control bytes and invalid UTF-8, which no XML
+// document may: they are drawn as escapes (rsvg-convert refused the
+// picture, and ordo compile --out-dir exited 1).
+TEST(MemorySvgNamesTest, ControlBytesAndInvalidUtf8AreEscaped) {
+  GraphBuilder builder("g\x01");
+  builder.AddTensorBytes("in\x01put", 64, TensorKind::kInput);
+  builder.AddTensorBytes(std::string("nul\0\xff", 5), 64);
+  builder.AddOp("op", "Relu", {"in\x01put"}, {std::string("nul\0\xff", 5)});
+  builder.AddGraphInput("in\x01put");
+  builder.AddGraphOutput(std::string("nul\0\xff", 5));
+  ORDO_ASSERT_OK_AND_ASSIGN(Graph graph, std::move(builder).Build());
+  ORDO_ASSERT_OK_AND_ASSIGN(MemoryModel model, BuildMemoryModel(graph, {}));
+  ORDO_ASSERT_OK_AND_ASSIGN(SimulationResult simulation, Simulate(model, {0}));
+  ORDO_ASSERT_OK_AND_ASSIGN(ArenaPlan plan, PlanArena(model, simulation, {}, FixedClock()));
+  MemorySvgOptions options;
+  options.title = "title\x02";
+  const std::string svg = MemoryProfileSvg(graph, simulation, simulation, plan, options);
+  for (const char c : svg) {
+    const auto byte = static_cast<unsigned char>(c);
+    EXPECT_TRUE(byte == '\n' || (byte >= 0x20 && byte < 0x7f)) << static_cast<int>(byte);
+  }
+  EXPECT_THAT(svg, HasSubstr("in\\x01put"));
+  EXPECT_THAT(svg, HasSubstr("nul\\x00\\xff"));
+  EXPECT_THAT(svg, HasSubstr("title\\x02"));
+}
+
 TEST_F(MemorySvgTest, IsWellFormedXml) {
   if (std::system("command -v xmllint > /dev/null 2>&1") != 0) {
     GTEST_SKIP() << "xmllint not installed";

@@ -210,6 +210,10 @@ class PythonClientTest(unittest.TestCase):
         self.assertEqual(stages, sorted(stages))
         self.assertEqual(result.peak_bytes, 360448)
         assert_valid_schedule(self, path, result)
+        self.assertEqual(result.plan_header, "")
+        *_, with_header = self.client.compile_stream(path, time_limit_s=5,
+                                                     return_plan_header=True)
+        self.assertIn("#define ORDO_PEAK_BYTES 360448\n", with_header.plan_header)
 
     def test_compile_native_graph_from_json_file(self):
         # x -> relu -> h; concat(h, x) -> y. relu cannot overwrite x (cat
