@@ -34,6 +34,16 @@ std::string CString(const std::string& text) {
   return out + "\"";
 }
 
+// A tensor or op name as a literal C89 compilers take: they may refuse a
+// string of more than 509 characters (C99: 4,095), so a longer name is cut
+// and marked. The table's order, not the name, ties an entry to the plan.
+std::string NameLiteral(const std::string& name) {
+  constexpr size_t kLongest = 500;
+  constexpr absl::string_view kCut = "...(cut)";
+  if (name.size() <= kLongest) return CString(name);
+  return CString(absl::StrCat(name.substr(0, kLongest - kCut.size()), kCut));
+}
+
 // Text for a /* */ comment: no "*/" can end it early, and no "/*" in it
 // (gcc and clang warn of one, -Wcomment in -Wall).
 std::string CommentText(std::string text) {
@@ -191,8 +201,8 @@ std::string TensorTable(const v1::ArenaPlan& arena, const std::vector<Pool>& poo
     const auto pool = pool_index.find(t.pool().empty() ? pools[0].name : t.pool());
     const std::string& macro =
         pool != pool_index.end() ? pools[pool->second].macro : pools[0].macro;
-    absl::StrAppend(&out, "    {", CString(t.tensor()), ", ", macro, ", ", t.offset_bytes(), "u, ",
-                    t.size_bytes(), "u},\n");
+    absl::StrAppend(&out, "    {", NameLiteral(t.tensor()), ", ", macro, ", ", t.offset_bytes(),
+                    "u, ", t.size_bytes(), "u},\n");
   }
   // C has no empty initializer list (before C23): a placeholder, the
   // count says 0.
@@ -205,7 +215,7 @@ std::string Schedule(const v1::CompileResponse& response) {
                                  "static const char* const ordo_schedule[",
                                  std::max(1, response.schedule_size()), "] = {\n");
   for (const std::string& op : response.schedule()) {
-    absl::StrAppend(&out, "    ", CString(op), ",\n");
+    absl::StrAppend(&out, "    ", NameLiteral(op), ",\n");
   }
   if (response.schedule_size() == 0) absl::StrAppend(&out, "    0,\n");
   return out + "};\n";

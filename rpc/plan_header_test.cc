@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -103,6 +104,20 @@ TEST(PlanHeaderTest, StopsTheBuildWithoutAnArena) {
   header = PlanHeader(response, "");
   EXPECT_THAT(header, HasSubstr("\n#error \"ordo: the compile planned no arena"));
   EXPECT_THAT(header, Not(HasSubstr("ORDO_PLAN_ALLOW_UNFIT\n#error \"ordo: the compile planned")));
+}
+
+// C89 compilers may refuse a string literal over 509 characters: a longer
+// tensor or op name is cut to 500 bytes and marked.
+TEST(PlanHeaderTest, LongNamesAreCutForC89) {
+  v1::CompileResponse response = WithPools({"p"});
+  const std::string long_name(5000, 'n');
+  response.mutable_arena()->mutable_tensors(0)->set_tensor(long_name);
+  response.set_schedule(0, long_name);
+  const std::string header = PlanHeader(response, "");
+  const std::string cut = absl::StrCat("\"", std::string(492, 'n'), "...(cut)\"");
+  EXPECT_THAT(header, HasSubstr(absl::StrCat("{", cut, ", ORDO_POOL_P, 0u, 64u}")));
+  EXPECT_THAT(header, HasSubstr(absl::StrCat("    ", cut, ",\n")));
+  EXPECT_THAT(header, Not(HasSubstr(std::string(501, 'n'))));
 }
 
 // What the table leaves out is said where a firmware engineer reads it: a
