@@ -19,6 +19,7 @@
 #include "core/memory/memory_model.h"
 #include "core/onnx/onnx_import.h"
 #include "core/onnx/prepare_model.h"
+#include "core/testing/test_graph.h"
 #include "core/testing/test_paths.h"
 
 namespace ordo {
@@ -107,23 +108,16 @@ void BM_Estimate(benchmark::State& state, const std::string& name, bool with_imp
   }
 }
 
-// Building a graph whose outputs list `state.range(0)` constants (a
+// Build() of a graph whose outputs list `state.range(0)` constants (a
 // detection export's anchors; a hostile file's hundreds of thousands): the
 // builder leaves them out with one note. Linear in the count (it was
 // quadratic: 160,000 took 28 s in ordo compile).
 void BM_BuildManyConstantOutputs(benchmark::State& state) {
   const int64_t constants = state.range(0);
   for (auto _ : state) {
-    GraphBuilder builder("g");
-    builder.AddTensorBytes("x", 4, TensorKind::kInput);
-    builder.AddTensorBytes("y", 4);
-    builder.AddOp("relu", "Relu", {"x"}, {"y"});
-    builder.AddGraphInput("x");
-    builder.AddGraphOutput("y");
-    for (int64_t i = 0; i < constants; ++i) {
-      builder.AddTensorBytes("c" + std::to_string(i), 4, TensorKind::kWeight);
-      builder.AddGraphOutput("c" + std::to_string(i));
-    }
+    state.PauseTiming();
+    GraphBuilder builder = testing::ManyConstantOutputs(constants);
+    state.ResumeTiming();
     absl::StatusOr<Graph> graph = std::move(builder).Build();
     if (!graph.ok()) {
       state.SkipWithError(std::string(graph.status().message()).c_str());

@@ -277,17 +277,8 @@ TEST(GraphTest, AWeightListedAsAnOutputIsLeftOutWithANote) {
 // 28 s in ordo compile; onnx_import_bench's BM_BuildManyConstantOutputs
 // times it.)
 TEST(GraphTest, ManyConstantOutputsGetOneNote) {
-  GraphBuilder builder("g");
-  builder.AddTensorBytes("x", 4, TensorKind::kInput);
-  builder.AddTensorBytes("y", 4);
-  builder.AddOp("relu", "Relu", {"x"}, {"y"});
-  builder.AddGraphInput("x");
-  builder.AddGraphOutput("y");
   constexpr int kConstants = 100000;
-  for (int i = 0; i < kConstants; ++i) {
-    builder.AddTensorBytes("c" + std::to_string(i), 4, TensorKind::kWeight);
-    builder.AddGraphOutput("c" + std::to_string(i));
-  }
+  GraphBuilder builder = ::ordo::testing::ManyConstantOutputs(kConstants);
   builder.AddGraphOutput("c0");
   ORDO_ASSERT_OK_AND_ASSIGN(Graph g, std::move(builder).Build());
   EXPECT_EQ(g.outputs().size(), 1u);

@@ -256,7 +256,8 @@ int Legend(double x0, double y0, int32_t width_px, const std::map<std::string, s
   int index = 0;
   for (const std::string& type : order) {
     const double x = x0 + (index % per_row) * kLegendItemWidth;
-    const double y = y0 + (index / per_row) * kLegendRowHeight;
+    const int row = index / per_row;
+    const double y = y0 + row * kLegendRowHeight;
     absl::StrAppendFormat(
         &out,
         "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>"
@@ -296,6 +297,7 @@ std::string MemoryProfileSvg(const Graph& graph, const SimulationResult& model_o
                                std::max<int64_t>(arena.arena_bytes, 1));
   const std::map<std::string, std::string> colors = OpTypeColors(graph, arena);
   std::vector<std::string> order;
+  order.reserve(colors.size());
   for (const auto& [type, color] : colors) order.push_back(type);
   std::sort(order.begin(), order.end(), [](const std::string& a, const std::string& b) {
     if ((a == kGraphInput) != (b == kGraphInput)) return a == kGraphInput;

@@ -226,6 +226,21 @@ Graph ManyBranches(int branches) {
   return TestGraph(text);
 }
 
+GraphBuilder ManyConstantOutputs(int64_t constants) {
+  GraphBuilder builder("g");
+  builder.AddTensorBytes("x", 4, TensorKind::kInput);
+  builder.AddTensorBytes("y", 4);
+  builder.AddOp("relu", "Relu", {"x"}, {"y"});
+  builder.AddGraphInput("x");
+  builder.AddGraphOutput("y");
+  for (int64_t i = 0; i < constants; ++i) {
+    const std::string name = absl::StrCat("c", i);
+    builder.AddTensorBytes(name, 4, TensorKind::kWeight);
+    builder.AddGraphOutput(name);
+  }
+  return builder;
+}
+
 Graph SummedBranches(int branches) {
   std::string text = "input x 4\n";
   std::string sum = "op join Sum";

@@ -142,6 +142,12 @@ Graph SummedBranches(int branches);
 // means visiting about every subset of branches, for every search.
 Graph DistinctBranches(int branches);
 
+// x -> Relu -> y, with `constants` weights c0, c1, ... listed as graph
+// outputs after y (a detection export's anchors, or a hostile file's
+// hundreds of thousands), not yet built: Build() leaves them out with one
+// note.
+GraphBuilder ManyConstantOutputs(int64_t constants);
+
 // A uniformly random ready op at every step: a random valid schedule.
 std::vector<int32_t> RandomTopologicalOrder(const MemoryModel& model, std::mt19937_64& rng);
 
