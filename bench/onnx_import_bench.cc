@@ -110,8 +110,8 @@ void BM_Estimate(benchmark::State& state, const std::string& name, bool with_imp
 
 // Build() of a graph whose outputs list `state.range(0)` constants (a
 // detection export's anchors; a hostile file's hundreds of thousands): the
-// builder leaves them out with one note. Linear in the count (it was
-// quadratic: 160,000 took 28 s in ordo compile).
+// builder leaves them out with one note. Linear in the count (the first
+// version was quadratic).
 void BM_BuildManyConstantOutputs(benchmark::State& state) {
   const int64_t constants = state.range(0);
   for (auto _ : state) {

@@ -273,9 +273,8 @@ TEST(GraphTest, AWeightListedAsAnOutputIsLeftOutWithANote) {
 
 // A detection export may list thousands of constants as outputs, and a
 // hostile one a few hundred thousand in a few megabytes: one note names
-// four and counts the rest. (Telling them apart was quadratic: 160,000 took
-// 28 s in ordo compile; onnx_import_bench's BM_BuildManyConstantOutputs
-// times it.)
+// four and counts the rest. (Telling them apart was quadratic in the first
+// version; onnx_import_bench's BM_BuildManyConstantOutputs times it.)
 TEST(GraphTest, ManyConstantOutputsGetOneNote) {
   constexpr int kConstants = 100000;
   GraphBuilder builder = ::ordo::testing::ManyConstantOutputs(kConstants);

@@ -715,15 +715,11 @@ absl::Status GraphAssembler::ExplainUnknownOperator(const absl::Status& status, 
   // invalid, and the fix is the export's opset, not value_info.
   if (const onnx::OpSchema* later =
           onnx_import::NewerStandardSchema(node.op_type, INT_MAX, node.domain)) {
-    int64_t imported = 0;
-    for (const onnx_import::OpsetView& opset : graph_.opsets) {
-      if (IsStandardOnnxDomain(opset.domain)) imported = opset.version;
-    }
-    unknown_to_onnx = absl::StrCat("is a standard operator only from opset ", later->since_version(),
-                                   " on, and the model imports opset ", imported,
-                                   " (export at opset ", later->since_version(),
-                                   " or later, e.g. torch.onnx.export(..., opset_version=",
-                                   later->since_version(), "))");
+    unknown_to_onnx = absl::StrCat(
+        "is a standard operator only from opset ", later->since_version(),
+        " on, and the model imports opset ", onnx_import::StandardOpset(graph_),
+        " (export at opset ", later->since_version(),
+        " or later, e.g. torch.onnx.export(..., opset_version=", later->since_version(), "))");
   }
   if (unknown == index) {
     return absl::InvalidArgumentError(absl::StrCat(

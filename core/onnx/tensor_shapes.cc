@@ -612,14 +612,14 @@ const onnx::OpSchema* SchemaOf(const ModelView& view, const NodeView& node) {
                            : SchemaLibonnxLacks(node.op_type, static_cast<int>(version), node.domain);
 }
 
+}  // namespace
+
 int64_t StandardOpset(const ModelView& view) {
   for (const OpsetView& opset : view.opsets) {
     if (IsStandardOnnxDomain(opset.domain)) return opset.version;
   }
   return 0;
 }
-
-}  // namespace
 
 std::string FeatureNewerThanLibrary(const ModelView& view, const NodeView& node) {
   if (!IsStandardOnnxDomain(node.domain)) return "";

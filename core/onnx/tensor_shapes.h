@@ -72,6 +72,10 @@ using ShapeInferenceRunner =
 // with imports running.
 void SetShapeInferenceRunner(ShapeInferenceRunner runner);
 
+// The opset the model imports for the standard domain ("" or "ai.onnx"),
+// 0 when it imports none.
+int64_t StandardOpset(const ModelView& view);
+
 // Whether the linked ONNX library has a schema for the node's operator at
 // the opset `view` imports for its domain (the one inference looks up):
 // without one nothing infers its outputs. Not when the node uses a feature
