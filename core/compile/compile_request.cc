@@ -85,9 +85,13 @@ absl::Status CompileRequest::Validate() const {
   const bool onnx = format == ModelFormat::kOnnx;
   // Rewrites edit ONNX nodes; "auto" without an ONNX model compiles as is.
   if (const RewriteMode mode = RewriteModeToRun(rewrite); mode != RewriteMode::kNone && !onnx) {
-    return NeedsFormat(absl::StrCat(names.rewrite, " \"", RewriteModeName(mode), "\"",
-                                    rewrite.pareto ? " (for the Pareto front)" : ""),
-                       "an ONNX model to rewrite", names.onnx_model, names, format);
+    const absl::Status refusal =
+        NeedsFormat(absl::StrCat(names.rewrite, " \"", RewriteModeName(mode), "\"",
+                                 rewrite.pareto ? " (for the Pareto front)" : ""),
+                    "an ONNX model to rewrite", names.onnx_model, names, format);
+    return absl::InvalidArgumentError(absl::StrCat(
+        refusal.message(), "; to rewrite this network, compile its ONNX export with ",
+        names.rewrite, " (", names.rewrite, " \"auto\" compiles a model of any format as it is)"));
   }
   ORDO_RETURN_IF_ERROR(CheckInputShapesApply(format, input_shapes, names));
   if (reordered_onnx && !onnx) {

@@ -31,7 +31,9 @@ TEST(CompileRequestTest, RewritingNeedsOnnxAndNamesTheField) {
       request.Validate(),
       StatusIs(absl::StatusCode::kInvalidArgument,
                AllOf(HasSubstr("options.rewrite \"partition\""), HasSubstr("needs an ONNX model"),
-                     HasSubstr("(onnx_model)"), HasSubstr("a native ordo.v1.Graph"))));
+                     HasSubstr("(onnx_model)"), HasSubstr("a native ordo.v1.Graph"),
+                     HasSubstr("compile its ONNX export with options.rewrite"),
+                     HasSubstr("\"auto\" compiles a model of any format as it is"))));
   request.format = ModelFormat::kOnnx;
   ORDO_EXPECT_OK(request.Validate());
 }
