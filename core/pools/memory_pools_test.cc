@@ -538,19 +538,14 @@ void ExpectPools(absl::string_view device, const std::vector<ExpectedPool>& expe
   }
 }
 
-TEST(DevicePresetsTest, Stm32f746HasDtcmSram1And2AndTheDiscoveryBoardsSdram) {
-  // With the SDRAM on, ST limits the system clock to 200 MHz. DTCM: 64 KB
-  // on two 32-bit D-TCM interfaces, 8 B x 200 MHz. SRAM1 (240 KB) and
-  // SRAM2 (16 KB) are contiguous and on the same 32-bit AHB path: one
-  // 256 KB pool, 4 B x 200 MHz. SDRAM: 8 MB reachable over 16 data lines,
+TEST(DevicePresetsTest, Stm32f746HasOneSramOfDtcmSram1And2AndTheDiscoveryBoardsSdram) {
+  // With the SDRAM on, ST limits the system clock to 200 MHz. DTCM (64 KB),
+  // SRAM1 (240 KB) and SRAM2 (16 KB) are contiguous and one 320K region in
+  // ST's linker script: one pool, at SRAM1-2's 32-bit AHB path,
+  // 4 B x 200 MHz. SDRAM: 8 MB reachable over 16 data lines,
   // 2 B x (200 MHz / 2).
-  ExpectPools("STM32F746", {{"dtcm", 64 * 1024, 8 * 200e6, false},
-                            {"sram1_2", (240 + 16) * 1024, 4 * 200e6, false},
+  ExpectPools("STM32F746", {{"sram", (64 + 240 + 16) * 1024, 4 * 200e6, false},
                             {"sdram", 8 * 1024 * 1024, 2 * 100e6, true}});
-  // MCUNet's budget on this board is the 320 KB of on-chip SRAM; the
-  // on-chip pools hold exactly that.
-  const DevicePreset f7 = *FindDevicePreset("stm32f746");
-  EXPECT_EQ(f7.pools[0].capacity_bytes + f7.pools[1].capacity_bytes, 320 * 1024);
 }
 
 TEST(DevicePresetsTest, Nrf5340HasTheApplicationCoresRamOnly) {

@@ -165,8 +165,8 @@ class PythonClientTest(unittest.TestCase):
         self.assertEqual(set(presets), {"stm32h743", "imxrt1170", "esp32s3", "rp2040",
                                         "stm32f746", "nrf5340", "rp2350"})
         self.assertEqual([p.name for p in presets["stm32f746"].pools],
-                         ["dtcm", "sram1_2", "sdram"])
-        self.assertTrue(presets["stm32f746"].pools[2].off_chip)
+                         ["sram", "sdram"])
+        self.assertTrue(presets["stm32f746"].pools[1].off_chip)
         device = {"pools": [{"name": "fast", "capacity_bytes": 65536,
                              "read_bytes_per_second": 4e9},
                             {"name": "slow", "capacity_bytes": 64 << 20,
