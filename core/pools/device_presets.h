@@ -17,8 +17,10 @@ struct DevicePreset {
   std::vector<MemoryPool> pools;
 };
 
-// Every preset ordo ships: STM32H743, i.MX RT1170, ESP32-S3, RP2040. Sizes
-// and bandwidths come from their reference manuals (cited in the .cc).
+// Every preset ordo ships: STM32H743, i.MX RT1170, ESP32-S3, RP2040,
+// STM32F746 (the STM32F746G-DISCO board), nRF5340 (application core),
+// RP2350. Sizes and bandwidths come from their reference manuals and
+// datasheets (cited in the .cc).
 std::vector<DevicePreset> BuiltinDevicePresets();
 
 // The preset named `name`, ignoring case and punctuation ("i.MX RT1170" =

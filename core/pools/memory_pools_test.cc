@@ -8,10 +8,12 @@
 #include <cstdio>
 #include <limits>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "core/pools/device_presets.h"
 #include "core/pools/random_pool_problem.h"
 #include "core/testing/status_matchers.h"
@@ -511,6 +513,54 @@ TEST(DevicePresetsTest, PresetsAreValidAndFoundIgnoringCaseAndPunctuation) {
   EXPECT_EQ(h7.pools[2].capacity_bytes, 288 * 1024);
   EXPECT_THAT(FindDevicePreset("z80"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown device \"z80\"")));
+}
+
+// The pools a preset should have, with the figures of its comment in
+// device_presets.cc.
+struct ExpectedPool {
+  std::string name;
+  int64_t capacity_bytes;
+  double bytes_per_second;  // read and write alike
+  bool off_chip;
+};
+
+void ExpectPools(absl::string_view device, const std::vector<ExpectedPool>& expected) {
+  SCOPED_TRACE(device);
+  ORDO_ASSERT_OK_AND_ASSIGN(DevicePreset preset, FindDevicePreset(device));
+  ASSERT_EQ(preset.pools.size(), expected.size());
+  for (size_t p = 0; p < expected.size(); ++p) {
+    const MemoryPool& pool = preset.pools[p];
+    EXPECT_EQ(pool.name, expected[p].name);
+    EXPECT_EQ(pool.capacity_bytes, expected[p].capacity_bytes) << pool.name;
+    EXPECT_DOUBLE_EQ(pool.read_bytes_per_second, expected[p].bytes_per_second) << pool.name;
+    EXPECT_DOUBLE_EQ(pool.write_bytes_per_second, expected[p].bytes_per_second) << pool.name;
+    EXPECT_EQ(pool.off_chip, expected[p].off_chip) << pool.name;
+  }
+}
+
+TEST(DevicePresetsTest, Stm32f746HasOneSramOfDtcmSram1And2AndTheDiscoveryBoardsSdram) {
+  // With the SDRAM on, ST limits the system clock to 200 MHz. DTCM (64 KB),
+  // SRAM1 (240 KB) and SRAM2 (16 KB) are contiguous and one 320K region in
+  // ST's linker script: one pool, at SRAM1-2's 32-bit AHB path,
+  // 4 B x 200 MHz. SDRAM: 8 MB reachable over 16 data lines,
+  // 2 B x (200 MHz / 2).
+  ExpectPools("STM32F746", {{"sram", (64 + 240 + 16) * 1024, 4 * 200e6, false},
+                            {"sdram", 8 * 1024 * 1024, 2 * 100e6, true}});
+}
+
+TEST(DevicePresetsTest, Nrf5340HasTheApplicationCoresRamOnly) {
+  // 512 KB at 0x2000_0000; the network core's RAM is not reachable from
+  // the application core. One pool, so the default 1 GB/s.
+  ExpectPools("nRF5340", {{"sram", 512 * 1024, kDefaultPoolBytesPerSecond, false}});
+}
+
+TEST(DevicePresetsTest, Rp2350HasStripedSram0To7AndTheTwoScratchBanks) {
+  // Every bank is 32 bits wide at the 150 MHz system clock: 4 B x 150 MHz.
+  // SRAM0-7 (8 x 64 KB) are one striped region; SRAM8 and SRAM9 (4 KB
+  // each) are the pico-sdk's SCRATCH_X and SCRATCH_Y.
+  ExpectPools("rp2350", {{"sram0_7", 8 * 64 * 1024, 4 * 150e6, false},
+                         {"sram8", 4 * 1024, 4 * 150e6, false},
+                         {"sram9", 4 * 1024, 4 * 150e6, false}});
 }
 
 }  // namespace

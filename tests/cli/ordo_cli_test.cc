@@ -791,7 +791,8 @@ TEST(OrdoCliPoolsTest, DevicePresetHumanSummaryHasOneLinePerPool) {
   }
   ProcessResult devices = RunOrdo("devices");
   ASSERT_EQ(devices.exit_code, 0) << devices.out;
-  for (const char* name : {"stm32h743", "imxrt1170", "esp32s3", "rp2040"}) {
+  for (const char* name :
+       {"stm32h743", "imxrt1170", "esp32s3", "rp2040", "stm32f746", "nrf5340", "rp2350"}) {
     EXPECT_THAT(devices.out, HasSubstr(name));
   }
   ProcessResult flagged = RunOrdo("devices --json");

@@ -162,7 +162,11 @@ class PythonClientTest(unittest.TestCase):
         path = os.path.join(EXAMPLES, "small_resnet.onnx")
         info = self.client.info()
         presets = {p.name: p for p in info.device_presets}
-        self.assertIn("stm32h743", presets)
+        self.assertEqual(set(presets), {"stm32h743", "imxrt1170", "esp32s3", "rp2040",
+                                        "stm32f746", "nrf5340", "rp2350"})
+        self.assertEqual([p.name for p in presets["stm32f746"].pools],
+                         ["sram", "sdram"])
+        self.assertTrue(presets["stm32f746"].pools[1].off_chip)
         device = {"pools": [{"name": "fast", "capacity_bytes": 65536,
                              "read_bytes_per_second": 4e9},
                             {"name": "slow", "capacity_bytes": 64 << 20,
