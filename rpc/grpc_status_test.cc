@@ -24,6 +24,20 @@ TEST(GrpcStatusTest, TruncatesLongMessagesAtACharacterBoundary) {
   EXPECT_EQ(status.error_message(), message.substr(0, 10) + "... (truncated)");
 }
 
+TEST(GrpcStatusTest, APushbackRidesOnTheStatusAndParsesAsGrfcA6Says) {
+  const absl::Status busy =
+      WithRetryPushback(absl::ResourceExhaustedError("server busy"), absl::Milliseconds(250));
+  EXPECT_EQ(RetryPushback(busy), absl::Milliseconds(250));
+  EXPECT_EQ(busy.message(), "server busy");
+  EXPECT_EQ(RetryPushback(absl::ResourceExhaustedError("too large")), std::nullopt);
+  EXPECT_EQ(ParseRetryPushback("0"), absl::ZeroDuration());
+  EXPECT_EQ(ParseRetryPushback("1500"), absl::Milliseconds(1500));
+  // Negative or not an integer: do not resend.
+  EXPECT_EQ(ParseRetryPushback("-1"), std::nullopt);
+  EXPECT_EQ(ParseRetryPushback("soon"), std::nullopt);
+  EXPECT_EQ(ParseRetryPushback(""), std::nullopt);
+}
+
 // The metrics' `code` label: the canonical names.
 TEST(GrpcStatusTest, CodeNamesAreTheCanonicalOnes) {
   EXPECT_EQ(GrpcCodeName(grpc::StatusCode::OK), "OK");

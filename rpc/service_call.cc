@@ -79,18 +79,27 @@ absl::Status SendableStatus(absl::Status status, const google::protobuf::Message
   return CheckResponseSize(response, env);
 }
 
-grpc::ServerUnaryReactor* Offload(CallInfo call, absl::Time start, const CallEnvironment& env,
+// Ends a unary call with `status`, its pushback trailer included.
+void FinishUnary(grpc::CallbackServerContext* context, grpc::ServerUnaryReactor* reactor,
+                 const absl::Status& status) {
+  AddRetryPushbackTrailer(status, *context);
+  reactor->Finish(ToGrpcStatus(status));
+}
+
+grpc::ServerUnaryReactor* Offload(grpc::CallbackServerContext* context, CallInfo call,
+                                  absl::Time start, const CallEnvironment& env,
                                   const google::protobuf::MessageLite& response,
                                   std::function<absl::Status(const CallInfo&)> body) {
   auto* reactor = new OffloadedReactor(call.cancelled);
   if (env.metrics != nullptr) env.metrics->inflight_requests().Increment();
   Log(LogLevel::kDebug, call.request_id, absl::StrCat(call.method, " started"));
+  // The context lives until the reactor's OnDone, after Finish.
   env.queue->Schedule(
-      [reactor, call = std::move(call), env, &response, body = std::move(body), start] {
+      [context, reactor, call = std::move(call), env, &response, body = std::move(body), start] {
         const absl::Status status = SendableStatus(body(call), response, env);
         RecordCallEnd(env, call, status, absl::Now() - start);
         if (env.metrics != nullptr) env.metrics->inflight_requests().Decrement();
-        reactor->Finish(ToGrpcStatus(status));
+        FinishUnary(context, reactor, status);
       });
   return reactor;
 }
@@ -101,7 +110,8 @@ grpc::ServerUnaryReactor* ServeUnary(grpc::CallbackServerContext* context, absl:
                                      const CallEnvironment& env,
                                      const google::protobuf::MessageLite& response,
                                      std::function<absl::Status(const CallInfo&)> body) {
-  return Offload(MakeCallInfo(context, method), absl::Now(), env, response, std::move(body));
+  return Offload(context, MakeCallInfo(context, method), absl::Now(), env, response,
+                 std::move(body));
 }
 
 grpc::ServerUnaryReactor* ServeUnaryWithFastPath(
@@ -115,10 +125,10 @@ grpc::ServerUnaryReactor* ServeUnaryWithFastPath(
     const absl::Status status = SendableStatus(*std::move(answered), response, env);
     RecordCallEnd(env, call, status, absl::Now() - start);
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    reactor->Finish(ToGrpcStatus(status));
+    FinishUnary(context, reactor, status);
     return reactor;
   }
-  return Offload(std::move(call), start, env, response, std::move(body));
+  return Offload(context, std::move(call), start, env, response, std::move(body));
 }
 
 }  // namespace ordo::rpc

@@ -5,14 +5,23 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 namespace ordo::server {
 
+// The pause a refused client is told to take before it resends (the
+// pushback trailer, rpc::kRetryPushbackTrailer): drawn from
+// [kMinBusyPushback, kMaxBusyPushback) per refusal. A NAS candidate compiles
+// in milliseconds, so a slot is usually free again by then; the jitter
+// keeps the clients refused together from coming back together.
+inline constexpr absl::Duration kMinBusyPushback = absl::Milliseconds(100);
+inline constexpr absl::Duration kMaxBusyPushback = absl::Milliseconds(300);
+
 // The concurrent-compile limit: at most `capacity` compiles run at once;
-// one more is refused at once (RESOURCE_EXHAUSTED) rather than queued, so a
-// client retries elsewhere or later instead of waiting behind work it
-// cannot see. Lock-free (one atomic counter); thread-safe. A capacity of 0
-// or less admits nothing.
+// one more is refused at once (RESOURCE_EXHAUSTED, with a pushback: when to
+// send it again) rather than queued, so a client retries elsewhere or later
+// instead of waiting behind work it cannot see. Lock-free (one atomic counter); thread-safe. A
+// capacity of 0 or less admits nothing.
 class CompileAdmission {
  public:
   // A compile's place in the limit, held until destroyed. Movable.
@@ -37,7 +46,8 @@ class CompileAdmission {
   CompileAdmission& operator=(const CompileAdmission&) = delete;
 
   // A slot, or RESOURCE_EXHAUSTED ("server busy: N compiles running (the
-  // limit)") when all `capacity` are held.
+  // limit); retry after M ms", carrying that pushback: rpc::RetryPushback)
+  // when all `capacity` are held.
   absl::StatusOr<Slot> Admit();
   // Slots held now (a snapshot).
   int32_t running() const { return running_.load(); }

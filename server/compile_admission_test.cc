@@ -1,11 +1,15 @@
 #include "server/compile_admission.h"
 
+#include <optional>
 #include <thread>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
 #include "core/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "rpc/grpc_status.h"
 
 namespace ordo::server {
 namespace {
@@ -24,6 +28,24 @@ TEST(CompileAdmissionTest, AdmitsUpToCapacityThenRefuses) {
               StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("2 compiles running")));
   // A refusal holds nothing.
   EXPECT_EQ(admission.running(), 2);
+}
+
+// The refusal says when to come back (the pushback trailer's value), and
+// the refused do not all come back at once.
+TEST(CompileAdmissionTest, ARefusalCarriesAJitteredPushback) {
+  CompileAdmission admission(0);
+  absl::flat_hash_set<int64_t> seen_ms;
+  for (int i = 0; i < 50; ++i) {
+    const absl::Status refused = admission.Admit().status();
+    const std::optional<absl::Duration> after = rpc::RetryPushback(refused);
+    ASSERT_TRUE(after.has_value()) << refused;
+    EXPECT_GE(*after, kMinBusyPushback);
+    EXPECT_LT(*after, kMaxBusyPushback);
+    EXPECT_THAT(refused.message(),
+                HasSubstr(absl::StrCat("retry after ", absl::ToInt64Milliseconds(*after), " ms")));
+    seen_ms.insert(absl::ToInt64Milliseconds(*after));
+  }
+  EXPECT_GT(seen_ms.size(), 10u);
 }
 
 TEST(CompileAdmissionTest, ASlotIsFreedWhenItsHolderEnds) {

@@ -647,7 +647,10 @@ class CompileStreamReactor final : public grpc::ServerWriteReactor<v1::CompileEv
  public:
   CompileStreamReactor(CompilerService* service, grpc::CallbackServerContext* context,
                        const v1::CompileRequest* request, rpc::CallEnvironment env)
-      : env_(env), call_(rpc::MakeCallInfo(context, "CompileStream")), start_(absl::Now()) {
+      : env_(env),
+        context_(context),
+        call_(rpc::MakeCallInfo(context, "CompileStream")),
+        start_(absl::Now()) {
     if (env_.metrics != nullptr) env_.metrics->inflight_requests().Increment();
     env_.queue->Schedule([this, service, request] {
       v1::CompileResponse response;
@@ -703,7 +706,7 @@ class CompileStreamReactor final : public grpc::ServerWriteReactor<v1::CompileEv
       }
     }
     if (finish) {
-      Finish(rpc::ToGrpcStatus(*finish));
+      FinishWith(*finish);
     } else if (start_next) {
       StartWrite(&writing_);
     }
@@ -738,10 +741,16 @@ class CompileStreamReactor final : public grpc::ServerWriteReactor<v1::CompileEv
       closed_ = true;
       finish_now = !write_in_flight_;
     }
-    if (finish_now) Finish(rpc::ToGrpcStatus(final_status_));
+    if (finish_now) FinishWith(final_status_);
+  }
+  // Ends the stream with `status`, its pushback trailer included.
+  void FinishWith(const absl::Status& status) {
+    rpc::AddRetryPushbackTrailer(status, *context_);
+    Finish(rpc::ToGrpcStatus(status));
   }
 
   const rpc::CallEnvironment env_;
+  grpc::CallbackServerContext* const context_;  // lives until OnDone
   rpc::CallInfo call_;
   const absl::Time start_;
   absl::Mutex mu_;

@@ -51,6 +51,18 @@ absl::Status SetModel(absl::string_view bytes, ModelFormat format, Request& requ
   return absl::OkStatus();
 }
 
+// The pause a RESOURCE_EXHAUSTED call asks for in its pushback trailer;
+// nullopt for other codes and for refusals without one (a request over a
+// limit would fail again).
+std::optional<absl::Duration> BusyPushback(const grpc::Status& status,
+                                           const grpc::ClientContext& context) {
+  if (status.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) return std::nullopt;
+  const auto& trailers = context.GetServerTrailingMetadata();
+  const auto it = trailers.find(rpc::kRetryPushbackTrailer);
+  if (it == trailers.end()) return std::nullopt;
+  return rpc::ParseRetryPushback(absl::string_view(it->second.data(), it->second.size()));
+}
+
 }  // namespace
 
 absl::Status SetRequestModel(absl::string_view bytes, ModelFormat format,
@@ -89,10 +101,14 @@ grpc::Status OrdoClient::Call(const std::function<grpc::Status(grpc::ClientConte
     context.set_deadline(absl::ToChronoTime(deadline));
     options_.security.Apply(context);
     const grpc::Status status = attempt(context);
-    if (!IsResentCode(status.error_code()) || !options_.retry || !resendable() ||
-        absl::Now() + pause >= window_end) {
-      return status;
+    if (status.ok() || !options_.retry || !resendable()) return status;
+    if (const std::optional<absl::Duration> pushback = BusyPushback(status, context)) {
+      // Busy: back when the server said, while the deadline allows.
+      if (absl::Now() + *pushback >= deadline) return status;
+      absl::SleepFor(*pushback);
+      continue;
     }
+    if (!IsResentCode(status.error_code()) || absl::Now() + pause >= window_end) return status;
     absl::SleepFor(pause);
     pause = std::min(2 * pause, absl::Seconds(1));
     if (!channel_->WaitForConnected(absl::ToChronoTime(window_end))) return status;

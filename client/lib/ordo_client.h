@@ -20,9 +20,12 @@ namespace ordo::client {
 // and CANCELLED (which this client never causes itself: gRPC cancels a
 // call that reaches a front in the instant it shuts down, grpc/grpc#41785).
 // Nothing was computed, and every Compiler method is a pure function of its
-// request, so resending is safe. Nothing else is retried: the other codes
-// describe the request (INVALID_ARGUMENT, RESOURCE_EXHAUSTED) and would
-// fail again.
+// request, so resending is safe. Besides, a RESOURCE_EXHAUSTED that carries
+// the server's pushback trailer (rpc::kRetryPushbackTrailer: "server busy",
+// over --max-concurrent) is resent after the pause it names, as long as the
+// call's deadline allows. Nothing else is retried: the other codes describe
+// the request (INVALID_ARGUMENT, RESOURCE_EXHAUSTED over a size limit) and
+// would fail again.
 //  1. gRPC's service config (below): up to 4 attempts, exponential back-off
 //     from 100 ms to 2 s with full jitter (at most 0.7 s in all): absorbs a
 //     connection reset or a single refused connect.

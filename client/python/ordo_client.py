@@ -30,10 +30,13 @@ channels are created with `grpc.enable_retries` and this service config
   This client never cancels a call itself; gRPC cancels a call that reaches
   a front in the instant it shuts down (grpc/grpc#41785). Every Compiler
   method is a pure function of its request, so a retry never duplicates an
-  effect. INVALID_ARGUMENT (a bad model), RESOURCE_EXHAUSTED (too many
-  compiles at once, a model over the limits) and DEADLINE_EXCEEDED are
-  returned at once: resending would fail the same way or overload the
-  server further.
+  effect. INVALID_ARGUMENT (a bad model), RESOURCE_EXHAUSTED over a limit
+  (a model too large) and DEADLINE_EXCEEDED are returned at once: resending
+  would fail the same way.
+- "server busy" (RESOURCE_EXHAUSTED over --max-concurrent) comes with the
+  server's pushback trailer, `grpc-retry-pushback-ms` (gRFC A6): a jittered
+  100-300 ms. The call is resent after that pause, again and again while
+  its deadline allows, so a burst over the limit waits instead of failing.
 - At most 4 attempts; the pause before attempt n+1 is random in
   [0, min(2 s, 0.2 s * 2^(n-1))] (gRPC's exponential backoff with full
   jitter), so 4 attempts wait at most 0.2 + 0.4 + 0.8 s.
@@ -96,6 +99,28 @@ RETRY_SERVICE_CONFIG = {
         },
     }]
 }
+
+# The trailer in which a busy server says when to resend (gRFC A6,
+# "Pushback"; rpc::kRetryPushbackTrailer): milliseconds, negative = never.
+RETRY_PUSHBACK_TRAILER = "grpc-retry-pushback-ms"
+
+
+def busy_pushback_s(error):
+    """The pause in seconds a RESOURCE_EXHAUSTED RpcError asks for in its
+    pushback trailer ("server busy"), or None: another code, no trailer (a
+    request over a limit, which would fail again), or a negative or
+    malformed value (gRFC A6: do not resend)."""
+    if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return None
+    for key, value in error.trailing_metadata() or ():
+        if key == RETRY_PUSHBACK_TRAILER:
+            try:
+                ms = int(value)
+            except ValueError:
+                return None
+            return ms / 1000 if ms >= 0 else None
+    return None
+
 
 # Layer 2 of the retry policy (module docstring): how long after its start
 # a call failing UNAVAILABLE is still resent.
@@ -243,6 +268,7 @@ class OrdoClient:
         self._closed = False
         self.namespace = namespace or ""
         self.timeout_s = timeout_s
+        self.retry = retry
         self.unavailable_window_s = unavailable_window_s if retry else 0
         if auth_token_file is not None:
             auth_token = _read_token(auth_token_file)
@@ -309,15 +335,27 @@ class OrdoClient:
         return request
 
     def _attempts(self):
-        """Yields the time left of the call before each attempt, under the
-        retry policy's layer 2: the caller tries, and on UNAVAILABLE asks
-        for the next attempt; the generator ends when the window is over."""
+        """Yields the time left of the call before each attempt. The caller
+        tries, and after a failure sends the generator the RpcError when the
+        call may be resent (None ends it): one that carries the server's
+        busy pushback is resent after that pause while the deadline allows,
+        UNAVAILABLE and CANCELLED under layer 2 of the retry policy; the
+        generator ends when neither applies."""
         start = time.monotonic()
+        deadline = start + self.timeout_s
         window_end = start + min(self.unavailable_window_s, self.timeout_s)
         pause = 0.1
         while True:
-            yield self.timeout_s - (time.monotonic() - start)
-            if self._closed or time.monotonic() + pause >= window_end:
+            error = yield deadline - time.monotonic()
+            if error is None or self._closed or not self.retry:
+                return
+            pushback = busy_pushback_s(error)
+            if pushback is not None:
+                if time.monotonic() + pushback >= deadline:
+                    return
+                time.sleep(pushback)
+                continue
+            if error.code() not in RESENT_CODES or time.monotonic() + pause >= window_end:
                 return
             time.sleep(pause)
             pause = min(2 * pause, 1.0)
@@ -342,14 +380,16 @@ class OrdoClient:
             ready.cancel()
 
     def _call(self, method, request):
-        for remaining in self._attempts():
+        attempts = self._attempts()
+        remaining = next(attempts)
+        while True:
             try:
                 return method(request, timeout=remaining, metadata=self._metadata)
             except grpc.RpcError as error:
-                last = error
-                if error.code() not in RESENT_CODES:
-                    break
-        raise OrdoError(last.code(), last.details()) from None
+                try:
+                    remaining = attempts.send(error)
+                except StopIteration:
+                    raise OrdoError(error.code(), error.details()) from None
 
     def compile(self, model, device=None, scheduler="best", time_limit_s=None,
                 arena_planner="", inplace=None, count_weights=False,
@@ -413,7 +453,9 @@ class OrdoClient:
         request.options.return_plan_header = return_plan_header
         _set_dim_params(request.options, dim_params)
         delivered = False  # events went to the caller: not resent
-        for remaining in self._attempts():
+        attempts = self._attempts()
+        remaining = next(attempts)
+        while True:
             try:
                 for event in self._stub.CompileStream(request, timeout=remaining,
                                                       metadata=self._metadata):
@@ -425,10 +467,10 @@ class OrdoClient:
                         yield event.result
                 return
             except grpc.RpcError as error:
-                last = error
-                if delivered or error.code() not in RESENT_CODES:
-                    break
-        raise OrdoError(last.code(), last.details()) from None
+                try:
+                    remaining = attempts.send(None if delivered else error)
+                except StopIteration:
+                    raise OrdoError(error.code(), error.details()) from None
 
     def compile_many(self, models, concurrency=4, device=None, scheduler="best",
                      time_limit_s=None, arena_planner="", inplace=None, count_weights=False):

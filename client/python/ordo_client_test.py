@@ -23,7 +23,9 @@ from ordo_client import OrdoClient, OrdoError, pb, pb_grpc  # noqa: E402
 
 
 class ScriptedCompiler(pb_grpc.CompilerServicer):
-    """GetInfo fails with `codes` in turn, then answers version "scripted"."""
+    """GetInfo fails with `codes` in turn, then answers version "scripted".
+    An entry may be (code, pushback): the failure then carries that value
+    in the grpc-retry-pushback-ms trailer, as a busy ordo-server's does."""
 
     def __init__(self, codes):
         self.codes = list(codes)
@@ -34,6 +36,9 @@ class ScriptedCompiler(pb_grpc.CompilerServicer):
         with self.lock:
             self.attempts += 1
             code = self.codes.pop(0) if self.codes else None
+        if isinstance(code, tuple):
+            code, pushback = code
+            context.set_trailing_metadata(((ordo_client.RETRY_PUSHBACK_TRAILER, pushback),))
         if code is not None:
             context.abort(code, f"scripted {code.name}")
         return pb.GetInfoResponse(version="scripted")
@@ -127,6 +132,41 @@ class RetryPolicyTest(unittest.TestCase):
                 client.info()
             self.assertEqual(raised.exception.code, code)
             self.assertEqual(servicer.attempts, 1)
+
+    def test_a_busy_server_is_called_again_when_it_says(self):
+        busy = (grpc.StatusCode.RESOURCE_EXHAUSTED, "150")
+        servicer, client = self.serve([busy] * 3)
+        start = time.monotonic()
+        self.assertEqual(client.info().version, "scripted")
+        self.assertEqual(servicer.attempts, 4)
+        self.assertGreaterEqual(time.monotonic() - start, 0.45)
+
+    def test_a_pushback_that_says_no_or_is_malformed_is_not_followed(self):
+        # gRFC A6: a negative or non-integer pushback means "do not resend".
+        for pushback in ("-1", "soon", ""):
+            servicer, client = self.serve([(grpc.StatusCode.RESOURCE_EXHAUSTED, pushback)])
+            with self.assertRaises(OrdoError) as raised:
+                client.info()
+            self.assertEqual(raised.exception.code, grpc.StatusCode.RESOURCE_EXHAUSTED)
+            self.assertEqual(servicer.attempts, 1, pushback)
+
+    def test_a_pushback_past_the_deadline_ends_the_call_at_once(self):
+        servicer, port = self.start_server([(grpc.StatusCode.RESOURCE_EXHAUSTED, "5000")])
+        client = OrdoClient(f"127.0.0.1:{port}", timeout_s=1)
+        self.addCleanup(client.close)
+        start = time.monotonic()
+        with self.assertRaises(OrdoError) as raised:
+            client.info()
+        self.assertEqual(raised.exception.code, grpc.StatusCode.RESOURCE_EXHAUSTED)
+        self.assertEqual(servicer.attempts, 1)
+        self.assertLess(time.monotonic() - start, 0.9)
+
+    def test_a_busy_server_is_not_called_again_without_retries(self):
+        servicer, client = self.serve([(grpc.StatusCode.RESOURCE_EXHAUSTED, "100")],
+                                      retry=False)
+        with self.assertRaises(OrdoError):
+            client.info()
+        self.assertEqual(servicer.attempts, 1)
 
     def test_retry_can_be_turned_off(self):
         servicer, client = self.serve([grpc.StatusCode.UNAVAILABLE], retry=False)

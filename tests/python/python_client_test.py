@@ -21,6 +21,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -44,11 +45,11 @@ STARTUP_TIMEOUT_S = 15
 CALL_TIMEOUT_S = 20
 
 
-def start_server(log):
-    """Starts ordo-server on a free port, its log (and its worker's) going to
-    the file `log`; returns (process, "host:port")."""
+def start_server(log, flags=("--local-workers=1",)):
+    """Starts ordo-server on a free port with `flags`, its log (and its
+    worker's) going to the file `log`; returns (process, "host:port")."""
     process = subprocess.Popen(
-        [SERVER_BINARY, "--listen=127.0.0.1:0", "--metrics-port=0", "--local-workers=1"],
+        [SERVER_BINARY, "--listen=127.0.0.1:0", "--metrics-port=0", *flags],
         stdout=subprocess.PIPE, stderr=log, text=True)
     try:
         selector = selectors.DefaultSelector()
@@ -91,6 +92,74 @@ def assert_valid_schedule(test, model_path, response):
     test.assertEqual(simulated["initial_bytes"], response.profile.initial_bytes)
     test.assertEqual(simulated["step_bytes"], list(response.profile.step_bytes))
     test.assertGreaterEqual(response.peak_bytes, response.lower_bound_bytes)
+
+
+def wide_graph(branches):
+    """`branches` chains of two ops between a source and a sink, as JSON of
+    ordo.v1.Graph: one part whose exact search runs its whole time limit
+    (tests/service/service_harness.h, WideGraph)."""
+    tensors = [{"name": "x", "sizeBytes": 16}, {"name": "s", "sizeBytes": 16},
+               {"name": "y", "sizeBytes": 8}]
+    ops = [{"name": "source", "type": "Conv", "inputs": ["x"], "outputs": ["s"]}]
+    ends = []
+    for b in range(branches):
+        tensors += [{"name": f"a{b}", "sizeBytes": 10 + 7 * b % 23},
+                    {"name": f"b{b}", "sizeBytes": 5 + 11 * b % 17}]
+        ops += [{"name": f"a{b}", "type": "Conv", "inputs": ["s"], "outputs": [f"a{b}"]},
+                {"name": f"b{b}", "type": "Conv", "inputs": [f"a{b}"], "outputs": [f"b{b}"]}]
+        ends.append(f"b{b}")
+    ops.append({"name": "sink", "type": "Conv", "inputs": ends, "outputs": ["y"]})
+    return {"name": "wide", "tensors": tensors, "ops": ops, "inputs": ["x"], "outputs": ["y"]}
+
+
+class BusyServerTest(unittest.TestCase):
+    """One compile at a time (--max-concurrent=1), held by a search that runs
+    its whole time limit: the next call is refused "server busy" with the
+    pushback trailer, and the client resends after it until it is let in."""
+
+    def test_a_busy_server_is_waited_out(self):
+        if not os.access(SERVER_BINARY, os.X_OK):
+            raise RuntimeError(f"{SERVER_BINARY} not built: build target ordo-server")
+        log = tempfile.TemporaryFile("w+")
+        self.addCleanup(log.close)
+        server, address = start_server(
+            log, ("--local-workers=0", "--max-concurrent=1", "--cache-mb=0"))
+        self.addCleanup(stop_server, server)
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as wide:
+            json.dump(wide_graph(40), wide)
+            wide.flush()
+            holder = OrdoClient(address, timeout_s=CALL_TIMEOUT_S)
+            self.addCleanup(holder.close)
+            held = []
+            thread = threading.Thread(target=lambda: held.append(
+                holder.compile(wide.name, scheduler="dp", time_limit_s=3)))
+            start = time.monotonic()
+            thread.start()
+            tiny = os.path.join(EXAMPLES, "tiny_cell.onnx")
+            # Refused at once without retries, once the holder is in; each
+            # request with a limit of its own, so none is a cache hit.
+            with OrdoClient(address, timeout_s=CALL_TIMEOUT_S, retry=False) as no_retry:
+                refused = None
+                for attempt in range(100):
+                    try:
+                        no_retry.compile(tiny, time_limit_s=1 + attempt / 1000)
+                    except OrdoError as error:
+                        refused = error
+                        break
+                    time.sleep(0.02)
+            self.assertIsNotNone(refused)
+            self.assertEqual(refused.code, grpc.StatusCode.RESOURCE_EXHAUSTED)
+            self.assertIn("server busy", refused.message)
+            waited = time.monotonic()
+            with OrdoClient(address, timeout_s=CALL_TIMEOUT_S) as client:
+                response = client.compile(tiny, time_limit_s=2)
+            waited = time.monotonic() - waited
+            self.assertGreater(response.peak_bytes, 0)
+            # Let in only when the holder's 3 s search ended.
+            self.assertGreater(waited, 1)
+            thread.join()
+            self.assertEqual(len(held), 1)
+            self.assertGreaterEqual(time.monotonic() - start, 2)
 
 
 class PythonClientTest(unittest.TestCase):

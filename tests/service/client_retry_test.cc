@@ -3,12 +3,17 @@
 // the UNAVAILABLE window waits for it and the call succeeds; without the
 // window the call fails UNAVAILABLE once gRPC's 4 attempts are spent. And
 // against a fake front that cancels calls, as a real one does to the calls
-// arriving while it shuts down.
+// arriving while it shuts down. And against a real server that is busy:
+// the refusal says when to come back, and the client comes back then.
 #include <atomic>
 #include <future>
 
+#include "absl/strings/numbers.h"
 #include "client/lib/ordo_client.h"
+#include "core/testing/test_paths.h"
 #include "grpcpp/server_builder.h"
+#include "rpc/grpc_status.h"
+#include "server/compile_admission.h"
 #include "tests/service/service_harness.h"
 
 namespace ordo::testing_service {
@@ -88,6 +93,76 @@ TEST(ClientRetryTest, WithoutTheWindowACallToNoServerFailsUnavailable) {
   const absl::StatusOr<v1::GetInfoResponse> answer = client.GetInfo();
   EXPECT_TRUE(absl::IsUnavailable(answer.status())) << answer.status();
   EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+}
+
+// One compile at a time, held by a search that runs its whole time limit:
+// a second call is refused "server busy" with a pushback trailer; the
+// shipped client resends after it and gets through once the slot is free,
+// unless retries are off or its deadline ends first.
+TEST(ClientRetryTest, ABusyServerSaysWhenToComeBackAndTheClientDoes) {
+  Server server({"--local-workers=0", "--max-concurrent=1", "--cache-mb=0"});
+  ASSERT_TRUE(server.started());
+  v1::CompileRequest slow;
+  *slow.mutable_graph() = WideGraph(40);  // runs its whole time limit
+  slow.mutable_options()->set_scheduler("dp");
+  slow.mutable_options()->mutable_time_limit()->set_seconds(3);
+  const absl::Time start = absl::Now();
+  // Through the shipped client, so that a poll below that happens to hold
+  // the slot as the holder arrives only delays it.
+  auto holder = std::async(std::launch::async,
+                           [&] { return client::OrdoClient(server.address()).Compile(slow); });
+  // Each request new (a time limit of its own), so that no answer comes
+  // from the response cache, which needs no slot.
+  const std::string tiny_cell = ReadFile(ordo::testing::ExampleModelsDir() + "/tiny_cell.onnx");
+  int requests = 0;
+  auto tiny = [&] {
+    v1::CompileRequest request;
+    request.set_onnx_model(tiny_cell);
+    request.mutable_options()->mutable_time_limit()->set_seconds(1);
+    request.mutable_options()->mutable_time_limit()->set_nanos(++requests);
+    return request;
+  };
+  // The raw refusal, once the holder has the slot.
+  grpc::Status refused;
+  std::string pushback;
+  ASSERT_TRUE(PollUntil(
+      [&] {
+        grpc::ClientContext context;
+        v1::CompileResponse response;
+        refused = server.compiler().Compile(&context, tiny(), &response);
+        const auto& trailers = context.GetServerTrailingMetadata();
+        const auto it = trailers.find(rpc::kRetryPushbackTrailer);
+        pushback = it == trailers.end() ? "" : std::string(it->second.data(), it->second.size());
+        return refused.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED;
+      },
+      absl::Seconds(5)));
+  EXPECT_THAT(refused.error_message(), ::testing::HasSubstr("server busy"));
+  int64_t ms = -1;
+  ASSERT_TRUE(absl::SimpleAtoi(pushback, &ms)) << "trailer: \"" << pushback << "\"";
+  EXPECT_GE(absl::Milliseconds(ms), server::kMinBusyPushback);
+  EXPECT_LT(absl::Milliseconds(ms), server::kMaxBusyPushback);
+
+  const std::string target = server.address();
+  client::OrdoClient::Options no_retry;
+  no_retry.retry = false;
+  const absl::Time before_no_retry = absl::Now();
+  EXPECT_TRUE(
+      absl::IsResourceExhausted(client::OrdoClient(target, no_retry).Compile(tiny()).status()));
+  EXPECT_LT(absl::Now() - before_no_retry, absl::Milliseconds(500)) << "refused at once";
+  // A deadline that ends while the server is still busy: the last refusal,
+  // returned before the deadline, not DEADLINE_EXCEEDED.
+  client::OrdoClient::Options short_deadline;
+  short_deadline.timeout = absl::Milliseconds(700);
+  const absl::Time before_short = absl::Now();
+  EXPECT_TRUE(absl::IsResourceExhausted(
+      client::OrdoClient(target, short_deadline).Compile(tiny()).status()));
+  EXPECT_LT(absl::Now() - before_short, absl::Milliseconds(700) + absl::Milliseconds(200));
+  // With the policy: waits out the holder (about 3 s) and is answered.
+  const absl::StatusOr<v1::CompileResponse> served = client::OrdoClient(target).Compile(tiny());
+  ASSERT_TRUE(served.ok()) << served.status();
+  EXPECT_GT(served->peak_bytes(), 0);
+  EXPECT_TRUE(holder.get().ok());
+  EXPECT_GE(absl::Now() - start, absl::Seconds(2)) << "the first call held the slot";
 }
 
 }  // namespace
