@@ -1,6 +1,7 @@
 #include "server/compile_many_reactor.h"
 
 #include <deque>
+#include <optional>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
@@ -116,6 +117,11 @@ class CompileManyReactor final
         v1::CompileManyError& error = *result.mutable_error();
         error.set_code(static_cast<int32_t>(sent.error_code()));
         error.set_message(sent.error_message());
+        if (const std::optional<absl::Duration> after = rpc::RetryPushback(status)) {
+          const int64_t ms = absl::ToInt64Milliseconds(*after);
+          error.mutable_retry_after()->set_seconds(ms / 1000);
+          error.mutable_retry_after()->set_nanos(static_cast<int32_t>(ms % 1000) * 1000000);
+        }
       }
       Done(std::move(result));
     });

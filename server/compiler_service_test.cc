@@ -36,9 +36,11 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "rpc/compile_proto.h"
+#include "rpc/grpc_status.h"
 #include "rpc/memory_model_proto.h"
 #include "rpc/metrics.h"
 #include "rpc/work_queue.h"
+#include "server/compile_admission.h"
 
 namespace ordo::server {
 namespace {
@@ -724,6 +726,32 @@ TEST_F(BusyCompilerServiceTest, OverCapacityIsResourceExhausted) {
   ORDO_EXPECT_OK(Compile(GraphRequest(ordo::testing::ManyBranches(4)), response));
 }
 
+// In a CompileMany stream a busy candidate fails alone, saying when to send
+// it again (CompileManyError.retry_after, the pushback of a Compile call).
+TEST_F(BusyCompilerServiceTest, ABusyCandidateSaysWhenToSendItAgain) {
+  HeldCompile first(service(), Call(), GraphRequest(ordo::testing::ManyBranches(3)));
+  grpc::ClientContext context;
+  auto stream = Stub()->CompileMany(&context);
+  v1::CompileManyRequest candidate;
+  candidate.set_id("refused");
+  *candidate.mutable_request() = GraphRequest(ordo::testing::ManyBranches(4));
+  ASSERT_TRUE(stream->Write(candidate));
+  stream->WritesDone();
+  v1::CompileManyResponse result;
+  ASSERT_TRUE(stream->Read(&result));
+  ORDO_EXPECT_OK(rpc::FromGrpcStatus(stream->Finish()));
+  ORDO_EXPECT_OK(first.Join());
+  ASSERT_TRUE(result.has_error());
+  EXPECT_EQ(result.error().code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  ASSERT_TRUE(result.error().has_retry_after());
+  const absl::Duration after = absl::Seconds(result.error().retry_after().seconds()) +
+                               absl::Nanoseconds(result.error().retry_after().nanos());
+  EXPECT_GE(after, kMinBusyPushback);
+  EXPECT_LT(after, kMaxBusyPushback);
+  EXPECT_THAT(result.error().message(),
+              HasSubstr(absl::StrCat("retry after ", absl::ToInt64Milliseconds(after), " ms")));
+}
+
 // A chain of `ops` ops, for responses of a size that grows with it.
 v1::CompileRequest ChainRequest(int ops) {
   std::string text = "input t0 4\n";
@@ -790,6 +818,7 @@ TEST_F(SmallMessagesCompilerServiceTest, AResponseOverTheMessageLimitFailsAloneN
   ASSERT_EQ(results.size(), 2);
   EXPECT_EQ(results["big"].error().code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_THAT(results["big"].error().message(), HasSubstr("--max-message-mb"));
+  EXPECT_FALSE(results["big"].error().has_retry_after()) << "it would fail again";
   EXPECT_TRUE(results["small"].has_response());
 
   // CompileStream: the progress, then the error instead of the result,

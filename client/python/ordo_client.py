@@ -480,26 +480,63 @@ class OrdoClient:
         proposes the next candidates. Yields a ManyResult per model in the
         order they finish (not input order). A failed candidate yields its
         OrdoError in the result and the stream goes on; a failed stream
-        raises OrdoError. `timeout_s` bounds the whole stream. Stopping the
-        iteration early cancels the stream."""
+        raises OrdoError. A candidate the server refused as busy (its error
+        has `retry_after`) is sent again on the same stream after that
+        pause, unless retry=False; `seconds` then counts from its first
+        sending. `timeout_s` bounds the whole stream. Stopping the iteration
+        early cancels the stream."""
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         slots = threading.Semaphore(concurrency)
         stopped = threading.Event()
-        sent = {}
+        lock = threading.Lock()
+        sent = {}  # index -> (first sending, request): in flight
+        resend = []  # (when, index): refused busy, to send again
+
+        def due_resend():
+            with lock:
+                if resend and resend[0][0] <= time.monotonic():
+                    _, index = resend.pop(0)
+                    return index
+            return None
+
+        def next_request(new_models):
+            """The next request to send: a busy candidate due again, else a
+            new model; None when both are done."""
+            while not stopped.is_set():
+                index = due_resend()
+                if index is not None:
+                    return sent[index][1]
+                if new_models is not None:
+                    model = next(new_models, None)
+                    if model is not None:
+                        return model
+                    new_models = None
+                with lock:
+                    if not sent:
+                        return None
+                time.sleep(0.01)  # results that may ask for a resend
+            return None
 
         def requests():
-            for index, model in enumerate(models):
+            candidates = iter(enumerate(models))
+            while True:
                 while not slots.acquire(timeout=0.1):
                     if stopped.is_set():
                         return
-                if stopped.is_set():
+                item = next_request(candidates)
+                if item is None:
                     return
+                if isinstance(item, pb.CompileManyRequest):
+                    yield item
+                    continue
+                index, model = item
                 request = pb.CompileManyRequest(id=str(index))
                 request.request.CopyFrom(self._build(
                     pb.CompileRequest, model, device, scheduler, time_limit_s, arena_planner,
                     inplace, count_weights))
-                sent[index] = time.monotonic()
+                with lock:
+                    sent[index] = (time.monotonic(), request)
                 yield request
 
         call = self._stub.CompileMany(requests(), timeout=self.timeout_s,
@@ -508,7 +545,15 @@ class OrdoClient:
             for result in call:
                 slots.release()
                 index = int(result.id)
-                seconds = time.monotonic() - sent.pop(index)
+                if (result.WhichOneof("result") == "error" and self.retry
+                        and result.error.HasField("retry_after")):
+                    pause = result.error.retry_after.ToTimedelta().total_seconds()
+                    with lock:
+                        resend.append((time.monotonic() + pause, index))
+                        resend.sort()
+                    continue
+                with lock:
+                    seconds = time.monotonic() - sent.pop(index)[0]
                 if result.WhichOneof("result") == "error":
                     error = OrdoError(_GRPC_CODES.get(result.error.code, grpc.StatusCode.UNKNOWN),
                                       result.error.message)

@@ -147,16 +147,31 @@ class BusyServerTest(unittest.TestCase):
                         refused = error
                         break
                     time.sleep(0.02)
+                # A CompileMany stream: each candidate refused alone.
+                failed = list(no_retry.compile_many([tiny] * 3, concurrency=3,
+                                                    time_limit_s=1.5))
             self.assertIsNotNone(refused)
             self.assertEqual(refused.code, grpc.StatusCode.RESOURCE_EXHAUSTED)
             self.assertIn("server busy", refused.message)
-            waited = time.monotonic()
+            self.assertEqual([r.error.code for r in failed],
+                             [grpc.StatusCode.RESOURCE_EXHAUSTED] * 3)
             with OrdoClient(address, timeout_s=CALL_TIMEOUT_S) as client:
-                response = client.compile(tiny, time_limit_s=2)
-            waited = time.monotonic() - waited
-            self.assertGreater(response.peak_bytes, 0)
-            # Let in only when the holder's 3 s search ended.
-            self.assertGreater(waited, 1)
+                # Resent on the stream after each refusal's retry_after, and
+                # let in only when the holder's 3 s search ended.
+                waited = time.monotonic()
+                single = []
+                compile_thread = threading.Thread(target=lambda: single.append(
+                    (client.compile(tiny, time_limit_s=2), time.monotonic() - waited)))
+                compile_thread.start()
+                many = list(client.compile_many([tiny] * 3, concurrency=3, time_limit_s=2.5))
+                compile_thread.join()
+                self.assertGreater(time.monotonic() - waited, 1)
+                self.assertEqual(sorted(r.index for r in many), [0, 1, 2])
+                self.assertEqual([r.error for r in many], [None] * 3)
+                self.assertTrue(all(r.seconds > 1 for r in many))
+                self.assertEqual(len(single), 1)
+                self.assertGreater(single[0][0].peak_bytes, 0)
+                self.assertGreater(single[0][1], 1)
             thread.join()
             self.assertEqual(len(held), 1)
             self.assertGreaterEqual(time.monotonic() - start, 2)
