@@ -51,7 +51,11 @@ void RecordCallEnd(const CallEnvironment& env, const CallInfo& call, const absl:
                    absl::Duration latency) {
   const std::string code = GrpcCodeName(static_cast<grpc::StatusCode>(status.code()));
   if (env.metrics != nullptr) env.metrics->RecordRequest(call.method, code, latency);
-  Log(status.ok() ? LogLevel::kInfo : LogLevel::kWarning, call.request_id,
+  // A busy refusal is flow control the client follows (its pushback), not
+  // a fault: at warning level, clients coming back every few hundred ms
+  // would bury the warnings that matter.
+  const bool expected = status.ok() || RetryPushback(status).has_value();
+  Log(expected ? LogLevel::kInfo : LogLevel::kWarning, call.request_id,
       absl::StrFormat("%s %s %.1f ms%s%s", call.method, code, absl::ToDoubleMilliseconds(latency),
                       status.ok() ? "" : ": ", status.message()));
 }
