@@ -79,6 +79,10 @@ OrdoClient::OrdoClient(const std::string& target, Options options) : options_(op
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options_.max_message_bytes);
   args.SetMaxSendMessageSize(options_.max_message_bytes);
+  // A target that resolves to several fronts (a headless Service's DNS
+  // name, an ipv4: list) gets calls spread over all of them, and a resent
+  // call goes to the next one; over one address it is pick_first's.
+  args.SetLoadBalancingPolicyName("round_robin");
   if (options_.retry) {
     args.SetServiceConfigJSON(kRetryServiceConfig);
     args.SetInt(GRPC_ARG_ENABLE_RETRIES, 1);

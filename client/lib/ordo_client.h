@@ -82,7 +82,10 @@ class OrdoClient {
   };
 
   // Connects lazily to `target` (host:port, or any gRPC target such as
-  // dns:///name:port); no I/O until the first call.
+  // dns:///name:port); no I/O until the first call. Calls go round-robin
+  // over every address the target resolves to (several fronts behind a
+  // headless Service: deploy/k8s), so a busy front's resent call may land
+  // on another.
   explicit OrdoClient(const std::string& target, Options options);
   explicit OrdoClient(const std::string& target) : OrdoClient(target, Options{}) {}
 

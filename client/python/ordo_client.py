@@ -232,7 +232,10 @@ def _read_token(path):
 class OrdoClient:
     """A connection to one ordo-server.
 
-    `target` is a gRPC target ("host:port", "dns:///name:port"). The channel
+    `target` is a gRPC target ("host:port", "dns:///name:port"); calls go
+    round-robin over every address it resolves to (several fronts behind a
+    headless Service, deploy/k8s), so a busy front's resent call may land on
+    another. The channel
     is plaintext unless a `tls_*` file is given: then TLS, the server checked
     against `tls_ca_file` (PEM; the system roots when None), with the client
     certificate `tls_cert_file` + `tls_key_file` for servers that require
@@ -259,6 +262,9 @@ class OrdoClient:
             ("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", _MAX_MESSAGE_BYTES),
             ("grpc.enable_retries", 1 if retry else 0),
+            # Several fronts behind one name (a headless Service) share the
+            # calls, and a resent call goes to the next front.
+            ("grpc.lb_policy_name", "round_robin"),
         ]
         if retry:
             options += [("grpc.service_config", json.dumps(RETRY_SERVICE_CONFIG)),

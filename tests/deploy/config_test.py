@@ -77,7 +77,7 @@ class KustomizeTest(unittest.TestCase):
             objects = render_kustomize(path)
             kinds = sorted(o["kind"] for o in objects)
             self.assertEqual(kinds.count("Deployment"), 3, path)
-            self.assertEqual(kinds.count("Service"), 3, path)
+            self.assertEqual(kinds.count("Service"), 4, path)
             self.assertIn("HorizontalPodAutoscaler", kinds)
             self.assertIn("PodDisruptionBudget", kinds)
             self.assertIn("ConfigMap", kinds)
@@ -176,6 +176,17 @@ class ManifestWiringTest(unittest.TestCase):
             for container in deployment["spec"]["template"]["spec"]["containers"]:
                 yield name, deployment, container
 
+    def test_clients_can_reach_every_front_by_one_name(self):
+        # A headless Service over the front pods' gRPC port, beside the
+        # ClusterIP one: dns:///ordo-server-headless:50051 resolves to
+        # every ready front, which the shipped clients go round-robin over.
+        headless = self.services["ordo-server-headless"]
+        self.assertEqual(headless["spec"]["clusterIP"], "None")
+        self.assertEqual(headless["spec"]["selector"],
+                         self.deployments["ordo-server"]["spec"]["selector"]["matchLabels"])
+        self.assertEqual([(p["port"], p["targetPort"]) for p in headless["spec"]["ports"]],
+                         [(50051, "grpc")])
+
     def test_security_context(self):
         for name, deployment, container in self.containers():
             with self.subTest(deployment=name):
@@ -236,7 +247,9 @@ class ManifestWiringTest(unittest.TestCase):
     def test_services_select_pods_and_name_their_ports(self):
         for name, service in self.services.items():
             with self.subTest(service=name):
-                deployment = self.deployments[name]
+                # By its pods' name label (ordo-server-headless selects
+                # ordo-server's pods).
+                deployment = self.deployments[service["spec"]["selector"]["app.kubernetes.io/name"]]
                 labels = deployment["spec"]["template"]["metadata"]["labels"]
                 for key, value in service["spec"]["selector"].items():
                     self.assertEqual(labels.get(key), value)

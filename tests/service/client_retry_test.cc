@@ -165,5 +165,47 @@ TEST(ClientRetryTest, ABusyServerSaysWhenToComeBackAndTheClientDoes) {
   EXPECT_GE(absl::Now() - start, absl::Seconds(2)) << "the first call held the slot";
 }
 
+// Two fronts behind one target (as a headless Service's name resolves to
+// every front): the client's calls reach both, and while one is busy a
+// resent call goes to the other instead of waiting for the busy one.
+TEST(ClientRetryTest, CallsGoRoundRobinOverTheFrontsAndPassABusyOneBy) {
+  Server busy({"--local-workers=0", "--max-concurrent=1", "--cache-mb=0"});
+  Server free({"--local-workers=0", "--max-concurrent=1", "--cache-mb=0"});
+  ASSERT_TRUE(busy.started());
+  ASSERT_TRUE(free.started());
+  const client::OrdoClient client(absl::StrCat("ipv4:", busy.address(), ",", free.address()));
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(client.GetInfo().ok());
+  for (Server* front : {&busy, &free}) {
+    EXPECT_GE(
+        MetricValue(front->Metrics(), "ordo_requests_total", "code=\"OK\",method=\"GetInfo\""), 2)
+        << front->address();
+  }
+  v1::CompileRequest slow;
+  *slow.mutable_graph() = WideGraph(40);  // runs its whole time limit
+  slow.mutable_options()->set_scheduler("dp");
+  slow.mutable_options()->mutable_time_limit()->set_seconds(3);
+  const absl::Time held_from = absl::Now();
+  auto holder = std::async(std::launch::async, [&] {
+    v1::CompileResponse response;
+    return busy.Compile(slow, response, absl::Seconds(30));
+  });
+  ASSERT_TRUE(
+      PollUntil([&] { return MetricValue(busy.Metrics(), "ordo_inflight_requests", "") >= 1; },
+                absl::Seconds(2)));
+  const std::string tiny_cell = ReadFile(ordo::testing::ExampleModelsDir() + "/tiny_cell.onnx");
+  for (int i = 0; i < 4; ++i) {
+    v1::CompileRequest tiny;
+    tiny.set_onnx_model(tiny_cell);
+    tiny.mutable_options()->mutable_time_limit()->set_nanos(i + 1);  // no cache hit
+    const absl::StatusOr<v1::CompileResponse> answer = client.Compile(tiny);
+    ASSERT_TRUE(answer.ok()) << answer.status();
+  }
+  EXPECT_LT(absl::Now() - held_from, absl::Seconds(3)) << "answered while one front was busy";
+  EXPECT_GE(MetricValue(busy.Metrics(), "ordo_requests_total",
+                        "code=\"RESOURCE_EXHAUSTED\",method=\"Compile\""),
+            1);
+  EXPECT_TRUE(holder.get().ok());
+}
+
 }  // namespace
 }  // namespace ordo::testing_service
