@@ -58,6 +58,7 @@ use another folder. Needs Debian's python3-grpcio and python3-protobuf (run
 with /usr/bin/python3).
 """
 
+import asyncio
 import collections
 import datetime
 import json
@@ -120,6 +121,37 @@ def busy_pushback_s(error):
                 return None
             return ms / 1000 if ms >= 0 else None
     return None
+
+
+class _RetryClock:
+    """The retry policy's decisions for one call (module docstring), shared
+    by OrdoClient and AsyncOrdoClient: the time left, and after a failed
+    attempt the pause before the next one."""
+
+    def __init__(self, timeout_s, unavailable_window_s):
+        start = time.monotonic()
+        self.deadline = start + timeout_s
+        self.window_end = start + min(unavailable_window_s, timeout_s)
+        self._pause = 0.1
+
+    def remaining(self):
+        return self.deadline - time.monotonic()
+
+    def after(self, error):
+        """(pause in seconds, whether to wait for the channel to connect
+        first) before resending after `error`, or None: the call is over.
+        A busy refusal is resent after its pushback while the deadline
+        allows; UNAVAILABLE and CANCELLED within the window, the pause
+        doubling from 0.1 s to 1 s."""
+        now = time.monotonic()
+        pushback = busy_pushback_s(error)
+        if pushback is not None:
+            return (pushback, False) if now + pushback < self.deadline else None
+        if error.code() not in RESENT_CODES or now + self._pause >= self.window_end:
+            return None
+        pause = self._pause
+        self._pause = min(2 * pause, 1.0)
+        return pause, True
 
 
 # Layer 2 of the retry policy (module docstring): how long after its start
@@ -258,6 +290,13 @@ class OrdoClient:
                  tls_cert_file=None, tls_key_file=None, auth_token=None,
                  auth_token_file=None, unavailable_window_s=UNAVAILABLE_WINDOW_S,
                  namespace=None):
+        self._connect(grpc, target, timeout_s, retry, tls_ca_file, tls_cert_file, tls_key_file,
+                      auth_token, auth_token_file, unavailable_window_s, namespace)
+
+    def _connect(self, channels, target, timeout_s, retry, tls_ca_file, tls_cert_file,
+                 tls_key_file, auth_token, auth_token_file, unavailable_window_s, namespace):
+        """Sets up the channel (from `channels`: the grpc or the grpc.aio
+        module), the stub and the call settings of the class docstring."""
         options = [
             ("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", _MAX_MESSAGE_BYTES),
@@ -286,9 +325,9 @@ class OrdoClient:
                 root_certificates=_read_bytes(tls_ca_file),
                 private_key=_read_bytes(tls_key_file),
                 certificate_chain=_read_bytes(tls_cert_file))
-            self._channel = grpc.secure_channel(target, credentials, options=options)
+            self._channel = channels.secure_channel(target, credentials, options=options)
         else:
-            self._channel = grpc.insecure_channel(target, options=options)
+            self._channel = channels.insecure_channel(target, options=options)
         self._stub = pb_grpc.CompilerStub(self._channel)
 
     def close(self):
@@ -343,29 +382,19 @@ class OrdoClient:
     def _attempts(self):
         """Yields the time left of the call before each attempt. The caller
         tries, and after a failure sends the generator the RpcError when the
-        call may be resent (None ends it): one that carries the server's
-        busy pushback is resent after that pause while the deadline allows,
-        UNAVAILABLE and CANCELLED under layer 2 of the retry policy; the
-        generator ends when neither applies."""
-        start = time.monotonic()
-        deadline = start + self.timeout_s
-        window_end = start + min(self.unavailable_window_s, self.timeout_s)
-        pause = 0.1
+        call may be resent (None ends it); the generator pauses as
+        _RetryClock says and ends when it says the call is over."""
+        clock = _RetryClock(self.timeout_s, self.unavailable_window_s)
         while True:
-            error = yield deadline - time.monotonic()
+            error = yield clock.remaining()
             if error is None or self._closed or not self.retry:
                 return
-            pushback = busy_pushback_s(error)
-            if pushback is not None:
-                if time.monotonic() + pushback >= deadline:
-                    return
-                time.sleep(pushback)
-                continue
-            if error.code() not in RESENT_CODES or time.monotonic() + pause >= window_end:
+            step = clock.after(error)
+            if step is None:
                 return
+            pause, reconnect = step
             time.sleep(pause)
-            pause = min(2 * pause, 1.0)
-            if not self._wait_until_ready(window_end):
+            if reconnect and not self._wait_until_ready(clock.window_end):
                 return
 
     def _wait_until_ready(self, until):
@@ -436,6 +465,20 @@ class OrdoClient:
         per pool, each tensor's pool and offset, the op order). Returns the
         CompileResponse.
         """
+        return self._call(self._stub.Compile, self._compile_request(
+            model, device, scheduler, time_limit_s, arena_planner, inplace, count_weights,
+            return_reordered_onnx, rewrite, max_latency_overhead, beam_width, input_shapes,
+            batch, io_outside_arena, return_reordered_tflite, fusion, dim_params,
+            return_plan_header))
+
+    def _compile_request(self, model, device=None, scheduler="best", time_limit_s=None,
+                         arena_planner="", inplace=None, count_weights=False,
+                         return_reordered_onnx=False, rewrite="", max_latency_overhead=None,
+                         beam_width=0, input_shapes=None, batch=0, io_outside_arena=False,
+                         return_reordered_tflite=False, fusion=True, dim_params=None,
+                         return_plan_header=False):
+        """The CompileRequest of compile() (and compile_stream(), which
+        takes a subset of the arguments)."""
         request = self._build(pb.CompileRequest, model, device, scheduler, time_limit_s,
                                 arena_planner, inplace, count_weights, return_reordered_onnx,
                                 rewrite, max_latency_overhead, beam_width, input_shapes, batch,
@@ -444,7 +487,7 @@ class OrdoClient:
         request.options.disable_fusion = not fusion
         request.options.return_plan_header = return_plan_header
         _set_dim_params(request.options, dim_params)
-        return self._call(self._stub.Compile, request)
+        return request
 
     def compile_stream(self, model, device=None, scheduler="best", time_limit_s=None,
                        arena_planner="", inplace=None, count_weights=False, rewrite="",
@@ -452,12 +495,11 @@ class OrdoClient:
                        io_outside_arena=False, dim_params=None, return_plan_header=False):
         """Like compile(); yields CompileProgress messages as stages finish,
         then the CompileResponse (always last)."""
-        request = self._build(pb.CompileRequest, model, device, scheduler, time_limit_s,
-                                arena_planner, inplace, count_weights, False, rewrite,
-                                max_latency_overhead, beam_width, input_shapes, batch)
-        request.options.io_outside_arena = io_outside_arena
-        request.options.return_plan_header = return_plan_header
-        _set_dim_params(request.options, dim_params)
+        request = self._compile_request(
+            model, device, scheduler, time_limit_s, arena_planner, inplace, count_weights,
+            rewrite=rewrite, max_latency_overhead=max_latency_overhead, beam_width=beam_width,
+            input_shapes=input_shapes, batch=batch, io_outside_arena=io_outside_arena,
+            dim_params=dim_params, return_plan_header=return_plan_header)
         delivered = False  # events went to the caller: not resent
         attempts = self._attempts()
         remaining = next(attempts)
@@ -577,15 +619,128 @@ class OrdoClient:
         """Fast figures without a search: model-order, greedy and cached
         peaks, lower bound, parts and cached parts (`input_shapes`,
         `batch` and `dim_params` as in compile()). Returns the EstimateResponse."""
+        return self._call(self._stub.Estimate, self._estimate_request(
+            model, device, scheduler, inplace, count_weights, input_shapes, batch, dim_params))
+
+    def _estimate_request(self, model, device=None, scheduler="best", inplace=None,
+                          count_weights=False, input_shapes=None, batch=0, dim_params=None):
+        """The EstimateRequest of estimate()."""
         request = self._build(pb.EstimateRequest, model, device, scheduler, None, "",
                                 inplace, count_weights, input_shapes=input_shapes,
                                 batch=batch)
         _set_dim_params(request.options, dim_params)
-        return self._call(self._stub.Estimate, request)
+        return request
 
     def info(self):
         """The server's schedulers, arena planners, limits, workers, cache."""
         return self._call(self._stub.GetInfo, pb.GetInfoRequest())
+
+
+class AsyncOrdoClient(OrdoClient):
+    """OrdoClient for asyncio code (gRPC's grpc.aio): the same constructor,
+    requests, responses, errors and retry policy, with `await
+    client.compile(...)`, `await client.estimate(...)`, `await
+    client.info()` and `async for item in client.compile_stream(...)`.
+    compile_many is OrdoClient's only (a stream driven by a thread).
+
+        async with AsyncOrdoClient("localhost:50051") as client:
+            responses = await asyncio.gather(*(client.compile(m) for m in models))
+
+    Create and use it inside one running event loop."""
+
+    def __init__(self, target, timeout_s=60.0, retry=True, tls_ca_file=None,
+                 tls_cert_file=None, tls_key_file=None, auth_token=None,
+                 auth_token_file=None, unavailable_window_s=UNAVAILABLE_WINDOW_S,
+                 namespace=None):
+        # pylint: disable=super-init-not-called: the channel is grpc.aio's.
+        self._connect(grpc.aio, target, timeout_s, retry, tls_ca_file, tls_cert_file,
+                      tls_key_file, auth_token, auth_token_file, unavailable_window_s,
+                      namespace)
+
+    async def close(self):
+        self._closed = True
+        await self._channel.close()
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc_info):
+        await self.close()
+
+    def __enter__(self):
+        raise TypeError("AsyncOrdoClient is an async context manager: use `async with`")
+
+    async def _resend_pause(self, clock, error):
+        """Sleeps as _RetryClock says before resending after `error`; False
+        when the call is over instead."""
+        if self._closed or not self.retry:
+            return False
+        step = clock.after(error)
+        if step is None:
+            return False
+        pause, reconnect = step
+        await asyncio.sleep(pause)
+        if not reconnect:
+            return True
+        try:
+            await asyncio.wait_for(self._channel.channel_ready(),
+                                   max(clock.window_end - time.monotonic(), 0.001))
+            return True
+        except asyncio.TimeoutError:
+            return False
+
+    async def _call(self, method, request):
+        clock = _RetryClock(self.timeout_s, self.unavailable_window_s)
+        while True:
+            try:
+                return await method(request, timeout=clock.remaining(),
+                                    metadata=self._metadata)
+            except grpc.aio.AioRpcError as error:
+                if not await self._resend_pause(clock, error):
+                    raise OrdoError(error.code(), error.details()) from None
+
+    async def compile(self, *args, **kwargs):
+        """OrdoClient.compile(), awaited."""
+        return await self._call(self._stub.Compile, self._compile_request(*args, **kwargs))
+
+    async def compile_stream(self, model, device=None, scheduler="best", time_limit_s=None,
+                             arena_planner="", inplace=None, count_weights=False, rewrite="",
+                             max_latency_overhead=None, beam_width=0, input_shapes=None,
+                             batch=0, io_outside_arena=False, dim_params=None,
+                             return_plan_header=False):
+        """OrdoClient.compile_stream() as an async generator."""
+        request = self._compile_request(
+            model, device, scheduler, time_limit_s, arena_planner, inplace, count_weights,
+            rewrite=rewrite, max_latency_overhead=max_latency_overhead, beam_width=beam_width,
+            input_shapes=input_shapes, batch=batch, io_outside_arena=io_outside_arena,
+            dim_params=dim_params, return_plan_header=return_plan_header)
+        clock = _RetryClock(self.timeout_s, self.unavailable_window_s)
+        delivered = False  # events went to the caller: not resent
+        while True:
+            try:
+                async for event in self._stub.CompileStream(
+                        request, timeout=clock.remaining(), metadata=self._metadata):
+                    delivered = True
+                    kind = event.WhichOneof("event")
+                    if kind == "progress":
+                        yield event.progress
+                    elif kind == "result":
+                        yield event.result
+                return
+            except grpc.aio.AioRpcError as error:
+                if delivered or not await self._resend_pause(clock, error):
+                    raise OrdoError(error.code(), error.details()) from None
+
+    async def estimate(self, *args, **kwargs):
+        """OrdoClient.estimate(), awaited."""
+        return await self._call(self._stub.Estimate, self._estimate_request(*args, **kwargs))
+
+    async def info(self):
+        """OrdoClient.info(), awaited."""
+        return await self._call(self._stub.GetInfo, pb.GetInfoRequest())
+
+    def compile_many(self, *args, **kwargs):
+        raise TypeError("compile_many is OrdoClient's; with asyncio, gather compile() calls")
 
 
 # grpc.StatusCode members by their numeric value (CompileManyError.code).

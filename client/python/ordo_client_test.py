@@ -7,6 +7,7 @@ and counts the attempts it sees, so the counts are exact (no timing). The
 client against the real ordo-server is tests/python/python_client_test.py.
 """
 
+import asyncio
 import os
 import sys
 import socket
@@ -167,6 +168,30 @@ class RetryPolicyTest(unittest.TestCase):
         with self.assertRaises(OrdoError):
             client.info()
         self.assertEqual(servicer.attempts, 1)
+
+    def test_the_async_client_follows_the_same_policy(self):
+        # Busy refusals after their pushback, UNAVAILABLE in the window;
+        # -1 and other codes not resent.
+        busy = (grpc.StatusCode.RESOURCE_EXHAUSTED, "100")
+        for codes, attempts, answered in (
+                ([busy, grpc.StatusCode.UNAVAILABLE, busy], 4, True),
+                ([grpc.StatusCode.UNAVAILABLE] * 6, 7, True),
+                ([(grpc.StatusCode.RESOURCE_EXHAUSTED, "-1")], 1, False),
+                ([grpc.StatusCode.INVALID_ARGUMENT], 1, False)):
+            servicer, port = self.start_server(codes)
+
+            async def info():
+                async with ordo_client.AsyncOrdoClient(f"127.0.0.1:{port}",
+                                                       timeout_s=20) as client:
+                    return await client.info()
+            if answered:
+                self.assertEqual(asyncio.run(info()).version, "scripted")
+            else:
+                with self.assertRaises(OrdoError) as raised:
+                    asyncio.run(info())
+                self.assertEqual(raised.exception.code, codes[0][0]
+                                 if isinstance(codes[0], tuple) else codes[0])
+            self.assertEqual(servicer.attempts, attempts, codes)
 
     def test_retry_can_be_turned_off(self):
         servicer, client = self.serve([grpc.StatusCode.UNAVAILABLE], retry=False)

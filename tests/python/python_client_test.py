@@ -13,6 +13,7 @@ ORDO_PYTHON_STUBS and ORDO_SOURCE_DIR), or by hand:
       tests/python/python_client_test.py
 """
 
+import asyncio
 import json
 import os
 import selectors
@@ -37,7 +38,7 @@ import grpc  # noqa: E402
 import onnx_memory_sim  # noqa: E402
 import make_tflite_models  # noqa: E402
 import tflite_plan_check  # noqa: E402
-from ordo_client import OrdoClient, OrdoError, status_name  # noqa: E402
+from ordo_client import AsyncOrdoClient, OrdoClient, OrdoError, pb, status_name  # noqa: E402
 
 # How long the server may take to print its address (it starts a worker).
 STARTUP_TIMEOUT_S = 15
@@ -193,6 +194,31 @@ class PythonClientTest(unittest.TestCase):
         cls.client = OrdoClient(cls.address, timeout_s=CALL_TIMEOUT_S)
         # Closed before the server stops: idle connections hold its shutdown.
         cls.addClassCleanup(cls.client.close)
+
+    def test_the_async_client_answers_as_the_sync_one(self):
+        paths = [os.path.join(EXAMPLES, name)
+                 for name in ("tiny_cell.onnx", "small_resnet.onnx")]
+
+        async def run():
+            async with AsyncOrdoClient(self.address, timeout_s=CALL_TIMEOUT_S) as client:
+                compiled = await asyncio.gather(
+                    *(client.compile(path, time_limit_s=5) for path in paths))
+                streamed = [item async for item in client.compile_stream(paths[1])]
+                estimated = await client.estimate(paths[1])
+                info = await client.info()
+                return compiled, streamed, estimated, info
+
+        compiled, streamed, estimated, info = asyncio.run(run())
+        for path, response in zip(paths, compiled):
+            assert_valid_schedule(self, path, response)
+            self.assertEqual(response.peak_bytes,
+                             self.client.compile(path, time_limit_s=5).peak_bytes)
+        self.assertIsInstance(streamed[-1], pb.CompileResponse)
+        self.assertEqual(streamed[-1].peak_bytes, compiled[1].peak_bytes)
+        self.assertGreater(len(streamed), 1)
+        self.assertEqual(estimated.lower_bound_bytes,
+                         self.client.estimate(paths[1]).lower_bound_bytes)
+        self.assertIn("best", [s.name for s in info.schedulers])
 
     def test_info_lists_schedulers(self):
         info = self.client.info()
