@@ -123,6 +123,13 @@ def busy_pushback_s(error):
     return None
 
 
+def _event_item(event):
+    """What compile_stream yields for a CompileEvent: its CompileProgress or
+    its CompileResponse; None for a kind this client does not know."""
+    kind = event.WhichOneof("event")
+    return getattr(event, kind) if kind in ("progress", "result") else None
+
+
 class _RetryClock:
     """The retry policy's decisions for one call (module docstring), shared
     by OrdoClient and AsyncOrdoClient: the time left, and after a failed
@@ -508,11 +515,8 @@ class OrdoClient:
                 for event in self._stub.CompileStream(request, timeout=remaining,
                                                       metadata=self._metadata):
                     delivered = True
-                    kind = event.WhichOneof("event")
-                    if kind == "progress":
-                        yield event.progress
-                    elif kind == "result":
-                        yield event.result
+                    if (item := _event_item(event)) is not None:
+                        yield item
                 return
             except grpc.RpcError as error:
                 try:
@@ -721,11 +725,8 @@ class AsyncOrdoClient(OrdoClient):
                 async for event in self._stub.CompileStream(
                         request, timeout=clock.remaining(), metadata=self._metadata):
                     delivered = True
-                    kind = event.WhichOneof("event")
-                    if kind == "progress":
-                        yield event.progress
-                    elif kind == "result":
-                        yield event.result
+                    if (item := _event_item(event)) is not None:
+                        yield item
                 return
             except grpc.aio.AioRpcError as error:
                 if delivered or not await self._resend_pause(clock, error):
