@@ -64,7 +64,8 @@ constexpr char kUsage[] =
     "  (TLS; a client certificate for mutual TLS) and [--auth-token-file FILE]\n"
     "  (bearer token: the file's first line).\n"
     "  ordo schedulers\n"
-    "  ordo devices      (the --device presets and their memory pools)\n"
+    "  ordo devices [--json]  (the --device presets and their memory pools; --json:\n"
+    "               GetInfo's device_presets)\n"
     "With --server, the work is done by ordo-server (same flags, same output).\n"
     "MODEL is .onnx, .tflite (TensorFlow Lite), or ordo.v1.Graph as .json\n"
     "  (protobuf JSON) or .pb (binary).\n"
@@ -773,8 +774,13 @@ int RunOrdo(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (args[0] == "inspect") return RunInspect(rest, out, err);
   if (args[0] == "estimate") return RunEstimate(rest, out, err);
   if (args[0] == "health") return RunHealth(rest, out, err);
+  if (args[0] == "devices" && rest.size() == 1 && rest[0] == "--json") {
+    out << DevicePresetsJson();
+    return kExitOk;
+  }
   if ((args[0] == "schedulers" || args[0] == "devices") && !rest.empty()) {
-    err << "ordo " << args[0] << ": takes no arguments, got \"" << rest[0] << "\"\n";
+    err << "ordo " << args[0] << ": takes no arguments"
+        << (args[0] == "devices" ? " but --json" : "") << ", got \"" << rest[0] << "\"\n";
     return kExitBadInput;
   }
   if (args[0] == "schedulers") return RunSchedulers(out);

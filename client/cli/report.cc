@@ -13,6 +13,7 @@
 #include "core/util/check.h"
 #include "google/protobuf/util/json_util.h"
 #include "rpc/compile_proto.h"
+#include "rpc/pools_proto.h"
 
 namespace ordo::cli {
 namespace {
@@ -110,6 +111,16 @@ std::string ProtoJson(const google::protobuf::Message& message) {
 }
 
 }  // namespace
+
+std::string DevicePresetsJson() {
+  v1::GetInfoResponse info;
+  rpc::DevicePresetsToProto(info);
+  std::vector<std::string> presets;
+  for (const v1::DevicePresetInfo& preset : info.device_presets()) {
+    presets.push_back(ProtoJson(preset));
+  }
+  return absl::StrCat("{\"device_presets\": [", absl::StrJoin(presets, ",\n"), "]}\n");
+}
 
 std::string CompileResponseJson(v1::CompileResponse response, const std::string& model_path) {
   response.set_model_path(model_path);

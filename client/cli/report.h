@@ -26,6 +26,10 @@ std::string CompileReportText(const std::string& model_path, const Graph& graph,
                               const CompileOptions& options, const CompileResult& result,
                               const RewriteSummary* rewrite = nullptr);
 
+// `ordo devices --json`: {"device_presets": [...]}, GetInfoResponse's field
+// of that name (rpc's DevicePresetsToProto) in the same mapping.
+std::string DevicePresetsJson();
+
 // `ordo estimate --json`: the API's EstimateResponse (rpc's
 // EstimateResultToProto) in protobuf's JSON mapping, with `model_path`.
 std::string EstimateJson(const std::string& model_path, const EstimateResult& estimate);

@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "onnx/onnx_pb.h"
+#include "rpc/pools_proto.h"
 #include "tests/cli/compile_json.h"
 #include "tests/cli/run_ordo.h"
 
@@ -795,9 +796,46 @@ TEST(OrdoCliPoolsTest, DevicePresetHumanSummaryHasOneLinePerPool) {
        {"stm32h743", "imxrt1170", "esp32s3", "rp2040", "stm32f746", "nrf5340", "rp2350"}) {
     EXPECT_THAT(devices.out, HasSubstr(name));
   }
-  ProcessResult flagged = RunOrdo("devices --json");
+  ProcessResult flagged = RunOrdo("devices --xml");
   EXPECT_EQ(flagged.exit_code, 2);
-  EXPECT_THAT(flagged.out, HasSubstr("takes no arguments, got \"--json\""));
+  EXPECT_THAT(flagged.out, HasSubstr("takes no arguments but --json, got \"--xml\""));
+}
+
+// `ordo devices --json` is GetInfo's device_presets, and each preset's pools
+// are those `--device` places over: the same figures as the `--pool` flags
+// the text lists, and a compile with those flags equals one with --device.
+TEST(OrdoCliPoolsTest, DevicesJsonIsGetInfosPresetsAndTheirPoolsAreTheDevices) {
+  ProcessResult devices = RunOrdo("devices --json");
+  ASSERT_EQ(devices.exit_code, 0) << devices.out;
+  v1::GetInfoResponse parsed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(devices.out, &parsed).ok())
+      << devices.out;
+  v1::GetInfoResponse expected;
+  ::ordo::rpc::DevicePresetsToProto(expected);
+  ASSERT_EQ(parsed.device_presets_size(), expected.device_presets_size());
+  for (int i = 0; i < parsed.device_presets_size(); ++i) {
+    EXPECT_EQ(parsed.device_presets(i).DebugString(), expected.device_presets(i).DebugString());
+  }
+  const v1::DevicePresetInfo& esp32 = parsed.device_presets(2);
+  ASSERT_EQ(esp32.name(), "esp32s3");
+  std::string pools;
+  for (const v1::MemoryPoolSpec& pool : esp32.pools()) {
+    absl::StrAppend(&pools, " --pool ", pool.name(), ":", pool.capacity_bytes(), ":",
+                    static_cast<int64_t>(pool.read_bytes_per_second()), ":",
+                    static_cast<int64_t>(pool.write_bytes_per_second()),
+                    pool.off_chip() ? ":off-chip" : "");
+  }
+  const std::string compile =
+      "compile " + Example("small_resnet.onnx") + " --activation-dtype int8 --json";
+  const ProcessResult by_name_run = RunOrdo(compile + " --device esp32s3");
+  const ProcessResult by_pools_run = RunOrdo(compile + pools);
+  ASSERT_EQ(by_name_run.exit_code, 0) << by_name_run.out;
+  ASSERT_EQ(by_pools_run.exit_code, 0) << by_pools_run.out;
+  const v1::CompileResponse by_name = ParseCompileJson(by_name_run.out);
+  const v1::CompileResponse by_pools = ParseCompileJson(by_pools_run.out);
+  EXPECT_EQ(by_name.placement().modelled_time_seconds(),
+            by_pools.placement().modelled_time_seconds());
+  EXPECT_EQ(by_name.arena().DebugString(), by_pools.arena().DebugString());
 }
 
 TEST(OrdoCliPoolsTest, BadPoolSpecsExitTwoNamingThePoolOrTensor) {
