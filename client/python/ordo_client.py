@@ -541,12 +541,13 @@ class OrdoClient:
             raise ValueError("concurrency must be at least 1")
         slots = threading.Semaphore(concurrency)
         stopped = threading.Event()
-        lock = threading.Lock()
+        # Guards `sent` and `resend`; notified when a result changes them.
+        changed = threading.Condition()
         sent = {}  # index -> (first sending, request): in flight
         resend = []  # (when, index): refused busy, to send again
 
         def due_resend():
-            with lock:
+            with changed:
                 if resend and resend[0][0] <= time.monotonic():
                     _, index = resend.pop(0)
                     return index
@@ -564,10 +565,11 @@ class OrdoClient:
                     if model is not None:
                         return model
                     new_models = None
-                with lock:
+                with changed:  # until a result that may ask for a resend
                     if not sent:
                         return None
-                time.sleep(0.01)  # results that may ask for a resend
+                    due = resend[0][0] - time.monotonic() if resend else 0.1
+                    changed.wait(timeout=max(0.0, min(due, 0.1)))
             return None
 
         def requests():
@@ -587,7 +589,7 @@ class OrdoClient:
                 request.request.CopyFrom(self._build(
                     pb.CompileRequest, model, device, scheduler, time_limit_s, arena_planner,
                     inplace, count_weights))
-                with lock:
+                with changed:
                     sent[index] = (time.monotonic(), request)
                 yield request
 
@@ -600,12 +602,14 @@ class OrdoClient:
                 if (result.WhichOneof("result") == "error" and self.retry
                         and result.error.HasField("retry_after")):
                     pause = result.error.retry_after.ToTimedelta().total_seconds()
-                    with lock:
+                    with changed:
                         resend.append((time.monotonic() + pause, index))
                         resend.sort()
+                        changed.notify_all()
                     continue
-                with lock:
+                with changed:
                     seconds = time.monotonic() - sent.pop(index)[0]
+                    changed.notify_all()
                 if result.WhichOneof("result") == "error":
                     error = OrdoError(_GRPC_CODES.get(result.error.code, grpc.StatusCode.UNKNOWN),
                                       result.error.message)
