@@ -528,8 +528,10 @@ class OrdoClient:
                      time_limit_s=None, arena_planner="", inplace=None, count_weights=False):
         """Compiles every model of the iterable `models` (each as compile()
         takes it) on one CompileMany stream, keeping up to `concurrency` in
-        flight; `models` is read lazily, so it may be a generator that
-        proposes the next candidates. Yields a ManyResult per model in the
+        flight; `models` is read lazily, on a thread of its own, so it may
+        be a generator that proposes the next candidates, one that waits for
+        earlier results too (an exception it raises is raised here once the
+        candidates sent have their results). Yields a ManyResult per model in the
         order they finish (not input order). A failed candidate yields its
         OrdoError in the result and the stream goes on; a failed stream
         raises OrdoError. A candidate the server refused as busy (its error
@@ -541,44 +543,56 @@ class OrdoClient:
             raise ValueError("concurrency must be at least 1")
         slots = threading.Semaphore(concurrency)
         stopped = threading.Event()
-        # Guards `sent` and `resend`; notified when a result changes them.
+        # Guards the state below; notified whenever it changes.
         changed = threading.Condition()
         sent = {}  # index -> (first sending, request): in flight
         resend = []  # (when, index): refused busy, to send again
+        fed = []  # (index, model) from the feeder, not sent yet
+        feed_end = []  # [exception or None] once `models` is done
+        # The feeder reads `models` on its own thread, one model per release
+        # of `wanted`: a proposer that waits for results must not hold up
+        # the resends those results wait for.
+        wanted = threading.Semaphore(0)
 
-        def due_resend():
+        def feed():
+            error = None
+            try:
+                for item in enumerate(models):
+                    with changed:
+                        fed.append(item)
+                        changed.notify_all()
+                    while not wanted.acquire(timeout=0.1):
+                        if stopped.is_set():
+                            return
+            except Exception as exception:  # pylint: disable=broad-except
+                error = exception  # raised to the caller when the stream ends
+            finally:
+                with changed:
+                    feed_end.append(error)
+                    changed.notify_all()
+
+        def next_request():
+            """A busy candidate due again, else the feeder's next model (as
+            (index, model)); None when all are done or the stream stopped."""
             with changed:
-                if resend and resend[0][0] <= time.monotonic():
-                    _, index = resend.pop(0)
-                    return index
-            return None
-
-        def next_request(new_models):
-            """The next request to send: a busy candidate due again, else a
-            new model; None when both are done."""
-            while not stopped.is_set():
-                index = due_resend()
-                if index is not None:
-                    return sent[index][1]
-                if new_models is not None:
-                    model = next(new_models, None)
-                    if model is not None:
-                        return model
-                    new_models = None
-                with changed:  # until a result that may ask for a resend
-                    if not sent:
+                while not stopped.is_set():
+                    if resend and resend[0][0] <= time.monotonic():
+                        return sent[resend.pop(0)[1]][1]
+                    if fed:
+                        wanted.release()
+                        return fed.pop(0)
+                    if feed_end and (feed_end[0] is not None or (not sent and not resend)):
                         return None
                     due = resend[0][0] - time.monotonic() if resend else 0.1
                     changed.wait(timeout=max(0.0, min(due, 0.1)))
             return None
 
         def requests():
-            candidates = iter(enumerate(models))
             while True:
                 while not slots.acquire(timeout=0.1):
                     if stopped.is_set():
                         return
-                item = next_request(candidates)
+                item = next_request()
                 if item is None:
                     return
                 if isinstance(item, pb.CompileManyRequest):
@@ -593,6 +607,8 @@ class OrdoClient:
                     sent[index] = (time.monotonic(), request)
                 yield request
 
+        feeder = threading.Thread(target=feed, daemon=True, name="ordo-compile-many-feeder")
+        feeder.start()
         call = self._stub.CompileMany(requests(), timeout=self.timeout_s,
                                       metadata=self._metadata)
         try:
@@ -621,6 +637,8 @@ class OrdoClient:
         finally:
             stopped.set()
             call.cancel()
+        if feed_end and feed_end[0] is not None:
+            raise feed_end[0]
 
     def estimate(self, model, device=None, scheduler="best", inplace=None,
                  count_weights=False, input_shapes=None, batch=0, dim_params=None):

@@ -173,8 +173,37 @@ class BusyServerTest(unittest.TestCase):
                 self.assertEqual(len(single), 1)
                 self.assertGreater(single[0][0].peak_bytes, 0)
                 self.assertGreater(single[0][1], 1)
+                # A proposer that waits for each result before it proposes
+                # the next candidate (a search driven by its results): the
+                # first is refused busy, and its resend must not wait for
+                # the proposer, which waits for it.
+                results = []
+                answered = threading.Event()
+
+                def proposals():
+                    for attempt in range(2):
+                        answered.clear()
+                        yield tiny
+                        if not answered.wait(timeout=CALL_TIMEOUT_S):
+                            return
+                holder_again = threading.Thread(target=lambda: held.append(holder.compile(
+                    wide.name, scheduler="dp", time_limit_s=2.5)))
+                holder_again.start()
+                with OrdoClient(address, timeout_s=1, retry=False) as probe:
+                    for attempt in range(100):  # until the holder is in again
+                        try:
+                            probe.compile(tiny, time_limit_s=3 + attempt / 1000)
+                        except OrdoError:
+                            break
+                        time.sleep(0.02)
+                for result in client.compile_many(proposals(), concurrency=2,
+                                                  time_limit_s=2.25):
+                    results.append(result)
+                    answered.set()
+                holder_again.join()
+                self.assertEqual([r.error for r in results], [None, None])
             thread.join()
-            self.assertEqual(len(held), 1)
+            self.assertEqual(len(held), 2)
             self.assertGreaterEqual(time.monotonic() - start, 2)
 
 
