@@ -141,6 +141,15 @@ TEST(ClientRetryTest, ABusyServerSaysWhenToComeBackAndTheClientDoes) {
   ASSERT_TRUE(absl::SimpleAtoi(pushback, &ms)) << "trailer: \"" << pushback << "\"";
   EXPECT_GE(absl::Milliseconds(ms), server::kMinBusyPushback);
   EXPECT_LT(absl::Milliseconds(ms), server::kMaxBusyPushback);
+  // CompileStream ends the same way, trailer included (its own reactor).
+  {
+    grpc::ClientContext context;
+    auto events = server.compiler().CompileStream(&context, tiny());
+    v1::CompileEvent event;
+    EXPECT_FALSE(events->Read(&event)) << "no event before the refusal";
+    EXPECT_EQ(events->Finish().error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+    EXPECT_EQ(context.GetServerTrailingMetadata().count(rpc::kRetryPushbackTrailer), 1u);
+  }
 
   const std::string target = server.address();
   client::OrdoClient::Options no_retry;
